@@ -1,0 +1,72 @@
+# gpuctl: one small Makefile. `make`, `make test`, `make asan`, `make bench`, `make install`.
+# Nothing NVIDIA is needed to build: NVML is loaded at run time.
+CC ?= cc
+CFLAGS ?= -O2 -g
+PREFIX ?= /usr/local
+B ?= build
+WARN = -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -D_GNU_SOURCE
+ALL_CFLAGS = $(WARN) $(CFLAGS) -MMD -MP
+LDLIBS = -ldl -lm
+
+SRC = $(wildcard src/*.c)
+OBJ = $(SRC:src/%.c=$(B)/obj/%.o)
+LIBOBJ = $(filter-out $(B)/obj/main.o,$(OBJ))
+FAKES = $(B)/fakenvml/libnvidia-ml.so.1 $(B)/fakenvml-old/libnvidia-ml.so.1 \
+	$(B)/fakenvml-r535/libnvidia-ml.so.1
+FAKE_SRC = tests/fakenvml/fakenvml.c tests/fakenvml/machine.c
+UNIT_SRC = $(wildcard tests/unit/*.c)
+TEST_BINS = $(B)/unit-tests $(B)/sleeper $(FAKES)
+
+all: $(B)/gpuctl
+
+$(B)/gpuctl: $(OBJ)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(OBJ) $(LDLIBS)
+
+$(B)/obj/%.o: src/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# The stand-in NVML for tests: test code, never installed. Three builds of one source: a current
+# driver, an old driver without _v2/_v3 symbols, and a 535.43-535.86 driver with 32-byte _v3 entries.
+$(B)/fakenvml/libnvidia-ml.so.1: $(FAKE_SRC) tests/fakenvml/machine.h src/nvml_abi.h
+	@mkdir -p $(@D)
+	$(CC) $(WARN) -O1 -g -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 -Isrc -o $@ $(FAKE_SRC)
+	ln -sf libnvidia-ml.so.1 $(@D)/libnvidia-ml.so
+$(B)/fakenvml-old/libnvidia-ml.so.1: $(FAKE_SRC) tests/fakenvml/machine.h src/nvml_abi.h
+	@mkdir -p $(@D)
+	$(CC) $(WARN) -O1 -g -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 -Isrc -DFAKE_OLD_DRIVER -o $@ $(FAKE_SRC)
+$(B)/fakenvml-r535/libnvidia-ml.so.1: $(FAKE_SRC) tests/fakenvml/machine.h src/nvml_abi.h
+	@mkdir -p $(@D)
+	$(CC) $(WARN) -O1 -g -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 -Isrc -DFAKE_R535 -o $@ $(FAKE_SRC)
+
+$(B)/unit-tests: $(UNIT_SRC) $(LIBOBJ) tests/unit/tap.h
+	$(CC) $(ALL_CFLAGS) -Isrc -o $@ $(UNIT_SRC) $(LIBOBJ) $(LDLIBS)
+
+$(B)/sleeper: tests/sleeper.c
+	$(CC) $(WARN) -O1 -o $@ $<
+
+test: all $(TEST_BINS)
+	GPUCTL_BUILD=$(B) tests/run.sh
+
+# ASan + UBSan build of gpuctl and the unit tests, then the whole suite against it.
+asan:
+	$(MAKE) B=build-asan CC=$(CC) CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" test
+
+demo: all $(B)/fakenvml/libnvidia-ml.so.1
+	@B=$(B) tests/demo.sh
+
+bench: all $(B)/fakenvml/libnvidia-ml.so.1 $(B)/bench-floor
+	B=$(B) bench/run.sh
+
+$(B)/bench-floor: bench/floor.c src/nvml_abi.h
+	$(CC) $(WARN) -O2 -Isrc -o $@ bench/floor.c -ldl
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(B)/gpuctl $(DESTDIR)$(PREFIX)/bin/gpuctl
+
+clean:
+	rm -rf build build-asan
+
+.PHONY: all test asan demo bench install clean
+-include $(OBJ:.o=.d)

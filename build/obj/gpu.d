@@ -1,0 +1,4 @@
+build/obj/gpu.o: src/gpu.c src/gpu.h src/proc.h src/util.h
+src/gpu.h:
+src/proc.h:
+src/util.h:

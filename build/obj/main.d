@@ -1,0 +1,2 @@
+build/obj/main.o: src/main.c src/gpuctl.h
+src/gpuctl.h:

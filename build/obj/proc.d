@@ -1,0 +1,3 @@
+build/obj/proc.o: src/proc.c src/proc.h src/util.h
+src/proc.h:
+src/util.h:

@@ -1,0 +1,2 @@
+build/obj/term.o: src/term.c src/gpuctl.h
+src/gpuctl.h:

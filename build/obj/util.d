@@ -1,0 +1,2 @@
+build/obj/util.o: src/util.c src/util.h
+src/util.h:

@@ -1,0 +1,32 @@
+/* gpuctl.h: the subcommand table (tmux/git style): each cmd-*.c file exports one entry. */
+#ifndef GPUCTL_H
+#define GPUCTL_H
+
+#include <stdio.h>
+
+#define GPUCTL_VERSION "0.1.0"
+
+struct cmd_entry {
+	const char *name;
+	const char *alias;       /* NULL when none */
+	const char *summary;     /* one line for `gpuctl --help` */
+	const char *usage;       /* full usage text for `gpuctl CMD --help` */
+	int (*run)(int argc, char **argv);
+};
+
+extern const struct cmd_entry cmd_status_entry;
+
+int cmd_main(int argc, char **argv);
+/* Print the command's usage: to stdout with status 0 for --help, to stderr otherwise. */
+int cmd_usage(const struct cmd_entry *e, int code);
+/* Usage error: message, a pointer to --help, exit status 2. */
+int cmd_bad_usage(const struct cmd_entry *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* term.c */
+enum color_when { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
+int parse_color_when(const char *s);    /* -1 when invalid */
+int use_color(enum color_when w, int fd);
+int term_width(int fd);
+
+#endif

@@ -1,0 +1,153 @@
+/* json.c: streaming JSON writer (see json.h). */
+#include "json.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void json_init(struct json *j, struct strbuf *sb, bool pretty)
+{
+	*j = (struct json){.sb = sb, .pretty = pretty, .first = true};
+}
+
+static void newline(struct json *j)
+{
+	if (!j->pretty)
+		return;
+	sb_addc(j->sb, '\n');
+	for (int i = 0; i < j->depth; i++)
+		sb_add(j->sb, "  ", 2);
+}
+
+static void member(struct json *j, const char *key)
+{
+	if (j->depth > 0) {
+		if (!j->first)
+			sb_addc(j->sb, ',');
+		newline(j);
+	}
+	j->first = false;
+	if (key) {
+		json_escape(j->sb, key);
+		sb_add(j->sb, j->pretty ? ": " : ":", j->pretty ? 2 : 1);
+	}
+}
+
+static void open_(struct json *j, const char *key, char c)
+{
+	member(j, key);
+	sb_addc(j->sb, c);
+	j->depth++;
+	j->first = true;
+}
+
+static void close_(struct json *j, char c)
+{
+	j->depth--;
+	if (!j->first)
+		newline(j);
+	sb_addc(j->sb, c);
+	j->first = false;
+}
+
+void json_obj(struct json *j, const char *key) { open_(j, key, '{'); }
+void json_arr(struct json *j, const char *key) { open_(j, key, '['); }
+void json_end_obj(struct json *j) { close_(j, '}'); }
+void json_end_arr(struct json *j) { close_(j, ']'); }
+
+/* Length of the valid UTF-8 sequence at s, or 0. Rejects overlongs, surrogates and > U+10FFFF. */
+static size_t utf8_len(const unsigned char *s)
+{
+	unsigned c = s[0];
+	size_t n;
+	unsigned min, cp;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xC2 && c <= 0xDF)
+		n = 2, min = 0x80, cp = c & 0x1F;
+	else if (c >= 0xE0 && c <= 0xEF)
+		n = 3, min = 0x800, cp = c & 0x0F;
+	else if (c >= 0xF0 && c <= 0xF4)
+		n = 4, min = 0x10000, cp = c & 0x07;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3F);
+	}
+	if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+		return 0;
+	return n;
+}
+
+void json_escape(struct strbuf *sb, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	sb_addc(sb, '"');
+	while (*s) {
+		size_t n = utf8_len(s);
+		if (n == 0) {
+			sb_adds(sb, "\\ufffd");
+			s++;
+			continue;
+		}
+		if (n > 1) {
+			sb_add(sb, (const char *)s, n);
+			s += n;
+			continue;
+		}
+		unsigned char c = *s++;
+		switch (c) {
+		case '"': sb_adds(sb, "\\\""); break;
+		case '\\': sb_adds(sb, "\\\\"); break;
+		case '\n': sb_adds(sb, "\\n"); break;
+		case '\t': sb_adds(sb, "\\t"); break;
+		case '\r': sb_adds(sb, "\\r"); break;
+		default:
+			if (c < 0x20 || c == 0x7F)
+				sb_addf(sb, "\\u%04x", c);
+			else
+				sb_addc(sb, (char)c);
+		}
+	}
+	sb_addc(sb, '"');
+}
+
+void json_str(struct json *j, const char *key, const char *s)
+{
+	member(j, key);
+	if (s)
+		json_escape(j->sb, s);
+	else
+		sb_adds(j->sb, "null");
+}
+
+void json_uint(struct json *j, const char *key, unsigned long long v)
+{
+	member(j, key);
+	sb_addf(j->sb, "%llu", v);
+}
+
+void json_int(struct json *j, const char *key, long long v)
+{
+	member(j, key);
+	sb_addf(j->sb, "%lld", v);
+}
+
+void json_num(struct json *j, const char *key, double v, int decimals)
+{
+	member(j, key);
+	sb_addf(j->sb, "%.*f", decimals, v);
+}
+
+void json_bool(struct json *j, const char *key, bool v)
+{
+	member(j, key);
+	sb_adds(j->sb, v ? "true" : "false");
+}
+
+void json_null(struct json *j, const char *key)
+{
+	member(j, key);
+	sb_adds(j->sb, "null");
+}

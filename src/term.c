@@ -1,0 +1,40 @@
+/* term.c: terminal facts: whether to colour (--color, NO_COLOR) and how wide to draw. */
+#include "gpuctl.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+int parse_color_when(const char *s)
+{
+	if (!strcmp(s, "auto"))
+		return COLOR_AUTO;
+	if (!strcmp(s, "always"))
+		return COLOR_ALWAYS;
+	if (!strcmp(s, "never"))
+		return COLOR_NEVER;
+	return -1;
+}
+
+int use_color(enum color_when w, int fd)
+{
+	if (w != COLOR_AUTO)
+		return w == COLOR_ALWAYS;
+	const char *nc = getenv("NO_COLOR");
+	if (nc && *nc)
+		return 0;
+	const char *t = getenv("TERM");
+	return isatty(fd) && !(t && !strcmp(t, "dumb"));
+}
+
+int term_width(int fd)
+{
+	struct winsize ws;
+	const char *c = getenv("COLUMNS");
+	if (c && atoi(c) >= 40)
+		return atoi(c);
+	if (isatty(fd) && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
+		return ws.ws_col;
+	return 80;
+}

@@ -1,0 +1,22 @@
+/* tap.h: minimal checks for the C unit tests; prints "ok"/"not ok" lines for tests/run.sh. */
+#ifndef TAP_H
+#define TAP_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+extern int tap_failed;
+void tap_check(bool cond, const char *what, const char *file, int line);
+void tap_check_str(const char *got, const char *want, const char *what, const char *file, int line);
+
+#define CHECK(cond) tap_check((cond), #cond, __FILE__, __LINE__)
+#define CHECK_STR(got, want) tap_check_str((got), (want), #got, __FILE__, __LINE__)
+
+void test_json(void);
+void test_pci(void);
+void test_query(void);
+void test_util(void);
+void test_find(void);
+
+#endif

@@ -1,0 +1,101 @@
+/* test_basic.c: number parsers, JSON escaping and PCI bus id forms: data-driven cases. */
+#include "gpu.h"
+#include "json.h"
+#include "tap.h"
+#include "util.h"
+
+#include <stdlib.h>
+
+void test_util(void)
+{
+	static const struct { const char *in; bool ok; unsigned long v; } u[] = {
+		{"0", true, 0}, {"42", true, 42}, {"", false, 0}, {"-1", false, 0}, {"+1", false, 0},
+		{"1x", false, 0}, {" 1", false, 0}, {"99999999999999999999999", false, 0},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(u); i++) {
+		unsigned long v = 7;
+		bool ok = parse_uint(u[i].in, &v);
+		CHECK(ok == u[i].ok && (!ok || v == u[i].v));
+	}
+	static const struct { const char *in; bool ok; double v; } s[] = {
+		{"1", true, 1}, {"0.5", true, 0.5}, {".25", true, 0.25}, {"2.", true, 2},
+		{"-1", false, 0}, {"nan", false, 0}, {"inf", false, 0}, {"1s", false, 0}, {"", false, 0},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(s); i++) {
+		double v = -7;
+		bool ok = parse_seconds(s[i].in, &v);
+		CHECK(ok == s[i].ok && (!ok || v == s[i].v));
+	}
+}
+
+void test_json(void)
+{
+	static const struct { const char *in, *out; } esc[] = {
+		{"plain", "\"plain\""},
+		{"a\"b\\c", "\"a\\\"b\\\\c\""},
+		{"tab\tnl\n", "\"tab\\tnl\\n\""},
+		{"\x01\x1f\x7f", "\"\\u0001\\u001f\\u007f\""},
+		{"caf\xc3\xa9", "\"caf\xc3\xa9\""},                 /* valid UTF-8 kept */
+		{"\xe2\x82\xac", "\"\xe2\x82\xac\""},
+		{"\xf0\x9f\x98\x80", "\"\xf0\x9f\x98\x80\""},
+		{"bad\xff", "\"bad\\ufffd\""},                      /* invalid byte */
+		{"\xc0\xaf", "\"\\ufffd\\ufffd\""},                 /* overlong */
+		{"\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""},      /* surrogate */
+		{"\xe2\x82", "\"\\ufffd\\ufffd\""},                 /* truncated */
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(esc); i++) {
+		struct strbuf sb = {0};
+		json_escape(&sb, esc[i].in);
+		CHECK_STR(sb.buf, esc[i].out);
+		sb_free(&sb);
+	}
+	struct strbuf sb = {0};
+	struct json j;
+	json_init(&j, &sb, false);
+	json_obj(&j, NULL);
+	json_str(&j, "a", NULL);
+	json_arr(&j, "b");
+	json_uint(&j, NULL, 1);
+	json_obj(&j, NULL);
+	json_end_obj(&j);
+	json_arr(&j, NULL);
+	json_end_arr(&j);
+	json_end_arr(&j);
+	json_num(&j, "c", 1.5, 3);
+	json_bool(&j, "d", true);
+	json_end_obj(&j);
+	CHECK_STR(sb.buf, "{\"a\":null,\"b\":[1,{},[]],\"c\":1.500,\"d\":true}");
+	sb_reset(&sb);
+	json_init(&j, &sb, true);
+	json_obj(&j, NULL);
+	json_arr(&j, "x");
+	json_uint(&j, NULL, 1);
+	json_end_arr(&j);
+	json_end_obj(&j);
+	CHECK_STR(sb.buf, "{\n  \"x\": [\n    1\n  ]\n}");
+	sb_free(&sb);
+}
+
+void test_pci(void)
+{
+	static const struct { const char *in; bool ok; unsigned d, b, dv, f; } c[] = {
+		{"00000000:3B:00.0", true, 0, 0x3b, 0, 0},
+		{"0000:3b:00.0", true, 0, 0x3b, 0, 0},
+		{"0001:af:1f.7", true, 1, 0xaf, 0x1f, 7},
+		{"0000:3B:00", true, 0, 0x3b, 0, 0},
+		{"3B:00.0", true, 0, 0x3b, 0, 0},
+		{"3B:00", false, 0, 0, 0, 0},
+		{"0000:3B:00.8", false, 0, 0, 0, 0},
+		{"0000:3B:20.0", false, 0, 0, 0, 0},
+		{"0000:100:00.0", false, 0, 0, 0, 0},
+		{"0000:3B:00.0x", false, 0, 0, 0, 0},
+		{"GPU-abc", false, 0, 0, 0, 0},
+		{"", false, 0, 0, 0, 0},
+		{"000000000:3B:00.0", false, 0, 0, 0, 0},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(c); i++) {
+		unsigned d = 99, b = 99, dv = 99, f = 99;
+		bool ok = parse_pci_bus_id(c[i].in, &d, &b, &dv, &f);
+		CHECK(ok == c[i].ok && (!ok || (d == c[i].d && b == c[i].b && dv == c[i].dv && f == c[i].f)));
+	}
+}
