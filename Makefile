@@ -6,7 +6,7 @@ PREFIX ?= /usr/local
 B ?= build
 WARN = -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -D_GNU_SOURCE
 ALL_CFLAGS = $(WARN) $(CFLAGS) -MMD -MP
-LDLIBS = -ldl -lm
+LDLIBS = -ldl
 
 SRC = $(wildcard src/*.c)
 OBJ = $(SRC:src/%.c=$(B)/obj/%.o)
@@ -52,7 +52,7 @@ test: all $(TEST_BINS)
 asan:
 	$(MAKE) B=build-asan CC=$(CC) CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" test
 
-demo: all $(B)/fakenvml/libnvidia-ml.so.1
+demo: all $(B)/fakenvml/libnvidia-ml.so.1 $(B)/sleeper
 	@B=$(B) tests/demo.sh
 
 bench: all $(B)/fakenvml/libnvidia-ml.so.1 $(B)/bench-floor

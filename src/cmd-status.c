@@ -130,16 +130,13 @@ static void table_procs(struct strbuf *sb, const struct status_opts *o, const st
 			snprintf(mem, sizeof mem, "%llu MiB", (unsigned long long)(p->used_mem >> 20));
 		if (p->gi != NO_INSTANCE)
 			snprintf(mig, sizeof mig, "mig %u/%u ", p->gi, p->ci);
-		struct strbuf line = {0};
-		sb_addf(&line, "      %-10.10s %7u %10s  %s%s", p->user ? p->user : "-", p->pid, mem,
-			mig, p->type & PROC_GRAPHICS ? (p->type & PROC_COMPUTE ? "C+G " : "G ") : "");
-		int room = o->width - (int)line.len;
+		char line[128];
+		int n = snprintf(line, sizeof line, "      %-10.10s %7u %10s  %s%s",
+				 p->user ? p->user : "-", p->pid, mem, mig,
+				 p->type & PROC_GRAPHICS ? (p->type & PROC_COMPUTE ? "C+G " : "G ") : "");
+		int room = o->width - n;
 		const char *cmd = p->cmdline ? p->cmdline : "(not in /proc: exited, or another PID namespace)";
-		if (room < 8)
-			room = 8;
-		sb_add(sb, line.buf, line.len);
-		sb_addf(sb, "%.*s\n", room, cmd);
-		sb_free(&line);
+		sb_addf(sb, "%s%.*s\n", line, room < 8 ? 8 : room, cmd);
 	}
 }
 

@@ -11,11 +11,11 @@ void json_init(struct json *j, struct strbuf *sb, bool pretty)
 
 static void newline(struct json *j)
 {
+	static const char indent[] = "\n                                                              ";
 	if (!j->pretty)
 		return;
-	sb_addc(j->sb, '\n');
-	for (int i = 0; i < j->depth; i++)
-		sb_add(j->sb, "  ", 2);
+	size_t n = 1 + 2 * (size_t)j->depth;
+	sb_add(j->sb, indent, n < sizeof indent - 1 ? n : sizeof indent - 1);
 }
 
 static void member(struct json *j, const char *key)
@@ -27,8 +27,10 @@ static void member(struct json *j, const char *key)
 	}
 	j->first = false;
 	if (key) {
-		json_escape(j->sb, key);
-		sb_add(j->sb, j->pretty ? ": " : ":", j->pretty ? 2 : 1);
+		/* Keys are gpuctl's own ASCII literals: nothing to escape. */
+		sb_addc(j->sb, '"');
+		sb_adds(j->sb, key);
+		sb_add(j->sb, j->pretty ? "\": " : "\":", j->pretty ? 3 : 2);
 	}
 }
 
@@ -80,14 +82,22 @@ static size_t utf8_len(const unsigned char *s)
 	return n;
 }
 
+/* Runs of bytes that need no escaping are copied whole: command lines are mostly plain ASCII. */
 void json_escape(struct strbuf *sb, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	sb_addc(sb, '"');
 	while (*s) {
+		const unsigned char *run = s;
+		while (*s >= 0x20 && *s < 0x7F && *s != '"' && *s != '\\')
+			s++;
+		if (s > run)
+			sb_add(sb, (const char *)run, (size_t)(s - run));
+		if (!*s)
+			break;
 		size_t n = utf8_len(s);
 		if (n == 0) {
-			sb_adds(sb, "\\ufffd");
+			sb_add(sb, "\\ufffd", 6);
 			s++;
 			continue;
 		}
@@ -98,16 +108,12 @@ void json_escape(struct strbuf *sb, const char *str)
 		}
 		unsigned char c = *s++;
 		switch (c) {
-		case '"': sb_adds(sb, "\\\""); break;
-		case '\\': sb_adds(sb, "\\\\"); break;
-		case '\n': sb_adds(sb, "\\n"); break;
-		case '\t': sb_adds(sb, "\\t"); break;
-		case '\r': sb_adds(sb, "\\r"); break;
-		default:
-			if (c < 0x20 || c == 0x7F)
-				sb_addf(sb, "\\u%04x", c);
-			else
-				sb_addc(sb, (char)c);
+		case '"': sb_add(sb, "\\\"", 2); break;
+		case '\\': sb_add(sb, "\\\\", 2); break;
+		case '\n': sb_add(sb, "\\n", 2); break;
+		case '\t': sb_add(sb, "\\t", 2); break;
+		case '\r': sb_add(sb, "\\r", 2); break;
+		default: sb_addf(sb, "\\u%04x", c);
 		}
 	}
 	sb_addc(sb, '"');
@@ -124,8 +130,13 @@ void json_str(struct json *j, const char *key, const char *s)
 
 void json_uint(struct json *j, const char *key, unsigned long long v)
 {
+	char buf[24];
+	size_t i = sizeof buf;
 	member(j, key);
-	sb_addf(j->sb, "%llu", v);
+	do
+		buf[--i] = (char)('0' + v % 10);
+	while (v /= 10);
+	sb_add(j->sb, buf + i, sizeof buf - i);
 }
 
 void json_int(struct json *j, const char *key, long long v)

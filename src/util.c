@@ -104,7 +104,8 @@ static void sb_reserve(struct strbuf *sb, size_t extra)
 
 void sb_add(struct strbuf *sb, const char *s, size_t n)
 {
-	sb_reserve(sb, n);
+	if (sb->len + n + 1 > sb->cap)
+		sb_reserve(sb, n);
 	memcpy(sb->buf + sb->len, s, n);
 	sb->len += n;
 	sb->buf[sb->len] = '\0';
@@ -117,7 +118,10 @@ void sb_adds(struct strbuf *sb, const char *s)
 
 void sb_addc(struct strbuf *sb, char c)
 {
-	sb_add(sb, &c, 1);
+	if (sb->len + 2 > sb->cap)
+		sb_reserve(sb, 1);
+	sb->buf[sb->len++] = c;
+	sb->buf[sb->len] = '\0';
 }
 
 void sb_addf(struct strbuf *sb, const char *fmt, ...)
