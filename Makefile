@@ -15,7 +15,7 @@ FAKES = $(B)/fakenvml/libnvidia-ml.so.1 $(B)/fakenvml-old/libnvidia-ml.so.1 \
 	$(B)/fakenvml-r535/libnvidia-ml.so.1
 FAKE_SRC = tests/fakenvml/fakenvml.c tests/fakenvml/machine.c
 UNIT_SRC = $(wildcard tests/unit/*.c)
-TEST_BINS = $(B)/unit-tests $(B)/sleeper $(FAKES)
+TEST_BINS = $(B)/unit-tests $(B)/sleeper $(FAKES) $(B)/fakecuda/libcuda.so.1
 
 all: $(B)/gpuctl
 
@@ -42,6 +42,11 @@ $(B)/fakenvml-r535/libnvidia-ml.so.1: $(FAKE_SRC) tests/fakenvml/machine.h src/n
 $(B)/unit-tests: $(UNIT_SRC) $(LIBOBJ) tests/unit/tap.h
 	$(CC) $(ALL_CFLAGS) -Isrc -o $@ $(UNIT_SRC) $(LIBOBJ) $(LDLIBS)
 
+# A stand-in libcuda.so.1 that reports the device list a test gives it (map --verify's plumbing).
+$(B)/fakecuda/libcuda.so.1: tests/fakecuda/fakecuda.c
+	@mkdir -p $(@D)
+	$(CC) $(WARN) -O1 -g -fPIC -shared -Wl,-soname,libcuda.so.1 -o $@ $<
+
 $(B)/sleeper: tests/sleeper.c
 	$(CC) $(WARN) -O1 -o $@ $<
 
@@ -51,6 +56,11 @@ test: all $(TEST_BINS)
 # ASan + UBSan build of gpuctl and the unit tests, then the whole suite against it.
 asan:
 	$(MAKE) B=build-asan CC=$(CC) CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" test
+
+# libFuzzer (clang) on the CUDA_VISIBLE_DEVICES parser, under ASan and UBSan, for a fixed time.
+FUZZ_SECONDS ?= 30
+fuzz:
+	B=$(B) tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 demo: all $(B)/fakenvml/libnvidia-ml.so.1 $(B)/sleeper
 	@B=$(B) tests/demo.sh
@@ -68,5 +78,5 @@ install: all
 clean:
 	rm -rf build build-asan
 
-.PHONY: all test asan demo bench install clean
+.PHONY: all test asan fuzz demo bench install clean
 -include $(OBJ:.o=.d)

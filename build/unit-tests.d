@@ -1,8 +1,5 @@
-build/unit-tests: tests/unit/test_query.c src/gpu.h src/query.h src/gpu.h \
- src/util.h tests/unit/tap.h src/util.h
-src/gpu.h:
-src/query.h:
-src/gpu.h:
-src/util.h:
+build/unit-tests: tests/unit/test_visibility.c tests/unit/tap.h \
+ src/util.h src/visibility.h
 tests/unit/tap.h:
 src/util.h:
+src/visibility.h:

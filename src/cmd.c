@@ -9,6 +9,9 @@
 
 static const struct cmd_entry *const commands[] = {
 	&cmd_status_entry,
+	&cmd_map_entry,
+	&cmd_which_entry,
+	&cmd_cuda_probe_entry,
 };
 
 static const char exit_codes[] =
@@ -19,17 +22,22 @@ static const char exit_codes[] =
 	"  3  NVML library not found: no NVIDIA driver? (GPUCTL_NVML_LIBRARY=/path overrides)\n"
 	"  4  NVML failed to initialise (NVML's own error is shown)\n"
 	"  5  a GPU was lost or inaccessible mid-query; the other GPUs were still shown\n"
-	"  6  no GPU matches the index, UUID or bus id given\n";
+	"  6  no GPU matches the index, UUID or bus id given\n"
+	"  7  which: the CUDA device asked for is not visible\n"
+	"  8  map --verify: the CUDA driver (libcuda.so.1) could not be loaded or initialised\n"
+	"  9  map --verify: the CUDA driver disagrees with gpuctl's model\n";
 
 static void main_usage(FILE *f)
 {
 	fprintf(f, "usage: gpuctl [--version] [--help] COMMAND [ARGS]\n\n"
 		   "gpuctl shows and controls the NVIDIA GPUs of a shared server.\n\nCommands:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-		fprintf(f, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
+		if (commands[i]->summary) /* internal commands have none */
+			fprintf(f, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
 	fprintf(f, "\nRun `gpuctl COMMAND --help` for a command's options.\n\n%s"
 		   "\nEnvironment:\n"
 		   "  GPUCTL_NVML_LIBRARY  path of libnvidia-ml.so.1 to load instead of the system's\n"
+		   "  GPUCTL_CUDA_LIBRARY  path of libcuda.so.1 for map --verify\n"
 		   "  NO_COLOR             when set and not empty, no colour unless --color=always\n",
 		exit_codes);
 }
@@ -60,7 +68,7 @@ static const struct cmd_entry *find(const char *name)
 		const struct cmd_entry *e = commands[i];
 		if (!strcmp(e->name, name) || (e->alias && !strcmp(e->alias, name)))
 			return e;
-		if (!strncmp(e->name, name, n)) {
+		if (e->summary && !strncmp(e->name, name, n)) {
 			hit = e;
 			nhits++;
 		}
@@ -70,7 +78,7 @@ static const struct cmd_entry *find(const char *name)
 	if (nhits > 1) {
 		fprintf(stderr, "gpuctl: ambiguous command: %s, could be:", name);
 		for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-			if (!strncmp(commands[i]->name, name, n))
+			if (commands[i]->summary && !strncmp(commands[i]->name, name, n))
 				fprintf(stderr, " %s", commands[i]->name);
 		fputc('\n', stderr);
 		exit(EXIT_USAGE);

@@ -15,6 +15,13 @@ struct cmd_entry {
 };
 
 extern const struct cmd_entry cmd_status_entry;
+extern const struct cmd_entry cmd_map_entry;
+extern const struct cmd_entry cmd_which_entry;
+extern const struct cmd_entry cmd_cuda_probe_entry;
+
+struct vis_request;
+/* map and which share --visible/--unset/--order/--pid (long options 'V','U','O','P'). */
+int vis_option(const struct cmd_entry *e, int c, const char *arg, struct vis_request *rq);
 
 int cmd_main(int argc, char **argv);
 /* Print the command's usage: to stdout with status 0 for --help, to stderr otherwise. */

@@ -28,5 +28,6 @@ int main(void)
 	test_pci();
 	test_query();
 	test_find();
+	test_visibility();
 	return tap_failed;
 }

@@ -18,5 +18,6 @@ void test_pci(void);
 void test_query(void);
 void test_util(void);
 void test_find(void);
+void test_visibility(void);
 
 #endif

@@ -1,0 +1,327 @@
+/* cmd-map.c: `gpuctl map`: every GPU under its three numberings (nvidia-smi's, CUDA's under each
+ * CUDA_DEVICE_ORDER) and the logical index CUDA_VISIBLE_DEVICES gives it, with plain-language
+ * warnings; `--verify` asks the CUDA driver itself and reports any disagreement. */
+#include "cudaprobe.h"
+#include "devices.h"
+#include "gpu.h"
+#include "gpuctl.h"
+#include "json.h"
+#include "util.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct verify {
+	bool done, agreed;
+	int n;                   /* devices the driver reported */
+	struct strbuf report;
+};
+
+/* Describe the machine device with these UUID digits, or say it is unknown. */
+static void describe_hex(struct strbuf *sb, const struct vis_machine *m, const struct cuda_dev *d)
+{
+	char hex[33];
+	for (size_t i = 0; i < m->ngpus; i++)
+		if (uuid_hex(m->gpus[i].uuid, hex) && !strcmp(hex, d->uuid_hex)) {
+			sb_addf(sb, "nvidia-smi GPU %u (%s)", m->gpus[i].nvml_index, m->gpus[i].uuid);
+			return;
+		}
+	for (size_t i = 0; i < m->nmigs; i++)
+		if (uuid_hex(m->migs[i].uuid, hex) && !strcmp(hex, d->uuid_hex)) {
+			sb_addf(sb, "MIG device %s on GPU %u", m->migs[i].uuid,
+				m->gpus[m->migs[i].gpu].nvml_index);
+			return;
+		}
+	sb_addf(sb, "a device NVML does not list (UUID digits %s, PCI %s)", d->uuid_hex, d->pci);
+}
+
+static void describe_dev(struct strbuf *sb, const struct vis_machine *m, const struct vis_dev *d)
+{
+	if (d->mig >= 0)
+		sb_addf(sb, "MIG device %s on GPU %u", m->migs[d->mig].uuid, m->gpus[d->gpu].nvml_index);
+	else
+		sb_addf(sb, "nvidia-smi GPU %u (%s)", m->gpus[d->gpu].nvml_index, m->gpus[d->gpu].uuid);
+}
+
+static void run_verify(struct verify *v, const struct vis_machine *m, const struct vis_result *r,
+		       const struct proc_env *env, struct gpu_error *err)
+{
+	struct cuda_dev *devs;
+	v->n = cuda_probe(env, &devs, err->msg, sizeof err->msg);
+	if (v->n < 0) {
+		err->code = EXIT_NO_CUDA;
+		return;
+	}
+	v->done = true;
+	v->agreed = true;
+	size_t n = (size_t)v->n > r->ndevs ? (size_t)v->n : r->ndevs;
+	for (size_t i = 0; i < n; i++) {
+		char hex[33] = "";
+		const struct vis_dev *d = i < r->ndevs ? &r->devs[i] : NULL;
+		if (d)
+			uuid_hex(d->mig >= 0 ? m->migs[d->mig].uuid : m->gpus[d->gpu].uuid, hex);
+		if (d && i < (size_t)v->n && !strcmp(hex, devs[i].uuid_hex))
+			continue;
+		v->agreed = false;
+		sb_addf(&v->report, "CUDA device %zu: gpuctl's model says ", i);
+		if (d)
+			describe_dev(&v->report, m, d);
+		else
+			sb_adds(&v->report, "nothing");
+		sb_adds(&v->report, ", the CUDA driver says ");
+		if (i < (size_t)v->n)
+			describe_hex(&v->report, m, &devs[i]);
+		else
+			sb_adds(&v->report, "nothing");
+		sb_addc(&v->report, '\n');
+	}
+	free(devs);
+}
+
+static void table(const struct vis_machine *m, const struct vis_result *r, const struct proc_env *env,
+		  const struct verify *v, int width)
+{
+	const size_t *other = r->order == ORDER_PCI_BUS_ID ? r->fastest : r->pci;
+	/* The FASTEST_FIRST column is an estimate on a mixed machine, whichever order is in effect,
+	 * unless the driver has just confirmed it. */
+	bool fastest_exact = r->fastest_exact ||
+			     (v->done && v->agreed && r->order == ORDER_FASTEST_FIRST && r->unset);
+	char cur_mark = r->order == ORDER_FASTEST_FIRST && !fastest_exact ? '*' : ' ';
+	char oth_mark = r->order == ORDER_PCI_BUS_ID && !fastest_exact ? '*' : ' ';
+	printf("CUDA_VISIBLE_DEVICES=%s  CUDA_DEVICE_ORDER=%s\n",
+	       env->cvd ? (*env->cvd ? env->cvd : "\"\" (set, empty)") : "(unset)",
+	       env->order ? env->order : "(unset: FASTEST_FIRST)");
+	printf("%3s  %-16s %6s %8s %8s  %-18s  %s\n", "SMI", "PCI BUS ID", "CUDA",
+	       r->order == ORDER_PCI_BUS_ID ? "FASTEST" : "PCI", "LOGICAL", "NAME", "UUID");
+	bool wide = width >= 120;
+	for (size_t i = 0; i < m->ngpus; i++) {
+		const struct vis_gpu *g = &m->gpus[i];
+		int logical = vis_logical(r, i, -1);
+		char lg[16] = "-";
+		if (logical >= 0)
+			snprintf(lg, sizeof lg, "%d", logical);
+		printf("%3u  %-16s %5d%c %7d%c %8s  %-18.18s  %.*s\n", g->nvml_index,
+		       g->pci_bus_id ? g->pci_bus_id : "N/A", vis_rank(m, vis_enum_order(r), i), cur_mark,
+		       vis_rank(m, other, i), oth_mark, lg, g->name ? g->name : "",
+		       wide ? 40 : 12, g->uuid ? g->uuid : "");
+	}
+	for (size_t i = 0; i < m->nmigs; i++) {
+		const struct vis_mig *mg = &m->migs[i];
+		int logical = vis_logical(r, mg->gpu, (int)i);
+		char lg[16] = "-", id[16];
+		if (logical >= 0)
+			snprintf(lg, sizeof lg, "%d", logical);
+		snprintf(id, sizeof id, "%u:%u", m->gpus[mg->gpu].nvml_index, mg->slot);
+		printf("%5s  MIG gi %-2u ci %-2u %17s %8s  %s\n", id, mg->gi, mg->ci, "", lg,
+		       mg->uuid ? mg->uuid : "");
+	}
+	if (cur_mark == '*' || oth_mark == '*')
+		printf("* estimated: CUDA does not publish its FASTEST_FIRST rule for mixed GPUs; "
+		       "`gpuctl map --verify` asks the driver\n");
+	for (size_t i = 0; i < r->nwarns; i++)
+		printf("%s [%s]: %s\n", vis_severity_name(r->warns[i].severity), r->warns[i].code,
+		       r->warns[i].message);
+	if (v->done && v->agreed)
+		printf("verified: the CUDA driver sees exactly these %d device%s, in this order\n", v->n,
+		       v->n == 1 ? "" : "s");
+	else if (v->done)
+		printf("the CUDA driver disagrees with gpuctl's model (the driver is right):\n%s",
+		       v->report.buf);
+}
+
+static void gpu_json(struct json *j, const struct vis_machine *m, size_t gi)
+{
+	const struct vis_gpu *g = &m->gpus[gi];
+	json_uint(j, "nvml_index", g->nvml_index);
+	json_str(j, "uuid", g->uuid);
+	json_str(j, "pci_bus_id", g->pci_bus_id && *g->pci_bus_id ? g->pci_bus_id : NULL);
+	json_str(j, "name", g->name && *g->name ? g->name : NULL);
+}
+
+static void print_json(const struct vis_machine *m, const struct vis_result *r,
+		       const struct proc_env *env, const struct verify *v)
+{
+	struct strbuf sb = {0};
+	struct json j;
+	json_init(&j, &sb, true);
+	json_obj(&j, NULL);
+	json_str(&j, "cuda_visible_devices", env->cvd);
+	json_str(&j, "cuda_device_order", vis_order_name(r->order));
+	json_str(&j, "cuda_device_order_env", env->order);
+	json_bool(&j, "order_exact", r->order_exact || (v->done && v->agreed));
+	if (v->done)
+		json_bool(&j, "verified", v->agreed);
+	json_arr(&j, "devices");
+	for (size_t i = 0; i < r->ndevs; i++) {
+		const struct vis_dev *d = &r->devs[i];
+		json_obj(&j, NULL);
+		json_uint(&j, "cuda_index", i);
+		gpu_json(&j, m, d->gpu);
+		if (d->mig >= 0) {
+			const struct vis_mig *mg = &m->migs[d->mig];
+			json_str(&j, "parent_uuid", m->gpus[d->gpu].uuid);
+			json_str(&j, "uuid", mg->uuid);   /* the device's own: the MIG UUID */
+			json_uint(&j, "mig_index", mg->slot);
+			json_uint(&j, "gpu_instance_id", mg->gi);
+			json_uint(&j, "compute_instance_id", mg->ci);
+		}
+		json_end_obj(&j);
+	}
+	json_end_arr(&j);
+	json_arr(&j, "hidden");
+	for (size_t i = 0; i < m->ngpus; i++) {
+		bool seen = false;
+		for (size_t k = 0; k < r->ndevs; k++)
+			seen |= r->devs[k].gpu == i;
+		if (seen)
+			continue;
+		json_obj(&j, NULL);
+		gpu_json(&j, m, i);
+		json_end_obj(&j);
+	}
+	json_end_arr(&j);
+	json_arr(&j, "gpus");
+	for (size_t i = 0; i < m->ngpus; i++) {
+		json_obj(&j, NULL);
+		gpu_json(&j, m, i);
+		json_uint(&j, "cuda_index_fastest_first", (unsigned)vis_rank(m, r->fastest, i));
+		json_uint(&j, "cuda_index_pci_bus_id", (unsigned)vis_rank(m, r->pci, i));
+		int lg = vis_logical(r, i, -1);
+		if (lg >= 0)
+			json_uint(&j, "logical_index", (unsigned)lg);
+		else
+			json_null(&j, "logical_index");
+		json_end_obj(&j);
+	}
+	json_end_arr(&j);
+	json_arr(&j, "warnings");
+	for (size_t i = 0; i < r->nwarns; i++) {
+		json_obj(&j, NULL);
+		json_str(&j, "code", r->warns[i].code);
+		json_str(&j, "severity", vis_severity_name(r->warns[i].severity));
+		json_str(&j, "message", r->warns[i].message);
+		json_end_obj(&j);
+	}
+	json_end_arr(&j);
+	if (v->done && !v->agreed)
+		json_str(&j, "disagreement", v->report.buf);
+	json_end_obj(&j);
+	sb_addc(&sb, '\n');
+	fputs(sb.buf, stdout);
+	sb_free(&sb);
+}
+
+/* Options shared by map and which: --visible, --unset, --order, --pid. Returns 1 when the
+ * option was one of them, 0 when not, -1 on a bad value (message printed). */
+int vis_option(const struct cmd_entry *e, int c, const char *arg, struct vis_request *rq)
+{
+	switch (c) {
+	case 'V': rq->visible = arg; rq->visible_given = true; return 1;
+	case 'U': rq->visible = NULL; rq->visible_given = true; return 1;
+	case 'O':
+		if (strcmp(arg, "PCI_BUS_ID") && strcmp(arg, "FASTEST_FIRST")) {
+			cmd_bad_usage(e, "--order is PCI_BUS_ID or FASTEST_FIRST, not '%s'", arg);
+			return -1;
+		}
+		rq->order = arg;
+		rq->order_given = true;
+		return 1;
+	case 'P':
+		if (!parse_uint(arg, &rq->pid) || rq->pid == 0) {
+			cmd_bad_usage(e, "--pid wants a process id, not '%s'", arg);
+			return -1;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+static int map(int argc, char **argv)
+{
+	const struct cmd_entry *e = &cmd_map_entry;
+	static const struct option longopts[] = {
+		{"help", no_argument, NULL, 'h'}, {"json", no_argument, NULL, 'j'},
+		{"visible", required_argument, NULL, 'V'}, {"unset", no_argument, NULL, 'U'},
+		{"order", required_argument, NULL, 'O'}, {"pid", required_argument, NULL, 'P'},
+		{"verify", no_argument, NULL, 'v'}, {0},
+	};
+	struct vis_request rq = {0};
+	bool json = false, verify = false;
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		int k = vis_option(e, c, optarg, &rq);
+		if (k < 0)
+			return EXIT_USAGE;
+		if (k)
+			continue;
+		switch (c) {
+		case 'h': return cmd_usage(e, 0);
+		case 'j': json = true; break;
+		case 'v': verify = true; break;
+		case ':': return cmd_bad_usage(e, "option '%s' needs a value", argv[optind - 1]);
+		default: return cmd_bad_usage(e, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cmd_bad_usage(e, "unexpected argument '%s'", argv[optind]);
+	struct gpu_error err = {0};
+	struct proc_env env;
+	if (!vis_request_values(&rq, &env, err.msg, sizeof err.msg)) {
+		fprintf(stderr, "gpuctl map: %s\n", err.msg);
+		return EXIT_FAIL;
+	}
+	struct gpu_set *set = gpu_set_open(&err);
+	if (!set) {
+		proc_env_free(&env);
+		fprintf(stderr, "gpuctl: %s\n", err.msg);
+		return err.code;
+	}
+	struct vis_machine *m = vis_machine_new(set);
+	struct vis_result *r = vis_resolve(m, env.cvd, env.order);
+	struct verify v = {0};
+	int rc = EXIT_OK;
+	if (verify) {
+		run_verify(&v, m, r, &env, &err);
+		if (!v.done) {
+			fprintf(stderr, "gpuctl map --verify: %s\n", err.msg);
+			rc = err.code;
+		} else if (!v.agreed) {
+			rc = EXIT_MISMATCH;
+		}
+	}
+	if (rq.pid && !json)
+		printf("process %lu, as it was started (changes it made to its own environment "
+		       "later do not show)\n", rq.pid);
+	if (json)
+		print_json(m, r, &env, &v);
+	else
+		table(m, r, &env, &v, term_width(STDOUT_FILENO));
+	sb_free(&v.report);
+	vis_result_free(r);
+	vis_machine_free(m);
+	gpu_set_free(set);
+	proc_env_free(&env);
+	return rc;
+}
+
+const struct cmd_entry cmd_map_entry = {
+	.name = "map",
+	.summary = "how nvidia-smi's GPU numbers map to what CUDA sees (CUDA_VISIBLE_DEVICES)",
+	.usage =
+		"map [--visible STR | --unset] [--order ORDER] [--pid PID] [--json] [--verify]\n\n"
+		"Every GPU: nvidia-smi index, PCI bus id, its CUDA index under the CUDA_DEVICE_ORDER\n"
+		"in effect and under the other order, and the logical index CUDA_VISIBLE_DEVICES\n"
+		"gives it ('-' when hidden), then warnings about the variables.\n\n"
+		"  --visible STR   explain this CUDA_VISIBLE_DEVICES instead of the environment's\n"
+		"  --unset         explain CUDA_VISIBLE_DEVICES unset\n"
+		"  --order ORDER   PCI_BUS_ID or FASTEST_FIRST instead of the environment's\n"
+		"  --pid PID       explain a running process (its environment as it was started)\n"
+		"  --json          machine-readable (see README)\n"
+		"  --verify        ask the CUDA driver (libcuda.so.1) in a child process with that\n"
+		"                  environment and report any disagreement (exit 9; 8 without CUDA)\n",
+	.run = map,
+};

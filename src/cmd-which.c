@@ -1,0 +1,131 @@
+/* cmd-which.c: `gpuctl which [N]`: the physical GPU behind CUDA device N under the current
+ * CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER, for people and for scripts (--format). */
+#include "devices.h"
+#include "gpu.h"
+#include "gpuctl.h"
+#include "util.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+enum fmt { F_HUMAN, F_INDEX, F_UUID, F_PCI };
+
+static int which(int argc, char **argv)
+{
+	const struct cmd_entry *e = &cmd_which_entry;
+	static const struct option longopts[] = {
+		{"help", no_argument, NULL, 'h'}, {"format", required_argument, NULL, 'f'},
+		{"visible", required_argument, NULL, 'V'}, {"unset", no_argument, NULL, 'U'},
+		{"order", required_argument, NULL, 'O'}, {"pid", required_argument, NULL, 'P'}, {0},
+	};
+	struct vis_request rq = {0};
+	enum fmt fmt = F_HUMAN;
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		int k = vis_option(e, c, optarg, &rq);
+		if (k < 0)
+			return EXIT_USAGE;
+		if (k)
+			continue;
+		switch (c) {
+		case 'h': return cmd_usage(e, 0);
+		case 'f':
+			if (!strcmp(optarg, "index"))
+				fmt = F_INDEX;
+			else if (!strcmp(optarg, "uuid"))
+				fmt = F_UUID;
+			else if (!strcmp(optarg, "pci"))
+				fmt = F_PCI;
+			else
+				return cmd_bad_usage(e, "--format is index, uuid or pci, not '%s'", optarg);
+			break;
+		case ':': return cmd_bad_usage(e, "option '%s' needs a value", argv[optind - 1]);
+		default: return cmd_bad_usage(e, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	unsigned long n = 0;
+	if (optind < argc && !parse_uint(argv[optind++], &n))
+		return cmd_bad_usage(e, "N is a CUDA device number (0, 1, ...), not '%s'", argv[optind - 1]);
+	if (optind < argc)
+		return cmd_bad_usage(e, "unexpected argument '%s'", argv[optind]);
+
+	struct gpu_error err = {0};
+	struct proc_env env;
+	if (!vis_request_values(&rq, &env, err.msg, sizeof err.msg)) {
+		fprintf(stderr, "gpuctl which: %s\n", err.msg);
+		return EXIT_FAIL;
+	}
+	struct gpu_set *set = gpu_set_open(&err);
+	if (!set) {
+		proc_env_free(&env);
+		fprintf(stderr, "gpuctl: %s\n", err.msg);
+		return err.code;
+	}
+	struct vis_machine *m = vis_machine_new(set);
+	struct vis_result *r = vis_resolve(m, env.cvd, env.order);
+	int rc = EXIT_OK;
+	if (n >= r->ndevs) {
+		fprintf(stderr, "gpuctl which: CUDA device %lu is not visible: ", n);
+		if (r->ndevs)
+			fprintf(stderr, "CUDA_VISIBLE_DEVICES=%s makes %zu device%s visible (0-%zu)\n",
+				env.cvd ? env.cvd : "(unset)", r->ndevs, r->ndevs == 1 ? "" : "s",
+				r->ndevs - 1);
+		else
+			fprintf(stderr, "no device is visible with CUDA_VISIBLE_DEVICES='%s'\n",
+				env.cvd ? env.cvd : "");
+		for (size_t i = 0; i < r->nwarns; i++)
+			if (r->warns[i].severity != SEV_INFO)
+				fprintf(stderr, "  %s [%s]: %s\n", vis_severity_name(r->warns[i].severity),
+					r->warns[i].code, r->warns[i].message);
+		rc = EXIT_NOT_VISIBLE;
+	} else {
+		const struct vis_dev *d = &r->devs[n];
+		const struct vis_gpu *g = &m->gpus[d->gpu];
+		const struct vis_mig *mg = d->mig >= 0 ? &m->migs[d->mig] : NULL;
+		switch (fmt) {
+		case F_INDEX:
+			if (mg)
+				printf("%u:%u\n", g->nvml_index, mg->slot);
+			else
+				printf("%u\n", g->nvml_index);
+			break;
+		case F_UUID: printf("%s\n", mg ? mg->uuid : g->uuid); break;
+		case F_PCI: printf("%s\n", g->pci_bus_id); break;
+		case F_HUMAN:
+			if (mg)
+				printf("CUDA device %lu is MIG device %s (GPU instance %u, compute instance "
+				       "%u) on nvidia-smi GPU %u, %s, %s\n", n, mg->uuid, mg->gi, mg->ci,
+				       g->nvml_index, g->uuid, g->name);
+			else
+				printf("CUDA device %lu is nvidia-smi GPU %u: %s at %s, %s\n", n,
+				       g->nvml_index, g->uuid, g->pci_bus_id, g->name);
+			break;
+		}
+		/* Ordinals (and no variable at all) count in CUDA's order; UUID lists do not. */
+		bool uses_order = !env.cvd || (strncmp(env.cvd, "GPU-", 4) && strncmp(env.cvd, "MIG-", 4));
+		if (!r->order_exact && uses_order)
+			fprintf(stderr, "gpuctl which: note: estimated. CUDA_DEVICE_ORDER is FASTEST_FIRST "
+					"on a machine of mixed GPUs; `gpuctl map --verify` asks the driver\n");
+	}
+	vis_result_free(r);
+	vis_machine_free(m);
+	gpu_set_free(set);
+	proc_env_free(&env);
+	return rc;
+}
+
+const struct cmd_entry cmd_which_entry = {
+	.name = "which",
+	.summary = "which physical GPU is CUDA device N under the current environment",
+	.usage =
+		"which [N] [--format=index|uuid|pci] [--visible STR | --unset] [--order ORDER]\n"
+		"            [--pid PID]\n\n"
+		"Print the physical GPU (nvidia-smi index, UUID, bus id) that CUDA device N (default 0)\n"
+		"is under CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER. Exit 7 when N is not visible.\n"
+		"  --format=index  nvidia-smi index (GPU:MIG-slot for a MIG device)\n"
+		"  --format=uuid   UUID (the MIG UUID for a MIG device)\n"
+		"  --format=pci    PCI bus id\n",
+	.run = which,
+};

@@ -1,0 +1,185 @@
+/* cudaprobe.c: `gpuctl map --verify` asks the CUDA driver itself. A child process (gpuctl's hidden
+ * `cuda-probe` command, exec'd with the environment under test) loads libcuda.so.1, calls cuInit
+ * and prints each device's UUID and PCI bus id; the parent compares with the model. A child keeps
+ * the driver's state out of gpuctl and gives it exactly the environment being explained. */
+#include "cudaprobe.h"
+#include "gpuctl.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <dlfcn.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef struct {
+	unsigned char bytes[16];
+} CUuuid;
+enum { CUDA_SUCCESS = 0, CUDA_ERROR_NO_DEVICE = 100 };
+
+bool uuid_hex(const char *uuid, char out[33])
+{
+	size_t n = 0;
+	if (!uuid || (strncmp(uuid, "GPU-", 4) && strncmp(uuid, "MIG-", 4)))
+		return false;
+	for (const char *p = uuid + 4; *p && n < 33; p++) {
+		if (*p == '-')
+			continue;
+		if (!isxdigit((unsigned char)*p))
+			return false;
+		out[n++] = (char)tolower((unsigned char)*p);
+	}
+	out[n < 33 ? n : 32] = '\0';
+	return n == 32;
+}
+
+/* ---- the child ---- */
+
+static int probe(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	const char *lib = getenv("GPUCTL_CUDA_LIBRARY");
+	void *dl = dlopen(lib && *lib ? lib : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!dl) {
+		fprintf(stderr, "cannot load %s (%s): no CUDA driver library on this machine\n",
+			lib && *lib ? lib : "libcuda.so.1", dlerror());
+		return EXIT_NO_CUDA;
+	}
+	CUresult (*init)(unsigned) = (CUresult(*)(unsigned))dlsym(dl, "cuInit");
+	CUresult (*count)(int *) = (CUresult(*)(int *))dlsym(dl, "cuDeviceGetCount");
+	CUresult (*get)(CUdevice *, int) = (CUresult(*)(CUdevice *, int))dlsym(dl, "cuDeviceGet");
+	CUresult (*uuid)(CUuuid *, CUdevice) = (CUresult(*)(CUuuid *, CUdevice))dlsym(dl, "cuDeviceGetUuid_v2");
+	if (!uuid)
+		uuid = (CUresult(*)(CUuuid *, CUdevice))dlsym(dl, "cuDeviceGetUuid");
+	CUresult (*pci)(char *, int, CUdevice) = (CUresult(*)(char *, int, CUdevice))dlsym(dl, "cuDeviceGetPCIBusId");
+	if (!init || !count || !get || !uuid || !pci) {
+		fprintf(stderr, "the CUDA driver library lacks cuInit, cuDeviceGetUuid or "
+				"cuDeviceGetPCIBusId: too old for --verify\n");
+		return EXIT_NO_CUDA;
+	}
+	CUresult r = init(0);
+	int n = 0;
+	if (r == CUDA_ERROR_NO_DEVICE) {
+		printf("count 0\n");
+		return 0;
+	}
+	if (r != CUDA_SUCCESS || count(&n) != CUDA_SUCCESS) {
+		fprintf(stderr, "cuInit failed with CUDA error %d\n", r);
+		return EXIT_NO_CUDA;
+	}
+	printf("count %d\n", n);
+	for (int i = 0; i < n; i++) {
+		CUdevice d;
+		CUuuid u;
+		char bus[32] = "?";
+		if (get(&d, i) != CUDA_SUCCESS || uuid(&u, d) != CUDA_SUCCESS) {
+			fprintf(stderr, "CUDA device %d did not answer\n", i);
+			return EXIT_NO_CUDA;
+		}
+		pci(bus, sizeof bus, d);
+		printf("dev %d ", i);
+		for (int b = 0; b < 16; b++)
+			printf("%02x", u.bytes[b]);
+		printf(" %s\n", bus);
+	}
+	return 0;
+}
+
+const struct cmd_entry cmd_cuda_probe_entry = {
+	.name = "cuda-probe",
+	.summary = NULL, /* internal: run by map --verify */
+	.usage = "cuda-probe   (internal: used by `gpuctl map --verify`)\n",
+	.run = probe,
+};
+
+/* ---- the parent ---- */
+
+/* The caller's environment with the CUDA variables replaced by those under test (owned[] keeps
+ * the two strings this adds, for the caller to free). */
+static char **probe_env(const struct proc_env *env, char *owned[2])
+{
+	size_t n = 0, k = 0;
+	while (environ[n])
+		n++;
+	char **e = xcalloc(n + 3, sizeof *e);
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "CUDA_VISIBLE_DEVICES=", 21) &&
+		    strncmp(environ[i], "CUDA_DEVICE_ORDER=", 18))
+			e[k++] = environ[i];
+	owned[0] = env->cvd ? xasprintf("CUDA_VISIBLE_DEVICES=%s", env->cvd) : NULL;
+	owned[1] = env->order ? xasprintf("CUDA_DEVICE_ORDER=%s", env->order) : NULL;
+	for (int i = 0; i < 2; i++)
+		if (owned[i])
+			e[k++] = owned[i];
+	return e;
+}
+
+int cuda_probe(const struct proc_env *env, struct cuda_dev **devs, char *msg, size_t msglen)
+{
+	int out[2], err[2];
+	*devs = NULL;
+	if (pipe(out) || pipe(err)) {
+		snprintf(msg, msglen, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+	posix_spawn_file_actions_adddup2(&fa, err[1], STDERR_FILENO);
+	posix_spawn_file_actions_addclose(&fa, out[0]);
+	posix_spawn_file_actions_addclose(&fa, err[0]);
+	char *argv[] = {"gpuctl", "cuda-probe", NULL};
+	char *owned[2];
+	char **e = probe_env(env, owned);
+	pid_t pid;
+	int rc = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, e);
+	posix_spawn_file_actions_destroy(&fa);
+	free(owned[0]);
+	free(owned[1]);
+	free(e);
+	close(out[1]);
+	close(err[1]);
+	if (rc) {
+		snprintf(msg, msglen, "cannot start the CUDA probe: %s", strerror(rc));
+		close(out[0]);
+		close(err[0]);
+		return -1;
+	}
+	struct strbuf so = {0}, se = {0};
+	char buf[4096];
+	ssize_t r;
+	while ((r = read(out[0], buf, sizeof buf)) > 0)
+		sb_add(&so, buf, (size_t)r);
+	while ((r = read(err[0], buf, sizeof buf)) > 0)
+		sb_add(&se, buf, (size_t)r);
+	close(out[0]);
+	close(err[0]);
+	int status;
+	waitpid(pid, &status, 0);
+	int n = -1;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !so.buf ||
+	    sscanf(so.buf, "count %d", &n) != 1) {
+		snprintf(msg, msglen, "%s", se.buf && *se.buf ? se.buf : "the CUDA probe failed");
+		msg[strcspn(msg, "\n")] = '\0';
+		n = -1;
+	} else {
+		*devs = xcalloc((size_t)n + 1, sizeof **devs);
+		const char *p = strchr(so.buf, '\n');
+		for (int i = 0; i < n && p; i++) {
+			int idx;
+			if (sscanf(p + 1, "dev %d %32s %31s", &idx, (*devs)[i].uuid_hex, (*devs)[i].pci) != 3)
+				break;
+			p = strchr(p + 1, '\n');
+		}
+	}
+	sb_free(&so);
+	sb_free(&se);
+	return n;
+}
