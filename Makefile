@@ -6,7 +6,7 @@ PREFIX ?= /usr/local
 B ?= build
 WARN = -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -D_GNU_SOURCE
 ALL_CFLAGS = $(WARN) $(CFLAGS) -MMD -MP
-LDLIBS = -ldl
+LDLIBS = -ldl -linih
 
 SRC = $(wildcard src/*.c)
 OBJ = $(SRC:src/%.c=$(B)/obj/%.o)
@@ -15,7 +15,7 @@ FAKES = $(B)/fakenvml/libnvidia-ml.so.1 $(B)/fakenvml-old/libnvidia-ml.so.1 \
 	$(B)/fakenvml-r535/libnvidia-ml.so.1
 FAKE_SRC = tests/fakenvml/fakenvml.c tests/fakenvml/machine.c
 UNIT_SRC = $(wildcard tests/unit/*.c)
-TEST_BINS = $(B)/unit-tests $(B)/sleeper $(FAKES) $(B)/fakecuda/libcuda.so.1
+TEST_BINS = $(B)/unit-tests $(B)/sleeper $(B)/workload $(FAKES) $(B)/fakecuda/libcuda.so.1
 
 all: $(B)/gpuctl
 
@@ -46,6 +46,10 @@ $(B)/unit-tests: $(UNIT_SRC) $(LIBOBJ) tests/unit/tap.h
 $(B)/fakecuda/libcuda.so.1: tests/fakecuda/fakecuda.c
 	@mkdir -p $(@D)
 	$(CC) $(WARN) -O1 -g -fPIC -shared -Wl,-soname,libcuda.so.1 -o $@ $<
+
+# Test-only CUDA application stand-in (tests/workload.c), built on gpuctl's own modules.
+$(B)/workload: tests/workload.c $(LIBOBJ)
+	$(CC) $(ALL_CFLAGS) -Isrc -o $@ tests/workload.c $(LIBOBJ) $(LDLIBS)
 
 $(B)/sleeper: tests/sleeper.c
 	$(CC) $(WARN) -O1 -o $@ $<

@@ -4,6 +4,7 @@
 #include "gpu.h"
 #include "gpuctl.h"
 #include "json.h"
+#include "leaseview.h"
 #include "query.h"
 #include "util.h"
 
@@ -28,6 +29,7 @@ struct status_opts {
 	bool no_procs;
 	bool color, tty;
 	int width;
+	struct leaseview leases;     /* refreshed with the GPUs */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -103,6 +105,18 @@ static void table_gpu(struct strbuf *sb, const struct status_opts *o, const stru
 	sb_addc(sb, '\n');
 }
 
+static void table_lease(struct strbuf *sb, const struct status_opts *o, const struct gpu *g)
+{
+	const struct lease_rec *h = lease_holder(&o->leases.leases, g->uuid);
+	if (!h)
+		return;
+	char when[16];
+	strftime(when, sizeof when, "%H:%M", localtime(&h->since));
+	sb_addf(sb, "      %slease: %s%s%s%s, pid %d, %s since %s%s\n", o->color ? C_YELLOW : "", h->user,
+		h->name ? " '" : "", h->name ? h->name : "", h->name ? "'" : "", (int)h->pid, h->kind, when,
+		o->color ? C_RESET : "");
+}
+
 static void table_procs(struct strbuf *sb, const struct status_opts *o, const struct gpu *g)
 {
 	for (size_t i = 0; i < g->nmigs; i++) {
@@ -166,6 +180,7 @@ static void render_table(struct strbuf *sb, const struct status_opts *o, const s
 		if (!g->selected)
 			continue;
 		table_gpu(sb, o, g);
+		table_lease(sb, o, g);
 		table_procs(sb, o, g);
 	}
 }
@@ -198,6 +213,20 @@ static void json_gpu(struct json *j, const struct status_opts *o, const struct g
 	JFIELD("mig_mode", GF_MIG_MODE, json_str(j, "mig_mode", g->mig_mode ? "Enabled" : "Disabled"));
 	json_bool(j, "lost", g->lost);
 	json_str(j, "error", g->error);
+	const struct lease_rec *h = lease_holder(&o->leases.leases, g->uuid);
+	if (h) {
+		json_obj(j, "lease");
+		json_str(j, "id", h->id);
+		json_str(j, "user", h->user);
+		json_uint(j, "uid", h->uid);
+		json_int(j, "pid", h->pid);
+		json_str(j, "kind", h->kind);
+		json_str(j, "name", h->name);
+		json_int(j, "since", (long long)h->since);
+		json_end_obj(j);
+	} else {
+		json_null(j, "lease");
+	}
 	if (!o->no_procs) {
 		if (GPU_HAS(g, GF_PROCESSES)) {
 			json_arr(j, "processes");
@@ -341,7 +370,7 @@ static void report_lost(const struct gpu_set *set)
 	}
 }
 
-static int run_status(const struct status_opts *o, struct gpu_set *set)
+static int run_status(struct status_opts *o, struct gpu_set *set)
 {
 	unsigned what = o->mode == M_CSV ? query_refresh_needs(o->query)
 					 : (o->no_procs ? 0 : REFRESH_PROCS);
@@ -356,6 +385,12 @@ static int run_status(const struct status_opts *o, struct gpu_set *set)
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (unsigned long iter = 0;; iter++) {
 		gpu_set_refresh(set, what);
+		if (o->mode != M_CSV) {
+			struct gpu_error lerr;
+			leaseview_free(&o->leases);
+			if (!leaseview_load(&o->leases, &lerr))
+				memset(&o->leases, 0, sizeof o->leases); /* leases are extra: GPUs still show */
+		}
 		sb_reset(&sb);
 		render(&sb, o, set, iter);
 		if (fwrite(sb.buf, 1, sb.len, stdout) != sb.len || fflush(stdout) != 0)
@@ -492,6 +527,7 @@ static int status(int argc, char **argv)
 	}
 	gpu_set_free(set);
 	query_free(o.query);
+	leaseview_free(&o.leases);
 	return rc;
 }
 

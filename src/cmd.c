@@ -11,6 +11,10 @@ static const struct cmd_entry *const commands[] = {
 	&cmd_status_entry,
 	&cmd_map_entry,
 	&cmd_which_entry,
+	&cmd_run_entry,
+	&cmd_env_entry,
+	&cmd_leases_entry,
+	&cmd_release_entry,
 	&cmd_cuda_probe_entry,
 };
 
@@ -25,7 +29,11 @@ static const char exit_codes[] =
 	"  6  no GPU matches the index, UUID or bus id given\n"
 	"  7  which: the CUDA device asked for is not visible\n"
 	"  8  map --verify: the CUDA driver (libcuda.so.1) could not be loaded or initialised\n"
-	"  9  map --verify: the CUDA driver disagrees with gpuctl's model\n";
+	"  9  map --verify: the CUDA driver disagrees with gpuctl's model\n"
+	" 10  run/env: not enough free GPUs (and no --wait)\n"
+	" 11  run/env: --wait ran out\n"
+	" 12  release: the lease belongs to another user\n"
+	"     run passes its job's exit status through (128+N when signal N ended it)\n";
 
 static void main_usage(FILE *f)
 {

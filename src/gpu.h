@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "util.h"
+
 enum gpu_field {
 	GF_MEM_TOTAL, GF_MEM_USED, GF_MEM_FREE, GF_MEM_RESERVED,
 	GF_UTIL_GPU, GF_UTIL_MEM, GF_TEMP, GF_POWER, GF_POWER_LIMIT, GF_FAN,
@@ -85,11 +87,6 @@ struct gpu_set {
 };
 
 enum { REFRESH_PROCS = 1, REFRESH_EXTRA = 2 };
-
-struct gpu_error {
-	int code;                 /* EXIT_* */
-	char msg[512];
-};
 
 struct gpu_backend {
 	const char *name;

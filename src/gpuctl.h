@@ -18,6 +18,10 @@ extern const struct cmd_entry cmd_status_entry;
 extern const struct cmd_entry cmd_map_entry;
 extern const struct cmd_entry cmd_which_entry;
 extern const struct cmd_entry cmd_cuda_probe_entry;
+extern const struct cmd_entry cmd_run_entry;
+extern const struct cmd_entry cmd_env_entry;
+extern const struct cmd_entry cmd_leases_entry;
+extern const struct cmd_entry cmd_release_entry;
 
 struct vis_request;
 /* map and which share --visible/--unset/--order/--pid (long options 'V','U','O','P'). */

@@ -20,6 +20,15 @@ enum {
 	EXIT_NOT_VISIBLE = 7, /* `which`: the logical device is not visible */
 	EXIT_NO_CUDA = 8,     /* `map --verify`: libcuda could not be loaded or initialised */
 	EXIT_MISMATCH = 9,    /* `map --verify`: the driver disagrees with the model */
+	EXIT_BUSY = 10,       /* run/env: not enough free GPUs and no --wait */
+	EXIT_TIMEOUT = 11,    /* run/env: --wait ran out */
+	EXIT_DENIED = 12,     /* release: the lease belongs to someone else */
+};
+
+/* An error to report: its exit code and a message that says what failed and what to do. */
+struct gpu_error {
+	int code;                 /* EXIT_* */
+	char msg[4096];
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

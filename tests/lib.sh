@@ -77,3 +77,31 @@ spawn() {
 # gen_machine FILE NGPUS NPROCS [PID...]: an H100 machine with NPROCS processes spread over the
 # GPUs, using the given live pids in turn and fictional ones after them.
 gen_machine() { bash "$ROOT/tests/gen-machine.sh" "$@"; }
+
+# use_state: a private lease directory and simulated process directory for this test.
+use_state() {
+	export GPUCTL_STATE_DIR=$TMP/state FAKENVML_PROC_DIR=$TMP/procs
+	export GPUCTL_SYSTEM_CONFIG=$TMP/gpuctl.conf XDG_CONFIG_HOME=$TMP/xdg
+	mkdir -p "$FAKENVML_PROC_DIR" && chmod 1777 "$FAKENVML_PROC_DIR"
+}
+
+# wait_for CMD...: retry CMD for up to 5 s.
+wait_for() {
+	local i; for i in $(seq 250); do "$@" >/dev/null 2>&1 && return 0; sleep 0.02; done
+	return 1
+}
+
+# live_leases: number of live leases.
+live_leases() { "$GPUCTL" leases --json | jq '.leases | length'; }
+
+# wait_leases N: wait (up to 5 s) until exactly N leases are live.
+wait_leases() {
+	local i; for i in $(seq 250); do [ "$(live_leases)" = "$1" ] && return 0; sleep 0.02; done
+	return 1
+}
+
+# quiet_machine FILE N: N idle H100s (no memory used, no load).
+quiet_machine() {
+	gen_machine "$1" "$2" 0
+	sed -i 's/^memory_used_mib = .*/memory_used_mib = 0/; s/^util_gpu = .*/util_gpu = 0/' "$1"
+}

@@ -1,4 +1,4 @@
-build/obj/gpu.o: src/gpu.c src/gpu.h src/proc.h src/util.h
+build/obj/gpu.o: src/gpu.c src/gpu.h src/util.h src/proc.h
 src/gpu.h:
-src/proc.h:
 src/util.h:
+src/proc.h:

@@ -13,6 +13,8 @@
 #include "nvml_abi.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,8 +84,16 @@ static int load_machine(void)
 			continue;
 		char p[4096];
 		snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-		/* A workload may be writing or removing its file right now: skip what fails. */
+		/* A workload may be writing or removing its file right now: skip what fails. A
+		 * workload killed with SIGKILL leaves its file: its dead pid is dropped, as the driver
+		 * forgets an exited process. */
+		size_t before = M.nprocs;
 		fm_load_procs(&M, p, err, sizeof err);
+		for (size_t i = before; i < M.nprocs;)
+			if (kill((pid_t)M.procs[i].pid, 0) != 0 && errno == ESRCH)
+				M.procs[i] = M.procs[--M.nprocs];
+			else
+				i++;
 	}
 	if (d)
 		closedir(d);

@@ -29,5 +29,6 @@ int main(void)
 	test_query();
 	test_find();
 	test_visibility();
+	test_alloc();
 	return tap_failed;
 }

@@ -19,5 +19,6 @@ void test_query(void);
 void test_util(void);
 void test_find(void);
 void test_visibility(void);
+void test_alloc(void);
 
 #endif

@@ -1,0 +1,53 @@
+/* alloc.h: which GPUs a request gets: the free-GPU rule and the fair queue, as a pure function
+ * of the machine's state and the requests in arrival order (no I/O: unit-tested directly). */
+#ifndef GPUCTL_ALLOC_H
+#define GPUCTL_ALLOC_H
+
+#include "config.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ALLOC_MAX 64
+
+struct alloc_gpu {
+	unsigned index;              /* nvidia-smi index, for prefer=index and ties */
+	bool leased;                 /* a lease holds it */
+	bool reserved;               /* the admin keeps it out of leasing */
+	bool mem_valid, util_valid;
+	uint64_t used_mib, free_mib;
+	unsigned util;
+	unsigned procs;              /* compute processes on it (none of them leased it) */
+};
+
+struct alloc_policy {
+	uint64_t max_used_mib;       /* a GPU using more memory is busy */
+	int max_util;
+	bool allow_procs;
+};
+
+struct alloc_req {
+	uint64_t cand;               /* bit i: GPU i may be used */
+	unsigned count;
+	uint64_t min_free_mib;       /* 0: none */
+	int max_util;                /* -1: the policy's */
+	bool ignore_usage;
+	enum prefer prefer;
+	bool capped;                 /* the per-user cap stops it for now */
+};
+
+/* Why a GPU is not free for a request; NULL when it is. */
+const char *alloc_why_not(const struct alloc_gpu *g, const struct alloc_req *r,
+			  const struct alloc_policy *p);
+/* The best `count` of the GPUs in avail that are free for r (prefer order), or 0. */
+uint64_t alloc_pick(const struct alloc_gpu *g, size_t n, const struct alloc_req *r,
+		    const struct alloc_policy *p, uint64_t avail);
+/* The queue, first come first served: requests in arrival order; each satisfiable one takes its
+ * GPUs, and the first one that is not reserves what it could use so that later, smaller
+ * requests cannot starve it. Returns what reqs[me] gets now, or 0. strict: also 0 while an
+ * earlier request is satisfiable, so waiters are granted one by one in arrival order. */
+uint64_t alloc_queue(const struct alloc_gpu *g, size_t n, const struct alloc_req *reqs, size_t nreqs,
+		     size_t me, const struct alloc_policy *p, bool strict);
+
+#endif

@@ -1,0 +1,119 @@
+/* cmd-release.c: `gpuctl release [--gpu LIST]`: end one's own `env` leases. Another user's lease
+ * is refused; a `run` lease ends with its job. */
+#include "gpu.h"
+#include "gpuctl.h"
+#include "leaseview.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static bool names_gpu(const struct lease_rec *r, const struct gpu_set *set, const char *ids,
+		      struct gpu_error *err)
+{
+	if (!ids)
+		return true;
+	if (!set || !gpu_set_select((struct gpu_set *)set, ids, err))
+		return false;
+	for (size_t k = 0; k < r->nlocks; k++)
+		for (size_t i = 0; i < set->ngpus; i++)
+			if (set->gpus[i].selected && !strcmp(set->gpus[i].uuid, r->locks[k].uuid))
+				return true;
+	return false;
+}
+
+static int release(int argc, char **argv)
+{
+	const struct cmd_entry *e = &cmd_release_entry;
+	static const struct option longopts[] = {{"help", no_argument, NULL, 'h'},
+						 {"gpu", required_argument, NULL, 'g'}, {0}};
+	const char *ids = NULL;
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":hg:", longopts, NULL)) != -1) {
+		if (c == 'h')
+			return cmd_usage(e, 0);
+		if (c == 'g')
+			ids = optarg;
+		else if (c == ':')
+			return cmd_bad_usage(e, "option '%s' needs a value", argv[optind - 1]);
+		else
+			return cmd_bad_usage(e, "unknown option '%s'", argv[optind - 1]);
+	}
+	if (optind < argc)
+		return cmd_bad_usage(e, "unexpected argument '%s'", argv[optind]);
+	struct gpu_error err = {0};
+	struct gpu_set *set = ids ? gpu_set_open(&err) : NULL;
+	if (ids && !set) {
+		fprintf(stderr, "gpuctl: %s\n", err.msg);
+		return err.code;
+	}
+	struct leaseview v;
+	if (!leaseview_load(&v, &err)) {
+		gpu_set_free(set);
+		fprintf(stderr, "gpuctl release: %s\n", err.msg);
+		return err.code;
+	}
+	int rc = EXIT_OK;
+	size_t ended = 0;
+	uid_t me = getuid();
+	for (size_t i = 0; i < v.leases.n && rc != EXIT_USAGE; i++) {
+		const struct lease_rec *r = &v.leases.recs[i];
+		if (!r->live)
+			continue;
+		if (!names_gpu(r, set, ids, &err)) {
+			if (err.msg[0]) {
+				fprintf(stderr, "gpuctl release: %s\n", err.msg);
+				rc = err.code;
+				break;
+			}
+			continue;
+		}
+		if (r->uid != me && me != 0) {
+			if (ids) {
+				fprintf(stderr, "gpuctl release: refused: the lease on %s belongs to %s "
+						"(pid %d); only %s or root can end it\n", ids, r->user, (int)r->pid,
+					r->user);
+				rc = EXIT_DENIED;
+			}
+			continue;
+		}
+		if (strcmp(r->kind, "env")) {
+			if (ids) {
+				fprintf(stderr, "gpuctl release: the lease on %s belongs to a running job "
+						"(pid %d: %s); it ends when the job does\n", ids, (int)r->pid,
+					r->command ? r->command : "");
+				rc = EXIT_DENIED;
+			}
+			continue;
+		}
+		if (kill(r->pid, SIGTERM) != 0 && errno != ESRCH) {
+			fprintf(stderr, "gpuctl release: cannot signal the holder (pid %d): %s\n", (int)r->pid,
+				strerror(errno));
+			rc = EXIT_FAIL;
+			continue;
+		}
+		ended++;
+		/* Wait (briefly) until the holder has let go, so the next command sees the GPU free. */
+		for (int t = 0; t < 200 && kill(r->pid, 0) == 0; t++)
+			nanosleep(&(struct timespec){0, 10000000}, NULL);
+		printf("released lease %s (%zu GPU%s)\n", r->id, r->nlocks, r->nlocks == 1 ? "" : "s");
+	}
+	if (!ended && rc == EXIT_OK)
+		printf("no env lease of yours to release%s%s\n", ids ? " on " : "", ids ? ids : "");
+	leaseview_free(&v);
+	gpu_set_free(set);
+	return rc;
+}
+
+const struct cmd_entry cmd_release_entry = {
+	.name = "release",
+	.summary = "end your `gpuctl env` leases",
+	.usage = "release [--gpu LIST]\n\nEnd your own env leases (all, or those on the GPUs listed).\n"
+		 "Another user's lease is refused (exit 12); a run lease ends with its job.\n",
+	.run = release,
+};

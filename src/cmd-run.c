@@ -1,0 +1,169 @@
+/* cmd-run.c: `gpuctl run [OPTIONS] -- COMMAND`: lease GPUs, run the job with the right
+ * CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER and NVIDIA_VISIBLE_DEVICES, and release on exit.
+ * The lock descriptors are inherited by the job, so the lease outlives gpuctl itself (even
+ * SIGKILL) and ends with the job and whatever it started. */
+#include "leaseopts.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static volatile pid_t child;
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+/* A signal the terminal sent reached the job already (same process group): forwarding it would
+ * deliver it twice. Anything sent to gpuctl alone (kill, a scheduler) is passed on. */
+static void forward(int sig, siginfo_t *info, void *ctx)
+{
+	(void)ctx;
+	if (child > 0 && info->si_code != SI_KERNEL)
+		kill(child, sig);
+}
+
+static void print_env(char **env, FILE *f)
+{
+	for (char **p = env; *p; p++)
+		fprintf(f, "%s\n", *p);
+}
+
+static void free_env(char **env)
+{
+	for (char **p = env; *p; p++)
+		free(*p);
+	free(env);
+}
+
+static char *join(char **argv)
+{
+	struct strbuf sb = {0};
+	for (int i = 0; argv[i]; i++)
+		sb_addf(&sb, "%s%s", i ? " " : "", argv[i]);
+	return sb.buf;
+}
+
+static int start_job(struct grant *g, char **argv, bool uuid)
+{
+	char **env = grant_env(g, uuid);
+	int errpipe[2];
+	if (pipe2(errpipe, O_CLOEXEC) != 0)
+		die(EXIT_FAIL, "pipe: %s", strerror(errno));
+	struct sigaction sa = {.sa_sigaction = forward, .sa_flags = SA_SIGINFO | SA_RESTART};
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < ARRAY_SIZE(forwarded); i++)
+		sigaction(forwarded[i], &sa, NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		die(EXIT_FAIL, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		for (size_t i = 0; i < ARRAY_SIZE(forwarded); i++)
+			signal(forwarded[i], SIG_DFL);
+		/* The job inherits the locks: it holds the lease even if gpuctl dies. */
+		for (size_t i = 0; i < g->n; i++)
+			fcntl(g->locks[i].fd, F_SETFD, 0);
+		for (char **p = env; *p; p++)
+			putenv(*p);
+		execvp(argv[0], argv);
+		int e = errno;
+		if (write(errpipe[1], &e, sizeof e) < 0)
+			_exit(127);
+		_exit(e == ENOENT ? 127 : 126);
+	}
+	child = pid;
+	close(errpipe[1]);
+	struct gpu_error err = {0};
+	if (!grant_commit(g, pid, 0, &err))
+		warn("%s (the lease itself holds)", err.msg);
+	int e = 0;
+	ssize_t r;
+	while ((r = read(errpipe[0], &e, sizeof e)) < 0 && errno == EINTR)
+		;
+	close(errpipe[0]);
+	if (r == sizeof e)
+		fprintf(stderr, "gpuctl run: cannot run '%s': %s\n", argv[0], strerror(e));
+	int status;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	child = 0;
+	free_env(env);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int run(int argc, char **argv)
+{
+	const struct cmd_entry *e = &cmd_run_entry;
+	static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, LEASE_LONGOPTS, {0}};
+	struct lease_opts o = {.rq = {.max_util = -1, .prefer = -1, .kind = "run", .who = "gpuctl run"}};
+	int c;
+	opterr = 0;
+	/* "+": stop at the command, whose own options are its business. */
+	while ((c = getopt_long(argc, argv, "+:hn:g:", longopts, NULL)) != -1) {
+		int k = lease_option(e, c, optarg, &o);
+		if (k < 0)
+			return EXIT_USAGE;
+		if (k)
+			continue;
+		switch (c) {
+		case 'h': return cmd_usage(e, 0);
+		case ':': return cmd_bad_usage(e, "option '%s' needs a value", argv[optind - 1]);
+		default: return cmd_bad_usage(e, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc && !o.rq.dry_run)
+		return cmd_bad_usage(e, "no command given: gpuctl run [OPTIONS] -- COMMAND [ARGS...]");
+	struct config cfg;
+	if (!config_load(&cfg))
+		return EXIT_USAGE;
+	if (!lease_opts_finish(e, &o, &cfg)) {
+		config_free(&cfg);
+		return EXIT_USAGE;
+	}
+	char *command = optind < argc ? join(argv + optind) : NULL;
+	o.rq.command = command;
+	struct gpu_error err = {0};
+	int rc;
+	struct gpu_set *set = gpu_set_open(&err);
+	struct grant g;
+	if (!set) {
+		fprintf(stderr, "gpuctl: %s\n", err.msg);
+		rc = err.code;
+	} else if ((rc = grant_acquire(set, &cfg, &o.rq, &g, &err)) != EXIT_OK) {
+		fprintf(stderr, "gpuctl run: %s\n", err.msg);
+	} else if (o.rq.dry_run) {
+		printf("would lease:");
+		for (size_t i = 0; i < g.n; i++)
+			printf(" GPU %u (%s)", set->gpus[g.pos[i]].index, set->gpus[g.pos[i]].uuid);
+		printf("\nwould run%s%s with:\n", command ? ": " : "", command ? command : "");
+		char **env = grant_env(&g, o.uuid);
+		print_env(env, stdout);
+		free_env(env);
+		grant_free(&g);
+		state_close(&g.st);
+	} else {
+		rc = start_job(&g, argv + optind, o.uuid);
+		grant_end(&g);
+	}
+	gpu_set_free(set);
+	free(command);
+	config_free(&cfg);
+	return rc;
+}
+
+const struct cmd_entry cmd_run_entry = {
+	.name = "run",
+	.summary = "lease free GPUs and run a job on them; released when it ends",
+	.usage = "run [OPTIONS] -- COMMAND [ARGS...]\n\n"
+		 "Lease GPUs (no other job gets them until this one and everything it started has\n"
+		 "ended, even if gpuctl is killed) and run COMMAND with CUDA_VISIBLE_DEVICES (nvidia-smi\n"
+		 "numbering), CUDA_DEVICE_ORDER=PCI_BUS_ID, NVIDIA_VISIBLE_DEVICES and GPUCTL_LEASE_*.\n"
+		 "An existing CUDA_VISIBLE_DEVICES restricts the choice. The exit status is the job's\n"
+		 "(128+N if signal N ended it); INT, TERM, HUP, QUIT, USR1, USR2 reach the job.\n\n"
+		 LEASE_USAGE
+		 "\nExit status when no job ran: 10 not enough free GPUs (without --wait), 11 --wait ran\n"
+		 "out, 2 bad request, 126/127 the command could not be run.\n",
+	.run = run,
+};

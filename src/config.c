@@ -1,0 +1,293 @@
+/* config.c: INI configuration through inih (Debian's libinih). Errors name the file and line;
+ * an unknown key is a warning, a bad value an error. Admin keys are honoured only from /etc, so a
+ * user cannot lift a cap or use a reserved GPU by writing their own file. */
+#include "config.h"
+#include "util.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SYSTEM_CONFIG "/etc/gpuctl.conf"
+
+struct parse_ctx {
+	struct config *c;
+	const char *path;
+	bool admin;
+	bool failed;
+	int line;
+	FILE *f;
+};
+
+bool parse_prefer(const char *s, enum prefer *out)
+{
+	if (!strcmp(s, "free-memory"))
+		*out = PREFER_FREE_MEMORY;
+	else if (!strcmp(s, "index"))
+		*out = PREFER_INDEX;
+	else if (!strcmp(s, "util"))
+		*out = PREFER_UTIL;
+	else
+		return false;
+	return true;
+}
+
+const char *prefer_name(enum prefer p)
+{
+	return p == PREFER_INDEX ? "index" : p == PREFER_UTIL ? "util" : "free-memory";
+}
+
+bool parse_size_mib(const char *s, uint64_t *mib)
+{
+	char *end;
+	if (!s || *s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || v < 0)
+		return false;
+	double mul = 1;
+	if (*end == 'G' || *end == 'g')
+		mul = 1024, end++;
+	else if (*end == 'T' || *end == 't')
+		mul = 1024 * 1024, end++;
+	else if (*end == 'M' || *end == 'm')
+		end++;
+	if ((*end == 'i' && end[1] == 'B') || *end == 'B')
+		end += *end == 'i' ? 2 : 1;
+	if (*end)
+		return false;
+	*mib = (uint64_t)(v * mul);
+	return true;
+}
+
+bool parse_duration(const char *s, double *secs)
+{
+	char *end;
+	if (!s || ((*s < '0' || *s > '9') && *s != '.'))
+		return false;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || v < 0)
+		return false;
+	if (!strcmp(end, "m"))
+		v *= 60;
+	else if (!strcmp(end, "h"))
+		v *= 3600;
+	else if (*end && strcmp(end, "s"))
+		return false;
+	*secs = v;
+	return true;
+}
+
+static bool parse_bool(const char *v, bool *out)
+{
+	if (!strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "1"))
+		*out = true;
+	else if (!strcmp(v, "false") || !strcmp(v, "no") || !strcmp(v, "0"))
+		*out = false;
+	else
+		return false;
+	return true;
+}
+
+static int bad(struct parse_ctx *x, const char *key, const char *value, const char *want)
+{
+	fprintf(stderr, "gpuctl: %s:%d: bad value '%s' for %s: %s\n", x->path, x->line, value, key, want);
+	x->failed = true;
+	return 1;
+}
+
+static int defaults_key(struct parse_ctx *x, const char *k, const char *v)
+{
+	struct config *c = x->c;
+	unsigned long n;
+	uint64_t mib;
+	double d;
+	if (!strcmp(k, "state_dir")) {
+		if (*v != '/')
+			return bad(x, k, v, "an absolute path");
+		free(c->state_dir);
+		c->state_dir = xstrdup(v);
+	} else if (!strcmp(k, "free_max_memory_used")) {
+		if (!parse_size_mib(v, &mib))
+			return bad(x, k, v, "a size such as 1G or 512M");
+		c->free_max_used_mib = mib;
+	} else if (!strcmp(k, "free_max_util")) {
+		if (!parse_uint(v, &n) || n > 100)
+			return bad(x, k, v, "a percentage 0-100");
+		c->free_max_util = (int)n;
+	} else if (!strcmp(k, "free_allow_processes")) {
+		if (!parse_bool(v, &c->free_allow_processes))
+			return bad(x, k, v, "true or false");
+	} else if (!strcmp(k, "prefer")) {
+		if (!parse_prefer(v, &c->prefer))
+			return bad(x, k, v, "free-memory, index or util");
+	} else if (!strcmp(k, "wait")) {
+		if (!strcmp(v, "no"))
+			c->wait = -1;
+		else if (!strcmp(v, "forever"))
+			c->wait = 0;
+		else if (parse_duration(v, &d) && d > 0)
+			c->wait = d;
+		else
+			return bad(x, k, v, "no, forever, or a duration such as 30m");
+	} else if (!strcmp(k, "reserved_gpus") || !strcmp(k, "max_gpus_per_user")) {
+		if (!x->admin) {
+			fprintf(stderr, "gpuctl: warning: %s:%d: %s is honoured only in %s; ignored\n",
+				x->path, x->line, k, SYSTEM_CONFIG);
+			return 1;
+		}
+		if (!strcmp(k, "reserved_gpus")) {
+			free(c->reserved);
+			c->reserved = xstrdup(v);
+		} else if (!parse_uint(v, &n)) {
+			return bad(x, k, v, "a number of GPUs");
+		} else {
+			c->max_gpus_per_user = (unsigned)n;
+		}
+	} else {
+		fprintf(stderr, "gpuctl: warning: %s:%d: unknown key '%s' in [defaults]; ignored\n",
+			x->path, x->line, k);
+	}
+	return 1;
+}
+
+static int profile_key(struct parse_ctx *x, struct profile *p, const char *k, const char *v)
+{
+	unsigned long n;
+	enum prefer pr;
+	bool b;
+	if (!strcmp(k, "count")) {
+		if (!parse_uint(v, &n) || n == 0 || n > 64)
+			return bad(x, k, v, "a number of GPUs, 1-64");
+		p->count = (unsigned)n;
+	} else if (!strcmp(k, "min_free_memory")) {
+		if (!parse_size_mib(v, &p->min_free_mib))
+			return bad(x, k, v, "a size such as 20G");
+	} else if (!strcmp(k, "max_util")) {
+		if (!parse_uint(v, &n) || n > 100)
+			return bad(x, k, v, "a percentage 0-100");
+		p->max_util = (int)n;
+	} else if (!strcmp(k, "prefer")) {
+		if (!parse_prefer(v, &pr))
+			return bad(x, k, v, "free-memory, index or util");
+		p->prefer = (int)pr;
+	} else if (!strcmp(k, "uuid")) {
+		if (!parse_bool(v, &b))
+			return bad(x, k, v, "true or false");
+		p->uuid = b;
+	} else if (!strcmp(k, "gpus")) {
+		free(p->gpus);
+		p->gpus = xstrdup(v);
+	} else {
+		fprintf(stderr, "gpuctl: warning: %s:%d: unknown key '%s' in [profile %s]; ignored\n",
+			x->path, x->line, k, p->name);
+	}
+	return 1;
+}
+
+static struct profile *profile_get(struct config *c, const char *name)
+{
+	for (struct profile *p = c->profiles; p; p = p->next)
+		if (!strcmp(p->name, name))
+			return p;
+	struct profile *p = xcalloc(1, sizeof *p);
+	p->name = xstrdup(name);
+	p->max_util = p->prefer = p->uuid = -1;
+	p->next = c->profiles;
+	c->profiles = p;
+	return p;
+}
+
+static int handler(void *user, const char *section, const char *name, const char *value)
+{
+	struct parse_ctx *x = user;
+	if (!strcmp(section, "defaults"))
+		return defaults_key(x, name, value);
+	if (!strncmp(section, "profile ", 8) && section[8])
+		return profile_key(x, profile_get(x->c, section + 8), name, value);
+	fprintf(stderr, "gpuctl: warning: %s:%d: unknown section [%s]; ignored\n", x->path, x->line,
+		section);
+	return 1;
+}
+
+/* inih's handler has no line number: count the lines as inih reads them. */
+static char *reader(char *buf, int size, void *stream)
+{
+	struct parse_ctx *x = stream;
+	char *r = fgets(buf, size, x->f);
+	if (r)
+		x->line++;
+	return r;
+}
+
+static bool load_file(struct config *c, const char *path, bool admin)
+{
+	struct parse_ctx x = {.c = c, .path = path, .admin = admin};
+	x.f = fopen(path, "r");
+	if (!x.f) {
+		if (errno == ENOENT)
+			return true;
+		fprintf(stderr, "gpuctl: cannot read %s: %s\n", path, strerror(errno));
+		return false;
+	}
+	int r = ini_parse_stream(reader, &x, handler, &x);
+	fclose(x.f);
+	if (r > 0) {
+		fprintf(stderr, "gpuctl: %s:%d: not INI syntax (expected [section] or key = value)\n",
+			path, r);
+		return false;
+	}
+	return !x.failed;
+}
+
+bool config_load(struct config *c)
+{
+	*c = (struct config){
+		.state_dir = xstrdup("/run/lock/gpuctl"),
+		.free_max_used_mib = 1024,
+		.free_max_util = 10,
+		.prefer = PREFER_FREE_MEMORY,
+		.wait = -1,
+	};
+	const char *sys = getenv("GPUCTL_SYSTEM_CONFIG"); /* tests point it elsewhere */
+	if (!load_file(c, sys ? sys : SYSTEM_CONFIG, true))
+		return false;
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+	char *user = xdg && *xdg ? xasprintf("%s/gpuctl/config", xdg)
+		   : home ? xasprintf("%s/.config/gpuctl/config", home) : NULL;
+	bool ok = !user || load_file(c, user, false);
+	free(user);
+	if (!ok)
+		return false;
+	const char *dir = getenv("GPUCTL_STATE_DIR");
+	if (dir && *dir) {
+		free(c->state_dir);
+		c->state_dir = xstrdup(dir);
+	}
+	return true;
+}
+
+void config_free(struct config *c)
+{
+	free(c->state_dir);
+	free(c->reserved);
+	for (struct profile *p = c->profiles, *n; p; p = n) {
+		n = p->next;
+		free(p->name);
+		free(p->gpus);
+		free(p);
+	}
+	*c = (struct config){0};
+}
+
+const struct profile *config_profile(const struct config *c, const char *name)
+{
+	for (const struct profile *p = c->profiles; p; p = p->next)
+		if (!strcmp(p->name, name))
+			return p;
+	return NULL;
+}

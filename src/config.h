@@ -1,0 +1,45 @@
+/* config.h: gpuctl's settings: /etc/gpuctl.conf, then ~/.config/gpuctl/config (XDG), then the
+ * environment, then options. Admin keys (reserved GPUs, per-user cap) count only from /etc. */
+#ifndef GPUCTL_CONFIG_H
+#define GPUCTL_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum prefer { PREFER_FREE_MEMORY, PREFER_INDEX, PREFER_UTIL };
+
+struct profile {
+	char *name;
+	unsigned count;          /* 0: not set */
+	uint64_t min_free_mib;
+	int max_util;            /* -1: not set */
+	int prefer;              /* -1: not set */
+	int uuid;                /* -1: not set */
+	char *gpus;
+	struct profile *next;
+};
+
+struct config {
+	char *state_dir;
+	uint64_t free_max_used_mib;   /* a GPU using more than this is busy */
+	int free_max_util;            /* a GPU busier than this (%) is busy */
+	bool free_allow_processes;    /* compute processes without a lease make a GPU busy unless set */
+	enum prefer prefer;
+	double wait;                  /* default for run: <0 no wait, 0 forever, >0 seconds */
+	char *reserved;               /* admin: GPUs never leased (list as for -g) */
+	unsigned max_gpus_per_user;   /* admin: 0 = no cap (cooperative) */
+	struct profile *profiles;
+};
+
+/* Loads defaults, the files and the environment. false (message printed) on a bad value. */
+bool config_load(struct config *c);
+void config_free(struct config *c);
+const struct profile *config_profile(const struct config *c, const char *name);
+bool parse_prefer(const char *s, enum prefer *out);
+const char *prefer_name(enum prefer p);
+/* "20G", "512M", "1024" (MiB) -> MiB. */
+bool parse_size_mib(const char *s, uint64_t *mib);
+/* "90", "30s", "5m", "2h" -> seconds. */
+bool parse_duration(const char *s, double *secs);
+
+#endif

@@ -1,0 +1,55 @@
+/* leaseopts.h: the options `run` and `env` share for choosing GPUs, and profiles. */
+#ifndef GPUCTL_LEASEOPTS_H
+#define GPUCTL_LEASEOPTS_H
+
+#include "config.h"
+#include "gpuctl.h"
+#include "grant.h"
+
+#include <getopt.h>
+
+enum {
+	LO_GPUS = 'g', LO_COUNT = 'n',
+	LO_MINFREE = 300, LO_MAXUTIL, LO_PREFER, LO_IGNORE, LO_UUID, LO_NAME, LO_WAIT, LO_PROFILE,
+	LO_DRY,
+};
+
+#define LEASE_LONGOPTS                                                         \
+	{"gpus", required_argument, NULL, LO_GPUS},                             \
+	{"count", required_argument, NULL, LO_COUNT},                           \
+	{"min-free-memory", required_argument, NULL, LO_MINFREE},               \
+	{"max-util", required_argument, NULL, LO_MAXUTIL},                      \
+	{"prefer", required_argument, NULL, LO_PREFER},                         \
+	{"ignore-usage", no_argument, NULL, LO_IGNORE},                         \
+	{"uuid", no_argument, NULL, LO_UUID},                                   \
+	{"name", required_argument, NULL, LO_NAME},                             \
+	{"wait", optional_argument, NULL, LO_WAIT},                             \
+	{"profile", required_argument, NULL, LO_PROFILE},                       \
+	{"dry-run", no_argument, NULL, LO_DRY}
+
+#define LEASE_USAGE                                                                              \
+	"  -n, --count N              how many GPUs (default 1, or as many as -g names)\n"       \
+	"  -g, --gpus LIST            choose among these: indices, UUIDs or prefixes, bus ids\n"  \
+	"      --min-free-memory SIZE each GPU needs this much free memory (e.g. 20G)\n"         \
+	"      --max-util PCT         a GPU busier than this is not free (default from config)\n" \
+	"      --prefer free-memory|index|util   which free GPUs first\n"                         \
+	"      --ignore-usage         only leases count, not observed memory, load or processes\n" \
+	"      --uuid                 CUDA_VISIBLE_DEVICES with UUIDs instead of indices\n"       \
+	"      --name NAME            shown by `gpuctl leases` and `gpuctl status`\n"            \
+	"      --wait[=DURATION]      queue until the GPUs are free (fair, first come first\n"   \
+	"                             served), at most DURATION (90, 30s, 5m, 2h)\n"            \
+	"      --profile NAME         defaults from [profile NAME] in the config\n"              \
+	"      --dry-run              show the choice and the environment, change nothing\n"
+
+struct lease_opts {
+	struct grant_req rq;
+	const char *profile;
+	bool uuid, wait_given;
+};
+
+/* 1: handled, 0: not one of ours, -1: bad value (usage printed). */
+int lease_option(const struct cmd_entry *e, int c, const char *arg, struct lease_opts *o);
+/* Applies the profile and the config's defaults to what the options left unset. */
+bool lease_opts_finish(const struct cmd_entry *e, struct lease_opts *o, const struct config *cfg);
+
+#endif

@@ -1,0 +1,21 @@
+/* leaseview.h: a read-only snapshot of leases and the queue, for `leases`, `release` and
+ * `status`. Taken under the shared global lock, so it never sees half an acquisition. */
+#ifndef GPUCTL_LEASEVIEW_H
+#define GPUCTL_LEASEVIEW_H
+
+#include "lease.h"
+#include "queue.h"
+
+struct leaseview {
+	bool present;            /* the state directory exists */
+	struct state st;
+	struct lockset ls;
+	struct lease_list leases;
+	struct ticket_list queue;
+};
+
+/* Never creates the state directory: a machine nobody leased on has no leases. */
+bool leaseview_load(struct leaseview *v, struct gpu_error *err);
+void leaseview_free(struct leaseview *v);
+
+#endif
