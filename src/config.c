@@ -254,15 +254,19 @@ bool config_load(struct config *c)
 		.wait = -1,
 	};
 	const char *sys = getenv("GPUCTL_SYSTEM_CONFIG"); /* tests point it elsewhere */
-	if (!load_file(c, sys ? sys : SYSTEM_CONFIG, true))
+	if (!load_file(c, sys ? sys : SYSTEM_CONFIG, true)) {
+		config_free(c);
 		return false;
+	}
 	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
 	char *user = xdg && *xdg ? xasprintf("%s/gpuctl/config", xdg)
 		   : home ? xasprintf("%s/.config/gpuctl/config", home) : NULL;
 	bool ok = !user || load_file(c, user, false);
 	free(user);
-	if (!ok)
+	if (!ok) {
+		config_free(c);
 		return false;
+	}
 	const char *dir = getenv("GPUCTL_STATE_DIR");
 	if (dir && *dir) {
 		free(c->state_dir);

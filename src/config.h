@@ -31,7 +31,8 @@ struct config {
 	struct profile *profiles;
 };
 
-/* Loads defaults, the files and the environment. false (message printed) on a bad value. */
+/* Loads defaults, the files and the environment. false (message printed, nothing left to free)
+ * on a bad value. */
 bool config_load(struct config *c);
 void config_free(struct config *c);
 const struct profile *config_profile(const struct config *c, const char *name);

@@ -277,10 +277,6 @@ int grant_acquire(struct gpu_set *set, const struct config *cfg, const struct gr
 {
 	memset(g, 0, sizeof *g);
 	g->set = set;
-	/* The id is known before the holder forks, so the holder can remove its own record. */
-	lease_new_id(g->rec.id);
-	g->rec.name = rq->name ? xstrdup(rq->name) : NULL;
-	g->rec.command = rq->command ? xstrdup(rq->command) : NULL;
 	struct alloc_req me = {.max_util = rq->max_util, .min_free_mib = rq->min_free_mib,
 			       .ignore_usage = rq->ignore_usage,
 			       .prefer = rq->prefer >= 0 ? (enum prefer)rq->prefer : cfg->prefer};
@@ -293,6 +289,10 @@ int grant_acquire(struct gpu_set *set, const struct config *cfg, const struct gr
 			 "at %u (max_gpus_per_user in /etc/gpuctl.conf)", me.count, cfg->max_gpus_per_user);
 		return err->code;
 	}
+	/* The id is known before the holder forks, so the holder can remove its own record. */
+	lease_new_id(g->rec.id);
+	g->rec.name = rq->name ? xstrdup(rq->name) : NULL;
+	g->rec.command = rq->command ? xstrdup(rq->command) : NULL;
 	uint64_t reserved = reserved_mask(set, cfg);
 	if (!state_open(&g->st, cfg->state_dir, err))
 		return err->code;

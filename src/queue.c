@@ -150,7 +150,8 @@ void queue_load(const struct state *st, struct ticket_list *l)
 	if (d)
 		closedir(d);
 	free(dir);
-	qsort(l->t, l->n, sizeof *l->t, by_file);
+	if (l->n)
+		qsort(l->t, l->n, sizeof *l->t, by_file);
 }
 
 void queue_free(struct ticket_list *l)
