@@ -69,8 +69,9 @@ fuzz:
 demo: all $(B)/fakenvml/libnvidia-ml.so.1 $(B)/sleeper
 	@B=$(B) tests/demo.sh
 
-bench: all $(B)/fakenvml/libnvidia-ml.so.1 $(B)/bench-floor
+bench: all $(B)/fakenvml/libnvidia-ml.so.1 $(B)/bench-floor $(B)/workload $(B)/sleeper
 	B=$(B) bench/run.sh
+	B=$(B) bench/lease.sh
 
 $(B)/bench-floor: bench/floor.c src/nvml_abi.h
 	$(CC) $(WARN) -O2 -Isrc -o $@ bench/floor.c -ldl
