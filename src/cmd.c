@@ -15,6 +15,8 @@ static const struct cmd_entry *const commands[] = {
 	&cmd_env_entry,
 	&cmd_leases_entry,
 	&cmd_release_entry,
+	&cmd_doctor_entry,
+	&cmd_kill_entry,
 	&cmd_cuda_probe_entry,
 };
 

@@ -79,15 +79,31 @@ bool read_proc_env(unsigned pid, struct proc_env *env, char *msg, size_t msglen)
 			env->cvd = xstrdup(kv + 21);
 		else if (!strncmp(kv, "CUDA_DEVICE_ORDER=", 18))
 			env->order = xstrdup(kv + 18);
+		else if (!strncmp(kv, "GPUCTL_LEASE_ID=", 16))
+			env->lease_id = xstrdup(kv + 16);
 	}
 	free(buf);
 	return true;
+}
+
+int proc_ppid(unsigned pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%u/stat", pid);
+	char *text = read_file(path, NULL);
+	const char *paren = text ? strrchr(text, ')') : NULL;
+	int ppid = -1;
+	if (!paren || sscanf(paren + 2, "%*c %d", &ppid) != 1)
+		ppid = -1;
+	free(text);
+	return ppid;
 }
 
 void proc_env_free(struct proc_env *env)
 {
 	free(env->cvd);
 	free(env->order);
+	free(env->lease_id);
 	*env = (struct proc_env){0};
 }
 

@@ -13,8 +13,11 @@ void vis_machine_free(struct vis_machine *m);
  * /proc/PID/environ). Values are NULL when unset. false with msg set when it cannot be read. */
 struct proc_env {
 	char *cvd, *order;
+	char *lease_id;            /* GPUCTL_LEASE_ID: the process runs under a gpuctl lease */
 };
 bool read_proc_env(unsigned pid, struct proc_env *env, char *msg, size_t msglen);
+/* The parent of pid from /proc/PID/stat, or -1. */
+int proc_ppid(unsigned pid);
 void proc_env_free(struct proc_env *env);
 
 /* Resolve the visibility for the env of this process, or the values given by --visible/--order.

@@ -22,6 +22,8 @@ extern const struct cmd_entry cmd_run_entry;
 extern const struct cmd_entry cmd_env_entry;
 extern const struct cmd_entry cmd_leases_entry;
 extern const struct cmd_entry cmd_release_entry;
+extern const struct cmd_entry cmd_doctor_entry;
+extern const struct cmd_entry cmd_kill_entry;
 
 struct vis_request;
 /* map and which share --visible/--unset/--order/--pid (long options 'V','U','O','P'). */

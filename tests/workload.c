@@ -3,9 +3,11 @@
  * model, over the machine NVML reports), then appears in the simulated process list on the GPUs it
  * would use (a file in FAKENVML_PROC_DIR) until it exits.
  *
- *   workload [--mode first|all|ignore] [--mem MIB] [--seconds S] [--log FILE] [--tag TAG]
+ *   workload [--mode first|all|ignore] [--mem MIB] [--mem-other MIB] [--seconds S] [--log FILE]
+ *            [--tag TAG] [--ignore-term 1]
  *
- * first: the first visible GPU (a plain job); all: every visible GPU (DataParallel); ignore: every
+ * first: the first visible GPU (a plain job); all: every visible GPU (DataParallel: --mem-other is
+ * what it holds on all but the first, a context by default); ignore: every
  * GPU, as when the variable was set after CUDA started. --log appends "start TAG NS QUEUED LEASED
  * UUIDS" and "end TAG NS" lines (CLOCK_REALTIME ns; QUEUED and LEASED are GPUCTL_QUEUED_AT and
  * GPUCTL_LEASED_AT, or 0) for the lease tests. */
@@ -51,13 +53,18 @@ static void log_line(const char *path, const char *line)
 int main(int argc, char **argv)
 {
 	const char *mode = "first", *logp = NULL, *tag = "job";
-	unsigned long mem = 1000;
+	unsigned long mem = 1000, mem_other = 0;
+	bool ignore_term = false;
 	double secs = 3600;
 	for (int i = 1; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "--mode"))
 			mode = argv[i + 1];
 		else if (!strcmp(argv[i], "--mem"))
 			mem = strtoul(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "--mem-other"))
+			mem_other = strtoul(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "--ignore-term"))
+			ignore_term = atoi(argv[i + 1]) != 0;
 		else if (!strcmp(argv[i], "--seconds"))
 			secs = atof(argv[i + 1]);
 		else if (!strcmp(argv[i], "--log"))
@@ -82,7 +89,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < use; i++) {
 		const struct vis_gpu *g = &m->gpus[r->devs[i].gpu];
 		sb_addf(&procs, "[process]\ngpu = %u\npid = %d\nused_memory_mib = %lu\n", g->nvml_index,
-			(int)getpid(), mem);
+			(int)getpid(), i && mem_other ? mem_other : mem);
 		if (r->devs[i].mig >= 0)
 			sb_addf(&procs, "gi = %u\nci = %u\n", m->migs[r->devs[i].mig].gi, m->migs[r->devs[i].mig].ci);
 		sb_addf(&line, " %s", g->uuid);
@@ -103,7 +110,10 @@ int main(int argc, char **argv)
 	log_line(logp, line.buf);
 	struct sigaction sa = {.sa_handler = on_stop};
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
+	if (ignore_term)
+		signal(SIGTERM, SIG_IGN);
+	else
+		sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	double end = now_mono() + secs;
 	while (!stop && now_mono() < end) {

@@ -93,7 +93,7 @@ static int load_machine(void)
 			if (kill((pid_t)M.procs[i].pid, 0) != 0 && errno == ESRCH)
 				M.procs[i] = M.procs[--M.nprocs];
 			else
-				i++;
+				M.procs[i++].dynamic = true;
 	}
 	if (d)
 		closedir(d);
@@ -444,12 +444,20 @@ static nvmlReturn_t mem_values(struct fm_gpu *g, struct fm_mig *mg, unsigned lon
 		return NVML_ERROR_NOT_SUPPORTED;
 	*total = (unsigned long long)g->num[N_MEM_TOTAL] * MiB;
 	*used = (unsigned long long)g->num[N_MEM_USED] * MiB;
+	/* A workload's allocation shows in the GPU's memory, as a real one would. */
+	for (size_t i = 0; i < M.nprocs; i++)
+		if (M.procs[i].dynamic && M.procs[i].gpu == (int)(g - M.gpus) && M.procs[i].used_mib > 0)
+			*used += (unsigned long long)M.procs[i].used_mib * MiB;
+	if (*used > *total)
+		*used = *total;
 	*reserved = g->has[N_MEM_RESERVED] ? (unsigned long long)g->num[N_MEM_RESERVED] * MiB : 0;
 	return NVML_SUCCESS;
 }
 
 API nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t h, nvmlMemory_t *m)
 {
+	if (refcount)
+		reload_processes();
 	DEVICE(h);
 	unsigned long long total, reserved, used;
 	if (!m)
@@ -467,6 +475,8 @@ API nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t h, nvmlMemory_t *m)
 #ifndef FAKE_OLD_DRIVER
 API nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t h, nvmlMemory_v2_t *m)
 {
+	if (refcount)
+		reload_processes();
 	DEVICE(h);
 	unsigned long long total, reserved, used;
 	if (!m)

@@ -51,6 +51,7 @@ struct fm_proc {
 	long long used_mib;  /* -1: not available */
 	unsigned type;       /* FP_* */
 	unsigned gi, ci;
+	bool dynamic;        /* from FAKENVML_PROC_DIR: its memory counts in the GPU's */
 };
 
 struct fm_machine {

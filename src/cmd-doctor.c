@@ -1,0 +1,451 @@
+/* cmd-doctor.c: `gpuctl doctor`: the classic multi-GPU mistakes, found on this machine, in the
+ * caller's environment and in the running GPU processes, each with a severity, a stable code,
+ * the GPUs and pids concerned, what it means and the fix. Exit 1 when an error was found. */
+#include "devices.h"
+#include "gpu.h"
+#include "gpuctl.h"
+#include "json.h"
+#include "leaseview.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SMALL_MIB 1024         /* a CUDA context and little else */
+#define LOW_FREE_PCT 10        /* memory left that makes a shared GPU an out-of-memory risk */
+
+struct finding {
+	enum vis_severity sev;
+	const char *code;
+	char *message, *fix;
+	struct strbuf gpus, pids;  /* comma-separated nvidia-smi indices and pids */
+};
+
+struct doctor {
+	struct finding *f;
+	size_t n, cap;
+	unsigned long focus;       /* --pid: only findings about it */
+	struct gpu_set *set;
+	struct vis_machine *vm;
+	struct leaseview lv;
+};
+
+PRINTF(5, 6)
+static struct finding *add(struct doctor *d, enum vis_severity sev, const char *code, const char *fix,
+			   const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	d->f = grow_array(d->f, &d->cap, d->n + 1, sizeof *d->f);
+	struct finding *f = &d->f[d->n++];
+	*f = (struct finding){.sev = sev, .code = code, .message = xstrdup(buf), .fix = xstrdup(fix)};
+	return f;
+}
+
+static void add_gpu(struct finding *f, unsigned idx)
+{
+	sb_addf(&f->gpus, "%s%u", f->gpus.len ? "," : "", idx);
+}
+
+static void add_pid(struct finding *f, unsigned pid)
+{
+	sb_addf(&f->pids, "%s%u", f->pids.len ? "," : "", pid);
+}
+
+/* ---- the caller's environment ---- */
+
+/* The doctor's code for a visibility warning: "visible_" and the model's code. */
+static const char *visible_code(const char *vis)
+{
+	static const char *const codes[] = {
+		"visible_empty", "visible_truncated", "visible_out_of_range", "visible_duplicate",
+		"visible_mixed_kinds", "visible_unknown_uuid", "visible_ambiguous_uuid",
+		"visible_range", "visible_junk", "visible_whitespace", "visible_none_visible",
+		"visible_bad_order", "visible_mig_gpu", "visible_mig_single"};
+	for (size_t k = 0; k < ARRAY_SIZE(codes); k++)
+		if (!strcmp(codes[k] + 8, vis))
+			return codes[k];
+	return "visible_other";
+}
+
+static void check_env(struct doctor *d)
+{
+	const char *cvd = getenv("CUDA_VISIBLE_DEVICES"), *order = getenv("CUDA_DEVICE_ORDER");
+	struct vis_result *r = vis_resolve(d->vm, cvd, order);
+	for (size_t i = 0; i < r->nwarns; i++) {
+		const struct vis_warning *w = &r->warns[i];
+		if (!strcmp(w->code, "order_differs")) {
+			bool ordinals = cvd && strncmp(cvd, "GPU-", 4) && strncmp(cvd, "MIG-", 4);
+			add(d, ordinals ? SEV_ERROR : SEV_WARNING, ordinals ? "indices_unpinned" : "order_unpinned",
+			    "export CUDA_DEVICE_ORDER=PCI_BUS_ID (gpuctl run does it for you), or name GPUs by UUID",
+			    "%s", w->message);
+			continue;
+		}
+		const char *stable = visible_code(w->code);
+		add(d, w->severity, stable, "fix CUDA_VISIBLE_DEVICES: `gpuctl map` shows what CUDA makes of it",
+		    "CUDA_VISIBLE_DEVICES: %s", w->message);
+	}
+	vis_result_free(r);
+}
+
+/* ---- processes ---- */
+
+/* Is pid the lease's job, or a descendant of it? */
+static bool in_lease(const struct lease_rec *h, unsigned pid, const struct proc_env *env)
+{
+	if (env->lease_id && !strcmp(env->lease_id, h->id))
+		return true;
+	for (int p = (int)pid, hops = 0; p > 1 && hops < 64; hops++, p = proc_ppid((unsigned)p))
+		if (p == h->pid || p == h->gpuctl_pid)
+			return true;
+	return false;
+}
+
+struct usage {            /* one process, over all GPUs */
+	unsigned pid;
+	const char *cmd;
+	size_t ngpus;
+	unsigned gpu[64];
+	uint64_t mem[64];
+};
+
+static struct usage *usage_of(struct usage **u, size_t *n, size_t *cap, unsigned pid)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*u)[i].pid == pid)
+			return &(*u)[i];
+	*u = grow_array(*u, cap, *n + 1, sizeof **u);
+	(*u)[*n] = (struct usage){.pid = pid};
+	return &(*u)[(*n)++];
+}
+
+static void check_process(struct doctor *d, const struct usage *u)
+{
+	struct proc_env env;
+	char msg[256];
+	const char *cmd = u->cmd ? u->cmd : "?";
+	if (!read_proc_env(u->pid, &env, msg, sizeof msg))
+		return; /* another user's or gone: nothing to say about its variables */
+	/* Memory on GPUs its own CUDA_VISIBLE_DEVICES excludes: set after CUDA started, or ignored. */
+	struct vis_result *r = vis_resolve(d->vm, env.cvd, env.order);
+	struct strbuf meant = {0};
+	for (size_t i = 0; i < r->ndevs; i++)
+		sb_addf(&meant, "%s%u", i ? "," : "", d->vm->gpus[r->devs[i].gpu].nvml_index);
+	struct finding *f = NULL;
+	for (size_t k = 0; env.cvd && k < u->ngpus; k++) {
+		bool visible = false;
+		for (size_t i = 0; i < r->ndevs; i++)
+			visible |= d->vm->gpus[r->devs[i].gpu].nvml_index == u->gpu[k];
+		if (visible)
+			continue;
+		if (!f) {
+			f = add(d, SEV_ERROR, "late_visibility",
+				"set CUDA_VISIBLE_DEVICES before CUDA starts: in the environment given to exec "
+				"(gpuctl run), not in os.environ after `import torch`",
+				"process %u (%.60s) uses GPUs its CUDA_VISIBLE_DEVICES='%.40s' does not include; it "
+				"was meant to see %s", u->pid, cmd, env.cvd, meant.len ? meant.buf : "no GPU");
+			add_pid(f, u->pid);
+		}
+		add_gpu(f, u->gpu[k]);
+	}
+	sb_free(&meant);
+	vis_result_free(r);
+	/* Spread over several GPUs with only a context on all but one. */
+	size_t big = 0;
+	for (size_t k = 0; k < u->ngpus; k++)
+		big += u->mem[k] > (uint64_t)SMALL_MIB << 20;
+	if (u->ngpus >= 2 && big == 1) {
+		f = add(d, SEV_WARNING, "grabbed_all",
+			"give the job only the GPU it uses (gpuctl run -n 1), or check for DataParallel or "
+			"torch.cuda calls that touch every device",
+			"process %u (%.60s) holds memory on %zu GPUs but uses only one: a CUDA context on "
+			"each of the others", u->pid, cmd, u->ngpus);
+		add_pid(f, u->pid);
+		for (size_t k = 0; k < u->ngpus; k++)
+			add_gpu(f, u->gpu[k]);
+	}
+	/* Orphans: a worker whose job is gone, still holding memory. */
+	if (proc_ppid(u->pid) == 1 && getpid() != 1) {
+		f = add(d, SEV_WARNING, "orphan_process",
+			"if its job has ended, end it: gpuctl kill --pid PID",
+			"process %u (%.60s) holds GPU memory and its parent is gone (an orphaned worker?)",
+			u->pid, cmd);
+		add_pid(f, u->pid);
+		for (size_t k = 0; k < u->ngpus; k++)
+			add_gpu(f, u->gpu[k]);
+	}
+	/* On a GPU leased to someone else. */
+	for (size_t k = 0; k < u->ngpus; k++) {
+		const struct gpu *g = &d->set->gpus[u->gpu[k]];
+		const struct lease_rec *h = lease_holder(&d->lv.leases, g->uuid);
+		if (h && !in_lease(h, u->pid, &env)) {
+			f = add(d, SEV_ERROR, "lease_violation",
+				"run jobs through gpuctl run, which gives them free GPUs; this one should move "
+				"or stop (gpuctl kill --pid PID, if it is yours)",
+				"process %u (%.60s) uses GPU %u, which is leased to %s (pid %d%s%s)", u->pid, cmd,
+				g->index, h->user, (int)h->pid, h->name ? ", " : "", h->name ? h->name : "");
+			add_pid(f, u->pid);
+			add_gpu(f, g->index);
+		}
+	}
+	proc_env_free(&env);
+}
+
+static void check_processes(struct doctor *d)
+{
+	struct usage *u = NULL;
+	size_t n = 0, cap = 0;
+	bool leasing = d->lv.present;
+	for (size_t i = 0; i < d->set->ngpus; i++) {
+		const struct gpu *g = &d->set->gpus[i];
+		uint64_t procs_mem = 0;
+		size_t compute = 0;
+		struct finding *unleased = NULL;
+		for (size_t j = 0; j < g->nprocs; j++) {
+			const struct gpu_proc *p = &g->procs[j];
+			if (d->focus && p->pid != d->focus)
+				continue;
+			struct usage *x = usage_of(&u, &n, &cap, p->pid);
+			x->cmd = p->cmdline;
+			if (x->ngpus < 64) {
+				x->gpu[x->ngpus] = g->index;
+				x->mem[x->ngpus++] = p->mem_valid ? p->used_mem : 0;
+			}
+			procs_mem += p->mem_valid ? p->used_mem : 0;
+			compute += (p->type & PROC_COMPUTE) != 0;
+			if (leasing && !lease_holder(&d->lv.leases, g->uuid) && (p->type & PROC_COMPUTE)) {
+				if (!unleased) {
+					unleased = add(d, SEV_INFO, "unleased_use",
+						       "lease GPUs with gpuctl run, so nobody else is given them",
+						       "GPU %u is used by processes that hold no lease", g->index);
+					add_gpu(unleased, g->index);
+				}
+				add_pid(unleased, p->pid);
+			}
+		}
+		if (d->focus)
+			continue;
+		/* Several jobs on one GPU with little memory left. */
+		if (compute >= 2 && GPU_HAS(g, GF_MEM_FREE) && GPU_HAS(g, GF_MEM_TOTAL) &&
+		    g->mem_free * 100 < g->mem_total * LOW_FREE_PCT) {
+			struct finding *f = add(d, SEV_WARNING, "oom_risk",
+				"move a job to a free GPU (gpuctl run picks one), or lower batch sizes",
+				"GPU %u runs %zu jobs with only %llu MiB of %llu MiB free: the next allocation "
+				"may fail with out of memory", g->index, compute,
+				(unsigned long long)(g->mem_free >> 20), (unsigned long long)(g->mem_total >> 20));
+			add_gpu(f, g->index);
+			for (size_t j = 0; j < g->nprocs; j++)
+				if (g->procs[j].type & PROC_COMPUTE)
+					add_pid(f, g->procs[j].pid);
+		}
+		/* Memory in use that no visible process accounts for. */
+		if (GPU_HAS(g, GF_PROCESSES) && GPU_HAS(g, GF_MEM_USED) &&
+		    g->mem_used > procs_mem + ((uint64_t)SMALL_MIB << 20)) {
+			struct finding *f = add(d, SEV_WARNING, "hidden_memory",
+				"look for processes in other containers or PID namespaces (run gpuctl on the "
+				"host, or with --pid=host), or a leaked context; `sudo lsof /dev/nvidia*` helps",
+				"GPU %u has %llu MiB in use but its visible processes account for %llu MiB",
+				g->index, (unsigned long long)(g->mem_used >> 20),
+				(unsigned long long)(procs_mem >> 20));
+			add_gpu(f, g->index);
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		check_process(d, &u[i]);
+	free(u);
+}
+
+/* ---- the machine ---- */
+
+static void check_machine(struct doctor *d)
+{
+	struct finding *pers = NULL, *excl = NULL;
+	for (size_t i = 0; i < d->set->ngpus; i++) {
+		const struct gpu *g = &d->set->gpus[i];
+		struct finding *f;
+		if (g->lost || g->inaccessible) {
+			f = add(d, SEV_ERROR, g->lost ? "gpu_lost" : "gpu_inaccessible",
+				g->lost ? "check `dmesg` for Xid errors; the GPU needs a reset (nvidia-smi -r) or "
+					  "a reboot" : "check the permissions of /dev/nvidia* and cgroup device rules",
+				"GPU %u is %s: %s", g->index, g->lost ? "lost" : "inaccessible",
+				g->error ? g->error : "no answer");
+			add_gpu(f, g->index);
+			continue;
+		}
+		if (GPU_HAS(g, GF_PERSISTENCE) && !g->persistence) {
+			if (!pers)
+				pers = add(d, SEV_INFO, "persistence_off",
+					   "enable persistence (nvidia-persistenced, or nvidia-smi -pm 1 as root)",
+					   "persistence mode is off: each CUDA start re-initialises the GPU (seconds "
+					   "of delay)");
+			add_gpu(pers, g->index);
+		}
+		if (GPU_HAS(g, GF_COMPUTE_MODE) && g->compute_mode == 2) {
+			f = add(d, SEV_WARNING, "compute_prohibited", "nvidia-smi -i N -c DEFAULT (as root)",
+				"GPU %u is in Prohibited compute mode: no CUDA process can use it", g->index);
+			add_gpu(f, g->index);
+		}
+		if (GPU_HAS(g, GF_COMPUTE_MODE) && g->compute_mode == 3) {
+			if (!excl)
+				excl = add(d, SEV_INFO, "compute_exclusive", "nothing to do",
+					   "Exclusive_Process compute mode: the driver itself refuses a second "
+					   "process on these GPUs");
+			add_gpu(excl, g->index);
+		}
+		if (GPU_HAS(g, GF_ECC) && !g->ecc) {
+			f = add(d, SEV_INFO, "ecc_off", "nvidia-smi -i N -e 1 (as root; takes effect after a reset)",
+				"GPU %u runs with ECC off: memory errors go undetected", g->index);
+			add_gpu(f, g->index);
+		}
+	}
+}
+
+/* ---- output ---- */
+
+static void print(const struct doctor *d, bool json)
+{
+	if (json) {
+		struct strbuf sb = {0};
+		struct json j;
+		json_init(&j, &sb, true);
+		json_obj(&j, NULL);
+		json_arr(&j, "findings");
+		for (size_t i = 0; i < d->n; i++) {
+			const struct finding *f = &d->f[i];
+			json_obj(&j, NULL);
+			json_str(&j, "severity", vis_severity_name(f->sev));
+			json_str(&j, "code", f->code);
+			json_str(&j, "message", f->message);
+			json_str(&j, "fix", f->fix);
+			json_arr(&j, "gpus");
+			for (const char *p = f->gpus.buf; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] != 0))
+				json_uint(&j, NULL, strtoul(p, NULL, 10));
+			json_end_arr(&j);
+			json_arr(&j, "pids");
+			for (const char *p = f->pids.buf; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] != 0))
+				json_uint(&j, NULL, strtoul(p, NULL, 10));
+			json_end_arr(&j);
+			json_end_obj(&j);
+		}
+		json_end_arr(&j);
+		json_end_obj(&j);
+		sb_addc(&sb, '\n');
+		fputs(sb.buf, stdout);
+		sb_free(&sb);
+		return;
+	}
+	if (!d->n)
+		printf("no findings: the environment, the GPUs and their processes look right\n");
+	for (int sev = SEV_ERROR; sev >= SEV_INFO; sev--)
+		for (size_t i = 0; i < d->n; i++) {
+			const struct finding *f = &d->f[i];
+			if ((int)f->sev != sev)
+				continue;
+			printf("%s [%s] %s\n", vis_severity_name(f->sev), f->code, f->message);
+			if (f->gpus.len || f->pids.len)
+				printf("    gpus: %s  pids: %s\n", f->gpus.len ? f->gpus.buf : "-",
+				       f->pids.len ? f->pids.buf : "-");
+			printf("    fix: %s\n", f->fix);
+		}
+}
+
+static int doctor(int argc, char **argv)
+{
+	const struct cmd_entry *e = &cmd_doctor_entry;
+	static const struct option longopts[] = {{"help", no_argument, NULL, 'h'},
+						 {"json", no_argument, NULL, 'j'},
+						 {"pid", required_argument, NULL, 'p'}, {0}};
+	bool json = false;
+	struct doctor d = {0};
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h': return cmd_usage(e, 0);
+		case 'j': json = true; break;
+		case 'p':
+			if (!parse_uint(optarg, &d.focus) || !d.focus)
+				return cmd_bad_usage(e, "--pid wants a process id, not '%s'", optarg);
+			break;
+		case ':': return cmd_bad_usage(e, "option '%s' needs a value", argv[optind - 1]);
+		default: return cmd_bad_usage(e, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cmd_bad_usage(e, "unexpected argument '%s'", argv[optind]);
+	struct gpu_error err = {0};
+	d.set = gpu_set_open(&err);
+	if (!d.set) {
+		fprintf(stderr, "gpuctl: %s\n", err.msg);
+		return err.code;
+	}
+	gpu_set_refresh(d.set, REFRESH_PROCS | REFRESH_EXTRA);
+	d.vm = vis_machine_new(d.set);
+	if (!leaseview_load(&d.lv, &err))
+		memset(&d.lv, 0, sizeof d.lv);
+	if (d.focus) {
+		bool found = false;
+		for (size_t i = 0; i < d.set->ngpus; i++)
+			for (size_t j = 0; j < d.set->gpus[i].nprocs; j++)
+				found |= d.set->gpus[i].procs[j].pid == d.focus;
+		struct proc_env env;
+		char msg[256];
+		if (read_proc_env((unsigned)d.focus, &env, msg, sizeof msg)) {
+			struct vis_result *r = vis_resolve(d.vm, env.cvd, env.order);
+			struct strbuf sees = {0};
+			for (size_t i = 0; i < r->ndevs; i++)
+				sb_addf(&sees, "%s%u", i ? "," : "", d.vm->gpus[r->devs[i].gpu].nvml_index);
+			struct finding *f = add(&d, SEV_INFO, "pid_summary", "nothing to do",
+				"process %lu was started with CUDA_VISIBLE_DEVICES=%s and CUDA_DEVICE_ORDER=%s: "
+				"CUDA shows it GPU%s %s%s", d.focus, env.cvd ? env.cvd : "(unset)",
+				env.order ? env.order : "(unset)", r->ndevs == 1 ? "" : "s",
+				sees.len ? sees.buf : "none", found ? "" : "; it uses no GPU now");
+			add_pid(f, (unsigned)d.focus);
+			sb_free(&sees);
+			vis_result_free(r);
+			proc_env_free(&env);
+		} else {
+			add(&d, SEV_INFO, "pid_unreadable", "run as that process's user or as root", "%s", msg);
+		}
+		check_processes(&d);
+	} else {
+		check_env(&d);
+		check_processes(&d);
+		check_machine(&d);
+	}
+	print(&d, json);
+	int rc = EXIT_OK;
+	for (size_t i = 0; i < d.n; i++) {
+		if (d.f[i].sev == SEV_ERROR)
+			rc = 1;
+		free(d.f[i].message);
+		free(d.f[i].fix);
+		sb_free(&d.f[i].gpus);
+		sb_free(&d.f[i].pids);
+	}
+	free(d.f);
+	leaseview_free(&d.lv);
+	vis_machine_free(d.vm);
+	gpu_set_free(d.set);
+	return rc;
+}
+
+const struct cmd_entry cmd_doctor_entry = {
+	.name = "doctor",
+	.summary = "find the classic multi-GPU mistakes and say how to fix them",
+	.usage = "doctor [--pid PID] [--json]\n\n"
+		 "Check the environment (CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER), the running GPU\n"
+		 "processes (variable set too late, every GPU grabbed, shared GPU near out of memory,\n"
+		 "lease violations, orphans, memory no process accounts for) and the machine\n"
+		 "(persistence, compute mode, lost GPUs). Each finding has a severity, a stable code,\n"
+		 "the GPUs and pids concerned and the fix.\n\n"
+		 "  --pid PID   what this process sees and uses, and the findings about it\n"
+		 "  --json      {\"findings\": [{severity, code, message, fix, gpus, pids}]}\n\n"
+		 "Exit status: 0 no error found, 1 errors found (the other codes as for every command).\n",
+	.run = doctor,
+};
