@@ -6,7 +6,7 @@ PREFIX ?= /usr/local
 B ?= build
 WARN = -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -D_GNU_SOURCE
 ALL_CFLAGS = $(WARN) $(CFLAGS) -MMD -MP
-LDLIBS = -ldl -linih
+LDLIBS = -ldl -linih -lmicrohttpd -lpthread
 
 SRC = $(wildcard src/*.c)
 OBJ = $(SRC:src/%.c=$(B)/obj/%.o)
@@ -72,6 +72,7 @@ demo: all $(B)/fakenvml/libnvidia-ml.so.1 $(B)/sleeper
 bench: all $(B)/fakenvml/libnvidia-ml.so.1 $(B)/bench-floor $(B)/workload $(B)/sleeper
 	B=$(B) bench/run.sh
 	B=$(B) bench/lease.sh
+	B=$(B) bench/exporter.sh
 
 $(B)/bench-floor: bench/floor.c src/nvml_abi.h
 	$(CC) $(WARN) -O2 -Isrc -o $@ bench/floor.c -ldl

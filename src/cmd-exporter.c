@@ -1,0 +1,228 @@
+/* cmd-exporter.c: `gpuctl exporter`: Prometheus metrics over HTTP, served by libmicrohttpd.
+ * NVML stays open for the life of the exporter. One cached response is shared by every scrape
+ * within the cache period, so a crowd of scrapers costs one refresh; the response is reference
+ * counted by libmicrohttpd, so serving it copies nothing. */
+#include "gpu.h"
+#include "gpuctl.h"
+#include "leaseview.h"
+#include "metrics.h"
+
+#include <arpa/inet.h>
+#include <getopt.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct exporter {
+	pthread_mutex_t lock;
+	struct gpu_set *set;
+	struct MHD_Response *metrics;   /* the cached page */
+	double fresh_until;             /* monotonic seconds */
+	double cache_s;
+	struct metrics_opts mo;
+	char hostname[256];
+	bool lost_logged[64];
+};
+
+static const char index_html[] =
+	"<!DOCTYPE html><html><head><title>gpuctl exporter</title></head><body>"
+	"<h1>gpuctl exporter</h1><p><a href=\"/metrics\">Metrics</a></p></body></html>\n";
+
+/* Called with the lock held. */
+static void refresh(struct exporter *x)
+{
+	double t0 = now_mono();
+	gpu_set_refresh(x->set, REFRESH_PROCS | REFRESH_EXTRA);
+	struct leaseview lv;
+	struct gpu_error err;
+	if (!leaseview_load(&lv, &err))
+		memset(&lv, 0, sizeof lv);
+	for (size_t i = 0; i < x->set->ngpus && i < 64; i++) {
+		const struct gpu *g = &x->set->gpus[i];
+		if (g->lost && !x->lost_logged[i]) {
+			fprintf(stderr, "gpuctl exporter: GPU %u (%s) is lost: %s; still serving the others\n",
+				g->index, g->pci_bus_id, g->error ? g->error : "");
+			x->lost_logged[i] = true;
+		}
+	}
+	x->mo.refreshes++;
+	struct strbuf sb = {0};
+	metrics_render(&sb, x->set, &lv, &x->mo);
+	leaseview_free(&lv);
+	x->mo.refresh_seconds = now_mono() - t0;
+	if (x->metrics)
+		MHD_destroy_response(x->metrics); /* freed once the scrapes still sending it finish */
+	x->metrics = MHD_create_response_from_buffer(sb.len, sb.buf, MHD_RESPMEM_MUST_FREE);
+	MHD_add_response_header(x->metrics, MHD_HTTP_HEADER_CONTENT_TYPE,
+				"text/plain; version=0.0.4; charset=utf-8");
+	x->fresh_until = now_mono() + x->cache_s;
+}
+
+static enum MHD_Result send_static(struct MHD_Connection *c, unsigned code, const char *type,
+				   const char *body)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)body,
+								   MHD_RESPMEM_PERSISTENT);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	enum MHD_Result ret = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+			      const char *version, const char *upload, size_t *upload_size, void **state)
+{
+	struct exporter *x = cls;
+	(void)version, (void)upload;
+	if (!*state) {          /* first call: headers only; answer on the next */
+		*state = (void *)1;
+		return MHD_YES;
+	}
+	if (*upload_size) {     /* a body we do not want */
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return send_static(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "only GET and HEAD\n");
+	if (!strcmp(url, "/"))
+		return send_static(c, MHD_HTTP_OK, "text/html; charset=utf-8", index_html);
+	if (strcmp(url, "/metrics"))
+		return send_static(c, MHD_HTTP_NOT_FOUND, "text/plain", "not found: try /metrics\n");
+	pthread_mutex_lock(&x->lock);
+	if (now_mono() >= x->fresh_until)
+		refresh(x);
+	enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, x->metrics);
+	pthread_mutex_unlock(&x->lock);
+	return ret;
+}
+
+static void log_error(void *cls, const char *fmt, va_list ap)
+{
+	(void)cls;
+	fputs("gpuctl exporter: ", stderr);
+	vfprintf(stderr, fmt, ap);
+}
+
+static bool parse_listen(const char *s, struct sockaddr_in *sa)
+{
+	char host[64];
+	const char *colon = strrchr(s, ':');
+	unsigned long port;
+	if (!colon || (size_t)(colon - s) >= sizeof host || !parse_uint(colon + 1, &port) || port > 65535)
+		return false;
+	memcpy(host, s, (size_t)(colon - s));
+	host[colon - s] = '\0';
+	*sa = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	if (!*host || !strcmp(host, "localhost"))
+		return inet_pton(AF_INET, "127.0.0.1", &sa->sin_addr) == 1;
+	return inet_pton(AF_INET, host, &sa->sin_addr) == 1;
+}
+
+static int exporter(int argc, char **argv)
+{
+	const struct cmd_entry *e = &cmd_exporter_entry;
+	static const struct option longopts[] = {
+		{"help", no_argument, NULL, 'h'}, {"listen", required_argument, NULL, 'l'},
+		{"cache-ms", required_argument, NULL, 'c'}, {"timeout", required_argument, NULL, 't'},
+		{"max-processes", required_argument, NULL, 'p'}, {"threads", required_argument, NULL, 'T'},
+		{0},
+	};
+	const char *listen = "127.0.0.1:9400";
+	unsigned long cache_ms = 1000, timeout = 10, maxp = 20, threads = 4;
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h': return cmd_usage(e, 0);
+		case 'l': listen = optarg; break;
+		case 'c':
+			if (!parse_uint(optarg, &cache_ms))
+				return cmd_bad_usage(e, "--cache-ms wants milliseconds, not '%s'", optarg);
+			break;
+		case 't':
+			if (!parse_uint(optarg, &timeout) || !timeout)
+				return cmd_bad_usage(e, "--timeout wants seconds, not '%s'", optarg);
+			break;
+		case 'p':
+			if (!parse_uint(optarg, &maxp) || !maxp)
+				return cmd_bad_usage(e, "--max-processes wants a number, not '%s'", optarg);
+			break;
+		case 'T':
+			if (!parse_uint(optarg, &threads) || !threads || threads > 64)
+				return cmd_bad_usage(e, "--threads wants 1-64, not '%s'", optarg);
+			break;
+		case ':': return cmd_bad_usage(e, "option '%s' needs a value", argv[optind - 1]);
+		default: return cmd_bad_usage(e, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cmd_bad_usage(e, "unexpected argument '%s'", argv[optind]);
+	struct sockaddr_in sa;
+	if (!parse_listen(listen, &sa))
+		return cmd_bad_usage(e, "--listen wants ADDRESS:PORT (IPv4), not '%s'", listen);
+	struct gpu_error err = {0};
+	struct exporter x = {.lock = PTHREAD_MUTEX_INITIALIZER, .cache_s = cache_ms / 1000.0};
+	x.set = gpu_set_open(&err);
+	if (!x.set) {
+		fprintf(stderr, "gpuctl: %s\n", err.msg);
+		return err.code;
+	}
+	gethostname(x.hostname, sizeof x.hostname - 1);
+	x.mo = (struct metrics_opts){.hostname = x.hostname, .max_procs = (unsigned)maxp};
+	refresh(&x);
+	/* Block the stop signals before libmicrohttpd starts its threads: only sigwait sees them. */
+	sigset_t stop;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &stop, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	struct MHD_Daemon *d = MHD_start_daemon(
+		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL, handle, &x,
+		MHD_OPTION_EXTERNAL_LOGGER, log_error, NULL, /* first, or MHD logs its own way */
+		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)timeout,
+		MHD_OPTION_CONNECTION_LIMIT, 1000U,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, 0U,
+		MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024U,
+		MHD_OPTION_STRICT_FOR_CLIENT, 1, /* malformed requests get 400, not a silent close */
+		MHD_OPTION_END);
+	int rc = EXIT_OK;
+	if (!d) {
+		fprintf(stderr, "gpuctl exporter: cannot listen on %s (in use, or not allowed?)\n", listen);
+		rc = EXIT_FAIL;
+	} else {
+		fprintf(stderr, "gpuctl exporter: serving http://%s/metrics (%zu GPUs, cache %lu ms)\n",
+			listen, x.set->ngpus, cache_ms);
+		int sig;
+		sigwait(&stop, &sig);
+		fprintf(stderr, "gpuctl exporter: stopping (signal %d)\n", sig);
+		MHD_stop_daemon(d);
+	}
+	if (x.metrics)
+		MHD_destroy_response(x.metrics);
+	gpu_set_free(x.set);
+	return rc;
+}
+
+const struct cmd_entry cmd_exporter_entry = {
+	.name = "exporter",
+	.summary = "serve GPU, process and lease metrics to Prometheus",
+	.usage = "exporter [--listen ADDR:PORT] [--cache-ms MS] [--timeout S] [--max-processes N]\n"
+		 "                [--threads N]\n\n"
+		 "Serve /metrics in the Prometheus text format (and / with a link to it) until\n"
+		 "SIGINT or SIGTERM. Logs go to stderr.\n\n"
+		 "  --listen ADDR:PORT   default 127.0.0.1:9400; other addresses only when given\n"
+		 "  --cache-ms MS        scrapes within MS share one NVML refresh (default 1000)\n"
+		 "  --timeout S          drop a connection idle this long (default 10)\n"
+		 "  --max-processes N    process samples per GPU; the rest as pid=\"other\" (default 20)\n"
+		 "  --threads N          serving threads (default 4)\n",
+	.run = exporter,
+};

@@ -1,0 +1,289 @@
+/* metrics.c: Prometheus text format (version 0.0.4). Each family is written whole (HELP, TYPE,
+ * then its samples) and a value the driver cannot give is left out, never written as 0. Labels
+ * that could grow without bound are capped: processes per GPU (the rest summed as pid="other")
+ * and command names (the program's base name, 64 bytes at most). */
+#include "metrics.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void metrics_label(struct strbuf *sb, const char *v)
+{
+	for (const char *p = v ? v : ""; *p; p++) {
+		if (*p == '\\' || *p == '"')
+			sb_addc(sb, '\\'), sb_addc(sb, *p);
+		else if (*p == '\n')
+			sb_adds(sb, "\\n");
+		else
+			sb_addc(sb, *p);
+	}
+}
+
+static void family(struct strbuf *sb, const char *name, const char *type, const char *help)
+{
+	sb_addf(sb, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* name{gpu="0",uuid="...",name="...",hostname="..."[,extra]} */
+static void gpu_sample(struct strbuf *sb, const char *metric, const struct gpu *g,
+		       const struct metrics_opts *o, const char *extra)
+{
+	sb_addf(sb, "%s{gpu=\"%u\",uuid=\"", metric, g->index);
+	metrics_label(sb, g->uuid);
+	sb_adds(sb, "\",name=\"");
+	metrics_label(sb, g->name);
+	sb_adds(sb, "\",hostname=\"");
+	metrics_label(sb, o->hostname);
+	sb_addf(sb, "\"%s%s} ", extra ? "," : "", extra ? extra : "");
+}
+
+static void mig_sample(struct strbuf *sb, const char *metric, const struct gpu *g,
+		       const struct mig_dev *m, const struct metrics_opts *o, uint64_t value)
+{
+	if (!m->mem_valid)
+		return;
+	struct strbuf x = {0};
+	sb_adds(&x, "mig_uuid=\"");
+	metrics_label(&x, m->uuid);
+	sb_addf(&x, "\",gpu_instance=\"%u\",compute_instance=\"%u\"", m->gi, m->ci);
+	gpu_sample(sb, metric, g, o, x.buf);
+	sb_addf(sb, "%llu\n", (unsigned long long)value);
+	sb_free(&x);
+}
+
+#define EACH_GPU for (size_t i = 0; i < set->ngpus; i++) if ((g = &set->gpus[i]), 1)
+
+struct gauge {
+	const char *name, *help;
+	enum gpu_field field;
+};
+
+static double gauge_value(const struct gpu *g, enum gpu_field f)
+{
+	switch (f) {
+	case GF_UTIL_GPU: return g->util_gpu;
+	case GF_UTIL_MEM: return g->util_mem;
+	case GF_MEM_TOTAL: return (double)g->mem_total;
+	case GF_MEM_USED: return (double)g->mem_used;
+	case GF_MEM_FREE: return (double)g->mem_free;
+	case GF_MEM_RESERVED: return (double)g->mem_reserved;
+	case GF_TEMP: return g->temp;
+	case GF_POWER: return g->power_mw / 1000.0;
+	case GF_POWER_LIMIT: return g->power_limit_mw / 1000.0;
+	case GF_FAN: return g->fan;
+	case GF_MIG_MODE: return g->mig_mode;
+	case GF_PERSISTENCE: return g->persistence;
+	default: return 0;
+	}
+}
+
+static const struct gauge gauges[] = {
+	{"gpuctl_gpu_utilization_percent", "Percent of time a kernel ran (DCGM_FI_DEV_GPU_UTIL).", GF_UTIL_GPU},
+	{"gpuctl_gpu_memory_utilization_percent", "Percent of time memory was read or written (DCGM_FI_DEV_MEM_COPY_UTIL).", GF_UTIL_MEM},
+	{"gpuctl_gpu_memory_total_bytes", "Total GPU memory (DCGM_FI_DEV_FB_TOTAL, there in MiB).", GF_MEM_TOTAL},
+	{"gpuctl_gpu_memory_used_bytes", "GPU memory used (DCGM_FI_DEV_FB_USED, there in MiB).", GF_MEM_USED},
+	{"gpuctl_gpu_memory_free_bytes", "GPU memory free (DCGM_FI_DEV_FB_FREE, there in MiB).", GF_MEM_FREE},
+	{"gpuctl_gpu_memory_reserved_bytes", "GPU memory reserved by the driver (DCGM_FI_DEV_FB_RESERVED).", GF_MEM_RESERVED},
+	{"gpuctl_gpu_temperature_celsius", "GPU core temperature (DCGM_FI_DEV_GPU_TEMP).", GF_TEMP},
+	{"gpuctl_gpu_power_watts", "Power draw (DCGM_FI_DEV_POWER_USAGE).", GF_POWER},
+	{"gpuctl_gpu_power_limit_watts", "Enforced power limit (DCGM_FI_DEV_ENFORCED_POWER_LIMIT).", GF_POWER_LIMIT},
+	{"gpuctl_gpu_fan_speed_percent", "Intended fan speed (DCGM_FI_DEV_FAN_SPEED).", GF_FAN},
+	{"gpuctl_gpu_mig_enabled", "1 when MIG mode is on.", GF_MIG_MODE},
+	{"gpuctl_gpu_persistence_enabled", "1 when persistence mode is on.", GF_PERSISTENCE},
+};
+
+static void gpu_metrics(struct strbuf *sb, const struct gpu_set *set, const struct metrics_opts *o)
+{
+	const struct gpu *g;
+	family(sb, "gpuctl_gpu_info", "gauge", "Always 1: the GPU's identity.");
+	EACH_GPU {
+		struct strbuf x = {0};
+		sb_adds(&x, "pci_bus_id=\"");
+		metrics_label(&x, g->pci_bus_id);
+		sb_adds(&x, "\",driver_version=\"");
+		metrics_label(&x, set->has_driver_version ? set->driver_version : "");
+		sb_addc(&x, '"');
+		gpu_sample(sb, "gpuctl_gpu_info", g, o, x.buf);
+		sb_adds(sb, "1\n");
+		sb_free(&x);
+	}
+	family(sb, "gpuctl_gpu_lost", "gauge", "1 when the GPU fell off the bus or stopped answering.");
+	EACH_GPU {
+		gpu_sample(sb, "gpuctl_gpu_lost", g, o, NULL);
+		sb_addf(sb, "%d\n", g->lost || g->inaccessible);
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(gauges); k++) {
+		family(sb, gauges[k].name, "gauge", gauges[k].help);
+		EACH_GPU if (GPU_HAS(g, gauges[k].field)) {
+			gpu_sample(sb, gauges[k].name, g, o, NULL);
+			sb_addf(sb, "%.17g\n", gauge_value(g, gauges[k].field));
+		}
+	}
+	family(sb, "gpuctl_gpu_clock_hertz", "gauge",
+	       "Current clocks (DCGM_FI_DEV_SM_CLOCK, DCGM_FI_DEV_MEM_CLOCK, there in MHz).");
+	static const struct { const char *label; enum gpu_field f; } clocks[] = {
+		{"clock=\"graphics\"", GF_CLK_GFX}, {"clock=\"sm\"", GF_CLK_SM}, {"clock=\"memory\"", GF_CLK_MEM}};
+	EACH_GPU for (size_t c = 0; c < ARRAY_SIZE(clocks); c++) if (GPU_HAS(g, clocks[c].f)) {
+		unsigned mhz = clocks[c].f == GF_CLK_GFX ? g->clk_gfx : clocks[c].f == GF_CLK_SM ? g->clk_sm : g->clk_mem;
+		gpu_sample(sb, "gpuctl_gpu_clock_hertz", g, o, clocks[c].label);
+		sb_addf(sb, "%llu\n", (unsigned long long)mhz * 1000000ULL);
+	}
+	family(sb, "gpuctl_gpu_compute_mode", "gauge", "1 for the GPU's compute mode.");
+	EACH_GPU if (GPU_HAS(g, GF_COMPUTE_MODE)) {
+		char mode[48];
+		snprintf(mode, sizeof mode, "mode=\"%s\"", compute_mode_name(g->compute_mode));
+		gpu_sample(sb, "gpuctl_gpu_compute_mode", g, o, mode);
+		sb_adds(sb, "1\n");
+	}
+	family(sb, "gpuctl_nvml_errors_total", "counter", "NVML queries that failed (other than not supported).");
+	EACH_GPU {
+		gpu_sample(sb, "gpuctl_nvml_errors_total", g, o, NULL);
+		sb_addf(sb, "%u\n", g->errors);
+	}
+	family(sb, "gpuctl_mig_device_memory_used_bytes", "gauge", "Memory used on a MIG device.");
+	EACH_GPU for (size_t m = 0; m < g->nmigs; m++)
+		mig_sample(sb, "gpuctl_mig_device_memory_used_bytes", g, &g->migs[m], o, g->migs[m].mem_used);
+	family(sb, "gpuctl_mig_device_memory_total_bytes", "gauge", "Memory of a MIG device.");
+	EACH_GPU for (size_t m = 0; m < g->nmigs; m++)
+		mig_sample(sb, "gpuctl_mig_device_memory_total_bytes", g, &g->migs[m], o, g->migs[m].mem_total);
+}
+
+static const char *base_name(const char *cmd, char *buf, size_t n)
+{
+	if (!cmd)
+		return "";
+	size_t len = strcspn(cmd, " ");
+	const char *start = cmd;
+	for (const char *p = cmd; p < cmd + len; p++)
+		if (*p == '/')
+			start = p + 1;
+	snprintf(buf, n, "%.*s", (int)(cmd + len - start), start);
+	return buf;
+}
+
+struct user_sum {
+	const char *user;
+	uint64_t mem;
+	unsigned gpus;
+};
+
+static void process_metrics(struct strbuf *sb, const struct gpu_set *set, const struct metrics_opts *o)
+{
+	const struct gpu *g;
+	struct user_sum *users = NULL;
+	size_t nusers = 0, cap = 0;
+	family(sb, "gpuctl_process_gpu_memory_bytes", "gauge",
+	       "GPU memory used by a process (at most max_procs per GPU; the rest under pid=\"other\").");
+	EACH_GPU {
+		uint64_t other = 0;
+		bool any_other = false;
+		for (size_t j = 0; j < g->nprocs; j++) {
+			const struct gpu_proc *p = &g->procs[j];
+			if (!p->mem_valid)
+				continue;
+			const char *user = p->user ? p->user : "unknown";
+			size_t u = 0;
+			while (u < nusers && strcmp(users[u].user, user))
+				u++;
+			if (u == nusers) {
+				users = grow_array(users, &cap, nusers + 1, sizeof *users);
+				users[nusers++] = (struct user_sum){user, 0, 0};
+			}
+			users[u].mem += p->used_mem;
+			/* Count the GPU once per user. */
+			bool first = true;
+			for (size_t k = 0; k < j; k++)
+				if (g->procs[k].mem_valid && !strcmp(g->procs[k].user ? g->procs[k].user : "unknown", user))
+					first = false;
+			users[u].gpus += first;
+			if (j >= o->max_procs) {
+				other += p->used_mem;
+				any_other = true;
+				continue;
+			}
+			char cmd[65];
+			struct strbuf x = {0};
+			sb_addf(&x, "pid=\"%u\",user=\"", p->pid);
+			metrics_label(&x, user);
+			sb_adds(&x, "\",command=\"");
+			metrics_label(&x, base_name(p->cmdline, cmd, sizeof cmd));
+			sb_addc(&x, '"');
+			gpu_sample(sb, "gpuctl_process_gpu_memory_bytes", g, o, x.buf);
+			sb_addf(sb, "%llu\n", (unsigned long long)p->used_mem);
+			sb_free(&x);
+		}
+		if (any_other) {
+			gpu_sample(sb, "gpuctl_process_gpu_memory_bytes", g, o, "pid=\"other\",user=\"\",command=\"\"");
+			sb_addf(sb, "%llu\n", (unsigned long long)other);
+		}
+	}
+	family(sb, "gpuctl_user_gpu_memory_bytes", "gauge", "GPU memory used by a user's processes, all GPUs.");
+	for (size_t u = 0; u < nusers; u++) {
+		sb_adds(sb, "gpuctl_user_gpu_memory_bytes{user=\"");
+		metrics_label(sb, users[u].user);
+		sb_adds(sb, "\",hostname=\"");
+		metrics_label(sb, o->hostname);
+		sb_addf(sb, "\"} %llu\n", (unsigned long long)users[u].mem);
+	}
+	family(sb, "gpuctl_user_gpus", "gauge", "GPUs on which a user has processes.");
+	for (size_t u = 0; u < nusers; u++) {
+		sb_adds(sb, "gpuctl_user_gpus{user=\"");
+		metrics_label(sb, users[u].user);
+		sb_adds(sb, "\",hostname=\"");
+		metrics_label(sb, o->hostname);
+		sb_addf(sb, "\"} %u\n", users[u].gpus);
+	}
+	free(users);
+}
+
+static void lease_metrics(struct strbuf *sb, const struct gpu_set *set, const struct leaseview *lv,
+			  const struct metrics_opts *o)
+{
+	const struct gpu *g;
+	family(sb, "gpuctl_gpu_leased", "gauge", "1 when a gpuctl lease holds the GPU.");
+	EACH_GPU {
+		gpu_sample(sb, "gpuctl_gpu_leased", g, o, NULL);
+		sb_addf(sb, "%d\n", lease_holder(&lv->leases, g->uuid) != NULL);
+	}
+	family(sb, "gpuctl_gpu_lease_info", "gauge", "Always 1: who holds the GPU's lease.");
+	EACH_GPU {
+		const struct lease_rec *h = lease_holder(&lv->leases, g->uuid);
+		if (!h)
+			continue;
+		struct strbuf x = {0};
+		sb_adds(&x, "holder=\"");
+		metrics_label(&x, h->user);
+		sb_adds(&x, "\",lease_name=\"");
+		metrics_label(&x, h->name ? h->name : "");
+		sb_addf(&x, "\",kind=\"%s\"", h->kind);
+		gpu_sample(sb, "gpuctl_gpu_lease_info", g, o, x.buf);
+		sb_adds(sb, "1\n");
+		sb_free(&x);
+	}
+	time_t now = time(NULL), oldest = 0;
+	for (size_t i = 0; i < lv->queue.n; i++)
+		if (!oldest || lv->queue.t[i].since < oldest)
+			oldest = lv->queue.t[i].since;
+	family(sb, "gpuctl_lease_queue_length", "gauge", "Requests waiting for GPUs.");
+	sb_adds(sb, "gpuctl_lease_queue_length{hostname=\"");
+	metrics_label(sb, o->hostname);
+	sb_addf(sb, "\"} %zu\n", lv->queue.n);
+	family(sb, "gpuctl_lease_queue_oldest_wait_seconds", "gauge", "How long the oldest waiter has waited.");
+	sb_adds(sb, "gpuctl_lease_queue_oldest_wait_seconds{hostname=\"");
+	metrics_label(sb, o->hostname);
+	sb_addf(sb, "\"} %lld\n", oldest ? (long long)(now - oldest) : 0LL);
+}
+
+void metrics_render(struct strbuf *sb, const struct gpu_set *set, const struct leaseview *lv,
+		    const struct metrics_opts *o)
+{
+	gpu_metrics(sb, set, o);
+	process_metrics(sb, set, o);
+	lease_metrics(sb, set, lv, o);
+	family(sb, "gpuctl_exporter_refreshes_total", "counter", "NVML refreshes (shared by the scrapes of a cache period).");
+	sb_addf(sb, "gpuctl_exporter_refreshes_total %llu\n", o->refreshes);
+	family(sb, "gpuctl_exporter_refresh_seconds", "gauge", "How long the last refresh took.");
+	sb_addf(sb, "gpuctl_exporter_refresh_seconds %.6f\n", o->refresh_seconds);
+}

@@ -1,0 +1,20 @@
+/* metrics.h: the Prometheus text exposition of a GPU set and its leases. */
+#ifndef GPUCTL_METRICS_H
+#define GPUCTL_METRICS_H
+
+#include "gpu.h"
+#include "leaseview.h"
+
+struct metrics_opts {
+	const char *hostname;
+	unsigned max_procs;            /* per GPU; the rest add up under pid="other" */
+	unsigned long long refreshes;  /* NVML refreshes since start */
+	double refresh_seconds;        /* how long the last one took */
+};
+
+void metrics_render(struct strbuf *sb, const struct gpu_set *set, const struct leaseview *lv,
+		    const struct metrics_opts *o);
+/* Prometheus label value escaping: backslash, double quote, newline. */
+void metrics_label(struct strbuf *sb, const char *v);
+
+#endif

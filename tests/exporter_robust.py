@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""exporter_robust.py PORT PID TIMEOUT CACHE_MS: robustness of a running gpuctl exporter.
+200 concurrent scrapers; slow and half-open clients time out without blocking others; malformed
+requests get 400 and the server keeps serving; NVML refreshed at most once per cache period
+however many scrape; bounded memory over 10,000 scrapes. Prints ok/not ok lines."""
+import http.client, socket, sys, threading, time
+
+port, pid, timeout, cache_ms = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+
+def check(name, cond, detail=""):
+    print(("ok - " if cond else "not ok - ") + name)
+    if not cond and detail:
+        print("#   %s" % (detail,))
+
+def scrape(path="/metrics"):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    c.request("GET", path)
+    r = c.getresponse()
+    body = r.read()
+    c.close()
+    return r.status, body
+
+def refreshes():
+    for line in scrape()[1].decode().splitlines():
+        if line.startswith("gpuctl_exporter_refreshes_total "):
+            return int(line.split()[1])
+
+def rss_kb():
+    for line in open("/proc/%d/status" % pid):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+
+# 200 concurrent scrapers, all at once.
+r0, t0 = refreshes(), time.monotonic()
+results, barrier = [], threading.Barrier(200)
+def worker():
+    barrier.wait()
+    try:
+        results.append(scrape())
+    except Exception as e:
+        results.append((0, str(e).encode()))
+threads = [threading.Thread(target=worker) for _ in range(200)]
+for t in threads: t.start()
+for t in threads: t.join()
+elapsed = time.monotonic() - t0
+ok200 = sum(1 for s, b in results if s == 200 and b"gpuctl_gpu_info" in b)
+check("200 concurrent scrapers all served (%d in %.2fs)" % (ok200, elapsed), ok200 == 200,
+      [b[:80] for s, b in results if s != 200][:3])
+r1 = refreshes()
+allowed = int(elapsed / (cache_ms / 1000.0)) + 2
+check("NVML refreshed %d times for 201 scrapes in %.2fs (cache %d ms: at most %d)" % (r1 - r0, elapsed, cache_ms, allowed),
+      r1 - r0 <= allowed)
+
+# Slow and half-open clients do not block others, and are dropped after the timeout.
+idle = []
+for i in range(50):
+    s = socket.create_connection(("127.0.0.1", port))
+    if i % 2:
+        s.sendall(b"GET /metr")       # a request that never ends
+    idle.append(s)
+t0 = time.monotonic()
+fast = [scrape()[0] for _ in range(20)]
+took = time.monotonic() - t0
+check("with 50 idle or half-open clients, others are served (20 scrapes in %.2fs)" % took,
+      fast == [200] * 20 and took < 5)
+time.sleep(timeout + 1.5)
+closed = 0
+for s in idle:
+    s.settimeout(0.5)
+    try:
+        if s.recv(4096) in (b"",) or True:
+            closed += 1
+    except (socket.timeout, ConnectionResetError):
+        pass
+    s.close()
+check("idle and half-open clients are dropped after the timeout (%d/50)" % closed, closed == 50)
+
+# Malformed requests: malformed HTTP gets 400 (505 for an unknown version); a line that is not
+# HTTP at all is dropped by libmicrohttpd without a reply. Either way the server keeps serving.
+def reply(req):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(req)
+    s.settimeout(timeout + 2)
+    try:
+        r = s.recv(100)
+    except (socket.timeout, ConnectionResetError):
+        r = b"(timeout)"
+    s.close()
+    return r
+for req, want in ((b"GET /metrics HTTP/1.1\r\nBad Header\r\n\r\n", b"HTTP/1.1 400"),
+                  (b"GET /metrics HTTP/1.1\r\n\r\n", b"HTTP/1.1 400"),          # no Host
+                  (b"GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: x\r\n\r\n", b"HTTP/1.1 400"),
+                  (b"GET /metrics HTTP/9.9\r\nHost: x\r\n\r\n", b"HTTP/1.1 505")):
+    r = reply(req)
+    check("malformed %r gets %s" % (req[:40], want.decode()), r.startswith(want), r[:60])
+for req in (b"GARBAGE\r\n\r\n", b"\x00\xff\x00\r\n\r\n", b"GET\r\n\r\n"):
+    r = reply(req)
+    check("not HTTP %r: no crash, closed (%r)" % (req[:12], r[:20]), b"200 OK" not in r)
+check("and the server keeps serving", scrape()[0] == 200)
+
+# Bounded memory over 10,000 scrapes (keep-alive connections, as Prometheus uses).
+before = rss_kb()
+c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+for i in range(10000):
+    c.request("GET", "/metrics")
+    c.getresponse().read()
+    if i % 1000 == 999:
+        c.close()
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+c.close()
+after = rss_kb()
+check("memory bounded over 10,000 scrapes (RSS %d -> %d KiB)" % (before, after), after - before < 8192)

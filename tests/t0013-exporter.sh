@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# t0013-exporter.sh: gpuctl exporter: the exposition passes promtool, a real Prometheus server
+# scrapes it and answers PromQL with the simulated machine's values, and it survives concurrency,
+# slow and malformed clients, 10,000 scrapes and a GPU lost while serving.
+. "$(dirname "$0")/lib.sh"
+use_state
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+start_exporter() {
+	PORT=$(free_port)
+	"$GPUCTL" exporter --listen 127.0.0.1:$PORT "$@" 2>"$TMP/exporter.log" &
+	EXP=$!
+	wait_for curl -sf "http://127.0.0.1:$PORT/metrics"
+}
+stop_exporter() { kill $EXP; wait $EXP; }
+sample() { grep -E "^$1\{$2" "$TMP/metrics" | awk '{print $NF}'; }
+
+use_machine "$MACHINES/a100-mig.machine"
+start_exporter --cache-ms 200 --timeout 2
+curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics"
+check_grep "logs where it serves" "serving http://127.0.0.1:$PORT/metrics" "$TMP/exporter.log"
+if command -v promtool >/dev/null; then
+	check "promtool check metrics" sh -c "promtool check metrics <'$TMP/metrics'"
+else
+	skip "promtool" "the prometheus package is not installed"
+fi
+check_eq "temperature" 41 "$(sample gpuctl_gpu_temperature_celsius 'gpu="0"')"
+check_eq "memory in bytes" 42949672960 "$(sample gpuctl_gpu_memory_total_bytes 'gpu="1"')"
+check_eq "power in watts" 80 "$(sample gpuctl_gpu_power_watts 'gpu="1"')"
+check_eq "utilisation unavailable under MIG is left out, not 0" "20" "$(sample gpuctl_gpu_utilization_percent '')"
+check_eq "MIG devices" 3 "$(grep -c '^gpuctl_mig_device_memory_used_bytes{' "$TMP/metrics")"
+check_eq "per-process memory with pid, user and command" 1 "$(grep -c '^gpuctl_process_gpu_memory_bytes{gpu="0",.*pid="4000301",user="unknown",command=""} 9332326400$' "$TMP/metrics")"
+check_eq "compute mode" 1 "$(sample gpuctl_gpu_compute_mode 'gpu="1",.*mode="Exclusive_Process"')"
+check_eq "every family has HELP and TYPE" "$(grep -c '^# HELP' "$TMP/metrics")" "$(grep -c '^# TYPE' "$TMP/metrics")"
+check_eq "/ is an HTML page linking to /metrics" 1 "$(curl -sf "http://127.0.0.1:$PORT/" | grep -c 'href="/metrics"')"
+check_eq "anything else is 404" 404 "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/nope")"
+check_eq "POST is refused" 405 "$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$PORT/metrics")"
+python3 "$ROOT/tests/exporter_robust.py" "$PORT" "$EXP" 2 200
+stop_exporter
+check_eq "stops cleanly on SIGTERM" 0 $?
+
+# Processes, users and leases.
+quiet_machine "$TMP/m4" 4
+use_machine "$TMP/m4"
+"$GPUCTL" run -g 2 --name train -- "$B/workload" --mem 3000 & runner=$!
+wait_leases 1
+wait_for test -n "$(ls "$FAKENVML_PROC_DIR")"
+start_exporter --cache-ms 0
+curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics"
+check_eq "lease holder per GPU" 1 "$(sample gpuctl_gpu_lease_info "gpu=\"2\".*holder=\"$(id -un)\",lease_name=\"train\",kind=\"run\"")"
+check_eq "leased flag" "0 0 1 0" "$(grep '^gpuctl_gpu_leased{' "$TMP/metrics" | awk '{print $NF}' | tr '\n' ' ' | sed 's/ $//')"
+check_eq "per-user memory" 3145728000 "$(sample gpuctl_user_gpu_memory_bytes "user=\"$(id -un)\"")"
+check_eq "per-user GPU count" 1 "$(sample gpuctl_user_gpus "user=\"$(id -un)\"")"
+check_eq "the process's command name" 1 "$(grep -c 'command="workload"' "$TMP/metrics")"
+"$GPUCTL" run -n 4 --wait -- true 2>/dev/null & waiter=$!
+for i in $(seq 100); do curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics"; [ "$(sample gpuctl_lease_queue_length '')" = 1 ] && break; sleep 0.05; done
+check_eq "queue length" 1 "$(sample gpuctl_lease_queue_length '')"
+kill $waiter $runner; wait $waiter $runner 2>/dev/null
+stop_exporter
+
+# More processes on a GPU than the label budget: the rest add up under pid="other".
+gen_machine "$TMP/many" 1 30
+use_machine "$TMP/many"
+start_exporter --max-processes 5
+curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics"
+check_eq "process samples are capped" 6 "$(grep -c '^gpuctl_process_gpu_memory_bytes{' "$TMP/metrics")"
+check_eq "the rest is one pid=\"other\" sample" "$(( (105+106+107+108+109+110+111+112+113+114+115+116+117+118+119+120+121+122+123+124+125+126+127+128+129) * 1048576 ))" "$(sample gpuctl_process_gpu_memory_bytes '.*pid="other"')"
+stop_exporter
+
+# A GPU lost while serving: reported as lost, the others still served.
+awk '/^\[gpu\]/{g++} {print} /^\[gpu\]/ && g==2 {print "lost_after = 40"}' "$TMP/m4" >"$TMP/m4lost"
+use_machine "$TMP/m4lost"
+start_exporter --cache-ms 0
+for i in 1 2 3 4 5 6; do curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics"; done
+check_eq "the lost GPU is reported" 1 "$(sample gpuctl_gpu_lost 'gpu="1"')"
+check_eq "and has no stale values" "" "$(sample gpuctl_gpu_temperature_celsius 'gpu="1"')"
+check_eq "the others are still served" 40 "$(sample gpuctl_gpu_temperature_celsius 'gpu="0"')"
+check_grep "and it is logged" 'GPU 1 .* is lost' "$TMP/exporter.log"
+stop_exporter
+
+check_exit "a bad --listen" 2 "$GPUCTL" exporter --listen nowhere
+check_exit "a port in use" 1 "$GPUCTL" exporter --listen "127.0.0.1:$(python3 -c 'import socket,time,os; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1]); os.close(1); time.sleep(3)' &)"
+
+# A real Prometheus server scrapes the exporter and answers PromQL.
+if command -v prometheus >/dev/null && command -v promtool >/dev/null; then
+	use_machine "$MACHINES/h100x8.machine"
+	start_exporter
+	PP=$(free_port)
+	mkdir -p "$TMP/prom"
+	cat >"$TMP/prom/prometheus.yml" <<YML
+global: {scrape_interval: 1s, evaluation_interval: 1s}
+scrape_configs:
+  - job_name: gpuctl
+    static_configs: [{targets: ['127.0.0.1:$PORT']}]
+YML
+	check "promtool check config" promtool check config "$TMP/prom/prometheus.yml"
+	prometheus --config.file="$TMP/prom/prometheus.yml" --storage.tsdb.path="$TMP/prom/data" \
+		--web.listen-address=127.0.0.1:$PP >"$TMP/prom/log" 2>&1 &
+	PROM=$!
+	q() { curl -s "http://127.0.0.1:$PP/api/v1/query" --data-urlencode "query=$1" | jq -r '.data.result[0].value[1] // empty'; }
+	for i in $(seq 200); do [ "$(q 'up{job="gpuctl"}')" = 1 ] && break; sleep 0.1; done
+	check_eq "Prometheus scraped the exporter" 1 "$(q 'up{job="gpuctl"}')"
+	check_eq "PromQL: temperature of GPU 5" 65 "$(q 'gpuctl_gpu_temperature_celsius{gpu="5"}')"
+	check_eq "PromQL: memory used on GPU 0, in MiB" 71234 "$(q 'gpuctl_gpu_memory_used_bytes{gpu="0"} / 2^20')"
+	check_eq "PromQL: total power over 8 GPUs" 2176.9 "$(q 'round(sum(gpuctl_gpu_power_watts), 0.1)')"
+	check_eq "PromQL: GPUs of the machine" 8 "$(q 'count(gpuctl_gpu_info{hostname!=""})')"
+	kill $PROM; wait $PROM 2>/dev/null
+	stop_exporter
+else
+	skip "real Prometheus" "the prometheus package is not installed"
+fi
