@@ -165,9 +165,7 @@ static int env_cmd(int argc, char **argv)
 	} else if (o.rq.dry_run) {
 		char **env = grant_env(&g, o.uuid);
 		print_exports(env, fmt, &g, o.uuid);
-		for (char **p = env; *p; p++)
-			free(*p);
-		free(env);
+		grant_env_free(env);
 		grant_free(&g);
 		state_close(&g.st);
 	} else {
@@ -192,9 +190,7 @@ static int env_cmd(int argc, char **argv)
 		lease_release(g.locks, g.n); /* the holder keeps its own copies */
 		grant_free(&g);
 		state_close(&g.st);
-		for (char **p = env; *p; p++)
-			free(*p);
-		free(env);
+		grant_env_free(env);
 	}
 	gpu_set_free(set);
 	free(command);

@@ -268,22 +268,15 @@ static int map(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cmd_bad_usage(e, "unexpected argument '%s'", argv[optind]);
+	struct vis_session vs;
+	int rc = vis_session_open(&vs, &rq, "gpuctl map");
+	if (rc != EXIT_OK)
+		return rc;
 	struct gpu_error err = {0};
-	struct proc_env env;
-	if (!vis_request_values(&rq, &env, err.msg, sizeof err.msg)) {
-		fprintf(stderr, "gpuctl map: %s\n", err.msg);
-		return EXIT_FAIL;
-	}
-	struct gpu_set *set = gpu_set_open(&err);
-	if (!set) {
-		proc_env_free(&env);
-		fprintf(stderr, "gpuctl: %s\n", err.msg);
-		return err.code;
-	}
-	struct vis_machine *m = vis_machine_new(set);
-	struct vis_result *r = vis_resolve(m, env.cvd, env.order);
+	const struct vis_machine *m = vs.m;
+	const struct vis_result *r = vs.r;
+	const struct proc_env env = vs.env;
 	struct verify v = {0};
-	int rc = EXIT_OK;
 	if (verify) {
 		run_verify(&v, m, r, &env, &err);
 		if (!v.done) {
@@ -301,10 +294,7 @@ static int map(int argc, char **argv)
 	else
 		table(m, r, &env, &v, term_width(STDOUT_FILENO));
 	sb_free(&v.report);
-	vis_result_free(r);
-	vis_machine_free(m);
-	gpu_set_free(set);
-	proc_env_free(&env);
+	vis_session_close(&vs);
 	return rc;
 }
 

@@ -31,13 +31,6 @@ static void print_env(char **env, FILE *f)
 		fprintf(f, "%s\n", *p);
 }
 
-static void free_env(char **env)
-{
-	for (char **p = env; *p; p++)
-		free(*p);
-	free(env);
-}
-
 static char *join(char **argv)
 {
 	struct strbuf sb = {0};
@@ -89,7 +82,7 @@ static int start_job(struct grant *g, char **argv, bool uuid)
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	child = 0;
-	free_env(env);
+	grant_env_free(env);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -140,7 +133,7 @@ static int run(int argc, char **argv)
 		printf("\nwould run%s%s with:\n", command ? ": " : "", command ? command : "");
 		char **env = grant_env(&g, o.uuid);
 		print_env(env, stdout);
-		free_env(env);
+		grant_env_free(env);
 		grant_free(&g);
 		state_close(&g.st);
 	} else {

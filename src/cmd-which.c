@@ -51,21 +51,13 @@ static int which(int argc, char **argv)
 	if (optind < argc)
 		return cmd_bad_usage(e, "unexpected argument '%s'", argv[optind]);
 
-	struct gpu_error err = {0};
-	struct proc_env env;
-	if (!vis_request_values(&rq, &env, err.msg, sizeof err.msg)) {
-		fprintf(stderr, "gpuctl which: %s\n", err.msg);
-		return EXIT_FAIL;
-	}
-	struct gpu_set *set = gpu_set_open(&err);
-	if (!set) {
-		proc_env_free(&env);
-		fprintf(stderr, "gpuctl: %s\n", err.msg);
-		return err.code;
-	}
-	struct vis_machine *m = vis_machine_new(set);
-	struct vis_result *r = vis_resolve(m, env.cvd, env.order);
-	int rc = EXIT_OK;
+	struct vis_session vs;
+	int rc = vis_session_open(&vs, &rq, "gpuctl which");
+	if (rc != EXIT_OK)
+		return rc;
+	const struct vis_machine *m = vs.m;
+	const struct vis_result *r = vs.r;
+	const struct proc_env env = vs.env;
 	if (n >= r->ndevs) {
 		fprintf(stderr, "gpuctl which: CUDA device %lu is not visible: ", n);
 		if (r->ndevs)
@@ -109,10 +101,7 @@ static int which(int argc, char **argv)
 			fprintf(stderr, "gpuctl which: note: estimated. CUDA_DEVICE_ORDER is FASTEST_FIRST "
 					"on a machine of mixed GPUs; `gpuctl map --verify` asks the driver\n");
 	}
-	vis_result_free(r);
-	vis_machine_free(m);
-	gpu_set_free(set);
-	proc_env_free(&env);
+	vis_session_close(&vs);
 	return rc;
 }
 

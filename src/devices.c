@@ -127,3 +127,30 @@ bool vis_request_values(const struct vis_request *rq, struct proc_env *out, char
 	}
 	return true;
 }
+
+int vis_session_open(struct vis_session *s, const struct vis_request *rq, const char *who)
+{
+	struct gpu_error err = {0};
+	memset(s, 0, sizeof *s);
+	if (!vis_request_values(rq, &s->env, err.msg, sizeof err.msg)) {
+		fprintf(stderr, "%s: %s\n", who, err.msg);
+		return EXIT_FAIL;
+	}
+	s->set = gpu_set_open(&err);
+	if (!s->set) {
+		proc_env_free(&s->env);
+		fprintf(stderr, "gpuctl: %s\n", err.msg);
+		return err.code;
+	}
+	s->m = vis_machine_new(s->set);
+	s->r = vis_resolve(s->m, s->env.cvd, s->env.order);
+	return EXIT_OK;
+}
+
+void vis_session_close(struct vis_session *s)
+{
+	vis_result_free(s->r);
+	vis_machine_free(s->m);
+	gpu_set_free(s->set);
+	proc_env_free(&s->env);
+}

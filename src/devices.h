@@ -32,4 +32,15 @@ struct vis_request {
 /* Fills cvd/order with the values in effect; returns false with msg on a --pid failure. */
 bool vis_request_values(const struct vis_request *rq, struct proc_env *out, char *msg, size_t msglen);
 
+/* What map and which both start from: the variables in effect, the machine, and the model's
+ * answer. Returns EXIT_OK, or an exit code after printing why (prefixed with who). */
+struct vis_session {
+	struct proc_env env;
+	struct gpu_set *set;
+	struct vis_machine *m;
+	struct vis_result *r;
+};
+int vis_session_open(struct vis_session *s, const struct vis_request *rq, const char *who);
+void vis_session_close(struct vis_session *s);
+
 #endif

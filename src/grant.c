@@ -480,3 +480,10 @@ char **grant_env(const struct grant *g, bool uuid)
 	vis_machine_free(vm);
 	return env;
 }
+
+void grant_env_free(char **env)
+{
+	for (char **p = env; p && *p; p++)
+		free(*p);
+	free(env);
+}

@@ -46,5 +46,6 @@ void grant_end(struct grant *g);
 void grant_free(struct grant *g);
 /* NAME=VALUE strings for the job (caller frees each and the array). */
 char **grant_env(const struct grant *g, bool uuid);
+void grant_env_free(char **env);
 
 #endif
