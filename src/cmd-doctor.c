@@ -386,7 +386,7 @@ static int doctor(int argc, char **argv)
 	}
 	gpu_set_refresh(d.set, REFRESH_PROCS | REFRESH_EXTRA);
 	d.vm = vis_machine_new(d.set);
-	if (!leaseview_load(&d.lv, &err))
+	if (!leaseview_load(&d.lv, NULL, &err))
 		memset(&d.lv, 0, sizeof d.lv);
 	if (d.focus) {
 		bool found = false;

@@ -1,5 +1,6 @@
 /* cmd-exporter.c: `gpuctl exporter`: Prometheus metrics over HTTP, served by libmicrohttpd.
- * NVML stays open for the life of the exporter. One cached response is shared by every scrape
+ * libmicrohttpd (and the TLS stack it links) is loaded only here, at run time, so the other
+ * commands do not pay for it at every start. NVML stays open for the life of the exporter. One cached response is shared by every scrape
  * within the cache period, so a crowd of scrapers costs one refresh; the response is reference
  * counted by libmicrohttpd, so serving it copies nothing. */
 #include "gpu.h"
@@ -8,6 +9,7 @@
 #include "metrics.h"
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <getopt.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -19,6 +21,35 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The libmicrohttpd functions used, resolved from libmicrohttpd.so.12. */
+static struct {
+	struct MHD_Daemon *(*start_daemon)(unsigned int, uint16_t, MHD_AcceptPolicyCallback, void *,
+					   MHD_AccessHandlerCallback, void *, ...);
+	void (*stop_daemon)(struct MHD_Daemon *);
+	struct MHD_Response *(*create_response_from_buffer)(size_t, void *, enum MHD_ResponseMemoryMode);
+	enum MHD_Result (*add_response_header)(struct MHD_Response *, const char *, const char *);
+	enum MHD_Result (*queue_response)(struct MHD_Connection *, unsigned int, struct MHD_Response *);
+	void (*destroy_response)(struct MHD_Response *);
+} H;
+
+static bool load_mhd(void)
+{
+	void *dl = dlopen("libmicrohttpd.so.12", RTLD_NOW | RTLD_LOCAL);
+	if (!dl) {
+		fprintf(stderr, "gpuctl exporter: cannot load libmicrohttpd.so.12 (%s); install it "
+				"(Debian: apt-get install libmicrohttpd12)\n", dlerror());
+		return false;
+	}
+#define resolve(f) (*(void **)&H.f = dlsym(dl, "MHD_" #f))
+	if (!resolve(start_daemon) || !resolve(stop_daemon) || !resolve(create_response_from_buffer) ||
+	    !resolve(add_response_header) || !resolve(queue_response) || !resolve(destroy_response)) {
+		fprintf(stderr, "gpuctl exporter: libmicrohttpd.so.12 lacks a function gpuctl needs\n");
+		return false;
+	}
+#undef resolve
+	return true;
+}
+
 struct exporter {
 	pthread_mutex_t lock;
 	struct gpu_set *set;
@@ -27,6 +58,7 @@ struct exporter {
 	double cache_s;
 	struct metrics_opts mo;
 	char hostname[256];
+	char *state_dir;                /* read from the configuration once */
 	bool lost_logged[64];
 };
 
@@ -41,7 +73,7 @@ static void refresh(struct exporter *x)
 	gpu_set_refresh(x->set, REFRESH_PROCS | REFRESH_EXTRA);
 	struct leaseview lv;
 	struct gpu_error err;
-	if (!leaseview_load(&lv, &err))
+	if (!leaseview_load(&lv, x->state_dir, &err))
 		memset(&lv, 0, sizeof lv);
 	for (size_t i = 0; i < x->set->ngpus && i < 64; i++) {
 		const struct gpu *g = &x->set->gpus[i];
@@ -57,9 +89,9 @@ static void refresh(struct exporter *x)
 	leaseview_free(&lv);
 	x->mo.refresh_seconds = now_mono() - t0;
 	if (x->metrics)
-		MHD_destroy_response(x->metrics); /* freed once the scrapes still sending it finish */
-	x->metrics = MHD_create_response_from_buffer(sb.len, sb.buf, MHD_RESPMEM_MUST_FREE);
-	MHD_add_response_header(x->metrics, MHD_HTTP_HEADER_CONTENT_TYPE,
+		H.destroy_response(x->metrics); /* freed once the scrapes still sending it finish */
+	x->metrics = H.create_response_from_buffer(sb.len, sb.buf, MHD_RESPMEM_MUST_FREE);
+	H.add_response_header(x->metrics, MHD_HTTP_HEADER_CONTENT_TYPE,
 				"text/plain; version=0.0.4; charset=utf-8");
 	x->fresh_until = now_mono() + x->cache_s;
 }
@@ -67,11 +99,11 @@ static void refresh(struct exporter *x)
 static enum MHD_Result send_static(struct MHD_Connection *c, unsigned code, const char *type,
 				   const char *body)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)body,
+	struct MHD_Response *r = H.create_response_from_buffer(strlen(body), (void *)body,
 								   MHD_RESPMEM_PERSISTENT);
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	enum MHD_Result ret = MHD_queue_response(c, code, r);
-	MHD_destroy_response(r);
+	H.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	enum MHD_Result ret = H.queue_response(c, code, r);
+	H.destroy_response(r);
 	return ret;
 }
 
@@ -97,7 +129,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	pthread_mutex_lock(&x->lock);
 	if (now_mono() >= x->fresh_until)
 		refresh(x);
-	enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, x->metrics);
+	enum MHD_Result ret = H.queue_response(c, MHD_HTTP_OK, x->metrics);
 	pthread_mutex_unlock(&x->lock);
 	return ret;
 }
@@ -166,6 +198,8 @@ static int exporter(int argc, char **argv)
 	struct sockaddr_in sa;
 	if (!parse_listen(listen, &sa))
 		return cmd_bad_usage(e, "--listen wants ADDRESS:PORT (IPv4), not '%s'", listen);
+	if (!load_mhd())
+		return EXIT_FAIL;
 	struct gpu_error err = {0};
 	struct exporter x = {.lock = PTHREAD_MUTEX_INITIALIZER, .cache_s = cache_ms / 1000.0};
 	x.set = gpu_set_open(&err);
@@ -174,6 +208,7 @@ static int exporter(int argc, char **argv)
 		return err.code;
 	}
 	gethostname(x.hostname, sizeof x.hostname - 1);
+	x.state_dir = leaseview_state_dir();
 	x.mo = (struct metrics_opts){.hostname = x.hostname, .max_procs = (unsigned)maxp};
 	refresh(&x);
 	/* Block the stop signals before libmicrohttpd starts its threads: only sigwait sees them. */
@@ -183,7 +218,7 @@ static int exporter(int argc, char **argv)
 	sigaddset(&stop, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &stop, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	struct MHD_Daemon *d = MHD_start_daemon(
+	struct MHD_Daemon *d = H.start_daemon(
 		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL, handle, &x,
 		MHD_OPTION_EXTERNAL_LOGGER, log_error, NULL, /* first, or MHD logs its own way */
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
@@ -204,11 +239,12 @@ static int exporter(int argc, char **argv)
 		int sig;
 		sigwait(&stop, &sig);
 		fprintf(stderr, "gpuctl exporter: stopping (signal %d)\n", sig);
-		MHD_stop_daemon(d);
+		H.stop_daemon(d);
 	}
 	if (x.metrics)
-		MHD_destroy_response(x.metrics);
+		H.destroy_response(x.metrics);
 	gpu_set_free(x.set);
+	free(x.state_dir);
 	return rc;
 }
 

@@ -137,7 +137,7 @@ static int leases(int argc, char **argv)
 		return cmd_bad_usage(e, "unexpected argument '%s'", argv[optind]);
 	struct leaseview v;
 	struct gpu_error err = {0};
-	if (!leaseview_load(&v, &err)) {
+	if (!leaseview_load(&v, NULL, &err)) {
 		fprintf(stderr, "gpuctl leases: %s\n", err.msg);
 		return err.code;
 	}

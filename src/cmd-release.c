@@ -53,7 +53,7 @@ static int release(int argc, char **argv)
 		return err.code;
 	}
 	struct leaseview v;
-	if (!leaseview_load(&v, &err)) {
+	if (!leaseview_load(&v, NULL, &err)) {
 		gpu_set_free(set);
 		fprintf(stderr, "gpuctl release: %s\n", err.msg);
 		return err.code;

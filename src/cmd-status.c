@@ -30,6 +30,7 @@ struct status_opts {
 	bool color, tty;
 	int width;
 	struct leaseview leases;     /* refreshed with the GPUs */
+	char *state_dir;             /* read from the configuration once */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -385,10 +386,10 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (unsigned long iter = 0;; iter++) {
 		gpu_set_refresh(set, what);
-		if (o->mode != M_CSV) {
+		if (o->mode != M_CSV && o->state_dir) {
 			struct gpu_error lerr;
 			leaseview_free(&o->leases);
-			if (!leaseview_load(&o->leases, &lerr))
+			if (!leaseview_load(&o->leases, o->state_dir, &lerr))
 				memset(&o->leases, 0, sizeof o->leases); /* leases are extra: GPUs still show */
 		}
 		sb_reset(&sb);
@@ -518,6 +519,9 @@ static int status(int argc, char **argv)
 		fprintf(stderr, "gpuctl: %s\n", err.msg);
 		return err.code;
 	}
+	/* Leases are extra: with a broken configuration the GPUs still show (the error is printed). */
+	if (o.mode != M_CSV)
+		o.state_dir = leaseview_state_dir();
 	int rc;
 	if (o.ids && !gpu_set_select(set, o.ids, &err)) {
 		fprintf(stderr, "gpuctl status: %s\n", err.msg);
@@ -528,6 +532,7 @@ static int status(int argc, char **argv)
 	gpu_set_free(set);
 	query_free(o.query);
 	leaseview_free(&o.leases);
+	free(o.state_dir);
 	return rc;
 }
 

@@ -6,21 +6,29 @@
 #include <string.h>
 #include <sys/stat.h>
 
-bool leaseview_load(struct leaseview *v, struct gpu_error *err)
+char *leaseview_state_dir(void)
+{
+	struct config cfg;
+	if (!config_load(&cfg))
+		return NULL;
+	char *dir = cfg.state_dir;
+	cfg.state_dir = NULL;
+	config_free(&cfg);
+	return dir;
+}
+
+bool leaseview_load(struct leaseview *v, const char *state_dir, struct gpu_error *err)
 {
 	memset(v, 0, sizeof *v);
 	v->st.global_fd = -1;
-	struct config cfg;
-	if (!config_load(&cfg)) {
+	v->st.dir = state_dir ? xstrdup(state_dir) : leaseview_state_dir();
+	if (!v->st.dir) {
 		err->code = EXIT_USAGE;
 		snprintf(err->msg, sizeof err->msg, "the configuration has errors (see above)");
 		return false;
 	}
 	struct stat sb;
-	v->present = stat(cfg.state_dir, &sb) == 0;
-	v->st.dir = cfg.state_dir;
-	cfg.state_dir = NULL;
-	config_free(&cfg);
+	v->present = stat(v->st.dir, &sb) == 0;
 	if (!v->present)
 		return true;
 	if (!state_lock(&v->st, false, err))

@@ -14,8 +14,11 @@ struct leaseview {
 	struct ticket_list queue;
 };
 
-/* Never creates the state directory: a machine nobody leased on has no leases. */
-bool leaseview_load(struct leaseview *v, struct gpu_error *err);
+/* Never creates the state directory: a machine nobody leased on has no leases. state_dir NULL:
+ * read it from the configuration (commands that refresh often pass it, read once). */
+bool leaseview_load(struct leaseview *v, const char *state_dir, struct gpu_error *err);
+/* The configured state directory (caller frees), or NULL when the configuration is broken. */
+char *leaseview_state_dir(void);
 void leaseview_free(struct leaseview *v);
 
 #endif
