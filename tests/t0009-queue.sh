@@ -29,7 +29,7 @@ wait
 # First come, first served: one GPU free at a time, three waiters in order.
 : >"$LOG"
 "$GPUCTL" run -n 3 -- "$WL" --seconds 3 &
-"$GPUCTL" run -n 1 -- "$WL" --seconds 0.5 &
+"$GPUCTL" run -n 1 -- "$WL" --seconds 1.5 &
 wait_leases 2
 for t in w1 w2 w3; do
 	"$GPUCTL" run -n 1 --wait -- "$WL" --seconds 0.2 --log "$LOG" --tag $t &
