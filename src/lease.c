@@ -61,6 +61,8 @@ static int lock_path(const char *path, int how, struct gpu_error *err)
 {
 	for (int tries = 0; tries < 8; tries++) {
 		int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd >= 0)
+			fchmod(fd, 0644); /* whatever the umask: every user must be able to open it */
 		if (fd < 0 && errno == EACCES)
 			fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC); /* flock needs no write access */
 		if (fd < 0) {
@@ -354,7 +356,8 @@ bool lease_record_write(const struct state *st, struct lease_rec *r, struct gpu_
 			(unsigned long long)r->locks[i].ino);
 	char *tmp = xasprintf("%s/.tmp-%s", st->dir, r->id), *path = xasprintf("%s/lease-%s", st->dir, r->id);
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	bool ok = fd >= 0 && write(fd, sb.buf, sb.len) == (ssize_t)sb.len;
+	/* Readable by all whatever the umask: everyone must see who holds what. */
+	bool ok = fd >= 0 && fchmod(fd, 0644) == 0 && write(fd, sb.buf, sb.len) == (ssize_t)sb.len;
 	if (fd >= 0)
 		close(fd);
 	ok = ok && rename(tmp, path) == 0;

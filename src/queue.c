@@ -30,7 +30,8 @@ bool queue_enter(const struct state *st, struct ticket *t, int *fd, struct gpu_e
 		sb_addf(&sb, "gpu=%s\n", t->cand[i]);
 	char *path = xasprintf("%s/queue/%s", st->dir, t->file);
 	*fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	bool ok = *fd >= 0 && flock(*fd, LOCK_EX) == 0 && write(*fd, sb.buf, sb.len) == (ssize_t)sb.len;
+	bool ok = *fd >= 0 && fchmod(*fd, 0644) == 0 && flock(*fd, LOCK_EX) == 0 &&
+		  write(*fd, sb.buf, sb.len) == (ssize_t)sb.len;
 	if (!ok) {
 		err->code = EXIT_FAIL;
 		snprintf(err->msg, sizeof err->msg, "cannot join the queue (%s): %s", path, strerror(errno));

@@ -105,6 +105,13 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	check_eq "nor take the GPU over" 10 $?
 	out=$(nobody "$GPUCTL" run -g 3 --ignore-usage -- sh -c 'echo $CUDA_VISIBLE_DEVICES')
 	check_eq "but leases a free GPU in the shared directory" "3" "$out"
+	(umask 077; "$GPUCTL" run -g 5 --ignore-usage --name private -- "$B/sleeper") & priv=$!
+	wait_leases 4
+	check_eq "a lease taken under umask 077 is visible to other users" '"private"' "$(nobody "$GPUCTL" leases --json | jq -c '[.leases[] | select(.name == "private") | .name][0]')"
+	nobody "$GPUCTL" run -g 5 --ignore-usage -- true 2>/dev/null
+	check_eq "and still excludes them" 10 $?
+	kill $priv; wait $priv 2>/dev/null
+	wait_leases 3
 else
 	skip "another user" "needs root and setpriv to act as a second user"
 fi

@@ -64,6 +64,8 @@ took=$((($(date +%s%N) - start) / 1000000))
 check "after about a second ($took ms)" test "$took" -ge 900 -a "$took" -lt 4000
 check_grep "says so" 'no GPU became free within --wait' "$TMP/stderr"
 check_eq "and left the queue" 0 "$(queue_len)"
+python3 "$ROOT/tests/progress_tty.py" "$GPUCTL"
+check_eq "and nobody is left in it" 0 "$(queue_len)"
 "$GPUCTL" run --wait -- true & w=$!
 wait_queue 1
 kill -INT $w; wait $w
