@@ -297,6 +297,15 @@ static void check_machine(struct doctor *d)
 					   "process on these GPUs");
 			add_gpu(excl, g->index);
 		}
+		if (GPU_HAS(g, GF_ECC_UNCORRECTED) && g->ecc_uncorrected) {
+			f = add(d, SEV_ERROR, "ecc_errors",
+				"drain it (reserved_gpus in /etc/gpuctl.conf), look at `nvidia-smi -q -d ECC,"
+				"ROW_REMAPPER`, then reset the GPU or have it replaced",
+				"GPU %u reported %llu uncorrectable ECC error%s since the driver loaded: jobs on it "
+				"may crash or compute wrong results", g->index,
+				(unsigned long long)g->ecc_uncorrected, g->ecc_uncorrected == 1 ? "" : "s");
+			add_gpu(f, g->index);
+		}
 		if (GPU_HAS(g, GF_ECC) && !g->ecc) {
 			f = add(d, SEV_INFO, "ecc_off", "nvidia-smi -i N -e 1 (as root; takes effect after a reset)",
 				"GPU %u runs with ECC off: memory errors go undetected", g->index);

@@ -15,7 +15,7 @@ enum gpu_field {
 	GF_UTIL_GPU, GF_UTIL_MEM, GF_TEMP, GF_POWER, GF_POWER_LIMIT, GF_FAN,
 	GF_CLK_GFX, GF_CLK_SM, GF_CLK_MEM,
 	GF_COMPUTE_MODE, GF_MIG_MODE, GF_PERSISTENCE, GF_ECC,
-	GF_CC, GF_PCI_DEVICE_ID, GF_CORES, GF_PROCESSES,
+	GF_CC, GF_PCI_DEVICE_ID, GF_CORES, GF_PROCESSES, GF_ECC_UNCORRECTED,
 };
 #define GPU_HAS(g, f) (((g)->valid >> (f)) & 1U)
 #define GPU_SET(g, f, field, v) ((g)->field = (v), (g)->valid |= (1ULL << (f)))
@@ -64,6 +64,7 @@ struct gpu {
 	unsigned util_gpu, util_mem, temp, power_mw, power_limit_mw, fan;
 	unsigned clk_gfx, clk_sm, clk_mem;
 	unsigned compute_mode, mig_mode, persistence, ecc;
+	uint64_t ecc_uncorrected;  /* volatile: since the driver loaded */
 	int cc_major, cc_minor;
 	unsigned pci_device_id, cores;      /* cores: CUDA cores, a proxy for speed */
 

@@ -137,6 +137,12 @@ static void gpu_metrics(struct strbuf *sb, const struct gpu_set *set, const stru
 		gpu_sample(sb, "gpuctl_gpu_compute_mode", g, o, mode);
 		sb_adds(sb, "1\n");
 	}
+	family(sb, "gpuctl_gpu_ecc_uncorrected_errors_total", "counter",
+	       "Uncorrectable ECC errors since the driver loaded (DCGM_FI_DEV_ECC_DBE_VOL_TOTAL).");
+	EACH_GPU if (GPU_HAS(g, GF_ECC_UNCORRECTED)) {
+		gpu_sample(sb, "gpuctl_gpu_ecc_uncorrected_errors_total", g, o, NULL);
+		sb_addf(sb, "%llu\n", (unsigned long long)g->ecc_uncorrected);
+	}
 	family(sb, "gpuctl_nvml_errors_total", "counter", "NVML queries that failed (other than not supported).");
 	EACH_GPU {
 		gpu_sample(sb, "gpuctl_nvml_errors_total", g, o, NULL);

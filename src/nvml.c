@@ -41,6 +41,7 @@ static struct {
 	nvmlReturn_t (*compute_mode)(nvmlDevice_t, int *);
 	nvmlReturn_t (*persistence)(nvmlDevice_t, int *);
 	nvmlReturn_t (*ecc)(nvmlDevice_t, int *, int *);
+	nvmlReturn_t (*ecc_errors)(nvmlDevice_t, int, int, unsigned long long *);
 	nvmlReturn_t (*cc)(nvmlDevice_t, int *, int *);
 	nvmlReturn_t (*cores)(nvmlDevice_t, unsigned *);
 	nvmlReturn_t (*mig_mode)(nvmlDevice_t, unsigned *, unsigned *);
@@ -123,6 +124,7 @@ static void resolve_all(void)
 	resolve(compute_mode, "nvmlDeviceGetComputeMode");
 	resolve(persistence, "nvmlDeviceGetPersistenceMode");
 	resolve(ecc, "nvmlDeviceGetEccMode");
+	resolve(ecc_errors, "nvmlDeviceGetTotalEccErrors");
 	resolve(cc, "nvmlDeviceGetCudaComputeCapability");
 	resolve(cores, "nvmlDeviceGetNumGpuCores");
 	resolve(mig_mode, "nvmlDeviceGetMigMode");
@@ -514,6 +516,10 @@ static void refresh_gpu(struct gpu *g, struct nvml_dev *d, unsigned what)
 			GPU_SET(g, GF_PERSISTENCE, persistence, (unsigned)iv);
 		if (L.ecc && ok(g, L.ecc(d->h, &iv, &iv2)))
 			GPU_SET(g, GF_ECC, ecc, (unsigned)iv);
+		unsigned long long n;
+		if (L.ecc_errors && ok(g, L.ecc_errors(d->h, NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
+						       NVML_VOLATILE_ECC, &n)))
+			GPU_SET(g, GF_ECC_UNCORRECTED, ecc_uncorrected, n);
 	}
 	if (g->nmigs)
 		refresh_migs(g, d);

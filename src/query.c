@@ -12,7 +12,7 @@ enum fid {
 	F_TIMESTAMP, F_DRIVER, F_COUNT, F_INDEX, F_UUID, F_NAME, F_BUS_ID, F_PCI_DEVICE_ID,
 	F_MEM_TOTAL, F_MEM_USED, F_MEM_FREE, F_MEM_RESERVED, F_UTIL_GPU, F_UTIL_MEM, F_TEMP,
 	F_POWER, F_POWER_LIMIT, F_FAN, F_CLK_GFX, F_CLK_SM, F_CLK_MEM, F_COMPUTE_MODE,
-	F_PERSISTENCE, F_ECC, F_MIG, F_CC,
+	F_PERSISTENCE, F_ECC, F_ECC_ERR, F_MIG, F_CC,
 	F_PID, F_PROC_NAME, F_USED_MEM,
 };
 
@@ -55,6 +55,8 @@ static const struct field fields[] = {
 	{F_COMPUTE_MODE, G, "compute_mode", NULL, 0, "Default, Exclusive_Process or Prohibited"},
 	{F_PERSISTENCE, G, "persistence_mode", NULL, REFRESH_EXTRA, "Enabled or Disabled"},
 	{F_ECC, G, "ecc.mode.current", NULL, REFRESH_EXTRA, "current ECC mode"},
+	{F_ECC_ERR, G, "ecc.errors.uncorrected.volatile.total", NULL, REFRESH_EXTRA,
+	 "uncorrectable ECC errors since the driver loaded"},
 	{F_MIG, G, "mig.mode.current", NULL, 0, "current MIG mode"},
 	{F_CC, G, "compute_cap", NULL, 0, "CUDA compute capability, major.minor"},
 	{F_PID, A, "pid", NULL, REFRESH_PROCS, "process id"},
@@ -212,6 +214,7 @@ static void cell(struct strbuf *sb, const struct field *f, const struct gpu_set 
 	case F_COMPUTE_MODE: FIELD(GF_COMPUTE_MODE, "%s", compute_mode_name(g->compute_mode)); break;
 	case F_PERSISTENCE: FIELD(GF_PERSISTENCE, "%s", g->persistence ? "Enabled" : "Disabled"); break;
 	case F_ECC: FIELD(GF_ECC, "%s", g->ecc ? "Enabled" : "Disabled"); break;
+	case F_ECC_ERR: FIELD(GF_ECC_UNCORRECTED, "%llu", (unsigned long long)g->ecc_uncorrected); break;
 	case F_MIG: FIELD(GF_MIG_MODE, "%s", g->mig_mode ? "Enabled" : "Disabled"); break;
 	case F_CC: FIELD(GF_CC, "%d.%d", g->cc_major, g->cc_minor); break;
 	case F_PID: sb_addf(sb, "%u", p->pid); break;

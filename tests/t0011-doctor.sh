@@ -82,6 +82,7 @@ awk '/^\[gpu\]/{g++}
      g==1 && /^memory_used_mib/ {$0 = "memory_used_mib = 5000"}
      g==1 && /^persistence/ {$0 = "persistence = 0"}
      g==3 && /^compute_mode/ {$0 = "compute_mode = Prohibited"}
+     g==2 && /^ecc/ {$0 = "ecc = 1\necc_uncorrected = 3"}
      {print}
      /^\[gpu\]/ && g==4 {print "lost_after = 2"}' "$TMP/m4" >"$TMP/m4b"
 use_machine "$TMP/m4b"
@@ -90,4 +91,7 @@ check_eq "hidden_memory" '[{"gpus":[0],"pids":[]}]' "$(finding hidden_memory)"
 check_eq "persistence_off" '[{"gpus":[0],"pids":[]}]' "$(finding persistence_off)"
 check_eq "gpu_lost" '[{"gpus":[3],"pids":[]}]' "$(finding gpu_lost)"
 check_eq "compute_prohibited" '[{"gpus":[2],"pids":[]}]' "$(finding compute_prohibited)"
+check_eq "ecc_errors" '[{"gpus":[1],"pids":[]}]' "$(finding ecc_errors)"
+"$GPUCTL" status --query-gpu=index,ecc.errors.uncorrected.volatile.total --format=csv,noheader -i 0,1 >"$TMP/csv"
+check_eq "and in nvidia-smi's query field" $'0, 0\n1, 3' "$(cat "$TMP/csv")"
 check_eq "every finding has a message and a fix" 'true' "$(jq '[.findings[] | (.message | length > 10) and (.fix | length > 5)] | all' "$TMP/out")"

@@ -26,6 +26,7 @@ fi
 check_eq "temperature" 41 "$(sample gpuctl_gpu_temperature_celsius 'gpu="0"')"
 check_eq "memory in bytes" 42949672960 "$(sample gpuctl_gpu_memory_total_bytes 'gpu="1"')"
 check_eq "power in watts" 80 "$(sample gpuctl_gpu_power_watts 'gpu="1"')"
+check_eq "ECC error counter" 0 "$(sample gpuctl_gpu_ecc_uncorrected_errors_total 'gpu="1"')"
 check_eq "utilisation unavailable under MIG is left out, not 0" "20" "$(sample gpuctl_gpu_utilization_percent '')"
 check_eq "MIG devices" 3 "$(grep -c '^gpuctl_mig_device_memory_used_bytes{' "$TMP/metrics")"
 check_eq "per-process memory with pid, user and command" 1 "$(grep -c '^gpuctl_process_gpu_memory_bytes{gpu="0",.*pid="4000301",user="unknown",command=""} 9332326400$' "$TMP/metrics")"

@@ -555,6 +555,19 @@ API nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t h, int *cur, int *pending)
 	NUM(N_ECC, cur);
 }
 
+API nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t h, int type, int counter,
+					      unsigned long long *n)
+{
+	DEVICE(h);
+	if (!n || type < 0 || type > 1 || counter < 0 || counter > 1)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (mg || !g->has[N_ECC] || !g->num[N_ECC])
+		return NVML_ERROR_NOT_SUPPORTED;   /* no counts with ECC off */
+	/* The machine file gives the uncorrected volatile count; the others are 0. */
+	*n = type == 1 && counter == 0 && g->has[N_ECC_UNCORRECTED] ? (unsigned long long)g->num[N_ECC_UNCORRECTED] : 0;
+	return NVML_SUCCESS;
+}
+
 API nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t h, int *major, int *minor)
 {
 	DEVICE(h);

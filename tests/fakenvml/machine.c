@@ -43,6 +43,7 @@ static const char *const num_keys[N_COUNT] = {
 	[N_PERSISTENCE] = "persistence", [N_ECC] = "ecc", [N_CC] = "cc", [N_CORES] = "cores",
 	[N_ARCH] = "architecture", [N_MIG_MODE] = "mig_mode", [N_MAX_MIG] = "max_mig",
 	[N_PCI_DEVICE_ID] = "pci_device_id", [N_LOST_AFTER] = "lost_after", [N_MINOR] = "minor",
+	[N_ECC_UNCORRECTED] = "ecc_uncorrected",
 };
 
 enum section { S_TOP, S_GPU, S_MIG, S_PROC };
