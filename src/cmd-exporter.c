@@ -141,7 +141,8 @@ static void log_error(void *cls, const char *fmt, va_list ap)
 	vfprintf(stderr, fmt, ap);
 }
 
-static bool parse_listen(const char *s, struct sockaddr_in *sa)
+/* ADDR:PORT, [IPV6]:PORT, localhost:PORT or :PORT (loopback). */
+static bool parse_listen(const char *s, struct sockaddr_storage *ss, bool *v6)
 {
 	char host[64];
 	const char *colon = strrchr(s, ':');
@@ -150,10 +151,22 @@ static bool parse_listen(const char *s, struct sockaddr_in *sa)
 		return false;
 	memcpy(host, s, (size_t)(colon - s));
 	host[colon - s] = '\0';
-	*sa = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-	if (!*host || !strcmp(host, "localhost"))
-		return inet_pton(AF_INET, "127.0.0.1", &sa->sin_addr) == 1;
-	return inet_pton(AF_INET, host, &sa->sin_addr) == 1;
+	memset(ss, 0, sizeof *ss);
+	*v6 = host[0] == '[';
+	if (*v6) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+		size_t n = strlen(host);
+		if (n < 3 || host[n - 1] != ']')
+			return false;
+		host[n - 1] = '\0';
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons((uint16_t)port);
+		return inet_pton(AF_INET6, host + 1, &a->sin6_addr) == 1;
+	}
+	struct sockaddr_in *a = (struct sockaddr_in *)ss;
+	a->sin_family = AF_INET;
+	a->sin_port = htons((uint16_t)port);
+	return inet_pton(AF_INET, !*host || !strcmp(host, "localhost") ? "127.0.0.1" : host, &a->sin_addr) == 1;
 }
 
 static int exporter(int argc, char **argv)
@@ -195,9 +208,10 @@ static int exporter(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cmd_bad_usage(e, "unexpected argument '%s'", argv[optind]);
-	struct sockaddr_in sa;
-	if (!parse_listen(listen, &sa))
-		return cmd_bad_usage(e, "--listen wants ADDRESS:PORT (IPv4), not '%s'", listen);
+	struct sockaddr_storage sa;
+	bool v6;
+	if (!parse_listen(listen, &sa, &v6))
+		return cmd_bad_usage(e, "--listen wants ADDRESS:PORT or [IPV6]:PORT, not '%s'", listen);
 	if (!load_mhd())
 		return EXIT_FAIL;
 	struct gpu_error err = {0};
@@ -219,7 +233,8 @@ static int exporter(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &stop, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	struct MHD_Daemon *d = H.start_daemon(
-		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL, handle, &x,
+		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0), 0, NULL, NULL,
+		handle, &x,
 		MHD_OPTION_EXTERNAL_LOGGER, log_error, NULL, /* first, or MHD logs its own way */
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads,
@@ -255,7 +270,8 @@ const struct cmd_entry cmd_exporter_entry = {
 		 "                [--threads N]\n\n"
 		 "Serve /metrics in the Prometheus text format (and / with a link to it) until\n"
 		 "SIGINT or SIGTERM. Logs go to stderr.\n\n"
-		 "  --listen ADDR:PORT   default 127.0.0.1:9400; other addresses only when given\n"
+		 "  --listen ADDR:PORT   default 127.0.0.1:9400 ([::1]:9400 for IPv6); other\n"
+		 "                       addresses only when given\n"
 		 "  --cache-ms MS        scrapes within MS share one NVML refresh (default 1000)\n"
 		 "  --timeout S          drop a connection idle this long (default 10)\n"
 		 "  --max-processes N    process samples per GPU; the rest as pid=\"other\" (default 20)\n"

@@ -286,6 +286,12 @@ static int map(int argc, char **argv)
 			rc = EXIT_MISMATCH;
 		}
 	}
+	/* Confirmed by the driver: the order is no longer an estimate. */
+	for (size_t i = 0; v.done && v.agreed && i < r->nwarns; i++) {
+		char *est = strstr(r->warns[i].message, " (estimated)");
+		if (est)
+			memmove(est, est + 12, strlen(est + 12) + 1);
+	}
 	if (rq.pid && !json)
 		printf("process %lu, as it was started (changes it made to its own environment "
 		       "later do not show)\n", rq.pid);

@@ -79,6 +79,13 @@ check_grep "and it is logged" 'GPU 1 .* is lost' "$TMP/exporter.log"
 stop_exporter
 
 check_exit "a bad --listen" 2 "$GPUCTL" exporter --listen nowhere
+check_exit "a bad IPv6 --listen" 2 "$GPUCTL" exporter --listen '[zz]:1'
+P6=$(free_port)
+"$GPUCTL" exporter --listen "[::1]:$P6" 2>/dev/null & e6=$!
+if wait_for curl -sf -g "http://[::1]:$P6/metrics"; then ok "listens on IPv6 when asked"; else
+	if ip -6 addr show lo 2>/dev/null | grep -q '::1'; then not_ok "listens on IPv6 when asked"; else skip "IPv6" "no ::1 on this machine"; fi
+fi
+kill $e6; wait $e6 2>/dev/null
 check_exit "a port in use" 1 "$GPUCTL" exporter --listen "127.0.0.1:$(python3 -c 'import socket,time,os; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1]); os.close(1); time.sleep(3)' &)"
 
 # A real Prometheus server scrapes the exporter and answers PromQL.
