@@ -31,7 +31,7 @@ struct gpu_set *gpu_set_open(struct gpu_error *err)
 void gpu_set_refresh(struct gpu_set *set, unsigned what)
 {
 	set->backend->refresh(set, what);
-	if (!(what & REFRESH_PROCS))
+	if (!(what & REFRESH_PROCS) || (what & REFRESH_NO_PROC_INFO))
 		return;
 	proc_cache_begin(set->pc);
 	for (size_t i = 0; i < set->ngpus; i++) {

@@ -87,7 +87,9 @@ struct gpu_set {
 	struct proc_cache *pc;
 };
 
-enum { REFRESH_PROCS = 1, REFRESH_EXTRA = 2 };
+/* REFRESH_NO_PROC_INFO: process lists without their /proc owner and command line (the lease
+ * queue only counts processes, and runs under the global lock). */
+enum { REFRESH_PROCS = 1, REFRESH_EXTRA = 2, REFRESH_NO_PROC_INFO = 4 };
 
 struct gpu_backend {
 	const char *name;

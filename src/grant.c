@@ -121,7 +121,7 @@ static unsigned leased_by(const struct lease_list *l, uid_t uid)
 static void view_load(struct view *v, struct grant *g, uint64_t reserved)
 {
 	struct gpu_set *set = g->set;
-	gpu_set_refresh(set, REFRESH_PROCS);
+	gpu_set_refresh(set, REFRESH_PROCS | REFRESH_NO_PROC_INFO);
 	lockset_load(&v->ls, &g->st);
 	lease_list_load(&v->leases, &g->st, &v->ls);
 	lease_gc(&g->st, &v->leases);

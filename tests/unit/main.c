@@ -30,5 +30,6 @@ int main(void)
 	test_find();
 	test_visibility();
 	test_alloc();
+	test_config_values();
 	return tap_failed;
 }

@@ -20,5 +20,6 @@ void test_util(void);
 void test_find(void);
 void test_visibility(void);
 void test_alloc(void);
+void test_config_values(void);
 
 #endif

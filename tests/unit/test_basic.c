@@ -1,4 +1,5 @@
 /* test_basic.c: number parsers, JSON escaping and PCI bus id forms: data-driven cases. */
+#include "config.h"
 #include "gpu.h"
 #include "json.h"
 #include "tap.h"
@@ -98,4 +99,32 @@ void test_pci(void)
 		bool ok = parse_pci_bus_id(c[i].in, &d, &b, &dv, &f);
 		CHECK(ok == c[i].ok && (!ok || (d == c[i].d && b == c[i].b && dv == c[i].dv && f == c[i].f)));
 	}
+}
+
+void test_config_values(void)
+{
+	static const struct { const char *in; bool ok; uint64_t mib; } sizes[] = {
+		{"20G", true, 20480}, {"20g", true, 20480}, {"512M", true, 512}, {"1024", true, 1024},
+		{"1.5G", true, 1536}, {"2T", true, 2097152}, {"20GiB", true, 20480}, {"20GB", true, 20480},
+		{"", false, 0}, {"G", false, 0}, {"-1G", false, 0}, {"20X", false, 0}, {"20 G", false, 0},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
+		uint64_t v = 7;
+		bool ok = parse_size_mib(sizes[i].in, &v);
+		CHECK(ok == sizes[i].ok && (!ok || v == sizes[i].mib));
+	}
+	static const struct { const char *in; bool ok; double s; } durs[] = {
+		{"90", true, 90}, {"30s", true, 30}, {"5m", true, 300}, {"2h", true, 7200}, {"0.5", true, 0.5},
+		{"", false, 0}, {"5d", false, 0}, {"-1", false, 0}, {"m", false, 0}, {"1h30m", false, 0},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(durs); i++) {
+		double v = -7;
+		bool ok = parse_duration(durs[i].in, &v);
+		CHECK(ok == durs[i].ok && (!ok || v == durs[i].s));
+	}
+	enum prefer p;
+	CHECK(parse_prefer("free-memory", &p) && p == PREFER_FREE_MEMORY);
+	CHECK(parse_prefer("index", &p) && p == PREFER_INDEX);
+	CHECK(parse_prefer("util", &p) && p == PREFER_UTIL);
+	CHECK(!parse_prefer("fastest", &p));
 }
