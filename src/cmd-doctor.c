@@ -381,8 +381,7 @@ static int doctor(int argc, char **argv)
 			if (!parse_uint(optarg, &d.focus) || !d.focus)
 				return cmd_bad_usage(e, "--pid wants a process id, not '%s'", optarg);
 			break;
-		case ':': return cmd_bad_usage(e, "option '%s' needs a value", argv[optind - 1]);
-		default: return cmd_bad_usage(e, "unknown option '%s'", argv[optind - 1]);
+		default: return cmd_option_error(e, c, argv);
 		}
 	}
 	if (optind < argc)

@@ -138,8 +138,7 @@ static int env_cmd(int argc, char **argv)
 			if (!parse_uint(optarg, &bound) || bound < 1 || kill((pid_t)bound, 0) != 0)
 				return cmd_bad_usage(e, "--hold-pid wants the pid of a running process, not '%s'", optarg);
 			break;
-		case ':': return cmd_bad_usage(e, "option '%s' needs a value", argv[optind - 1]);
-		default: return cmd_bad_usage(e, "unknown option '%s'", argv[optind - 1]);
+		default: return cmd_option_error(e, c, argv);
 		}
 	}
 	if (optind < argc)

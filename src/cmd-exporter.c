@@ -202,8 +202,7 @@ static int exporter(int argc, char **argv)
 			if (!parse_uint(optarg, &threads) || !threads || threads > 64)
 				return cmd_bad_usage(e, "--threads wants 1-64, not '%s'", optarg);
 			break;
-		case ':': return cmd_bad_usage(e, "option '%s' needs a value", argv[optind - 1]);
-		default: return cmd_bad_usage(e, "unknown option '%s'", argv[optind - 1]);
+		default: return cmd_option_error(e, c, argv);
 		}
 	}
 	if (optind < argc)

@@ -161,8 +161,7 @@ static int kill_cmd(int argc, char **argv)
 			break;
 		case 'n': dry = true; break;
 		case 'y': yes = true; break;
-		case ':': return cmd_bad_usage(e, "option '%s' needs a value", argv[optind - 1]);
-		default: return cmd_bad_usage(e, "unknown option '%s'", argv[optind - 1]);
+		default: return cmd_option_error(e, c, argv);
 		}
 	}
 	if (optind < argc)

@@ -131,7 +131,7 @@ static int leases(int argc, char **argv)
 		if (c == 'j')
 			json = true;
 		else
-			return cmd_bad_usage(e, "unknown option '%s'", argv[optind - 1]);
+			return cmd_option_error(e, c, argv);
 	}
 	if (optind < argc)
 		return cmd_bad_usage(e, "unexpected argument '%s'", argv[optind]);

@@ -262,8 +262,7 @@ static int map(int argc, char **argv)
 		case 'h': return cmd_usage(e, 0);
 		case 'j': json = true; break;
 		case 'v': verify = true; break;
-		case ':': return cmd_bad_usage(e, "option '%s' needs a value", argv[optind - 1]);
-		default: return cmd_bad_usage(e, "unknown option '%s'", argv[optind - 1]);
+		default: return cmd_option_error(e, c, argv);
 		}
 	}
 	if (optind < argc)

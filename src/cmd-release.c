@@ -39,10 +39,8 @@ static int release(int argc, char **argv)
 			return cmd_usage(e, 0);
 		if (c == 'g')
 			ids = optarg;
-		else if (c == ':')
-			return cmd_bad_usage(e, "option '%s' needs a value", argv[optind - 1]);
 		else
-			return cmd_bad_usage(e, "unknown option '%s'", argv[optind - 1]);
+			return cmd_option_error(e, c, argv);
 	}
 	if (optind < argc)
 		return cmd_bad_usage(e, "unexpected argument '%s'", argv[optind]);

@@ -102,8 +102,7 @@ static int run(int argc, char **argv)
 			continue;
 		switch (c) {
 		case 'h': return cmd_usage(e, 0);
-		case ':': return cmd_bad_usage(e, "option '%s' needs a value", argv[optind - 1]);
-		default: return cmd_bad_usage(e, "unknown option '%s'", argv[optind - 1]);
+		default: return cmd_option_error(e, c, argv);
 		}
 	}
 	if (optind >= argc && !o.rq.dry_run)

@@ -484,8 +484,7 @@ static int status(int argc, char **argv)
 			sb_free(&sb);
 			return EXIT_OK;
 		}
-		case ':': return cmd_bad_usage(e, "option '%s' needs a value", argv[optind - 1]);
-		default: return cmd_bad_usage(e, "unknown option '%s'", argv[optind - 1]);
+		default: return cmd_option_error(e, c, argv);
 		}
 	}
 	if (optind < argc)

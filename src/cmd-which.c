@@ -41,8 +41,7 @@ static int which(int argc, char **argv)
 			else
 				return cmd_bad_usage(e, "--format is index, uuid or pci, not '%s'", optarg);
 			break;
-		case ':': return cmd_bad_usage(e, "option '%s' needs a value", argv[optind - 1]);
-		default: return cmd_bad_usage(e, "unknown option '%s'", argv[optind - 1]);
+		default: return cmd_option_error(e, c, argv);
 		}
 	}
 	unsigned long n = 0;

@@ -3,6 +3,7 @@
 #include "gpuctl.h"
 #include "util.h"
 
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,13 @@ int cmd_bad_usage(const struct cmd_entry *e, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "\nTry `gpuctl %s --help`.\n", e->name);
 	return EXIT_USAGE;
+}
+
+int cmd_option_error(const struct cmd_entry *e, int c, char **argv)
+{
+	if (c == ':')
+		return cmd_bad_usage(e, "option '%s' needs a value", argv[optind - 1]);
+	return cmd_bad_usage(e, "unknown option '%s'", argv[optind - 1]);
 }
 
 static const struct cmd_entry *find(const char *name)

@@ -33,6 +33,9 @@ int vis_option(const struct cmd_entry *e, int c, const char *arg, struct vis_req
 int cmd_main(int argc, char **argv);
 /* Print the command's usage: to stdout with status 0 for --help, to stderr otherwise. */
 int cmd_usage(const struct cmd_entry *e, int code);
+/* getopt_long's ':' (missing value) or '?' (unknown option) as a usage error (optstrings start
+ * with ':' so the two can be told apart). */
+int cmd_option_error(const struct cmd_entry *e, int c, char **argv);
 /* Usage error: message, a pointer to --help, exit status 2. */
 int cmd_bad_usage(const struct cmd_entry *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
