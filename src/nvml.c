@@ -162,12 +162,12 @@ static bool load(struct gpu_error *err)
 	const char *const defaults[] = {"libnvidia-ml.so.1", "libnvidia-ml.so", NULL};
 	const char *const only_env[] = {env, NULL};
 	const char *const *try = env && *env ? only_env : defaults;
-	const char *why = "";
+	char why[512] = "";
 	for (int i = 0; try[i] && !L.dl; i++) {
 		L.dl = dlopen(try[i], RTLD_NOW | RTLD_LOCAL);
 		L.path = try[i];
-		if (!L.dl)
-			why = dlerror();
+		if (!L.dl && !why[0]) /* the first name's reason: the fallback's would only confuse */
+			snprintf(why, sizeof why, "%s", dlerror());
 	}
 	if (!L.dl) {
 		err->code = EXIT_NO_NVML;
