@@ -9,13 +9,16 @@
 #include "queue.h"
 #include "visibility.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -101,6 +104,9 @@ static uint64_t reserved_mask(struct gpu_set *set, const struct config *cfg)
 	return m;
 }
 
+struct view;
+static void view_usage(struct view *v, const struct gpu_set *set);
+
 struct view {
 	struct alloc_gpu g[LEASE_MAX_GPUS];
 	size_t n;
@@ -118,24 +124,107 @@ static unsigned leased_by(const struct lease_list *l, uid_t uid)
 	return n;
 }
 
-static void view_load(struct view *v, struct grant *g, uint64_t reserved)
+/* Usage snapshots (STATE/usage/<uid>): a release wakes every waiter, and each evaluates in turn
+ * under the global lock; one NVML refresh per event is enough. A snapshot is used only when it
+ * was taken after the reader woke up, so it is never older than the event being handled. */
+static bool usage_read(const struct state *st, struct view *v, const struct gpu_set *set, double since)
+{
+	char *dir = xasprintf("%s/usage", st->dir);
+	DIR *d = opendir(dir);
+	char *best = NULL;
+	double best_ts = since;
+	for (struct dirent *e; d && (e = readdir(d));) {
+		if (e->d_name[0] == '.')
+			continue;
+		char *path = xasprintf("%s/%s", dir, e->d_name), *text = read_file(path, NULL);
+		double ts;
+		if (text && sscanf(text, "ts %lf", &ts) == 1 && ts >= best_ts) {
+			free(best);
+			best = text;
+			best_ts = ts;
+			text = NULL;
+		}
+		free(text);
+		free(path);
+	}
+	if (d)
+		closedir(d);
+	free(dir);
+	size_t found = 0;
+	for (char *line = best ? strchr(best, '\n') : NULL; line && *++line; line = strchr(line, '\n')) {
+		char uuid[96];
+		unsigned mv, uv, util, procs;
+		unsigned long long used, freem;
+		if (sscanf(line, "%95s %u %llu %llu %u %u %u", uuid, &mv, &used, &freem, &uv, &util, &procs) != 7)
+			break;
+		for (size_t i = 0; i < v->n; i++)
+			if (!strcmp(set->gpus[i].uuid, uuid)) {
+				struct alloc_gpu *a = &v->g[i];
+				a->mem_valid = mv, a->used_mib = used, a->free_mib = freem;
+				a->util_valid = uv, a->util = util, a->procs = procs;
+				found++;
+			}
+	}
+	free(best);
+	return found == v->n && v->n > 0;
+}
+
+static void usage_write(const struct state *st, const struct view *v, const struct gpu_set *set, double ts)
+{
+	struct strbuf sb = {0};
+	sb_addf(&sb, "ts %.6f\n", ts);
+	for (size_t i = 0; i < v->n; i++) {
+		const struct alloc_gpu *a = &v->g[i];
+		sb_addf(&sb, "%s %u %llu %llu %u %u %u\n", set->gpus[i].uuid, a->mem_valid,
+			(unsigned long long)a->used_mib, (unsigned long long)a->free_mib, a->util_valid,
+			a->util, a->procs);
+	}
+	char *tmp = xasprintf("%s/usage/.%u.tmp", st->dir, (unsigned)getuid());
+	char *path = xasprintf("%s/usage/%u", st->dir, (unsigned)getuid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		bool ok = fchmod(fd, 0644) == 0 && write(fd, sb.buf, sb.len) == (ssize_t)sb.len;
+		close(fd);
+		if (!ok || rename(tmp, path) != 0)
+			unlink(tmp);
+	}
+	free(tmp);
+	free(path);
+	sb_free(&sb);
+}
+
+static void view_load(struct view *v, struct grant *g, uint64_t reserved, double woke)
 {
 	struct gpu_set *set = g->set;
-	gpu_set_refresh(set, REFRESH_PROCS | REFRESH_NO_PROC_INFO);
+	v->n = set->ngpus < LEASE_MAX_GPUS ? set->ngpus : LEASE_MAX_GPUS;
+	bool shared = usage_read(&g->st, v, set, woke);
+	if (!shared) {
+		double ts = now_mono();
+		gpu_set_refresh(set, REFRESH_PROCS | REFRESH_NO_PROC_INFO);
+		view_usage(v, set);
+		usage_write(&g->st, v, set, ts);
+	}
 	lockset_load(&v->ls, &g->st);
 	lease_list_load(&v->leases, &g->st, &v->ls);
 	lease_gc(&g->st, &v->leases);
 	queue_load(&g->st, &v->queue);
-	v->n = set->ngpus < LEASE_MAX_GPUS ? set->ngpus : LEASE_MAX_GPUS;
+	for (size_t i = 0; i < v->n; i++) {
+		const struct gpu *gp = &set->gpus[i];
+		v->g[i].index = gp->index;
+		v->g[i].leased = gp->uuid[0] && lease_gpu_busy(&g->st, gp->uuid, &v->leases, &v->ls);
+		v->g[i].reserved = reserved >> i & 1;
+	}
+}
+
+/* The observed use of each GPU, from a fresh refresh. */
+static void view_usage(struct view *v, const struct gpu_set *set)
+{
 	for (size_t i = 0; i < v->n; i++) {
 		const struct gpu *gp = &set->gpus[i];
 		unsigned procs = 0;
 		for (size_t j = 0; j < gp->nprocs; j++)
 			procs += (gp->procs[j].type & PROC_COMPUTE) != 0;
 		v->g[i] = (struct alloc_gpu){
-			.index = gp->index,
-			.leased = gp->uuid[0] && lease_gpu_busy(&g->st, gp->uuid, &v->leases, &v->ls),
-			.reserved = reserved >> i & 1,
 			.mem_valid = GPU_HAS(gp, GF_MEM_USED) && GPU_HAS(gp, GF_MEM_FREE),
 			.used_mib = gp->mem_used >> 20,
 			.free_mib = gp->mem_free >> 20,
@@ -304,6 +393,7 @@ int grant_acquire(struct gpu_set *set, const struct config *cfg, const struct gr
 	bool queued = false, tty = isatty(STDERR_FILENO);
 	double started = now_mono(), deadline = rq->wait > 0 ? started + rq->wait : 0;
 	int ino = -1, rc = EXIT_OK;
+	double woke = now_mono();   /* a usage snapshot older than this may predate the event */
 	struct sigaction old[3];
 	interrupted = 0;
 	if (rq->wait >= 0)
@@ -314,7 +404,7 @@ int grant_acquire(struct gpu_set *set, const struct config *cfg, const struct gr
 			break;
 		}
 		struct view v;
-		view_load(&v, g, reserved);
+		view_load(&v, g, reserved, woke);
 		struct alloc_req reqs[256];
 		size_t nreq = 0, mine = SIZE_MAX;
 		for (size_t i = 0; i < v.queue.n && nreq < ARRAY_SIZE(reqs) - 1; i++) {
@@ -381,6 +471,7 @@ int grant_acquire(struct gpu_set *set, const struct config *cfg, const struct gr
 		}
 		state_unlock(&g->st);
 		wait_event(ino, &v, set, me.cand, deadline, tty, started, mine + 1, me.count);
+		woke = now_mono();
 		view_free(&v);
 		if (interrupted || (deadline > 0 && now_mono() >= deadline)) {
 			if (tty)

@@ -43,9 +43,10 @@ bool state_open(struct state *st, const char *dir, struct gpu_error *err)
 {
 	st->dir = xstrdup(dir);
 	st->global_fd = -1;
-	char *q = xasprintf("%s/queue", dir);
-	bool ok = ensure_dir(dir, err) && ensure_dir(q, err);
+	char *q = xasprintf("%s/queue", dir), *u = xasprintf("%s/usage", dir);
+	bool ok = ensure_dir(dir, err) && ensure_dir(q, err) && ensure_dir(u, err);
 	free(q);
+	free(u);
 	return ok;
 }
 
