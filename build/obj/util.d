@@ -1,2 +1,0 @@
-build/obj/util.o: src/util.c src/util.h
-src/util.h:
