@@ -16,11 +16,16 @@
 #define SMALL_MIB 1024         /* a CUDA context and little else */
 #define LOW_FREE_PCT 10        /* memory left that makes a shared GPU an out-of-memory risk */
 
+struct idlist {
+	unsigned *v;
+	size_t n, cap;
+};
+
 struct finding {
 	enum vis_severity sev;
 	const char *code;
 	char *message, *fix;
-	struct strbuf gpus, pids;  /* comma-separated nvidia-smi indices and pids */
+	struct idlist gpus, pids;  /* nvidia-smi indices, pids */
 };
 
 struct doctor {
@@ -47,14 +52,29 @@ static struct finding *add(struct doctor *d, enum vis_severity sev, const char *
 	return f;
 }
 
-static void add_gpu(struct finding *f, unsigned idx)
+static void add_id(struct idlist *l, unsigned id)
 {
-	sb_addf(&f->gpus, "%s%u", f->gpus.len ? "," : "", idx);
+	l->v = grow_array(l->v, &l->cap, l->n + 1, sizeof *l->v);
+	l->v[l->n++] = id;
 }
 
-static void add_pid(struct finding *f, unsigned pid)
+static void add_gpu(struct finding *f, unsigned idx) { add_id(&f->gpus, idx); }
+static void add_pid(struct finding *f, unsigned pid) { add_id(&f->pids, pid); }
+
+static void json_ids(struct json *j, const char *key, const struct idlist *l)
 {
-	sb_addf(&f->pids, "%s%u", f->pids.len ? "," : "", pid);
+	json_arr(j, key);
+	for (size_t i = 0; i < l->n; i++)
+		json_uint(j, NULL, l->v[i]);
+	json_end_arr(j);
+}
+
+static void print_ids(const struct idlist *l)
+{
+	if (!l->n)
+		fputs("-", stdout);
+	for (size_t i = 0; i < l->n; i++)
+		printf("%s%u", i ? "," : "", l->v[i]);
 }
 
 /* ---- the caller's environment ---- */
@@ -331,14 +351,8 @@ static void print(const struct doctor *d, bool json)
 			json_str(&j, "code", f->code);
 			json_str(&j, "message", f->message);
 			json_str(&j, "fix", f->fix);
-			json_arr(&j, "gpus");
-			for (const char *p = f->gpus.buf; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] != 0))
-				json_uint(&j, NULL, strtoul(p, NULL, 10));
-			json_end_arr(&j);
-			json_arr(&j, "pids");
-			for (const char *p = f->pids.buf; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] != 0))
-				json_uint(&j, NULL, strtoul(p, NULL, 10));
-			json_end_arr(&j);
+			json_ids(&j, "gpus", &f->gpus);
+			json_ids(&j, "pids", &f->pids);
 			json_end_obj(&j);
 		}
 		json_end_arr(&j);
@@ -356,9 +370,13 @@ static void print(const struct doctor *d, bool json)
 			if ((int)f->sev != sev)
 				continue;
 			printf("%s [%s] %s\n", vis_severity_name(f->sev), f->code, f->message);
-			if (f->gpus.len || f->pids.len)
-				printf("    gpus: %s  pids: %s\n", f->gpus.len ? f->gpus.buf : "-",
-				       f->pids.len ? f->pids.buf : "-");
+			if (f->gpus.n || f->pids.n) {
+				fputs("    gpus: ", stdout);
+				print_ids(&f->gpus);
+				fputs("  pids: ", stdout);
+				print_ids(&f->pids);
+				putchar('\n');
+			}
 			printf("    fix: %s\n", f->fix);
 		}
 }
@@ -433,8 +451,8 @@ static int doctor(int argc, char **argv)
 			rc = 1;
 		free(d.f[i].message);
 		free(d.f[i].fix);
-		sb_free(&d.f[i].gpus);
-		sb_free(&d.f[i].pids);
+		free(d.f[i].gpus.v);
+		free(d.f[i].pids.v);
 	}
 	free(d.f);
 	leaseview_free(&d.lv);

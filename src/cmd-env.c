@@ -143,30 +143,21 @@ static int env_cmd(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cmd_bad_usage(e, "unexpected argument '%s' (to run a command, use gpuctl run)", argv[optind]);
-	struct config cfg;
-	if (!config_load(&cfg))
-		return EXIT_USAGE;
-	if (!lease_opts_finish(e, &o, &cfg)) {
-		config_free(&cfg);
-		return EXIT_USAGE;
-	}
 	char *command = xasprintf("(env lease for pid %lu)", bound);
 	o.rq.command = command;
-	struct gpu_error err = {0};
+	struct config cfg;
+	struct gpu_set *set;
 	struct grant g;
-	int rc;
-	struct gpu_set *set = gpu_set_open(&err);
-	if (!set) {
-		fprintf(stderr, "gpuctl: %s\n", err.msg);
-		rc = err.code;
-	} else if ((rc = grant_acquire(set, &cfg, &o.rq, &g, &err)) != EXIT_OK) {
-		fprintf(stderr, "gpuctl env: %s\n", err.msg);
-	} else if (o.rq.dry_run) {
+	int rc = lease_begin(e, &o, &cfg, &set, &g);
+	if (rc != EXIT_OK) {
+		free(command);
+		return rc;
+	}
+	if (o.rq.dry_run) {
 		char **env = grant_env(&g, o.uuid);
 		print_exports(env, fmt, &g, o.uuid);
 		grant_env_free(env);
 		grant_free(&g);
-		state_close(&g.st);
 	} else {
 		char **env = grant_env(&g, o.uuid);
 		fflush(NULL);
@@ -175,6 +166,7 @@ static int env_cmd(int argc, char **argv)
 			die(EXIT_FAIL, "fork: %s", strerror(errno));
 		if (pid == 0)
 			hold(&g, (pid_t)bound);
+		struct gpu_error err = {0};
 		if (!grant_commit(&g, pid, (pid_t)bound, &err)) {
 			kill(pid, SIGTERM);
 			fprintf(stderr, "gpuctl env: %s\n", err.msg);
@@ -188,7 +180,6 @@ static int env_cmd(int argc, char **argv)
 		}
 		lease_release(g.locks, g.n); /* the holder keeps its own copies */
 		grant_free(&g);
-		state_close(&g.st);
 		grant_env_free(env);
 	}
 	gpu_set_free(set);

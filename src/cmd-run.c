@@ -107,25 +107,17 @@ static int run(int argc, char **argv)
 	}
 	if (optind >= argc && !o.rq.dry_run)
 		return cmd_bad_usage(e, "no command given: gpuctl run [OPTIONS] -- COMMAND [ARGS...]");
-	struct config cfg;
-	if (!config_load(&cfg))
-		return EXIT_USAGE;
-	if (!lease_opts_finish(e, &o, &cfg)) {
-		config_free(&cfg);
-		return EXIT_USAGE;
-	}
 	char *command = optind < argc ? join(argv + optind) : NULL;
 	o.rq.command = command;
-	struct gpu_error err = {0};
-	int rc;
-	struct gpu_set *set = gpu_set_open(&err);
+	struct config cfg;
+	struct gpu_set *set;
 	struct grant g;
-	if (!set) {
-		fprintf(stderr, "gpuctl: %s\n", err.msg);
-		rc = err.code;
-	} else if ((rc = grant_acquire(set, &cfg, &o.rq, &g, &err)) != EXIT_OK) {
-		fprintf(stderr, "gpuctl run: %s\n", err.msg);
-	} else if (o.rq.dry_run) {
+	int rc = lease_begin(e, &o, &cfg, &set, &g);
+	if (rc != EXIT_OK) {
+		free(command);
+		return rc;
+	}
+	if (o.rq.dry_run) {
 		printf("would lease:");
 		for (size_t i = 0; i < g.n; i++)
 			printf(" GPU %u (%s)", set->gpus[g.pos[i]].index, set->gpus[g.pos[i]].uuid);
@@ -134,7 +126,6 @@ static int run(int argc, char **argv)
 		print_env(env, stdout);
 		grant_env_free(env);
 		grant_free(&g);
-		state_close(&g.st);
 	} else {
 		rc = start_job(&g, argv + optind, o.uuid);
 		grant_end(&g);

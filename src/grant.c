@@ -365,6 +365,7 @@ int grant_acquire(struct gpu_set *set, const struct config *cfg, const struct gr
 		  struct grant *g, struct gpu_error *err)
 {
 	memset(g, 0, sizeof *g);
+	g->st.global_fd = -1;
 	g->set = set;
 	struct alloc_req me = {.max_util = rq->max_util, .min_free_mib = rq->min_free_mib,
 			       .ignore_usage = rq->ignore_usage,
@@ -489,7 +490,6 @@ int grant_acquire(struct gpu_set *set, const struct config *cfg, const struct gr
 	if (rq->wait >= 0)
 		restore_signals(old);
 	if (rc != EXIT_OK) {
-		state_close(&g->st);
 		grant_free(g);
 	}
 	return rc;
@@ -527,12 +527,12 @@ void grant_end(struct grant *g)
 		lockset_free(&ls);
 		state_unlock(&g->st);
 	}
-	state_close(&g->st);
 	grant_free(g);
 }
 
 void grant_free(struct grant *g)
 {
+	state_close(&g->st);
 	free(g->rec.name);
 	free(g->rec.command);
 	g->rec.name = g->rec.command = NULL;

@@ -41,8 +41,8 @@ int grant_acquire(struct gpu_set *set, const struct config *cfg, const struct gr
 bool grant_commit(struct grant *g, pid_t pid, pid_t bound, struct gpu_error *err);
 /* Release this process's hold; the record goes once no process holds the locks any more. */
 void grant_end(struct grant *g);
-/* Frees what grant_acquire allocated, without touching locks or records (a forked holder's
- * parent, a dry run). */
+/* Closes the state and frees what grant_acquire allocated, without touching locks or records
+ * (a forked holder's parent, a dry run). */
 void grant_free(struct grant *g);
 /* NAME=VALUE strings for the job (caller frees each and the array). */
 char **grant_env(const struct grant *g, bool uuid);

@@ -44,6 +44,32 @@ int lease_option(const struct cmd_entry *e, int c, const char *arg, struct lease
 	return 0;
 }
 
+int lease_begin(const struct cmd_entry *e, struct lease_opts *o, struct config *cfg,
+		struct gpu_set **set, struct grant *g)
+{
+	*set = NULL;
+	if (!config_load(cfg))
+		return EXIT_USAGE;
+	if (!lease_opts_finish(e, o, cfg)) {
+		config_free(cfg);
+		return EXIT_USAGE;
+	}
+	struct gpu_error err = {0};
+	int rc;
+	if (!(*set = gpu_set_open(&err))) {
+		fprintf(stderr, "gpuctl: %s\n", err.msg);
+		rc = err.code;
+	} else if ((rc = grant_acquire(*set, cfg, &o->rq, g, &err)) == EXIT_OK) {
+		return EXIT_OK;
+	} else {
+		fprintf(stderr, "%s: %s\n", o->rq.who, err.msg);
+	}
+	gpu_set_free(*set);
+	*set = NULL;
+	config_free(cfg);
+	return rc;
+}
+
 bool lease_opts_finish(const struct cmd_entry *e, struct lease_opts *o, const struct config *cfg)
 {
 	if (o->profile) {

@@ -51,5 +51,10 @@ struct lease_opts {
 int lease_option(const struct cmd_entry *e, int c, const char *arg, struct lease_opts *o);
 /* Applies the profile and the config's defaults to what the options left unset. */
 bool lease_opts_finish(const struct cmd_entry *e, struct lease_opts *o, const struct config *cfg);
+/* What run and env start with: the configuration, the GPUs, then the lease (o->rq.command set
+ * by the caller). EXIT_OK: *cfg, *set and g are the caller's to release; otherwise the reason
+ * has been printed and nothing is left open. */
+int lease_begin(const struct cmd_entry *e, struct lease_opts *o, struct config *cfg,
+		struct gpu_set **set, struct grant *g);
 
 #endif
