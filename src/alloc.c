@@ -25,30 +25,28 @@ const char *alloc_why_not(const struct alloc_gpu *g, const struct alloc_req *r,
 	return NULL;
 }
 
-static const struct alloc_gpu *cmp_g;
-static enum prefer cmp_prefer;
-
-static int better(const void *a, const void *b)
+/* x before y in r's preference order (ties by index). */
+static bool better(const struct alloc_gpu *x, const struct alloc_gpu *y, enum prefer prefer)
 {
-	const struct alloc_gpu *x = &cmp_g[*(const size_t *)a], *y = &cmp_g[*(const size_t *)b];
-	if (cmp_prefer == PREFER_FREE_MEMORY && x->free_mib != y->free_mib)
-		return x->free_mib > y->free_mib ? -1 : 1;
-	if (cmp_prefer == PREFER_UTIL && x->util != y->util)
-		return x->util < y->util ? -1 : 1;
-	return x->index < y->index ? -1 : x->index > y->index;
+	if (prefer == PREFER_FREE_MEMORY && x->free_mib != y->free_mib)
+		return x->free_mib > y->free_mib;
+	if (prefer == PREFER_UTIL && x->util != y->util)
+		return x->util < y->util;
+	return x->index < y->index;
 }
 
-/* Up to r->count free GPUs of avail, best first. */
-static uint64_t best(const struct alloc_gpu *g, size_t n, const struct alloc_req *r,
-		     const struct alloc_policy *p, uint64_t avail, unsigned *got)
+uint64_t alloc_best(const struct alloc_gpu *g, size_t n, const struct alloc_req *r,
+		    const struct alloc_policy *p, uint64_t avail, unsigned *got)
 {
 	size_t order[ALLOC_MAX], k = 0;
-	for (size_t i = 0; i < n && i < ALLOC_MAX; i++)
-		if ((avail & r->cand) >> i & 1 && !alloc_why_not(&g[i], r, p))
-			order[k++] = i;
-	cmp_g = g;
-	cmp_prefer = r->prefer;
-	qsort(order, k, sizeof *order, better);
+	for (size_t i = 0; i < n && i < ALLOC_MAX; i++) {
+		if (!((avail & r->cand) >> i & 1) || alloc_why_not(&g[i], r, p))
+			continue;
+		size_t j = k++;
+		for (; j > 0 && better(&g[i], &g[order[j - 1]], r->prefer); j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
 	uint64_t mask = 0;
 	*got = 0;
 	for (size_t i = 0; i < k && *got < r->count; i++, (*got)++)
@@ -60,30 +58,27 @@ uint64_t alloc_pick(const struct alloc_gpu *g, size_t n, const struct alloc_req 
 		    const struct alloc_policy *p, uint64_t avail)
 {
 	unsigned got;
-	if (r->capped)
+	if (r->capped || r->skip)
 		return 0;
-	uint64_t m = best(g, n, r, p, avail, &got);
+	uint64_t m = alloc_best(g, n, r, p, avail, &got);
 	return got == r->count ? m : 0;
 }
 
-uint64_t alloc_queue(const struct alloc_gpu *g, size_t n, const struct alloc_req *reqs, size_t nreqs,
-		     size_t me, const struct alloc_policy *p, bool strict)
+uint64_t alloc_schedule(const struct alloc_gpu *g, size_t n, const struct alloc_req *reqs,
+			size_t nreqs, const struct alloc_policy *p, uint64_t avail, uint64_t *picks)
 {
-	uint64_t avail = n >= 64 ? ~0ULL : (1ULL << n) - 1;
-	bool head_reserved = false;
-	for (size_t i = 0; i < nreqs && i <= me; i++) {
-		uint64_t pick = alloc_pick(g, n, &reqs[i], p, avail);
-		if (i == me)
-			return pick;
-		if (pick && strict)
-			return 0;
-		if (pick) {
-			avail &= ~pick;
-		} else if (!head_reserved && !reqs[i].capped) {
+	uint64_t reserved = 0;
+	bool head = false;
+	for (size_t i = 0; i < nreqs; i++) {
+		picks[i] = alloc_pick(g, n, &reqs[i], p, avail);
+		if (picks[i]) {
+			avail &= ~picks[i];
+		} else if (!head && !reqs[i].capped && !reqs[i].skip && reqs[i].queued) {
 			unsigned got;
-			avail &= ~best(g, n, &reqs[i], p, avail, &got);
-			head_reserved = true;
+			reserved = alloc_best(g, n, &reqs[i], p, avail, &got);
+			avail &= ~reserved;
+			head = true;
 		}
 	}
-	return 0;
+	return reserved;
 }

@@ -35,6 +35,9 @@ struct alloc_req {
 	bool ignore_usage;
 	enum prefer prefer;
 	bool capped;                 /* the per-user cap stops it for now */
+	bool skip;                   /* keeps its place but takes and reserves nothing (stopped) */
+	bool queued;                 /* waits when refused (a request that does not is never the
+				      * head that GPUs are reserved for) */
 };
 
 /* Why a GPU is not free for a request; NULL when it is. */
@@ -43,11 +46,14 @@ const char *alloc_why_not(const struct alloc_gpu *g, const struct alloc_req *r,
 /* The best `count` of the GPUs in avail that are free for r (prefer order), or 0. */
 uint64_t alloc_pick(const struct alloc_gpu *g, size_t n, const struct alloc_req *r,
 		    const struct alloc_policy *p, uint64_t avail);
-/* The queue, first come first served: requests in arrival order; each satisfiable one takes its
- * GPUs, and the first one that is not reserves what it could use so that later, smaller
- * requests cannot starve it. Returns what reqs[me] gets now, or 0. strict: also 0 while an
- * earlier request is satisfiable, so waiters are granted one by one in arrival order. */
-uint64_t alloc_queue(const struct alloc_gpu *g, size_t n, const struct alloc_req *reqs, size_t nreqs,
-		     size_t me, const struct alloc_policy *p, bool strict);
+/* Up to r->count GPUs of avail that are free for r, best first; *got says how many. */
+uint64_t alloc_best(const struct alloc_gpu *g, size_t n, const struct alloc_req *r,
+		    const struct alloc_policy *p, uint64_t avail, unsigned *got);
+/* The queue, first come first served, in one pass over the requests in arrival order:
+ * picks[i] is what reqs[i] gets now (0: nothing). Each request that can run takes its GPUs; the
+ * first queued one that cannot (and is neither capped nor skipped) reserves the free GPUs it
+ * could use, so later, smaller requests cannot starve it. Returns that reservation. */
+uint64_t alloc_schedule(const struct alloc_gpu *g, size_t n, const struct alloc_req *reqs,
+			size_t nreqs, const struct alloc_policy *p, uint64_t avail, uint64_t *picks);
 
 #endif

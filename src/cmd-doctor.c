@@ -116,12 +116,12 @@ static void check_env(struct doctor *d)
 /* ---- processes ---- */
 
 /* Is pid the lease's job, or a descendant of it? */
-static bool in_lease(const struct lease_rec *h, unsigned pid, const struct proc_env *env)
+static bool in_lease(const struct lease_info *h, unsigned pid, const struct proc_env *env)
 {
 	if (env->lease_id && !strcmp(env->lease_id, h->id))
 		return true;
 	for (int p = (int)pid, hops = 0; p > 1 && hops < 64; hops++, p = proc_ppid((unsigned)p))
-		if (p == h->pid || p == h->gpuctl_pid)
+		if (p == h->pid)
 			return true;
 	return false;
 }
@@ -202,7 +202,7 @@ static void check_process(struct doctor *d, const struct usage *u)
 	/* On a GPU leased to someone else. */
 	for (size_t k = 0; k < u->ngpus; k++) {
 		const struct gpu *g = &d->set->gpus[u->gpu[k]];
-		const struct lease_rec *h = lease_holder(&d->lv.leases, g->uuid);
+		const struct lease_info *h = leaseview_holder(&d->lv, g->uuid);
 		if (h && !in_lease(h, u->pid, &env)) {
 			f = add(d, SEV_ERROR, "lease_violation",
 				"run jobs through gpuctl run, which gives them free GPUs; this one should move "
@@ -238,7 +238,7 @@ static void check_processes(struct doctor *d)
 			}
 			procs_mem += p->mem_valid ? p->used_mem : 0;
 			compute += (p->type & PROC_COMPUTE) != 0;
-			if (leasing && !lease_holder(&d->lv.leases, g->uuid) && (p->type & PROC_COMPUTE)) {
+			if (leasing && !leaseview_holder(&d->lv, g->uuid) && (p->type & PROC_COMPUTE)) {
 				if (!unleased) {
 					unleased = add(d, SEV_INFO, "unleased_use",
 						       "lease GPUs with gpuctl run, so nobody else is given them",
@@ -412,8 +412,8 @@ static int doctor(int argc, char **argv)
 	}
 	gpu_set_refresh(d.set, REFRESH_PROCS | REFRESH_EXTRA);
 	d.vm = vis_machine_new(d.set);
-	if (!leaseview_load(&d.lv, NULL, &err))
-		memset(&d.lv, 0, sizeof d.lv);
+	if (!leaseview_load(&d.lv, &err))
+		fprintf(stderr, "gpuctl doctor: leases not checked: %s\n", err.msg);
 	if (d.focus) {
 		bool found = false;
 		for (size_t i = 0; i < d.set->ngpus; i++)

@@ -1,6 +1,7 @@
 /* cmd-env.c: `eval "$(gpuctl env -n 1)"`: lease GPUs for an interactive shell or notebook and
  * print the exports. A small background holder keeps the locks; it ends, releasing them, when
  * the shell it is bound to exits or on `gpuctl release`. */
+#include "json.h"
 #include "leaseopts.h"
 
 #include <errno.h>
@@ -23,10 +24,10 @@ static void on_term(int sig)
 	release_now = 1;
 }
 
-/* The holder: no stdio (so $(...) returns), its own session, waits for the bound process. */
+/* The holder: no stdio (so $(...) returns), its own session; it holds the lease's descriptors
+ * until the bound process exits or it is told to let go (`gpuctl release`: SIGTERM). */
 static void hold(struct grant *g, pid_t bound)
 {
-	state_unlock(&g->st); /* the parent's copy of the global lock must not live on here */
 	int null = open("/dev/null", O_RDWR);
 	if (null >= 0) {
 		dup2(null, 0), dup2(null, 1), dup2(null, 2);
@@ -41,17 +42,18 @@ static void hold(struct grant *g, pid_t bound)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	grant_hold(g, bound);
 	int pfd = (int)syscall(SYS_pidfd_open, bound, 0);
 	struct pollfd p = {.fd = pfd, .events = POLLIN};
 	while (!release_now && pfd >= 0 && poll(&p, 1, -1) == 0)
 		;
 	while (!release_now && pfd < 0 && kill(bound, 0) == 0)
-		sleep(5); /* no pidfd (old kernel): check now and then */
-	grant_end(g);
-	_exit(0);
+		sleep(5); /* no pidfd (an old kernel): look now and then */
+	_exit(0); /* the lease ends with this process's descriptors */
 }
 
-static void quote(struct strbuf *sb, const char *v)
+/* POSIX sh (and bash, zsh): in single quotes nothing is special but the quote itself. */
+static void quote_sh(struct strbuf *sb, const char *v)
 {
 	sb_addc(sb, '\'');
 	for (const char *p = v; *p; p++)
@@ -62,14 +64,27 @@ static void quote(struct strbuf *sb, const char *v)
 	sb_addc(sb, '\'');
 }
 
+/* fish: in single quotes, backslash escapes a quote and a backslash; nothing else is special. */
+static void quote_fish(struct strbuf *sb, const char *v)
+{
+	sb_addc(sb, '\'');
+	for (const char *p = v; *p; p++) {
+		if (*p == '\'' || *p == '\\')
+			sb_addc(sb, '\\');
+		sb_addc(sb, *p);
+	}
+	sb_addc(sb, '\'');
+}
+
 static void print_exports(char **env, enum fmt fmt, const struct grant *g, bool uuid)
 {
 	struct strbuf sb = {0};
-	if (fmt == F_JSON)
-		sb_addc(&sb, '{');
+	struct json j;
 	if (fmt == F_DOCKER) {
-		/* docker parses --gpus as CSV: the device list needs quotes inside the quotes. */
-		sb_adds(&sb, "--gpus '\"device=");
+		/* `docker run $(gpuctl env --format=docker) IMAGE`: after command substitution the
+		 * words are split but no quotes removed, so print none but the ones docker's CSV
+		 * parser of --gpus wants around a list ("device=0,1" is one field). */
+		sb_adds(&sb, "--gpus \"device=");
 		for (size_t i = 0; i < g->n; i++) {
 			const struct gpu *gp = &g->set->gpus[g->pos[i]];
 			if (uuid)
@@ -77,26 +92,31 @@ static void print_exports(char **env, enum fmt fmt, const struct grant *g, bool 
 			else
 				sb_addf(&sb, "%s%u", i ? "," : "", gp->index);
 		}
-		sb_adds(&sb, "\"'\n");
+		sb_adds(&sb, "\"\n");
+	} else if (fmt == F_JSON) {
+		json_init(&j, &sb, false);
+		json_obj(&j, NULL);
 	}
 	for (char **p = env; fmt != F_DOCKER && *p; p++) {
 		char *eq = strchr(*p, '=');
 		*eq = '\0';
 		if (fmt == F_SH) {
 			sb_addf(&sb, "export %s=", *p);
-			quote(&sb, eq + 1);
+			quote_sh(&sb, eq + 1);
 			sb_adds(&sb, ";\n");
 		} else if (fmt == F_FISH) {
 			sb_addf(&sb, "set -gx %s ", *p);
-			quote(&sb, eq + 1);
+			quote_fish(&sb, eq + 1);
 			sb_adds(&sb, ";\n");
 		} else {
-			sb_addf(&sb, "%s\"%s\": \"%s\"", p == env ? "" : ", ", *p, eq + 1);
+			json_str(&j, *p, eq + 1);
 		}
 		*eq = '=';
 	}
-	if (fmt == F_JSON)
-		sb_adds(&sb, "}\n");
+	if (fmt == F_JSON) {
+		json_end_obj(&j);
+		sb_addc(&sb, '\n');
+	}
 	fputs(sb.buf, stdout);
 	fflush(stdout);
 	sb_free(&sb);
@@ -114,7 +134,7 @@ static int env_cmd(int argc, char **argv)
 	unsigned long bound = (unsigned long)getppid();
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hn:g:f:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hn:g:f:q", longopts, NULL)) != -1) {
 		int k = lease_option(e, c, optarg, &o);
 		if (k < 0)
 			return EXIT_USAGE;
@@ -166,20 +186,15 @@ static int env_cmd(int argc, char **argv)
 			die(EXIT_FAIL, "fork: %s", strerror(errno));
 		if (pid == 0)
 			hold(&g, (pid_t)bound);
-		struct gpu_error err = {0};
-		if (!grant_commit(&g, pid, (pid_t)bound, &err)) {
-			kill(pid, SIGTERM);
-			fprintf(stderr, "gpuctl env: %s\n", err.msg);
-			rc = err.code;
-		} else {
-			print_exports(env, fmt, &g, o.uuid);
-			fprintf(stderr, "gpuctl env: leased");
+		print_exports(env, fmt, &g, o.uuid);
+		if (!o.quiet) {
+			fprintf(stderr, "gpuctl env: leased GPU");
 			for (size_t i = 0; i < g.n; i++)
-				fprintf(stderr, " GPU %u", set->gpus[g.pos[i]].index);
-			fprintf(stderr, " until process %lu exits or `gpuctl release`\n", bound);
+				fprintf(stderr, "%s%u", i ? "," : " ", set->gpus[g.pos[i]].index);
+			fprintf(stderr, " (lease %s) until process %lu exits or `gpuctl release`\n", g.id,
+				bound);
 		}
-		lease_release(g.locks, g.n); /* the holder keeps its own copies */
-		grant_free(&g);
+		grant_free(&g); /* the holder keeps its own copies */
 		grant_env_free(env);
 	}
 	gpu_set_free(set);
@@ -195,7 +210,8 @@ const struct cmd_entry cmd_env_entry = {
 		 "Lease GPUs and print the variables to export. A background holder keeps the lease\n"
 		 "until the calling shell (or --hold-pid PID) exits, or `gpuctl release`. Set them\n"
 		 "before CUDA starts: in Python, before `import torch` touches the GPU.\n\n"
-		 "  -f, --format sh|fish|json|docker   (docker: the working --gpus '\"device=...\"' form)\n"
+		 "  -f, --format sh|fish|json|docker   (docker: --gpus \"device=...\" for\n"
+		 "                             `docker run $(gpuctl env --format=docker) IMAGE`)\n"
 		 "      --hold-pid PID        bind the lease to this process instead of the parent\n"
 		 LEASE_USAGE,
 	.run = env_cmd,

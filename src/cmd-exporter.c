@@ -58,7 +58,7 @@ struct exporter {
 	double cache_s;
 	struct metrics_opts mo;
 	char hostname[256];
-	char *state_dir;                /* read from the configuration once */
+	bool lease_error_logged;
 	bool lost_logged[64];
 };
 
@@ -73,8 +73,10 @@ static void refresh(struct exporter *x)
 	gpu_set_refresh(x->set, REFRESH_PROCS | REFRESH_EXTRA);
 	struct leaseview lv;
 	struct gpu_error err;
-	if (!leaseview_load(&lv, x->state_dir, &err))
-		memset(&lv, 0, sizeof lv);
+	if (!leaseview_load(&lv, &err) && !x->lease_error_logged) {
+		fprintf(stderr, "gpuctl exporter: lease metrics left out: %s\n", err.msg);
+		x->lease_error_logged = true;
+	}
 	for (size_t i = 0; i < x->set->ngpus && i < 64; i++) {
 		const struct gpu *g = &x->set->gpus[i];
 		if (g->lost && !x->lost_logged[i]) {
@@ -221,7 +223,6 @@ static int exporter(int argc, char **argv)
 		return err.code;
 	}
 	gethostname(x.hostname, sizeof x.hostname - 1);
-	x.state_dir = leaseview_state_dir();
 	x.mo = (struct metrics_opts){.hostname = x.hostname, .max_procs = (unsigned)maxp};
 	refresh(&x);
 	/* Block the stop signals before libmicrohttpd starts its threads: only sigwait sees them. */
@@ -258,7 +259,6 @@ static int exporter(int argc, char **argv)
 	if (x.metrics)
 		H.destroy_response(x.metrics);
 	gpu_set_free(x.set);
-	free(x.state_dir);
 	return rc;
 }
 

@@ -2,6 +2,7 @@
  * and the waiting queue in order. */
 #include "gpu.h"
 #include "gpuctl.h"
+#include "escape.h"
 #include "json.h"
 #include "leaseview.h"
 
@@ -19,55 +20,71 @@ static int index_of(const struct gpu_set *set, const char *uuid)
 	return -1;
 }
 
+static void json_uuids(struct json *j, const char *key, const struct gpu_set *set,
+		       char (*uuids)[96], size_t n)
+{
+	json_arr(j, key);
+	for (size_t k = 0; k < n; k++) {
+		json_obj(j, NULL);
+		int idx = index_of(set, uuids[k]);
+		if (idx >= 0)
+			json_uint(j, "index", (unsigned)idx);
+		else
+			json_null(j, "index");
+		json_str(j, "uuid", uuids[k]);
+		json_end_obj(j);
+	}
+	json_end_arr(j);
+}
+
 static void print_json(const struct leaseview *v, const struct gpu_set *set)
 {
 	struct strbuf sb = {0};
 	struct json j;
 	json_init(&j, &sb, true);
 	json_obj(&j, NULL);
+	if (v->present)
+		json_int(&j, "daemon_pid", v->daemon_pid);
+	else
+		json_null(&j, "daemon_pid");
+	json_bool(&j, "private", v->private_mode);
 	json_arr(&j, "leases");
-	for (size_t i = 0; i < v->leases.n; i++) {
-		const struct lease_rec *r = &v->leases.recs[i];
-		if (!r->live)
-			continue;
+	for (size_t i = 0; i < v->nleases; i++) {
+		const struct lease_info *l = &v->leases[i];
 		json_obj(&j, NULL);
-		json_str(&j, "id", r->id);
-		json_arr(&j, "gpus");
-		for (size_t k = 0; k < r->nlocks; k++) {
-			json_obj(&j, NULL);
-			int idx = index_of(set, r->locks[k].uuid);
-			if (idx >= 0)
-				json_uint(&j, "index", (unsigned)idx);
-			else
-				json_null(&j, "index");
-			json_str(&j, "uuid", r->locks[k].uuid);
-			json_end_obj(&j);
-		}
-		json_end_arr(&j);
-		json_str(&j, "user", r->user);
-		json_uint(&j, "uid", r->uid);
-		json_int(&j, "pid", r->pid);
-		json_str(&j, "kind", r->kind);
-		json_int(&j, "since", (long long)r->since);
-		json_str(&j, "name", r->name);
-		json_str(&j, "command", r->command);
+		json_str(&j, "id", l->id);
+		json_uuids(&j, "gpus", set, l->uuids, l->ngpus);
+		json_str(&j, "user", l->user);
+		json_uint(&j, "uid", l->uid);
+		json_int(&j, "pid", l->pid);
+		if (l->bound)
+			json_int(&j, "bound_pid", l->bound);
+		else
+			json_null(&j, "bound_pid");
+		json_str(&j, "kind", l->kind);
+		json_int(&j, "since", (long long)l->since);
+		json_str(&j, "name", l->name);
+		json_str(&j, "command", l->command);
 		json_end_obj(&j);
 	}
 	json_end_arr(&j);
+	json_uuids(&j, "held_unknown", set, v->held, v->nheld);
 	json_arr(&j, "queue");
-	for (size_t i = 0; i < v->queue.n; i++) {
-		const struct ticket *t = &v->queue.t[i];
+	for (size_t i = 0; i < v->nqueue; i++) {
+		const struct waiter_info *w = &v->queue[i];
 		json_obj(&j, NULL);
-		json_uint(&j, "position", i + 1);
-		json_str(&j, "user", t->user);
-		json_uint(&j, "uid", t->uid);
-		json_int(&j, "pid", t->pid);
-		json_uint(&j, "count", t->req.count);
-		json_int(&j, "since", (long long)t->since);
-		json_str(&j, "name", t->name);
+		json_uint(&j, "position", w->position);
+		json_str(&j, "user", w->user);
+		json_uint(&j, "uid", w->uid);
+		json_int(&j, "pid", w->pid);
+		json_uint(&j, "count", w->count);
+		json_int(&j, "since", (long long)w->since);
+		json_str(&j, "state", w->state);
+		json_str(&j, "kind", w->kind);
+		json_str(&j, "name", w->name);
 		json_arr(&j, "candidates");
-		for (size_t k = 0; k < t->ncand; k++)
-			json_str(&j, NULL, t->cand[k]);
+		for (size_t k = 0; k < w->ncand; k++)
+			json_str(&j, NULL, w->cand[k]);
 		json_end_arr(&j);
 		json_end_obj(&j);
 	}
@@ -78,43 +95,70 @@ static void print_json(const struct leaseview *v, const struct gpu_set *set)
 	sb_free(&sb);
 }
 
+/* HH:MM:SS today, else the date too: a lease from last week must not look like this morning's. */
+static void when(char *buf, size_t n, time_t t)
+{
+	struct tm tm, now;
+	time_t tnow = time(NULL);
+	localtime_r(&t, &tm);
+	localtime_r(&tnow, &now);
+	bool today = tm.tm_year == now.tm_year && tm.tm_yday == now.tm_yday;
+	strftime(buf, n, today ? "%H:%M:%S" : "%Y-%m-%d %H:%M", &tm);
+}
+
 static void print_table(const struct leaseview *v, const struct gpu_set *set)
 {
-	size_t live = 0;
-	for (size_t i = 0; i < v->leases.n; i++)
-		live += v->leases.recs[i].live;
-	if (!live)
-		printf("no leases\n");
+	struct strbuf sb = {0};
+	if (!v->present)
+		sb_adds(&sb, "no leases (no gpuctl daemon is running)\n");
+	else if (!v->nleases && !v->nheld)
+		sb_adds(&sb, "no leases\n");
 	else
-		printf("%-7s %-10s %8s %-4s %-8s %-14s %s\n", "GPUS", "USER", "PID", "KIND", "SINCE",
-		       "NAME", "COMMAND");
-	for (size_t i = 0; i < v->leases.n; i++) {
-		const struct lease_rec *r = &v->leases.recs[i];
-		if (!r->live)
-			continue;
-		char gpus[64] = "", when[16];
-		for (size_t k = 0; k < r->nlocks; k++) {
-			int idx = index_of(set, r->locks[k].uuid);
+		sb_addf(&sb, "%-7s %-12s %8s %-4s %-16s %-14s %s\n", "GPUS", "USER", "PID", "KIND", "SINCE",
+			"NAME", "COMMAND");
+	for (size_t i = 0; i < v->nleases; i++) {
+		const struct lease_info *l = &v->leases[i];
+		char gpus[64] = "", since[32];
+		for (size_t k = 0; k < l->ngpus; k++) {
+			int idx = index_of(set, l->uuids[k]);
 			size_t len = strlen(gpus);
 			if (idx >= 0)
 				snprintf(gpus + len, sizeof gpus - len, "%s%d", k ? "," : "", idx);
 			else
-				snprintf(gpus + len, sizeof gpus - len, "%s%.8s", k ? "," : "", r->locks[k].uuid);
+				snprintf(gpus + len, sizeof gpus - len, "%s%.8s", k ? "," : "", l->uuids[k]);
 		}
-		strftime(when, sizeof when, "%H:%M:%S", localtime(&r->since));
-		printf("%-7s %-10.10s %8d %-4s %-8s %-14.14s %.40s\n", gpus, r->user, (int)r->pid,
-		       r->kind, when, r->name ? r->name : "-", r->command ? r->command : "");
+		when(since, sizeof since, l->since);
+		sb_addf(&sb, "%-7s %-12s %8d %-4s %-16s ", gpus, esc_str(l->user, 0), (int)l->pid, l->kind,
+			since);
+		size_t mark = sb.len;
+		esc_printable_n(&sb, l->name ? l->name : "-", 64);
+		sb_addf(&sb, "%*s ", (int)(sb.len - mark < 14 ? 14 - (sb.len - mark) : 0), "");
+		esc_printable_n(&sb, l->command ? l->command : "", 200);
+		sb_addc(&sb, '\n');
 	}
-	if (v->queue.n)
-		printf("\nwaiting (first come, first served):\n");
+	for (size_t i = 0; i < v->nheld; i++) {
+		int idx = index_of(set, v->held[i]);
+		sb_addf(&sb, "%-7d held by a process the daemon cannot name (since it restarted)\n", idx);
+	}
+	if (v->nqueue)
+		sb_adds(&sb, "\nwaiting (first come, first served):\n");
 	time_t now = time(NULL);
-	for (size_t i = 0; i < v->queue.n; i++) {
-		const struct ticket *t = &v->queue.t[i];
-		long w = (long)(now - t->since);
-		printf("%3zu. %-10.10s pid %-8d wants %u GPU%s, waiting %ld:%02ld%s%s\n", i + 1, t->user,
-		       (int)t->pid, t->req.count, t->req.count == 1 ? "" : "s", w / 60, w % 60,
-		       t->name ? "  " : "", t->name ? t->name : "");
+	for (size_t i = 0; i < v->nqueue; i++) {
+		const struct waiter_info *w = &v->queue[i];
+		long t = (long)(now - w->since);
+		sb_addf(&sb, "%3u. %-12s pid %-8d wants %u GPU%s, waiting %ld:%02ld:%02ld%s", w->position,
+			esc_str(w->user, 0), (int)w->pid, w->count, w->count == 1 ? "" : "s", t / 3600,
+			t / 60 % 60, t % 60, strcmp(w->state, "waiting") ? " " : "");
+		if (strcmp(w->state, "waiting"))
+			sb_addf(&sb, "(%s)", w->state);
+		if (w->name) {
+			sb_adds(&sb, "  ");
+			esc_printable_n(&sb, w->name, 64);
+		}
+		sb_addc(&sb, '\n');
 	}
+	fputs(sb.buf, stdout);
+	sb_free(&sb);
 }
 
 static int leases(int argc, char **argv)
@@ -137,7 +181,7 @@ static int leases(int argc, char **argv)
 		return cmd_bad_usage(e, "unexpected argument '%s'", argv[optind]);
 	struct leaseview v;
 	struct gpu_error err = {0};
-	if (!leaseview_load(&v, NULL, &err)) {
+	if (!leaseview_load(&v, &err)) {
 		fprintf(stderr, "gpuctl leases: %s\n", err.msg);
 		return err.code;
 	}

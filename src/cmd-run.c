@@ -39,25 +39,50 @@ static char *join(char **argv)
 	return sb.buf;
 }
 
+/* One line on stderr: what the job got, and how long it waited for it. */
+static void say_leased(const struct grant *g)
+{
+	struct strbuf sb = {0};
+	sb_addf(&sb, "gpuctl run: leased GPU");
+	for (size_t i = 0; i < g->n; i++)
+		sb_addf(&sb, "%s%u", i ? "," : " ", g->set->gpus[g->pos[i]].index);
+	if (g->queued_at) {
+		int s = (int)(g->waited + 0.5);
+		sb_addf(&sb, " after waiting %d:%02d:%02d", s / 3600, s / 60 % 60, s % 60);
+	}
+	sb_addf(&sb, " (lease %s)\n", g->id);
+	fputs(sb.buf, stderr);
+	sb_free(&sb);
+}
+
 static int start_job(struct grant *g, char **argv, bool uuid)
 {
 	char **env = grant_env(g, uuid);
 	int errpipe[2];
 	if (pipe2(errpipe, O_CLOEXEC) != 0)
 		die(EXIT_FAIL, "pipe: %s", strerror(errno));
+	/* Signals ignored when gpuctl started (nohup) stay ignored, for gpuctl and for the job, as
+	 * with env, time and nice; the others are passed on to the job. */
+	bool ignored[ARRAY_SIZE(forwarded)];
 	struct sigaction sa = {.sa_sigaction = forward, .sa_flags = SA_SIGINFO | SA_RESTART};
 	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < ARRAY_SIZE(forwarded); i++)
-		sigaction(forwarded[i], &sa, NULL);
+	for (size_t i = 0; i < ARRAY_SIZE(forwarded); i++) {
+		struct sigaction old;
+		sigaction(forwarded[i], NULL, &old);
+		ignored[i] = old.sa_handler == SIG_IGN;
+		if (!ignored[i])
+			sigaction(forwarded[i], &sa, NULL);
+	}
+	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0)
 		die(EXIT_FAIL, "fork: %s", strerror(errno));
 	if (pid == 0) {
 		for (size_t i = 0; i < ARRAY_SIZE(forwarded); i++)
-			signal(forwarded[i], SIG_DFL);
-		/* The job inherits the locks: it holds the lease even if gpuctl dies. */
-		for (size_t i = 0; i < g->n; i++)
-			fcntl(g->locks[i].fd, F_SETFD, 0);
+			if (!ignored[i])
+				signal(forwarded[i], SIG_DFL);
+		/* The job inherits the lease's descriptors and holds the lease, even if gpuctl dies. */
+		grant_hold(g, 0);
 		for (char **p = env; *p; p++)
 			putenv(*p);
 		execvp(argv[0], argv);
@@ -68,9 +93,7 @@ static int start_job(struct grant *g, char **argv, bool uuid)
 	}
 	child = pid;
 	close(errpipe[1]);
-	struct gpu_error err = {0};
-	if (!grant_commit(g, pid, 0, &err))
-		warn("%s (the lease itself holds)", err.msg);
+	grant_free(g); /* the job holds the lease now: it ends with the job and what it started */
 	int e = 0;
 	ssize_t r;
 	while ((r = read(errpipe[0], &e, sizeof e)) < 0 && errno == EINTR)
@@ -94,7 +117,7 @@ static int run(int argc, char **argv)
 	int c;
 	opterr = 0;
 	/* "+": stop at the command, whose own options are its business. */
-	while ((c = getopt_long(argc, argv, "+:hn:g:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:hn:g:q", longopts, NULL)) != -1) {
 		int k = lease_option(e, c, optarg, &o);
 		if (k < 0)
 			return EXIT_USAGE;
@@ -127,8 +150,9 @@ static int run(int argc, char **argv)
 		grant_env_free(env);
 		grant_free(&g);
 	} else {
+		if (!o.quiet)
+			say_leased(&g);
 		rc = start_job(&g, argv + optind, o.uuid);
-		grant_end(&g);
 	}
 	gpu_set_free(set);
 	free(command);

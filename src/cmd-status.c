@@ -30,7 +30,7 @@ struct status_opts {
 	bool color, tty;
 	int width;
 	struct leaseview leases;     /* refreshed with the GPUs */
-	char *state_dir;             /* read from the configuration once */
+	bool lease_warned;           /* said once why leases are not shown */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -108,7 +108,7 @@ static void table_gpu(struct strbuf *sb, const struct status_opts *o, const stru
 
 static void table_lease(struct strbuf *sb, const struct status_opts *o, const struct gpu *g)
 {
-	const struct lease_rec *h = lease_holder(&o->leases.leases, g->uuid);
+	const struct lease_info *h = leaseview_holder(&o->leases, g->uuid);
 	if (!h)
 		return;
 	char when[16];
@@ -214,7 +214,7 @@ static void json_gpu(struct json *j, const struct status_opts *o, const struct g
 	JFIELD("mig_mode", GF_MIG_MODE, json_str(j, "mig_mode", g->mig_mode ? "Enabled" : "Disabled"));
 	json_bool(j, "lost", g->lost);
 	json_str(j, "error", g->error);
-	const struct lease_rec *h = lease_holder(&o->leases.leases, g->uuid);
+	const struct lease_info *h = leaseview_holder(&o->leases, g->uuid);
 	if (h) {
 		json_obj(j, "lease");
 		json_str(j, "id", h->id);
@@ -386,11 +386,14 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (unsigned long iter = 0;; iter++) {
 		gpu_set_refresh(set, what);
-		if (o->mode != M_CSV && o->state_dir) {
+		if (o->mode != M_CSV) {
 			struct gpu_error lerr;
 			leaseview_free(&o->leases);
-			if (!leaseview_load(&o->leases, o->state_dir, &lerr))
-				memset(&o->leases, 0, sizeof o->leases); /* leases are extra: GPUs still show */
+			/* Leases are extra: without the daemon's answer the GPUs still show. */
+			if (!leaseview_load(&o->leases, &lerr) && !o->lease_warned) {
+				fprintf(stderr, "gpuctl status: leases not shown: %s\n", lerr.msg);
+				o->lease_warned = true;
+			}
 		}
 		sb_reset(&sb);
 		render(&sb, o, set, iter);
@@ -518,9 +521,6 @@ static int status(int argc, char **argv)
 		fprintf(stderr, "gpuctl: %s\n", err.msg);
 		return err.code;
 	}
-	/* Leases are extra: with a broken configuration the GPUs still show (the error is printed). */
-	if (o.mode != M_CSV)
-		o.state_dir = leaseview_state_dir();
 	int rc;
 	if (o.ids && !gpu_set_select(set, o.ids, &err)) {
 		fprintf(stderr, "gpuctl status: %s\n", err.msg);
@@ -531,7 +531,6 @@ static int status(int argc, char **argv)
 	gpu_set_free(set);
 	query_free(o.query);
 	leaseview_free(&o.leases);
-	free(o.state_dir);
 	return rc;
 }
 

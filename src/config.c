@@ -2,6 +2,7 @@
  * an unknown key is a warning, a bad value an error. Admin keys are honoured only from /etc, so a
  * user cannot lift a cap or use a reserved GPU by writing their own file. */
 #include "config.h"
+#include "daemon.h"
 #include "util.h"
 
 #include <errno.h>
@@ -14,6 +15,7 @@
 
 struct parse_ctx {
 	struct config *c;
+	struct dconf *dc;            /* the daemon's policy, when the daemon reads the file */
 	const char *path;
 	bool admin;
 	bool failed;
@@ -100,28 +102,26 @@ static int bad(struct parse_ctx *x, const char *key, const char *value, const ch
 	return 1;
 }
 
+/* Keys the daemon reads from /etc/gpuctl.conf: the machine's rules, not one user's choice. */
+static const char *const daemon_keys[] = {
+	"reserved_gpus", "max_gpus_per_user", "free_max_memory_used", "free_max_util",
+	"free_allow_processes", NULL,
+};
+
 static int defaults_key(struct parse_ctx *x, const char *k, const char *v)
 {
 	struct config *c = x->c;
-	unsigned long n;
-	uint64_t mib;
 	double d;
+	for (const char *const *dk = daemon_keys; *dk; dk++)
+		if (!strcmp(k, *dk)) {
+			if (!x->admin)
+				fprintf(stderr, "gpuctl: warning: %s:%d: %s is the administrator's, honoured only "
+					"in %s (the daemon reads it); ignored\n", x->path, x->line, k, SYSTEM_CONFIG);
+			return 1;
+		}
 	if (!strcmp(k, "state_dir")) {
-		if (*v != '/')
-			return bad(x, k, v, "an absolute path");
-		free(c->state_dir);
-		c->state_dir = xstrdup(v);
-	} else if (!strcmp(k, "free_max_memory_used")) {
-		if (!parse_size_mib(v, &mib))
-			return bad(x, k, v, "a size such as 1G or 512M");
-		c->free_max_used_mib = mib;
-	} else if (!strcmp(k, "free_max_util")) {
-		if (!parse_uint(v, &n) || n > 100)
-			return bad(x, k, v, "a percentage 0-100");
-		c->free_max_util = (int)n;
-	} else if (!strcmp(k, "free_allow_processes")) {
-		if (!parse_bool(v, &c->free_allow_processes))
-			return bad(x, k, v, "true or false");
+		fprintf(stderr, "gpuctl: warning: %s:%d: state_dir is no longer read: the daemon keeps "
+			"the state (gpuctl daemon --state-dir); ignored\n", x->path, x->line);
 	} else if (!strcmp(k, "prefer")) {
 		if (!parse_prefer(v, &c->prefer))
 			return bad(x, k, v, "free-memory, index or util");
@@ -134,20 +134,6 @@ static int defaults_key(struct parse_ctx *x, const char *k, const char *v)
 			c->wait = d;
 		else
 			return bad(x, k, v, "no, forever, or a duration such as 30m");
-	} else if (!strcmp(k, "reserved_gpus") || !strcmp(k, "max_gpus_per_user")) {
-		if (!x->admin) {
-			fprintf(stderr, "gpuctl: warning: %s:%d: %s is honoured only in %s; ignored\n",
-				x->path, x->line, k, SYSTEM_CONFIG);
-			return 1;
-		}
-		if (!strcmp(k, "reserved_gpus")) {
-			free(c->reserved);
-			c->reserved = xstrdup(v);
-		} else if (!parse_uint(v, &n)) {
-			return bad(x, k, v, "a number of GPUs");
-		} else {
-			c->max_gpus_per_user = (unsigned)n;
-		}
 	} else {
 		fprintf(stderr, "gpuctl: warning: %s:%d: unknown key '%s' in [defaults]; ignored\n",
 			x->path, x->line, k);
@@ -202,9 +188,16 @@ static struct profile *profile_get(struct config *c, const char *name)
 	return p;
 }
 
+static int daemon_key(struct parse_ctx *x, const char *k, const char *v);
+
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
 	struct parse_ctx *x = user;
+	if (x->dc)
+		return !strcmp(section, "daemon") || !strcmp(section, "defaults") ? daemon_key(x, name, value)
+										  : 1;
+	if (!strcmp(section, "daemon"))
+		return 1; /* the daemon's section: read by `gpuctl daemon` */
 	if (!strcmp(section, "defaults"))
 		return defaults_key(x, name, value);
 	if (!strncmp(section, "profile ", 8) && section[8])
@@ -247,14 +240,13 @@ static bool load_file(struct config *c, const char *path, bool admin)
 bool config_load(struct config *c)
 {
 	*c = (struct config){
-		.state_dir = xstrdup("/run/lock/gpuctl"),
-		.free_max_used_mib = 1024,
-		.free_max_util = 10,
 		.prefer = PREFER_FREE_MEMORY,
 		.wait = -1,
 	};
-	const char *sys = getenv("GPUCTL_SYSTEM_CONFIG"); /* tests point it elsewhere */
-	if (!load_file(c, sys ? sys : SYSTEM_CONFIG, true)) {
+	/* Like git's GIT_CONFIG_NOSYSTEM: the system file holds defaults and profiles only (the
+	 * admin's rules are the daemon's), so a user may skip it; tests do, to stay hermetic. */
+	const char *nosys = getenv("GPUCTL_CONFIG_NOSYSTEM");
+	if (!(nosys && *nosys) && !load_file(c, SYSTEM_CONFIG, true)) {
 		config_free(c);
 		return false;
 	}
@@ -267,18 +259,11 @@ bool config_load(struct config *c)
 		config_free(c);
 		return false;
 	}
-	const char *dir = getenv("GPUCTL_STATE_DIR");
-	if (dir && *dir) {
-		free(c->state_dir);
-		c->state_dir = xstrdup(dir);
-	}
 	return true;
 }
 
 void config_free(struct config *c)
 {
-	free(c->state_dir);
-	free(c->reserved);
 	for (struct profile *p = c->profiles, *n; p; p = n) {
 		n = p->next;
 		free(p->name);
@@ -294,4 +279,120 @@ const struct profile *config_profile(const struct config *c, const char *name)
 		if (!strcmp(p->name, name))
 			return p;
 	return NULL;
+}
+
+/* ---- the daemon's policy ([daemon], and the admin keys of [defaults] of older files) ---- */
+
+static bool parse_limit(const char *v, unsigned *out)
+{
+	unsigned long n;
+	if (!parse_uint(v, &n) || n == 0 || n > 1000000)
+		return false;
+	*out = (unsigned)n;
+	return true;
+}
+
+static bool parse_secs(const char *v, double *out, double min)
+{
+	double d;
+	if (!parse_duration(v, &d) || d < min || d > 1e7)
+		return false;
+	*out = d;
+	return true;
+}
+
+static int daemon_key(struct parse_ctx *x, const char *k, const char *v)
+{
+	struct dconf *c = x->dc;
+	unsigned long n;
+	uint64_t mib;
+	if (!strcmp(k, "reserved_gpus")) {
+		free(c->reserved);
+		c->reserved = *v ? xstrdup(v) : NULL;
+	} else if (!strcmp(k, "max_gpus_per_user")) {
+		if (!parse_uint(v, &n) || n > 64)
+			return bad(x, k, v, "a number of GPUs (0: no cap)");
+		c->max_gpus_per_user = (unsigned)n;
+	} else if (!strcmp(k, "max_wait")) {
+		if (!strcmp(v, "none"))
+			c->max_wait = 0;
+		else if (!parse_secs(v, &c->max_wait, 1))
+			return bad(x, k, v, "none, or a duration such as 12h");
+	} else if (!strcmp(k, "max_connections_per_user")) {
+		if (!parse_limit(v, &c->max_conn_per_user))
+			return bad(x, k, v, "a positive number");
+	} else if (!strcmp(k, "max_connections")) {
+		if (!parse_limit(v, &c->max_conn))
+			return bad(x, k, v, "a positive number");
+	} else if (!strcmp(k, "max_queued_per_user")) {
+		if (!parse_limit(v, &c->max_queued_per_user))
+			return bad(x, k, v, "a positive number");
+	} else if (!strcmp(k, "offer_timeout")) {
+		if (!parse_secs(v, &c->offer_timeout, 0.01))
+			return bad(x, k, v, "a duration such as 2s");
+	} else if (!strcmp(k, "idle_timeout")) {
+		if (!parse_secs(v, &c->idle_timeout, 0.01))
+			return bad(x, k, v, "a duration such as 30s");
+	} else if (!strcmp(k, "usage_poll")) {
+		if (!parse_secs(v, &c->usage_poll, 0.01))
+			return bad(x, k, v, "a duration such as 5s");
+	} else if (!strcmp(k, "orphan_grace")) {
+		if (!parse_secs(v, &c->orphan_grace, 0))
+			return bad(x, k, v, "a duration such as 30s");
+	} else if (!strcmp(k, "free_max_memory_used")) {
+		if (!parse_size_mib(v, &mib))
+			return bad(x, k, v, "a size such as 1G or 512M");
+		c->free.max_used_mib = mib;
+	} else if (!strcmp(k, "free_max_util")) {
+		if (!parse_uint(v, &n) || n > 100)
+			return bad(x, k, v, "a percentage 0-100");
+		c->free.max_util = (int)n;
+	} else if (!strcmp(k, "free_allow_processes")) {
+		if (!parse_bool(v, &c->free.allow_procs))
+			return bad(x, k, v, "true or false");
+	} else if (!strcmp(k, "prefer") || !strcmp(k, "wait") || !strcmp(k, "state_dir")) {
+		/* [defaults] keys of the clients */
+	} else {
+		fprintf(stderr, "gpuctl daemon: warning: %s:%d: unknown key '%s'; ignored\n", x->path,
+			x->line, k);
+	}
+	return 1;
+}
+
+bool dconf_load(struct dconf *c, const char *path)
+{
+	*c = (struct dconf){
+		.max_conn_per_user = 1024,
+		.max_conn = 8192,
+		.max_queued_per_user = 4096,
+		.offer_timeout = 2,
+		.idle_timeout = 30,
+		.usage_poll = 5,
+		.orphan_grace = 30,
+		.free = {.max_used_mib = 1024, .max_util = 10, .allow_procs = false},
+	};
+	struct parse_ctx x = {.dc = c, .path = path ? path : SYSTEM_CONFIG, .admin = true};
+	x.f = fopen(x.path, "r");
+	if (!x.f) {
+		if (errno == ENOENT && !path)
+			return true; /* no /etc/gpuctl.conf: the defaults */
+		fprintf(stderr, "gpuctl daemon: cannot read %s: %s\n", x.path, strerror(errno));
+		return false;
+	}
+	int r = ini_parse_stream(reader, &x, handler, &x);
+	fclose(x.f);
+	if (r > 0) {
+		fprintf(stderr, "gpuctl daemon: %s:%d: not INI syntax (expected [section] or key = value)\n",
+			x.path, r);
+		x.failed = true;
+	}
+	if (x.failed)
+		dconf_free(c);
+	return !x.failed;
+}
+
+void dconf_free(struct dconf *c)
+{
+	free(c->reserved);
+	c->reserved = NULL;
 }

@@ -19,15 +19,11 @@ struct profile {
 	struct profile *next;
 };
 
+/* A user's settings. The machine's rules (when a GPU is free, reserved GPUs, per-user caps) are
+ * the daemon's: struct dconf in daemon.h, read from the [daemon] section of /etc/gpuctl.conf. */
 struct config {
-	char *state_dir;
-	uint64_t free_max_used_mib;   /* a GPU using more than this is busy */
-	int free_max_util;            /* a GPU busier than this (%) is busy */
-	bool free_allow_processes;    /* compute processes without a lease make a GPU busy unless set */
 	enum prefer prefer;
 	double wait;                  /* default for run: <0 no wait, 0 forever, >0 seconds */
-	char *reserved;               /* admin: GPUs never leased (list as for -g) */
-	unsigned max_gpus_per_user;   /* admin: 0 = no cap (cooperative) */
 	struct profile *profiles;
 };
 

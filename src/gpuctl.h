@@ -25,6 +25,7 @@ extern const struct cmd_entry cmd_release_entry;
 extern const struct cmd_entry cmd_doctor_entry;
 extern const struct cmd_entry cmd_kill_entry;
 extern const struct cmd_entry cmd_exporter_entry;
+extern const struct cmd_entry cmd_daemon_entry;
 
 struct vis_request;
 /* map and which share --visible/--unset/--order/--pid (long options 'V','U','O','P'). */

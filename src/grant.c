@@ -1,29 +1,30 @@
-/* grant.c: from a request to held GPU locks (see grant.h).
+/* grant.c: from a request to a lease held in this process's descriptors (see grant.h).
  *
- * Every decision is taken under the global lock, from a consistent view: live leases, live queue
- * tickets and the GPUs' observed use. Waiting happens outside it, in poll(2) on an inotify watch
- * of the state directory (a lease record or ticket removed) and on pidfds of the jobs holding
- * wanted GPUs, with a slow timer as the only fallback: no busy polling. */
+ * The exchange with the daemon: `acquire` -> `busy` | `error` | `queued` ... `offer`; the client
+ * answers an offer with `take` and gets `granted` with the descriptors (or `withdrawn`: the
+ * offer ran out while we were stopped; we are still in line). While queued, this process sleeps
+ * in ppoll(2) on its socket, with INT, TERM and HUP let through only there: a signal ends the
+ * wait and the request (the daemon drops it with the connection), and is never followed by a
+ * job starting later. A daemon that restarts is rejoined with our ticket, keeping our place. */
+#include "client.h"
 #include "grant.h"
-#include "devices.h"
-#include "queue.h"
-#include "visibility.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#define FALLBACK_SECONDS 5
+#define KEEPALIVE_SECONDS 60.0     /* a quiet waiter checks the daemon still answers */
+#define REJOIN_SECONDS 30.0        /* how long a waiter waits for a restarting daemon */
+
+bool grant_candidates(struct gpu_set *set, const struct grant_req *rq, uint64_t *cand,
+		      unsigned *count, struct gpu_error *err);
+void grant_explain_busy(const struct gpu_set *set, const struct grant_req *rq, unsigned count,
+			const struct msg *m, struct gpu_error *err);
 
 static volatile sig_atomic_t interrupted;
 
@@ -32,549 +33,368 @@ static void on_signal(int sig)
 	interrupted = sig;
 }
 
-/* GPU positions the request may use: -g, then the caller's CUDA_VISIBLE_DEVICES (a Slurm step
- * or container restricts us), never a lost one. */
-static bool candidates(struct gpu_set *set, const struct grant_req *rq, uint64_t *cand,
-		       unsigned *count, struct gpu_error *err)
+static unsigned long long realtime_ns(void)
 {
-	uint64_t m = 0;
-	for (size_t i = 0; i < set->ngpus && i < LEASE_MAX_GPUS; i++)
-		if (!set->gpus[i].lost && !set->gpus[i].inaccessible && set->gpus[i].uuid[0])
-			m |= 1ULL << i;
-	unsigned listed = 0;
-	if (rq->gpus) {
-		if (!gpu_set_select(set, rq->gpus, err))
-			return false;
-		uint64_t g = 0;
-		for (size_t i = 0; i < set->ngpus && i < LEASE_MAX_GPUS; i++)
-			if (set->gpus[i].selected)
-				g |= 1ULL << i, listed++;
-		m &= g;
-		for (size_t i = 0; i < set->ngpus; i++)
-			set->gpus[i].selected = true;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
+
+struct waiter {
+	struct dclient dc;
+	const struct grant_req *rq;
+	struct strbuf acquire;        /* the request as sent (a ticket is added to rejoin) */
+	char ticket[40];
+	bool queued, tty, warned;
+	size_t position;
+	double started, deadline, next_tick, ping_at;
+	sigset_t waitmask;            /* the mask while in ppoll: our signals let through */
+	struct sigaction old[3];
+	bool caught[3];
+};
+
+static const int wait_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+/* Signals are caught only while we wait, and only those not ignored when gpuctl started
+ * (nohup's SIGHUP stays ignored, for us and for the job). Outside ppoll they stay blocked. */
+static void signals_on(struct waiter *w)
+{
+	sigset_t block;
+	sigemptyset(&block);
+	interrupted = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(wait_signals); i++) {
+		sigaction(wait_signals[i], NULL, &w->old[i]);
+		w->caught[i] = w->old[i].sa_handler != SIG_IGN;
+		if (!w->caught[i])
+			continue;
+		struct sigaction sa = {.sa_handler = on_signal};
+		sigemptyset(&sa.sa_mask);
+		sigaction(wait_signals[i], &sa, NULL);
+		sigaddset(&block, wait_signals[i]);
 	}
-	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
-	if (cvd) {
-		struct vis_machine *vm = vis_machine_new(set);
-		struct vis_result *r = vis_resolve(vm, cvd, getenv("CUDA_DEVICE_ORDER"));
-		uint64_t vis = 0;
-		for (size_t i = 0; i < r->ndevs; i++)
-			if (r->devs[i].mig < 0 && r->devs[i].gpu < LEASE_MAX_GPUS)
-				vis |= 1ULL << r->devs[i].gpu;
-		vis_result_free(r);
-		vis_machine_free(vm);
-		if (!vis) {
-			err->code = EXIT_USAGE;
-			snprintf(err->msg, sizeof err->msg, "your CUDA_VISIBLE_DEVICES='%s' makes no whole GPU "
-				 "visible, so there is nothing to choose from (see `gpuctl map`); unset "
-				 "it to choose among all GPUs", cvd);
+	sigprocmask(SIG_BLOCK, &block, &w->waitmask);
+}
+
+static void signals_off(struct waiter *w)
+{
+	/* A signal that came with the grant is still pending: it counts as an interruption. */
+	sigset_t pending;
+	sigpending(&pending);
+	for (size_t i = 0; i < ARRAY_SIZE(wait_signals); i++)
+		if (w->caught[i] && sigismember(&pending, wait_signals[i]) && !interrupted) {
+			sigset_t one;
+			sigemptyset(&one);
+			sigaddset(&one, wait_signals[i]);
+			int sig;
+			if (sigwait(&one, &sig) == 0)
+				interrupted = sig;
+		}
+	for (size_t i = 0; i < ARRAY_SIZE(wait_signals); i++)
+		if (w->caught[i])
+			sigaction(wait_signals[i], &w->old[i], NULL);
+	sigprocmask(SIG_SETMASK, &w->waitmask, NULL);
+}
+
+static const char *ordinal(size_t n)
+{
+	return n % 100 / 10 == 1 ? "th" : n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
+}
+
+static void progress(struct waiter *w, unsigned count, bool clear)
+{
+	if (!w->tty || !w->queued)
+		return;
+	if (clear) {
+		fputs("\r\033[K", stderr);
+		return;
+	}
+	int secs = (int)(now_mono() - w->started);
+	fprintf(stderr, "\rgpuctl: waiting for %u GPU%s, %zu%s in queue, %d:%02d\033[K", count,
+		count == 1 ? "" : "s", w->position, ordinal(w->position), secs / 60, secs % 60);
+}
+
+static void build_request(struct strbuf *sb, const struct gpu_set *set, const struct config *cfg,
+			  const struct grant_req *rq, uint64_t cand, unsigned count)
+{
+	msg_begin(sb, "acquire");
+	msg_add_u64(sb, "id", 1);
+	msg_add_u64(sb, "count", count);
+	uint64_t all = set->ngpus >= 64 ? ~0ULL : (1ULL << set->ngpus) - 1;
+	for (size_t i = 0; cand != all && i < set->ngpus; i++)
+		if (cand >> i & 1)
+			msg_add(sb, "gpu", set->gpus[i].uuid, NULL);
+	if (rq->min_free_mib)
+		msg_add_u64(sb, "min_free", rq->min_free_mib);
+	if (rq->max_util >= 0)
+		msg_add_u64(sb, "max_util", (uint64_t)rq->max_util);
+	if (rq->ignore_usage)
+		msg_add_u64(sb, "ignore_usage", 1);
+	static const char *const prefers[] = {"free-memory", "index", "util"};
+	int prefer = rq->prefer >= 0 ? rq->prefer : (int)cfg->prefer;
+	msg_add(sb, "prefer", prefers[prefer >= 0 && prefer < 3 ? prefer : 0], NULL);
+	if (rq->wait >= 0 && !rq->dry_run)
+		msg_add_u64(sb, "wait", 1);
+	if (rq->dry_run)
+		msg_add_u64(sb, "dry", 1);
+	msg_add(sb, "kind", rq->kind ? rq->kind : "run", NULL);
+	if (rq->name)
+		msg_add(sb, "name", rq->name, NULL);
+	if (rq->command)
+		msg_add(sb, "command", rq->command, NULL);
+}
+
+/* Back into the queue after the daemon went away (restart): our ticket keeps our place. */
+static bool rejoin(struct waiter *w, struct gpu_error *err)
+{
+	double until = now_mono() + REJOIN_SECONDS;
+	progress(w, 0, true);
+	fprintf(stderr, "gpuctl: %s; rejoining the queue\n", err->msg);
+	dclient_close(&w->dc);
+	while (!interrupted) {
+		struct gpu_error e = {0};
+		if (dclient_open(&w->dc, DC_LEASE, &e)) {
+			struct strbuf sb = {0};
+			sb_add(&sb, w->acquire.buf, w->acquire.len);
+			if (w->ticket[0])
+				msg_add(&sb, "ticket", w->ticket, NULL);
+			bool ok = dclient_send(&w->dc, &sb, err);
+			sb_free(&sb);
+			return ok;
+		}
+		if (now_mono() >= until) {
+			*err = e;
 			return false;
 		}
-		m &= vis;
+		struct timespec ts = {0, 200000000L};
+		nanosleep(&ts, NULL);
 	}
-	*count = rq->count ? rq->count : listed ? listed : 1;
-	*cand = m;
-	unsigned have = (unsigned)__builtin_popcountll(m);
-	if (*count > have) {
-		err->code = EXIT_USAGE;
-		snprintf(err->msg, sizeof err->msg, "%u GPU%s wanted, but only %u can be chosen here%s",
-			 *count, *count == 1 ? "" : "s", have,
-			 cvd ? " (CUDA_VISIBLE_DEVICES restricts the choice)" : rq->gpus ? " (-g restricts the choice)" : "");
+	return false;
+}
+
+static bool take_fds(struct grant *g, const struct msg *m, const int *fds, size_t nfds,
+		     struct gpu_error *err)
+{
+	const char *id = msg_get(m, "lease"), *token = msg_get(m, "token");
+	if (!id || strlen(id) >= sizeof g->id || !token || strlen(token) >= sizeof g->token || nfds < 2) {
+		err->code = EXIT_DAEMON;
+		snprintf(err->msg, sizeof err->msg, "the gpuctl daemon granted a lease without its "
+			 "descriptors (%zu received); nothing was leased", nfds);
+		for (size_t i = 0; i < nfds; i++)
+			close(fds[i]);
 		return false;
 	}
+	snprintf(g->id, sizeof g->id, "%s", id);
+	snprintf(g->token, sizeof g->token, "%s", token);
+	memcpy(g->fds, fds, nfds * sizeof *fds);
+	g->nfds = nfds;
 	return true;
 }
 
-static uint64_t reserved_mask(struct gpu_set *set, const struct config *cfg)
+/* The GPUs named by `gpu` lines, as positions in the set, in nvidia-smi order. */
+static bool gpus_of(struct grant *g, const struct msg *m, struct gpu_error *err)
 {
-	uint64_t m = 0;
-	struct gpu_error e;
-	if (!cfg->reserved || !gpu_set_select(set, cfg->reserved, &e)) {
-		if (cfg->reserved)
-			warn("/etc/gpuctl.conf: reserved_gpus: %s", e.msg);
-		for (size_t i = 0; i < set->ngpus; i++)
-			set->gpus[i].selected = true;
+	g->n = 0;
+	for (size_t i = 0; i < g->set->ngpus && g->n < LEASE_MAX_GPUS; i++)
+		for (size_t k = 1; k < m->nlines; k++)
+			if (!strcmp(m->lines[k].w[0], "gpu") && m->lines[k].nwords > 1 &&
+			    !strcmp(m->lines[k].w[1], g->set->gpus[i].uuid)) {
+				g->pos[g->n++] = i;
+				break;
+			}
+	if (g->n)
+		return true;
+	err->code = EXIT_DAEMON;
+	snprintf(err->msg, sizeof err->msg, "the gpuctl daemon answered with GPUs this process does "
+		 "not see (NVML disagrees between them?)");
+	return false;
+}
+
+/* One message from the daemon: 1 done (granted / would), 0 go on waiting, -1 failed (err). */
+static int on_message(struct waiter *w, struct grant *g, const struct msg *m, const int *fds,
+		      size_t nfds, unsigned count, struct gpu_error *err)
+{
+	const char *verb = msg_verb(m);
+	uint64_t v;
+	if (!strcmp(verb, "granted")) {
+		if (!gpus_of(g, m, err) || !take_fds(g, m, fds, nfds, err))
+			return -1;
+		g->leased_at = realtime_ns();
+		return 1;
+	}
+	for (size_t i = 0; i < nfds; i++)
+		close(fds[i]); /* only a grant carries descriptors */
+	if (!strcmp(verb, "would"))
+		return gpus_of(g, m, err) ? 1 : -1;
+	if (!strcmp(verb, "offer")) {
+		struct strbuf sb = {0};
+		msg_begin(&sb, "take");
+		msg_add_u64(&sb, "id", 1);
+		msg_add_u64(&sb, "offer", msg_get_u64(m, "offer", UINT64_MAX, &v) ? v : 0);
+		bool ok = dclient_send(&w->dc, &sb, err);
+		sb_free(&sb);
+		return ok ? 0 : -1;
+	}
+	if (!strcmp(verb, "queued")) {
+		if (!w->queued) {
+			w->queued = true;
+			g->queued_at = realtime_ns();
+		}
+		const char *t = msg_get(m, "ticket");
+		if (t && strlen(t) < sizeof w->ticket)
+			snprintf(w->ticket, sizeof w->ticket, "%s", t);
+		if (msg_get_u64(m, "position", UINT32_MAX, &v))
+			w->position = (size_t)v;
+		progress(w, count, false);
 		return 0;
 	}
-	for (size_t i = 0; i < set->ngpus && i < LEASE_MAX_GPUS; i++) {
-		if (set->gpus[i].selected)
-			m |= 1ULL << i;
-		set->gpus[i].selected = true;
-	}
-	return m;
-}
-
-struct view;
-static void view_usage(struct view *v, const struct gpu_set *set);
-
-struct view {
-	struct alloc_gpu g[LEASE_MAX_GPUS];
-	size_t n;
-	struct lockset ls;
-	struct lease_list leases;
-	struct ticket_list queue;
-};
-
-static unsigned leased_by(const struct lease_list *l, uid_t uid)
-{
-	unsigned n = 0;
-	for (size_t i = 0; i < l->n; i++)
-		if (l->recs[i].live && l->recs[i].uid == uid)
-			n += (unsigned)l->recs[i].nlocks;
-	return n;
-}
-
-/* Usage snapshots (STATE/usage/<uid>): a release wakes every waiter, and each evaluates in turn
- * under the global lock; one NVML refresh per event is enough. A snapshot is used only when it
- * was taken after the reader woke up, so it is never older than the event being handled. */
-static bool usage_read(const struct state *st, struct view *v, const struct gpu_set *set, double since)
-{
-	char *dir = xasprintf("%s/usage", st->dir);
-	DIR *d = opendir(dir);
-	char *best = NULL;
-	double best_ts = since;
-	for (struct dirent *e; d && (e = readdir(d));) {
-		if (e->d_name[0] == '.')
-			continue;
-		char *path = xasprintf("%s/%s", dir, e->d_name), *text = read_file(path, NULL);
-		double ts;
-		if (text && sscanf(text, "ts %lf", &ts) == 1 && ts >= best_ts) {
-			free(best);
-			best = text;
-			best_ts = ts;
-			text = NULL;
-		}
-		free(text);
-		free(path);
-	}
-	if (d)
-		closedir(d);
-	free(dir);
-	size_t found = 0;
-	for (char *line = best ? strchr(best, '\n') : NULL; line && *++line; line = strchr(line, '\n')) {
-		char uuid[96];
-		unsigned mv, uv, util, procs;
-		unsigned long long used, freem;
-		if (sscanf(line, "%95s %u %llu %llu %u %u %u", uuid, &mv, &used, &freem, &uv, &util, &procs) != 7)
-			break;
-		for (size_t i = 0; i < v->n; i++)
-			if (!strcmp(set->gpus[i].uuid, uuid)) {
-				struct alloc_gpu *a = &v->g[i];
-				a->mem_valid = mv, a->used_mib = used, a->free_mib = freem;
-				a->util_valid = uv, a->util = util, a->procs = procs;
-				found++;
-			}
-	}
-	free(best);
-	return found == v->n && v->n > 0;
-}
-
-static void usage_write(const struct state *st, const struct view *v, const struct gpu_set *set, double ts)
-{
-	struct strbuf sb = {0};
-	sb_addf(&sb, "ts %.6f\n", ts);
-	for (size_t i = 0; i < v->n; i++) {
-		const struct alloc_gpu *a = &v->g[i];
-		sb_addf(&sb, "%s %u %llu %llu %u %u %u\n", set->gpus[i].uuid, a->mem_valid,
-			(unsigned long long)a->used_mib, (unsigned long long)a->free_mib, a->util_valid,
-			a->util, a->procs);
-	}
-	char *tmp = xasprintf("%s/usage/.%u.tmp", st->dir, (unsigned)getuid());
-	char *path = xasprintf("%s/usage/%u", st->dir, (unsigned)getuid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd >= 0) {
-		bool ok = fchmod(fd, 0644) == 0 && write(fd, sb.buf, sb.len) == (ssize_t)sb.len;
-		close(fd);
-		if (!ok || rename(tmp, path) != 0)
-			unlink(tmp);
-	}
-	free(tmp);
-	free(path);
-	sb_free(&sb);
-}
-
-static void view_load(struct view *v, struct grant *g, uint64_t reserved, double woke)
-{
-	struct gpu_set *set = g->set;
-	v->n = set->ngpus < LEASE_MAX_GPUS ? set->ngpus : LEASE_MAX_GPUS;
-	bool shared = usage_read(&g->st, v, set, woke);
-	if (!shared) {
-		double ts = now_mono();
-		gpu_set_refresh(set, REFRESH_PROCS | REFRESH_NO_PROC_INFO);
-		view_usage(v, set);
-		usage_write(&g->st, v, set, ts);
-	}
-	lockset_load(&v->ls, &g->st);
-	lease_list_load(&v->leases, &g->st, &v->ls);
-	lease_gc(&g->st, &v->leases);
-	queue_load(&g->st, &v->queue);
-	for (size_t i = 0; i < v->n; i++) {
-		const struct gpu *gp = &set->gpus[i];
-		v->g[i].index = gp->index;
-		v->g[i].leased = gp->uuid[0] && lease_gpu_busy(&g->st, gp->uuid, &v->leases, &v->ls);
-		v->g[i].reserved = reserved >> i & 1;
-	}
-}
-
-/* The observed use of each GPU, from a fresh refresh. */
-static void view_usage(struct view *v, const struct gpu_set *set)
-{
-	for (size_t i = 0; i < v->n; i++) {
-		const struct gpu *gp = &set->gpus[i];
-		unsigned procs = 0;
-		for (size_t j = 0; j < gp->nprocs; j++)
-			procs += (gp->procs[j].type & PROC_COMPUTE) != 0;
-		v->g[i] = (struct alloc_gpu){
-			.mem_valid = GPU_HAS(gp, GF_MEM_USED) && GPU_HAS(gp, GF_MEM_FREE),
-			.used_mib = gp->mem_used >> 20,
-			.free_mib = gp->mem_free >> 20,
-			.util_valid = GPU_HAS(gp, GF_UTIL_GPU),
-			.util = gp->util_gpu,
-			.procs = procs,
-		};
-	}
-}
-
-static void view_free(struct view *v)
-{
-	lockset_free(&v->ls);
-	lease_list_free(&v->leases);
-	queue_free(&v->queue);
-}
-
-/* The request of a queued ticket, with its candidates as positions in this machine. */
-static struct alloc_req ticket_req(const struct ticket *t, const struct gpu_set *set,
-				   const struct config *cfg, const struct lease_list *l)
-{
-	struct alloc_req r = t->req;
-	r.cand = 0;
-	for (size_t c = 0; c < t->ncand; c++)
-		for (size_t i = 0; i < set->ngpus && i < LEASE_MAX_GPUS; i++)
-			if (!strcmp(set->gpus[i].uuid, t->cand[c]))
-				r.cand |= 1ULL << i;
-	r.capped = cfg->max_gpus_per_user && leased_by(l, t->uid) + r.count > cfg->max_gpus_per_user;
-	return r;
-}
-
-static void explain_busy(const struct grant *g, const struct view *v, const struct alloc_req *me,
-			 const struct alloc_policy *pol, const struct grant_req *rq, size_t ahead,
-			 struct gpu_error *err)
-{
-	struct strbuf sb = {0};
-	sb_addf(&sb, "%u GPU%s wanted, not enough free now%s:\n", me->count, me->count == 1 ? "" : "s",
-		me->capped ? " (you are at the per-user GPU cap)" : "");
-	for (size_t i = 0; i < v->n; i++) {
-		if (!(me->cand >> i & 1))
-			continue;
-		const struct gpu *gp = &g->set->gpus[i];
-		const struct lease_rec *h = lease_holder(&v->leases, gp->uuid);
-		sb_addf(&sb, "  GPU %u (%.12s): ", gp->index, gp->uuid);
-		if (h) {
-			char when[32];
-			strftime(when, sizeof when, "%H:%M", localtime(&h->since));
-			sb_addf(&sb, "leased by %s, pid %d%s%s%s, since %s\n", h->user, (int)h->pid,
-				h->name ? " '" : "", h->name ? h->name : "", h->name ? "'" : "", when);
-		} else {
-			const char *why = alloc_why_not(&v->g[i], me, pol);
-			sb_addf(&sb, "%s", why ? why : "free");
-			if (why && !v->g[i].leased && v->g[i].mem_valid)
-				sb_addf(&sb, " (%llu MiB used, %s%u%%, %u process%s)",
-					(unsigned long long)v->g[i].used_mib, v->g[i].util_valid ? "" : "util N/A ",
-					v->g[i].util, v->g[i].procs, v->g[i].procs == 1 ? "" : "es");
-			sb_addc(&sb, '\n');
-		}
-	}
-	if (ahead)
-		sb_addf(&sb, "  %zu request%s already waiting (see `gpuctl leases`)\n", ahead, ahead == 1 ? "" : "s");
-	sb_addf(&sb, "Use --wait to queue%s.", rq->ignore_usage ? "" : ", or --ignore-usage to disregard observed use");
-	err->code = EXIT_BUSY;
-	snprintf(err->msg, sizeof err->msg, "%s", sb.buf);
-	sb_free(&sb);
-}
-
-static int inotify_watch(const struct state *st)
-{
-	int fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-	if (fd < 0)
+	if (!strcmp(verb, "busy")) {
+		grant_explain_busy(g->set, w->rq, count, m, err);
 		return -1;
-	char *q = xasprintf("%s/queue", st->dir);
-	/* Only removals: a lease that ends, a waiter that leaves. Opening lock files must not wake
-	 * anyone, or waiters would wake each other forever. */
-	inotify_add_watch(fd, st->dir, IN_DELETE);
-	inotify_add_watch(fd, q, IN_DELETE);
-	free(q);
-	return fd;
+	}
+	if (!strcmp(verb, "error")) {
+		daemon_error(m, err);
+		return -1;
+	}
+	return 0; /* withdrawn, pong, left: nothing to do */
 }
 
-/* Sleep until something that could free a wanted GPU happens, the deadline, or a signal. */
-static void wait_event(int ino, const struct view *v, const struct gpu_set *set, uint64_t cand,
-		       double deadline, bool tty, double started, size_t place, unsigned count)
+/* Sleeps until the daemon says something, a signal, the deadline, or the next tick. */
+static int wait_step(struct waiter *w, struct grant *g, unsigned count, struct gpu_error *err)
 {
-	struct pollfd fds[LEASE_MAX_GPUS + 1];
-	nfds_t n = 0;
-	fds[n++] = (struct pollfd){.fd = ino, .events = POLLIN};
-	for (size_t i = 0; i < v->n && n < ARRAY_SIZE(fds); i++) {
-		const struct lease_rec *h = (cand >> i & 1) ? lease_holder(&v->leases, set->gpus[i].uuid) : NULL;
-		int pfd = h && h->pid > 0 ? (int)syscall(SYS_pidfd_open, h->pid, 0) : -1;
-		if (pfd >= 0)
-			fds[n++] = (struct pollfd){.fd = pfd, .events = POLLIN};
-	}
-	double end = now_mono() + FALLBACK_SECONDS;
-	if (deadline > 0 && deadline < end)
-		end = deadline;
-	while (!interrupted) {
-		double now = now_mono();
-		if (tty) {
-			int secs = (int)(now - started);
-			fprintf(stderr, "\rgpuctl: waiting for %u GPU%s, %zu%s in queue, %d:%02d\033[K", count,
-				count == 1 ? "" : "s", place, place == 1 ? "st" : place == 2 ? "nd" : place == 3 ? "rd" : "th",
-				secs / 60, secs % 60);
+	double now = now_mono(), until = w->queued ? w->next_tick : now + w->dc.timeout;
+	if (w->deadline && w->deadline < until)
+		until = w->deadline;
+	if (w->queued && w->ping_at && w->ping_at + w->dc.timeout < until)
+		until = w->ping_at + w->dc.timeout;
+	struct msg m;
+	int fds[PROTO_MAX_FDS];
+	size_t nfds;
+	int ms = until > now ? (int)((until - now) * 1000) + 1 : 0;
+	int r = dclient_recv(&w->dc, &m, fds, &nfds, ms, &w->waitmask, err);
+	if (r < 0)
+		return w->queued && !interrupted && rejoin(w, err) ? 0 : -1;
+	if (interrupted) {
+		if (r == 1) {
+			for (size_t i = 0; i < nfds; i++)
+				close(fds[i]);
+			msg_free(&m);
 		}
-		if (now >= end)
-			break;
-		double left = end - now;
-		int ms = (int)((tty && left > 1 ? 1 : left) * 1000) + 1;
-		int r = poll(fds, n, ms);
-		if (r > 0)
-			break;
+		return -1;
 	}
-	char buf[4096];
-	while (read(ino, buf, sizeof buf) > 0)
-		;
-	for (nfds_t i = 1; i < n; i++)
-		close(fds[i].fd);
-}
-
-static void install_wait_signals(struct sigaction *old)
-{
-	struct sigaction sa = {.sa_handler = on_signal};
-	sigemptyset(&sa.sa_mask);
-	int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-	for (int i = 0; i < 3; i++)
-		sigaction(sigs[i], &sa, &old[i]);
-}
-
-static void restore_signals(struct sigaction *old)
-{
-	int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-	for (int i = 0; i < 3; i++)
-		sigaction(sigs[i], &old[i], NULL);
+	if (r == 1) {
+		w->ping_at = 0; /* it answers */
+		r = on_message(w, g, &m, fds, nfds, count, err);
+		msg_free(&m);
+		return r;
+	}
+	now = now_mono();
+	if (w->deadline && now >= w->deadline) {
+		err->code = EXIT_TIMEOUT;
+		snprintf(err->msg, sizeof err->msg, "no GPU became free within --wait; left the queue");
+		return -1;
+	}
+	if (!w->queued) {
+		char why[128];
+		snprintf(why, sizeof why, "did not answer within %.0f s", w->dc.timeout);
+		err->code = EXIT_DAEMON;
+		snprintf(err->msg, sizeof err->msg, "the gpuctl daemon (pid %d, %s) %s: it may be stopped "
+			 "or overloaded (an administrator can check `systemctl status gpuctl`)",
+			 (int)w->dc.daemon_pid, w->dc.path, why);
+		return -1;
+	}
+	if (w->ping_at && now >= w->ping_at + w->dc.timeout && !w->warned) {
+		progress(w, count, true);
+		fprintf(stderr, "gpuctl: the gpuctl daemon (pid %d, %s) has not answered for %.0f s (is it "
+			"stopped?); still waiting in its queue\n", (int)w->dc.daemon_pid, w->dc.path,
+			w->dc.timeout);
+		w->warned = true;
+	}
+	if (now >= w->next_tick) {
+		/* On a terminal: where are we now? Elsewhere: is the daemon still there? */
+		struct strbuf sb = {0};
+		msg_begin(&sb, w->tty ? "where" : "ping");
+		msg_add_u64(&sb, "id", 1);
+		if (!w->ping_at)
+			w->ping_at = now;
+		if (!dclient_send(&w->dc, &sb, err) && !rejoin(w, err)) {
+			sb_free(&sb);
+			return -1;
+		}
+		sb_free(&sb);
+		w->next_tick = now + (w->tty ? 1.0 : KEEPALIVE_SECONDS);
+		progress(w, count, false);
+	}
+	return 0;
 }
 
 int grant_acquire(struct gpu_set *set, const struct config *cfg, const struct grant_req *rq,
 		  struct grant *g, struct gpu_error *err)
 {
-	memset(g, 0, sizeof *g);
-	g->st.global_fd = -1;
-	g->set = set;
-	struct alloc_req me = {.max_util = rq->max_util, .min_free_mib = rq->min_free_mib,
-			       .ignore_usage = rq->ignore_usage,
-			       .prefer = rq->prefer >= 0 ? (enum prefer)rq->prefer : cfg->prefer};
-	struct alloc_policy pol = {cfg->free_max_used_mib, cfg->free_max_util, cfg->free_allow_processes};
-	if (!candidates(set, rq, &me.cand, &me.count, err))
+	*g = (struct grant){.set = set};
+	for (size_t i = 0; i < ARRAY_SIZE(g->fds); i++)
+		g->fds[i] = -1;
+	uint64_t cand;
+	unsigned count;
+	if (!grant_candidates(set, rq, &cand, &count, err))
 		return err->code;
-	if (cfg->max_gpus_per_user && me.count > cfg->max_gpus_per_user) {
-		err->code = EXIT_USAGE;
-		snprintf(err->msg, sizeof err->msg, "%u GPUs wanted, but the administrator caps each user "
-			 "at %u (max_gpus_per_user in /etc/gpuctl.conf)", me.count, cfg->max_gpus_per_user);
+	struct waiter w = {.rq = rq, .tty = isatty(STDERR_FILENO), .started = now_mono()};
+	if (!dclient_open(&w.dc, DC_LEASE, err))
 		return err->code;
+	w.deadline = rq->wait > 0 ? w.started + rq->wait : 0;
+	w.next_tick = w.started + 1.0;
+	build_request(&w.acquire, set, cfg, rq, cand, count);
+	signals_on(&w);
+	int r = dclient_send(&w.dc, &w.acquire, err) ? 0 : -1;
+	while (r == 0 && !interrupted)
+		r = wait_step(&w, g, count, err);
+	progress(&w, count, true);
+	signals_off(&w);
+	if (interrupted) {
+		r = -1;
+		err->code = 128 + interrupted;
+		snprintf(err->msg, sizeof err->msg, "interrupted while waiting; left the queue");
 	}
-	/* The id is known before the holder forks, so the holder can remove its own record. */
-	lease_new_id(g->rec.id);
-	g->rec.name = rq->name ? xstrdup(rq->name) : NULL;
-	g->rec.command = rq->command ? xstrdup(rq->command) : NULL;
-	uint64_t reserved = reserved_mask(set, cfg);
-	if (!state_open(&g->st, cfg->state_dir, err))
-		return err->code;
-	struct ticket t = {.since = time(NULL), .req = me, .name = (char *)rq->name};
-	for (size_t i = 0; i < set->ngpus && i < LEASE_MAX_GPUS; i++)
-		if (me.cand >> i & 1)
-			snprintf(t.cand[t.ncand++], sizeof t.cand[0], "%s", set->gpus[i].uuid);
-	int tfd = -1;
-	bool queued = false, tty = isatty(STDERR_FILENO);
-	double started = now_mono(), deadline = rq->wait > 0 ? started + rq->wait : 0;
-	int ino = -1, rc = EXIT_OK;
-	double woke = now_mono();   /* a usage snapshot older than this may predate the event */
-	struct sigaction old[3];
-	interrupted = 0;
-	if (rq->wait >= 0)
-		install_wait_signals(old);
-	for (;;) {
-		if (!state_lock(&g->st, true, err)) {
-			rc = err->code;
-			break;
-		}
-		struct view v;
-		view_load(&v, g, reserved, woke);
-		struct alloc_req reqs[256];
-		size_t nreq = 0, mine = SIZE_MAX;
-		for (size_t i = 0; i < v.queue.n && nreq < ARRAY_SIZE(reqs) - 1; i++) {
-			if (queued && !strcmp(v.queue.t[i].file, t.file))
-				mine = nreq;
-			reqs[nreq++] = ticket_req(&v.queue.t[i], set, cfg, &v.leases);
-		}
-		me.capped = cfg->max_gpus_per_user && leased_by(&v.leases, getuid()) + me.count > cfg->max_gpus_per_user;
-		if (mine == SIZE_MAX) {
-			mine = nreq;
-			reqs[nreq++] = me;
-		} else {
-			reqs[mine].capped = me.capped;
-		}
-		/* A waiter is granted only once everyone ahead that can run has taken its GPUs (each
-		 * removal wakes the next): grants follow arrival order exactly. */
-		uint64_t pick = alloc_queue(v.g, v.n, reqs, nreq, mine, &pol, rq->wait >= 0 && !rq->dry_run);
-		if (pick && rq->dry_run) {
-			for (size_t i = 0; i < v.n; i++)
-				if (pick >> i & 1)
-					g->pos[g->n++] = i;
-			view_free(&v);
-			state_unlock(&g->st);
-			break;
-		}
-		if (pick) {
-			const char *uuids[LEASE_MAX_GPUS];
-			g->n = 0;
-			for (size_t i = 0; i < v.n; i++)
-				if (pick >> i & 1) {
-					uuids[g->n] = set->gpus[i].uuid;
-					g->pos[g->n++] = i;
-				}
-			if (lease_acquire(&g->st, uuids, g->n, &v.leases, g->locks, err)) {
-				struct timespec ts;
-				clock_gettime(CLOCK_REALTIME, &ts);
-				g->leased_at = (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
-				if (queued)
-					queue_leave(&g->st, &t, tfd);
-				view_free(&v);
-				if (tty && queued)
-					fputs("\r\033[K", stderr);
-				break; /* global lock still held: grant_commit releases it */
-			}
-			g->n = 0; /* raced with a holder that bypassed the queue; wait like any other */
-		}
-		if (rq->wait < 0 || rq->dry_run) {
-			explain_busy(g, &v, &reqs[mine], &pol, rq, mine, err);
-			view_free(&v);
-			state_unlock(&g->st);
-			rc = err->code;
-			break;
-		}
-		if (!queued) {
-			if (!queue_enter(&g->st, &t, &tfd, err)) {
-				view_free(&v);
-				state_unlock(&g->st);
-				rc = err->code;
-				break;
-			}
-			queued = true;
-			g->queued_at = strtoull(t.file, NULL, 10);
-			ino = inotify_watch(&g->st);
-		}
-		state_unlock(&g->st);
-		wait_event(ino, &v, set, me.cand, deadline, tty, started, mine + 1, me.count);
-		woke = now_mono();
-		view_free(&v);
-		if (interrupted || (deadline > 0 && now_mono() >= deadline)) {
-			if (tty)
-				fputs("\r\033[K", stderr);
-			queue_leave(&g->st, &t, tfd);
-			err->code = interrupted ? 128 + interrupted : EXIT_TIMEOUT;
-			snprintf(err->msg, sizeof err->msg, interrupted ? "interrupted while waiting; left the queue"
-								: "no GPU became free within --wait; left the queue");
-			rc = err->code;
-			break;
-		}
-	}
-	if (ino >= 0)
-		close(ino);
-	if (rq->wait >= 0)
-		restore_signals(old);
-	if (rc != EXIT_OK) {
+	g->waited = w.queued ? now_mono() - w.started : 0;
+	g->socket = w.dc.path ? xstrdup(w.dc.path) : NULL;
+	g->name = rq->name ? xstrdup(rq->name) : NULL;
+	dclient_close(&w.dc); /* also leaves the queue, if we are still in it */
+	sb_free(&w.acquire);
+	if (r < 0) {
 		grant_free(g);
+		return err->code;
 	}
-	return rc;
+	return EXIT_OK;
 }
 
-bool grant_commit(struct grant *g, pid_t pid, pid_t bound, struct gpu_error *err)
+void grant_hold(const struct grant *g, pid_t bound)
 {
-	struct lease_rec *r = &g->rec;
-	snprintf(r->kind, sizeof r->kind, "%s", bound ? "env" : "run");
-	r->pid = pid;
-	r->gpuctl_pid = getpid();
-	r->bound_pid = bound;
-	r->since = time(NULL);
-	r->nlocks = g->n;
-	for (size_t i = 0; i < g->n; i++)
-		r->locks[i] = g->locks[i];
-	bool ok = lease_record_write(&g->st, r, err);
-	state_unlock(&g->st);
-	return ok;
-}
-
-void grant_end(struct grant *g)
-{
-	lease_release(g->locks, g->n);
-	/* Children that inherited the locks may still hold them: then the record stays (it is live
-	 * for as long as they do, and its owner's next gpuctl removes it once stale). */
-	if (g->rec.id[0] && state_lock(&g->st, false, &(struct gpu_error){0})) {
-		struct lockset ls;
-		lockset_load(&ls, &g->st);
-		bool held = false;
-		for (size_t i = 0; i < g->rec.nlocks; i++)
-			held |= lockset_has(&ls, g->rec.locks[i].dev, g->rec.locks[i].ino);
-		if (!held || !ls.usable)
-			lease_record_remove(&g->st, g->rec.id);
-		lockset_free(&ls);
-		state_unlock(&g->st);
-	}
-	grant_free(g);
+	for (size_t i = 0; i < g->nfds; i++)
+		fcntl(g->fds[i], F_SETFD, 0);
+	if (!g->id[0] || !g->socket)
+		return;
+	/* Fire and forget: the daemon reads the commit before it sees this socket close. */
+	struct dclient dc;
+	struct gpu_error err;
+	if (!dclient_open_at(&dc, g->socket, &err))
+		return;
+	struct strbuf sb = {0};
+	msg_begin(&sb, "commit");
+	msg_add(&sb, "lease", g->id, NULL);
+	msg_add(&sb, "token", g->token, NULL);
+	if (bound)
+		msg_add_u64(&sb, "bound", (uint64_t)bound);
+	dclient_send(&dc, &sb, &err);
+	sb_free(&sb);
+	dclient_close(&dc);
 }
 
 void grant_free(struct grant *g)
 {
-	state_close(&g->st);
-	free(g->rec.name);
-	free(g->rec.command);
-	g->rec.name = g->rec.command = NULL;
-}
-
-char **grant_env(const struct grant *g, bool uuid)
-{
-	/* With CUDA_DEVICE_ORDER=PCI_BUS_ID, CUDA's ordinal of a GPU is its rank in PCI order;
-	 * usually nvidia-smi's index, computed rather than assumed. */
-	struct vis_machine *vm = vis_machine_new(g->set);
-	struct vis_result *vr = vis_resolve(vm, NULL, "PCI_BUS_ID");
-	struct strbuf ids = {0}, smi = {0}, uuids = {0};
-	for (size_t i = 0; i < g->n; i++) {
-		const struct gpu *gp = &g->set->gpus[g->pos[i]];
-		sb_addf(&ids, "%s%d", i ? "," : "", vis_rank(vm, vr->pci, g->pos[i]));
-		sb_addf(&smi, "%s%u", i ? "," : "", gp->index);
-		sb_addf(&uuids, "%s%s", i ? "," : "", gp->uuid);
-	}
-	char **env = xcalloc(10, sizeof *env);
-	size_t k = 0;
-	env[k++] = xasprintf("CUDA_VISIBLE_DEVICES=%s", uuid ? uuids.buf : ids.buf);
-	env[k++] = xstrdup("CUDA_DEVICE_ORDER=PCI_BUS_ID");
-	env[k++] = xasprintf("NVIDIA_VISIBLE_DEVICES=%s", uuid ? uuids.buf : smi.buf);
-	env[k++] = xasprintf("GPUCTL_LEASE_ID=%s", g->rec.id[0] ? g->rec.id : "dry-run");
-	env[k++] = xasprintf("GPUCTL_LEASE_GPUS=%s", uuids.buf);
-	if (g->rec.name)
-		env[k++] = xasprintf("GPUCTL_LEASE_NAME=%s", g->rec.name);
-	if (g->queued_at)
-		env[k++] = xasprintf("GPUCTL_QUEUED_AT=%llu", g->queued_at);
-	if (g->leased_at)
-		env[k++] = xasprintf("GPUCTL_LEASED_AT=%llu", g->leased_at);
-	sb_free(&ids);
-	sb_free(&smi);
-	sb_free(&uuids);
-	vis_result_free(vr);
-	vis_machine_free(vm);
-	return env;
-}
-
-void grant_env_free(char **env)
-{
-	for (char **p = env; p && *p; p++)
-		free(*p);
-	free(env);
+	for (size_t i = 0; i < g->nfds; i++)
+		if (g->fds[i] >= 0)
+			close(g->fds[i]);
+	g->nfds = 0;
+	free(g->name);
+	free(g->socket);
+	g->name = g->socket = NULL;
 }

@@ -1,18 +1,21 @@
-/* grant.h: getting a lease: which GPUs may be chosen (-g, the caller's CUDA_VISIBLE_DEVICES,
- * admin reservations), the queue, waiting without spending CPU, and the job's environment.
- * Shared by `run` and `env`. */
+/* grant.h: getting a lease from the daemon, for `run` and `env`: which GPUs may be chosen (-g,
+ * the caller's CUDA_VISIBLE_DEVICES), the request, waiting in the queue (no CPU, signals
+ * honoured, a progress line on a terminal, a daemon restart survived), the descriptors that
+ * are the lease, and the job's environment. */
 #ifndef GPUCTL_GRANT_H
 #define GPUCTL_GRANT_H
 
 #include "config.h"
 #include "gpu.h"
-#include "lease.h"
+#include "proto.h"
+
+#define LEASE_MAX_GPUS 64
 
 struct grant_req {
 	unsigned count;          /* 0: as many as -g names, else 1 */
 	const char *gpus;        /* -g LIST */
 	uint64_t min_free_mib;
-	int max_util;            /* -1: the config's */
+	int max_util;            /* -1: the daemon's rule */
 	bool ignore_usage;
 	int prefer;              /* -1: the config's */
 	double wait;             /* <0: do not wait; 0: forever; >0: seconds */
@@ -24,27 +27,29 @@ struct grant_req {
 };
 
 struct grant {
-	struct state st;
 	struct gpu_set *set;
 	size_t n;
-	size_t pos[LEASE_MAX_GPUS];      /* chosen GPUs: positions in set, by index */
-	struct lease_lock locks[LEASE_MAX_GPUS];
-	struct lease_rec rec;
+	size_t pos[LEASE_MAX_GPUS];      /* chosen GPUs: positions in set, in nvidia-smi order */
+	char id[17], token[33];
+	int fds[PROTO_MAX_FDS];          /* the FIFO's write end, then one lock per GPU */
+	size_t nfds;
+	char *name;
+	char *socket;                    /* the daemon's, for the holder's commit */
 	unsigned long long queued_at;    /* CLOCK_REALTIME ns it joined the queue; 0: did not wait */
-	unsigned long long leased_at;    /* CLOCK_REALTIME ns the GPUs were locked */
+	unsigned long long leased_at;    /* CLOCK_REALTIME ns the lease was granted */
+	double waited;                   /* seconds spent in the queue */
 };
 
-/* EXIT_OK: the GPUs are locked and the global lock is still held (call grant_commit once the
- * holder's pid is known). Otherwise an EXIT_* code, with err (or, for dry runs, nothing held). */
+/* EXIT_OK: the lease is held in g->fds (for dry runs: g->pos says what would be chosen).
+ * Otherwise an EXIT_* code with err, and nothing held. */
 int grant_acquire(struct gpu_set *set, const struct config *cfg, const struct grant_req *rq,
 		  struct grant *g, struct gpu_error *err);
-bool grant_commit(struct grant *g, pid_t pid, pid_t bound, struct gpu_error *err);
-/* Release this process's hold; the record goes once no process holds the locks any more. */
-void grant_end(struct grant *g);
-/* Closes the state and frees what grant_acquire allocated, without touching locks or records
- * (a forked holder's parent, a dry run). */
+/* In the process that will hold the lease (the job just before exec, env's holder): keep the
+ * lease's descriptors across exec, and tell the daemon this process holds it. */
+void grant_hold(const struct grant *g, pid_t bound);
+/* Closes this process's copies of the lease (the lease lives on in the holder) and frees g. */
 void grant_free(struct grant *g);
-/* NAME=VALUE strings for the job (caller frees each and the array). */
+/* NAME=VALUE strings for the job (free with grant_env_free). */
 char **grant_env(const struct grant *g, bool uuid);
 void grant_env_free(char **env);
 

@@ -40,6 +40,7 @@ int lease_option(const struct cmd_entry *e, int c, const char *arg, struct lease
 		return 1;
 	case LO_PROFILE: o->profile = arg; return 1;
 	case LO_DRY: o->rq.dry_run = true; return 1;
+	case LO_QUIET: o->quiet = true; return 1;
 	}
 	return 0;
 }

@@ -9,7 +9,7 @@
 #include <getopt.h>
 
 enum {
-	LO_GPUS = 'g', LO_COUNT = 'n',
+	LO_GPUS = 'g', LO_COUNT = 'n', LO_QUIET = 'q',
 	LO_MINFREE = 300, LO_MAXUTIL, LO_PREFER, LO_IGNORE, LO_UUID, LO_NAME, LO_WAIT, LO_PROFILE,
 	LO_DRY,
 };
@@ -25,7 +25,8 @@ enum {
 	{"name", required_argument, NULL, LO_NAME},                             \
 	{"wait", optional_argument, NULL, LO_WAIT},                             \
 	{"profile", required_argument, NULL, LO_PROFILE},                       \
-	{"dry-run", no_argument, NULL, LO_DRY}
+	{"dry-run", no_argument, NULL, LO_DRY},                                 \
+	{"quiet", no_argument, NULL, LO_QUIET}
 
 #define LEASE_USAGE                                                                              \
 	"  -n, --count N              how many GPUs (default 1, or as many as -g names)\n"       \
@@ -39,12 +40,13 @@ enum {
 	"      --wait[=DURATION]      queue until the GPUs are free (fair, first come first\n"   \
 	"                             served), at most DURATION (90, 30s, 5m, 2h)\n"            \
 	"      --profile NAME         defaults from [profile NAME] in the config\n"              \
-	"      --dry-run              show the choice and the environment, change nothing\n"
+	"      --dry-run              show the choice and the environment, change nothing\n"     \
+	"  -q, --quiet                no line on stderr about what was leased\n"
 
 struct lease_opts {
 	struct grant_req rq;
 	const char *profile;
-	bool uuid, wait_given;
+	bool uuid, wait_given, quiet;
 };
 
 /* 1: handled, 0: not one of ours, -1: bad value (usage printed). */

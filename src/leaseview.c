@@ -1,51 +1,150 @@
-/* leaseview.c: loading the lease snapshot (see leaseview.h). */
+/* leaseview.c: reading the daemon's `list` answer (see leaseview.h). The answer comes in parts
+ * (each at most one message); a `lease` or `waiter` line starts a record and the lines after it
+ * (names, commands, GPUs) belong to it. */
+#include "client.h"
 #include "leaseview.h"
-#include "config.h"
+#include "proc.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-char *leaseview_state_dir(void)
+static void add_uuids(char (**list)[96], size_t *n, const struct msg_line *l)
 {
-	struct config cfg;
-	if (!config_load(&cfg))
-		return NULL;
-	char *dir = cfg.state_dir;
-	cfg.state_dir = NULL;
-	config_free(&cfg);
-	return dir;
+	for (size_t w = 1; w < l->nwords; w++) {
+		*list = xrealloc(*list, (*n + 1) * sizeof **list);
+		snprintf((*list)[(*n)++], sizeof **list, "%s", l->w[w]);
+	}
 }
 
-bool leaseview_load(struct leaseview *v, const char *state_dir, struct gpu_error *err)
+static uint64_t num(const char *w, uint64_t max)
 {
-	memset(v, 0, sizeof *v);
-	v->st.global_fd = -1;
-	v->st.dir = state_dir ? xstrdup(state_dir) : leaseview_state_dir();
-	if (!v->st.dir) {
-		err->code = EXIT_USAGE;
-		snprintf(err->msg, sizeof err->msg, "the configuration has errors (see above)");
-		return false;
+	uint64_t v = 0;
+	return word_u64(w, max, &v) ? v : 0;
+}
+
+static void take_part(struct leaseview *v, const struct msg *m, struct proc_cache *pc)
+{
+	struct lease_info *li = NULL;
+	struct waiter_info *wi = NULL;
+	for (size_t i = 1; i < m->nlines; i++) {
+		const struct msg_line *l = &m->lines[i];
+		const char *k = l->w[0];
+		if (!strcmp(k, "daemon") && l->nwords > 1) {
+			v->daemon_pid = (pid_t)num(l->w[1], INT32_MAX);
+		} else if (!strcmp(k, "private") && l->nwords > 1) {
+			v->private_mode = num(l->w[1], 1);
+		} else if (!strcmp(k, "lease") && l->nwords >= 8) {
+			v->leases = xrealloc(v->leases, (v->nleases + 1) * sizeof *v->leases);
+			li = &v->leases[v->nleases++];
+			wi = NULL;
+			*li = (struct lease_info){0};
+			snprintf(li->id, sizeof li->id, "%s", l->w[1]);
+			li->uid = (uid_t)num(l->w[2], UINT32_MAX);
+			snprintf(li->user, sizeof li->user, "%s", proc_user_name(pc, li->uid));
+			li->pid = (pid_t)num(l->w[3], INT32_MAX);
+			li->start = num(l->w[4], UINT64_MAX);
+			li->bound = (pid_t)num(l->w[5], INT32_MAX);
+			snprintf(li->kind, sizeof li->kind, "%s", l->w[6]);
+			li->since = (time_t)num(l->w[7], INT64_MAX);
+		} else if (!strcmp(k, "lname") && li && l->nwords > 1 && !li->name) {
+			li->name = xstrdup(l->w[1]);
+		} else if (!strcmp(k, "lcmd") && li && l->nwords > 1 && !li->command) {
+			li->command = xstrdup(l->w[1]);
+		} else if (!strcmp(k, "lgpu") && li) {
+			add_uuids(&li->uuids, &li->ngpus, l);
+		} else if (!strcmp(k, "held")) {
+			add_uuids(&v->held, &v->nheld, l);
+		} else if (!strcmp(k, "waiter") && l->nwords >= 9) {
+			v->queue = xrealloc(v->queue, (v->nqueue + 1) * sizeof *v->queue);
+			wi = &v->queue[v->nqueue++];
+			li = NULL;
+			*wi = (struct waiter_info){0};
+			wi->position = (unsigned)num(l->w[2], UINT32_MAX);
+			wi->uid = (uid_t)num(l->w[3], UINT32_MAX);
+			snprintf(wi->user, sizeof wi->user, "%s", proc_user_name(pc, wi->uid));
+			wi->pid = (pid_t)num(l->w[4], INT32_MAX);
+			wi->count = (unsigned)num(l->w[5], 64);
+			wi->since = (time_t)num(l->w[6], INT64_MAX);
+			snprintf(wi->state, sizeof wi->state, "%s", l->w[7]);
+			snprintf(wi->kind, sizeof wi->kind, "%s", l->w[8]);
+		} else if (!strcmp(k, "wname") && wi && l->nwords > 1 && !wi->name) {
+			wi->name = xstrdup(l->w[1]);
+		} else if (!strcmp(k, "wgpu") && wi) {
+			add_uuids(&wi->cand, &wi->ncand, l);
+		}
 	}
-	struct stat sb;
-	v->present = stat(v->st.dir, &sb) == 0;
-	if (!v->present)
-		return true;
-	if (!state_lock(&v->st, false, err))
-		return false;
-	lockset_load(&v->ls, &v->st);
-	lease_list_load(&v->leases, &v->st, &v->ls);
-	queue_load(&v->st, &v->queue);
-	state_unlock(&v->st);
-	return true;
+}
+
+bool leaseview_load(struct leaseview *v, struct gpu_error *err)
+{
+	*v = (struct leaseview){0};
+	struct dclient dc;
+	if (!dclient_open(&dc, DC_READ, err))
+		return err->code == EXIT_OK;
+	struct strbuf req = {0};
+	msg_begin(&req, "list");
+	msg_add_u64(&req, "id", 1);
+	struct msg m;
+	bool ok = dclient_call(&dc, &req, &m, err), more = ok;
+	struct proc_cache *pc = proc_cache_new();
+	while (more) {
+		take_part(v, &m, pc);
+		more = !msg_line(&m, "end");
+		msg_free(&m);
+		int fds[PROTO_MAX_FDS];
+		size_t nfds;
+		int r = more ? dclient_recv(&dc, &m, fds, &nfds, (int)(dc.timeout * 1000), NULL, err) : 0;
+		for (size_t i = 0; r == 1 && i < nfds; i++)
+			close(fds[i]);
+		if (more && r != 1) {
+			if (r == 0) {
+				err->code = EXIT_DAEMON;
+				snprintf(err->msg, sizeof err->msg, "the gpuctl daemon (pid %d) stopped answering "
+					 "in the middle of its list", (int)dc.daemon_pid);
+			}
+			ok = more = false;
+		}
+	}
+	v->present = ok;
+	proc_cache_free(pc);
+	sb_free(&req);
+	dclient_close(&dc);
+	if (!ok)
+		leaseview_free(v);
+	return ok;
 }
 
 void leaseview_free(struct leaseview *v)
 {
-	if (!v->st.dir && !v->present)
-		return;
-	lockset_free(&v->ls);
-	lease_list_free(&v->leases);
-	queue_free(&v->queue);
-	state_close(&v->st);
+	for (size_t i = 0; i < v->nleases; i++) {
+		free(v->leases[i].name);
+		free(v->leases[i].command);
+		free(v->leases[i].uuids);
+	}
+	for (size_t i = 0; i < v->nqueue; i++) {
+		free(v->queue[i].name);
+		free(v->queue[i].cand);
+	}
+	free(v->leases);
+	free(v->queue);
+	free(v->held);
+	*v = (struct leaseview){0};
+}
+
+const struct lease_info *leaseview_holder(const struct leaseview *v, const char *uuid)
+{
+	for (size_t i = 0; i < v->nleases; i++)
+		for (size_t k = 0; k < v->leases[i].ngpus; k++)
+			if (!strcmp(v->leases[i].uuids[k], uuid))
+				return &v->leases[i];
+	return NULL;
+}
+
+bool leaseview_held(const struct leaseview *v, const char *uuid)
+{
+	for (size_t i = 0; i < v->nheld; i++)
+		if (!strcmp(v->held[i], uuid))
+			return true;
+	return false;
 }

@@ -1,24 +1,61 @@
-/* leaseview.h: a read-only snapshot of leases and the queue, for `leases`, `release` and
- * `status`. Taken under the shared global lock, so it never sees half an acquisition. */
+/* leaseview.h: who holds which GPU and who waits, as the daemon tells it (`list`), for the
+ * commands that show or act on leases (leases, release, status, doctor, exporter). Users are
+ * named from their uid here, in the reader's own name service. */
 #ifndef GPUCTL_LEASEVIEW_H
 #define GPUCTL_LEASEVIEW_H
 
-#include "lease.h"
-#include "queue.h"
+#include "util.h"
 
-struct leaseview {
-	bool present;            /* the state directory exists */
-	struct state st;
-	struct lockset ls;
-	struct lease_list leases;
-	struct ticket_list queue;
+#include <stdbool.h>
+#include <sys/types.h>
+#include <time.h>
+
+struct lease_info {
+	char id[17];
+	uid_t uid;
+	char user[64];
+	pid_t pid;                   /* the job (run) or the holder process (env) */
+	unsigned long long start;    /* pid's start time in clock ticks; 0: unknown */
+	pid_t bound;                 /* env: the process the lease ends with */
+	char kind[8];                /* run, env or job */
+	time_t since;
+	char *name, *command;        /* NULL when not given */
+	size_t ngpus;
+	char (*uuids)[96];
 };
 
-/* Never creates the state directory: a machine nobody leased on has no leases. state_dir NULL:
- * read it from the configuration (commands that refresh often pass it, read once). */
-bool leaseview_load(struct leaseview *v, const char *state_dir, struct gpu_error *err);
-/* The configured state directory (caller frees), or NULL when the configuration is broken. */
-char *leaseview_state_dir(void);
+struct waiter_info {
+	unsigned position;           /* 1: next in line */
+	uid_t uid;
+	char user[64];
+	pid_t pid;
+	unsigned count;
+	time_t since;
+	char state[12];              /* waiting, offered, stopped, returning */
+	char kind[8];
+	char *name;
+	size_t ncand;
+	char (*cand)[96];
+};
+
+struct leaseview {
+	bool present;                /* a daemon answered */
+	bool private_mode;           /* it is this user's private daemon */
+	pid_t daemon_pid;
+	struct lease_info *leases;
+	size_t nleases;
+	char (*held)[96];            /* GPUs held by processes no record names */
+	size_t nheld;
+	struct waiter_info *queue;
+	size_t nqueue;
+};
+
+/* Asks the daemon. No daemon running: true with v->present false (nothing is leased). */
+bool leaseview_load(struct leaseview *v, struct gpu_error *err);
 void leaseview_free(struct leaseview *v);
+/* The lease holding GPU uuid, or NULL. */
+const struct lease_info *leaseview_holder(const struct leaseview *v, const char *uuid);
+/* GPU uuid is held by a process the daemon cannot name. */
+bool leaseview_held(const struct leaseview *v, const char *uuid);
 
 #endif

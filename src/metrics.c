@@ -251,11 +251,11 @@ static void lease_metrics(struct strbuf *sb, const struct gpu_set *set, const st
 	family(sb, "gpuctl_gpu_leased", "gauge", "1 when a gpuctl lease holds the GPU.");
 	EACH_GPU {
 		gpu_sample(sb, "gpuctl_gpu_leased", g, o, NULL);
-		sb_addf(sb, "%d\n", lease_holder(&lv->leases, g->uuid) != NULL);
+		sb_addf(sb, "%d\n", leaseview_holder(lv, g->uuid) || leaseview_held(lv, g->uuid));
 	}
 	family(sb, "gpuctl_gpu_lease_info", "gauge", "Always 1: who holds the GPU's lease.");
 	EACH_GPU {
-		const struct lease_rec *h = lease_holder(&lv->leases, g->uuid);
+		const struct lease_info *h = leaseview_holder(lv, g->uuid);
 		if (!h)
 			continue;
 		struct strbuf x = {0};
@@ -269,13 +269,13 @@ static void lease_metrics(struct strbuf *sb, const struct gpu_set *set, const st
 		sb_free(&x);
 	}
 	time_t now = time(NULL), oldest = 0;
-	for (size_t i = 0; i < lv->queue.n; i++)
-		if (!oldest || lv->queue.t[i].since < oldest)
-			oldest = lv->queue.t[i].since;
+	for (size_t i = 0; i < lv->nqueue; i++)
+		if (!oldest || lv->queue[i].since < oldest)
+			oldest = lv->queue[i].since;
 	family(sb, "gpuctl_lease_queue_length", "gauge", "Requests waiting for GPUs.");
 	sb_adds(sb, "gpuctl_lease_queue_length{hostname=\"");
 	metrics_label(sb, o->hostname);
-	sb_addf(sb, "\"} %zu\n", lv->queue.n);
+	sb_addf(sb, "\"} %zu\n", lv->nqueue);
 	family(sb, "gpuctl_lease_queue_oldest_wait_seconds", "gauge", "How long the oldest waiter has waited.");
 	sb_adds(sb, "gpuctl_lease_queue_oldest_wait_seconds{hostname=\"");
 	metrics_label(sb, o->hostname);

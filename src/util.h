@@ -23,6 +23,7 @@ enum {
 	EXIT_BUSY = 10,       /* run/env: not enough free GPUs and no --wait */
 	EXIT_TIMEOUT = 11,    /* run/env: --wait ran out */
 	EXIT_DENIED = 12,     /* release: the lease belongs to someone else */
+	EXIT_DAEMON = 13,     /* the gpuctl daemon could not be reached or did not answer */
 };
 
 /* An error to report: its exit code and a message that says what failed and what to do. */

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# tests/fuzz/run.sh SECONDS: build the libFuzzer target with clang (ASan + UBSan) and run it for
-# a fixed time, seeded with the values of tests/unit/visibility.cases. Skips without clang.
+# tests/fuzz/run.sh SECONDS: build the libFuzzer targets with clang (ASan + UBSan) and run each
+# for a fixed time: the CUDA_VISIBLE_DEVICES model, seeded with the values of
+# tests/unit/visibility.cases, and the daemon's message decoder, seeded with real messages.
+# Skips without clang.
 set -eu
 cd "$(dirname "$0")/../.."
 secs=${1:-20}
@@ -13,6 +15,20 @@ i=0
 while IFS=$'\t' read -r _ v _ _ _; do
 	case $v in \"*) i=$((i + 1)); printf '\x07%s' "${v:1:${#v}-2}" >"$B/fuzz-corpus/seed$i" ;; esac
 done < <(grep -v '^#' tests/unit/visibility.cases)
-"$B/fuzz-visibility" -max_total_time="$secs" -max_len=256 -artifact_prefix="$B/" -print_final_stats=1 "$B/fuzz-corpus" 2>"$B/fuzz.log" &&
-	echo "ok - fuzz: $(grep -o 'stat::number_of_executed_units: [0-9]*' "$B/fuzz.log" | awk '{print $2}') inputs in ${secs}s, no crash" ||
-	{ echo "not ok - fuzz: crash, see $B/fuzz.log"; tail -30 "$B/fuzz.log"; exit 1; }
+clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	-Isrc -o "$B/fuzz-proto" tests/fuzz/fuzz_proto.c src/proto.c src/util.c
+mkdir -p "$B/fuzz-proto-corpus"
+printf 'acquire\nid 1\ncount 2\ngpu GPU-1 GPU-2\nname a%%20b%%0A\nwait 1' >"$B/fuzz-proto-corpus/acquire"
+printf 'lease\nid 0123456789abcdef\nuid 0\nkind run\ncommand %%\ngpu GPU-x' >"$B/fuzz-proto-corpus/lease"
+printf 'list\nid 1\nlease a 1 2 3 0 run 5\nlname %%1B%%5B31m\nend' >"$B/fuzz-proto-corpus/list"
+status=0
+for t in visibility:fuzz-corpus:256 proto:fuzz-proto-corpus:4096; do
+	IFS=: read -r name corpus len <<<"$t"
+	if "$B/fuzz-$name" -max_total_time="$secs" -max_len="$len" -artifact_prefix="$B/" \
+		-print_final_stats=1 "$B/$corpus" 2>"$B/fuzz-$name.log"; then
+		echo "ok - fuzz $name: $(grep -o 'stat::number_of_executed_units: [0-9]*' "$B/fuzz-$name.log" | awk '{print $2}') inputs in ${secs}s, no crash"
+	else
+		echo "not ok - fuzz $name: crash, see $B/fuzz-$name.log"; tail -30 "$B/fuzz-$name.log"; status=1
+	fi
+done
+exit $status

@@ -53,18 +53,30 @@ void test_alloc(void)
 	struct alloc_gpu q[4] = {G(0, 0, 80000, 0, 0), G(1, 0, 80000, 0, 0), G(2, 0, 80000, 0, 0),
 				 G(3, 0, 80000, 0, 0)};
 	q[2].leased = q[3].leased = true;
-	struct alloc_req one = {.cand = 0xF, .count = 1, .max_util = -1, .prefer = PREFER_INDEX};
+	struct alloc_req one = {.cand = 0xF, .count = 1, .max_util = -1, .prefer = PREFER_INDEX,
+				.queued = true};
 	struct alloc_req three = one;
 	three.count = 3;
 	struct alloc_req reqs[] = {one, three, one, one};
-	CHECK(alloc_queue(q, 4, reqs, 4, 0, &pol, false) == 0x1);     /* first takes GPU 0 */
-	CHECK(alloc_queue(q, 4, reqs, 4, 1, &pol, false) == 0);       /* the 3-GPU head waits... */
-	CHECK(alloc_queue(q, 4, reqs, 4, 2, &pol, false) == 0);       /* ...and GPU 1 is kept for it */
-	CHECK(alloc_queue(q, 4, reqs, 4, 3, &pol, false) == 0);
-	CHECK(alloc_queue(q, 4, reqs, 4, 0, &pol, true) == 0x1);
+	uint64_t picks[4];
+	uint64_t kept = alloc_schedule(q, 4, reqs, 4, &pol, 0xF, picks);
+	CHECK(picks[0] == 0x1);                  /* first takes GPU 0 */
+	CHECK(picks[1] == 0);                    /* the 3-GPU head waits... */
+	CHECK(kept == 0x2);                      /* ...and GPU 1 is kept for it */
+	CHECK(picks[2] == 0 && picks[3] == 0);
 	struct alloc_req two_ones[] = {one, one};
-	CHECK(alloc_queue(q, 4, two_ones, 2, 1, &pol, false) == 0x2); /* both fit: the remainder */
-	CHECK(alloc_queue(q, 4, two_ones, 2, 1, &pol, true) == 0);    /* strict: after the first */
-	reqs[1].capped = true;                                       /* a capped head reserves nothing */
-	CHECK(alloc_queue(q, 4, reqs, 4, 2, &pol, false) == 0x2);
+	alloc_schedule(q, 4, two_ones, 2, &pol, 0xF, picks);
+	CHECK(picks[0] == 0x1 && picks[1] == 0x2); /* both fit: one each */
+	reqs[1].capped = true;                   /* a capped head reserves nothing */
+	alloc_schedule(q, 4, reqs, 4, &pol, 0xF, picks);
+	CHECK(picks[2] == 0x2);
+	reqs[1].capped = false;
+	reqs[1].skip = true;                     /* a stopped head keeps its place, holds nothing */
+	alloc_schedule(q, 4, reqs, 4, &pol, 0xF, picks);
+	CHECK(picks[1] == 0 && picks[2] == 0x2);
+	reqs[1].skip = false;
+	reqs[1].queued = false;                  /* a request that will not wait reserves nothing */
+	alloc_schedule(q, 4, reqs, 4, &pol, 0xF, picks);
+	CHECK(picks[2] == 0x2);
+	CHECK(alloc_schedule(q, 4, reqs, 4, &pol, 0x0, picks) == 0 && picks[0] == 0); /* nothing free */
 }

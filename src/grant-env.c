@@ -1,0 +1,212 @@
+/* grant-env.c: what a lease request starts from and what the job gets: the GPUs a request may
+ * choose among (-g, and the caller's CUDA_VISIBLE_DEVICES: a Slurm step, a container or an
+ * enclosing lease restricts us), why GPUs were not free (from the daemon's answer), and the job's
+ * environment. */
+#include "devices.h"
+#include "escape.h"
+#include "grant.h"
+#include "proc.h"
+#include "visibility.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The lease whose shell we are in, for messages: GPUCTL_LEASE_ID, when it looks like one. */
+static const char *enclosing_lease(void)
+{
+	const char *id = getenv("GPUCTL_LEASE_ID");
+	return id && strlen(id) == 16 && strspn(id, "0123456789abcdef") == 16 ? id : NULL;
+}
+
+bool grant_candidates(struct gpu_set *set, const struct grant_req *rq, uint64_t *cand,
+		      unsigned *count, struct gpu_error *err)
+{
+	uint64_t m = 0;
+	for (size_t i = 0; i < set->ngpus && i < LEASE_MAX_GPUS; i++)
+		if (!set->gpus[i].lost && !set->gpus[i].inaccessible && set->gpus[i].uuid[0])
+			m |= 1ULL << i;
+	unsigned listed = 0;
+	if (rq->gpus) {
+		if (!gpu_set_select(set, rq->gpus, err))
+			return false;
+		uint64_t g = 0;
+		for (size_t i = 0; i < set->ngpus && i < LEASE_MAX_GPUS; i++)
+			if (set->gpus[i].selected) {
+				g |= 1ULL << i;
+				listed++;
+			}
+		m &= g;
+		for (size_t i = 0; i < set->ngpus; i++)
+			set->gpus[i].selected = true;
+	}
+	const char *cvd = getenv("CUDA_VISIBLE_DEVICES"), *lease = enclosing_lease();
+	char from[80] = "";
+	if (cvd && lease)
+		snprintf(from, sizeof from, " from your lease %s", lease);
+	if (cvd) {
+		struct vis_machine *vm = vis_machine_new(set);
+		struct vis_result *r = vis_resolve(vm, cvd, getenv("CUDA_DEVICE_ORDER"));
+		uint64_t vis = 0;
+		for (size_t i = 0; i < r->ndevs; i++)
+			if (r->devs[i].mig < 0 && r->devs[i].gpu < LEASE_MAX_GPUS)
+				vis |= 1ULL << r->devs[i].gpu;
+		vis_result_free(r);
+		vis_machine_free(vm);
+		if (!vis) {
+			err->code = EXIT_USAGE;
+			snprintf(err->msg, sizeof err->msg, "your CUDA_VISIBLE_DEVICES='%.64s'%s makes no "
+				 "whole GPU visible, so there is nothing to choose from (see `gpuctl map`); "
+				 "unset it to choose among all GPUs", cvd, from);
+			return false;
+		}
+		m &= vis;
+	}
+	*count = rq->count ? rq->count : listed ? listed : 1;
+	*cand = m;
+	unsigned have = (unsigned)__builtin_popcountll(m);
+	if (*count > have) {
+		err->code = EXIT_USAGE;
+		if (cvd)
+			snprintf(err->msg, sizeof err->msg, "%u GPU%s wanted, but only %u can be chosen here: "
+				 "CUDA_VISIBLE_DEVICES=%.64s%s restricts the choice (run outside that shell, or "
+				 "`unset CUDA_VISIBLE_DEVICES` first)", *count, *count == 1 ? "" : "s", have,
+				 cvd, from);
+		else
+			snprintf(err->msg, sizeof err->msg, "%u GPU%s wanted, but only %u can be chosen "
+				 "here%s", *count, *count == 1 ? "" : "s", have,
+				 rq->gpus ? " (-g restricts the choice)" : "");
+		return false;
+	}
+	return true;
+}
+
+static const struct gpu *by_uuid(const struct gpu_set *set, const char *uuid)
+{
+	for (size_t i = 0; i < set->ngpus; i++)
+		if (!strcmp(set->gpus[i].uuid, uuid))
+			return &set->gpus[i];
+	return NULL;
+}
+
+/* The daemon's `busy` answer, told the way a person reads it. */
+void grant_explain_busy(const struct gpu_set *set, const struct grant_req *rq, unsigned count,
+			const struct msg *m, struct gpu_error *err)
+{
+	struct strbuf sb = {0};
+	struct proc_cache *pc = proc_cache_new();
+	const char *mine = enclosing_lease();
+	uint64_t v;
+	size_t cands = 0, own = 0;
+	bool usage = false;
+	sb_addf(&sb, "%u GPU%s wanted, not enough free now%s:\n", count, count == 1 ? "" : "s",
+		msg_line(m, "capped") ? " (you are at the per-user GPU cap)" : "");
+	for (size_t i = 1; i < m->nlines; i++) {
+		const struct msg_line *l = &m->lines[i];
+		if (strcmp(l->w[0], "gpu") || l->nwords < 3)
+			continue;
+		const struct gpu *g = by_uuid(set, l->w[1]);
+		const char *code = l->w[2];
+		cands++;
+		if (g)
+			sb_addf(&sb, "  GPU %u (%.12s): ", g->index, l->w[1]);
+		else
+			sb_addf(&sb, "  GPU ? (%.12s): ", l->w[1]);
+		if (!strcmp(code, "leased") && l->nwords >= 8) {
+			time_t since = word_u64(l->w[5], INT64_MAX, &v) ? (time_t)v : 0;
+			char when[32];
+			strftime(when, sizeof when, "%H:%M", localtime(&since));
+			uid_t uid = word_u64(l->w[3], UINT32_MAX, &v) ? (uid_t)v : (uid_t)-1;
+			sb_addf(&sb, "leased by ");
+			esc_printable(&sb, proc_user_name(pc, uid));
+			sb_addf(&sb, ", pid %s", l->w[4]);
+			if (*l->w[7]) {
+				sb_adds(&sb, " '");
+				esc_printable(&sb, l->w[7]);
+				sb_addc(&sb, '\'');
+			}
+			sb_addf(&sb, ", since %s\n", when);
+			own += mine && uid == getuid();
+		} else if (!strcmp(code, "usage") && l->nwords >= 7) {
+			usage = true;
+			esc_printable(&sb, l->w[3]);
+			if (strcmp(l->w[4], "-"))
+				sb_addf(&sb, " (%s MiB used, ", l->w[4]);
+			else
+				sb_adds(&sb, " (memory use N/A, ");
+			if (strcmp(l->w[5], "-"))
+				sb_addf(&sb, "%s%% util, ", l->w[5]);
+			else
+				sb_adds(&sb, "util N/A, ");
+			sb_addf(&sb, "%s process%s)\n", l->w[6], strcmp(l->w[6], "1") ? "es" : "");
+		} else if (!strcmp(code, "queued")) {
+			sb_adds(&sb, "kept for a request ahead in the queue\n");
+		} else if (!strcmp(code, "held")) {
+			sb_adds(&sb, "held by a process the daemon cannot name (a lease from before it "
+				     "restarted)\n");
+		} else if (!strcmp(code, "reserved")) {
+			sb_adds(&sb, "reserved by the administrator\n");
+		} else if (!strcmp(code, "lost")) {
+			sb_adds(&sb, "lost (fell off the bus)\n");
+		} else {
+			sb_addf(&sb, "%s\n", code);
+		}
+	}
+	if (msg_get_u64(m, "ahead", UINT32_MAX, &v) && v)
+		sb_addf(&sb, "  %llu request%s already waiting (see `gpuctl leases`)\n", (unsigned long long)v,
+			v == 1 ? "" : "s");
+	if (mine && cands && own == cands && getenv("CUDA_VISIBLE_DEVICES"))
+		sb_addf(&sb, "CUDA_VISIBLE_DEVICES=%.64s from your lease %s restricts the choice to GPUs "
+			"that lease holds: use them directly, or run outside that shell.",
+			getenv("CUDA_VISIBLE_DEVICES"), mine);
+	else
+		sb_addf(&sb, "Use --wait to queue%s.", rq->ignore_usage || !usage
+			? "" : ", or --ignore-usage to disregard observed use");
+	err->code = EXIT_BUSY;
+	snprintf(err->msg, sizeof err->msg, "%s", sb.buf);
+	sb_free(&sb);
+	proc_cache_free(pc);
+}
+
+char **grant_env(const struct grant *g, bool uuid)
+{
+	/* With CUDA_DEVICE_ORDER=PCI_BUS_ID, CUDA's ordinal of a GPU is its rank in PCI order;
+	 * usually nvidia-smi's index, computed rather than assumed. */
+	struct vis_machine *vm = vis_machine_new(g->set);
+	struct vis_result *vr = vis_resolve(vm, NULL, "PCI_BUS_ID");
+	struct strbuf ids = {0}, smi = {0}, uuids = {0};
+	for (size_t i = 0; i < g->n; i++) {
+		const struct gpu *gp = &g->set->gpus[g->pos[i]];
+		sb_addf(&ids, "%s%d", i ? "," : "", vis_rank(vm, vr->pci, g->pos[i]));
+		sb_addf(&smi, "%s%u", i ? "," : "", gp->index);
+		sb_addf(&uuids, "%s%s", i ? "," : "", gp->uuid);
+	}
+	char **env = xcalloc(10, sizeof *env);
+	size_t k = 0;
+	env[k++] = xasprintf("CUDA_VISIBLE_DEVICES=%s", uuid ? uuids.buf : ids.buf);
+	env[k++] = xstrdup("CUDA_DEVICE_ORDER=PCI_BUS_ID");
+	env[k++] = xasprintf("NVIDIA_VISIBLE_DEVICES=%s", uuid ? uuids.buf : smi.buf);
+	env[k++] = xasprintf("GPUCTL_LEASE_ID=%s", g->id[0] ? g->id : "dry-run");
+	env[k++] = xasprintf("GPUCTL_LEASE_GPUS=%s", uuids.buf);
+	if (g->name)
+		env[k++] = xasprintf("GPUCTL_LEASE_NAME=%s", g->name);
+	if (g->queued_at)
+		env[k++] = xasprintf("GPUCTL_QUEUED_AT=%llu", g->queued_at);
+	if (g->leased_at)
+		env[k++] = xasprintf("GPUCTL_LEASED_AT=%llu", g->leased_at);
+	sb_free(&ids);
+	sb_free(&smi);
+	sb_free(&uuids);
+	vis_result_free(vr);
+	vis_machine_free(vm);
+	return env;
+}
+
+void grant_env_free(char **env)
+{
+	for (char **p = env; p && *p; p++)
+		free(*p);
+	free(env);
+}

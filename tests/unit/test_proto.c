@@ -1,0 +1,85 @@
+/* test_proto.c: the daemon's message format (round trips, refusals) and the escaping of hostile
+ * text for terminals. */
+#include "escape.h"
+#include "proto.h"
+#include "tap.h"
+
+static bool decodes(const char *s)
+{
+	struct msg m;
+	char why[160];
+	bool ok = msg_decode(&m, s, strlen(s), why, sizeof why);
+	msg_free(&m);
+	return ok;
+}
+
+static const char *escaped(const char *s)
+{
+	static char out[256];
+	struct strbuf sb = {0};
+	esc_printable(&sb, s);
+	snprintf(out, sizeof out, "%s", sb.buf ? sb.buf : "");
+	sb_free(&sb);
+	return out;
+}
+
+void test_proto(void)
+{
+	struct strbuf sb = {0};
+	struct msg m;
+	char why[160];
+	const char *hostile = "x\", \"CUDA_VISIBLE_DEVICES\": \"0,1\nid 9\r\x1b[2J %41 ";
+	msg_begin(&sb, "acquire");
+	msg_add_u64(&sb, "id", 7);
+	msg_add(&sb, "name", hostile, NULL);
+	msg_add(&sb, "empty", "", NULL);
+	msg_add(&sb, "gpu", "GPU-a", "GPU-b", NULL);
+	CHECK(strchr(sb.buf, '\r') == NULL && strchr(sb.buf, 0x1b) == NULL);
+	CHECK(msg_decode(&m, sb.buf, sb.len, why, sizeof why));
+	CHECK_STR(msg_verb(&m), "acquire");
+	CHECK_STR(msg_get(&m, "name"), hostile);           /* any bytes travel intact */
+	CHECK_STR(msg_get(&m, "empty"), "");
+	CHECK(msg_line(&m, "gpu") && msg_line(&m, "gpu")->nwords == 3);
+	uint64_t v = 0;
+	CHECK(msg_get_u64(&m, "id", 100, &v) && v == 7);
+	CHECK(!msg_get_u64(&m, "id", 6, &v));                /* above the bound */
+	CHECK(!msg_get_u64(&m, "name", 100, &v));
+	CHECK(msg_get(&m, "missing") == NULL);
+	msg_free(&m);
+	sb_free(&sb);
+
+	CHECK(decodes("ping"));
+	CHECK(decodes("ping\n"));
+	CHECK(!decodes(""));
+	CHECK(!decodes("\n"));
+	CHECK(!decodes("ping\n\nid 1"));                     /* empty line */
+	CHECK(!decodes("ping\nid  1"));                      /* empty word */
+	CHECK(!decodes("ping\nid 1 "));
+	CHECK(!decodes("ping\nname a%0"));                   /* truncated escape */
+	CHECK(!decodes("ping\nname a%zz"));
+	CHECK(!decodes("ping\nname a%00b"));                 /* NUL */
+	CHECK(!decodes("ping\nname a\tb"));                  /* raw control byte */
+	CHECK(!decodes("ping\nname a\rb"));
+	CHECK(!decodes("a b c d e f g h i j k l m n o p q")); /* 17 words */
+	CHECK(decodes("a b c d e f g h i j k l m n o p"));
+	char big[PROTO_MAX_MSG + 2];
+	memset(big, 'a', sizeof big);
+	big[sizeof big - 1] = '\0';
+	CHECK(!msg_decode(&m, big, sizeof big - 1, why, sizeof why)); /* over the size limit */
+	struct strbuf lines = {0};
+	sb_adds(&lines, "v");
+	for (int i = 0; i < PROTO_MAX_LINES; i++)
+		sb_adds(&lines, "\nk");
+	CHECK(!decodes(lines.buf));                          /* too many lines */
+	sb_free(&lines);
+
+	CHECK_STR(escaped("plain text"), "plain text");
+	CHECK_STR(escaped("caf\xc3\xa9 \xe2\x9c\x93"), "caf\xc3\xa9 \xe2\x9c\x93");
+	CHECK_STR(escaped("a\x1b]0;pwned\x07z"), "a\\e]0;pwned\\az");
+	CHECK_STR(escaped("l1\nl2\rx\ty\x7f"), "l1\\nl2\\rx\\ty\\x7f");
+	CHECK_STR(escaped("back\\slash"), "back\\\\slash");
+	CHECK_STR(escaped("bad\xff utf8 \xc3"), "bad\\xff utf8 \\xc3");
+	CHECK_STR(escaped("csi\xc2\x9b" "31m"), "csi\\u009b31m");   /* C1 control */
+	CHECK_STR(escaped("\xed\xa0\x80"), "\\xed\\xa0\\x80");       /* a surrogate */
+	CHECK_STR(escaped("\xc0\xaf"), "\\xc0\\xaf");                /* overlong */
+}
