@@ -155,7 +155,8 @@ static int env_cmd(int argc, char **argv)
 				return cmd_bad_usage(e, "--format is sh, fish, json or docker, not '%s'", optarg);
 			break;
 		case 'H':
-			if (!parse_uint(optarg, &bound) || bound < 1 || kill((pid_t)bound, 0) != 0)
+			if (!parse_uint(optarg, &bound) || bound < 1 || bound > INT32_MAX ||
+			    (kill((pid_t)bound, 0) != 0 && errno != EPERM))
 				return cmd_bad_usage(e, "--hold-pid wants the pid of a running process, not '%s'", optarg);
 			break;
 		default: return cmd_option_error(e, c, argv);

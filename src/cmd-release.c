@@ -186,7 +186,9 @@ static int release(int argc, char **argv)
 			continue;
 		}
 		ended++;
-		printf("released lease %s (%zu GPU%s)\n", l->id, l->ngpus, l->ngpus == 1 ? "" : "s");
+		/* With --format, stdout is for the shell to eval: tell the person on stderr. */
+		fprintf(fmt ? stderr : stdout, "released lease %s (%zu GPU%s)\n", l->id, l->ngpus,
+			l->ngpus == 1 ? "" : "s");
 		clean_shell(l, fmt);
 	}
 	if (!ended && rc == EXIT_OK)

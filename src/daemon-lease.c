@@ -341,6 +341,11 @@ void lease_commit(struct daemon *d, struct conn *c, const struct msg *m)
 	if (msg_get_u64(m, "bound", INT32_MAX, &v))
 		l->bound = (pid_t)v;
 	record_write(d, l);
+	struct strbuf sb = {0};
+	msg_begin(&sb, "ok");
+	msg_add_u64(&sb, "id", 0);
+	conn_send(d, c, &sb, NULL, 0);
+	sb_free(&sb);
 }
 
 static void lease_end(struct daemon *d, struct lease *l)

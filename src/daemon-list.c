@@ -226,6 +226,8 @@ void queue_load(struct daemon *d)
 		pos = (size_t)(nl + 1 - buf) + n;
 	}
 	free(buf);
+	if (loaded) /* give them a moment to come back before anyone behind them is served */
+		d->settle_until = d->now + (d->conf.orphan_grace < 2 ? d->conf.orphan_grace : 2);
 	if (loaded)
 		fprintf(stderr, "gpuctl daemon: %zu waiter%s of the previous daemon keep their place for "
 			"%.0f s while they reconnect\n", loaded, loaded == 1 ? "" : "s", d->conf.orphan_grace);

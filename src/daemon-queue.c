@@ -14,9 +14,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SETTLE_SECONDS 0.25        /* look again this soon after a lease ended */
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
 
 static uint64_t all_slots(const struct daemon *d)
 {
@@ -187,6 +195,7 @@ void queue_acquire(struct daemon *d, struct conn *c, const struct msg *m)
 	r->uid = c->uid;
 	r->pid = c->pid;
 	r->since = time(NULL);
+	r->arrived_ns = realtime_ns();
 	r->state = R_WAITING;
 	if (!parse_request(d, c, m, r, &dry)) {
 		free(r->name);
@@ -247,6 +256,7 @@ queued:
 		msg_add(&sb, "ticket", r->ticket, NULL);
 		msg_add_u64(&sb, "position", position(d, r));
 		msg_add_i64(&sb, "since", (int64_t)r->since);
+		msg_add_u64(&sb, "arrived", r->arrived_ns);
 		conn_send(d, c, &sb, NULL, 0);
 		sb_free(&sb);
 	}
@@ -289,6 +299,7 @@ void queue_take(struct daemon *d, struct conn *c, const struct msg *m)
 		msg_add(&sb, "lease", l->id, NULL);
 		msg_add(&sb, "token", l->token, NULL);
 		msg_add_i64(&sb, "since", (int64_t)l->since);
+		msg_add_u64(&sb, "offered", r->offered_ns);
 		add_gpus(&sb, d, "gpu", l->gpus);
 		conn_send(d, c, &sb, fds, nfds);
 		sb_free(&sb);
@@ -397,6 +408,7 @@ static void offer(struct daemon *d, struct request *r, uint64_t mask)
 	r->offer = mask;
 	r->offer_serial = ++serial;
 	r->offer_until = d->now + d->conf.offer_timeout;
+	r->offered_ns = realtime_ns();
 	struct strbuf sb = {0};
 	msg_begin(&sb, r->dry ? "would" : "offer");
 	msg_add_u64(&sb, "id", r->id);
@@ -442,12 +454,24 @@ static bool apply_cap(const struct daemon *d, struct alloc_req *rq, const uint64
 	return false;
 }
 
+static bool orphans_left(const struct daemon *d)
+{
+	for (size_t i = 0; i < d->nreqs; i++)
+		if (d->reqs[i]->state == R_ORPHAN)
+			return true;
+	return false;
+}
+
 void queue_schedule(struct daemon *d)
 {
 	d->sched_due = false;
 	d->usage_due = 0;
 	if (!d->nreqs)
 		return;
+	if (d->settle_until && (d->now >= d->settle_until || !orphans_left(d)))
+		d->settle_until = 0;
+	if (d->settle_until)
+		return; /* the old queue is coming back: serve nobody ahead of it (a timer ends this) */
 	bool want_usage = false;
 	for (size_t i = 0; i < d->nreqs; i++)
 		want_usage |= d->reqs[i]->state == R_WAITING && !d->reqs[i]->req.ignore_usage;
@@ -511,6 +535,12 @@ void queue_schedule(struct daemon *d)
 /* Offers not taken, waits past max_wait, orphans whose client did not come back. */
 void queue_timers(struct daemon *d, double *next)
 {
+	if (d->settle_until) {
+		if (d->now >= d->settle_until)
+			d->sched_due = true;
+		else if (!*next || d->settle_until < *next)
+			*next = d->settle_until;
+	}
 	for (size_t i = 0; i < d->nreqs;) {
 		struct request *r = d->reqs[i];
 		if (r->state == R_OFFERED && d->now >= r->offer_until) {

@@ -85,6 +85,7 @@ struct request {
 	uint64_t offer;           /* GPUs offered */
 	uint64_t offer_serial;    /* which offer a `take` answers */
 	double offer_until;
+	uint64_t arrived_ns, offered_ns; /* CLOCK_REALTIME: the daemon's word on the order */
 	bool dry;                 /* --dry-run: say what would be granted, grant nothing */
 };
 
@@ -143,6 +144,7 @@ struct daemon {
 	double usage_due;               /* next refresh for waiters blocked by usage; 0: none */
 	double probe_due;               /* next look at GPUs held by unknown processes; 0: none */
 	double last_end;                /* when a lease last ended */
+	double settle_until;            /* after a restart: waiters of the old queue coming back */
 	bool queue_dirty, sched_due, stop;
 	double idle_since;              /* private mode: nothing to do since then */
 };

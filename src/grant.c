@@ -218,7 +218,7 @@ static int on_message(struct waiter *w, struct grant *g, const struct msg *m, co
 	if (!strcmp(verb, "granted")) {
 		if (!gpus_of(g, m, err) || !take_fds(g, m, fds, nfds, err))
 			return -1;
-		g->leased_at = realtime_ns();
+		g->leased_at = msg_get_u64(m, "offered", UINT64_MAX, &v) ? v : realtime_ns();
 		return 1;
 	}
 	for (size_t i = 0; i < nfds; i++)
@@ -237,7 +237,7 @@ static int on_message(struct waiter *w, struct grant *g, const struct msg *m, co
 	if (!strcmp(verb, "queued")) {
 		if (!w->queued) {
 			w->queued = true;
-			g->queued_at = realtime_ns();
+			g->queued_at = msg_get_u64(m, "arrived", UINT64_MAX, &v) ? v : realtime_ns();
 		}
 		const char *t = msg_get(m, "ticket");
 		if (t && strlen(t) < sizeof w->ticket)
@@ -372,18 +372,22 @@ void grant_hold(const struct grant *g, pid_t bound)
 		fcntl(g->fds[i], F_SETFD, 0);
 	if (!g->id[0] || !g->socket)
 		return;
-	/* Fire and forget: the daemon reads the commit before it sees this socket close. */
+	/* Answered, so that once the job runs `gpuctl leases` names it; a daemon that does not
+	 * answer delays the job by at most a second (the lease holds regardless). */
 	struct dclient dc;
 	struct gpu_error err;
+	struct msg m;
 	if (!dclient_open_at(&dc, g->socket, &err))
 		return;
+	dc.timeout = 1;
 	struct strbuf sb = {0};
 	msg_begin(&sb, "commit");
 	msg_add(&sb, "lease", g->id, NULL);
 	msg_add(&sb, "token", g->token, NULL);
 	if (bound)
 		msg_add_u64(&sb, "bound", (uint64_t)bound);
-	dclient_send(&dc, &sb, &err);
+	if (dclient_call(&dc, &sb, &m, &err))
+		msg_free(&m);
 	sb_free(&sb);
 	dclient_close(&dc);
 }

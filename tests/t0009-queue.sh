@@ -1,63 +1,81 @@
 #!/usr/bin/env bash
-# t0009-queue.sh: run --wait: waiting costs no CPU, starts soon after a release, first come first
-# served with a reservation for the head, timeouts, Ctrl-C and SIGKILL leave the queue.
+# t0009-queue.sh: run --wait through the daemon: waiting costs no CPU and starts soon after a
+# release; first come, first served with a reservation for the head; timeouts, signals and
+# SIGKILL leave the queue and never start a job later; a stopped waiter holds nobody up and
+# keeps its place; the progress line on a terminal.
 . "$(dirname "$0")/lib.sh"
-use_state
+. "$ROOT/tests/daemon.sh"
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
+daemon_setup
+printf '[daemon]\noffer_timeout = 0.3s\n' >"$TMP/daemon.conf"
+daemon_start
 WL=$B/workload
 LOG=$TMP/log
-queue_len() { "$GPUCTL" leases --json | jq '.queue | length'; }
-wait_queue() { local i; for i in $(seq 250); do [ "$(queue_len)" = "$1" ] && return 0; sleep 0.02; done; return 1; }
-starts() { awk '$1 == "start" {print $5, $2}' "$LOG" | sort -n | awk '{print $2}' | tr '\n' ' '; }
+: >"$LOG"
+starts() { awk '$1 == "start" {print $3, $2}' "$LOG" | sort -n | awk '{print $2}' | tr '\n' ' '; }
+# wait_queue N: until the daemon has N waiters.
+wait_queue() { local i; for i in $(seq 500); do [ "$(queue_len)" = "$1" ] && return 0; sleep 0.01; done; return 1; }
+# hold TAG N: a job holding N GPUs until `release TAG`; returns once it runs.
+hold() {
+	mkfifo "$TMP/fifo-$1"
+	"$GPUCTL" run -q -n "$2" -- "$WL" --log "$LOG" --tag "$1" --until "$TMP/fifo-$1" &
+	wait_line "$LOG" "^start $1 "
+}
+release() { echo >"$TMP/fifo-$1"; }
 
 # A waiter starts soon after the GPUs free up, and costs no CPU meanwhile.
-"$GPUCTL" run -n 4 -- "$WL" --seconds 2 --log "$LOG" --tag holder &
-wait_leases 1
-"$GPUCTL" run -n 1 --wait -- "$WL" --seconds 0 --log "$LOG" --tag waiter &
+hold h 4
+TIMEFORMAT='%U %S'
+{ time "$GPUCTL" run -q -n 1 --wait -- "$WL" --seconds 0 --log "$LOG" --tag waiter; } 2>"$TMP/cpu" &
 w=$!
 wait_queue 1
-sleep 1
-ticks=$(awk '{print $14 + $15}' /proc/$w/stat)
-check "waiting costs no CPU ($ticks ticks in 1 s)" test "$ticks" -le 10
+"$WL" --seconds 1 --mode ignore >/dev/null 2>&1 # one second passes while it waits
+release h
 wait $w
 check_eq "the waiter ran" 0 $?
-lat=$(awk '$1=="end" && $2=="holder"{e=$3} $1=="start" && $2=="waiter"{s=$3} END{print int((s-e)/1000000)}' "$LOG")
-check "it started soon after the release (${lat} ms)" test "$lat" -lt 1000
-wait
+cpu=$(awk 'END {printf "%d", ($1 + $2) * 1000}' "$TMP/cpu")
+check "waiting over a second cost no CPU ($cpu ms)" test "$cpu" -le 30
+lat=$(awk '$1=="end" && $2=="h"{e=$3} $1=="start" && $2=="waiter"{s=$3} END{print int((s-e)/1000000)}' "$LOG")
+check "it started soon after the release (${lat} ms)" test "$lat" -lt 200
 
 # First come, first served: one GPU free at a time, three waiters in order.
 : >"$LOG"
-"$GPUCTL" run -n 3 -- "$WL" --seconds 3 &
-"$GPUCTL" run -n 1 -- "$WL" --seconds 1.5 &
-wait_leases 2
+hold a 3
+hold b 1
 for t in w1 w2 w3; do
-	"$GPUCTL" run -n 1 --wait -- "$WL" --seconds 0.2 --log "$LOG" --tag $t &
-	sleep 0.15
+	"$GPUCTL" run -q -n 1 --wait -- "$WL" --seconds 0 --log "$LOG" --tag $t &
+	wait_queue ${t#w}
 done
-wait_queue 3
 "$GPUCTL" leases >"$TMP/out"
 check_grep "leases shows the queue in order" '^  1\. .* wants 1 GPU' "$TMP/out"
-wait
-check_eq "equal requests run in arrival order" "w1 w2 w3 " "$(starts)"
+"$GPUCTL" leases --json >"$TMP/out"
+check_eq "with positions" "[1,2,3]" "$(jqv '[.queue[].position]')"
+release b
+wait_count "$LOG" '^end w' 3
+release a
+check_eq "equal requests run in arrival order" "w1 w2 w3 " "$(starts | sed 's/^a b //')"
 
 # The head's request is reserved: a 3-GPU request is not starved by later 1-GPU ones.
 : >"$LOG"
-"$GPUCTL" run -n 2 -- "$WL" --seconds 0.6 &
-"$GPUCTL" run -n 2 -- "$WL" --seconds 2 &
-wait_leases 2
-"$GPUCTL" run -n 3 --wait -- "$WL" --seconds 0.3 --log "$LOG" --tag big &
+hold x 2
+hold y 2
+"$GPUCTL" run -q -n 3 --wait -- "$WL" --seconds 0 --log "$LOG" --tag big &
 wait_queue 1
 for t in s1 s2 s3; do
-	"$GPUCTL" run -n 1 --wait -- "$WL" --seconds 1 --log "$LOG" --tag $t &
-	sleep 0.05
+	"$GPUCTL" run -q -n 1 --wait -- "$WL" --seconds 0 --log "$LOG" --tag $t &
 done
-wait
-check_eq "the big request went first" "big" "$(starts | cut -d' ' -f1)"
+wait_queue 4
+ended=$(count_lines "$DLOG" 'lease [0-9a-f]+ ended')
+release x
+wait_ended $((ended + 1))
+check_eq "two GPUs free, and they are kept for the head" "1 4" "$(live_leases) $(queue_len)"
+release y
+wait_count "$LOG" '^end s' 3
+check_eq "the big request went first" "big" "$(starts | awk '{print $3}')"
 
-# Leaving the queue: timeout, Ctrl-C, SIGKILL.
-"$GPUCTL" run -n 4 -- "$WL" --seconds 30 & holder=$!
-wait_leases 1
+# Leaving the queue: timeout, signals, SIGKILL; never a job started later.
+hold h2 4
 start=$(date +%s%N)
 check_exit "--wait=1 times out" 11 "$GPUCTL" run --wait=1 -- true
 took=$((($(date +%s%N) - start) / 1000000))
@@ -66,18 +84,46 @@ check_grep "says so" 'no GPU became free within --wait' "$TMP/stderr"
 check_eq "and left the queue" 0 "$(queue_len)"
 python3 "$ROOT/tests/progress_tty.py" "$GPUCTL"
 check_eq "and nobody is left in it" 0 "$(queue_len)"
-"$GPUCTL" run --wait -- true & w=$!
+for sig in INT TERM; do
+	env --default-signal=INT "$GPUCTL" run -q --wait -- "$WL" --seconds 0 --log "$LOG" --tag "late$sig" & w=$!
+	wait_queue 1
+	kill -$sig $w; wait $w
+	rc=$?
+	check_eq "SIG$sig while waiting: 128+N" $((128 + $(kill -l $sig))) $rc
+	check_eq "and left the queue" 0 "$(queue_len)"
+done
+"$GPUCTL" run -q --wait -- true & w1=$!
 wait_queue 1
-kill -INT $w; wait $w
-check_eq "Ctrl-C while waiting: 130" 130 $?
-check_eq "and left the queue" 0 "$(queue_len)"
-"$GPUCTL" run --wait -- true & w1=$!
-wait_queue 1
-"$GPUCTL" run --wait -- sh -c 'echo second >'"$TMP/second" & w2=$!
+"$GPUCTL" run -q --wait -- "$WL" --seconds 0 --log "$LOG" --tag second & w2=$!
 wait_queue 2
 kill -KILL $w1; wait $w1 2>/dev/null
+wait_queue 1
 check_eq "a waiter killed with SIGKILL vanishes from the queue" 1 "$(queue_len)"
-kill $holder; wait $holder 2>/dev/null
+release h2
 wait $w2
-check_eq "and the one behind it runs" "second" "$(cat "$TMP/second" 2>/dev/null)"
+check_grep "and the one behind it runs" '^end second' "$LOG"
+check_eq "an interrupted waiter never started its job" 0 "$(count_lines "$LOG" '^start late')"
+
+# A stopped waiter (SIGSTOP; Ctrl-S on its terminal blocks it the same way) holds nobody up
+# and keeps its place.
+: >"$LOG"
+hold rest 3
+hold s 1
+"$GPUCTL" run -q -n 1 --wait -- "$WL" --seconds 0 --log "$LOG" --tag stopped & ws=$!
+wait_queue 1
+"$GPUCTL" run -q -n 1 --wait -- "$WL" --seconds 0 --log "$LOG" --tag next & wn=$!
+wait_queue 2
+kill -STOP $ws
+release s
+wait_line "$LOG" '^end next'
+check "the waiter behind a stopped one got the GPU" true
+"$GPUCTL" leases --json >"$TMP/out"
+check_eq "the stopped one keeps its place" '[[1,"stopped"]]' "$(jqv '[.queue[] | [.position, .state]]')"
+check_grep "the daemon says why it passed it over" 'did not take its offer within 0.3 s; it keeps its place' "$DLOG"
+kill -CONT $ws
+wait $ws
+check_eq "once it goes on, it runs" 0 $?
+check_grep "its job ran" '^end stopped' "$LOG"
+release rest
+wait_line "$LOG" '^end rest'
 check_eq "nothing left leased or queued" "0 0" "$(live_leases) $(queue_len)"

@@ -4,7 +4,7 @@
  * would use (a file in FAKENVML_PROC_DIR) until it exits.
  *
  *   workload [--mode first|all|ignore] [--mem MIB] [--mem-other MIB] [--seconds S] [--log FILE]
- *            [--tag TAG] [--ignore-term 1]
+ *            [--tag TAG] [--ignore-term 1] [--until FIFO]
  *
  * first: the first visible GPU (a plain job); all: every visible GPU (DataParallel: --mem-other is
  * what it holds on all but the first, a context by default); ignore: every
@@ -16,6 +16,7 @@
 #include "util.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +53,7 @@ static void log_line(const char *path, const char *line)
 
 int main(int argc, char **argv)
 {
-	const char *mode = "first", *logp = NULL, *tag = "job";
+	const char *mode = "first", *logp = NULL, *tag = "job", *until = NULL;
 	unsigned long mem = 1000, mem_other = 0;
 	bool ignore_term = false;
 	double secs = 3600;
@@ -71,6 +72,8 @@ int main(int argc, char **argv)
 			logp = argv[i + 1];
 		else if (!strcmp(argv[i], "--tag"))
 			tag = argv[i + 1];
+		else if (!strcmp(argv[i], "--until"))
+			until = argv[i + 1];
 		else
 			die(2, "workload: unknown option %s", argv[i]);
 	}
@@ -115,12 +118,18 @@ int main(int argc, char **argv)
 	else
 		sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	/* --until FIFO: run until a line is written to it (the tests' event), or --seconds. A
+	 * FIFO opened O_NONBLOCK for reading sees no hang-up before a writer comes. */
+	int ufd = until ? open(until, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
 	double end = now_mono() + secs;
 	while (!stop && now_mono() < end) {
 		double left = end - now_mono();
-		struct timespec ts = {(time_t)(left > 1 ? 1 : left), (long)((left > 1 ? 0 : left - (time_t)left) * 1e9)};
-		nanosleep(&ts, NULL);
+		struct pollfd pf = {.fd = ufd, .events = POLLIN};
+		if (poll(&pf, ufd >= 0, (int)(left > 1 ? 1000 : left * 1000) + 1) > 0 && pf.revents)
+			break;
 	}
+	if (ufd >= 0)
+		close(ufd);
 	if (path)
 		unlink(path);
 	char endl[128];
