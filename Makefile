@@ -10,7 +10,9 @@ LDLIBS = -ldl -linih -lpthread
 
 SRC = $(wildcard src/*.c)
 OBJ = $(SRC:src/%.c=$(B)/obj/%.o)
-LIBOBJ = $(filter-out $(B)/obj/main.o,$(OBJ))
+# The core: everything but the commands and the table. The unit tests and the test workload link
+# only this, so the core cannot come to depend on a command unnoticed.
+LIBOBJ = $(filter-out $(B)/obj/main.o $(B)/obj/cmd-%.o,$(OBJ))
 FAKES = $(B)/fakenvml/libnvidia-ml.so.1 $(B)/fakenvml-old/libnvidia-ml.so.1 \
 	$(B)/fakenvml-r535/libnvidia-ml.so.1
 FAKE_SRC = tests/fakenvml/fakenvml.c tests/fakenvml/machine.c

@@ -4,6 +4,7 @@
 #include "leaseopts.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -102,57 +103,35 @@ static void print_exports(char **env, enum fmt fmt, const struct grant *g, bool 
 	sb_free(&sb);
 }
 
-static int env_cmd(int argc, char **argv)
+enum { O_FORMAT = 'f', O_HOLD = 'H' };
+
+static int env_cmd(struct cmd *c)
 {
-	const struct cmd_entry *e = &cmd_env_entry;
-	static const struct option longopts[] = {
-		{"help", no_argument, NULL, 'h'}, {"format", required_argument, NULL, 'f'},
-		{"hold-pid", required_argument, NULL, 'H'}, LEASE_LONGOPTS, {0},
-	};
+	static const char *const formats[] = {"sh", "fish", "json", "docker", NULL}; /* enum fmt */
 	struct lease_opts o = {.rq = {.max_util = -1, .prefer = -1, .kind = "env", .who = "gpuctl env"}};
-	enum fmt fmt = F_SH;
 	unsigned long bound = (unsigned long)getppid();
-	int c;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hn:g:f:", longopts, NULL)) != -1) {
-		int k = lease_option(e, c, optarg, &o);
-		if (k < 0)
-			return EXIT_USAGE;
-		if (k)
-			continue;
-		switch (c) {
-		case 'h': return cmd_usage(e, 0);
-		case 'f':
-			if (!strcmp(optarg, "sh"))
-				fmt = F_SH;
-			else if (!strcmp(optarg, "fish"))
-				fmt = F_FISH;
-			else if (!strcmp(optarg, "json"))
-				fmt = F_JSON;
-			else if (!strcmp(optarg, "docker"))
-				fmt = F_DOCKER;
-			else
-				return cmd_bad_usage(e, "--format is sh, fish, json or docker, not '%s'", optarg);
-			break;
-		case 'H':
-			if (!parse_uint(optarg, &bound) || bound < 1 || kill((pid_t)bound, 0) != 0)
-				return cmd_bad_usage(e, "--hold-pid wants the pid of a running process, not '%s'", optarg);
-			break;
-		default: return cmd_option_error(e, c, argv);
-		}
-	}
-	if (optind < argc)
-		return cmd_bad_usage(e, "unexpected argument '%s' (to run a command, use gpuctl run)", argv[optind]);
+	int fmt = args_choice(&c->args, O_FORMAT, formats, F_SH);
+	if (fmt < 0 || !args_uint(&c->args, O_HOLD, 1, INT_MAX, &bound))
+		return cmd_args_error(c);
+	if (args_has(&c->args, O_HOLD) && kill((pid_t)bound, 0) != 0)
+		return cmd_bad_usage(c->entry, "--hold-pid wants the pid of a running process, not '%s'",
+				     args_get(&c->args, O_HOLD));
+	if (c->args.argc)
+		return cmd_bad_usage(c->entry, "unexpected argument '%s' (to run a command, use gpuctl run)",
+				     c->args.argv[0]);
+	int rc = lease_opts_read(c, &o);
+	if (rc != EXIT_OK)
+		return rc;
 	char *command = xasprintf("(env lease for pid %lu)", bound);
 	o.rq.command = command;
 	struct config cfg;
-	struct gpu_set *set;
 	struct grant g;
-	int rc = lease_begin(e, &o, &cfg, &set, &g);
+	rc = lease_begin(c, &o, &cfg, &g);
 	if (rc != EXIT_OK) {
 		free(command);
 		return rc;
 	}
+	struct gpu_set *set = c->set;
 	if (o.rq.dry_run) {
 		char **env = grant_env(&g, o.uuid);
 		print_exports(env, fmt, &g, o.uuid);
@@ -182,11 +161,15 @@ static int env_cmd(int argc, char **argv)
 		grant_free(&g);
 		grant_env_free(env);
 	}
-	gpu_set_free(set);
 	free(command);
 	config_free(&cfg);
 	return rc;
 }
+
+static const struct option longopts[] = {
+	{"format", required_argument, NULL, O_FORMAT}, {"hold-pid", required_argument, NULL, O_HOLD},
+	LEASE_LONGOPTS, {0},
+};
 
 const struct cmd_entry cmd_env_entry = {
 	.name = "env",
@@ -198,5 +181,7 @@ const struct cmd_entry cmd_env_entry = {
 		 "  -f, --format sh|fish|json|docker   (docker: the working --gpus '\"device=...\"' form)\n"
 		 "      --hold-pid PID        bind the lease to this process instead of the parent\n"
 		 LEASE_USAGE,
-	.run = env_cmd,
+	.args = {.shorts = "n:f:", .longs = longopts, .upper = -1}, /* extra words: a hint, below */
+	.flags = CMD_NVML | CMD_GPUS,
+	.exec = env_cmd,
 };

@@ -1,24 +1,21 @@
-/* cmd-release.c: `gpuctl release [--gpu LIST]`: end one's own `env` leases. Another user's lease
- * is refused; a `run` lease ends with its job. */
+/* cmd-release.c: `gpuctl release [--gpus LIST]`: end one's own `env` leases. Another user's lease
+ * is refused; a `run` lease ends with its job. Never abbreviated: it ends things. */
 #include "gpu.h"
 #include "gpuctl.h"
 #include "leaseview.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-static bool names_gpu(const struct lease_rec *r, const struct gpu_set *set, const char *ids,
-		      struct gpu_error *err)
+/* Does the lease hold one of the GPUs selected by -g (any, without -g)? */
+static bool names_gpu(const struct lease_rec *r, const struct gpu_set *set, const char *ids)
 {
 	if (!ids)
 		return true;
-	if (!set || !gpu_set_select((struct gpu_set *)set, ids, err))
-		return false;
 	for (size_t k = 0; k < r->nlocks; k++)
 		for (size_t i = 0; i < set->ngpus; i++)
 			if (set->gpus[i].selected && !strcmp(set->gpus[i].uuid, r->locks[k].uuid))
@@ -26,51 +23,27 @@ static bool names_gpu(const struct lease_rec *r, const struct gpu_set *set, cons
 	return false;
 }
 
-static int release(int argc, char **argv)
+static int release(struct cmd *c)
 {
-	const struct cmd_entry *e = &cmd_release_entry;
-	static const struct option longopts[] = {{"help", no_argument, NULL, 'h'},
-						 {"gpu", required_argument, NULL, 'g'}, {0}};
-	const char *ids = NULL;
-	int c;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hg:", longopts, NULL)) != -1) {
-		if (c == 'h')
-			return cmd_usage(e, 0);
-		if (c == 'g')
-			ids = optarg;
-		else
-			return cmd_option_error(e, c, argv);
-	}
-	if (optind < argc)
-		return cmd_bad_usage(e, "unexpected argument '%s'", argv[optind]);
+	int rc = cmd_open(c); /* the -g selection, resolved as by every command */
+	if (rc != EXIT_OK)
+		return rc;
+	const char *ids = c->gpus;
+	struct gpu_set *set = c->set;
 	struct gpu_error err = {0};
-	struct gpu_set *set = ids ? gpu_set_open(&err) : NULL;
-	if (ids && !set) {
-		fprintf(stderr, "gpuctl: %s\n", err.msg);
-		return err.code;
-	}
 	struct leaseview v;
 	if (!leaseview_load(&v, NULL, &err)) {
-		gpu_set_free(set);
 		fprintf(stderr, "gpuctl release: %s\n", err.msg);
 		return err.code;
 	}
-	int rc = EXIT_OK;
 	size_t ended = 0;
 	uid_t me = getuid();
-	for (size_t i = 0; i < v.leases.n && rc != EXIT_USAGE; i++) {
+	for (size_t i = 0; i < v.leases.n; i++) {
 		const struct lease_rec *r = &v.leases.recs[i];
 		if (!r->live)
 			continue;
-		if (!names_gpu(r, set, ids, &err)) {
-			if (err.msg[0]) {
-				fprintf(stderr, "gpuctl release: %s\n", err.msg);
-				rc = err.code;
-				break;
-			}
+		if (!names_gpu(r, set, ids))
 			continue;
-		}
 		if (r->uid != me && me != 0) {
 			if (ids) {
 				fprintf(stderr, "gpuctl release: refused: the lease on %s belongs to %s "
@@ -104,14 +77,20 @@ static int release(int argc, char **argv)
 	if (!ended && rc == EXIT_OK)
 		printf("no env lease of yours to release%s%s\n", ids ? " on " : "", ids ? ids : "");
 	leaseview_free(&v);
-	gpu_set_free(set);
 	return rc;
 }
+
+static const struct option longopts[] = {{"gpu", required_argument, NULL, 'g'}, {0}};
 
 const struct cmd_entry cmd_release_entry = {
 	.name = "release",
 	.summary = "end your `gpuctl env` leases",
-	.usage = "release [--gpu LIST]\n\nEnd your own env leases (all, or those on the GPUs listed).\n"
-		 "Another user's lease is refused (exit 12); a run lease ends with its job.\n",
-	.run = release,
+	.usage = "release [--gpus LIST]\n\nEnd your own env leases (all, or those on the GPUs listed).\n"
+		 "Another user's lease is refused (exit 12); a run lease ends with its job. `release`\n"
+		 "is never abbreviated.\n\n"
+		 CMD_GPUS_HELP
+		 "      --gpu LIST             the same (its older spelling)\n",
+	.args = {.longs = longopts},
+	.flags = CMD_GPUS | CMD_NO_PREFIX,
+	.exec = release,
 };

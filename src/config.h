@@ -37,7 +37,6 @@ bool config_load(struct config *c);
 void config_free(struct config *c);
 const struct profile *config_profile(const struct config *c, const char *name);
 bool parse_prefer(const char *s, enum prefer *out);
-const char *prefer_name(enum prefer p);
 /* "20G", "512M", "1024" (MiB) -> MiB. */
 bool parse_size_mib(const char *s, uint64_t *mib);
 /* "90", "30s", "5m", "2h" -> seconds. */

@@ -5,7 +5,7 @@
  * of the state directory (a lease record or ticket removed) and on pidfds of the jobs holding
  * wanted GPUs, with a slow timer as the only fallback: no busy polling. */
 #include "grant.h"
-#include "devices.h"
+#include "visenv.h"
 #include "queue.h"
 #include "visibility.h"
 

@@ -5,13 +5,14 @@
 #ifndef GPUCTL_LEASE_H
 #define GPUCTL_LEASE_H
 
+#include "gpu.h"
 #include "util.h"
 
 #include <stdbool.h>
 #include <sys/types.h>
 #include <time.h>
 
-#define LEASE_MAX_GPUS 64
+#define LEASE_MAX_GPUS GPU_MAX
 
 struct lease_lock {
 	char uuid[96];

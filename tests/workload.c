@@ -11,7 +11,7 @@
  * GPU, as when the variable was set after CUDA started. --log appends "start TAG NS QUEUED LEASED
  * UUIDS" and "end TAG NS" lines (CLOCK_REALTIME ns; QUEUED and LEASED are GPUCTL_QUEUED_AT and
  * GPUCTL_LEASED_AT, or 0) for the lease tests. */
-#include "devices.h"
+#include "visenv.h"
 #include "gpu.h"
 #include "util.h"
 
