@@ -7,11 +7,14 @@ import os, pty, signal, subprocess, sys, time
 
 gpuctl, workload, sleeper = sys.argv[1:4]
 victim = subprocess.Popen([workload, "--mem", "700"])
-procdir = os.environ["FAKENVML_PROC_DIR"]
-for _ in range(250):
-    if os.path.exists(os.path.join(procdir, str(victim.pid))):
+# Wait for the workload's "ready PID" line (tests/lib.sh: WORKLOAD_READY), followed with tail -F.
+tail = subprocess.Popen(["timeout", "20", "tail", "-n", "+1", "-F", os.environ["WORKLOAD_READY"]],
+                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+for line in tail.stdout:
+    if line.decode().strip() == "ready %d" % victim.pid:
         break
-    time.sleep(0.02)
+tail.kill()
+tail.wait()
 
 pid, fd = pty.fork()
 if pid == 0:
@@ -28,7 +31,7 @@ for _ in range(50):   # other processes may fork in between: try again
         with open("/proc/sys/kernel/ns_last_pid", "w") as f:
             f.write(str(victim.pid - 1))
     except OSError as e:
-        print("skip - pid reuse: cannot set ns_last_pid (%s)" % e)
+        print("ok - pid reuse # SKIP cannot set ns_last_pid (%s)\n" % e * 2, end="")
         os.write(fd, b"n\n")
         sys.exit(0)
     p = subprocess.Popen([sleeper])
@@ -38,7 +41,7 @@ for _ in range(50):   # other processes may fork in between: try again
     p.kill()
     p.wait()
 if not reused:
-    print("skip - pid reuse: could not get pid %d again" % victim.pid)
+    print("ok - pid reuse # SKIP could not get pid %d again\n" % victim.pid * 2, end="")
     os.write(fd, b"n\n")
     sys.exit(0)
 os.write(fd, b"y\n")

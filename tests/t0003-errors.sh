@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # t0003-errors.sh: every failure class has its exit code and a message that says what to do.
 . "$(dirname "$0")/lib.sh"
+plan 42
 H=$MACHINES/h100x8.machine
 M=$TMP/m.machine
 
@@ -8,7 +9,7 @@ use_machine "$H" /nonexistent/libnvidia-ml.so.1
 check_exit "missing library named by GPUCTL_NVML_LIBRARY" 3 "$GPUCTL" status
 check_grep "says which path failed" 'cannot load NVML from GPUCTL_NVML_LIBRARY=/nonexistent' "$TMP/stderr"
 if ldconfig -p 2>/dev/null | grep -q 'libnvidia-ml\.so\.1'; then
-	skip "no driver installed" "this machine has a real libnvidia-ml.so.1"
+	skip "no driver installed" "this machine has a real libnvidia-ml.so.1" 3
 else
 	unset GPUCTL_NVML_LIBRARY
 	check_exit "no NVIDIA driver" 3 "$GPUCTL" status

@@ -2,6 +2,7 @@
 # t0008-leases.sh: gpuctl run, env, leases, release: choice, environment, exclusivity, crashes,
 # signals and exit codes, waiting, and what another user may not do.
 . "$(dirname "$0")/lib.sh"
+plan 68
 use_state
 H=$MACHINES/h100x8.machine
 use_machine "$H"
@@ -113,7 +114,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	kill $priv; wait $priv 2>/dev/null
 	wait_leases 3
 else
-	skip "another user" "needs root and setpriv to act as a second user"
+	skip "another user" "needs root and setpriv to act as a second user" 6
 fi
 check_exit "release --gpu 0" 0 "$GPUCTL" release --gpu 0
 check_eq "one released" 2 "$(live_leases)"

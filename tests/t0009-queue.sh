@@ -2,6 +2,7 @@
 # t0009-queue.sh: run --wait: waiting costs no CPU, starts soon after a release, first come first
 # served with a reservation for the head, timeouts, Ctrl-C and SIGKILL leave the queue.
 . "$(dirname "$0")/lib.sh"
+plan 18
 use_state
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"

@@ -3,6 +3,7 @@
 # users; then gpuctl killed with SIGKILL at random moments. No GPU may ever have two jobs at once,
 # every job runs, equal requests run in arrival order, and nothing stays leased at the end.
 . "$(dirname "$0")/lib.sh"
+plan 11
 use_state
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
