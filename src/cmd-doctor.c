@@ -364,9 +364,7 @@ static void print(const struct doctor *d, bool json)
 		}
 		json_end_arr(&j);
 		json_end_obj(&j);
-		sb_addc(&sb, '\n');
-		fputs(sb.buf, stdout);
-		sb_free(&sb);
+		json_print(&sb);
 		return;
 	}
 	if (!d->n)

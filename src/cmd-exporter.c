@@ -69,7 +69,7 @@ static const char index_html[] =
 	"<!DOCTYPE html><html><head><title>gpuctl exporter</title></head><body>"
 	"<h1>gpuctl exporter</h1><p><a href=\"/metrics\">Metrics</a></p></body></html>\n";
 
-/* Called with the lock held. */
+/* Called with the lock held, or before the serving threads start. */
 static void refresh(struct exporter *x)
 {
 	double t0 = now_mono();

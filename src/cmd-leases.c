@@ -72,9 +72,7 @@ static void print_json(const struct leaseview *v, const struct gpu_set *set)
 	}
 	json_end_arr(&j);
 	json_end_obj(&j);
-	sb_addc(&sb, '\n');
-	fputs(sb.buf, stdout);
-	sb_free(&sb);
+	json_print(&sb);
 }
 
 static void print_table(const struct leaseview *v, const struct gpu_set *set)

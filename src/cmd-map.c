@@ -209,9 +209,7 @@ static void print_json(const struct vis_machine *m, const struct vis_result *r,
 	if (v->done && !v->agreed)
 		json_str(&j, "disagreement", v->report.buf);
 	json_end_obj(&j);
-	sb_addc(&sb, '\n');
-	fputs(sb.buf, stdout);
-	sb_free(&sb);
+	json_print(&sb);
 }
 
 enum { O_JSON = 'j', O_VERIFY = 'v' };

@@ -13,6 +13,26 @@
 
 #define GPUCTL_VERSION "0.1.0"
 
+/* text after a 5-column label, folded at spaces to fit 80 columns. */
+static void folded(FILE *f, const char *label, const char *text)
+{
+	fprintf(f, "%5s", label);
+	while (*text) {
+		size_t n = strlen(text);
+		if (n > 73) {
+			n = 73;
+			while (n && text[n] != ' ')
+				n--;
+			n = n ? n : 73;
+		}
+		fprintf(f, "  %.*s\n", (int)n, text);
+		text += n;
+		text += *text == ' ';
+		if (*text)
+			fprintf(f, "%5s", "");
+	}
+}
+
 static void main_usage(FILE *f, const struct cmd_entry *const *table, size_t n)
 {
 	fprintf(f, "usage: gpuctl [--version] [--help] COMMAND [ARGS]\n\n"
@@ -23,16 +43,18 @@ static void main_usage(FILE *f, const struct cmd_entry *const *table, size_t n)
 	fprintf(f, "\nRun `gpuctl COMMAND --help` for a command's options. A unique prefix names a\n"
 		   "command (`gpuctl st`), except those that end things (kill, release).\n\n"
 		   "Exit status:\n");
-	for (size_t i = 0; i < exit_code_ndocs; i++)
-		fprintf(f, "%3d  %s\n", exit_code_docs[i].code, exit_code_docs[i].text);
-	fprintf(f, "     %s\n"
-		   "\nEnvironment:\n"
+	for (size_t i = 0; i < exit_code_ndocs; i++) {
+		char code[8];
+		snprintf(code, sizeof code, "%d", exit_code_docs[i].code);
+		folded(f, code, exit_code_docs[i].text);
+	}
+	folded(f, "", exit_code_passthrough);
+	fprintf(f, "\nEnvironment:\n"
 		   "  GPUCTL_NVML_LIBRARY     path of libnvidia-ml.so.1 to load instead of the system's\n"
 		   "  GPUCTL_CUDA_LIBRARY     path of libcuda.so.1 for map --verify\n"
 		   "  GPUCTL_STATE_DIR        the shared lease directory (state_dir in the config)\n"
 		   "  GPUCTL_CONFIG_NOSYSTEM  when set, /etc/gpuctl.conf is not read\n"
-		   "  NO_COLOR                when set and not empty, no colour unless --color=always\n",
-		exit_code_passthrough);
+		   "  NO_COLOR                when set and not empty, no colour unless --color=always\n");
 }
 
 static void usage(const struct cmd_entry *e, FILE *f)

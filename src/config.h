@@ -1,5 +1,6 @@
-/* config.h: gpuctl's settings: /etc/gpuctl.conf, then ~/.config/gpuctl/config (XDG), then the
- * environment, then options. Admin keys (reserved GPUs, per-user cap) count only from /etc. */
+/* config.h: gpuctl's settings: /etc/gpuctl.conf (unless GPUCTL_CONFIG_NOSYSTEM is set), then
+ * ~/.config/gpuctl/config (XDG), then the environment, then options. Admin keys (reserved GPUs,
+ * per-user cap) count only from /etc. */
 #ifndef GPUCTL_CONFIG_H
 #define GPUCTL_CONFIG_H
 

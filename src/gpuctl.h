@@ -1,5 +1,39 @@
-/* gpuctl.h: the commands of the table in main.c (each cmd-*.c file exports one entry) and the map
- * of the modules. MODULE MAP_PLACEHOLDER */
+/* gpuctl.h: the commands of the table in main.c (each cmd-*.c file exports one entry), and the
+ * map of the modules: which file owns what, in the order data flows.
+ *
+ * Dispatch
+ *   main.c          the command table and main()
+ *   cmd.c, args.c   lookup (prefixes, no abbreviation of kill/release, did-you-mean), options
+ *                   parsed once from each entry's template, cmd_open (NVML and -g resolved once),
+ *                   the shared errors and the top-level help; cmd.h declares it all
+ *   cmd-*.c         one file per command; cmd-cuda-probe.c is the internal child of map --verify
+ * The machine
+ *   gpu.c, gpu.h    the vendor-neutral model with validity bits, the backend vtable, and the one
+ *                   parser of GPU lists (indices, UUID prefixes, bus ids)
+ *   nvml.c          the NVIDIA backend (nvml_abi.h: NVML's ABI, declared here, loaded at run time)
+ *   dl.c            loading a shared library and resolving its functions (NVML, libmicrohttpd,
+ *                   libcuda)
+ *   proc.c          owner and command line of the GPU processes, once per pid and refresh
+ *   pid.c           one process by pid: /proc/PID/stat, its environment, pidfds; user names
+ * Pure cores (no I/O: unit-tested directly)
+ *   visibility.c    CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as the driver reads them
+ *   alloc.c         the free-GPU rule and the fair queue
+ *   query.c         nvidia-smi's --query-* fields and CSV
+ *   json.c          the JSON writer; metrics.c: the Prometheus exposition
+ * Glue
+ *   visenv.c        the visibility model on this machine and an environment (the caller's, the
+ *                   options', a running process's): map, which, doctor, run
+ *   cudaprobe.c     map --verify's side of the CUDA probe
+ *   config.c        settings (inih); term.c: colour and width; util.c: the exit codes, errors,
+ *                   allocation, string buffers, number parsers, MiB
+ * Leases (being replaced by the trusted daemon)
+ *   lease.c, queue.c, grant.c, leaseview.c (the read-only snapshot status, doctor and the
+ *   exporter use), leaseopts.c (the options run and env share)
+ *
+ * Flow: main -> cmd_main -> cmd_find -> args_parse -> exec (checks its option values) ->
+ * cmd_open (gpu_set_open: backend open; gpu_set_select) -> gpu_set_refresh (backend refresh,
+ * then proc.c) -> the command's view (query/json/metrics, visenv -> visibility, alloc) ->
+ * stdout; cmd_main frees what cmd_open opened. */
 #ifndef GPUCTL_H
 #define GPUCTL_H
 

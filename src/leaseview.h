@@ -1,5 +1,6 @@
-/* leaseview.h: a read-only snapshot of leases and the queue, for `leases`, `release` and
- * `status`. Taken under the shared global lock, so it never sees half an acquisition. */
+/* leaseview.h: a read-only snapshot of leases and the queue, for `leases`, `release`, `status`,
+ * `doctor` and the exporter. Taken under the shared global lock, so it never sees half an
+ * acquisition. */
 #ifndef GPUCTL_LEASEVIEW_H
 #define GPUCTL_LEASEVIEW_H
 

@@ -1,4 +1,5 @@
-/* util.h: process-wide helpers: error reporting, allocation that never fails, string buffers.
+/* util.h: process-wide helpers: the exit codes, error reporting, allocation that never fails,
+ * string buffers, strict number parsers and MiB formatting.
  * Ownership rule: a function returning char * hands it to the caller; every _new has a _free. */
 #ifndef GPUCTL_UTIL_H
 #define GPUCTL_UTIL_H
