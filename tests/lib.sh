@@ -88,10 +88,11 @@ check_golden() {
 jqv() { jq -c "$1" "$TMP/out"; }
 
 # await_line PATTERN FILE [SECONDS]: wait until a line of FILE matches the extended regex (also
-# one written before the call). tail -F follows the file through inotify: no polling. The
-# deadline (default 20 s) is reached only when something is wrong.
+# one written before the call: so FILE must be new, or hold nothing that matches yet; a `>FILE &`
+# truncates it only when the background child gets to it). tail -F follows the file through
+# inotify: no polling. The deadline (default 60 s) is reached only when something is wrong.
 await_line() {
-	local pat=$1 file=$2 secs=${3:-20} fd tp rc
+	local pat=$1 file=$2 secs=${3:-60} fd tp rc
 	[ -e "$file" ] || : >>"$file"
 	exec {fd}< <(exec timeout "$secs" tail -n +1 -F "$file" 2>/dev/null)
 	tp=$!
@@ -118,6 +119,7 @@ spawn() {
 # start_exporter [OPTIONS]: gpuctl exporter in the background ($EXP) on a port the kernel chooses
 # (--listen ...:0; the log line says which: $PORT), so concurrent tests never collide on a port.
 start_exporter() {
+	rm -f "$TMP/exporter.log" # the last one's "serving" line must not be mistaken for this one's
 	"$GPUCTL" exporter --listen 127.0.0.1:0 "$@" 2>"$TMP/exporter.log" &
 	EXP=$!
 	await_line 'serving http://|cannot' "$TMP/exporter.log"
@@ -155,6 +157,7 @@ wait_leases() {
 	return 1
 }
 
-# Background processes a test starts end with it.
+# Background processes a test starts end with it. Only the script's own shell cleans up: a subshell
+# that ends before it has exec'd (await_line's tail, stopped early) must not remove $TMP.
 cleanup_jobs() { local p; p=$(jobs -p); [ -n "$p" ] && kill $p 2>/dev/null; wait 2>/dev/null; }
-trap 'cleanup_jobs; rm -rf "$TMP"' EXIT
+trap '[ "$BASHPID" = "$$" ] && { cleanup_jobs; rm -rf "$TMP"; }' EXIT

@@ -55,8 +55,8 @@ check_eq "oom_risk names both jobs" "[{\"gpus\":[2],\"pids\":[$(printf '%s\n' $p
 stop_all
 
 # A process on a GPU leased to someone else, and GPUs used without a lease.
-"$GPUCTL" run -g 3 -- "$WL" --mem 500 & runner=$!
-await_line '^ready ' "$WORKLOAD_READY" && wait_leases 1
+WORKLOAD_READY=$TMP/run.ready "$GPUCTL" run -g 3 -- "$WL" --mem 500 & runner=$!
+await_line '^ready ' "$TMP/run.ready" && wait_leases 1
 CUDA_VISIBLE_DEVICES=3 "$WL" --mem 500 & intruder=$!
 CUDA_VISIBLE_DEVICES=1 "$WL" --mem 500 & loose=$!
 await_workload $intruder && await_workload $loose

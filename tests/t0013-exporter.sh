@@ -28,8 +28,8 @@ check_eq "stops cleanly on SIGTERM" 0 $?
 # Processes, users and leases.
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
-"$GPUCTL" run -g 2 --name train -- "$B/workload" --mem 3000 & runner=$!
-await_line '^ready ' "$WORKLOAD_READY"
+WORKLOAD_READY=$TMP/run.ready "$GPUCTL" run -g 2 --name train -- "$B/workload" --mem 3000 & runner=$!
+await_line '^ready ' "$TMP/run.ready"
 wait_leases 1
 start_exporter --cache-ms 0
 curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics"
