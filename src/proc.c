@@ -53,7 +53,8 @@ void proc_cache_free(struct proc_cache *pc)
 	free(pc);
 }
 
-const char *proc_user_name(struct proc_cache *pc, uid_t uid)
+/* User names are cached for the run: getpwuid can be slow under LDAP. */
+static const char *proc_user_name(struct proc_cache *pc, uid_t uid)
 {
 	for (size_t i = 0; i < pc->nusers; i++)
 		if (pc->users[i].uid == uid)

@@ -2,7 +2,8 @@
 """kill_reuse.py GPUCTL WORKLOAD SLEEPER: a pid that exits and is reused between gpuctl kill's
 listing and its signal must not be signalled. gpuctl kill runs on a pseudo-terminal, so it lists
 and then asks; while it waits for the answer the victim dies and a new process is given the very
-same pid (through /proc/sys/kernel/ns_last_pid, as root); then we answer yes. Prints ok/skip."""
+same pid (through /proc/sys/kernel/ns_last_pid, as root: t0012 runs this in a PID namespace of its
+own, so no other process on the machine sees its pids reused); then we answer yes. Prints ok/skip."""
 import os, pty, signal, subprocess, sys, time
 
 gpuctl, workload, sleeper = sys.argv[1:4]
