@@ -2,6 +2,7 @@
  * print the exports. A small background holder keeps the locks; it ends, releasing them, when
  * the shell it is bound to exits or on `gpuctl release`. */
 #include "leaseopts.h"
+#include "pid.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -11,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 enum fmt { F_SH, F_FISH, F_JSON, F_DOCKER };
@@ -42,7 +42,7 @@ static void hold(struct grant *g, pid_t bound)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	int pfd = (int)syscall(SYS_pidfd_open, bound, 0);
+	int pfd = pid_open((unsigned)bound, 0);
 	struct pollfd p = {.fd = pfd, .events = POLLIN};
 	while (!release_now && pfd >= 0 && poll(&p, 1, -1) == 0)
 		;

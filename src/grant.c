@@ -5,6 +5,7 @@
  * of the state directory (a lease record or ticket removed) and on pidfds of the jobs holding
  * wanted GPUs, with a slow timer as the only fallback: no busy polling. */
 #include "grant.h"
+#include "pid.h"
 #include "visenv.h"
 #include "queue.h"
 #include "visibility.h"
@@ -19,7 +20,6 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -226,8 +226,8 @@ static void view_usage(struct view *v, const struct gpu_set *set)
 			procs += (gp->procs[j].type & PROC_COMPUTE) != 0;
 		v->g[i] = (struct alloc_gpu){
 			.mem_valid = GPU_HAS(gp, GF_MEM_USED) && GPU_HAS(gp, GF_MEM_FREE),
-			.used_mib = gp->mem_used >> 20,
-			.free_mib = gp->mem_free >> 20,
+			.used_mib = mib(gp->mem_used),
+			.free_mib = mib(gp->mem_free),
 			.util_valid = GPU_HAS(gp, GF_UTIL_GPU),
 			.util = gp->util_gpu,
 			.procs = procs,
@@ -315,7 +315,7 @@ static void wait_event(int ino, const struct view *v, const struct gpu_set *set,
 	fds[n++] = (struct pollfd){.fd = ino, .events = POLLIN};
 	for (size_t i = 0; i < v->n && n < ARRAY_SIZE(fds); i++) {
 		const struct lease_rec *h = (cand >> i & 1) ? lease_holder(&v->leases, set->gpus[i].uuid) : NULL;
-		int pfd = h && h->pid > 0 ? (int)syscall(SYS_pidfd_open, h->pid, 0) : -1;
+		int pfd = h && h->pid > 0 ? pid_open((unsigned)h->pid, 0) : -1;
 		if (pfd >= 0)
 			fds[n++] = (struct pollfd){.fd = pfd, .events = POLLIN};
 	}

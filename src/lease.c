@@ -7,11 +7,11 @@
  * inode must still be the one at the path, and no live record may claim the GPU with another inode
  * that /proc/locks still shows locked. */
 #include "lease.h"
+#include "pid.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,10 +166,7 @@ static bool parse_record(const char *path, struct lease_rec *r)
 	}
 	memset(r, 0, sizeof *r);
 	r->uid = st.st_uid;
-	struct passwd *pw = getpwuid(st.st_uid);
-	snprintf(r->user, sizeof r->user, "%s", pw ? pw->pw_name : "");
-	if (!pw)
-		snprintf(r->user, sizeof r->user, "%u", (unsigned)st.st_uid);
+	user_name(st.st_uid, r->user, sizeof r->user);
 	for (char *line = text, *next; line && *line; line = next) {
 		next = strchr(line, '\n');
 		if (next)

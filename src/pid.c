@@ -66,7 +66,7 @@ int pid_open(unsigned pid, unsigned long long start)
 	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
 	/* Checked after opening: a pidfd stays on the process it was opened on, so a match now
 	 * means this fd can never signal a successor. */
-	if (fd >= 0 && (!pid_stat(pid, &st) || st.start != start)) {
+	if (fd >= 0 && start && (!pid_stat(pid, &st) || st.start != start)) {
 		close(fd);
 		fd = -1;
 	}

@@ -24,7 +24,7 @@ bool pid_getenv(unsigned pid, const char *const *names, char **values, size_t n,
 		size_t msglen);
 
 /* A pidfd on pid if it is still the process that started at `start`; -1 when it is gone or its
- * pid now names another process. */
+ * pid now names another process. start 0: whichever process has the pid now (to wait for it). */
 int pid_open(unsigned pid, unsigned long long start);
 /* Signal through a pidfd: false with errno set (ESRCH: it has ended). */
 bool pid_signal(int pidfd, int sig);

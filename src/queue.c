@@ -1,10 +1,10 @@
 /* queue.c: ticket files of the waiting queue (see queue.h). */
+#include "pid.h"
 #include "queue.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,14 +95,8 @@ static bool parse_ticket(const char *path, struct ticket *t)
 /* A waiter stopped with Ctrl-Z would hold up everyone behind it: leave it out until it goes on. */
 static bool stopped(pid_t pid)
 {
-	char path[64], *text;
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if (!(text = read_file(path, NULL)))
-		return false;
-	const char *paren = strrchr(text, ')');
-	bool t = paren && (paren[2] == 'T' || paren[2] == 't');
-	free(text);
-	return t;
+	struct pid_stat st;
+	return pid_stat((unsigned)pid, &st) && (st.state == 'T' || st.state == 't');
 }
 
 static int by_file(const void *a, const void *b)
@@ -137,11 +131,7 @@ void queue_load(const struct state *st, struct ticket_list *l)
 		memset(t, 0, sizeof *t);
 		snprintf(t->file, sizeof t->file, "%.63s", e->d_name);
 		t->uid = sb.st_uid;
-		struct passwd *pw = getpwuid(sb.st_uid);
-		if (pw)
-			snprintf(t->user, sizeof t->user, "%s", pw->pw_name);
-		else
-			snprintf(t->user, sizeof t->user, "%u", (unsigned)sb.st_uid);
+		user_name(sb.st_uid, t->user, sizeof t->user);
 		if (fd >= 0 && parse_ticket(path, t) && !stopped(t->pid))
 			l->n++;
 		else
