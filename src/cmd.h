@@ -69,7 +69,8 @@ void args_free(struct args *a);
 bool args_has(const struct args *a, int opt);
 /* The last value given for opt (an option given twice: the last wins); NULL when absent. */
 const char *args_get(const struct args *a, int opt);
-/* Typed values. Absent: true, *v unchanged (the caller's default). A bad value: false, a->err set. */
+/* Typed values. Absent: true, *v unchanged (the caller's default). A bad value: false, a->err
+ * set. */
 bool args_uint(struct args *a, int opt, unsigned long min, unsigned long max, unsigned long *v);
 bool args_seconds(struct args *a, int opt, double min, double *v);
 /* The position of the value in the NULL-terminated choices; def when absent; -1 when bad. */

@@ -56,7 +56,8 @@ struct gpu {
 	bool lost;                /* fell off the bus or stopped answering */
 	bool inaccessible;        /* no permission to open it */
 	char *error;              /* why it is lost or inaccessible */
-	unsigned errors;          /* failed queries since open: not NOT_SUPPORTED, FUNCTION_NOT_FOUND or GPU_IS_LOST */
+	unsigned errors;          /* failed queries since open (not counting NOT_SUPPORTED,
+				   * FUNCTION_NOT_FOUND or GPU_IS_LOST) */
 
 	char name[96];
 	char uuid[96];

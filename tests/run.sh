@@ -65,7 +65,8 @@ finish_one() {
 	rc=$?
 	local now; now=$(date +%s%N)
 	kill -- "-$pid" 2>/dev/null   # whatever the script left running in its process group
-	report "${name_of[$pid]}" "$rc" "$(printf '%d.%02d' $(((now - start_of[$pid]) / 1000000000)) $(((now - start_of[$pid]) / 10000000 % 100)))"
+	local ns=$((now - start_of[$pid]))
+	report "${name_of[$pid]}" "$rc" "$(printf '%d.%02d' $((ns / 1000000000)) $((ns / 10000000 % 100)))"
 	unset "name_of[$pid]"
 	running=$((running - 1))
 }
