@@ -38,8 +38,8 @@ static bool better(const struct alloc_gpu *x, const struct alloc_gpu *y, enum pr
 uint64_t alloc_best(const struct alloc_gpu *g, size_t n, const struct alloc_req *r,
 		    const struct alloc_policy *p, uint64_t avail, unsigned *got)
 {
-	size_t order[ALLOC_MAX], k = 0;
-	for (size_t i = 0; i < n && i < ALLOC_MAX; i++) {
+	size_t order[GPU_MAX], k = 0;
+	for (size_t i = 0; i < n && i < GPU_MAX; i++) {
 		if (!((avail & r->cand) >> i & 1) || alloc_why_not(&g[i], r, p))
 			continue;
 		size_t j = k++;

@@ -4,12 +4,11 @@
 #define GPUCTL_ALLOC_H
 
 #include "config.h"
+#include "gpu.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#define ALLOC_MAX 64
 
 struct alloc_gpu {
 	unsigned index;              /* nvidia-smi index, for prefer=index and ties */

@@ -1,13 +1,14 @@
 /* cmd-doctor.c: `gpuctl doctor`: the classic multi-GPU mistakes, found on this machine, in the
  * caller's environment and in the running GPU processes, each with a severity, a stable code,
  * the GPUs and pids concerned, what it means and the fix. Exit 1 when an error was found. */
-#include "devices.h"
 #include "gpu.h"
 #include "gpuctl.h"
 #include "json.h"
 #include "leaseview.h"
+#include "pid.h"
+#include "visenv.h"
 
-#include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,12 +116,19 @@ static void check_env(struct doctor *d)
 
 /* ---- processes ---- */
 
+/* The parent of pid, or -1 when it is gone. */
+static int parent(unsigned pid)
+{
+	struct pid_stat st;
+	return pid_stat(pid, &st) ? st.ppid : -1;
+}
+
 /* Is pid the lease's job, or a descendant of it? */
 static bool in_lease(const struct lease_info *h, unsigned pid, const struct proc_env *env)
 {
 	if (env->lease_id && !strcmp(env->lease_id, h->id))
 		return true;
-	for (int p = (int)pid, hops = 0; p > 1 && hops < 64; hops++, p = proc_ppid((unsigned)p))
+	for (int p = (int)pid, hops = 0; p > 1 && hops < 64; hops++, p = parent((unsigned)p))
 		if (p == h->pid)
 			return true;
 	return false;
@@ -130,8 +138,8 @@ struct usage {            /* one process, over all GPUs */
 	unsigned pid;
 	const char *cmd;
 	size_t ngpus;
-	unsigned gpu[64];
-	uint64_t mem[64];
+	unsigned gpu[GPU_MAX];
+	uint64_t mem[GPU_MAX];
 };
 
 static struct usage *usage_of(struct usage **u, size_t *n, size_t *cap, unsigned pid)
@@ -190,7 +198,7 @@ static void check_process(struct doctor *d, const struct usage *u)
 			add_gpu(f, u->gpu[k]);
 	}
 	/* Orphans: a worker whose job is gone, still holding memory. */
-	if (proc_ppid(u->pid) == 1 && getpid() != 1) {
+	if (parent(u->pid) == 1 && getpid() != 1) {
 		f = add(d, SEV_WARNING, "orphan_process",
 			"if its job has ended, end it: gpuctl kill --pid PID",
 			"process %u (%.60s) holds GPU memory and its parent is gone (an orphaned worker?)",
@@ -232,7 +240,7 @@ static void check_processes(struct doctor *d)
 				continue;
 			struct usage *x = usage_of(&u, &n, &cap, p->pid);
 			x->cmd = p->cmdline;
-			if (x->ngpus < 64) {
+			if (x->ngpus < GPU_MAX) {
 				x->gpu[x->ngpus] = g->index;
 				x->mem[x->ngpus++] = p->mem_valid ? p->used_mem : 0;
 			}
@@ -257,7 +265,7 @@ static void check_processes(struct doctor *d)
 				"move a job to a free GPU (gpuctl run picks one), or lower batch sizes",
 				"GPU %u runs %zu jobs with only %llu MiB of %llu MiB free: the next allocation "
 				"may fail with out of memory", g->index, compute,
-				(unsigned long long)(g->mem_free >> 20), (unsigned long long)(g->mem_total >> 20));
+				mib(g->mem_free), mib(g->mem_total));
 			add_gpu(f, g->index);
 			for (size_t j = 0; j < g->nprocs; j++)
 				if (g->procs[j].type & PROC_COMPUTE)
@@ -270,8 +278,7 @@ static void check_processes(struct doctor *d)
 				"look for processes in other containers or PID namespaces (run gpuctl on the "
 				"host, or with --pid=host), or a leaked context; `sudo lsof /dev/nvidia*` helps",
 				"GPU %u has %llu MiB in use but its visible processes account for %llu MiB",
-				g->index, (unsigned long long)(g->mem_used >> 20),
-				(unsigned long long)(procs_mem >> 20));
+				g->index, mib(g->mem_used), mib(procs_mem));
 			add_gpu(f, g->index);
 		}
 	}
@@ -357,9 +364,7 @@ static void print(const struct doctor *d, bool json)
 		}
 		json_end_arr(&j);
 		json_end_obj(&j);
-		sb_addc(&sb, '\n');
-		fputs(sb.buf, stdout);
-		sb_free(&sb);
+		json_print(&sb);
 		return;
 	}
 	if (!d->n)
@@ -381,35 +386,19 @@ static void print(const struct doctor *d, bool json)
 		}
 }
 
-static int doctor(int argc, char **argv)
+enum { O_JSON = 'j', O_PID = 'p' };
+
+static int doctor(struct cmd *c)
 {
-	const struct cmd_entry *e = &cmd_doctor_entry;
-	static const struct option longopts[] = {{"help", no_argument, NULL, 'h'},
-						 {"json", no_argument, NULL, 'j'},
-						 {"pid", required_argument, NULL, 'p'}, {0}};
-	bool json = false;
+	bool json = args_has(&c->args, O_JSON);
 	struct doctor d = {0};
-	int c;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h': return cmd_usage(e, 0);
-		case 'j': json = true; break;
-		case 'p':
-			if (!parse_uint(optarg, &d.focus) || !d.focus)
-				return cmd_bad_usage(e, "--pid wants a process id, not '%s'", optarg);
-			break;
-		default: return cmd_option_error(e, c, argv);
-		}
-	}
-	if (optind < argc)
-		return cmd_bad_usage(e, "unexpected argument '%s'", argv[optind]);
+	if (!args_uint(&c->args, O_PID, 1, UINT_MAX, &d.focus))
+		return cmd_args_error(c);
 	struct gpu_error err = {0};
-	d.set = gpu_set_open(&err);
-	if (!d.set) {
-		fprintf(stderr, "gpuctl: %s\n", err.msg);
-		return err.code;
-	}
+	int rc = cmd_open(c);
+	if (rc != EXIT_OK)
+		return rc;
+	d.set = c->set;
 	gpu_set_refresh(d.set, REFRESH_PROCS | REFRESH_EXTRA);
 	d.vm = vis_machine_new(d.set);
 	if (!leaseview_load(&d.lv, &err))
@@ -445,10 +434,9 @@ static int doctor(int argc, char **argv)
 		check_machine(&d);
 	}
 	print(&d, json);
-	int rc = EXIT_OK;
 	for (size_t i = 0; i < d.n; i++) {
 		if (d.f[i].sev == SEV_ERROR)
-			rc = 1;
+			rc = EXIT_FAIL; /* documented: 1 when an error was found */
 		free(d.f[i].message);
 		free(d.f[i].fix);
 		free(d.f[i].gpus.v);
@@ -457,9 +445,12 @@ static int doctor(int argc, char **argv)
 	free(d.f);
 	leaseview_free(&d.lv);
 	vis_machine_free(d.vm);
-	gpu_set_free(d.set);
 	return rc;
 }
+
+static const struct option longopts[] = {
+	{"json", no_argument, NULL, O_JSON}, {"pid", required_argument, NULL, O_PID}, {0},
+};
 
 const struct cmd_entry cmd_doctor_entry = {
 	.name = "doctor",
@@ -473,5 +464,7 @@ const struct cmd_entry cmd_doctor_entry = {
 		 "  --pid PID   what this process sees and uses, and the findings about it\n"
 		 "  --json      {\"findings\": [{severity, code, message, fix, gpus, pids}]}\n\n"
 		 "Exit status: 0 no error found, 1 errors found (the other codes as for every command).\n",
-	.run = doctor,
+	.args = {.longs = longopts},
+	.flags = CMD_NVML,
+	.exec = doctor,
 };

@@ -1,17 +1,18 @@
 /* cmd-env.c: `eval "$(gpuctl env -n 1)"`: lease GPUs for an interactive shell or notebook and
- * print the exports. A small background holder keeps the locks; it ends, releasing them, when
- * the shell it is bound to exits or on `gpuctl release`. */
+ * print the exports. A small background holder keeps the lease's descriptors; it ends, and the
+ * lease with it, when the shell it is bound to exits or on `gpuctl release`. */
 #include "json.h"
 #include "leaseopts.h"
+#include "pid.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 enum fmt { F_SH, F_FISH, F_JSON, F_DOCKER };
@@ -26,7 +27,7 @@ static void on_term(int sig)
 
 /* The holder: no stdio (so $(...) returns), its own session; it holds the lease's descriptors
  * until the bound process exits or it is told to let go (`gpuctl release`: SIGTERM). */
-static void hold(struct grant *g, pid_t bound)
+static void hold(struct grant *g, pid_t bound, int ready)
 {
 	int null = open("/dev/null", O_RDWR);
 	if (null >= 0) {
@@ -43,7 +44,8 @@ static void hold(struct grant *g, pid_t bound)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	grant_hold(g, bound);
-	int pfd = (int)syscall(SYS_pidfd_open, bound, 0);
+	close(ready); /* the daemon knows the holder: `gpuctl release` can find it from now on */
+	int pfd = pid_open((unsigned)bound, 0);
 	struct pollfd p = {.fd = pfd, .events = POLLIN};
 	while (!release_now && pfd >= 0 && poll(&p, 1, -1) == 0)
 		;
@@ -122,58 +124,36 @@ static void print_exports(char **env, enum fmt fmt, const struct grant *g, bool 
 	sb_free(&sb);
 }
 
-static int env_cmd(int argc, char **argv)
+enum { O_FORMAT = 'f', O_HOLD = 'H' };
+
+static int env_cmd(struct cmd *c)
 {
-	const struct cmd_entry *e = &cmd_env_entry;
-	static const struct option longopts[] = {
-		{"help", no_argument, NULL, 'h'}, {"format", required_argument, NULL, 'f'},
-		{"hold-pid", required_argument, NULL, 'H'}, LEASE_LONGOPTS, {0},
-	};
+	static const char *const formats[] = {"sh", "fish", "json", "docker", NULL}; /* enum fmt */
 	struct lease_opts o = {.rq = {.max_util = -1, .prefer = -1, .kind = "env", .who = "gpuctl env"}};
-	enum fmt fmt = F_SH;
 	unsigned long bound = (unsigned long)getppid();
-	int c;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hn:g:f:q", longopts, NULL)) != -1) {
-		int k = lease_option(e, c, optarg, &o);
-		if (k < 0)
-			return EXIT_USAGE;
-		if (k)
-			continue;
-		switch (c) {
-		case 'h': return cmd_usage(e, 0);
-		case 'f':
-			if (!strcmp(optarg, "sh"))
-				fmt = F_SH;
-			else if (!strcmp(optarg, "fish"))
-				fmt = F_FISH;
-			else if (!strcmp(optarg, "json"))
-				fmt = F_JSON;
-			else if (!strcmp(optarg, "docker"))
-				fmt = F_DOCKER;
-			else
-				return cmd_bad_usage(e, "--format is sh, fish, json or docker, not '%s'", optarg);
-			break;
-		case 'H':
-			if (!parse_uint(optarg, &bound) || bound < 1 || bound > INT32_MAX ||
-			    (kill((pid_t)bound, 0) != 0 && errno != EPERM))
-				return cmd_bad_usage(e, "--hold-pid wants the pid of a running process, not '%s'", optarg);
-			break;
-		default: return cmd_option_error(e, c, argv);
-		}
-	}
-	if (optind < argc)
-		return cmd_bad_usage(e, "unexpected argument '%s' (to run a command, use gpuctl run)", argv[optind]);
+	int fmt = args_choice(&c->args, O_FORMAT, formats, F_SH);
+	if (fmt < 0 || !args_uint(&c->args, O_HOLD, 1, INT_MAX, &bound))
+		return cmd_args_error(c);
+	/* Another user's process may be bound too (harmless: it only decides when this lease ends). */
+	if (args_has(&c->args, O_HOLD) && kill((pid_t)bound, 0) != 0 && errno != EPERM)
+		return cmd_bad_usage(c->entry, "--hold-pid wants the pid of a running process, not '%s'",
+				     args_get(&c->args, O_HOLD));
+	if (c->args.argc)
+		return cmd_bad_usage(c->entry, "unexpected argument '%s' (to run a command, use gpuctl run)",
+				     c->args.argv[0]);
+	int rc = lease_opts_read(c, &o);
+	if (rc != EXIT_OK)
+		return rc;
 	char *command = xasprintf("(env lease for pid %lu)", bound);
 	o.rq.command = command;
 	struct config cfg;
-	struct gpu_set *set;
 	struct grant g;
-	int rc = lease_begin(e, &o, &cfg, &set, &g);
+	rc = lease_begin(c, &o, &cfg, &g);
 	if (rc != EXIT_OK) {
 		free(command);
 		return rc;
 	}
+	struct gpu_set *set = c->set;
 	if (o.rq.dry_run) {
 		char **env = grant_env(&g, o.uuid);
 		print_exports(env, fmt, &g, o.uuid);
@@ -182,11 +162,20 @@ static int env_cmd(int argc, char **argv)
 	} else {
 		char **env = grant_env(&g, o.uuid);
 		fflush(NULL);
+		int ready[2];
+		if (pipe2(ready, O_CLOEXEC) != 0)
+			die(EXIT_FAIL, "pipe: %s", strerror(errno));
 		pid_t pid = fork();
 		if (pid < 0)
 			die(EXIT_FAIL, "fork: %s", strerror(errno));
-		if (pid == 0)
-			hold(&g, (pid_t)bound);
+		if (pid == 0) {
+			close(ready[0]);
+			hold(&g, (pid_t)bound, ready[1]);
+		}
+		close(ready[1]);
+		struct pollfd rp = {.fd = ready[0], .events = POLLIN};
+		poll(&rp, 1, 2000); /* EOF once it committed (or died); the lease holds either way */
+		close(ready[0]);
 		print_exports(env, fmt, &g, o.uuid);
 		if (!o.quiet) {
 			fprintf(stderr, "gpuctl env: leased GPU");
@@ -198,11 +187,15 @@ static int env_cmd(int argc, char **argv)
 		grant_free(&g); /* the holder keeps its own copies */
 		grant_env_free(env);
 	}
-	gpu_set_free(set);
 	free(command);
 	config_free(&cfg);
 	return rc;
 }
+
+static const struct option longopts[] = {
+	{"format", required_argument, NULL, O_FORMAT}, {"hold-pid", required_argument, NULL, O_HOLD},
+	LEASE_LONGOPTS, {0},
+};
 
 const struct cmd_entry cmd_env_entry = {
 	.name = "env",
@@ -215,5 +208,7 @@ const struct cmd_entry cmd_env_entry = {
 		 "                             `docker run $(gpuctl env --format=docker) IMAGE`)\n"
 		 "      --hold-pid PID        bind the lease to this process instead of the parent\n"
 		 LEASE_USAGE,
-	.run = env_cmd,
+	.args = {.shorts = "n:f:q", .longs = longopts, .upper = -1}, /* extra words: a hint, below */
+	.flags = CMD_NVML | CMD_GPUS,
+	.exec = env_cmd,
 };

@@ -1,16 +1,16 @@
 /* cmd-exporter.c: `gpuctl exporter`: Prometheus metrics over HTTP, served by libmicrohttpd.
  * libmicrohttpd (and the TLS stack it links) is loaded only here, at run time, so the other
- * commands do not pay for it at every start. NVML stays open for the life of the exporter. One cached response is shared by every scrape
- * within the cache period, so a crowd of scrapers costs one refresh; the response is reference
- * counted by libmicrohttpd, so serving it copies nothing. */
+ * commands do not pay for it at every start. NVML stays open for the life of the exporter. One
+ * cached response is shared by every scrape within the cache period, so a crowd of scrapers costs
+ * one refresh; the response is reference counted by libmicrohttpd, so serving it copies nothing. */
+#include "dl.h"
 #include "gpu.h"
 #include "gpuctl.h"
 #include "leaseview.h"
 #include "metrics.h"
 
 #include <arpa/inet.h>
-#include <dlfcn.h>
-#include <getopt.h>
+#include <limits.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -30,24 +30,27 @@ static struct {
 	enum MHD_Result (*add_response_header)(struct MHD_Response *, const char *, const char *);
 	enum MHD_Result (*queue_response)(struct MHD_Connection *, unsigned int, struct MHD_Response *);
 	void (*destroy_response)(struct MHD_Response *);
+	const union MHD_DaemonInfo *(*get_daemon_info)(struct MHD_Daemon *, enum MHD_DaemonInfoType, ...);
 } H;
 
 static bool load_mhd(void)
 {
-	void *dl = dlopen("libmicrohttpd.so.12", RTLD_NOW | RTLD_LOCAL);
-	if (!dl) {
-		fprintf(stderr, "gpuctl exporter: cannot load libmicrohttpd.so.12 (%s); install it "
-				"(Debian: apt-get install libmicrohttpd12)\n", dlerror());
-		return false;
-	}
-#define resolve(f) (*(void **)&H.f = dlsym(dl, "MHD_" #f))
-	if (!resolve(start_daemon) || !resolve(stop_daemon) || !resolve(create_response_from_buffer) ||
-	    !resolve(add_response_header) || !resolve(queue_response) || !resolve(destroy_response)) {
-		fprintf(stderr, "gpuctl exporter: libmicrohttpd.so.12 lacks a function gpuctl needs\n");
-		return false;
-	}
-#undef resolve
-	return true;
+	const struct dl_sym syms[] = {
+		{&H.start_daemon, {"MHD_start_daemon"}},
+		{&H.stop_daemon, {"MHD_stop_daemon"}},
+		{&H.create_response_from_buffer, {"MHD_create_response_from_buffer"}},
+		{&H.add_response_header, {"MHD_add_response_header"}},
+		{&H.queue_response, {"MHD_queue_response"}},
+		{&H.destroy_response, {"MHD_destroy_response"}},
+		{&H.get_daemon_info, {"MHD_get_daemon_info"}},
+	};
+	const char *const sonames[] = {"libmicrohttpd.so.12", NULL};
+	char err[1024];
+	if (dl_load(sonames, syms, ARRAY_SIZE(syms), err, sizeof err))
+		return true;
+	fprintf(stderr, "gpuctl exporter: %s; install libmicrohttpd (Debian: apt-get install "
+			"libmicrohttpd12)\n", err);
+	return false;
 }
 
 struct exporter {
@@ -59,14 +62,14 @@ struct exporter {
 	struct metrics_opts mo;
 	char hostname[256];
 	bool lease_error_logged;
-	bool lost_logged[64];
+	bool lost_logged[GPU_MAX];
 };
 
 static const char index_html[] =
 	"<!DOCTYPE html><html><head><title>gpuctl exporter</title></head><body>"
 	"<h1>gpuctl exporter</h1><p><a href=\"/metrics\">Metrics</a></p></body></html>\n";
 
-/* Called with the lock held. */
+/* Called with the lock held, or before the serving threads start. */
 static void refresh(struct exporter *x)
 {
 	double t0 = now_mono();
@@ -77,7 +80,7 @@ static void refresh(struct exporter *x)
 		fprintf(stderr, "gpuctl exporter: lease metrics left out: %s\n", err.msg);
 		x->lease_error_logged = true;
 	}
-	for (size_t i = 0; i < x->set->ngpus && i < 64; i++) {
+	for (size_t i = 0; i < x->set->ngpus; i++) {
 		const struct gpu *g = &x->set->gpus[i];
 		if (g->lost && !x->lost_logged[i]) {
 			fprintf(stderr, "gpuctl exporter: GPU %u (%s) is lost: %s; still serving the others\n",
@@ -171,57 +174,29 @@ static bool parse_listen(const char *s, struct sockaddr_storage *ss, bool *v6)
 	return inet_pton(AF_INET, !*host || !strcmp(host, "localhost") ? "127.0.0.1" : host, &a->sin_addr) == 1;
 }
 
-static int exporter(int argc, char **argv)
+enum { O_LISTEN = 'l', O_CACHE = 'c', O_TIMEOUT = 't', O_MAXP = 'p', O_THREADS = 'T' };
+
+static int exporter(struct cmd *c)
 {
-	const struct cmd_entry *e = &cmd_exporter_entry;
-	static const struct option longopts[] = {
-		{"help", no_argument, NULL, 'h'}, {"listen", required_argument, NULL, 'l'},
-		{"cache-ms", required_argument, NULL, 'c'}, {"timeout", required_argument, NULL, 't'},
-		{"max-processes", required_argument, NULL, 'p'}, {"threads", required_argument, NULL, 'T'},
-		{0},
-	};
-	const char *listen = "127.0.0.1:9400";
+	struct args *a = &c->args;
+	const char *listen = args_get(a, O_LISTEN) ? args_get(a, O_LISTEN) : "127.0.0.1:9400";
 	unsigned long cache_ms = 1000, timeout = 10, maxp = 20, threads = 4;
-	int c;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h': return cmd_usage(e, 0);
-		case 'l': listen = optarg; break;
-		case 'c':
-			if (!parse_uint(optarg, &cache_ms))
-				return cmd_bad_usage(e, "--cache-ms wants milliseconds, not '%s'", optarg);
-			break;
-		case 't':
-			if (!parse_uint(optarg, &timeout) || !timeout)
-				return cmd_bad_usage(e, "--timeout wants seconds, not '%s'", optarg);
-			break;
-		case 'p':
-			if (!parse_uint(optarg, &maxp) || !maxp)
-				return cmd_bad_usage(e, "--max-processes wants a number, not '%s'", optarg);
-			break;
-		case 'T':
-			if (!parse_uint(optarg, &threads) || !threads || threads > 64)
-				return cmd_bad_usage(e, "--threads wants 1-64, not '%s'", optarg);
-			break;
-		default: return cmd_option_error(e, c, argv);
-		}
-	}
-	if (optind < argc)
-		return cmd_bad_usage(e, "unexpected argument '%s'", argv[optind]);
+	if (!args_uint(a, O_CACHE, 0, ULONG_MAX, &cache_ms) ||
+	    !args_uint(a, O_TIMEOUT, 1, UINT_MAX, &timeout) ||
+	    !args_uint(a, O_MAXP, 1, UINT_MAX, &maxp) || !args_uint(a, O_THREADS, 1, 64, &threads))
+		return cmd_args_error(c);
 	struct sockaddr_storage sa;
 	bool v6;
 	if (!parse_listen(listen, &sa, &v6))
-		return cmd_bad_usage(e, "--listen wants ADDRESS:PORT or [IPV6]:PORT, not '%s'", listen);
+		return cmd_bad_usage(c->entry, "--listen wants ADDRESS:PORT or [IPV6]:PORT, not '%s'",
+				     listen);
 	if (!load_mhd())
 		return EXIT_FAIL;
-	struct gpu_error err = {0};
-	struct exporter x = {.lock = PTHREAD_MUTEX_INITIALIZER, .cache_s = cache_ms / 1000.0};
-	x.set = gpu_set_open(&err);
-	if (!x.set) {
-		fprintf(stderr, "gpuctl: %s\n", err.msg);
-		return err.code;
-	}
+	int rc = cmd_open(c);
+	if (rc != EXIT_OK)
+		return rc;
+	struct exporter x = {.lock = PTHREAD_MUTEX_INITIALIZER, .cache_s = cache_ms / 1000.0,
+			     .set = c->set};
 	gethostname(x.hostname, sizeof x.hostname - 1);
 	x.mo = (struct metrics_opts){.hostname = x.hostname, .max_procs = (unsigned)maxp};
 	refresh(&x);
@@ -244,13 +219,17 @@ static int exporter(int argc, char **argv)
 		MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024U,
 		MHD_OPTION_STRICT_FOR_CLIENT, 1, /* malformed requests get 400, not a silent close */
 		MHD_OPTION_END);
-	int rc = EXIT_OK;
 	if (!d) {
 		fprintf(stderr, "gpuctl exporter: cannot listen on %s (in use, or not allowed?)\n", listen);
 		rc = EXIT_FAIL;
 	} else {
+		/* Port 0 is the kernel's choice: say which it made, so the address can be used. */
+		const union MHD_DaemonInfo *bound = H.get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+		char where[80];
+		snprintf(where, sizeof where, "%.*s:%u", (int)(strrchr(listen, ':') - listen), listen,
+			 bound ? (unsigned)bound->port : 0U);
 		fprintf(stderr, "gpuctl exporter: serving http://%s/metrics (%zu GPUs, cache %lu ms)\n",
-			listen, x.set->ngpus, cache_ms);
+			bound ? where : listen, x.set->ngpus, cache_ms);
 		int sig;
 		sigwait(&stop, &sig);
 		fprintf(stderr, "gpuctl exporter: stopping (signal %d)\n", sig);
@@ -258,9 +237,15 @@ static int exporter(int argc, char **argv)
 	}
 	if (x.metrics)
 		H.destroy_response(x.metrics);
-	gpu_set_free(x.set);
 	return rc;
 }
+
+static const struct option longopts[] = {
+	{"listen", required_argument, NULL, O_LISTEN}, {"cache-ms", required_argument, NULL, O_CACHE},
+	{"timeout", required_argument, NULL, O_TIMEOUT},
+	{"max-processes", required_argument, NULL, O_MAXP},
+	{"threads", required_argument, NULL, O_THREADS}, {0},
+};
 
 const struct cmd_entry cmd_exporter_entry = {
 	.name = "exporter",
@@ -270,10 +255,13 @@ const struct cmd_entry cmd_exporter_entry = {
 		 "Serve /metrics in the Prometheus text format (and / with a link to it) until\n"
 		 "SIGINT or SIGTERM. Logs go to stderr.\n\n"
 		 "  --listen ADDR:PORT   default 127.0.0.1:9400 ([::1]:9400 for IPv6); other\n"
-		 "                       addresses only when given\n"
+		 "                       addresses only when given; port 0: any free port (the log\n"
+		 "                       line says which)\n"
 		 "  --cache-ms MS        scrapes within MS share one NVML refresh (default 1000)\n"
 		 "  --timeout S          drop a connection idle this long (default 10)\n"
 		 "  --max-processes N    process samples per GPU; the rest as pid=\"other\" (default 20)\n"
 		 "  --threads N          serving threads (default 4)\n",
-	.run = exporter,
+	.args = {.longs = longopts},
+	.flags = CMD_NVML,
+	.exec = exporter,
 };

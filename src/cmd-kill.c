@@ -2,19 +2,17 @@
  * Only processes NVML lists are candidates; another user's are never touched unless root names
  * that user; each signal goes through a pidfd opened on the exact process that was listed (its
  * start time checked), so a pid that is reused meanwhile is never hit. */
-#include "devices.h"
 #include "gpu.h"
 #include "gpuctl.h"
+#include "pid.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <poll.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
+#include <strings.h>
 #include <unistd.h>
 
 struct target {
@@ -22,7 +20,7 @@ struct target {
 	uid_t uid;
 	const char *user, *cmd;
 	uint64_t mem;            /* GPU memory over all its GPUs, bytes */
-	char gpus[64];
+	uint64_t gpus;           /* bit i: on the GPU of index i */
 	int pidfd;
 	unsigned long long start;
 	enum { T_PENDING, T_REFUSED, T_GONE, T_ENDED, T_KILLED, T_SURVIVED, T_HIDDEN, T_SIGNALLED } state;
@@ -54,35 +52,22 @@ static const char *signal_name(int sig)
 	return "?";
 }
 
-/* Field 22 of /proc/PID/stat: when the process started, in clock ticks since boot. */
+/* When the process started (with its pid, it names the process), or 0 when it is gone. */
 static unsigned long long start_time(unsigned pid)
 {
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%u/stat", pid);
-	char *text = read_file(path, NULL);
-	const char *p = text ? strrchr(text, ')') : NULL;
-	unsigned long long st = 0;
-	if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-			       "%*d %*d %llu", &st) != 1)
-		st = 0;
-	free(text);
-	return st;
+	struct pid_stat st;
+	return pid_stat(pid, &st) ? st.start : 0;
 }
 
-/* A pidfd on the process that was listed, or -1 when it is gone or another took its pid. */
-static int open_exact(struct target *t)
+/* "3" or "0,1,7": the GPUs of a target. */
+static const char *gpu_list(uint64_t gpus, char *buf, size_t n)
 {
-	int fd = (int)syscall(SYS_pidfd_open, t->pid, 0);
-	if (fd >= 0 && start_time(t->pid) != t->start) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
-}
-
-static bool send(const struct target *t, int sig)
-{
-	return syscall(SYS_pidfd_send_signal, t->pidfd, sig, NULL, 0) == 0;
+	size_t len = 0;
+	buf[0] = '\0';
+	for (unsigned i = 0; i < GPU_MAX && len < n; i++)
+		if (gpus >> i & 1)
+			len += (size_t)snprintf(buf + len, n - len, "%s%u", len ? "," : "", i);
+	return buf;
 }
 
 /* Wait up to secs for the pending targets to end (a pidfd becomes readable when its process
@@ -107,14 +92,30 @@ static void wait_ended(struct target *t, size_t n, double secs, int done)
 	}
 }
 
-static bool in_list(const char *list, unsigned v)
+/* The pids of --pid LIST, or false when it holds anything else. */
+static bool parse_pids(const char *list, unsigned **pids, size_t *n)
 {
 	char *copy = xstrdup(list), *save = NULL;
-	bool hit = false;
-	for (char *tok = strtok_r(copy, ", ", &save); tok && !hit; tok = strtok_r(NULL, ", ", &save))
-		hit = strtoul(tok, NULL, 10) == v;
+	size_t cap = 0;
+	bool ok = true;
+	*pids = NULL;
+	*n = 0;
+	for (char *tok = strtok_r(copy, ", ", &save); tok && ok; tok = strtok_r(NULL, ", ", &save)) {
+		unsigned long v;
+		ok = parse_uint(tok, &v) && v > 0 && v <= 0xFFFFFFFFUL;
+		*pids = grow_array(*pids, &cap, *n + 1, sizeof **pids);
+		(*pids)[(*n)++] = (unsigned)v;
+	}
 	free(copy);
-	return hit;
+	return ok && *n;
+}
+
+static bool in_list(const unsigned *pids, size_t n, unsigned v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (pids[i] == v)
+			return true;
+	return false;
 }
 
 static bool confirm(size_t n, int sig)
@@ -124,72 +125,39 @@ static bool confirm(size_t n, int sig)
 	return fgets(buf, sizeof buf, stdin) && (buf[0] == 'y' || buf[0] == 'Y');
 }
 
-static int kill_cmd(int argc, char **argv)
+enum { O_PID = 'p', O_USER = 'u', O_MINE = 'm', O_SIGNAL = 's', O_GRACE = 'G', O_DRY = 'n',
+       O_YES = 'y' };
+
+static int kill_cmd(struct cmd *c)
 {
-	const struct cmd_entry *e = &cmd_kill_entry;
-	static const struct option longopts[] = {
-		{"help", no_argument, NULL, 'h'}, {"gpu", required_argument, NULL, 'g'},
-		{"pid", required_argument, NULL, 'p'}, {"user", required_argument, NULL, 'u'},
-		{"mine", no_argument, NULL, 'm'}, {"signal", required_argument, NULL, 's'},
-		{"grace", required_argument, NULL, 'G'}, {"dry-run", no_argument, NULL, 'n'},
-		{"yes", no_argument, NULL, 'y'}, {0},
-	};
-	const char *gpus = NULL, *pids = NULL, *user = NULL;
-	bool mine = false, dry = false, yes = false;
-	int sig = SIGTERM, c;
+	const struct cmd_entry *e = c->entry;
+	struct args *a = &c->args;
+	const char *user = args_get(a, O_USER), *pidlist = args_get(a, O_PID);
+	bool mine = args_has(a, O_MINE), dry = args_has(a, O_DRY), yes = args_has(a, O_YES);
+	int sig = SIGTERM;
 	double grace = 10;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hg:p:u:ms:ny", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h': return cmd_usage(e, 0);
-		case 'g': gpus = optarg; break;
-		case 'p':
-			for (const char *q = optarg; *q; q++)
-				if (!strchr("0123456789, ", *q))
-					return cmd_bad_usage(e, "--pid wants process ids, not '%s'", optarg);
-			pids = optarg;
-			break;
-		case 'u': user = optarg; break;
-		case 'm': mine = true; break;
-		case 's':
-			if ((sig = parse_signal(optarg)) < 0)
-				return cmd_bad_usage(e, "unknown signal '%s' (TERM, INT, KILL, HUP, USR1, ...)", optarg);
-			break;
-		case 'G':
-			if (!parse_seconds(optarg, &grace))
-				return cmd_bad_usage(e, "--grace wants seconds, not '%s'", optarg);
-			break;
-		case 'n': dry = true; break;
-		case 'y': yes = true; break;
-		default: return cmd_option_error(e, c, argv);
-		}
-	}
-	if (optind < argc)
-		return cmd_bad_usage(e, "unexpected argument '%s'", argv[optind]);
-	if (!gpus && !pids && !user && !mine)
-		return cmd_bad_usage(e, "say which processes: --gpu, --pid, --user or --mine");
+	unsigned *pids = NULL;
+	size_t npids = 0;
+	if (!args_seconds(a, O_GRACE, 0, &grace))
+		return cmd_args_error(c);
+	if (args_has(a, O_SIGNAL) && (sig = parse_signal(args_get(a, O_SIGNAL))) < 0)
+		return cmd_bad_usage(e, "unknown signal '%s' (TERM, INT, KILL, HUP, USR1, ...)",
+				     args_get(a, O_SIGNAL));
+	if (!args_has(a, 'g') && !pidlist && !user && !mine)
+		return cmd_bad_usage(e, "say which processes: --gpus, --pid, --user or --mine");
 	uid_t me = getuid(), want_uid = 0;
-	if (user) {
-		struct passwd *pw = getpwnam(user);
-		unsigned long n;
-		if (pw)
-			want_uid = pw->pw_uid;
-		else if (parse_uint(user, &n))
-			want_uid = (uid_t)n;
-		else
-			return cmd_bad_usage(e, "no user '%s'", user);
+	if (user && !user_uid(user, &want_uid))
+		return cmd_bad_usage(e, "no user '%s'", user);
+	if (pidlist && !parse_pids(pidlist, &pids, &npids)) {
+		free(pids);
+		return cmd_bad_usage(e, "--pid wants process ids, not '%s'", pidlist);
 	}
-	struct gpu_error err = {0};
-	struct gpu_set *set = gpu_set_open(&err);
-	if (!set) {
-		fprintf(stderr, "gpuctl: %s\n", err.msg);
-		return err.code;
+	int rc = cmd_open(c);
+	if (rc != EXIT_OK) {
+		free(pids);
+		return rc;
 	}
-	if (gpus && !gpu_set_select(set, gpus, &err)) {
-		fprintf(stderr, "gpuctl kill: %s\n", err.msg);
-		gpu_set_free(set);
-		return err.code;
-	}
+	struct gpu_set *set = c->set;
 	gpu_set_refresh(set, REFRESH_PROCS);
 	struct target *t = NULL;
 	size_t n = 0, cap = 0;
@@ -197,7 +165,7 @@ static int kill_cmd(int argc, char **argv)
 		const struct gpu *g = &set->gpus[i];
 		for (size_t j = 0; g->selected && j < g->nprocs; j++) {
 			const struct gpu_proc *p = &g->procs[j];
-			if (pids && !in_list(pids, p->pid))
+			if (pidlist && !in_list(pids, npids, p->pid))
 				continue;
 			if ((user && (!p->uid_valid || p->uid != want_uid)) || (mine && (!p->uid_valid || p->uid != me)))
 				continue;
@@ -216,12 +184,11 @@ static int kill_cmd(int argc, char **argv)
 					x->state = T_HIDDEN;
 				else if (p->uid != me && !(me == 0 && user && p->uid == want_uid))
 					x->state = T_REFUSED;
-				else if ((x->pidfd = open_exact(x)) < 0)
+				else if ((x->pidfd = pid_open(x->pid, x->start)) < 0)
 					x->state = T_GONE;
 			}
 			x->mem += p->mem_valid ? p->used_mem : 0;
-			size_t len = strlen(x->gpus);
-			snprintf(x->gpus + len, sizeof x->gpus - len, "%s%u", len ? "," : "", g->index);
+			x->gpus |= 1ULL << g->index;
 		}
 	}
 	size_t pending = 0;
@@ -229,21 +196,23 @@ static int kill_cmd(int argc, char **argv)
 		pending += t[i].state == T_PENDING;
 	if (!n)
 		printf("no GPU process matches\n");
-	for (size_t i = 0; i < n && (dry || (pending && isatty(STDIN_FILENO) && isatty(STDERR_FILENO) && !yes)); i++)
-		printf("%s pid %u (%s) on GPU %s, %llu MiB: %.60s\n",
+	bool ask = pending && isatty(STDIN_FILENO) && isatty(STDERR_FILENO) && !yes;
+	char gl[200];
+	for (size_t i = 0; i < n && (dry || ask); i++)
+		printf("%s pid %u (%s) on GPU %s, %s: %.60s\n",
 		       t[i].state == T_PENDING ? (dry ? "would signal" : "will signal") : "leave",
-		       t[i].pid, t[i].user ? t[i].user : "?", t[i].gpus,
-		       (unsigned long long)(t[i].mem >> 20), t[i].cmd ? t[i].cmd : "?");
-	if (dry || (pending && isatty(STDIN_FILENO) && isatty(STDERR_FILENO) && !yes && !confirm(pending, sig))) {
+		       t[i].pid, t[i].user ? t[i].user : "?", gpu_list(t[i].gpus, gl, sizeof gl),
+		       mib_text(t[i].mem).s, t[i].cmd ? t[i].cmd : "?");
+	if (dry || (ask && !confirm(pending, sig))) {
 		for (size_t i = 0; i < n; i++)
 			if (t[i].pidfd >= 0)
 				close(t[i].pidfd);
 		free(t);
-		gpu_set_free(set);
+		free(pids);
 		return EXIT_OK;
 	}
 	for (size_t i = 0; i < n; i++)
-		if (t[i].state == T_PENDING && !send(&t[i], sig))
+		if (t[i].state == T_PENDING && !pid_signal(t[i].pidfd, sig))
 			t[i].state = errno == ESRCH ? T_GONE : T_SURVIVED;
 	bool ending = sig == SIGTERM || sig == SIGINT || sig == SIGQUIT || sig == SIGKILL;
 	if (ending) {
@@ -251,7 +220,7 @@ static int kill_cmd(int argc, char **argv)
 		wait_ended(t, n, sig == SIGKILL ? 5 : grace, T_ENDED);
 		bool escalate = false;
 		for (size_t i = 0; i < n; i++)
-			if (t[i].state == T_PENDING && sig != SIGKILL && send(&t[i], SIGKILL))
+			if (t[i].state == T_PENDING && sig != SIGKILL && pid_signal(t[i].pidfd, SIGKILL))
 				escalate = true;
 		if (escalate)
 			wait_ended(t, n, 5, T_KILLED);
@@ -260,7 +229,6 @@ static int kill_cmd(int argc, char **argv)
 		if (t[i].state == T_PENDING)
 			t[i].state = ending ? T_SURVIVED : T_SIGNALLED;
 	uint64_t freed = 0;
-	int rc = EXIT_OK;
 	for (size_t i = 0; i < n; i++) {
 		struct target *x = &t[i];
 		const char *what = "";
@@ -276,27 +244,47 @@ static int kill_cmd(int argc, char **argv)
 		}
 		if (x->state == T_ENDED || x->state == T_KILLED)
 			freed += x->mem;
-		printf("pid %u (%s) on GPU %s: %s\n", x->pid, x->user ? x->user : "?", x->gpus, what);
+		printf("pid %u (%s) on GPU %s: %s\n", x->pid, x->user ? x->user : "?",
+		       gpu_list(x->gpus, gl, sizeof gl), what);
 		if (x->pidfd >= 0)
 			close(x->pidfd);
 	}
 	if (n && ending)
-		printf("GPU memory freed: %llu MiB\n", (unsigned long long)(freed >> 20));
+		printf("GPU memory freed: %s\n", mib_text(freed).s);
 	free(t);
-	gpu_set_free(set);
+	free(pids);
 	return rc;
 }
+
+static const struct option longopts[] = {
+	{"gpu", required_argument, NULL, 'g'}, {"pid", required_argument, NULL, O_PID},
+	{"user", required_argument, NULL, O_USER}, {"mine", no_argument, NULL, O_MINE},
+	{"signal", required_argument, NULL, O_SIGNAL}, {"grace", required_argument, NULL, O_GRACE},
+	{"dry-run", no_argument, NULL, O_DRY}, {"yes", no_argument, NULL, O_YES}, {0},
+};
 
 const struct cmd_entry cmd_kill_entry = {
 	.name = "kill",
 	.summary = "signal your GPU processes safely (never anyone else's)",
-	.usage = "kill (--gpu LIST | --pid LIST | --user NAME | --mine) [--signal SIG] [--grace S]\n"
+	.usage = "kill (--gpus LIST | --pid LIST | --user NAME | --mine) [--signal SIG] [--grace S]\n"
 		 "            [--dry-run] [-y]\n\n"
 		 "Signal GPU processes (as NVML lists them) chosen by GPU, pid, user, or all of yours;\n"
 		 "the selectors combine. Another user's processes are never signalled, unless you are\n"
 		 "root and name that user with --user. TERM (the default), INT and QUIT escalate to\n"
 		 "KILL for those still alive after --grace seconds (default 10). Each process is\n"
 		 "signalled through a pidfd, so a pid reused meanwhile is never hit. On a terminal it\n"
-		 "asks first, unless -y. Exit 12 if some were refused, 1 if some survived.\n",
-	.run = kill_cmd,
+		 "asks first, unless -y. Exit 12 if some were refused, 1 if some survived. `kill` is\n"
+		 "never abbreviated.\n\n"
+		 CMD_GPUS_HELP
+		 "      --gpu LIST             the same (its older spelling)\n"
+		 "  -p, --pid LIST             these processes\n"
+		 "  -u, --user NAME            this user's processes (another user's: root only)\n"
+		 "  -m, --mine                 all of your GPU processes\n"
+		 "  -s, --signal SIG           TERM (default), INT, QUIT, KILL, HUP, USR1, ... or a number\n"
+		 "      --grace SECONDS        before TERM, INT or QUIT escalate to KILL (default 10)\n"
+		 "  -n, --dry-run              list what would be signalled\n"
+		 "  -y, --yes                  do not ask on a terminal\n",
+	.args = {.shorts = "p:u:ms:ny", .longs = longopts},
+	.flags = CMD_NVML | CMD_GPUS | CMD_NO_PREFIX,
+	.exec = kill_cmd,
 };

@@ -6,7 +6,6 @@
 #include "json.h"
 #include "leaseview.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -90,9 +89,7 @@ static void print_json(const struct leaseview *v, const struct gpu_set *set)
 	}
 	json_end_arr(&j);
 	json_end_obj(&j);
-	sb_addc(&sb, '\n');
-	fputs(sb.buf, stdout);
-	sb_free(&sb);
+	json_print(&sb);
 }
 
 /* HH:MM:SS today, else the date too: a lease from last week must not look like this morning's. */
@@ -161,24 +158,9 @@ static void print_table(const struct leaseview *v, const struct gpu_set *set)
 	sb_free(&sb);
 }
 
-static int leases(int argc, char **argv)
+static int leases(struct cmd *c)
 {
-	const struct cmd_entry *e = &cmd_leases_entry;
-	static const struct option longopts[] = {{"help", no_argument, NULL, 'h'},
-						 {"json", no_argument, NULL, 'j'}, {0}};
-	bool json = false;
-	int c;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		if (c == 'h')
-			return cmd_usage(e, 0);
-		if (c == 'j')
-			json = true;
-		else
-			return cmd_option_error(e, c, argv);
-	}
-	if (optind < argc)
-		return cmd_bad_usage(e, "unexpected argument '%s'", argv[optind]);
+	bool json = args_has(&c->args, 'j');
 	struct leaseview v;
 	struct gpu_error err = {0};
 	if (!leaseview_load(&v, &err)) {
@@ -196,10 +178,13 @@ static int leases(int argc, char **argv)
 	return EXIT_OK;
 }
 
+static const struct option longopts[] = {{"json", no_argument, NULL, 'j'}, {0}};
+
 const struct cmd_entry cmd_leases_entry = {
 	.name = "leases",
 	.summary = "who holds which GPU, and who is waiting",
 	.usage = "leases [--json]\n\nEvery live lease (GPUs, user, pid, kind, since, name, command) and\n"
 		 "the waiting queue in order.\n",
-	.run = leases,
+	.args = {.longs = longopts},
+	.exec = leases,
 };

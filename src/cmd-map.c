@@ -2,13 +2,13 @@
  * CUDA_DEVICE_ORDER) and the logical index CUDA_VISIBLE_DEVICES gives it, with plain-language
  * warnings; `--verify` asks the CUDA driver itself and reports any disagreement. */
 #include "cudaprobe.h"
-#include "devices.h"
 #include "gpu.h"
 #include "gpuctl.h"
 #include "json.h"
+#include "term.h"
 #include "util.h"
+#include "visenv.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,66 +209,19 @@ static void print_json(const struct vis_machine *m, const struct vis_result *r,
 	if (v->done && !v->agreed)
 		json_str(&j, "disagreement", v->report.buf);
 	json_end_obj(&j);
-	sb_addc(&sb, '\n');
-	fputs(sb.buf, stdout);
-	sb_free(&sb);
+	json_print(&sb);
 }
 
-/* Options shared by map and which: --visible, --unset, --order, --pid. Returns 1 when the
- * option was one of them, 0 when not, -1 on a bad value (message printed). */
-int vis_option(const struct cmd_entry *e, int c, const char *arg, struct vis_request *rq)
-{
-	switch (c) {
-	case 'V': rq->visible = arg; rq->visible_given = true; return 1;
-	case 'U': rq->visible = NULL; rq->visible_given = true; return 1;
-	case 'O':
-		if (strcmp(arg, "PCI_BUS_ID") && strcmp(arg, "FASTEST_FIRST")) {
-			cmd_bad_usage(e, "--order is PCI_BUS_ID or FASTEST_FIRST, not '%s'", arg);
-			return -1;
-		}
-		rq->order = arg;
-		rq->order_given = true;
-		return 1;
-	case 'P':
-		if (!parse_uint(arg, &rq->pid) || rq->pid == 0) {
-			cmd_bad_usage(e, "--pid wants a process id, not '%s'", arg);
-			return -1;
-		}
-		return 1;
-	}
-	return 0;
-}
+enum { O_JSON = 'j', O_VERIFY = 'v' };
 
-static int map(int argc, char **argv)
+static int map(struct cmd *c)
 {
-	const struct cmd_entry *e = &cmd_map_entry;
-	static const struct option longopts[] = {
-		{"help", no_argument, NULL, 'h'}, {"json", no_argument, NULL, 'j'},
-		{"visible", required_argument, NULL, 'V'}, {"unset", no_argument, NULL, 'U'},
-		{"order", required_argument, NULL, 'O'}, {"pid", required_argument, NULL, 'P'},
-		{"verify", no_argument, NULL, 'v'}, {0},
-	};
-	struct vis_request rq = {0};
-	bool json = false, verify = false;
-	int c;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		int k = vis_option(e, c, optarg, &rq);
-		if (k < 0)
-			return EXIT_USAGE;
-		if (k)
-			continue;
-		switch (c) {
-		case 'h': return cmd_usage(e, 0);
-		case 'j': json = true; break;
-		case 'v': verify = true; break;
-		default: return cmd_option_error(e, c, argv);
-		}
-	}
-	if (optind < argc)
-		return cmd_bad_usage(e, "unexpected argument '%s'", argv[optind]);
+	struct vis_request rq;
+	bool json = args_has(&c->args, O_JSON), verify = args_has(&c->args, O_VERIFY);
+	if (!vis_request_read(&c->args, &rq))
+		return cmd_args_error(c);
 	struct vis_session vs;
-	int rc = vis_session_open(&vs, &rq, "gpuctl map");
+	int rc = vis_session_open(&vs, &rq, c);
 	if (rc != EXIT_OK)
 		return rc;
 	struct gpu_error err = {0};
@@ -303,6 +256,11 @@ static int map(int argc, char **argv)
 	return rc;
 }
 
+static const struct option longopts[] = {
+	{"json", no_argument, NULL, O_JSON}, {"verify", no_argument, NULL, O_VERIFY}, VIS_LONGOPTS,
+	{0},
+};
+
 const struct cmd_entry cmd_map_entry = {
 	.name = "map",
 	.summary = "how nvidia-smi's GPU numbers map to what CUDA sees (CUDA_VISIBLE_DEVICES)",
@@ -318,5 +276,7 @@ const struct cmd_entry cmd_map_entry = {
 		"  --json          machine-readable (see README)\n"
 		"  --verify        ask the CUDA driver (libcuda.so.1) in a child process with that\n"
 		"                  environment and report any disagreement (exit 9; 8 without CUDA)\n",
-	.run = map,
+	.args = {.longs = longopts},
+	.flags = CMD_NVML,
+	.exec = map,
 };

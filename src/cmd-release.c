@@ -2,21 +2,20 @@
  * `env` leases. The daemon says who holds what (the kernel's word on the holder's pid); the
  * holder is signalled through a pidfd checked against the start time the daemon recorded, so a
  * pid reused meanwhile is never hit, and root acts on another user's lease only when it names
- * that user. A `run` lease ends with its job (use `gpuctl kill` for the job). */
+ * that user. A `run` lease ends with its job (use `gpuctl kill` for the job). Never abbreviated:
+ * it ends things. */
 #include "escape.h"
 #include "gpu.h"
 #include "gpuctl.h"
 #include "leaseview.h"
+#include "pid.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <poll.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #define RELEASE_WAIT_MS 5000
@@ -36,34 +35,18 @@ static bool names_gpu(const struct lease_info *l, const struct gpu_set *set)
 	return false;
 }
 
-static unsigned long long start_time(pid_t pid)
-{
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	char *text = read_file(path, NULL);
-	const char *p = text ? strrchr(text, ')') : NULL;
-	unsigned long long st = 0;
-	if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-			       "%*d %*d %llu", &st) != 1)
-		st = 0;
-	free(text);
-	return st;
-}
-
 /* SIGTERM to the lease's holder, the very process the daemon recorded; waits for it to go. */
 static int end_holder(const struct lease_info *l)
 {
-	int fd = (int)syscall(SYS_pidfd_open, l->pid, 0);
-	if (fd < 0 || (l->start && start_time(l->pid) != l->start)) {
-		if (fd >= 0)
-			close(fd);
+	int fd = l->pid > 0 ? pid_open((unsigned)l->pid, l->start) : -1;
+	if (fd < 0) {
 		fprintf(stderr, "gpuctl release: lease %s: its holder (pid %d) is gone or its pid was "
 			"reused; left alone (the lease ends by itself when its holder does)\n", l->id,
 			(int)l->pid);
 		return EXIT_FAIL;
 	}
 	int rc = EXIT_OK;
-	if (syscall(SYS_pidfd_send_signal, fd, SIGTERM, NULL, 0) != 0) {
+	if (!pid_signal(fd, SIGTERM)) {
 		fprintf(stderr, "gpuctl release: cannot signal the holder of lease %s (pid %d): %s\n",
 			l->id, (int)l->pid, strerror(errno));
 		rc = EXIT_FAIL;
@@ -98,63 +81,34 @@ static void clean_shell(const struct lease_info *l, const char *fmt)
 	fprintf(stderr, "\n(or next time: eval \"$(gpuctl release --format=sh)\")\n");
 }
 
-static int release(int argc, char **argv)
+enum { O_USER = 'u', O_FORMAT = 'f' };
+
+static int release(struct cmd *c)
 {
-	const struct cmd_entry *e = &cmd_release_entry;
-	static const struct option longopts[] = {
-		{"help", no_argument, NULL, 'h'}, {"gpu", required_argument, NULL, 'g'},
-		{"gpus", required_argument, NULL, 'g'}, {"user", required_argument, NULL, 'u'},
-		{"format", required_argument, NULL, 'f'}, {0},
-	};
-	const char *ids = NULL, *user = NULL, *fmt = NULL;
-	int c;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hg:u:f:", longopts, NULL)) != -1) {
-		if (c == 'h')
-			return cmd_usage(e, 0);
-		if (c == 'g')
-			ids = optarg;
-		else if (c == 'u')
-			user = optarg;
-		else if (c == 'f' && (!strcmp(optarg, "sh") || !strcmp(optarg, "fish")))
-			fmt = optarg;
-		else if (c == 'f')
-			return cmd_bad_usage(e, "--format is sh or fish, not '%s'", optarg);
-		else
-			return cmd_option_error(e, c, argv);
-	}
-	if (optind < argc)
-		return cmd_bad_usage(e, "unexpected argument '%s'", argv[optind]);
+	static const char *const formats[] = {"sh", "fish", NULL};
+	int f = args_choice(&c->args, O_FORMAT, formats, -2);
+	if (f == -1)
+		return cmd_args_error(c);
+	const char *fmt = f >= 0 ? formats[f] : NULL, *user = args_get(&c->args, O_USER);
 	uid_t me = getuid(), who = me;
-	if (user) {
-		struct passwd *pw = getpwnam(user);
-		unsigned long n;
-		if (pw)
-			who = pw->pw_uid;
-		else if (parse_uint(user, &n))
-			who = (uid_t)n;
-		else
-			return cmd_bad_usage(e, "no user '%s'", user);
-		if (who != me && me != 0) {
-			fprintf(stderr, "gpuctl release: refused: only root may end another user's lease "
-				"(%s's)\n", user);
-			return EXIT_DENIED;
-		}
+	if (user && !user_uid(user, &who))
+		return cmd_bad_usage(c->entry, "no user '%s'", user);
+	if (who != me && me != 0) {
+		fprintf(stderr, "gpuctl release: refused: only root may end another user's lease "
+			"(%s's)\n", esc_str(user, 0));
+		return EXIT_DENIED;
 	}
+	int rc = cmd_open(c); /* the -g selection, resolved as by every command */
+	if (rc != EXIT_OK)
+		return rc;
+	const char *ids = c->gpus;
+	struct gpu_set *set = c->set;
 	struct gpu_error err = {0};
-	struct gpu_set *set = ids ? gpu_set_open(&err) : NULL;
-	if (ids && (!set || !gpu_set_select(set, ids, &err))) {
-		fprintf(stderr, "gpuctl release: %s\n", err.msg);
-		gpu_set_free(set);
-		return err.code;
-	}
 	struct leaseview v;
 	if (!leaseview_load(&v, &err)) {
-		gpu_set_free(set);
 		fprintf(stderr, "gpuctl release: %s\n", err.msg);
 		return err.code;
 	}
-	int rc = EXIT_OK;
 	size_t ended = 0;
 	for (size_t i = 0; i < v.nleases; i++) {
 		const struct lease_info *l = &v.leases[i];
@@ -196,18 +150,28 @@ static int release(int argc, char **argv)
 			user ? esc_str(user, 0) : "yours", ids ? " on " : "", ids ? esc_str(ids, 1) : "",
 			v.present ? "" : " (no gpuctl daemon is running)");
 	leaseview_free(&v);
-	gpu_set_free(set);
 	return rc;
 }
+
+static const struct option longopts[] = {
+	{"gpu", required_argument, NULL, 'g'}, {"user", required_argument, NULL, O_USER},
+	{"format", required_argument, NULL, O_FORMAT}, {0},
+};
 
 const struct cmd_entry cmd_release_entry = {
 	.name = "release",
 	.summary = "end your `gpuctl env` leases",
-	.usage = "release [--gpu LIST] [--user NAME] [--format sh|fish]\n\n"
+	.usage = "release [--gpus LIST] [--user NAME] [--format sh|fish]\n\n"
 		 "End your own env leases (all, or those on the GPUs listed). Another user's lease is\n"
 		 "refused (exit 12) unless you are root and name the user with --user; a run lease ends\n"
-		 "with its job. When this shell exports a lease it ends, release says how to clean the\n"
-		 "shell; with --format it prints those commands instead:\n"
-		 "    eval \"$(gpuctl release --format=sh)\"\n",
-	.run = release,
+		 "with its job. `release` is never abbreviated. When this shell exports a lease it ends,\n"
+		 "release says how to clean the shell; with --format it prints those commands instead:\n"
+		 "    eval \"$(gpuctl release --format=sh)\"\n\n"
+		 CMD_GPUS_HELP
+		 "      --gpu LIST             the same (its older spelling)\n"
+		 "  -u, --user NAME            root: end NAME's env leases\n"
+		 "  -f, --format sh|fish       print the commands that clean this shell\n",
+	.args = {.shorts = "u:f:", .longs = longopts},
+	.flags = CMD_GPUS | CMD_NO_PREFIX,
+	.exec = release,
 };

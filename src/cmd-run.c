@@ -89,7 +89,7 @@ static int start_job(struct grant *g, char **argv, bool uuid)
 		int e = errno;
 		if (write(errpipe[1], &e, sizeof e) < 0)
 			_exit(127);
-		_exit(e == ENOENT ? 127 : 126);
+		_exit(e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);
 	}
 	child = pid;
 	close(errpipe[1]);
@@ -109,37 +109,25 @@ static int start_job(struct grant *g, char **argv, bool uuid)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-static int run(int argc, char **argv)
+static int run(struct cmd *c)
 {
-	const struct cmd_entry *e = &cmd_run_entry;
-	static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, LEASE_LONGOPTS, {0}};
 	struct lease_opts o = {.rq = {.max_util = -1, .prefer = -1, .kind = "run", .who = "gpuctl run"}};
-	int c;
-	opterr = 0;
-	/* "+": stop at the command, whose own options are its business. */
-	while ((c = getopt_long(argc, argv, "+:hn:g:q", longopts, NULL)) != -1) {
-		int k = lease_option(e, c, optarg, &o);
-		if (k < 0)
-			return EXIT_USAGE;
-		if (k)
-			continue;
-		switch (c) {
-		case 'h': return cmd_usage(e, 0);
-		default: return cmd_option_error(e, c, argv);
-		}
-	}
-	if (optind >= argc && !o.rq.dry_run)
-		return cmd_bad_usage(e, "no command given: gpuctl run [OPTIONS] -- COMMAND [ARGS...]");
-	char *command = optind < argc ? join(argv + optind) : NULL;
+	int rc = lease_opts_read(c, &o);
+	if (rc != EXIT_OK)
+		return rc;
+	char **argv = c->args.argv;
+	if (!c->args.argc && !o.rq.dry_run)
+		return cmd_bad_usage(c->entry, "no command given: gpuctl run [OPTIONS] -- COMMAND [ARGS...]");
+	char *command = c->args.argc ? join(argv) : NULL;
 	o.rq.command = command;
 	struct config cfg;
-	struct gpu_set *set;
 	struct grant g;
-	int rc = lease_begin(e, &o, &cfg, &set, &g);
+	rc = lease_begin(c, &o, &cfg, &g);
 	if (rc != EXIT_OK) {
 		free(command);
 		return rc;
 	}
+	struct gpu_set *set = c->set;
 	if (o.rq.dry_run) {
 		printf("would lease:");
 		for (size_t i = 0; i < g.n; i++)
@@ -152,13 +140,14 @@ static int run(int argc, char **argv)
 	} else {
 		if (!o.quiet)
 			say_leased(&g);
-		rc = start_job(&g, argv + optind, o.uuid);
+		rc = start_job(&g, argv, o.uuid);
 	}
-	gpu_set_free(set);
 	free(command);
 	config_free(&cfg);
 	return rc;
 }
+
+static const struct option longopts[] = {LEASE_LONGOPTS, {0}};
 
 const struct cmd_entry cmd_run_entry = {
 	.name = "run",
@@ -172,5 +161,7 @@ const struct cmd_entry cmd_run_entry = {
 		 LEASE_USAGE
 		 "\nExit status when no job ran: 10 not enough free GPUs (without --wait), 11 --wait ran\n"
 		 "out, 2 bad request, 126/127 the command could not be run.\n",
-	.run = run,
+	.args = {.shorts = "n:q", .longs = longopts, .upper = -1},
+	.flags = CMD_NVML | CMD_GPUS | CMD_COMMAND,
+	.exec = run,
 };

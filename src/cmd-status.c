@@ -6,9 +6,10 @@
 #include "json.h"
 #include "leaseview.h"
 #include "query.h"
+#include "term.h"
 #include "util.h"
 
-#include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +26,6 @@ struct status_opts {
 	unsigned qflags;
 	double loop;                 /* seconds; 0 = once */
 	unsigned long count;         /* refreshes before stopping; 0 = until interrupted */
-	const char *ids;
 	bool no_procs;
 	bool color, tty;
 	int width;
@@ -71,7 +71,8 @@ static void col(struct strbuf *sb, const struct status_opts *o, const char *colo
 
 static void table_gpu(struct strbuf *sb, const struct status_opts *o, const struct gpu *g)
 {
-	char util[16] = "N/A", mem[40] = "N/A", temp[16] = "N/A", pw[40] = "N/A";
+	char util[16] = "N/A", temp[16] = "N/A", pw[40] = "N/A";
+	struct mib_text mem = {"N/A"};
 	sb_addf(sb, "%3u ", g->index);
 	if (o->color)
 		sb_adds(sb, C_BOLD);
@@ -86,8 +87,7 @@ static void table_gpu(struct strbuf *sb, const struct status_opts *o, const stru
 	if (GPU_HAS(g, GF_UTIL_GPU))
 		snprintf(util, sizeof util, "%u%%", g->util_gpu);
 	if (GPU_HAS(g, GF_MEM_USED) && GPU_HAS(g, GF_MEM_TOTAL))
-		snprintf(mem, sizeof mem, "%llu / %llu MiB", (unsigned long long)(g->mem_used >> 20),
-			 (unsigned long long)(g->mem_total >> 20));
+		mem = mib_of_text(g->mem_used, g->mem_total);
 	if (GPU_HAS(g, GF_TEMP))
 		snprintf(temp, sizeof temp, "%uC", g->temp);
 	if (GPU_HAS(g, GF_POWER))
@@ -98,7 +98,7 @@ static void table_gpu(struct strbuf *sb, const struct status_opts *o, const stru
 	sb_adds(sb, "  ");
 	col(sb, o, GPU_HAS(g, GF_UTIL_GPU) ? level_color(o, g->util_gpu) : C_DIM, 4, util);
 	sb_adds(sb, "  ");
-	col(sb, o, GPU_HAS(g, GF_MEM_USED) ? level_color(o, mem_pct) : C_DIM, 18, mem);
+	col(sb, o, GPU_HAS(g, GF_MEM_USED) ? level_color(o, mem_pct) : C_DIM, 18, mem.s);
 	sb_adds(sb, "  ");
 	col(sb, o, GPU_HAS(g, GF_TEMP) ? "" : C_DIM, 4, temp);
 	sb_adds(sb, "  ");
@@ -106,9 +106,15 @@ static void table_gpu(struct strbuf *sb, const struct status_opts *o, const stru
 	sb_addc(sb, '\n');
 }
 
+/* Who holds the GPU's lease: the one place status asks the lease layer. */
+static const struct lease_info *holder(const struct status_opts *o, const struct gpu *g)
+{
+	return leaseview_holder(&o->leases, g->uuid);
+}
+
 static void table_lease(struct strbuf *sb, const struct status_opts *o, const struct gpu *g)
 {
-	const struct lease_info *h = leaseview_holder(&o->leases, g->uuid);
+	const struct lease_info *h = holder(o, g);
 	if (!h)
 		return;
 	char when[16];
@@ -122,15 +128,13 @@ static void table_procs(struct strbuf *sb, const struct status_opts *o, const st
 {
 	for (size_t i = 0; i < g->nmigs; i++) {
 		const struct mig_dev *m = &g->migs[i];
-		char mem[40] = "N/A";
+		struct mib_text mem = {"N/A"};
 		if (m->mem_valid)
-			snprintf(mem, sizeof mem, "%llu / %llu MiB",
-				 (unsigned long long)(m->mem_used >> 20),
-				 (unsigned long long)(m->mem_total >> 20));
+			mem = mib_of_text(m->mem_used, m->mem_total);
 		/* "NVIDIA A100-SXM4-40GB MIG 3g.20gb": the profile is what tells instances apart. */
 		const char *profile = strstr(m->name, "MIG ");
 		sb_addf(sb, "      mig %u/%u  %-10.10s %20s  %s\n", m->gi, m->ci,
-			profile ? profile + 4 : m->name, mem, m->uuid);
+			profile ? profile + 4 : m->name, mem.s, m->uuid);
 	}
 	if (o->no_procs || g->lost || g->inaccessible)
 		return;
@@ -140,14 +144,15 @@ static void table_procs(struct strbuf *sb, const struct status_opts *o, const st
 	}
 	for (size_t i = 0; i < g->nprocs; i++) {
 		const struct gpu_proc *p = &g->procs[i];
-		char mem[32] = "N/A", mig[24] = "";
+		char mig[24] = "";
+		struct mib_text mem = {"N/A"};
 		if (p->mem_valid)
-			snprintf(mem, sizeof mem, "%llu MiB", (unsigned long long)(p->used_mem >> 20));
+			mem = mib_text(p->used_mem);
 		if (p->gi != NO_INSTANCE)
 			snprintf(mig, sizeof mig, "mig %u/%u ", p->gi, p->ci);
 		char line[128];
 		int n = snprintf(line, sizeof line, "      %-10.10s %7u %10s  %s%s",
-				 p->user ? p->user : "-", p->pid, mem, mig,
+				 p->user ? p->user : "-", p->pid, mem.s, mig,
 				 p->type & PROC_GRAPHICS ? (p->type & PROC_COMPUTE ? "C+G " : "G ") : "");
 		int room = o->width - n;
 		const char *cmd = p->cmdline ? p->cmdline : "(not in /proc: exited, or another PID namespace)";
@@ -188,7 +193,30 @@ static void render_table(struct strbuf *sb, const struct status_opts *o, const s
 
 /* ---- JSON ---- */
 
-#define JFIELD(key, bit, call) ((GPU_HAS(g, bit)) ? (void)(call) : json_null(j, key))
+/* A measured value, or null when the driver could not give it (its validity bit f is clear). */
+static void json_measured(struct json *j, const struct gpu *g, enum gpu_field f, const char *key,
+			  unsigned long long v)
+{
+	if (GPU_HAS(g, f))
+		json_uint(j, key, v);
+	else
+		json_null(j, key);
+}
+
+static void json_watts(struct json *j, const struct gpu *g, enum gpu_field f, const char *key,
+		       unsigned mw)
+{
+	if (GPU_HAS(g, f))
+		json_num(j, key, mw / 1000.0, 3);
+	else
+		json_null(j, key);
+}
+
+static void json_mode(struct json *j, const struct gpu *g, enum gpu_field f, const char *key,
+		      const char *name)
+{
+	json_str(j, key, GPU_HAS(g, f) ? name : NULL);
+}
 
 static void json_gpu(struct json *j, const struct status_opts *o, const struct gpu *g)
 {
@@ -197,24 +225,20 @@ static void json_gpu(struct json *j, const struct status_opts *o, const struct g
 	json_str(j, "uuid", g->uuid[0] ? g->uuid : NULL);
 	json_str(j, "name", g->name[0] ? g->name : NULL);
 	json_str(j, "pci_bus_id", g->pci_bus_id[0] ? g->pci_bus_id : NULL);
-	JFIELD("memory_total_mib", GF_MEM_TOTAL, json_uint(j, "memory_total_mib", g->mem_total >> 20));
-	JFIELD("memory_used_mib", GF_MEM_USED, json_uint(j, "memory_used_mib", g->mem_used >> 20));
-	JFIELD("memory_free_mib", GF_MEM_FREE, json_uint(j, "memory_free_mib", g->mem_free >> 20));
-	JFIELD("memory_reserved_mib", GF_MEM_RESERVED,
-	       json_uint(j, "memory_reserved_mib", g->mem_reserved >> 20));
-	JFIELD("utilization_gpu_pct", GF_UTIL_GPU, json_uint(j, "utilization_gpu_pct", g->util_gpu));
-	JFIELD("utilization_memory_pct", GF_UTIL_MEM,
-	       json_uint(j, "utilization_memory_pct", g->util_mem));
-	JFIELD("temperature_c", GF_TEMP, json_uint(j, "temperature_c", g->temp));
-	JFIELD("power_w", GF_POWER, json_num(j, "power_w", g->power_mw / 1000.0, 3));
-	JFIELD("power_limit_w", GF_POWER_LIMIT,
-	       json_num(j, "power_limit_w", g->power_limit_mw / 1000.0, 3));
-	JFIELD("compute_mode", GF_COMPUTE_MODE,
-	       json_str(j, "compute_mode", compute_mode_name(g->compute_mode)));
-	JFIELD("mig_mode", GF_MIG_MODE, json_str(j, "mig_mode", g->mig_mode ? "Enabled" : "Disabled"));
+	json_measured(j, g, GF_MEM_TOTAL, "memory_total_mib", mib(g->mem_total));
+	json_measured(j, g, GF_MEM_USED, "memory_used_mib", mib(g->mem_used));
+	json_measured(j, g, GF_MEM_FREE, "memory_free_mib", mib(g->mem_free));
+	json_measured(j, g, GF_MEM_RESERVED, "memory_reserved_mib", mib(g->mem_reserved));
+	json_measured(j, g, GF_UTIL_GPU, "utilization_gpu_pct", g->util_gpu);
+	json_measured(j, g, GF_UTIL_MEM, "utilization_memory_pct", g->util_mem);
+	json_measured(j, g, GF_TEMP, "temperature_c", g->temp);
+	json_watts(j, g, GF_POWER, "power_w", g->power_mw);
+	json_watts(j, g, GF_POWER_LIMIT, "power_limit_w", g->power_limit_mw);
+	json_mode(j, g, GF_COMPUTE_MODE, "compute_mode", compute_mode_name(g->compute_mode));
+	json_mode(j, g, GF_MIG_MODE, "mig_mode", g->mig_mode ? "Enabled" : "Disabled");
 	json_bool(j, "lost", g->lost);
 	json_str(j, "error", g->error);
-	const struct lease_info *h = leaseview_holder(&o->leases, g->uuid);
+	const struct lease_info *h = holder(o, g);
 	if (h) {
 		json_obj(j, "lease");
 		json_str(j, "id", h->id);
@@ -242,7 +266,7 @@ static void json_gpu(struct json *j, const struct status_opts *o, const struct g
 					json_null(j, "uid");
 				json_str(j, "command", p->cmdline);
 				if (p->mem_valid)
-					json_uint(j, "used_memory_mib", p->used_mem >> 20);
+					json_uint(j, "used_memory_mib", mib(p->used_mem));
 				else
 					json_null(j, "used_memory_mib");
 				json_str(j, "type", proc_type_name(p->type));
@@ -274,8 +298,8 @@ static void json_gpu(struct json *j, const struct status_opts *o, const struct g
 			else
 				json_null(j, "compute_instance_id");
 			if (m->mem_valid) {
-				json_uint(j, "memory_total_mib", m->mem_total >> 20);
-				json_uint(j, "memory_used_mib", m->mem_used >> 20);
+				json_uint(j, "memory_total_mib", mib(m->mem_total));
+				json_uint(j, "memory_used_mib", mib(m->mem_used));
 			} else {
 				json_null(j, "memory_total_mib");
 				json_null(j, "memory_used_mib");
@@ -426,113 +450,85 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 	return EXIT_OK;
 }
 
-static int status(int argc, char **argv)
+enum { O_JSON = 256, O_QGPU, O_QAPPS, O_FORMAT, O_NOPROC, O_COLOR, O_HQGPU, O_HQAPPS, O_LMS };
+
+/* The option values, checked before anything is opened. */
+static int read_options(struct cmd *c, struct status_opts *o, struct gpu_error *err)
 {
-	const struct cmd_entry *e = &cmd_status_entry;
-	enum { O_JSON = 256, O_QGPU, O_QAPPS, O_FORMAT, O_NOPROC, O_COLOR, O_HQGPU, O_HQAPPS, O_LMS };
-	static const struct option longopts[] = {
-		{"help", no_argument, NULL, 'h'},
-		{"json", no_argument, NULL, O_JSON},
-		{"query-gpu", required_argument, NULL, O_QGPU},
-		{"query-compute-apps", required_argument, NULL, O_QAPPS},
-		{"format", required_argument, NULL, O_FORMAT},
-		{"loop", required_argument, NULL, 'l'},
-		{"loop-ms", required_argument, NULL, O_LMS},
-		{"count", required_argument, NULL, 'c'},
-		{"id", required_argument, NULL, 'i'},
-		{"no-processes", no_argument, NULL, O_NOPROC},
-		{"color", required_argument, NULL, O_COLOR},
-		{"help-query-gpu", no_argument, NULL, O_HQGPU},
-		{"help-query-compute-apps", no_argument, NULL, O_HQAPPS},
-		{0},
-	};
-	struct status_opts o = {.mode = M_TABLE};
-	const char *qgpu = NULL, *qapps = NULL, *format = NULL;
-	int color = COLOR_AUTO, c;
-	struct gpu_error err = {0};
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:hl:c:i:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h': return cmd_usage(e, 0);
-		case O_JSON: o.mode = M_JSON; break;
-		case O_QGPU: qgpu = optarg; break;
-		case O_QAPPS: qapps = optarg; break;
-		case O_FORMAT: format = optarg; break;
-		case 'l':
-			if (!parse_seconds(optarg, &o.loop) || o.loop < 0.01)
-				return cmd_bad_usage(e, "-l wants seconds of at least 0.01, got '%s'", optarg);
-			break;
-		case O_LMS: {
-			unsigned long ms;
-			if (!parse_uint(optarg, &ms) || ms < 10)
-				return cmd_bad_usage(e, "--loop-ms wants at least 10 ms, got '%s'", optarg);
-			o.loop = ms / 1000.0;
-			break;
-		}
-		case 'c':
-			if (!parse_uint(optarg, &o.count) || o.count == 0)
-				return cmd_bad_usage(e, "--count wants a positive number, got '%s'", optarg);
-			break;
-		case 'i': o.ids = optarg; break;
-		case O_NOPROC: o.no_procs = true; break;
-		case O_COLOR:
-			if ((color = parse_color_when(optarg)) < 0)
-				return cmd_bad_usage(e, "--color is auto, always or never, not '%s'", optarg);
-			break;
-		case O_HQGPU:
-		case O_HQAPPS: {
-			struct strbuf sb = {0};
-			query_help(&sb, c == O_HQGPU ? Q_GPU : Q_APPS);
-			fputs(sb.buf, stdout);
-			sb_free(&sb);
-			return EXIT_OK;
-		}
-		default: return cmd_option_error(e, c, argv);
-		}
-	}
-	if (optind < argc)
-		return cmd_bad_usage(e, "unexpected argument '%s'", argv[optind]);
+	const struct cmd_entry *e = c->entry;
+	struct args *a = &c->args;
+	const char *qgpu = args_get(a, O_QGPU), *qapps = args_get(a, O_QAPPS);
+	const char *format = args_get(a, O_FORMAT);
+	unsigned long ms = 0;
+	int color = args_choice(a, O_COLOR, color_when_names, COLOR_AUTO);
+	if (color < 0 || !args_seconds(a, 'l', 0.01, &o->loop) ||
+	    !args_uint(a, O_LMS, 10, ULONG_MAX, &ms) || !args_uint(a, 'c', 1, ULONG_MAX, &o->count))
+		return cmd_args_error(c);
+	if (ms)
+		o->loop = ms / 1000.0;
+	o->mode = args_has(a, O_JSON) ? M_JSON : M_TABLE;
+	o->no_procs = args_has(a, O_NOPROC);
 	if (qgpu && qapps)
 		return cmd_bad_usage(e, "--query-gpu and --query-compute-apps cannot be combined");
 	if (qgpu || qapps) {
-		if (o.mode == M_JSON)
+		if (o->mode == M_JSON)
 			return cmd_bad_usage(e, "--json and --query-* cannot be combined");
 		if (!format)
 			return cmd_bad_usage(e, "--format=csv[,noheader][,nounits] is required with "
 						"--query-%s", qgpu ? "gpu" : "compute-apps");
-		if (!query_parse_format(format, &o.qflags))
+		if (!query_parse_format(format, &o->qflags))
 			return cmd_bad_usage(e, "--format is csv[,noheader][,nounits], not '%s'", format);
-		o.query = query_parse(qgpu ? Q_GPU : Q_APPS, qgpu ? qgpu : qapps, &err);
-		if (!o.query) {
-			fprintf(stderr, "gpuctl status: %s\n", err.msg);
-			return err.code;
+		o->query = query_parse(qgpu ? Q_GPU : Q_APPS, qgpu ? qgpu : qapps, err);
+		if (!o->query) {
+			fprintf(stderr, "gpuctl status: %s\n", err->msg);
+			return err->code;
 		}
-		o.mode = M_CSV;
+		o->mode = M_CSV;
 	} else if (format) {
 		return cmd_bad_usage(e, "--format only applies to --query-gpu or --query-compute-apps");
 	}
-	o.tty = isatty(STDOUT_FILENO);
-	o.color = o.mode == M_TABLE && use_color(color, STDOUT_FILENO);
-	o.width = term_width(STDOUT_FILENO);
+	o->tty = isatty(STDOUT_FILENO);
+	o->color = o->mode == M_TABLE && use_color(color, STDOUT_FILENO);
+	o->width = term_width(STDOUT_FILENO);
+	return EXIT_OK;
+}
 
-	struct gpu_set *set = gpu_set_open(&err);
-	if (!set) {
-		query_free(o.query);
-		fprintf(stderr, "gpuctl: %s\n", err.msg);
-		return err.code;
+static int status(struct cmd *c)
+{
+	if (args_has(&c->args, O_HQGPU) || args_has(&c->args, O_HQAPPS)) {
+		struct strbuf sb = {0};
+		query_help(&sb, args_has(&c->args, O_HQGPU) ? Q_GPU : Q_APPS);
+		fputs(sb.buf, stdout);
+		sb_free(&sb);
+		return EXIT_OK;
 	}
-	int rc;
-	if (o.ids && !gpu_set_select(set, o.ids, &err)) {
-		fprintf(stderr, "gpuctl status: %s\n", err.msg);
-		rc = err.code;
-	} else {
-		rc = run_status(&o, set);
-	}
-	gpu_set_free(set);
+	struct status_opts o = {.mode = M_TABLE};
+	struct gpu_error err = {0};
+	int rc = read_options(c, &o, &err);
+	if (rc == EXIT_OK)
+		rc = cmd_open(c);
+	if (rc == EXIT_OK)
+		rc = run_status(&o, c->set);
 	query_free(o.query);
 	leaseview_free(&o.leases);
 	return rc;
 }
+
+static const struct option longopts[] = {
+	{"id", required_argument, NULL, 'g'},
+	{"json", no_argument, NULL, O_JSON},
+	{"query-gpu", required_argument, NULL, O_QGPU},
+	{"query-compute-apps", required_argument, NULL, O_QAPPS},
+	{"format", required_argument, NULL, O_FORMAT},
+	{"loop", required_argument, NULL, 'l'},
+	{"loop-ms", required_argument, NULL, O_LMS},
+	{"count", required_argument, NULL, 'c'},
+	{"no-processes", no_argument, NULL, O_NOPROC},
+	{"color", required_argument, NULL, O_COLOR},
+	{"help-query-gpu", no_argument, NULL, O_HQGPU},
+	{"help-query-compute-apps", no_argument, NULL, O_HQAPPS},
+	{0},
+};
 
 const struct cmd_entry cmd_status_entry = {
 	.name = "status",
@@ -542,8 +538,8 @@ const struct cmd_entry cmd_status_entry = {
 		"status [OPTIONS]     (alias: ls)\n\n"
 		"Show every GPU: utilisation, memory, temperature, power and its processes\n"
 		"(user, pid, GPU memory, command line).\n\n"
-		"  -i, --id LIST              only these GPUs: indices, UUIDs (or unique prefixes)\n"
-		"                             or PCI bus ids, separated by commas\n"
+		CMD_GPUS_HELP
+		"  -i, --id LIST              the same, as nvidia-smi spells it\n"
 		"      --no-processes         leave out the process lists\n"
 		"      --json                 one JSON document (see README: JSON contract)\n"
 		"      --query-gpu=FIELDS     nvidia-smi compatible query, with --format\n"
@@ -557,5 +553,7 @@ const struct cmd_entry cmd_status_entry = {
 		"  -c, --count N              stop after N refreshes\n"
 		"      --color=auto|always|never   colour the table (NO_COLOR is respected)\n"
 		"  -h, --help                 this help\n",
-	.run = status,
+	.args = {.shorts = "l:c:", .longs = longopts, .gpus_alias = 'i'},
+	.flags = CMD_NVML | CMD_GPUS,
+	.exec = status,
 };

@@ -1,57 +1,29 @@
 /* cmd-which.c: `gpuctl which [N]`: the physical GPU behind CUDA device N under the current
  * CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER, for people and for scripts (--format). */
-#include "devices.h"
 #include "gpu.h"
 #include "gpuctl.h"
 #include "util.h"
+#include "visenv.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 enum fmt { F_HUMAN, F_INDEX, F_UUID, F_PCI };
 
-static int which(int argc, char **argv)
+static int which(struct cmd *c)
 {
-	const struct cmd_entry *e = &cmd_which_entry;
-	static const struct option longopts[] = {
-		{"help", no_argument, NULL, 'h'}, {"format", required_argument, NULL, 'f'},
-		{"visible", required_argument, NULL, 'V'}, {"unset", no_argument, NULL, 'U'},
-		{"order", required_argument, NULL, 'O'}, {"pid", required_argument, NULL, 'P'}, {0},
-	};
-	struct vis_request rq = {0};
-	enum fmt fmt = F_HUMAN;
-	int c;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		int k = vis_option(e, c, optarg, &rq);
-		if (k < 0)
-			return EXIT_USAGE;
-		if (k)
-			continue;
-		switch (c) {
-		case 'h': return cmd_usage(e, 0);
-		case 'f':
-			if (!strcmp(optarg, "index"))
-				fmt = F_INDEX;
-			else if (!strcmp(optarg, "uuid"))
-				fmt = F_UUID;
-			else if (!strcmp(optarg, "pci"))
-				fmt = F_PCI;
-			else
-				return cmd_bad_usage(e, "--format is index, uuid or pci, not '%s'", optarg);
-			break;
-		default: return cmd_option_error(e, c, argv);
-		}
-	}
+	static const char *const formats[] = {"index", "uuid", "pci", NULL}; /* F_INDEX on */
+	struct vis_request rq;
+	int f = args_choice(&c->args, 'f', formats, -2);
+	if (f == -1 || !vis_request_read(&c->args, &rq))
+		return cmd_args_error(c);
+	enum fmt fmt = f < 0 ? F_HUMAN : (enum fmt)(F_INDEX + f);
 	unsigned long n = 0;
-	if (optind < argc && !parse_uint(argv[optind++], &n))
-		return cmd_bad_usage(e, "N is a CUDA device number (0, 1, ...), not '%s'", argv[optind - 1]);
-	if (optind < argc)
-		return cmd_bad_usage(e, "unexpected argument '%s'", argv[optind]);
-
+	if (c->args.argc && !parse_uint(c->args.argv[0], &n))
+		return cmd_bad_usage(c->entry, "N is a CUDA device number (0, 1, ...), not '%s'",
+				     c->args.argv[0]);
 	struct vis_session vs;
-	int rc = vis_session_open(&vs, &rq, "gpuctl which");
+	int rc = vis_session_open(&vs, &rq, c);
 	if (rc != EXIT_OK)
 		return rc;
 	const struct vis_machine *m = vs.m;
@@ -104,6 +76,10 @@ static int which(int argc, char **argv)
 	return rc;
 }
 
+static const struct option longopts[] = {
+	{"format", required_argument, NULL, 'f'}, VIS_LONGOPTS, {0},
+};
+
 const struct cmd_entry cmd_which_entry = {
 	.name = "which",
 	.summary = "which physical GPU is CUDA device N under the current environment",
@@ -114,6 +90,9 @@ const struct cmd_entry cmd_which_entry = {
 		"is under CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER. Exit 7 when N is not visible.\n"
 		"  --format=index  nvidia-smi index (GPU:MIG-slot for a MIG device)\n"
 		"  --format=uuid   UUID (the MIG UUID for a MIG device)\n"
-		"  --format=pci    PCI bus id\n",
-	.run = which,
+		"  --format=pci    PCI bus id\n"
+		"  --visible STR, --unset, --order ORDER, --pid PID   as for `gpuctl map`\n",
+	.args = {.longs = longopts, .upper = 1},
+	.flags = CMD_NVML,
+	.exec = which,
 };

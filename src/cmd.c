@@ -1,65 +1,65 @@
-/* cmd.c: the subcommand table, dispatch (exact name, alias or unique prefix, as tmux does) and
- * the top-level help, which documents the exit codes. */
-#include "gpuctl.h"
-#include "util.h"
+/* cmd.c: dispatch (exact name, alias or unique prefix, as tmux does; destructive commands only by
+ * their full name; "did you mean" for a typo), the top-level help with the exit codes, and the
+ * work every command shares: its options parsed from the entry's template (args.c), the machine
+ * opened and the GPU selection resolved once, the shared errors printed here, and what was opened
+ * freed here. The table itself is in main.c, so this file links without the commands. */
+#include "cmd.h"
+#include "gpu.h"
 
-#include <getopt.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const struct cmd_entry *const commands[] = {
-	&cmd_status_entry,
-	&cmd_map_entry,
-	&cmd_which_entry,
-	&cmd_run_entry,
-	&cmd_env_entry,
-	&cmd_leases_entry,
-	&cmd_release_entry,
-	&cmd_doctor_entry,
-	&cmd_kill_entry,
-	&cmd_exporter_entry,
-	&cmd_daemon_entry,
-	&cmd_cuda_probe_entry,
-};
+#define GPUCTL_VERSION "0.1.0"
 
-static const char exit_codes[] =
-	"Exit status:\n"
-	"  0  success\n"
-	"  1  unexpected failure (I/O, resources)\n"
-	"  2  bad arguments or input (usage on stderr)\n"
-	"  3  NVML library not found: no NVIDIA driver? (GPUCTL_NVML_LIBRARY=/path overrides)\n"
-	"  4  NVML failed to initialise (NVML's own error is shown)\n"
-	"  5  a GPU was lost or inaccessible mid-query; the other GPUs were still shown\n"
-	"  6  no GPU matches the index, UUID or bus id given\n"
-	"  7  which: the CUDA device asked for is not visible\n"
-	"  8  map --verify: the CUDA driver (libcuda.so.1) could not be loaded or initialised\n"
-	"  9  map --verify: the CUDA driver disagrees with gpuctl's model\n"
-	" 10  run/env: not enough free GPUs (and no --wait)\n"
-	" 11  run/env: --wait ran out\n"
-	" 12  release: the lease belongs to another user\n"
-	"     run passes its job's exit status through (128+N when signal N ended it)\n";
+/* text after a 5-column label, folded at spaces to fit 80 columns. */
+static void folded(FILE *f, const char *label, const char *text)
+{
+	fprintf(f, "%5s", label);
+	while (*text) {
+		size_t n = strlen(text);
+		if (n > 73) {
+			n = 73;
+			while (n && text[n] != ' ')
+				n--;
+			n = n ? n : 73;
+		}
+		fprintf(f, "  %.*s\n", (int)n, text);
+		text += n;
+		text += *text == ' ';
+		if (*text)
+			fprintf(f, "%5s", "");
+	}
+}
 
-static void main_usage(FILE *f)
+static void main_usage(FILE *f, const struct cmd_entry *const *table, size_t n)
 {
 	fprintf(f, "usage: gpuctl [--version] [--help] COMMAND [ARGS]\n\n"
 		   "gpuctl shows and controls the NVIDIA GPUs of a shared server.\n\nCommands:\n");
-	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-		if (commands[i]->summary) /* internal commands have none */
-			fprintf(f, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
-	fprintf(f, "\nRun `gpuctl COMMAND --help` for a command's options.\n\n%s"
-		   "\nEnvironment:\n"
-		   "  GPUCTL_NVML_LIBRARY  path of libnvidia-ml.so.1 to load instead of the system's\n"
-		   "  GPUCTL_CUDA_LIBRARY  path of libcuda.so.1 for map --verify\n"
-		   "  NO_COLOR             when set and not empty, no colour unless --color=always\n",
-		exit_codes);
+	for (size_t i = 0; i < n; i++)
+		if (!(table[i]->flags & CMD_INTERNAL))
+			fprintf(f, "  %-10s %s\n", table[i]->name, table[i]->summary);
+	fprintf(f, "\nRun `gpuctl COMMAND --help` for a command's options. A unique prefix names a\n"
+		   "command (`gpuctl st`), except those that end things (kill, release).\n\n"
+		   "Exit status:\n");
+	for (size_t i = 0; i < exit_code_ndocs; i++) {
+		char code[8];
+		snprintf(code, sizeof code, "%d", exit_code_docs[i].code);
+		folded(f, code, exit_code_docs[i].text);
+	}
+	folded(f, "", exit_code_passthrough);
+	fprintf(f, "\nEnvironment:\n"
+		   "  GPUCTL_NVML_LIBRARY     path of libnvidia-ml.so.1 to load instead of the system's\n"
+		   "  GPUCTL_CUDA_LIBRARY     path of libcuda.so.1 for map --verify\n"
+		   "  GPUCTL_STATE_DIR        the shared lease directory (state_dir in the config)\n"
+		   "  GPUCTL_CONFIG_NOSYSTEM  when set, /etc/gpuctl.conf is not read\n"
+		   "  NO_COLOR                when set and not empty, no colour unless --color=always\n");
 }
 
-int cmd_usage(const struct cmd_entry *e, int code)
+static void usage(const struct cmd_entry *e, FILE *f)
 {
-	FILE *f = code ? stderr : stdout;
-	fprintf(f, "usage: gpuctl %s\n", e->usage);
-	return code;
+	fprintf(f, "usage: gpuctl %s", e->usage);
 }
 
 int cmd_bad_usage(const struct cmd_entry *e, const char *fmt, ...)
@@ -73,64 +73,168 @@ int cmd_bad_usage(const struct cmd_entry *e, const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
-int cmd_option_error(const struct cmd_entry *e, int c, char **argv)
+int cmd_args_error(struct cmd *c)
 {
-	if (c == ':')
-		return cmd_bad_usage(e, "option '%s' needs a value", argv[optind - 1]);
-	return cmd_bad_usage(e, "unknown option '%s'", argv[optind - 1]);
+	return cmd_bad_usage(c->entry, "%s", c->args.err);
 }
 
-static const struct cmd_entry *find(const char *name)
+/* ---- lookup ---- */
+
+/* Edits (insert, delete, substitute, swap two neighbours) from a to b; names are short. */
+static size_t distance(const char *a, const char *b)
 {
-	const struct cmd_entry *hit = NULL;
-	size_t n = strlen(name), nhits = 0;
-	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
-		const struct cmd_entry *e = commands[i];
-		if (!strcmp(e->name, name) || (e->alias && !strcmp(e->alias, name)))
-			return e;
-		if (e->summary && !strncmp(e->name, name, n)) {
-			hit = e;
-			nhits++;
+	size_t n = strlen(a), m = strlen(b), d[33][33];
+	if (n > 32 || m > 32)
+		return 99;
+	for (size_t i = 0; i <= n; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= m; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= n; i++)
+		for (size_t j = 1; j <= m; j++) {
+			size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	return d[n][m];
+}
+
+/* "unknown command": with the names within a typo or two of it, when there are any. */
+static void unknown(const struct cmd_entry *const *table, size_t n, const char *name, char *err,
+		    size_t errlen)
+{
+	size_t best = strlen(name) <= 3 ? 1 : 2;
+	struct strbuf sb = {0};
+	for (size_t i = 0; i < n; i++) {
+		const char *names[] = {table[i]->name, table[i]->alias};
+		for (size_t k = 0; k < 2 && !(table[i]->flags & CMD_INTERNAL); k++) {
+			size_t d = names[k] ? distance(name, names[k]) : 99;
+			if (d > best)
+				continue;
+			if (d < best)
+				sb_reset(&sb);
+			best = d;
+			sb_addf(&sb, "%s`gpuctl %s`", sb.len ? " or " : "", names[k]);
 		}
 	}
-	if (nhits == 1)
-		return hit;
-	if (nhits > 1) {
-		fprintf(stderr, "gpuctl: ambiguous command: %s, could be:", name);
-		for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-			if (commands[i]->summary && !strncmp(commands[i]->name, name, n))
-				fprintf(stderr, " %s", commands[i]->name);
-		fputc('\n', stderr);
-		exit(EXIT_USAGE);
+	if (sb.len)
+		snprintf(err, errlen, "unknown command '%s'. Did you mean %s? (`gpuctl --help` lists the "
+				      "commands)", name, sb.buf);
+	else
+		snprintf(err, errlen, "unknown command '%s'; `gpuctl --help` lists the commands", name);
+	sb_free(&sb);
+}
+
+const struct cmd_entry *cmd_find(const struct cmd_entry *const *table, size_t n, const char *name,
+				 char *err, size_t errlen)
+{
+	const struct cmd_entry *hit = NULL, *whole = NULL;
+	size_t len = strlen(name), nhits = 0;
+	struct strbuf could = {0};
+	for (size_t i = 0; i < n; i++) {
+		const struct cmd_entry *e = table[i];
+		if (!strcmp(e->name, name) || (e->alias && !strcmp(e->alias, name))) {
+			sb_free(&could);
+			return e;
+		}
+		if (len && !(e->flags & CMD_INTERNAL) && !strncmp(e->name, name, len)) {
+			sb_addf(&could, " %s", e->name);
+			nhits++;
+			if (e->flags & CMD_NO_PREFIX)
+				whole = e;
+			else
+				hit = e;
+		}
 	}
+	/* A prefix shared with a destructive command is ambiguous: naming one never runs it. */
+	if (nhits == 1 && hit) {
+		sb_free(&could);
+		return hit;
+	}
+	if (nhits > 1)
+		snprintf(err, errlen, "ambiguous command '%s', could be:%s", name, could.buf);
+	else if (whole)
+		snprintf(err, errlen, "'%s' is not a command: `gpuctl %s` ends things, so it is never "
+				      "abbreviated; type it in full", name, whole->name);
+	else
+		unknown(table, n, name, err, errlen);
+	sb_free(&could);
 	return NULL;
 }
 
-int cmd_main(int argc, char **argv)
+/* ---- the shared work ---- */
+
+int cmd_open(struct cmd *c)
 {
+	const struct cmd_entry *e = c->entry;
+	c->gpus = e->flags & CMD_GPUS ? args_get(&c->args, 'g') : NULL;
+	if (c->set || (!(e->flags & CMD_NVML) && !c->gpus))
+		return EXIT_OK;
+	struct gpu_error err = {0};
+	c->set = gpu_set_open(&err);
+	if (!c->set) {
+		fprintf(stderr, "gpuctl: %s\n", err.msg);
+		return err.code;
+	}
+	if (c->gpus && !gpu_set_select(c->set, c->gpus, &err)) {
+		fprintf(stderr, "gpuctl %s: %s\n", e->name, err.msg);
+		return err.code;
+	}
+	return EXIT_OK;
+}
+
+static int run(const struct cmd_entry *e, int argc, char **argv)
+{
+	struct cmd c = {.entry = e};
+	int rc;
+	switch (args_parse(&c.args, e, argc, argv)) {
+	case ARGS_HELP:
+		usage(e, stdout);
+		rc = EXIT_OK;
+		break;
+	case ARGS_ERROR:
+		rc = cmd_args_error(&c);
+		break;
+	default:
+		rc = e->exec(&c);
+		break;
+	}
+	gpu_set_free(c.set);
+	args_free(&c.args);
+	return rc;
+}
+
+int cmd_main(const struct cmd_entry *const *table, size_t n, int argc, char **argv)
+{
+	char err[512];
 	if (argc < 2) {
-		main_usage(stderr);
+		main_usage(stderr, table, n);
 		return EXIT_USAGE;
 	}
 	const char *name = argv[1];
 	if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
-		if (argc > 2 && strcmp(name, "help") == 0) {
-			const struct cmd_entry *e = find(argv[2]);
-			if (e)
-				return cmd_usage(e, 0);
-		}
-		main_usage(stdout);
+		const struct cmd_entry *e = argc > 2 && !strcmp(name, "help")
+						    ? cmd_find(table, n, argv[2], err, sizeof err) : NULL;
+		if (e)
+			usage(e, stdout);
+		else
+			main_usage(stdout, table, n);
 		return EXIT_OK;
 	}
 	if (!strcmp(name, "--version") || !strcmp(name, "-V")) {
 		printf("gpuctl %s\n", GPUCTL_VERSION);
 		return EXIT_OK;
 	}
-	const struct cmd_entry *e = find(name);
+	const struct cmd_entry *e = cmd_find(table, n, name, err, sizeof err);
 	if (!e) {
-		fprintf(stderr, "gpuctl: unknown command '%s'; run `gpuctl --help` for the list\n",
-			name);
+		fprintf(stderr, "gpuctl: %s\n", err);
 		return EXIT_USAGE;
 	}
-	return e->run(argc - 1, argv + 1);
+	return run(e, argc - 1, argv + 1);
 }

@@ -3,6 +3,7 @@
  * user cannot lift a cap or use a reserved GPU by writing their own file. */
 #include "config.h"
 #include "daemon.h"
+#include "gpu.h"
 #include "util.h"
 
 #include <errno.h>
@@ -34,11 +35,6 @@ bool parse_prefer(const char *s, enum prefer *out)
 	else
 		return false;
 	return true;
-}
-
-const char *prefer_name(enum prefer p)
-{
-	return p == PREFER_INDEX ? "index" : p == PREFER_UTIL ? "util" : "free-memory";
 }
 
 bool parse_size_mib(const char *s, uint64_t *mib)
@@ -147,7 +143,7 @@ static int profile_key(struct parse_ctx *x, struct profile *p, const char *k, co
 	enum prefer pr;
 	bool b;
 	if (!strcmp(k, "count")) {
-		if (!parse_uint(v, &n) || n == 0 || n > 64)
+		if (!parse_uint(v, &n) || n == 0 || n > GPU_MAX)
 			return bad(x, k, v, "a number of GPUs, 1-64");
 		p->count = (unsigned)n;
 	} else if (!strcmp(k, "min_free_memory")) {

@@ -1,5 +1,6 @@
-/* config.h: gpuctl's settings: /etc/gpuctl.conf, then ~/.config/gpuctl/config (XDG), then the
- * environment, then options. Admin keys (reserved GPUs, per-user cap) count only from /etc. */
+/* config.h: gpuctl's settings: /etc/gpuctl.conf (unless GPUCTL_CONFIG_NOSYSTEM is set), then
+ * ~/.config/gpuctl/config (XDG), then the environment, then options. Admin keys (reserved GPUs,
+ * per-user cap) count only from /etc. */
 #ifndef GPUCTL_CONFIG_H
 #define GPUCTL_CONFIG_H
 
@@ -33,7 +34,6 @@ bool config_load(struct config *c);
 void config_free(struct config *c);
 const struct profile *config_profile(const struct config *c, const char *name);
 bool parse_prefer(const char *s, enum prefer *out);
-const char *prefer_name(enum prefer p);
 /* "20G", "512M", "1024" (MiB) -> MiB. */
 bool parse_size_mib(const char *s, uint64_t *mib);
 /* "90", "30s", "5m", "2h" -> seconds. */

@@ -1,13 +1,12 @@
-/* cudaprobe.c: `gpuctl map --verify` asks the CUDA driver itself. A child process (gpuctl's hidden
- * `cuda-probe` command, exec'd with the environment under test) loads libcuda.so.1, calls cuInit
- * and prints each device's UUID and PCI bus id; the parent compares with the model. A child keeps
- * the driver's state out of gpuctl and gives it exactly the environment being explained. */
+/* cudaprobe.c: `gpuctl map --verify` asks the CUDA driver itself. A child process (the internal
+ * command `gpuctl cuda-probe`, cmd-cuda-probe.c, exec'd with the environment under test) loads
+ * libcuda.so.1, calls cuInit and prints each device's UUID and PCI bus id; this side starts it
+ * and reads its answer, which map compares with the model. A child keeps the driver's state out
+ * of gpuctl and gives it exactly the environment being explained. */
 #include "cudaprobe.h"
-#include "gpuctl.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <dlfcn.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,13 +15,6 @@
 #include <unistd.h>
 
 extern char **environ;
-
-typedef int CUresult;
-typedef int CUdevice;
-typedef struct {
-	unsigned char bytes[16];
-} CUuuid;
-enum { CUDA_SUCCESS = 0, CUDA_ERROR_NO_DEVICE = 100 };
 
 bool uuid_hex(const char *uuid, char out[33])
 {
@@ -39,67 +31,6 @@ bool uuid_hex(const char *uuid, char out[33])
 	out[n < 33 ? n : 32] = '\0';
 	return n == 32;
 }
-
-/* ---- the child ---- */
-
-static int probe(int argc, char **argv)
-{
-	(void)argc, (void)argv;
-	const char *lib = getenv("GPUCTL_CUDA_LIBRARY");
-	void *dl = dlopen(lib && *lib ? lib : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!dl) {
-		fprintf(stderr, "cannot load %s (%s): no CUDA driver library on this machine\n",
-			lib && *lib ? lib : "libcuda.so.1", dlerror());
-		return EXIT_NO_CUDA;
-	}
-	CUresult (*init)(unsigned) = (CUresult(*)(unsigned))dlsym(dl, "cuInit");
-	CUresult (*count)(int *) = (CUresult(*)(int *))dlsym(dl, "cuDeviceGetCount");
-	CUresult (*get)(CUdevice *, int) = (CUresult(*)(CUdevice *, int))dlsym(dl, "cuDeviceGet");
-	CUresult (*uuid)(CUuuid *, CUdevice) = (CUresult(*)(CUuuid *, CUdevice))dlsym(dl, "cuDeviceGetUuid_v2");
-	if (!uuid)
-		uuid = (CUresult(*)(CUuuid *, CUdevice))dlsym(dl, "cuDeviceGetUuid");
-	CUresult (*pci)(char *, int, CUdevice) = (CUresult(*)(char *, int, CUdevice))dlsym(dl, "cuDeviceGetPCIBusId");
-	if (!init || !count || !get || !uuid || !pci) {
-		fprintf(stderr, "the CUDA driver library lacks cuInit, cuDeviceGetUuid or "
-				"cuDeviceGetPCIBusId: too old for --verify\n");
-		return EXIT_NO_CUDA;
-	}
-	CUresult r = init(0);
-	int n = 0;
-	if (r == CUDA_ERROR_NO_DEVICE) {
-		printf("count 0\n");
-		return 0;
-	}
-	if (r != CUDA_SUCCESS || count(&n) != CUDA_SUCCESS) {
-		fprintf(stderr, "cuInit failed with CUDA error %d\n", r);
-		return EXIT_NO_CUDA;
-	}
-	printf("count %d\n", n);
-	for (int i = 0; i < n; i++) {
-		CUdevice d;
-		CUuuid u;
-		char bus[32] = "?";
-		if (get(&d, i) != CUDA_SUCCESS || uuid(&u, d) != CUDA_SUCCESS) {
-			fprintf(stderr, "CUDA device %d did not answer\n", i);
-			return EXIT_NO_CUDA;
-		}
-		pci(bus, sizeof bus, d);
-		printf("dev %d ", i);
-		for (int b = 0; b < 16; b++)
-			printf("%02x", u.bytes[b]);
-		printf(" %s\n", bus);
-	}
-	return 0;
-}
-
-const struct cmd_entry cmd_cuda_probe_entry = {
-	.name = "cuda-probe",
-	.summary = NULL, /* internal: run by map --verify */
-	.usage = "cuda-probe   (internal: used by `gpuctl map --verify`)\n",
-	.run = probe,
-};
-
-/* ---- the parent ---- */
 
 /* The caller's environment with the CUDA variables replaced by those under test (owned[] keeps
  * the two strings this adds, for the caller to free). */

@@ -101,8 +101,8 @@ static bool parse_request(struct daemon *d, struct conn *c, const struct msg *m,
 	const char *s;
 	r->req.max_util = -1;
 	r->req.prefer = PREFER_FREE_MEMORY;
-	if (!msg_get_u64(m, "count", DAEMON_MAX_GPUS, &v) || v == 0) {
-		conn_error(d, c, r->id, EXIT_USAGE, "count must be 1-%d GPUs", DAEMON_MAX_GPUS);
+	if (!msg_get_u64(m, "count", GPU_MAX, &v) || v == 0) {
+		conn_error(d, c, r->id, EXIT_USAGE, "count must be 1-%d GPUs", GPU_MAX);
 		return false;
 	}
 	r->req.count = (unsigned)v;
@@ -434,7 +434,7 @@ static unsigned held_by(const struct daemon *d, uid_t uid)
 static bool apply_cap(const struct daemon *d, struct alloc_req *rq, const uint64_t *picks)
 {
 	unsigned cap = d->conf.max_gpus_per_user;
-	struct extra { uid_t uid; unsigned n; } extra[DAEMON_MAX_GPUS];
+	struct extra { uid_t uid; unsigned n; } extra[GPU_MAX];
 	size_t nx = 0;
 	for (size_t i = 0; cap && i < d->nreqs; i++) {
 		if (!picks[i])
@@ -477,7 +477,7 @@ void queue_schedule(struct daemon *d)
 		want_usage |= d->reqs[i]->state == R_WAITING && !d->reqs[i]->req.ignore_usage;
 	if (want_usage && (!d->usage_at || d->now - d->usage_at > 0.02))
 		usage_refresh(d);
-	struct alloc_gpu g[DAEMON_MAX_GPUS];
+	struct alloc_gpu g[GPU_MAX];
 	uint64_t avail = all_slots(d);
 	for (size_t i = 0; i < d->nslots; i++) {
 		g[i] = d->slots[i].use;

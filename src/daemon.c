@@ -554,10 +554,10 @@ static bool take_slots(struct daemon *d, struct gpu_error *err)
 {
 	if (!(d->set = gpu_set_open(err)))
 		return false;
-	if (d->set->ngpus > DAEMON_MAX_GPUS) {
+	if (d->set->ngpus > GPU_MAX) {
 		err->code = EXIT_FAIL;
 		snprintf(err->msg, sizeof err->msg, "this machine has %zu GPUs; the daemon handles %d",
-			 d->set->ngpus, DAEMON_MAX_GPUS);
+			 d->set->ngpus, GPU_MAX);
 		return false;
 	}
 	d->nslots = d->set->ngpus;

@@ -35,7 +35,6 @@
 #include <sys/types.h>
 #include <time.h>
 
-#define DAEMON_MAX_GPUS 64
 
 struct outmsg {
 	char *buf;
@@ -129,7 +128,7 @@ struct daemon {
 	int lockfd;                     /* flock on STATE/daemon.lock: one daemon per state */
 	struct gpu_set *set;
 	size_t nslots;
-	struct slot slots[DAEMON_MAX_GPUS];
+	struct slot slots[GPU_MAX];
 
 	struct conn **conns;
 	size_t nconns, conns_cap;

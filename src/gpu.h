@@ -20,6 +20,10 @@ enum gpu_field {
 #define GPU_HAS(g, f) (((g)->valid >> (f)) & 1U)
 #define GPU_SET(g, f, field, v) ((g)->field = (v), (g)->valid |= (1ULL << (f)))
 
+/* The most GPUs gpuctl handles on one machine: choices and masks are 64-bit sets. A backend
+ * that finds more uses the first GPU_MAX. */
+enum { GPU_MAX = 64 };
+
 enum { PROC_COMPUTE = 1, PROC_GRAPHICS = 2, PROC_MPS = 4 };
 #define NO_INSTANCE 0xFFFFFFFFU
 
@@ -52,7 +56,8 @@ struct gpu {
 	bool lost;                /* fell off the bus or stopped answering */
 	bool inaccessible;        /* no permission to open it */
 	char *error;              /* why it is lost or inaccessible */
-	unsigned errors;          /* failed queries since open, other than NOT_SUPPORTED */
+	unsigned errors;          /* failed queries since open (not counting NOT_SUPPORTED,
+				   * FUNCTION_NOT_FOUND or GPU_IS_LOST) */
 
 	char name[96];
 	char uuid[96];
@@ -83,7 +88,6 @@ struct gpu_set {
 	int cuda_version;         /* 12040 form, 0 when unavailable */
 	size_t ngpus;
 	struct gpu *gpus;
-	void *priv;
 	struct proc_cache *pc;
 };
 
@@ -92,7 +96,6 @@ struct gpu_set {
 enum { REFRESH_PROCS = 1, REFRESH_EXTRA = 2, REFRESH_NO_PROC_INFO = 4 };
 
 struct gpu_backend {
-	const char *name;
 	/* Load the library, initialise, enumerate devices and their static facts. */
 	bool (*open)(struct gpu_set *set, struct gpu_error *err);
 	/* Fill dynamic fields of every selected GPU. */
@@ -107,7 +110,8 @@ struct gpu_set *gpu_set_open(struct gpu_error *err);
 void gpu_set_refresh(struct gpu_set *set, unsigned what);
 void gpu_set_free(struct gpu_set *set);
 void gpu_mark_lost(struct gpu *g, const char *why);
-/* Select GPUs by a -i style list (indices, UUIDs or unique prefixes, PCI bus ids). */
+/* Select GPUs by a -g list (indices, UUIDs or unique prefixes, PCI bus ids, by commas): the one
+ * parser of GPU lists (options, profiles, reserved_gpus). */
 bool gpu_set_select(struct gpu_set *set, const char *list, struct gpu_error *err);
 struct gpu *gpu_find(struct gpu_set *set, const char *id, struct gpu_error *err);
 bool parse_pci_bus_id(const char *s, unsigned *dom, unsigned *bus, unsigned *dev, unsigned *fn);

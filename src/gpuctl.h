@@ -1,23 +1,47 @@
-/* gpuctl.h: the subcommand table (tmux/git style): each cmd-*.c file exports one entry. */
+/* gpuctl.h: the commands of the table in main.c (each cmd-*.c file exports one entry), and the
+ * map of the modules: which file owns what, in the order data flows.
+ *
+ * Dispatch
+ *   main.c          the command table and main()
+ *   cmd.c, args.c   lookup (prefixes, no abbreviation of kill/release, did-you-mean), options
+ *                   parsed once from each entry's template, cmd_open (NVML and -g resolved once),
+ *                   the shared errors and the top-level help; cmd.h declares it all
+ *   cmd-*.c         one file per command; cmd-cuda-probe.c is the internal child of map --verify
+ * The machine
+ *   gpu.c, gpu.h    the vendor-neutral model with validity bits, the backend vtable, and the one
+ *                   parser of GPU lists (indices, UUID prefixes, bus ids)
+ *   nvml.c          the NVIDIA backend (nvml_abi.h: NVML's ABI, declared here, loaded at run time)
+ *   dl.c            loading a shared library and resolving its functions (NVML, libmicrohttpd,
+ *                   libcuda)
+ *   proc.c          owner and command line of the GPU processes, once per pid and refresh
+ *   pid.c           one process by pid: /proc/PID/stat, its environment, pidfds; user names
+ * Pure cores (no I/O: unit-tested directly)
+ *   visibility.c    CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as the driver reads them
+ *   alloc.c         the free-GPU rule and the fair queue
+ *   query.c         nvidia-smi's --query-* fields and CSV
+ *   json.c          the JSON writer; metrics.c: the Prometheus exposition
+ * Glue
+ *   visenv.c        the visibility model on this machine and an environment (the caller's, the
+ *                   options', a running process's): map, which, doctor, run
+ *   cudaprobe.c     map --verify's side of the CUDA probe
+ *   config.c        settings (inih); term.c: colour and width; util.c: the exit codes, errors,
+ *                   allocation, string buffers, number parsers, MiB
+ * Leases (being replaced by the trusted daemon)
+ *   lease.c, queue.c, grant.c, leaseview.c (the read-only snapshot status, doctor and the
+ *   exporter use), leaseopts.c (the options run and env share)
+ *
+ * Flow: main -> cmd_main -> cmd_find -> args_parse -> exec (checks its option values) ->
+ * cmd_open (gpu_set_open: backend open; gpu_set_select) -> gpu_set_refresh (backend refresh,
+ * then proc.c) -> the command's view (query/json/metrics, visenv -> visibility, alloc) ->
+ * stdout; cmd_main frees what cmd_open opened. */
 #ifndef GPUCTL_H
 #define GPUCTL_H
 
-#include <stdio.h>
-
-#define GPUCTL_VERSION "0.1.0"
-
-struct cmd_entry {
-	const char *name;
-	const char *alias;       /* NULL when none */
-	const char *summary;     /* one line for `gpuctl --help` */
-	const char *usage;       /* full usage text for `gpuctl CMD --help` */
-	int (*run)(int argc, char **argv);
-};
+#include "cmd.h"
 
 extern const struct cmd_entry cmd_status_entry;
 extern const struct cmd_entry cmd_map_entry;
 extern const struct cmd_entry cmd_which_entry;
-extern const struct cmd_entry cmd_cuda_probe_entry;
 extern const struct cmd_entry cmd_run_entry;
 extern const struct cmd_entry cmd_env_entry;
 extern const struct cmd_entry cmd_leases_entry;
@@ -26,25 +50,6 @@ extern const struct cmd_entry cmd_doctor_entry;
 extern const struct cmd_entry cmd_kill_entry;
 extern const struct cmd_entry cmd_exporter_entry;
 extern const struct cmd_entry cmd_daemon_entry;
-
-struct vis_request;
-/* map and which share --visible/--unset/--order/--pid (long options 'V','U','O','P'). */
-int vis_option(const struct cmd_entry *e, int c, const char *arg, struct vis_request *rq);
-
-int cmd_main(int argc, char **argv);
-/* Print the command's usage: to stdout with status 0 for --help, to stderr otherwise. */
-int cmd_usage(const struct cmd_entry *e, int code);
-/* getopt_long's ':' (missing value) or '?' (unknown option) as a usage error (optstrings start
- * with ':' so the two can be told apart). */
-int cmd_option_error(const struct cmd_entry *e, int c, char **argv);
-/* Usage error: message, a pointer to --help, exit status 2. */
-int cmd_bad_usage(const struct cmd_entry *e, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-/* term.c */
-enum color_when { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
-int parse_color_when(const char *s);    /* -1 when invalid */
-int use_color(enum color_when w, int fd);
-int term_width(int fd);
+extern const struct cmd_entry cmd_cuda_probe_entry;
 
 #endif

@@ -2,11 +2,10 @@
  * choose among (-g, and the caller's CUDA_VISIBLE_DEVICES: a Slurm step, a container or an
  * enclosing lease restricts us), why GPUs were not free (from the daemon's answer), and the job's
  * environment. */
-#include "devices.h"
 #include "escape.h"
 #include "grant.h"
-#include "proc.h"
-#include "visibility.h"
+#include "pid.h"
+#include "visenv.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +24,7 @@ bool grant_candidates(struct gpu_set *set, const struct grant_req *rq, uint64_t 
 		      unsigned *count, struct gpu_error *err)
 {
 	uint64_t m = 0;
-	for (size_t i = 0; i < set->ngpus && i < LEASE_MAX_GPUS; i++)
+	for (size_t i = 0; i < set->ngpus && i < GPU_MAX; i++)
 		if (!set->gpus[i].lost && !set->gpus[i].inaccessible && set->gpus[i].uuid[0])
 			m |= 1ULL << i;
 	unsigned listed = 0;
@@ -33,7 +32,7 @@ bool grant_candidates(struct gpu_set *set, const struct grant_req *rq, uint64_t 
 		if (!gpu_set_select(set, rq->gpus, err))
 			return false;
 		uint64_t g = 0;
-		for (size_t i = 0; i < set->ngpus && i < LEASE_MAX_GPUS; i++)
+		for (size_t i = 0; i < set->ngpus && i < GPU_MAX; i++)
 			if (set->gpus[i].selected) {
 				g |= 1ULL << i;
 				listed++;
@@ -51,7 +50,7 @@ bool grant_candidates(struct gpu_set *set, const struct grant_req *rq, uint64_t 
 		struct vis_result *r = vis_resolve(vm, cvd, getenv("CUDA_DEVICE_ORDER"));
 		uint64_t vis = 0;
 		for (size_t i = 0; i < r->ndevs; i++)
-			if (r->devs[i].mig < 0 && r->devs[i].gpu < LEASE_MAX_GPUS)
+			if (r->devs[i].mig < 0 && r->devs[i].gpu < GPU_MAX)
 				vis |= 1ULL << r->devs[i].gpu;
 		vis_result_free(r);
 		vis_machine_free(vm);
@@ -96,7 +95,6 @@ void grant_explain_busy(const struct gpu_set *set, const struct grant_req *rq, u
 			const struct msg *m, struct gpu_error *err)
 {
 	struct strbuf sb = {0};
-	struct proc_cache *pc = proc_cache_new();
 	const char *mine = enclosing_lease();
 	uint64_t v;
 	size_t cands = 0, own = 0;
@@ -120,7 +118,8 @@ void grant_explain_busy(const struct gpu_set *set, const struct grant_req *rq, u
 			strftime(when, sizeof when, "%H:%M", localtime(&since));
 			uid_t uid = word_u64(l->w[3], UINT32_MAX, &v) ? (uid_t)v : (uid_t)-1;
 			sb_addf(&sb, "leased by ");
-			esc_printable(&sb, proc_user_name(pc, uid));
+			char name[64];
+			esc_printable(&sb, user_name(uid, name, sizeof name));
 			sb_addf(&sb, ", pid %s", l->w[4]);
 			if (*l->w[7]) {
 				sb_adds(&sb, " '");
@@ -167,7 +166,6 @@ void grant_explain_busy(const struct gpu_set *set, const struct grant_req *rq, u
 	err->code = EXIT_BUSY;
 	snprintf(err->msg, sizeof err->msg, "%s", sb.buf);
 	sb_free(&sb);
-	proc_cache_free(pc);
 }
 
 char **grant_env(const struct grant *g, bool uuid)

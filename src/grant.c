@@ -148,7 +148,7 @@ static bool rejoin(struct waiter *w, struct gpu_error *err)
 {
 	double until = now_mono() + REJOIN_SECONDS;
 	progress(w, 0, true);
-	fprintf(stderr, "gpuctl: %s; rejoining the queue\n", err->msg);
+	fprintf(stderr, "gpuctl: %s; %s\n", err->msg, w->queued ? "rejoining the queue" : "asking again");
 	dclient_close(&w->dc);
 	while (!interrupted) {
 		struct gpu_error e = {0};
@@ -194,7 +194,7 @@ static bool take_fds(struct grant *g, const struct msg *m, const int *fds, size_
 static bool gpus_of(struct grant *g, const struct msg *m, struct gpu_error *err)
 {
 	g->n = 0;
-	for (size_t i = 0; i < g->set->ngpus && g->n < LEASE_MAX_GPUS; i++)
+	for (size_t i = 0; i < g->set->ngpus && g->n < GPU_MAX; i++)
 		for (size_t k = 1; k < m->nlines; k++)
 			if (!strcmp(m->lines[k].w[0], "gpu") && m->lines[k].nwords > 1 &&
 			    !strcmp(m->lines[k].w[1], g->set->gpus[i].uuid)) {
@@ -271,8 +271,8 @@ static int wait_step(struct waiter *w, struct grant *g, unsigned count, struct g
 	size_t nfds;
 	int ms = until > now ? (int)((until - now) * 1000) + 1 : 0;
 	int r = dclient_recv(&w->dc, &m, fds, &nfds, ms, &w->waitmask, err);
-	if (r < 0)
-		return w->queued && !interrupted && rejoin(w, err) ? 0 : -1;
+	if (r < 0) /* the daemon went away (a restart): ask again, keeping our place if we had one */
+		return !interrupted && rejoin(w, err) ? 0 : -1;
 	if (interrupted) {
 		if (r == 1) {
 			for (size_t i = 0; i < nfds; i++)

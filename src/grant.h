@@ -9,7 +9,6 @@
 #include "gpu.h"
 #include "proto.h"
 
-#define LEASE_MAX_GPUS 64
 
 struct grant_req {
 	unsigned count;          /* 0: as many as -g names, else 1 */
@@ -29,7 +28,7 @@ struct grant_req {
 struct grant {
 	struct gpu_set *set;
 	size_t n;
-	size_t pos[LEASE_MAX_GPUS];      /* chosen GPUs: positions in set, in nvidia-smi order */
+	size_t pos[GPU_MAX];      /* chosen GPUs: positions in set, in nvidia-smi order */
 	char id[17], token[33];
 	int fds[PROTO_MAX_FDS];          /* the FIFO's write end, then one lock per GPU */
 	size_t nfds;

@@ -162,3 +162,10 @@ void json_null(struct json *j, const char *key)
 	member(j, key);
 	sb_adds(j->sb, "null");
 }
+
+void json_print(struct strbuf *sb)
+{
+	sb_addc(sb, '\n');
+	fputs(sb->buf, stdout);
+	sb_free(sb);
+}

@@ -25,5 +25,7 @@ void json_num(struct json *j, const char *key, double v, int decimals);
 void json_bool(struct json *j, const char *key, bool v);
 void json_null(struct json *j, const char *key);
 void json_escape(struct strbuf *sb, const char *s);
+/* A finished document to stdout, with its newline; sb is freed. */
+void json_print(struct strbuf *sb);
 
 #endif

@@ -4,74 +4,40 @@
 #include <stdio.h>
 #include <string.h>
 
-int lease_option(const struct cmd_entry *e, int c, const char *arg, struct lease_opts *o)
+int lease_opts_read(struct cmd *c, struct lease_opts *o)
 {
-	unsigned long n;
+	struct args *a = &c->args;
+	unsigned long n = 0, util = 101;
 	enum prefer p;
-	switch (c) {
-	case LO_GPUS: o->rq.gpus = arg; return 1;
-	case LO_COUNT:
-		if (!parse_uint(arg, &n) || n == 0 || n > 64)
-			return cmd_bad_usage(e, "-n wants a number of GPUs, 1-64, not '%s'", arg), -1;
-		o->rq.count = (unsigned)n;
-		return 1;
-	case LO_MINFREE:
-		if (!parse_size_mib(arg, &o->rq.min_free_mib))
-			return cmd_bad_usage(e, "--min-free-memory wants a size such as 20G, not '%s'", arg), -1;
-		return 1;
-	case LO_MAXUTIL:
-		if (!parse_uint(arg, &n) || n > 100)
-			return cmd_bad_usage(e, "--max-util wants a percentage, not '%s'", arg), -1;
-		o->rq.max_util = (int)n;
-		return 1;
-	case LO_PREFER:
-		if (!parse_prefer(arg, &p))
-			return cmd_bad_usage(e, "--prefer is free-memory, index or util, not '%s'", arg), -1;
-		o->rq.prefer = (int)p;
-		return 1;
-	case LO_IGNORE: o->rq.ignore_usage = true; return 1;
-	case LO_UUID: o->uuid = true; return 1;
-	case LO_NAME: o->rq.name = arg; return 1;
-	case LO_WAIT:
-		o->wait_given = true;
-		o->rq.wait = 0;
-		if (arg && (!parse_duration(arg, &o->rq.wait) || o->rq.wait <= 0))
-			return cmd_bad_usage(e, "--wait wants a duration such as 90, 30s, 5m or 2h, not '%s'", arg), -1;
-		return 1;
-	case LO_PROFILE: o->profile = arg; return 1;
-	case LO_DRY: o->rq.dry_run = true; return 1;
-	case LO_QUIET: o->quiet = true; return 1;
-	}
-	return 0;
+	const char *prefer = args_get(a, LO_PREFER), *minfree = args_get(a, LO_MINFREE);
+	const char *wait = args_get(a, LO_WAIT);
+	if (!args_uint(a, LO_COUNT, 1, GPU_MAX, &n) || !args_uint(a, LO_MAXUTIL, 0, 100, &util))
+		return cmd_args_error(c);
+	if (minfree && !parse_size_mib(minfree, &o->rq.min_free_mib))
+		return cmd_bad_usage(c->entry, "--min-free-memory wants a size such as 20G, not '%s'",
+				     minfree);
+	if (prefer && !parse_prefer(prefer, &p))
+		return cmd_bad_usage(c->entry, "--prefer is free-memory, index or util, not '%s'", prefer);
+	o->rq.count = (unsigned)n;
+	o->rq.max_util = util <= 100 ? (int)util : -1;
+	o->rq.prefer = prefer ? (int)p : -1;
+	o->rq.gpus = args_get(a, 'g');
+	o->rq.ignore_usage = args_has(a, LO_IGNORE);
+	o->uuid = args_has(a, LO_UUID);
+	o->rq.name = args_get(a, LO_NAME);
+	o->wait_given = args_has(a, LO_WAIT);
+	o->rq.wait = 0;
+	if (wait && (!parse_duration(wait, &o->rq.wait) || o->rq.wait <= 0))
+		return cmd_bad_usage(c->entry, "--wait wants a duration such as 90, 30s, 5m or 2h, "
+					       "not '%s'", wait);
+	o->profile = args_get(a, LO_PROFILE);
+	o->rq.dry_run = args_has(a, LO_DRY);
+	o->quiet = args_has(a, LO_QUIET);
+	return EXIT_OK;
 }
 
-int lease_begin(const struct cmd_entry *e, struct lease_opts *o, struct config *cfg,
-		struct gpu_set **set, struct grant *g)
-{
-	*set = NULL;
-	if (!config_load(cfg))
-		return EXIT_USAGE;
-	if (!lease_opts_finish(e, o, cfg)) {
-		config_free(cfg);
-		return EXIT_USAGE;
-	}
-	struct gpu_error err = {0};
-	int rc;
-	if (!(*set = gpu_set_open(&err))) {
-		fprintf(stderr, "gpuctl: %s\n", err.msg);
-		rc = err.code;
-	} else if ((rc = grant_acquire(*set, cfg, &o->rq, g, &err)) == EXIT_OK) {
-		return EXIT_OK;
-	} else {
-		fprintf(stderr, "%s: %s\n", o->rq.who, err.msg);
-	}
-	gpu_set_free(*set);
-	*set = NULL;
-	config_free(cfg);
-	return rc;
-}
-
-bool lease_opts_finish(const struct cmd_entry *e, struct lease_opts *o, const struct config *cfg)
+/* Applies the profile and the config's defaults to what the options left unset. */
+static bool lease_opts_finish(const struct cmd_entry *e, struct lease_opts *o, const struct config *cfg)
 {
 	if (o->profile) {
 		const struct profile *p = config_profile(cfg, o->profile);
@@ -95,4 +61,22 @@ bool lease_opts_finish(const struct cmd_entry *e, struct lease_opts *o, const st
 	if (!o->wait_given)
 		o->rq.wait = cfg->wait;
 	return true;
+}
+
+int lease_begin(struct cmd *c, struct lease_opts *o, struct config *cfg, struct grant *g)
+{
+	if (!config_load(cfg))
+		return EXIT_USAGE;
+	if (!lease_opts_finish(c->entry, o, cfg)) {
+		config_free(cfg);
+		return EXIT_USAGE;
+	}
+	struct gpu_error err = {0};
+	int rc = cmd_open(c);
+	if (rc == EXIT_OK && (rc = grant_acquire(c->set, cfg, &o->rq, g, &err)) == EXIT_OK)
+		return EXIT_OK;
+	if (err.msg[0])
+		fprintf(stderr, "%s: %s\n", o->rq.who, err.msg);
+	config_free(cfg);
+	return rc;
 }

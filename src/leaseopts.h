@@ -2,20 +2,19 @@
 #ifndef GPUCTL_LEASEOPTS_H
 #define GPUCTL_LEASEOPTS_H
 
+#include "cmd.h"
 #include "config.h"
 #include "gpuctl.h"
 #include "grant.h"
 
-#include <getopt.h>
-
 enum {
-	LO_GPUS = 'g', LO_COUNT = 'n', LO_QUIET = 'q',
+	LO_COUNT = 'n', LO_QUIET = 'q',
 	LO_MINFREE = 300, LO_MAXUTIL, LO_PREFER, LO_IGNORE, LO_UUID, LO_NAME, LO_WAIT, LO_PROFILE,
 	LO_DRY,
 };
 
+/* -g, --gpus comes with CMD_GPUS. */
 #define LEASE_LONGOPTS                                                         \
-	{"gpus", required_argument, NULL, LO_GPUS},                             \
 	{"count", required_argument, NULL, LO_COUNT},                           \
 	{"min-free-memory", required_argument, NULL, LO_MINFREE},               \
 	{"max-util", required_argument, NULL, LO_MAXUTIL},                      \
@@ -32,7 +31,7 @@ enum {
 	"  -n, --count N              how many GPUs (default 1, or as many as -g names)\n"       \
 	"  -g, --gpus LIST            choose among these: indices, UUIDs or prefixes, bus ids\n"  \
 	"      --min-free-memory SIZE each GPU needs this much free memory (e.g. 20G)\n"         \
-	"      --max-util PCT         a GPU busier than this is not free (default from config)\n" \
+	"      --max-util PCT         a GPU busier than this is not free (default: the daemon's)\n" \
 	"      --prefer free-memory|index|util   which free GPUs first\n"                         \
 	"      --ignore-usage         only leases count, not observed memory, load or processes\n" \
 	"      --uuid                 CUDA_VISIBLE_DEVICES with UUIDs instead of indices\n"       \
@@ -49,14 +48,11 @@ struct lease_opts {
 	bool uuid, wait_given, quiet;
 };
 
-/* 1: handled, 0: not one of ours, -1: bad value (usage printed). */
-int lease_option(const struct cmd_entry *e, int c, const char *arg, struct lease_opts *o);
-/* Applies the profile and the config's defaults to what the options left unset. */
-bool lease_opts_finish(const struct cmd_entry *e, struct lease_opts *o, const struct config *cfg);
-/* What run and env start with: the configuration, the GPUs, then the lease (o->rq.command set
- * by the caller). EXIT_OK: *cfg, *set and g are the caller's to release; otherwise the reason
- * has been printed and nothing is left open. */
-int lease_begin(const struct cmd_entry *e, struct lease_opts *o, struct config *cfg,
-		struct gpu_set **set, struct grant *g);
+/* The options above (and -g) into o. EXIT_OK, or a usage error (printed). */
+int lease_opts_read(struct cmd *c, struct lease_opts *o);
+/* What run and env start with: the configuration, the GPUs (cmd_open), then the lease
+ * (o->rq.command set by the caller). EXIT_OK: *cfg and g are the caller's to release, c->set is
+ * cmd.c's; otherwise the reason has been printed and nothing is left open. */
+int lease_begin(struct cmd *c, struct lease_opts *o, struct config *cfg, struct grant *g);
 
 #endif

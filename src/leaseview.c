@@ -3,7 +3,7 @@
  * (names, commands, GPUs) belong to it. */
 #include "client.h"
 #include "leaseview.h"
-#include "proc.h"
+#include "pid.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +23,19 @@ static uint64_t num(const char *w, uint64_t max)
 	return word_u64(w, max, &v) ? v : 0;
 }
 
-static void take_part(struct leaseview *v, const struct msg *m, struct proc_cache *pc)
+/* A user's name: waiters of one user come in runs, so the last answer is kept. */
+static void name_of(uid_t uid, char *buf, size_t len)
+{
+	static uid_t last = (uid_t)-1;
+	static char name[64];
+	if (uid != last) {
+		user_name(uid, name, sizeof name);
+		last = uid;
+	}
+	snprintf(buf, len, "%s", name);
+}
+
+static void take_part(struct leaseview *v, const struct msg *m)
 {
 	struct lease_info *li = NULL;
 	struct waiter_info *wi = NULL;
@@ -41,7 +53,7 @@ static void take_part(struct leaseview *v, const struct msg *m, struct proc_cach
 			*li = (struct lease_info){0};
 			snprintf(li->id, sizeof li->id, "%s", l->w[1]);
 			li->uid = (uid_t)num(l->w[2], UINT32_MAX);
-			snprintf(li->user, sizeof li->user, "%s", proc_user_name(pc, li->uid));
+			name_of(li->uid, li->user, sizeof li->user);
 			li->pid = (pid_t)num(l->w[3], INT32_MAX);
 			li->start = num(l->w[4], UINT64_MAX);
 			li->bound = (pid_t)num(l->w[5], INT32_MAX);
@@ -62,7 +74,7 @@ static void take_part(struct leaseview *v, const struct msg *m, struct proc_cach
 			*wi = (struct waiter_info){0};
 			wi->position = (unsigned)num(l->w[2], UINT32_MAX);
 			wi->uid = (uid_t)num(l->w[3], UINT32_MAX);
-			snprintf(wi->user, sizeof wi->user, "%s", proc_user_name(pc, wi->uid));
+			name_of(wi->uid, wi->user, sizeof wi->user);
 			wi->pid = (pid_t)num(l->w[4], INT32_MAX);
 			wi->count = (unsigned)num(l->w[5], 64);
 			wi->since = (time_t)num(l->w[6], INT64_MAX);
@@ -87,9 +99,8 @@ bool leaseview_load(struct leaseview *v, struct gpu_error *err)
 	msg_add_u64(&req, "id", 1);
 	struct msg m;
 	bool ok = dclient_call(&dc, &req, &m, err), more = ok;
-	struct proc_cache *pc = proc_cache_new();
 	while (more) {
-		take_part(v, &m, pc);
+		take_part(v, &m);
 		more = !msg_line(&m, "end");
 		msg_free(&m);
 		int fds[PROTO_MAX_FDS];
@@ -107,7 +118,6 @@ bool leaseview_load(struct leaseview *v, struct gpu_error *err)
 		}
 	}
 	v->present = ok;
-	proc_cache_free(pc);
 	sb_free(&req);
 	dclient_close(&dc);
 	if (!ok)

@@ -9,7 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-void metrics_label(struct strbuf *sb, const char *v)
+/* Prometheus label value escaping: backslash, double quote, newline. */
+static void metrics_label(struct strbuf *sb, const char *v)
 {
 	for (const char *p = v ? v : ""; *p; p++) {
 		if (*p == '\\' || *p == '"')
@@ -53,8 +54,6 @@ static void mig_sample(struct strbuf *sb, const char *metric, const struct gpu *
 	sb_free(&x);
 }
 
-#define EACH_GPU for (size_t i = 0; i < set->ngpus; i++) if ((g = &set->gpus[i]), 1)
-
 struct gauge {
 	const char *name, *help;
 	enum gpu_field field;
@@ -94,44 +93,64 @@ static const struct gauge gauges[] = {
 	{"gpuctl_gpu_persistence_enabled", "1 when persistence mode is on.", GF_PERSISTENCE},
 };
 
+static void gpu_info(struct strbuf *sb, const struct gpu_set *set, const struct gpu *g,
+		     const struct metrics_opts *o)
+{
+	struct strbuf x = {0};
+	sb_adds(&x, "pci_bus_id=\"");
+	metrics_label(&x, g->pci_bus_id);
+	sb_adds(&x, "\",driver_version=\"");
+	metrics_label(&x, set->has_driver_version ? set->driver_version : "");
+	sb_addc(&x, '"');
+	gpu_sample(sb, "gpuctl_gpu_info", g, o, x.buf);
+	sb_adds(sb, "1\n");
+	sb_free(&x);
+}
+
+static void clocks(struct strbuf *sb, const struct gpu *g, const struct metrics_opts *o)
+{
+	static const struct {
+		const char *label;
+		enum gpu_field f;
+	} clk[] = {{"clock=\"graphics\"", GF_CLK_GFX}, {"clock=\"sm\"", GF_CLK_SM},
+		   {"clock=\"memory\"", GF_CLK_MEM}};
+	const unsigned mhz[] = {g->clk_gfx, g->clk_sm, g->clk_mem};
+	for (size_t c = 0; c < ARRAY_SIZE(clk); c++) {
+		if (!GPU_HAS(g, clk[c].f))
+			continue;
+		gpu_sample(sb, "gpuctl_gpu_clock_hertz", g, o, clk[c].label);
+		sb_addf(sb, "%llu\n", (unsigned long long)mhz[c] * 1000000ULL);
+	}
+}
+
 static void gpu_metrics(struct strbuf *sb, const struct gpu_set *set, const struct metrics_opts *o)
 {
-	const struct gpu *g;
+	const struct gpu *g, *end = set->gpus + set->ngpus;
 	family(sb, "gpuctl_gpu_info", "gauge", "Always 1: the GPU's identity.");
-	EACH_GPU {
-		struct strbuf x = {0};
-		sb_adds(&x, "pci_bus_id=\"");
-		metrics_label(&x, g->pci_bus_id);
-		sb_adds(&x, "\",driver_version=\"");
-		metrics_label(&x, set->has_driver_version ? set->driver_version : "");
-		sb_addc(&x, '"');
-		gpu_sample(sb, "gpuctl_gpu_info", g, o, x.buf);
-		sb_adds(sb, "1\n");
-		sb_free(&x);
-	}
+	for (g = set->gpus; g < end; g++)
+		gpu_info(sb, set, g, o);
 	family(sb, "gpuctl_gpu_lost", "gauge", "1 when the GPU fell off the bus or stopped answering.");
-	EACH_GPU {
+	for (g = set->gpus; g < end; g++) {
 		gpu_sample(sb, "gpuctl_gpu_lost", g, o, NULL);
 		sb_addf(sb, "%d\n", g->lost || g->inaccessible);
 	}
 	for (size_t k = 0; k < ARRAY_SIZE(gauges); k++) {
 		family(sb, gauges[k].name, "gauge", gauges[k].help);
-		EACH_GPU if (GPU_HAS(g, gauges[k].field)) {
+		for (g = set->gpus; g < end; g++) {
+			if (!GPU_HAS(g, gauges[k].field))
+				continue;
 			gpu_sample(sb, gauges[k].name, g, o, NULL);
 			sb_addf(sb, "%.17g\n", gauge_value(g, gauges[k].field));
 		}
 	}
 	family(sb, "gpuctl_gpu_clock_hertz", "gauge",
 	       "Current clocks (DCGM_FI_DEV_SM_CLOCK, DCGM_FI_DEV_MEM_CLOCK, there in MHz).");
-	static const struct { const char *label; enum gpu_field f; } clocks[] = {
-		{"clock=\"graphics\"", GF_CLK_GFX}, {"clock=\"sm\"", GF_CLK_SM}, {"clock=\"memory\"", GF_CLK_MEM}};
-	EACH_GPU for (size_t c = 0; c < ARRAY_SIZE(clocks); c++) if (GPU_HAS(g, clocks[c].f)) {
-		unsigned mhz = clocks[c].f == GF_CLK_GFX ? g->clk_gfx : clocks[c].f == GF_CLK_SM ? g->clk_sm : g->clk_mem;
-		gpu_sample(sb, "gpuctl_gpu_clock_hertz", g, o, clocks[c].label);
-		sb_addf(sb, "%llu\n", (unsigned long long)mhz * 1000000ULL);
-	}
+	for (g = set->gpus; g < end; g++)
+		clocks(sb, g, o);
 	family(sb, "gpuctl_gpu_compute_mode", "gauge", "1 for the GPU's compute mode.");
-	EACH_GPU if (GPU_HAS(g, GF_COMPUTE_MODE)) {
+	for (g = set->gpus; g < end; g++) {
+		if (!GPU_HAS(g, GF_COMPUTE_MODE))
+			continue;
 		char mode[48];
 		snprintf(mode, sizeof mode, "mode=\"%s\"", compute_mode_name(g->compute_mode));
 		gpu_sample(sb, "gpuctl_gpu_compute_mode", g, o, mode);
@@ -139,21 +158,27 @@ static void gpu_metrics(struct strbuf *sb, const struct gpu_set *set, const stru
 	}
 	family(sb, "gpuctl_gpu_ecc_uncorrected_errors_total", "counter",
 	       "Uncorrectable ECC errors since the driver loaded (DCGM_FI_DEV_ECC_DBE_VOL_TOTAL).");
-	EACH_GPU if (GPU_HAS(g, GF_ECC_UNCORRECTED)) {
+	for (g = set->gpus; g < end; g++) {
+		if (!GPU_HAS(g, GF_ECC_UNCORRECTED))
+			continue;
 		gpu_sample(sb, "gpuctl_gpu_ecc_uncorrected_errors_total", g, o, NULL);
 		sb_addf(sb, "%llu\n", (unsigned long long)g->ecc_uncorrected);
 	}
 	family(sb, "gpuctl_nvml_errors_total", "counter", "NVML queries that failed (other than not supported).");
-	EACH_GPU {
+	for (g = set->gpus; g < end; g++) {
 		gpu_sample(sb, "gpuctl_nvml_errors_total", g, o, NULL);
 		sb_addf(sb, "%u\n", g->errors);
 	}
 	family(sb, "gpuctl_mig_device_memory_used_bytes", "gauge", "Memory used on a MIG device.");
-	EACH_GPU for (size_t m = 0; m < g->nmigs; m++)
-		mig_sample(sb, "gpuctl_mig_device_memory_used_bytes", g, &g->migs[m], o, g->migs[m].mem_used);
+	for (g = set->gpus; g < end; g++)
+		for (size_t m = 0; m < g->nmigs; m++)
+			mig_sample(sb, "gpuctl_mig_device_memory_used_bytes", g, &g->migs[m], o,
+				   g->migs[m].mem_used);
 	family(sb, "gpuctl_mig_device_memory_total_bytes", "gauge", "Memory of a MIG device.");
-	EACH_GPU for (size_t m = 0; m < g->nmigs; m++)
-		mig_sample(sb, "gpuctl_mig_device_memory_total_bytes", g, &g->migs[m], o, g->migs[m].mem_total);
+	for (g = set->gpus; g < end; g++)
+		for (size_t m = 0; m < g->nmigs; m++)
+			mig_sample(sb, "gpuctl_mig_device_memory_total_bytes", g, &g->migs[m], o,
+				   g->migs[m].mem_total);
 }
 
 static const char *base_name(const char *cmd, char *buf, size_t n)
@@ -177,12 +202,11 @@ struct user_sum {
 
 static void process_metrics(struct strbuf *sb, const struct gpu_set *set, const struct metrics_opts *o)
 {
-	const struct gpu *g;
 	struct user_sum *users = NULL;
 	size_t nusers = 0, cap = 0;
 	family(sb, "gpuctl_process_gpu_memory_bytes", "gauge",
 	       "GPU memory used by a process (at most max_procs per GPU; the rest under pid=\"other\").");
-	EACH_GPU {
+	for (const struct gpu *g = set->gpus; g < set->gpus + set->ngpus; g++) {
 		uint64_t other = 0;
 		bool any_other = false;
 		for (size_t j = 0; j < g->nprocs; j++) {
@@ -244,18 +268,24 @@ static void process_metrics(struct strbuf *sb, const struct gpu_set *set, const 
 	free(users);
 }
 
+/* Who holds the GPU's lease: the one place the exporter asks the lease layer about a GPU. */
+static const struct lease_info *holder(const struct leaseview *lv, const struct gpu *g)
+{
+	return leaseview_holder(lv, g->uuid);
+}
+
 static void lease_metrics(struct strbuf *sb, const struct gpu_set *set, const struct leaseview *lv,
 			  const struct metrics_opts *o)
 {
-	const struct gpu *g;
+	const struct gpu *g, *end = set->gpus + set->ngpus;
 	family(sb, "gpuctl_gpu_leased", "gauge", "1 when a gpuctl lease holds the GPU.");
-	EACH_GPU {
+	for (g = set->gpus; g < end; g++) {
 		gpu_sample(sb, "gpuctl_gpu_leased", g, o, NULL);
-		sb_addf(sb, "%d\n", leaseview_holder(lv, g->uuid) || leaseview_held(lv, g->uuid));
+		sb_addf(sb, "%d\n", holder(lv, g) || leaseview_held(lv, g->uuid));
 	}
 	family(sb, "gpuctl_gpu_lease_info", "gauge", "Always 1: who holds the GPU's lease.");
-	EACH_GPU {
-		const struct lease_info *h = leaseview_holder(lv, g->uuid);
+	for (g = set->gpus; g < end; g++) {
+		const struct lease_info *h = holder(lv, g);
 		if (!h)
 			continue;
 		struct strbuf x = {0};

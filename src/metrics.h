@@ -14,7 +14,5 @@ struct metrics_opts {
 
 void metrics_render(struct strbuf *sb, const struct gpu_set *set, const struct leaseview *lv,
 		    const struct metrics_opts *o);
-/* Prometheus label value escaping: backslash, double quote, newline. */
-void metrics_label(struct strbuf *sb, const char *v);
 
 #endif

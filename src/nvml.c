@@ -2,6 +2,7 @@
  * function with its versioned fallbacks and reads every struct with the layout of the symbol that
  * was found. A symbol an older driver lacks leaves its fields unavailable; a GPU that answers
  * GPU_IS_LOST is marked lost and not queried again, while the others carry on. */
+#include "dl.h"
 #include "gpu.h"
 #include "nvml_abi.h"
 #include "util.h"
@@ -61,19 +62,11 @@ struct nvml_dev {
 	size_t buf_cap;          /* in entries of the widest stride */
 };
 
-/* Resolve the first exported name of a NULL-terminated list (htop's resolve(), with fallbacks).
- * Returns its position in the list, or -1 when the library has none of them. */
+/* Resolve the first exported name of a NULL-terminated list (dl.c). Returns its position in the
+ * list, or -1 when the library has none of them. */
 static int resolve_first(void **slot, const char *const *names)
 {
-	for (int i = 0; names[i]; i++) {
-		void *p = dlsym(L.dl, names[i]);
-		if (p) {
-			*slot = p;
-			return i;
-		}
-	}
-	*slot = NULL;
-	return -1;
+	return dl_resolve(L.dl, slot, names);
 }
 #define resolve(field, ...) resolve_first((void **)&L.field, (const char *const[]){__VA_ARGS__, NULL})
 
@@ -162,13 +155,8 @@ static bool load(struct gpu_error *err)
 	const char *const defaults[] = {"libnvidia-ml.so.1", "libnvidia-ml.so", NULL};
 	const char *const only_env[] = {env, NULL};
 	const char *const *try = env && *env ? only_env : defaults;
-	char why[512] = "";
-	for (int i = 0; try[i] && !L.dl; i++) {
-		L.dl = dlopen(try[i], RTLD_NOW | RTLD_LOCAL);
-		L.path = try[i];
-		if (!L.dl && !why[0]) /* the first name's reason: the fallback's would only confuse */
-			snprintf(why, sizeof why, "%s", dlerror());
-	}
+	char why[512];
+	L.dl = dl_open(try, &L.path, why, sizeof why);
 	if (!L.dl) {
 		err->code = EXIT_NO_NVML;
 		if (env && *env)
@@ -326,6 +314,10 @@ static bool nvml_open(struct gpu_set *set, struct gpu_error *err)
 	int cv;
 	if (L.cuda_version && L.cuda_version(&cv) == NVML_SUCCESS)
 		set->cuda_version = cv;
+	if (n > GPU_MAX) {
+		warn("this machine has %u GPUs; gpuctl handles the first %d", n, GPU_MAX);
+		n = GPU_MAX;
+	}
 	set->ngpus = n;
 	set->gpus = xcalloc(n, sizeof *set->gpus);
 	for (unsigned i = 0; i < n; i++) {
@@ -551,7 +543,6 @@ static void nvml_close(struct gpu_set *set)
 }
 
 const struct gpu_backend nvml_backend = {
-	.name = "nvidia",
 	.open = nvml_open,
 	.refresh = nvml_refresh,
 	.close = nvml_close,

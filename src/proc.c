@@ -1,10 +1,10 @@
 /* proc.c: owner and command line of GPU processes from /proc, read once per pid per refresh
  * (a process on eight GPUs costs one read, not eight), with user names cached for the run since
  * getpwuid can be slow under LDAP. */
+#include "pid.h"
 #include "proc.h"
 #include "util.h"
 
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,18 +53,14 @@ void proc_cache_free(struct proc_cache *pc)
 	free(pc);
 }
 
-const char *proc_user_name(struct proc_cache *pc, uid_t uid)
+/* User names are cached for the run: getpwuid can be slow under LDAP. */
+static const char *proc_user_name(struct proc_cache *pc, uid_t uid)
 {
 	for (size_t i = 0; i < pc->nusers; i++)
 		if (pc->users[i].uid == uid)
 			return pc->users[i].name;
-	char buf[4096];
-	struct passwd pw, *res = NULL;
-	char *name;
-	if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res)
-		name = xstrdup(res->pw_name);
-	else
-		name = xasprintf("%u", (unsigned)uid);
+	char buf[256];
+	char *name = xstrdup(user_name(uid, buf, sizeof buf));
 	pc->users = grow_array(pc->users, &pc->users_cap, pc->nusers + 1, sizeof *pc->users);
 	pc->users[pc->nusers++] = (struct user_ent){uid, name};
 	return name;

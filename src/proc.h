@@ -21,6 +21,5 @@ void proc_cache_free(struct proc_cache *pc);
 void proc_cache_begin(struct proc_cache *pc);
 /* Reads /proc once per pid and refresh. */
 const struct proc_info *proc_lookup(struct proc_cache *pc, unsigned pid);
-const char *proc_user_name(struct proc_cache *pc, uid_t uid);
 
 #endif

@@ -1,21 +1,12 @@
 /* term.c: terminal facts: whether to colour (--color, NO_COLOR) and how wide to draw. */
-#include "gpuctl.h"
+#include "term.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-int parse_color_when(const char *s)
-{
-	if (!strcmp(s, "auto"))
-		return COLOR_AUTO;
-	if (!strcmp(s, "always"))
-		return COLOR_ALWAYS;
-	if (!strcmp(s, "never"))
-		return COLOR_NEVER;
-	return -1;
-}
+const char *const color_when_names[] = {"auto", "always", "never", NULL};
 
 int use_color(enum color_when w, int fd)
 {

@@ -10,6 +10,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#define EXIT_CODE_DOC(name, code, text) {code, text},
+const struct exit_code_doc exit_code_docs[] = {EXIT_CODES(EXIT_CODE_DOC)};
+#undef EXIT_CODE_DOC
+const size_t exit_code_ndocs = ARRAY_SIZE(exit_code_docs);
+const char exit_code_passthrough[] =
+	"`run`: otherwise the job's own exit status, 128+N when signal N ended it; 130 when "
+	"Ctrl-C ends a wait";
+
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
 	fprintf(stderr, "gpuctl: %s", prefix);
@@ -210,6 +218,25 @@ bool parse_seconds(const char *s, double *out)
 		return false;
 	*out = v;
 	return true;
+}
+
+unsigned long long mib(uint64_t bytes)
+{
+	return (unsigned long long)(bytes >> 20);
+}
+
+struct mib_text mib_text(uint64_t bytes)
+{
+	struct mib_text t;
+	snprintf(t.s, sizeof t.s, "%llu MiB", mib(bytes));
+	return t;
+}
+
+struct mib_text mib_of_text(uint64_t used, uint64_t total)
+{
+	struct mib_text t;
+	snprintf(t.s, sizeof t.s, "%llu / %llu MiB", mib(used), mib(total));
+	return t;
 }
 
 double now_mono(void)

@@ -1,4 +1,5 @@
-/* util.h: process-wide helpers: error reporting, allocation that never fails, string buffers.
+/* util.h: process-wide helpers: the exit codes, error reporting, allocation that never fails,
+ * string buffers, strict number parsers and MiB formatting.
  * Ownership rule: a function returning char * hands it to the caller; every _new has a _free. */
 #ifndef GPUCTL_UTIL_H
 #define GPUCTL_UTIL_H
@@ -8,23 +9,46 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Exit codes: documented in README.md and `gpuctl --help`; scripts depend on them. */
-enum {
-	EXIT_OK = 0,
-	EXIT_FAIL = 1,        /* unexpected runtime failure (I/O, resources) */
-	EXIT_USAGE = 2,       /* bad arguments or input */
-	EXIT_NO_NVML = 3,     /* libnvidia-ml could not be loaded: no driver? */
-	EXIT_NVML_INIT = 4,   /* NVML loaded but failed to initialise */
-	EXIT_GPU_LOST = 5,    /* a GPU was lost or failed mid-query; the others were shown */
-	EXIT_NO_SUCH_GPU = 6, /* a GPU named on the command line does not exist */
-	EXIT_NOT_VISIBLE = 7, /* `which`: the logical device is not visible */
-	EXIT_NO_CUDA = 8,     /* `map --verify`: libcuda could not be loaded or initialised */
-	EXIT_MISMATCH = 9,    /* `map --verify`: the driver disagrees with the model */
-	EXIT_BUSY = 10,       /* run/env: not enough free GPUs and no --wait */
-	EXIT_TIMEOUT = 11,    /* run/env: --wait ran out */
-	EXIT_DENIED = 12,     /* release: the lease belongs to someone else */
-	EXIT_DAEMON = 13,     /* the gpuctl daemon could not be reached or did not answer */
+/* Exit codes. Scripts depend on them: this one list makes the enum, the exit-status text of
+ * `gpuctl --help` (cmd.c) and the table the README must show (tests/unit/test_exitcodes.c checks
+ * it row by row). The list is the project's one function-like macro (an X-macro). */
+#define EXIT_CODES(X)                                                                           \
+	X(EXIT_OK, 0, "success")                                                                \
+	X(EXIT_FAIL, 1, "unexpected failure (I/O, resources)")                                  \
+	X(EXIT_USAGE, 2, "bad arguments or input; usage on stderr")                             \
+	X(EXIT_NO_NVML, 3, "the NVML library could not be loaded: no NVIDIA driver? "           \
+			   "(`GPUCTL_NVML_LIBRARY` names another)")                             \
+	X(EXIT_NVML_INIT, 4, "NVML failed to initialise; NVML's own error text and a hint "     \
+			     "are shown")                                                       \
+	X(EXIT_GPU_LOST, 5, "a GPU was lost or could not be opened mid-query; the others "      \
+			    "are shown")                                                        \
+	X(EXIT_NO_SUCH_GPU, 6, "no GPU matches an index, UUID or bus id given")                 \
+	X(EXIT_NOT_VISIBLE, 7, "`which`: the CUDA device asked for is not visible")             \
+	X(EXIT_NO_CUDA, 8, "`map --verify`: the CUDA driver (`libcuda.so.1`) could not be "      \
+			   "loaded or initialised")                                             \
+	X(EXIT_MISMATCH, 9, "`map --verify`: the CUDA driver disagrees with gpuctl's model")    \
+	X(EXIT_BUSY, 10, "`run`/`env`: not enough free GPUs, and no `--wait`")                  \
+	X(EXIT_TIMEOUT, 11, "`run`/`env`: `--wait` ran out")                                    \
+	X(EXIT_DENIED, 12, "`release`, `kill`: it belongs to another user (or the lease to a "  \
+			   "running job)")                                                      \
+	X(EXIT_DAEMON, 13, "the gpuctl daemon could not be reached, or did not answer in "     \
+			   "time (`GPUCTL_DAEMON_TIMEOUT`)")                                     \
+	X(EXIT_CANNOT_RUN, 126, "`run`: the command could not be run (not executable)")         \
+	X(EXIT_NOT_FOUND, 127, "`run`: the command was not found")
+
+#define EXIT_CODE_ENUM(name, code, text) name = code,
+enum exit_code { EXIT_CODES(EXIT_CODE_ENUM) };
+#undef EXIT_CODE_ENUM
+
+/* The documented codes in order, for --help and the README check; and the one status that is
+ * not a code of gpuctl's own: `run` passes its job's through. */
+struct exit_code_doc {
+	int code;
+	const char *text;
 };
+extern const struct exit_code_doc exit_code_docs[];
+extern const size_t exit_code_ndocs;
+extern const char exit_code_passthrough[];
 
 /* An error to report: its exit code and a message that says what failed and what to do. */
 struct gpu_error {
@@ -72,6 +96,15 @@ char *read_file(const char *path, size_t *len);
 /* Strict number parsers: whole string, no sign surprises; false on any junk. */
 bool parse_uint(const char *s, unsigned long *out);
 bool parse_seconds(const char *s, double *out);
+
+/* Memory as nvidia-smi shows it: whole MiB, truncated; as text, "71234 MiB" and
+ * "71234 / 81559 MiB" (returned by value: use .s within the same expression). */
+unsigned long long mib(uint64_t bytes);
+struct mib_text {
+	char s[48];
+};
+struct mib_text mib_text(uint64_t bytes);
+struct mib_text mib_of_text(uint64_t used, uint64_t total);
 
 /* Monotonic clock in seconds. */
 double now_mono(void);

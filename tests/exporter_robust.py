@@ -3,7 +3,7 @@
 200 concurrent scrapers; slow and half-open clients time out without blocking others; malformed
 requests get 400 and the server keeps serving; NVML refreshed at most once per cache period
 however many scrape; bounded memory over 10,000 scrapes. Prints ok/not ok lines."""
-import http.client, socket, sys, threading, time
+import http.client, select, socket, sys, threading, time
 
 port, pid, timeout, cache_ms = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
 
@@ -51,8 +51,10 @@ allowed = int(elapsed / (cache_ms / 1000.0)) + 2
 check("NVML refreshed %d times for 201 scrapes in %.2fs (cache %d ms: at most %d)" % (r1 - r0, elapsed, cache_ms, allowed),
       r1 - r0 <= allowed)
 
-# Slow and half-open clients do not block others, and are dropped after the timeout.
+# Slow and half-open clients do not block others, and are dropped once the timeout has passed:
+# waited for as it happens (each socket read until the server closes it), with a deadline.
 idle = []
+t_idle = time.monotonic()
 for i in range(50):
     s = socket.create_connection(("127.0.0.1", port))
     if i % 2:
@@ -63,38 +65,52 @@ fast = [scrape()[0] for _ in range(20)]
 took = time.monotonic() - t0
 check("with 50 idle or half-open clients, others are served (20 scrapes in %.2fs)" % took,
       fast == [200] * 20 and took < 5)
-time.sleep(timeout + 1.5)
-closed = 0
-for s in idle:
-    s.settimeout(0.5)
-    try:
-        if s.recv(4096) in (b"",) or True:
+deadline, waiting, closed = t_idle + timeout + 10, list(idle), 0
+while waiting and time.monotonic() < deadline:
+    ready, _, _ = select.select(waiting, [], [], max(0, deadline - time.monotonic()))
+    for s in ready:
+        try:
+            gone = s.recv(4096) == b""
+        except ConnectionResetError:
+            gone = True
+        if gone:
             closed += 1
-    except (socket.timeout, ConnectionResetError):
-        pass
+            waiting.remove(s)
+dropped = time.monotonic() - t_idle
+for s in idle:
     s.close()
-check("idle and half-open clients are dropped after the timeout (%d/50)" % closed, closed == 50)
+check("idle and half-open clients are dropped after the %gs timeout (%d/50, after %.1fs)"
+      % (timeout, closed, dropped), closed == 50 and dropped >= timeout * 0.9)
 
 # Malformed requests: malformed HTTP gets 400 (505 for an unknown version); a line that is not
-# HTTP at all is dropped by libmicrohttpd without a reply. Either way the server keeps serving.
+# HTTP at all is dropped by libmicrohttpd without a reply (some only at the timeout: they are
+# sent at once, in parallel). Either way the server keeps serving.
 def reply(req):
     s = socket.create_connection(("127.0.0.1", port))
     s.sendall(req)
-    s.settimeout(timeout + 2)
+    s.settimeout(timeout + 5)
     try:
         r = s.recv(100)
     except (socket.timeout, ConnectionResetError):
         r = b"(timeout)"
     s.close()
     return r
-for req, want in ((b"GET /metrics HTTP/1.1\r\nBad Header\r\n\r\n", b"HTTP/1.1 400"),
-                  (b"GET /metrics HTTP/1.1\r\n\r\n", b"HTTP/1.1 400"),          # no Host
-                  (b"GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: x\r\n\r\n", b"HTTP/1.1 400"),
-                  (b"GET /metrics HTTP/9.9\r\nHost: x\r\n\r\n", b"HTTP/1.1 505")):
-    r = reply(req)
+malformed = ((b"GET /metrics HTTP/1.1\r\nBad Header\r\n\r\n", b"HTTP/1.1 400"),
+             (b"GET /metrics HTTP/1.1\r\n\r\n", b"HTTP/1.1 400"),          # no Host
+             (b"GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: x\r\n\r\n", b"HTTP/1.1 400"),
+             (b"GET /metrics HTTP/9.9\r\nHost: x\r\n\r\n", b"HTTP/1.1 505"))
+garbage = (b"GARBAGE\r\n\r\n", b"\x00\xff\x00\r\n\r\n", b"GET\r\n\r\n")
+answers = {}
+def ask(req):
+    answers[req] = reply(req)
+threads = [threading.Thread(target=ask, args=(req,)) for req in [m[0] for m in malformed] + list(garbage)]
+for t in threads: t.start()
+for t in threads: t.join()
+for req, want in malformed:
+    r = answers[req]
     check("malformed %r gets %s" % (req[:40], want.decode()), r.startswith(want), r[:60])
-for req in (b"GARBAGE\r\n\r\n", b"\x00\xff\x00\r\n\r\n", b"GET\r\n\r\n"):
-    r = reply(req)
+for req in garbage:
+    r = answers[req]
     check("not HTTP %r: no crash, closed (%r)" % (req[:12], r[:20]), b"200 OK" not in r)
 check("and the server keeps serving", scrape()[0] == 200)
 

@@ -2,16 +2,20 @@
 """kill_reuse.py GPUCTL WORKLOAD SLEEPER: a pid that exits and is reused between gpuctl kill's
 listing and its signal must not be signalled. gpuctl kill runs on a pseudo-terminal, so it lists
 and then asks; while it waits for the answer the victim dies and a new process is given the very
-same pid (through /proc/sys/kernel/ns_last_pid, as root); then we answer yes. Prints ok/skip."""
+same pid (through /proc/sys/kernel/ns_last_pid, as root: t0012 runs this in a PID namespace of its
+own, so no other process on the machine sees its pids reused); then we answer yes. Prints ok/skip."""
 import os, pty, signal, subprocess, sys, time
 
 gpuctl, workload, sleeper = sys.argv[1:4]
 victim = subprocess.Popen([workload, "--mem", "700"])
-procdir = os.environ["FAKENVML_PROC_DIR"]
-for _ in range(250):
-    if os.path.exists(os.path.join(procdir, str(victim.pid))):
+# Wait for the workload's "ready PID" line (tests/lib.sh: WORKLOAD_READY), followed with tail -F.
+tail = subprocess.Popen(["timeout", "20", "tail", "-n", "+1", "-F", os.environ["WORKLOAD_READY"]],
+                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+for line in tail.stdout:
+    if line.decode().strip() == "ready %d" % victim.pid:
         break
-    time.sleep(0.02)
+tail.kill()
+tail.wait()
 
 pid, fd = pty.fork()
 if pid == 0:
@@ -28,7 +32,7 @@ for _ in range(50):   # other processes may fork in between: try again
         with open("/proc/sys/kernel/ns_last_pid", "w") as f:
             f.write(str(victim.pid - 1))
     except OSError as e:
-        print("skip - pid reuse: cannot set ns_last_pid (%s)" % e)
+        print("ok - pid reuse # SKIP cannot set ns_last_pid (%s)\n" % e * 2, end="")
         os.write(fd, b"n\n")
         sys.exit(0)
     p = subprocess.Popen([sleeper])
@@ -38,7 +42,7 @@ for _ in range(50):   # other processes may fork in between: try again
     p.kill()
     p.wait()
 if not reused:
-    print("skip - pid reuse: could not get pid %d again" % victim.pid)
+    print("ok - pid reuse # SKIP could not get pid %d again\n" % victim.pid * 2, end="")
     os.write(fd, b"n\n")
     sys.exit(0)
 os.write(fd, b"y\n")

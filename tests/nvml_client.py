@@ -13,10 +13,12 @@ BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MACHINES = os.path.join(ROOT, "tests", "machines")
 failed = 0
+checks = 0
 
 
 def check(name, cond, detail=""):
-    global failed
+    global failed, checks
+    checks += 1
     print(("ok - " if cond else "not ok - ") + name)
     if not cond:
         failed = 1
@@ -236,4 +238,5 @@ def test_old_and_535():
 test_current()
 test_mig()
 test_old_and_535()
+print("1..%d" % checks)   # the plan last (TAP allows it): a run that dies early has none
 sys.exit(failed)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # t0003-errors.sh: every failure class has its exit code and a message that says what to do.
 . "$(dirname "$0")/lib.sh"
+plan 56
 H=$MACHINES/h100x8.machine
 M=$TMP/m.machine
 
@@ -8,7 +9,7 @@ use_machine "$H" /nonexistent/libnvidia-ml.so.1
 check_exit "missing library named by GPUCTL_NVML_LIBRARY" 3 "$GPUCTL" status
 check_grep "says which path failed" 'cannot load NVML from GPUCTL_NVML_LIBRARY=/nonexistent' "$TMP/stderr"
 if ldconfig -p 2>/dev/null | grep -q 'libnvidia-ml\.so\.1'; then
-	skip "no driver installed" "this machine has a real libnvidia-ml.so.1"
+	skip "no driver installed" "this machine has a real libnvidia-ml.so.1" 3
 else
 	unset GPUCTL_NVML_LIBRARY
 	check_exit "no NVIDIA driver" 3 "$GPUCTL" status
@@ -63,7 +64,7 @@ check_exit "no command" 2 "$GPUCTL"
 check_exit "unknown command" 2 "$GPUCTL" frobnicate
 check_grep "unknown command named" "unknown command 'frobnicate'" "$TMP/stderr"
 check_exit "--help" 0 "$GPUCTL" --help
-check_grep "--help documents exit codes" '^  5  a GPU was lost' "$TMP/stdout"
+check_grep "--help documents exit codes" '^ +5  a GPU was lost' "$TMP/stdout"
 check_exit "status --help" 0 "$GPUCTL" status --help
 check_exit "unique prefix runs the command" 0 "$GPUCTL" stat --no-processes
 check_exit "-l with junk" 2 "$GPUCTL" status -l 1s
@@ -71,3 +72,25 @@ check_exit "-l negative" 2 "$GPUCTL" status -l -1
 check_exit "--count 0" 2 "$GPUCTL" status -c 0
 check_exit "-i without value" 2 "$GPUCTL" status -i
 check_grep "names the option" "option '-i' needs a value" "$TMP/stderr"
+
+# Command names: typos, and the commands that end things, which are never abbreviated.
+check_exit "a typo" 2 "$GPUCTL" staus
+check_grep "gets the nearest command" 'unknown command .staus.\. Did you mean `gpuctl status`\?' "$TMP/stderr"
+check_exit "kill is not reached by an abbreviation" 2 "$GPUCTL" kil --mine
+check_grep "and says to type it in full" '`gpuctl kill` ends things, so it is never abbreviated' "$TMP/stderr"
+check_exit "nor is release" 2 "$GPUCTL" rel
+check_exit "a prefix shared with release is ambiguous, not run" 2 "$GPUCTL" r -- true
+check_grep "and names both" "ambiguous command 'r', could be: run release" "$TMP/stderr"
+
+# One GPU selection, resolved in one place: the same error and code for every command.
+check_exit "status -i 9 on 8 GPUs" 6 "$GPUCTL" status -i 9
+sed 's/^gpuctl status: //' "$TMP/stderr" >"$TMP/status.err"
+check_exit "release --gpus 9: exit 6 too" 6 "$GPUCTL" release --gpus 9
+check_eq "with the same message" "$(cat "$TMP/status.err")" "$(sed 's/^gpuctl release: //' "$TMP/stderr")"
+check_exit "release --gpu, the older spelling" 6 "$GPUCTL" release --gpu 9
+check_exit "kill --gpus 9" 6 "$GPUCTL" kill --gpus 9
+
+# Usage errors and help do not depend on the driver.
+use_machine "$H" /nonexistent/libnvidia-ml.so.1
+check_exit "a bad value without a driver is still a usage error" 2 "$GPUCTL" status -l 1s
+check_exit "--help-query-gpu needs no driver" 0 "$GPUCTL" status --help-query-gpu

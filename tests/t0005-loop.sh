@@ -2,6 +2,7 @@
 # t0005-loop.sh: -l/--loop: NVML opened once, one JSON document per line, CSV appends rows,
 # Ctrl-C ends with status 0, processes that come and go are seen, a GPU lost mid-run.
 . "$(dirname "$0")/lib.sh"
+plan 16
 H=$MACHINES/h100x8.machine
 use_machine "$H"
 export FAKENVML_STATS=$TMP/stats
@@ -25,28 +26,30 @@ check_eq "csv: one header" 1 "$(grep -c '^index, memory.used' "$TMP/csv")"
 "$GPUCTL" status -l 0.02 -c 2 --no-processes >"$TMP/t"
 check_eq "table frames follow each other when not a terminal" 2 "$(grep -c '^driver 550' "$TMP/t")"
 
-"$GPUCTL" status --json -l 0.05 >"$TMP/out" 2>"$TMP/err" &
+# Each loop writes a new file: the line awaited must be this loop's.
+"$GPUCTL" status --json -l 0.05 >"$TMP/int.json" 2>"$TMP/err" &
 pid=$!
-sleep 0.4
+await_line '^\{' "$TMP/int.json"
 kill -INT $pid
 wait $pid
 check_eq "Ctrl-C ends the loop with status 0" 0 $?
-check "output up to then is whole" jq -e . "$TMP/out"
-"$GPUCTL" status --json -l 0.05 >"$TMP/out" 2>"$TMP/err" &
-pid=$!; sleep 0.2; kill -TERM $pid; wait $pid
+check "output up to then is whole" jq -e . "$TMP/int.json"
+"$GPUCTL" status --json -l 0.05 >"$TMP/term.json" 2>"$TMP/err" &
+pid=$!; await_line '^\{' "$TMP/term.json"; kill -TERM $pid; wait $pid
 check_eq "SIGTERM ends the loop with status 0" 0 $?
 
 # Processes appear while the loop runs (the machine file changes).
 M=$TMP/m.machine
 cp "$H" "$M"
 use_machine "$M"
-"$GPUCTL" status --json -l 0.1 -c 6 -i 1 >"$TMP/out" &
+"$GPUCTL" status --json -l 0.05 -i 1 >"$TMP/mid.json" &
 pid=$!
-sleep 0.25
+await_line '^\{' "$TMP/mid.json"
 printf '\n[process]\ngpu = 1\npid = 4000999\nused_memory_mib = 42\n' >>"$M"
 touch -d '+1 second' "$M"
-wait $pid
-check_eq "a process that starts mid-loop shows up" 'true' "$(jq -sc '(.[0].gpus[0].processes | length) == 0 and (.[-1].gpus[0].processes[0].pid == 4000999)' "$TMP/out")"
+await_line '"pid":4000999' "$TMP/mid.json"
+kill -INT $pid; wait $pid
+check_eq "a process that starts mid-loop shows up" 'true' "$(jq -sc '(.[0].gpus[0].processes | length) == 0 and (.[-1].gpus[0].processes[0].pid == 4000999)' "$TMP/mid.json")"
 
 # A GPU that falls off the bus on the second refresh: the loop goes on with the others.
 awk '/^\[gpu\]/{g++} {print} /^\[gpu\]/ && g==2 {print "lost_after = 14"}' "$H" >"$M"

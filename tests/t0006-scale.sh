@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # t0006-scale.sh: 16 GPUs and 1000 processes: right, and clean under valgrind.
 . "$(dirname "$0")/lib.sh"
+plan 6
 pids=()
 for i in $(seq 20); do spawn "job$i" --rank "$i"; pids+=("$SPAWNED"); done
 gen_machine "$TMP/big.machine" 16 1000 "${pids[@]}"
@@ -10,9 +11,9 @@ check_eq "1000 processes over 16 GPUs" '[16,1000]' "$(jqv '[(.gpus | length), ([
 check_eq "live ones have their command lines" '"job7 --rank 7"' "$(jqv '[.gpus[].processes[] | select(.pid == '"${pids[6]}"') | .command][0]')"
 check_eq "memory per process" '[100,1099]' "$(jqv '[[.gpus[].processes[].used_memory_mib] | min, max]')"
 if [[ ${GPUCTL_BUILD:-build} == *asan* ]]; then
-	skip "valgrind" "the ASan build is checked by ASan instead"
+	skip "valgrind" "the ASan build is checked by ASan instead" 3
 elif ! command -v valgrind >/dev/null; then
-	skip "valgrind" "valgrind is not installed"
+	skip "valgrind" "valgrind is not installed" 3
 else
 	valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
 		"$GPUCTL" status --json >/dev/null 2>"$TMP/vg"

@@ -2,6 +2,7 @@
 # t0007-map.sh: `gpuctl map` and `gpuctl which` on simulated machines, --pid, and --verify's
 # plumbing with a stand-in libcuda that only reports the list the test gives it.
 . "$(dirname "$0")/lib.sh"
+plan 54
 export GPUCTL_CUDA_LIBRARY=$B/fakecuda/libcuda.so.1
 W=$MACHINES/workstation-mixed.machine
 use_machine "$W"
@@ -65,7 +66,7 @@ check_eq "old MIG-GPU-uuid/gi/ci form" "\"$MIG1\"" "$(jqv '.devices[0].uuid')"
 # --pid
 use_machine "$W"
 CUDA_VISIBLE_DEVICES=2 CUDA_DEVICE_ORDER=PCI_BUS_ID "$B/sleeper" & p=$!
-sleep 0.1
+await_line "^$p\$" "$SLEEPER_READY"
 "$GPUCTL" map --pid $p --json >"$TMP/out"
 check_eq "--pid reads the process's variables" '["2","PCI_BUS_ID",[2]]' "$(jqv '[.cuda_visible_devices,.cuda_device_order_env,[.devices[].nvml_index]]')"
 check_eq "which --pid" 2 "$("$GPUCTL" which --pid $p --format=index)"
@@ -78,7 +79,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	check_eq "--pid of another user's process: refused" 1 $?
 	check_grep "permission denied, with advice" 'cannot read the environment of process 1 .*Permission denied; run as that user or as root' "$TMP/stderr"
 else
-	skip "--pid permission denied" "needs root and setpriv to act as another user"
+	skip "--pid permission denied" "needs root and setpriv to act as another user" 2
 fi
 
 # --verify: the driver's answer against the model

@@ -4,6 +4,7 @@
 # cleaning the shell, what another user may not do, user config and the daemon's policy.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/daemon.sh"
+plan 77
 H=$MACHINES/h100x8.machine
 use_machine "$H"
 daemon_setup
@@ -50,7 +51,7 @@ for sig in USR1 USR2 HUP TERM INT QUIT; do
 	: >"$TMP/sig"
 	env --default-signal=INT,QUIT "$GPUCTL" run -q -- bash -c "trap 'echo got-$sig >>$TMP/sig; exit 0' $sig; echo ready >>$TMP/sig; while :; do sleep 0.05; done" &
 	p=$!
-	wait_line "$TMP/sig" ready
+	await_line ready "$TMP/sig"
 	kill -$sig $p
 	wait $p
 	check_eq "SIG$sig reaches the job" "ready got-$sig" "$(tr '\n' ' ' <"$TMP/sig" | sed 's/ $//')"
@@ -59,7 +60,7 @@ done
 # Exclusivity, and the lease outliving a killed gpuctl and a killed daemon.
 "$GPUCTL" run -q -g 1 --name holder -- "$WL" --log "$LOG" --tag holder &
 runner=$!
-wait_line "$LOG" '^start holder'
+await_line '^start holder' "$LOG"
 check_exit "a leased GPU is not given twice" 10 "$GPUCTL" run -g 1 --ignore-usage -- true
 check_grep "names the holder" "GPU 1 \(GPU-d23f0824\): leased by $(id -un), pid [0-9]+ 'holder'" "$TMP/stderr"
 "$GPUCTL" leases --json >"$TMP/out"
@@ -89,7 +90,7 @@ ended=$(count_lines "$DLOG" 'lease [0-9a-f]+ ended')
 mkfifo "$TMP/go"
 bash -c 'eval "$("$0" env -q -n 1 --prefer index --name nb)"; echo "$CUDA_VISIBLE_DEVICES $CUDA_DEVICE_ORDER" >"$1"; read -r _ <"$2"' "$GPUCTL" "$TMP/envout" "$TMP/go" &
 shell=$!
-wait_line "$TMP/envout" PCI_BUS_ID
+await_line PCI_BUS_ID "$TMP/envout"
 check_eq "env: exports in the shell" "1 PCI_BUS_ID" "$(cat "$TMP/envout")"
 check_eq "env: leased while the shell lives" '["env","nb"]' "$("$GPUCTL" leases --json | jq -c '[.leases[0].kind,.leases[0].name]')"
 echo go >"$TMP/go"
@@ -118,7 +119,7 @@ if can_switch; then
 	"$GPUCTL" leases --json >"$TMP/out"
 	check_eq "a lease's user is the kernel's word" '[]' "$(jqv '[.leases[] | select(.user != "root")]')"
 else
-	for i in 1 2 3 4 5 6; do skip "another user ($i)" "needs root and setpriv"; done
+	skip "another user" "needs root and setpriv" 6
 fi
 check_exit "release --gpu 0" 0 "$GPUCTL" release --gpu 0
 check_eq "one released" 2 "$(live_leases)"
@@ -136,7 +137,7 @@ check_grep "and gives the line that cleans it" '^  unset CUDA_VISIBLE_DEVICES NV
 check_eq "release --format=sh cleans the shell" "[1] [unset]" "$(tr '\n' ' ' <"$TMP/shell" | sed 's/ $//')"
 
 "$GPUCTL" run -q -n 1 -- "$WL" --log "$LOG" --tag runlease & runner=$!
-wait_line "$LOG" '^start runlease'
+await_line '^start runlease' "$LOG"
 check_exit "release refuses a run lease" 12 "$GPUCTL" release --gpu 1
 check_grep "it ends with its job" 'ends when the job does' "$TMP/stderr"
 kill $runner; wait $runner 2>/dev/null

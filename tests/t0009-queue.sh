@@ -5,6 +5,7 @@
 # keeps its place; the progress line on a terminal.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/daemon.sh"
+plan 28
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
 daemon_setup
@@ -20,7 +21,7 @@ wait_queue() { local i; for i in $(seq 500); do [ "$(queue_len)" = "$1" ] && ret
 hold() {
 	mkfifo "$TMP/fifo-$1"
 	"$GPUCTL" run -q -n "$2" -- "$WL" --log "$LOG" --tag "$1" --until "$TMP/fifo-$1" &
-	wait_line "$LOG" "^start $1 "
+	await_line "^start $1 " "$LOG"
 }
 release() { echo >"$TMP/fifo-$1"; }
 
@@ -52,7 +53,7 @@ check_grep "leases shows the queue in order" '^  1\. .* wants 1 GPU' "$TMP/out"
 "$GPUCTL" leases --json >"$TMP/out"
 check_eq "with positions" "[1,2,3]" "$(jqv '[.queue[].position]')"
 release b
-wait_count "$LOG" '^end w' 3
+await_count '^end w' "$LOG" 3
 release a
 check_eq "equal requests run in arrival order" "w1 w2 w3 " "$(starts | sed 's/^a b //')"
 
@@ -71,8 +72,9 @@ release x
 wait_ended $((ended + 1))
 check_eq "two GPUs free, and they are kept for the head" "1 4" "$(live_leases) $(queue_len)"
 release y
-wait_count "$LOG" '^end s' 3
-check_eq "the big request went first" "big" "$(starts | awk '{print $3}')"
+await_count '^end s' "$LOG" 3
+granted() { awk '$1 == "start" {print $5, $2}' "$LOG" | sort -n | awk '{print $2}' | tr '\n' ' '; }
+check_eq "the big request was granted first" "big" "$(granted | awk '{print $3}')"
 
 # Leaving the queue: timeout, signals, SIGKILL; never a job started later.
 hold h2 4
@@ -115,7 +117,7 @@ wait_queue 1
 wait_queue 2
 kill -STOP $ws
 release s
-wait_line "$LOG" '^end next'
+await_line '^end next' "$LOG"
 check "the waiter behind a stopped one got the GPU" true
 "$GPUCTL" leases --json >"$TMP/out"
 check_eq "the stopped one keeps its place" '[[1,"stopped"]]' "$(jqv '[.queue[] | [.position, .state]]')"
@@ -125,5 +127,5 @@ wait $ws
 check_eq "once it goes on, it runs" 0 $?
 check_grep "its job ran" '^end stopped' "$LOG"
 release rest
-wait_line "$LOG" '^end rest'
+await_line '^end rest' "$LOG"
 check_eq "nothing left leased or queued" "0 0" "$(live_leases) $(queue_len)"

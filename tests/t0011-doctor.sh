@@ -2,6 +2,7 @@
 # t0011-doctor.sh: each classic mistake, built from the test workload on a simulated machine, is
 # reported with its code, pids and GPUs; a clean machine has no error findings.
 . "$(dirname "$0")/lib.sh"
+plan 26
 use_state
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
@@ -32,7 +33,7 @@ use_machine "$TMP/m4"
 
 # The variable set after CUDA started: the process uses GPUs it was not meant to see.
 CUDA_VISIBLE_DEVICES=1 "$WL" --mode ignore --mem 2000 & p=$!
-wait_for grep -q "pid = $p" "$FAKENVML_PROC_DIR/$p"
+await_workload $p
 doc
 check_eq "late_visibility names the process and the GPUs it should not use" "[{\"gpus\":[0,2,3],\"pids\":[$p]}]" "$(finding late_visibility)"
 check_grep "says what it was meant to see" "meant to see 1" "$TMP/out"
@@ -40,7 +41,7 @@ stop_all
 
 # Every GPU grabbed, one used (DataParallel, or no variable at all).
 "$WL" --mode all --mem 20000 --mem-other 300 & p=$!
-wait_for test -s "$FAKENVML_PROC_DIR/$p"
+await_workload $p
 doc
 check_eq "grabbed_all" "[{\"gpus\":[0,1,2,3],\"pids\":[$p]}]" "$(finding grabbed_all)"
 stop_all
@@ -48,17 +49,17 @@ stop_all
 # Two jobs on one GPU with little memory left.
 CUDA_VISIBLE_DEVICES=2 "$WL" --mem 39000 & p1=$!
 CUDA_VISIBLE_DEVICES=2 "$WL" --mem 39000 & p2=$!
-wait_for test -s "$FAKENVML_PROC_DIR/$p1" && wait_for test -s "$FAKENVML_PROC_DIR/$p2"
+await_workload $p1 && await_workload $p2
 doc
 check_eq "oom_risk names both jobs" "[{\"gpus\":[2],\"pids\":[$(printf '%s\n' $p1 $p2 | sort -n | paste -sd,)]}]" "$(finding oom_risk | jq -c '[.[] | .pids |= sort]')"
 stop_all
 
 # A process on a GPU leased to someone else, and GPUs used without a lease.
-"$GPUCTL" run -g 3 -- "$WL" --mem 500 & runner=$!
-wait_leases 1
+WORKLOAD_READY=$TMP/run.ready "$GPUCTL" run -g 3 -- "$WL" --mem 500 & runner=$!
+await_line '^ready ' "$TMP/run.ready" && wait_leases 1
 CUDA_VISIBLE_DEVICES=3 "$WL" --mem 500 & intruder=$!
 CUDA_VISIBLE_DEVICES=1 "$WL" --mem 500 & loose=$!
-wait_for test -s "$FAKENVML_PROC_DIR/$intruder" && wait_for test -s "$FAKENVML_PROC_DIR/$loose"
+await_workload $intruder && await_workload $loose
 doc
 check_eq "lease_violation names the intruder only" "[{\"gpus\":[3],\"pids\":[$intruder]}]" "$(finding lease_violation)"
 check_eq "unleased_use" "[{\"gpus\":[1],\"pids\":[$loose]}]" "$(finding unleased_use)"
@@ -71,7 +72,7 @@ stop_all
 # An orphaned worker still holding memory.
 bash -c "\"$WL\" --mem 700 & echo \$! >'$TMP/orphan'"
 o=$(cat "$TMP/orphan")
-wait_for test -s "$FAKENVML_PROC_DIR/$o"
+await_workload $o
 doc
 check_eq "orphan_process" "[{\"gpus\":[0],\"pids\":[$o]}]" "$(finding orphan_process)"
 kill $o

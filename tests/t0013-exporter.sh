@@ -1,36 +1,22 @@
 #!/usr/bin/env bash
-# t0013-exporter.sh: gpuctl exporter: the exposition passes promtool, a real Prometheus server
-# scrapes it and answers PromQL with the simulated machine's values, and it survives concurrency,
-# slow and malformed clients, 10,000 scrapes and a GPU lost while serving.
+# t0013-exporter.sh: gpuctl exporter: the exposition passes promtool (its every value per simulated
+# machine: t0014's golden files), leases and processes show in it, and the server
+# survives concurrency, slow and malformed clients, 10,000 scrapes and a GPU lost while serving.
+# A real Prometheus server scraping it: t0015.
 . "$(dirname "$0")/lib.sh"
+plan 36
 use_state
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-start_exporter() {
-	PORT=$(free_port)
-	"$GPUCTL" exporter --listen 127.0.0.1:$PORT "$@" 2>"$TMP/exporter.log" &
-	EXP=$!
-	wait_for curl -sf "http://127.0.0.1:$PORT/metrics"
-}
-stop_exporter() { kill $EXP; wait $EXP; }
 sample() { grep -E "^$1\{$2" "$TMP/metrics" | awk '{print $NF}'; }
 
 use_machine "$MACHINES/a100-mig.machine"
 start_exporter --cache-ms 200 --timeout 2
 curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics"
-check_grep "logs where it serves" "serving http://127.0.0.1:$PORT/metrics" "$TMP/exporter.log"
+check_grep "logs where it serves: the port the kernel chose" "serving http://127.0.0.1:[1-9][0-9]*/metrics" "$TMP/exporter.log"
 if command -v promtool >/dev/null; then
 	check "promtool check metrics" sh -c "promtool check metrics <'$TMP/metrics'"
 else
 	skip "promtool" "the prometheus package is not installed"
 fi
-check_eq "temperature" 41 "$(sample gpuctl_gpu_temperature_celsius 'gpu="0"')"
-check_eq "memory in bytes" 42949672960 "$(sample gpuctl_gpu_memory_total_bytes 'gpu="1"')"
-check_eq "power in watts" 80 "$(sample gpuctl_gpu_power_watts 'gpu="1"')"
-check_eq "ECC error counter" 0 "$(sample gpuctl_gpu_ecc_uncorrected_errors_total 'gpu="1"')"
-check_eq "utilisation unavailable under MIG is left out, not 0" "20" "$(sample gpuctl_gpu_utilization_percent '')"
-check_eq "MIG devices" 3 "$(grep -c '^gpuctl_mig_device_memory_used_bytes{' "$TMP/metrics")"
-check_eq "per-process memory with pid, user and command" 1 "$(grep -c '^gpuctl_process_gpu_memory_bytes{gpu="0",.*pid="4000301",user="unknown",command=""} 9332326400$' "$TMP/metrics")"
-check_eq "compute mode" 1 "$(sample gpuctl_gpu_compute_mode 'gpu="1",.*mode="Exclusive_Process"')"
 check_eq "every family has HELP and TYPE" "$(grep -c '^# HELP' "$TMP/metrics")" "$(grep -c '^# TYPE' "$TMP/metrics")"
 check_eq "/ is an HTML page linking to /metrics" 1 "$(curl -sf "http://127.0.0.1:$PORT/" | grep -c 'href="/metrics"')"
 check_eq "anything else is 404" 404 "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/nope")"
@@ -42,9 +28,9 @@ check_eq "stops cleanly on SIGTERM" 0 $?
 # Processes, users and leases.
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
-"$GPUCTL" run -g 2 --name train -- "$B/workload" --mem 3000 & runner=$!
+WORKLOAD_READY=$TMP/run.ready "$GPUCTL" run -g 2 --name train -- "$B/workload" --mem 3000 & runner=$!
+await_line '^ready ' "$TMP/run.ready"
 wait_leases 1
-wait_for test -n "$(ls "$FAKENVML_PROC_DIR")"
 start_exporter --cache-ms 0
 curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics"
 check_eq "lease holder per GPU" 1 "$(sample gpuctl_gpu_lease_info "gpu=\"2\".*holder=\"$(id -un)\",lease_name=\"train\",kind=\"run\"")"
@@ -80,39 +66,16 @@ stop_exporter
 
 check_exit "a bad --listen" 2 "$GPUCTL" exporter --listen nowhere
 check_exit "a bad IPv6 --listen" 2 "$GPUCTL" exporter --listen '[zz]:1'
-P6=$(free_port)
-"$GPUCTL" exporter --listen "[::1]:$P6" 2>/dev/null & e6=$!
-if wait_for curl -sf -g "http://[::1]:$P6/metrics"; then ok "listens on IPv6 when asked"; else
-	if ip -6 addr show lo 2>/dev/null | grep -q '::1'; then not_ok "listens on IPv6 when asked"; else skip "IPv6" "no ::1 on this machine"; fi
-fi
-kill $e6; wait $e6 2>/dev/null
-check_exit "a port in use" 1 "$GPUCTL" exporter --listen "127.0.0.1:$(python3 -c 'import socket,time,os; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1]); os.close(1); time.sleep(3)' &)"
-
-# A real Prometheus server scrapes the exporter and answers PromQL.
-if command -v prometheus >/dev/null && command -v promtool >/dev/null; then
-	use_machine "$MACHINES/h100x8.machine"
-	start_exporter
-	PP=$(free_port)
-	mkdir -p "$TMP/prom"
-	cat >"$TMP/prom/prometheus.yml" <<YML
-global: {scrape_interval: 1s, evaluation_interval: 1s}
-scrape_configs:
-  - job_name: gpuctl
-    static_configs: [{targets: ['127.0.0.1:$PORT']}]
-YML
-	check "promtool check config" promtool check config "$TMP/prom/prometheus.yml"
-	prometheus --config.file="$TMP/prom/prometheus.yml" --storage.tsdb.path="$TMP/prom/data" \
-		--web.listen-address=127.0.0.1:$PP >"$TMP/prom/log" 2>&1 &
-	PROM=$!
-	q() { curl -s "http://127.0.0.1:$PP/api/v1/query" --data-urlencode "query=$1" | jq -r '.data.result[0].value[1] // empty'; }
-	for i in $(seq 200); do [ "$(q 'up{job="gpuctl"}')" = 1 ] && break; sleep 0.1; done
-	check_eq "Prometheus scraped the exporter" 1 "$(q 'up{job="gpuctl"}')"
-	check_eq "PromQL: temperature of GPU 5" 65 "$(q 'gpuctl_gpu_temperature_celsius{gpu="5"}')"
-	check_eq "PromQL: memory used on GPU 0, in MiB" 71234 "$(q 'gpuctl_gpu_memory_used_bytes{gpu="0"} / 2^20')"
-	check_eq "PromQL: total power over 8 GPUs" 2176.9 "$(q 'round(sum(gpuctl_gpu_power_watts), 0.1)')"
-	check_eq "PromQL: GPUs of the machine" 8 "$(q 'count(gpuctl_gpu_info{hostname!=""})')"
-	kill $PROM; wait $PROM 2>/dev/null
-	stop_exporter
+"$GPUCTL" exporter --listen "[::1]:0" 2>"$TMP/e6.log" & e6=$!
+if await_line 'serving|cannot' "$TMP/e6.log" && P6=$(sed -n 's|.*serving http://\[::1\]:\([0-9]*\)/.*|\1|p' "$TMP/e6.log") &&
+	[ -n "$P6" ] && curl -sf -g "http://[::1]:$P6/metrics" >/dev/null; then
+	ok "listens on IPv6 when asked"
+elif ip -6 addr show lo 2>/dev/null | grep -q '::1'; then
+	not_ok "listens on IPv6 when asked" "$(cat "$TMP/e6.log")"
 else
-	skip "real Prometheus" "the prometheus package is not installed"
+	skip "listens on IPv6 when asked" "no ::1 on this machine"
 fi
+kill $e6 2>/dev/null; wait $e6 2>/dev/null
+start_exporter
+check_exit "a port in use" 1 "$GPUCTL" exporter --listen "127.0.0.1:$PORT"
+stop_exporter

@@ -10,8 +10,9 @@
  * what it holds on all but the first, a context by default); ignore: every
  * GPU, as when the variable was set after CUDA started. --log appends "start TAG NS QUEUED LEASED
  * UUIDS" and "end TAG NS" lines (CLOCK_REALTIME ns; QUEUED and LEASED are GPUCTL_QUEUED_AT and
- * GPUCTL_LEASED_AT, or 0) for the lease tests. */
-#include "devices.h"
+ * GPUCTL_LEASED_AT, or 0) for the lease tests. Once it is in the process list it appends
+ * "ready PID" to the file WORKLOAD_READY names, if any: the event tests wait for. */
+#include "visenv.h"
 #include "gpu.h"
 #include "util.h"
 
@@ -110,7 +111,7 @@ int main(int argc, char **argv)
 		}
 		free(tmp);
 	}
-	log_line(logp, line.buf);
+	/* Handlers first: a test may signal it as soon as it says it is ready. */
 	struct sigaction sa = {.sa_handler = on_stop};
 	sigemptyset(&sa.sa_mask);
 	if (ignore_term)
@@ -118,6 +119,10 @@ int main(int argc, char **argv)
 	else
 		sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	log_line(logp, line.buf);
+	char ready[64];
+	snprintf(ready, sizeof ready, "ready %d\n", (int)getpid());
+	log_line(getenv("WORKLOAD_READY"), ready);
 	/* --until FIFO: run until a line is written to it (the tests' event), or --seconds. A
 	 * FIFO opened O_NONBLOCK for reading sees no hang-up before a writer comes. */
 	int ufd = until ? open(until, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;

@@ -1,14 +1,16 @@
-/* main.c: runs the C unit tests of gpuctl's parsers and formatters. */
+/* main.c: runs the C unit tests of gpuctl's parsers and formatters, as TAP. */
 #include "tap.h"
 
 int tap_failed;
+static int tap_count;
 
 void tap_check(bool cond, const char *what, const char *file, int line)
 {
+	tap_count++;
 	if (cond) {
 		printf("ok - %s\n", what);
 	} else {
-		printf("not ok - %s (%s:%d)\n", what, file, line);
+		printf("not ok - %s\n#   at %s:%d\n", what, file, line);
 		tap_failed = 1;
 	}
 }
@@ -32,5 +34,9 @@ int main(void)
 	test_alloc();
 	test_config_values();
 	test_proto();
+	test_args();
+	test_exitcodes();
+	/* The plan comes last (TAP allows it): a run that dies early has none, and fails. */
+	printf("1..%d\n", tap_count);
 	return tap_failed;
 }

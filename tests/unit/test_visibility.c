@@ -68,8 +68,9 @@ static void run_case(const char *line, int lineno)
 		*p++ = '\0';
 	}
 	if (n != 5) {
-		printf("not ok - visibility.cases:%d: expected 5 tab-separated fields\n", lineno);
-		tap_failed = 1;
+		char what[64];
+		snprintf(what, sizeof what, "visibility.cases:%d: 5 tab-separated fields", lineno);
+		tap_check(false, what, __FILE__, __LINE__);
 		free(copy);
 		return;
 	}
@@ -103,10 +104,11 @@ static void run_case(const char *line, int lineno)
 		sb_adds(&got, "-");
 	char *want = xasprintf("%s\t%s", f[3], f[4]);
 	bool ok = !strcmp(got.buf, want);
-	printf("%s - visibility.cases:%d %s CUDA_VISIBLE_DEVICES=%s order=%s\n", ok ? "ok" : "not ok",
-	       lineno, f[0], cvd ? f[1] : "unset", f[2]);
+	char what[256];
+	snprintf(what, sizeof what, "visibility.cases:%d %s CUDA_VISIBLE_DEVICES=%s order=%s", lineno,
+		 f[0], cvd ? f[1] : "unset", f[2]);
+	tap_check(ok, what, __FILE__, __LINE__);
 	if (!ok) {
-		tap_failed = 1;
 		printf("#   want: %s\n#   got:  %s\n", want, got.buf);
 		for (size_t i = 0; i < r->nwarns; i++)
 			printf("#   %s: %s\n", r->warns[i].code, r->warns[i].message);

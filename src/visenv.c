@@ -1,13 +1,11 @@
-/* devices.c: the machine as the visibility model sees it, and a process's CUDA variables. */
-#include "devices.h"
-#include "util.h"
+/* visenv.c: the visibility model on this machine and an environment (see visenv.h). */
+#include "visenv.h"
+#include "pid.h"
 
-#include <errno.h>
-#include <pwd.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 struct vis_machine *vis_machine_new(const struct gpu_set *set)
 {
@@ -53,50 +51,14 @@ void vis_machine_free(struct vis_machine *m)
 
 bool read_proc_env(unsigned pid, struct proc_env *env, char *msg, size_t msglen)
 {
-	char path[64];
-	size_t len;
+	static const char *const names[] = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
+					    "GPUCTL_LEASE_ID"};
+	char *v[3];
 	*env = (struct proc_env){0};
-	snprintf(path, sizeof path, "/proc/%u/environ", pid);
-	char *buf = read_file(path, &len);
-	if (!buf) {
-		int e = errno;
-		struct stat st;
-		snprintf(path, sizeof path, "/proc/%u", pid);
-		if (e == ENOENT || stat(path, &st) != 0) {
-			snprintf(msg, msglen, "no process %u (it has exited, or lives in another PID "
-					      "namespace)", pid);
-		} else {
-			struct passwd *pw = getpwuid(st.st_uid);
-			snprintf(msg, msglen, "cannot read the environment of process %u (owned by %s): "
-					      "%s; run as that user or as root", pid,
-				 pw ? pw->pw_name : "another user", strerror(e));
-		}
+	if (!pid_getenv(pid, names, v, 3, msg, msglen))
 		return false;
-	}
-	for (size_t off = 0; off < len; off += strlen(buf + off) + 1) {
-		const char *kv = buf + off;
-		if (!strncmp(kv, "CUDA_VISIBLE_DEVICES=", 21))
-			env->cvd = xstrdup(kv + 21);
-		else if (!strncmp(kv, "CUDA_DEVICE_ORDER=", 18))
-			env->order = xstrdup(kv + 18);
-		else if (!strncmp(kv, "GPUCTL_LEASE_ID=", 16))
-			env->lease_id = xstrdup(kv + 16);
-	}
-	free(buf);
+	*env = (struct proc_env){.cvd = v[0], .order = v[1], .lease_id = v[2]};
 	return true;
-}
-
-int proc_ppid(unsigned pid)
-{
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%u/stat", pid);
-	char *text = read_file(path, NULL);
-	const char *paren = text ? strrchr(text, ')') : NULL;
-	int ppid = -1;
-	if (!paren || sscanf(paren + 2, "%*c %d", &ppid) != 1)
-		ppid = -1;
-	free(text);
-	return ppid;
 }
 
 void proc_env_free(struct proc_env *env)
@@ -107,7 +69,25 @@ void proc_env_free(struct proc_env *env)
 	*env = (struct proc_env){0};
 }
 
-bool vis_request_values(const struct vis_request *rq, struct proc_env *out, char *msg, size_t msglen)
+bool vis_request_read(struct args *a, struct vis_request *rq)
+{
+	static const char *const orders[] = {"PCI_BUS_ID", "FASTEST_FIRST", NULL};
+	*rq = (struct vis_request){0};
+	for (size_t i = 0; i < a->n; i++) /* --visible and --unset: the last one given wins */
+		if (a->v[i].opt == VIS_OPT_VISIBLE || a->v[i].opt == VIS_OPT_UNSET) {
+			rq->visible_given = true;
+			rq->visible = a->v[i].opt == VIS_OPT_VISIBLE ? a->v[i].value : NULL;
+		}
+	int order = args_choice(a, VIS_OPT_ORDER, orders, -2);
+	if (order == -1)
+		return false;
+	rq->order = order >= 0 ? orders[order] : NULL;
+	return args_uint(a, VIS_OPT_PID, 1, UINT_MAX, &rq->pid);
+}
+
+/* The variables in effect: the process's (--pid) or the caller's, then the options'. */
+static bool request_values(const struct vis_request *rq, struct proc_env *out, char *msg,
+			   size_t msglen)
 {
 	*out = (struct proc_env){0};
 	if (rq->pid && !read_proc_env((unsigned)rq->pid, out, msg, msglen))
@@ -121,28 +101,27 @@ bool vis_request_values(const struct vis_request *rq, struct proc_env *out, char
 		free(out->cvd);
 		out->cvd = rq->visible ? xstrdup(rq->visible) : NULL;
 	}
-	if (rq->order_given) {
+	if (rq->order) {
 		free(out->order);
 		out->order = xstrdup(rq->order);
 	}
 	return true;
 }
 
-int vis_session_open(struct vis_session *s, const struct vis_request *rq, const char *who)
+int vis_session_open(struct vis_session *s, const struct vis_request *rq, struct cmd *c)
 {
-	struct gpu_error err = {0};
+	char msg[512];
 	memset(s, 0, sizeof *s);
-	if (!vis_request_values(rq, &s->env, err.msg, sizeof err.msg)) {
-		fprintf(stderr, "%s: %s\n", who, err.msg);
+	if (!request_values(rq, &s->env, msg, sizeof msg)) {
+		fprintf(stderr, "gpuctl %s: %s\n", c->entry->name, msg);
 		return EXIT_FAIL;
 	}
-	s->set = gpu_set_open(&err);
-	if (!s->set) {
+	int rc = cmd_open(c);
+	if (rc != EXIT_OK) {
 		proc_env_free(&s->env);
-		fprintf(stderr, "gpuctl: %s\n", err.msg);
-		return err.code;
+		return rc;
 	}
-	s->m = vis_machine_new(s->set);
+	s->m = vis_machine_new(c->set);
 	s->r = vis_resolve(s->m, s->env.cvd, s->env.order);
 	return EXIT_OK;
 }
@@ -151,6 +130,5 @@ void vis_session_close(struct vis_session *s)
 {
 	vis_result_free(s->r);
 	vis_machine_free(s->m);
-	gpu_set_free(s->set);
 	proc_env_free(&s->env);
 }

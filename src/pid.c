@@ -1,0 +1,104 @@
+/* pid.c: one process by pid, and user names (see pid.h). */
+#include "pid.h"
+#include "util.h"
+
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+bool pid_stat(unsigned pid, struct pid_stat *st)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%u/stat", pid);
+	char *text = read_file(path, NULL);
+	/* The command name in parentheses may hold anything, ')' included: parse after the last. */
+	const char *p = text ? strrchr(text, ')') : NULL;
+	bool ok = p && sscanf(p + 1, " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+				    "%*d %*d %*d %llu", &st->state, &st->ppid, &st->start) == 3;
+	free(text);
+	return ok;
+}
+
+bool pid_getenv(unsigned pid, const char *const *names, char **values, size_t n, char *msg,
+		size_t msglen)
+{
+	char path[64];
+	size_t len;
+	for (size_t k = 0; k < n; k++)
+		values[k] = NULL;
+	snprintf(path, sizeof path, "/proc/%u/environ", pid);
+	char *buf = read_file(path, &len);
+	if (!buf) {
+		int e = errno;
+		struct stat st;
+		snprintf(path, sizeof path, "/proc/%u", pid);
+		if (e == ENOENT || stat(path, &st) != 0) {
+			snprintf(msg, msglen, "no process %u (it has exited, or lives in another PID "
+					      "namespace)", pid);
+		} else {
+			char name[64];
+			snprintf(msg, msglen, "cannot read the environment of process %u (owned by %s): "
+					      "%s; run as that user or as root", pid,
+				 user_name(st.st_uid, name, sizeof name), strerror(e));
+		}
+		return false;
+	}
+	for (size_t off = 0; off < len; off += strlen(buf + off) + 1) {
+		const char *kv = buf + off, *eq = strchr(kv, '=');
+		for (size_t k = 0; eq && k < n; k++)
+			if (strlen(names[k]) == (size_t)(eq - kv) && !strncmp(kv, names[k], (size_t)(eq - kv))) {
+				free(values[k]);
+				values[k] = xstrdup(eq + 1);
+			}
+	}
+	free(buf);
+	return true;
+}
+
+int pid_open(unsigned pid, unsigned long long start)
+{
+	struct pid_stat st;
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	/* Checked after opening: a pidfd stays on the process it was opened on, so a match now
+	 * means this fd can never signal a successor. */
+	if (fd >= 0 && start && (!pid_stat(pid, &st) || st.start != start)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+bool pid_signal(int pidfd, int sig)
+{
+	return syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) == 0;
+}
+
+const char *user_name(uid_t uid, char *buf, size_t len)
+{
+	char pwbuf[4096];
+	struct passwd pw, *res = NULL;
+	if (getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &res) == 0 && res)
+		snprintf(buf, len, "%s", res->pw_name);
+	else
+		snprintf(buf, len, "%u", (unsigned)uid);
+	return buf;
+}
+
+bool user_uid(const char *name, uid_t *uid)
+{
+	char pwbuf[4096];
+	struct passwd pw, *res = NULL;
+	unsigned long n;
+	if (getpwnam_r(name, &pw, pwbuf, sizeof pwbuf, &res) == 0 && res)
+		*uid = res->pw_uid;
+	else if (parse_uint(name, &n) && n < (uid_t)-1)
+		*uid = (uid_t)n;
+	else
+		return false;
+	return true;
+}

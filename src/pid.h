@@ -1,0 +1,37 @@
+/* pid.h: one process, by pid: its state, parent and start time (/proc/PID/stat), variables of its
+ * environment as it was started (/proc/PID/environ), a pidfd on exactly that process (never on a
+ * later one given the same pid), and the names of users. The one home of these facts: doctor,
+ * kill, map/which --pid and the per-refresh process cache (proc.c) read them here. */
+#ifndef GPUCTL_PID_H
+#define GPUCTL_PID_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct pid_stat {
+	char state;                  /* R, S, D, T (stopped), Z, ... */
+	int ppid;
+	unsigned long long start;    /* clock ticks after boot: with the pid, names the process */
+};
+/* false when the process is gone (or in another PID namespace). */
+bool pid_stat(unsigned pid, struct pid_stat *st);
+
+/* values[i] = the value of names[i] in the process's environment as it was started, or NULL when
+ * unset (the caller frees them). false, with msg saying why and what to do, when it cannot be
+ * read: gone, or another user's. */
+bool pid_getenv(unsigned pid, const char *const *names, char **values, size_t n, char *msg,
+		size_t msglen);
+
+/* A pidfd on pid if it is still the process that started at `start`; -1 when it is gone or its
+ * pid now names another process. start 0: whichever process has the pid now (to wait for it). */
+int pid_open(unsigned pid, unsigned long long start);
+/* Signal through a pidfd: false with errno set (ESRCH: it has ended). */
+bool pid_signal(int pidfd, int sig);
+
+/* The user's name, or the uid as a number when it has none; written into buf. */
+const char *user_name(uid_t uid, char *buf, size_t len);
+/* A user by name, or by number; false when there is no such user. */
+bool user_uid(const char *name, uid_t *uid);
+
+#endif

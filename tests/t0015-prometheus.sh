@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# t0015-prometheus.sh: a real Prometheus server (Debian's prometheus package) scrapes gpuctl
+# exporter and answers PromQL with the simulated machine's values. Its own script: Prometheus
+# takes seconds before its first scrape, which the other exporter tests need not wait for.
+. "$(dirname "$0")/lib.sh"
+plan 6
+# A real Prometheus server scrapes the exporter and answers PromQL.
+if command -v prometheus >/dev/null && command -v promtool >/dev/null; then
+	use_machine "$MACHINES/h100x8.machine"
+	start_exporter
+	PP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	mkdir -p "$TMP/prom"
+	cat >"$TMP/prom/prometheus.yml" <<YML
+global: {scrape_interval: 1s, evaluation_interval: 1s}
+scrape_configs:
+  - job_name: gpuctl
+    static_configs: [{targets: ['127.0.0.1:$PORT']}]
+YML
+	check "promtool check config" promtool check config "$TMP/prom/prometheus.yml"
+	prometheus --config.file="$TMP/prom/prometheus.yml" --storage.tsdb.path="$TMP/prom/data" \
+		--web.listen-address=127.0.0.1:$PP >"$TMP/prom/log" 2>&1 &
+	PROM=$!
+	q() { curl -s "http://127.0.0.1:$PP/api/v1/query" --data-urlencode "query=$1" | jq -r '.data.result[0].value[1] // empty'; }
+	# Prometheus says when it serves. Its first scrape waits for its discovery manager (updates
+	# every 5 s in 2.42) and is seen only by asking it: a bounded poll of an outside server.
+	await_line 'Server is ready to receive web requests' "$TMP/prom/log" 30
+	end=$((SECONDS + 30))
+	until [ "$(q 'up{job="gpuctl"}')" = 1 ] || [ $SECONDS -ge $end ]; do sleep 0.1; done
+	check_eq "Prometheus scraped the exporter" 1 "$(q 'up{job="gpuctl"}')"
+	check_eq "PromQL: temperature of GPU 5" 65 "$(q 'gpuctl_gpu_temperature_celsius{gpu="5"}')"
+	check_eq "PromQL: memory used on GPU 0, in MiB" 71234 "$(q 'gpuctl_gpu_memory_used_bytes{gpu="0"} / 2^20')"
+	check_eq "PromQL: total power over 8 GPUs" 2176.9 "$(q 'round(sum(gpuctl_gpu_power_watts), 0.1)')"
+	check_eq "PromQL: GPUs of the machine" 8 "$(q 'count(gpuctl_gpu_info{hostname!=""})')"
+	kill $PROM; wait $PROM 2>/dev/null
+	stop_exporter
+else
+	skip "real Prometheus" "the prometheus package is not installed" 6
+fi
