@@ -257,7 +257,7 @@ static void check_processes(struct doctor *d)
 				"move a job to a free GPU (gpuctl run picks one), or lower batch sizes",
 				"GPU %u runs %zu jobs with only %llu MiB of %llu MiB free: the next allocation "
 				"may fail with out of memory", g->index, compute,
-				(unsigned long long)(g->mem_free >> 20), (unsigned long long)(g->mem_total >> 20));
+				(unsigned long long)gpu_mib(g->mem_free), (unsigned long long)gpu_mib(g->mem_total));
 			add_gpu(f, g->index);
 			for (size_t j = 0; j < g->nprocs; j++)
 				if (g->procs[j].type & PROC_COMPUTE)
@@ -270,8 +270,8 @@ static void check_processes(struct doctor *d)
 				"look for processes in other containers or PID namespaces (run gpuctl on the "
 				"host, or with --pid=host), or a leaked context; `sudo lsof /dev/nvidia*` helps",
 				"GPU %u has %llu MiB in use but its visible processes account for %llu MiB",
-				g->index, (unsigned long long)(g->mem_used >> 20),
-				(unsigned long long)(procs_mem >> 20));
+				g->index, (unsigned long long)gpu_mib(g->mem_used),
+				(unsigned long long)gpu_mib(procs_mem));
 			add_gpu(f, g->index);
 		}
 	}

@@ -233,7 +233,7 @@ static int kill_cmd(int argc, char **argv)
 		printf("%s pid %u (%s) on GPU %s, %llu MiB: %.60s\n",
 		       t[i].state == T_PENDING ? (dry ? "would signal" : "will signal") : "leave",
 		       t[i].pid, t[i].user ? t[i].user : "?", t[i].gpus,
-		       (unsigned long long)(t[i].mem >> 20), t[i].cmd ? t[i].cmd : "?");
+		       (unsigned long long)gpu_mib(t[i].mem), t[i].cmd ? t[i].cmd : "?");
 	if (dry || (pending && isatty(STDIN_FILENO) && isatty(STDERR_FILENO) && !yes && !confirm(pending, sig))) {
 		for (size_t i = 0; i < n; i++)
 			if (t[i].pidfd >= 0)
@@ -281,7 +281,7 @@ static int kill_cmd(int argc, char **argv)
 			close(x->pidfd);
 	}
 	if (n && ending)
-		printf("GPU memory freed: %llu MiB\n", (unsigned long long)(freed >> 20));
+		printf("GPU memory freed: %llu MiB\n", (unsigned long long)gpu_mib(freed));
 	free(t);
 	gpu_set_free(set);
 	return rc;

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum mode { M_TABLE, M_JSON, M_CSV };
+enum mode { M_TABLE, M_JSON, M_CSV, M_LIST };
 
 struct status_opts {
 	enum mode mode;
@@ -86,8 +86,8 @@ static void table_gpu(struct strbuf *sb, const struct status_opts *o, const stru
 	if (GPU_HAS(g, GF_UTIL_GPU))
 		snprintf(util, sizeof util, "%u%%", g->util_gpu);
 	if (GPU_HAS(g, GF_MEM_USED) && GPU_HAS(g, GF_MEM_TOTAL))
-		snprintf(mem, sizeof mem, "%llu / %llu MiB", (unsigned long long)(g->mem_used >> 20),
-			 (unsigned long long)(g->mem_total >> 20));
+		snprintf(mem, sizeof mem, "%llu / %llu MiB", (unsigned long long)gpu_mib(g->mem_used),
+			 (unsigned long long)gpu_mib(g->mem_total));
 	if (GPU_HAS(g, GF_TEMP))
 		snprintf(temp, sizeof temp, "%uC", g->temp);
 	if (GPU_HAS(g, GF_POWER))
@@ -118,21 +118,32 @@ static void table_lease(struct strbuf *sb, const struct status_opts *o, const st
 		o->color ? C_RESET : "");
 }
 
+/* "sm  5%" or "sm   -" (no sample: idle for the last second, or none given, as nvidia-smi pmon). */
+static void util_col(char *buf, size_t n, const char *label, bool valid, unsigned pct)
+{
+	if (valid)
+		snprintf(buf, n, "%s%3u%%", label, pct);
+	else
+		snprintf(buf, n, "%s   -", label);
+}
+
 static void table_procs(struct strbuf *sb, const struct status_opts *o, const struct gpu *g)
 {
+	if (g->lost || g->inaccessible)
+		return;
 	for (size_t i = 0; i < g->nmigs; i++) {
 		const struct mig_dev *m = &g->migs[i];
 		char mem[40] = "N/A";
 		if (m->mem_valid)
 			snprintf(mem, sizeof mem, "%llu / %llu MiB",
-				 (unsigned long long)(m->mem_used >> 20),
-				 (unsigned long long)(m->mem_total >> 20));
+				 (unsigned long long)gpu_mib(m->mem_used),
+				 (unsigned long long)gpu_mib(m->mem_total));
 		/* "NVIDIA A100-SXM4-40GB MIG 3g.20gb": the profile is what tells instances apart. */
 		const char *profile = strstr(m->name, "MIG ");
 		sb_addf(sb, "      mig %u/%u  %-10.10s %20s  %s\n", m->gi, m->ci,
 			profile ? profile + 4 : m->name, mem, m->uuid);
 	}
-	if (o->no_procs || g->lost || g->inaccessible)
+	if (o->no_procs)
 		return;
 	if (!GPU_HAS(g, GF_PROCESSES)) {
 		sb_addf(sb, "      %sprocesses: N/A%s\n", o->color ? C_DIM : "", o->color ? C_RESET : "");
@@ -140,14 +151,18 @@ static void table_procs(struct strbuf *sb, const struct status_opts *o, const st
 	}
 	for (size_t i = 0; i < g->nprocs; i++) {
 		const struct gpu_proc *p = &g->procs[i];
-		char mem[32] = "N/A", mig[24] = "";
+		char mem[32] = "N/A", mig[24] = "", sm[16], fb[16], codec[32] = "";
 		if (p->mem_valid)
-			snprintf(mem, sizeof mem, "%llu MiB", (unsigned long long)(p->used_mem >> 20));
+			snprintf(mem, sizeof mem, "%llu MiB", (unsigned long long)gpu_mib(p->used_mem));
 		if (p->gi != NO_INSTANCE)
 			snprintf(mig, sizeof mig, "mig %u/%u ", p->gi, p->ci);
-		char line[128];
-		int n = snprintf(line, sizeof line, "      %-10.10s %7u %10s  %s%s",
-				 p->user ? p->user : "-", p->pid, mem, mig,
+		util_col(sm, sizeof sm, "sm", p->util_valid, p->sm_util);
+		util_col(fb, sizeof fb, "mem", p->util_valid, p->mem_util);
+		if (p->util_valid && (p->enc_util || p->dec_util))
+			snprintf(codec, sizeof codec, "enc %u%% dec %u%% ", p->enc_util, p->dec_util);
+		char line[192];
+		int n = snprintf(line, sizeof line, "      %-10.10s %7u %10s  %s %s %s%s%s",
+				 p->user ? p->user : "-", p->pid, mem, sm, fb, codec, mig,
 				 p->type & PROC_GRAPHICS ? (p->type & PROC_COMPUTE ? "C+G " : "G ") : "");
 		int room = o->width - n;
 		const char *cmd = p->cmdline ? p->cmdline : "(not in /proc: exited, or another PID namespace)";
@@ -190,6 +205,20 @@ static void render_table(struct strbuf *sb, const struct status_opts *o, const s
 
 #define JFIELD(key, bit, call) ((GPU_HAS(g, bit)) ? (void)(call) : json_null(j, key))
 
+/* Per-process utilisation: NVML's newest sample from the last second; null without one. */
+static void json_proc_util(struct json *j, const struct gpu_proc *p)
+{
+	static const char *const keys[] = {"utilization_sm_pct", "utilization_memory_pct",
+					   "utilization_encoder_pct", "utilization_decoder_pct"};
+	const unsigned v[] = {p->sm_util, p->mem_util, p->enc_util, p->dec_util};
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		if (p->util_valid)
+			json_uint(j, keys[i], v[i]);
+		else
+			json_null(j, keys[i]);
+	}
+}
+
 static void json_gpu(struct json *j, const struct status_opts *o, const struct gpu *g)
 {
 	json_obj(j, NULL);
@@ -197,11 +226,11 @@ static void json_gpu(struct json *j, const struct status_opts *o, const struct g
 	json_str(j, "uuid", g->uuid[0] ? g->uuid : NULL);
 	json_str(j, "name", g->name[0] ? g->name : NULL);
 	json_str(j, "pci_bus_id", g->pci_bus_id[0] ? g->pci_bus_id : NULL);
-	JFIELD("memory_total_mib", GF_MEM_TOTAL, json_uint(j, "memory_total_mib", g->mem_total >> 20));
-	JFIELD("memory_used_mib", GF_MEM_USED, json_uint(j, "memory_used_mib", g->mem_used >> 20));
-	JFIELD("memory_free_mib", GF_MEM_FREE, json_uint(j, "memory_free_mib", g->mem_free >> 20));
+	JFIELD("memory_total_mib", GF_MEM_TOTAL, json_uint(j, "memory_total_mib", gpu_mib(g->mem_total)));
+	JFIELD("memory_used_mib", GF_MEM_USED, json_uint(j, "memory_used_mib", gpu_mib(g->mem_used)));
+	JFIELD("memory_free_mib", GF_MEM_FREE, json_uint(j, "memory_free_mib", gpu_mib(g->mem_free)));
 	JFIELD("memory_reserved_mib", GF_MEM_RESERVED,
-	       json_uint(j, "memory_reserved_mib", g->mem_reserved >> 20));
+	       json_uint(j, "memory_reserved_mib", gpu_mib(g->mem_reserved)));
 	JFIELD("utilization_gpu_pct", GF_UTIL_GPU, json_uint(j, "utilization_gpu_pct", g->util_gpu));
 	JFIELD("utilization_memory_pct", GF_UTIL_MEM,
 	       json_uint(j, "utilization_memory_pct", g->util_mem));
@@ -242,9 +271,10 @@ static void json_gpu(struct json *j, const struct status_opts *o, const struct g
 					json_null(j, "uid");
 				json_str(j, "command", p->cmdline);
 				if (p->mem_valid)
-					json_uint(j, "used_memory_mib", p->used_mem >> 20);
+					json_uint(j, "used_memory_mib", gpu_mib(p->used_mem));
 				else
 					json_null(j, "used_memory_mib");
+				json_proc_util(j, p);
 				json_str(j, "type", proc_type_name(p->type));
 				if (p->gi != NO_INSTANCE) {
 					json_uint(j, "gpu_instance_id", p->gi);
@@ -274,8 +304,8 @@ static void json_gpu(struct json *j, const struct status_opts *o, const struct g
 			else
 				json_null(j, "compute_instance_id");
 			if (m->mem_valid) {
-				json_uint(j, "memory_total_mib", m->mem_total >> 20);
-				json_uint(j, "memory_used_mib", m->mem_used >> 20);
+				json_uint(j, "memory_total_mib", gpu_mib(m->mem_total));
+				json_uint(j, "memory_used_mib", gpu_mib(m->mem_used));
 			} else {
 				json_null(j, "memory_total_mib");
 				json_null(j, "memory_used_mib");
@@ -347,6 +377,9 @@ static void render(struct strbuf *sb, const struct status_opts *o, const struct 
 	case M_JSON:
 		render_json(sb, o, set);
 		break;
+	case M_LIST:
+		query_list_gpus(sb, set);
+		break;
 	case M_CSV:
 		timestamp(ts, sizeof ts);
 		if (iter == 0 && !(o->qflags & QF_NOHEADER))
@@ -374,7 +407,7 @@ static void report_lost(const struct gpu_set *set)
 static int run_status(struct status_opts *o, struct gpu_set *set)
 {
 	unsigned what = o->mode == M_CSV ? query_refresh_needs(o->query)
-					 : (o->no_procs ? 0 : REFRESH_PROCS);
+			: o->no_procs ? 0 : REFRESH_PROCS | REFRESH_PROC_UTIL;
 	struct strbuf sb = {0};
 	struct sigaction sa = {.sa_handler = on_stop};
 	sigemptyset(&sa.sa_mask);
@@ -385,8 +418,9 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 	struct timespec next;
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (unsigned long iter = 0;; iter++) {
-		gpu_set_refresh(set, what);
-		if (o->mode != M_CSV && o->state_dir) {
+		if (o->mode != M_LIST)   /* -L shows what opening the GPUs read */
+			gpu_set_refresh(set, what);
+		if (o->mode != M_CSV && o->mode != M_LIST && o->state_dir) {
 			struct gpu_error lerr;
 			leaseview_free(&o->leases);
 			if (!leaseview_load(&o->leases, o->state_dir, &lerr))
@@ -441,14 +475,16 @@ static int status(int argc, char **argv)
 		{"color", required_argument, NULL, O_COLOR},
 		{"help-query-gpu", no_argument, NULL, O_HQGPU},
 		{"help-query-compute-apps", no_argument, NULL, O_HQAPPS},
+		{"list-gpus", no_argument, NULL, 'L'},
 		{0},
 	};
 	struct status_opts o = {.mode = M_TABLE};
 	const char *qgpu = NULL, *qapps = NULL, *format = NULL;
+	bool list = false;
 	int color = COLOR_AUTO, c;
 	struct gpu_error err = {0};
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:hl:c:i:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:hl:c:i:L", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h': return cmd_usage(e, 0);
 		case O_JSON: o.mode = M_JSON; break;
@@ -471,6 +507,7 @@ static int status(int argc, char **argv)
 				return cmd_bad_usage(e, "--count wants a positive number, got '%s'", optarg);
 			break;
 		case 'i': o.ids = optarg; break;
+		case 'L': list = true; break;
 		case O_NOPROC: o.no_procs = true; break;
 		case O_COLOR:
 			if ((color = parse_color_when(optarg)) < 0)
@@ -491,6 +528,8 @@ static int status(int argc, char **argv)
 		return cmd_bad_usage(e, "unexpected argument '%s'", argv[optind]);
 	if (qgpu && qapps)
 		return cmd_bad_usage(e, "--query-gpu and --query-compute-apps cannot be combined");
+	if (list && (qgpu || qapps || o.mode == M_JSON))
+		return cmd_bad_usage(e, "-L cannot be combined with --json or --query-*");
 	if (qgpu || qapps) {
 		if (o.mode == M_JSON)
 			return cmd_bad_usage(e, "--json and --query-* cannot be combined");
@@ -507,6 +546,8 @@ static int status(int argc, char **argv)
 		o.mode = M_CSV;
 	} else if (format) {
 		return cmd_bad_usage(e, "--format only applies to --query-gpu or --query-compute-apps");
+	} else if (list) {
+		o.mode = M_LIST;
 	}
 	o.tty = isatty(STDOUT_FILENO);
 	o.color = o.mode == M_TABLE && use_color(color, STDOUT_FILENO);
@@ -519,7 +560,7 @@ static int status(int argc, char **argv)
 		return err.code;
 	}
 	/* Leases are extra: with a broken configuration the GPUs still show (the error is printed). */
-	if (o.mode != M_CSV)
+	if (o.mode != M_CSV && o.mode != M_LIST)
 		o.state_dir = leaseview_state_dir();
 	int rc;
 	if (o.ids && !gpu_set_select(set, o.ids, &err)) {
@@ -551,6 +592,7 @@ const struct cmd_entry cmd_status_entry = {
 		"      --query-compute-apps=FIELDS\n"
 		"      --format=csv[,noheader][,nounits]\n"
 		"      --help-query-gpu, --help-query-compute-apps   list the query fields\n"
+		"  -L, --list-gpus            list the GPUs and MIG devices as `nvidia-smi -L` does\n"
 		"  -l, --loop SECONDS         refresh every SECONDS (fractions allowed) until Ctrl-C;\n"
 		"                             the table redraws in place, JSON prints one document\n"
 		"                             per line, CSV appends rows\n"

@@ -14,7 +14,7 @@ check_eq "no mig_devices on a GPU without MIG" 'false' "$(jqv '.gpus[1] | has("m
 check_eq "compute mode Exclusive_Process" '"Exclusive_Process"' "$(jqv '.gpus[1].compute_mode')"
 "$GPUCTL" status >"$TMP/t"
 check_grep "table lists MIG instances" '^      mig 1/0  3g.20gb +9000 / 19968 MiB  MIG-' "$TMP/t"
-check_grep "table marks a MIG process" '4000302 +3900 MiB  mig 2/0 ' "$TMP/t"
+check_grep "table marks a MIG process (no utilisation samples under MIG)" '4000302 +3900 MiB  sm   - mem   - mig 2/0 ' "$TMP/t"
 "$GPUCTL" status --query-gpu=index,utilization.gpu,mig.mode.current --format=csv,noheader >"$TMP/csv"
 check_eq "csv: [N/A] utilisation under MIG" $'0, [N/A], Enabled\n1, 20 %, Disabled' "$(cat "$TMP/csv")"
 "$GPUCTL" status --query-compute-apps=pid,gpu_uuid --format=csv,noheader >"$TMP/csv"
