@@ -75,7 +75,7 @@ static const struct field fields[] = {
 	{"accounting.mode", G, NULL, V_ENABLED, GF_ACCOUNTING, offsetof(struct gpu, accounting), 0,
 	 REFRESH_MODES, "process accounting, Enabled or Disabled"},
 	{"pstate", G, NULL, V_PSTATE, GF_PSTATE, offsetof(struct gpu, pstate), 0, REFRESH_PERF,
-	 "performance state, P0 (fastest) to P12 (slowest)"},
+	 "performance state, P0 (fastest) to P15 (slowest)"},
 	{"compute_mode", G, NULL, V_COMPUTE_MODE, GF_COMPUTE_MODE, 0, 0, 0,
 	 "Default, Exclusive_Process or Prohibited"},
 	{"mig.mode.current", G, NULL, V_ENABLED, GF_MIG_MODE, offsetof(struct gpu, mig_mode), 0, 0, "current MIG mode"},
@@ -430,7 +430,10 @@ void query_help(struct strbuf *sb, enum query_kind kind)
 		for (char *c = names; *c; c++)
 			if (*c == ' ')
 				*c = '|';
-		sb_addf(sb, "  %-42s %s%s%s%s\n", names, f->help, f->unit ? " [" : "",
-			f->unit ? f->unit : "", f->unit ? "]" : "");
+		/* Long names (the event reasons with their old spelling) get the text on a line below. */
+		bool wide = strlen(names) > 42;
+		sb_addf(sb, "  %-42s%s%*s", names, wide ? "\n" : " ", wide ? 45 : 0, "");
+		sb_addf(sb, "%s%s%s%s\n", f->help, f->unit ? " [" : "", f->unit ? f->unit : "",
+			f->unit ? "]" : "");
 	}
 }
