@@ -474,7 +474,58 @@ def test_proc_util():
           not hasattr(old, "nvmlDeviceGetProcessesUtilizationInfo") and hasattr(old, "nvmlDeviceGetProcessUtilization"))
 
 
+def test_basics():
+    """The remaining calls, one check each, on the H100 machine's values."""
+    lib = load("fakenvml", "h100x8.machine")
+    lib.nvmlInit_v2()
+    h, u, i1, i2 = handle(lib), C.c_uint(), C.c_int(), C.c_int()
+    buf = C.create_string_buffer(80)
+    check("driver version", lib.nvmlSystemGetDriverVersion(buf, 80) == 0 and buf.value == b"550.54.15")
+    check("CUDA driver version, both calls", lib.nvmlSystemGetCudaDriverVersion(C.byref(i1)) == 0
+          and lib.nvmlSystemGetCudaDriverVersion_v2(C.byref(i2)) == 0 and i1.value == i2.value == 12040)
+    check("plain count", lib.nvmlDeviceGetCount(C.byref(u)) == 0 and u.value == 8)
+    got = {}
+    for fn in ("PowerUsage", "EnforcedPowerLimit", "NumGpuCores", "MinorNumber", "Index", "Architecture"):
+        got[fn] = (getattr(lib, "nvmlDeviceGet" + fn)(h, C.byref(u)), u.value)
+    check("power, enforced limit, cores, minor, index, architecture", got == {
+        "PowerUsage": (0, 658000), "EnforcedPowerLimit": (0, 700000), "NumGpuCores": (0, 16896),
+        "MinorNumber": (0, 0), "Index": (0, 0), "Architecture": (0, 9)}, got)
+    check("temperature", lib.nvmlDeviceGetTemperature(h, 0, C.byref(u)) == 0 and u.value == 64)
+    check("temperature of sensor 1 is INVALID_ARGUMENT", lib.nvmlDeviceGetTemperature(h, 1, C.byref(u)) == 2)
+    check("compute capability", lib.nvmlDeviceGetCudaComputeCapability(h, C.byref(i1), C.byref(i2)) == 0
+          and (i1.value, i2.value) == (9, 0))
+    check("persistence mode", lib.nvmlDeviceGetPersistenceMode(h, C.byref(i1)) == 0 and i1.value == 1)
+    check("ECC mode current and pending", lib.nvmlDeviceGetEccMode(h, C.byref(i1), C.byref(i2)) == 0
+          and (i1.value, i2.value) == (1, 1))
+    n = C.c_ulonglong(7)
+    check("uncorrected volatile ECC errors", lib.nvmlDeviceGetTotalEccErrors(h, 1, 0, C.byref(n)) == 0 and n.value == 0)
+    check("not a MIG device", lib.nvmlDeviceIsMigDeviceHandle(h, C.byref(u)) == 0 and u.value == 0)
+    g6 = handle(lib, 6)
+    for kind in ("Graphics", "MPSCompute"):
+        for suffix, st in (("_v3", ProcessInfo_v2), ("_v2", ProcessInfo_v2), ("", ProcessInfo_v1)):
+            fn = "nvmlDeviceGet%sRunningProcesses%s" % (kind, suffix)
+            r, got = fetch_procs(lib, fn, g6, st)
+            want = [4000106] if kind == "Graphics" else []
+            check(fn, r == 0 and [e.pid for e in got] == want, (r, got and [e.pid for e in got]))
+    p2 = PciInfo_v1()
+    check("PciInfo_v2: the 52-byte layout", lib.nvmlDeviceGetPciInfo_v2(h, C.byref(p2)) == 0
+          and p2.busId == b"0000:18:00.0")
+    hp = C.c_void_p()
+    check("plain handle by bus id", lib.nvmlDeviceGetHandleByPciBusId(b"0000:18:00.0", C.byref(hp)) == 0
+          and hp.value == h.value)
+    lib.nvmlShutdown()
+    lib = load("fakenvml", "a100-mig.machine")
+    lib.nvmlInit_v2()
+    h, mh, parent = handle(lib), C.c_void_p(), C.c_void_p()
+    lib.nvmlDeviceGetMigDeviceHandleByIndex(h, 0, C.byref(mh))
+    check("a MIG device handle is one, and knows its parent",
+          lib.nvmlDeviceIsMigDeviceHandle(mh, C.byref(u)) == 0 and u.value == 1
+          and lib.nvmlDeviceGetDeviceHandleFromMigDeviceHandle(mh, C.byref(parent)) == 0 and parent.value == h.value)
+    lib.nvmlShutdown()
+
+
 test_current()
+test_basics()
 test_mig()
 test_old_and_535()
 test_telemetry()
