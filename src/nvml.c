@@ -13,9 +13,9 @@
 
 static const unsigned pk_type[PK_N] = {PROC_COMPUTE, PROC_GRAPHICS, PROC_MPS | PROC_COMPUTE};
 
-struct nvml_lib L;
+struct nvml_lib nvml;
 
-/* Where each function pointer of L lives and the names that may fill it, preferred first. */
+/* Where each function pointer of nvml lives and the names that may fill it, preferred first. */
 struct sym {
 	size_t off;
 	const char *names[4];
@@ -85,24 +85,24 @@ static const struct sym optional[] = {
 };
 
 /* htop's resolve(), with fallbacks: the first of the names the library exports fills the slot
- * at offset off in L. Returns its position in the list, or -1 (slot NULL) when it has none. */
+ * at offset off in nvml. Returns its position in the list, or -1 (slot NULL) when it has none. */
 static int resolve(size_t off, const char *const *names, size_t nnames)
 {
 	void *p = NULL;
 	int at = -1;
 	for (size_t i = 0; i < nnames && names[i] && !p; i++)
-		if ((p = dlsym(L.dl, names[i])))
+		if ((p = dlsym(nvml.dl, names[i])))
 			at = (int)i;
 	/* dlsym's data pointer stored into a function pointer, as POSIX guarantees works. */
-	memcpy((char *)&L + off, &p, sizeof p);
+	memcpy((char *)&nvml + off, &p, sizeof p);
 	return at;
 }
 
 const char *nvml_errstr(nvmlReturn_t r)
 {
 	static char buf[32];
-	if (L.error_string) {
-		const char *s = L.error_string(r);
+	if (nvml.error_string) {
+		const char *s = nvml.error_string(r);
 		if (s)
 			return s;
 	}
@@ -131,7 +131,7 @@ static void resolve_all(void)
 		resolve(optional[i].off, optional[i].names, ARRAY_SIZE(optional[i].names));
 	static const char *const pci[] = {"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2",
 					  "nvmlDeviceGetPciInfo"};
-	L.pci_ver = 3 - resolve(offsetof(struct nvml_lib, pci), pci, ARRAY_SIZE(pci));
+	nvml.pci_ver = 3 - resolve(offsetof(struct nvml_lib, pci), pci, ARRAY_SIZE(pci));
 
 	static const char *const names[PK_N][3] = {
 		{"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2",
@@ -145,12 +145,12 @@ static void resolve_all(void)
 		int at = resolve(offsetof(struct nvml_lib, procs) + (size_t)k * sizeof(proc_fn), names[k], 3);
 		/* Drivers 535.43-535.86 wrote 32-byte _v3 entries with no version bump; they are the
 		 * ones with the confidential-computing query but without the detail list (nvitop's rule). */
-		if (at == 0 && L.cc_mem_size && !L.detail_list)
-			L.proc_stride[k] = sizeof(nvmlProcessInfo_r535_t);
+		if (at == 0 && nvml.cc_mem_size && !nvml.detail_list)
+			nvml.proc_stride[k] = sizeof(nvmlProcessInfo_r535_t);
 		else if (at == 0 || at == 1)
-			L.proc_stride[k] = sizeof(nvmlProcessInfo_v2_t);
+			nvml.proc_stride[k] = sizeof(nvmlProcessInfo_v2_t);
 		else
-			L.proc_stride[k] = sizeof(nvmlProcessInfo_v1_t);
+			nvml.proc_stride[k] = sizeof(nvmlProcessInfo_v1_t);
 	}
 }
 
@@ -161,13 +161,13 @@ static bool load(struct gpu_error *err)
 	const char *const only_env[] = {env, NULL};
 	const char *const *try = env && *env ? only_env : defaults;
 	char why[512] = "";
-	for (int i = 0; try[i] && !L.dl; i++) {
-		L.dl = dlopen(try[i], RTLD_NOW | RTLD_LOCAL);
-		L.path = try[i];
-		if (!L.dl && !why[0]) /* the first name's reason: the fallback's would only confuse */
+	for (int i = 0; try[i] && !nvml.dl; i++) {
+		nvml.dl = dlopen(try[i], RTLD_NOW | RTLD_LOCAL);
+		nvml.path = try[i];
+		if (!nvml.dl && !why[0]) /* the first name's reason: the fallback's would only confuse */
 			snprintf(why, sizeof why, "%s", dlerror());
 	}
-	if (!L.dl) {
+	if (!nvml.dl) {
 		err->code = EXIT_NO_NVML;
 		if (env && *env)
 			snprintf(err->msg, sizeof err->msg,
@@ -189,9 +189,9 @@ static bool load(struct gpu_error *err)
 		err->code = EXIT_NO_NVML;
 		snprintf(err->msg, sizeof err->msg,
 			 "%s does not look like NVML: it has no %s; point GPUCTL_NVML_LIBRARY at the "
-			 "driver's libnvidia-ml.so.1", L.path, missing);
-		dlclose(L.dl);
-		L.dl = NULL;
+			 "driver's libnvidia-ml.so.1", nvml.path, missing);
+		dlclose(nvml.dl);
+		nvml.dl = NULL;
 		return false;
 	}
 	resolve_all();
@@ -243,17 +243,17 @@ static void read_pci(struct gpu *g, nvmlDevice_t h)
 	const char *s = NULL;
 	nvmlPciInfo_t v3;
 	nvmlPciInfo_v1_t v1;
-	if (!L.pci)
+	if (!nvml.pci)
 		return;
-	if (L.pci_ver == 3) {
-		if (!ok(g, ((nvmlReturn_t(*)(nvmlDevice_t, nvmlPciInfo_t *))L.pci)(h, &v3)))
+	if (nvml.pci_ver == 3) {
+		if (!ok(g, ((nvmlReturn_t(*)(nvmlDevice_t, nvmlPciInfo_t *))nvml.pci)(h, &v3)))
 			return;
 		v3.busId[sizeof v3.busId - 1] = '\0';
 		s = v3.busId;
 		g->pci_device_id = v3.pciDeviceId;
 		g->pci_subsys_id = v3.pciSubSystemId;
 	} else {
-		if (!ok(g, ((nvmlReturn_t(*)(nvmlDevice_t, nvmlPciInfo_v1_t *))L.pci)(h, &v1)))
+		if (!ok(g, ((nvmlReturn_t(*)(nvmlDevice_t, nvmlPciInfo_v1_t *))nvml.pci)(h, &v1)))
 			return;
 		v1.busId[sizeof v1.busId - 1] = '\0';
 		s = v1.busId;
@@ -271,33 +271,33 @@ static void read_pci(struct gpu *g, nvmlDevice_t h)
 static void open_migs(struct gpu *g, struct nvml_dev *d)
 {
 	unsigned max = 0;
-	if (!L.max_mig || !L.mig_by_index || !ok(g, L.max_mig(d->h, &max)) || max == 0)
+	if (!nvml.max_mig || !nvml.mig_by_index || !ok(g, nvml.max_mig(d->h, &max)) || max == 0)
 		return;
 	g->migs = xcalloc(max, sizeof *g->migs);
 	d->mig_h = xcalloc(max, sizeof *d->mig_h);
 	for (unsigned i = 0; i < max; i++) {
 		nvmlDevice_t mh;
 		/* Empty slots answer NOT_FOUND: skip them. */
-		if (L.mig_by_index(d->h, i, &mh) != NVML_SUCCESS)
+		if (nvml.mig_by_index(d->h, i, &mh) != NVML_SUCCESS)
 			continue;
 		struct mig_dev *m = &g->migs[g->nmigs];
 		m->slot = i;
 		m->gi = m->ci = NO_INSTANCE;
-		if (L.uuid)
-			L.uuid(mh, m->uuid, sizeof m->uuid);
-		if (L.name)
-			L.name(mh, m->name, sizeof m->name);
-		if (L.gi_id)
-			L.gi_id(mh, &m->gi);
-		if (L.ci_id)
-			L.ci_id(mh, &m->ci);
+		if (nvml.uuid)
+			nvml.uuid(mh, m->uuid, sizeof m->uuid);
+		if (nvml.name)
+			nvml.name(mh, m->name, sizeof m->name);
+		if (nvml.gi_id)
+			nvml.gi_id(mh, &m->gi);
+		if (nvml.ci_id)
+			nvml.ci_id(mh, &m->ci);
 		d->mig_h[g->nmigs++] = mh;
 	}
 }
 
 static void open_gpu(struct gpu *g, struct nvml_dev *d)
 {
-	nvmlReturn_t r = L.by_index(g->index, &d->h);
+	nvmlReturn_t r = nvml.by_index(g->index, &d->h);
 	if (r != NVML_SUCCESS) {
 		if (r == NVML_ERROR_GPU_IS_LOST)
 			gpu_mark_lost(g, nvml_errstr(r));
@@ -307,20 +307,20 @@ static void open_gpu(struct gpu *g, struct nvml_dev *d)
 		}
 		return;
 	}
-	if (L.name)
-		ok(g, L.name(d->h, g->name, sizeof g->name));
-	if (L.uuid)
-		ok(g, L.uuid(d->h, g->uuid, sizeof g->uuid));
+	if (nvml.name)
+		ok(g, nvml.name(d->h, g->name, sizeof g->name));
+	if (nvml.uuid)
+		ok(g, nvml.uuid(d->h, g->uuid, sizeof g->uuid));
 	read_pci(g, d->h);
 	int major, minor;
-	if (L.cc && nvml_got(g, GF_CC, L.cc(d->h, &major, &minor))) {
+	if (nvml.cc && nvml_got(g, GF_CC, nvml.cc(d->h, &major, &minor))) {
 		g->cc_major = major;
 		g->cc_minor = minor;
 		nvml_set(g, GF_CC);
 	}
-	nvml_read_uint(g, GF_CORES, &g->cores, L.cores, d->h);
+	nvml_read_uint(g, GF_CORES, &g->cores, nvml.cores, d->h);
 	unsigned v, pending;
-	if (L.mig_mode && nvml_got(g, GF_MIG_MODE, L.mig_mode(d->h, &v, &pending))) {
+	if (nvml.mig_mode && nvml_got(g, GF_MIG_MODE, nvml.mig_mode(d->h, &v, &pending))) {
 		g->mig_mode = v;
 		nvml_set(g, GF_MIG_MODE);
 		if (v == 1)
@@ -330,9 +330,9 @@ static void open_gpu(struct gpu *g, struct nvml_dev *d)
 
 static bool nvml_open(struct gpu_set *set, struct gpu_error *err)
 {
-	if (!L.dl && !load(err))
+	if (!nvml.dl && !load(err))
 		return false;
-	nvmlReturn_t r = L.init();
+	nvmlReturn_t r = nvml.init();
 	if (r != NVML_SUCCESS) {
 		err->code = EXIT_NVML_INIT;
 		snprintf(err->msg, sizeof err->msg, "NVML failed to initialise: %s (%s)", nvml_errstr(r),
@@ -340,19 +340,19 @@ static bool nvml_open(struct gpu_set *set, struct gpu_error *err)
 		return false;
 	}
 	unsigned n = 0;
-	r = L.count(&n);
+	r = nvml.count(&n);
 	if (r != NVML_SUCCESS) {
 		err->code = EXIT_NVML_INIT;
 		snprintf(err->msg, sizeof err->msg, "NVML could not count the GPUs: %s (%s)",
 			 nvml_errstr(r), init_hint(r));
-		L.shutdown();
+		nvml.shutdown();
 		return false;
 	}
-	if (L.driver_version &&
-	    L.driver_version(set->driver_version, sizeof set->driver_version) == NVML_SUCCESS)
+	if (nvml.driver_version &&
+	    nvml.driver_version(set->driver_version, sizeof set->driver_version) == NVML_SUCCESS)
 		set->has_driver_version = true;
 	int cv;
-	if (L.cuda_version && L.cuda_version(&cv) == NVML_SUCCESS)
+	if (nvml.cuda_version && nvml.cuda_version(&cv) == NVML_SUCCESS)
 		set->cuda_version = cv;
 	set->ngpus = n;
 	set->gpus = xcalloc(n, sizeof *set->gpus);
@@ -374,7 +374,7 @@ static nvmlReturn_t query_procs(struct nvml_dev *d, nvmlDevice_t h, int k, unsig
 {
 	for (int tries = 0; tries < 10; tries++) {
 		unsigned n = (unsigned)d->buf_cap;
-		nvmlReturn_t r = L.procs[k](h, &n, d->buf_cap ? d->buf : NULL);
+		nvmlReturn_t r = nvml.procs[k](h, &n, d->buf_cap ? d->buf : NULL);
 		if (r != NVML_ERROR_INSUFFICIENT_SIZE) {
 			*count = r == NVML_SUCCESS ? (n < d->buf_cap ? n : (unsigned)d->buf_cap) : 0;
 			return r;
@@ -405,7 +405,7 @@ static struct gpu_proc *proc_slot(struct gpu *g, unsigned pid, bool merge)
 static void add_procs(struct gpu *g, struct nvml_dev *d, int k, unsigned n, const struct mig_dev *m,
 		      bool merge)
 {
-	size_t stride = L.proc_stride[k];
+	size_t stride = nvml.proc_stride[k];
 	for (unsigned i = 0; i < n; i++) {
 		const unsigned char *e = d->buf + i * stride;
 		unsigned pid;
@@ -436,7 +436,7 @@ static void refresh_procs(struct gpu *g, struct nvml_dev *d)
 	bool complete = true;
 	g->nprocs = 0;
 	for (int k = 0; k < PK_N && !g->lost; k++) {
-		if (!L.procs[k])
+		if (!nvml.procs[k])
 			continue;
 		bool merge = g->nprocs > 0;
 		unsigned n;
@@ -485,9 +485,9 @@ static void set_mem(struct gpu *g, uint64_t total, uint64_t used, uint64_t freem
 static void refresh_mem(struct gpu *g, struct nvml_dev *d)
 {
 	nvmlReturn_t r;
-	if (L.mem_v2) {
+	if (nvml.mem_v2) {
 		nvmlMemory_v2_t m = {.version = nvmlMemory_v2};
-		r = L.mem_v2(d->h, &m);
+		r = nvml.mem_v2(d->h, &m);
 		if (r == NVML_SUCCESS) {
 			set_mem(g, m.total, m.used, m.free);
 			g->mem_reserved = m.reserved;
@@ -500,12 +500,12 @@ static void refresh_mem(struct gpu *g, struct nvml_dev *d)
 			got_all(g, GF_MEM_TOTAL, GF_MEM_RESERVED, r);
 			return;
 		}
-		L.mem_v2 = NULL;
+		nvml.mem_v2 = NULL;
 	}
 	nvmlMemory_t m;
-	if (!L.mem_v1)
+	if (!nvml.mem_v1)
 		return;
-	r = L.mem_v1(d->h, &m);
+	r = nvml.mem_v1(d->h, &m);
 	if (got_all(g, GF_MEM_TOTAL, GF_MEM_FREE, r))
 		set_mem(g, m.total, m.used, m.free);
 }
@@ -517,11 +517,11 @@ static void refresh_migs(struct gpu *g, struct nvml_dev *d)
 		nvmlMemory_t mm;
 		nvmlMemory_v2_t m2 = {.version = nvmlMemory_v2};
 		m->mem_valid = false;
-		if (L.mem_v2 && L.mem_v2(d->mig_h[i], &m2) == NVML_SUCCESS) {
+		if (nvml.mem_v2 && nvml.mem_v2(d->mig_h[i], &m2) == NVML_SUCCESS) {
 			m->mem_total = m2.total;
 			m->mem_used = m2.used;
 			m->mem_valid = true;
-		} else if (L.mem_v1 && L.mem_v1(d->mig_h[i], &mm) == NVML_SUCCESS) {
+		} else if (nvml.mem_v1 && nvml.mem_v1(d->mig_h[i], &mm) == NVML_SUCCESS) {
 			m->mem_total = mm.total;
 			m->mem_used = mm.used;
 			m->mem_valid = true;
@@ -544,20 +544,20 @@ static void refresh_gpu(struct gpu *g, struct nvml_dev *d, unsigned what)
 		nvml_read_static(g, d);
 	refresh_mem(g, d);
 	nvmlUtilization_t u;
-	if (L.util && !g->lost && got_all(g, GF_UTIL_GPU, GF_UTIL_MEM, L.util(d->h, &u))) {
+	if (nvml.util && !g->lost && got_all(g, GF_UTIL_GPU, GF_UTIL_MEM, nvml.util(d->h, &u))) {
 		g->util_gpu = u.gpu;
 		g->util_mem = u.memory;
 		nvml_set(g, GF_UTIL_GPU);
 		nvml_set(g, GF_UTIL_MEM);
 	}
 	unsigned v;
-	if (L.temp && !g->lost && nvml_got(g, GF_TEMP, L.temp(d->h, NVML_TEMPERATURE_GPU, &v))) {
+	if (nvml.temp && !g->lost && nvml_got(g, GF_TEMP, nvml.temp(d->h, NVML_TEMPERATURE_GPU, &v))) {
 		g->temp = v;
 		nvml_set(g, GF_TEMP);
 	}
-	nvml_read_uint(g, GF_POWER, &g->power_mw, L.power, d->h);
-	nvml_read_uint(g, GF_POWER_LIMIT, &g->power_limit_mw, L.power_limit, d->h);
-	nvml_read_uint(g, GF_COMPUTE_MODE, &g->compute_mode, L.compute_mode, d->h);
+	nvml_read_uint(g, GF_POWER, &g->power_mw, nvml.power, d->h);
+	nvml_read_uint(g, GF_POWER_LIMIT, &g->power_limit_mw, nvml.power_limit, d->h);
+	nvml_read_uint(g, GF_COMPUTE_MODE, &g->compute_mode, nvml.compute_mode, d->h);
 	nvml_refresh_extra(g, d, what);
 	if (g->nmigs)
 		refresh_migs(g, d);
@@ -582,8 +582,8 @@ static void nvml_close(struct gpu_set *set)
 {
 	for (size_t i = 0; i < set->ngpus; i++)
 		nvml_dev_free(set->gpus[i].priv);
-	if (L.dl)
-		L.shutdown();
+	if (nvml.dl)
+		nvml.shutdown();
 }
 
 const struct gpu_backend nvml_backend = {

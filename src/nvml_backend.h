@@ -63,7 +63,7 @@ struct nvml_lib {
 	nvmlReturn_t (*max_clock)(nvmlDevice_t, int, unsigned *);
 	nvmlReturn_t (*threshold)(nvmlDevice_t, int, unsigned *);
 };
-extern struct nvml_lib L;
+extern struct nvml_lib nvml;
 
 /* The newest utilisation sample of a process, kept across refreshes. */
 struct util_sample {

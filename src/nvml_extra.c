@@ -66,7 +66,7 @@ static bool field_uint(const nvmlFieldValue_t *v, unsigned *out)
 static void read_mem_temp(struct gpu *g, struct nvml_dev *d)
 {
 	nvmlFieldValue_t v = {.fieldId = NVML_FI_DEV_MEMORY_TEMP};
-	if (!L.field_values || g->lost || !nvml_got(g, GF_TEMP_MEM, L.field_values(d->h, 1, &v)))
+	if (!nvml.field_values || g->lost || !nvml_got(g, GF_TEMP_MEM, nvml.field_values(d->h, 1, &v)))
 		return;
 	if (nvml_got(g, GF_TEMP_MEM, v.nvmlReturn) && field_uint(&v, &g->temp_mem))
 		nvml_set(g, GF_TEMP_MEM);
@@ -76,85 +76,85 @@ void nvml_refresh_extra(struct gpu *g, struct nvml_dev *d, unsigned what)
 {
 	nvmlDevice_t h = d->h;
 	if (what & REFRESH_FAN)
-		nvml_read_uint(g, GF_FAN, &g->fan, L.fan, h);
+		nvml_read_uint(g, GF_FAN, &g->fan, nvml.fan, h);
 	if (what & REFRESH_CLOCKS) {
-		read_indexed(g, d, GF_CLK_GFX, &g->clk_gfx, L.clock, NVML_CLOCK_GRAPHICS);
-		read_indexed(g, d, GF_CLK_SM, &g->clk_sm, L.clock, NVML_CLOCK_SM);
-		read_indexed(g, d, GF_CLK_MEM, &g->clk_mem, L.clock, NVML_CLOCK_MEM);
-		read_indexed(g, d, GF_CLK_VIDEO, &g->clk_video, L.clock, NVML_CLOCK_VIDEO);
+		read_indexed(g, d, GF_CLK_GFX, &g->clk_gfx, nvml.clock, NVML_CLOCK_GRAPHICS);
+		read_indexed(g, d, GF_CLK_SM, &g->clk_sm, nvml.clock, NVML_CLOCK_SM);
+		read_indexed(g, d, GF_CLK_MEM, &g->clk_mem, nvml.clock, NVML_CLOCK_MEM);
+		read_indexed(g, d, GF_CLK_VIDEO, &g->clk_video, nvml.clock, NVML_CLOCK_VIDEO);
 	}
 	if (what & REFRESH_MODES) {
-		nvml_read_uint(g, GF_PERSISTENCE, &g->persistence, L.persistence, h);
+		nvml_read_uint(g, GF_PERSISTENCE, &g->persistence, nvml.persistence, h);
 		unsigned cur, pending;
-		if (L.ecc && !g->lost && nvml_got(g, GF_ECC, L.ecc(h, &cur, &pending))) {
+		if (nvml.ecc && !g->lost && nvml_got(g, GF_ECC, nvml.ecc(h, &cur, &pending))) {
 			g->ecc = cur;
 			nvml_set(g, GF_ECC);
 		}
-		nvml_read_uint(g, GF_DISPLAY_ACTIVE, &g->display_active, L.display_active, h);
-		nvml_read_uint(g, GF_ACCOUNTING, &g->accounting, L.accounting, h);
+		nvml_read_uint(g, GF_DISPLAY_ACTIVE, &g->display_active, nvml.display_active, h);
+		nvml_read_uint(g, GF_ACCOUNTING, &g->accounting, nvml.accounting, h);
 	}
 	unsigned long long n;
-	if ((what & REFRESH_ECC_ERRORS) && L.ecc_errors && !g->lost &&
-	    nvml_got(g, GF_ECC_UNCORRECTED, L.ecc_errors(h, NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
+	if ((what & REFRESH_ECC_ERRORS) && nvml.ecc_errors && !g->lost &&
+	    nvml_got(g, GF_ECC_UNCORRECTED, nvml.ecc_errors(h, NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
 							  NVML_VOLATILE_ECC, &n))) {
 		g->ecc_uncorrected = n;
 		nvml_set(g, GF_ECC_UNCORRECTED);
 	}
 	if (what & REFRESH_PERF) {
-		nvml_read_uint(g, GF_PSTATE, &g->pstate, L.pstate, h);
+		nvml_read_uint(g, GF_PSTATE, &g->pstate, nvml.pstate, h);
 		if (GPU_HAS(g, GF_PSTATE) && g->pstate > 15)   /* NVML_PSTATE_UNKNOWN */
 			g->valid &= ~(1ULL << GF_PSTATE);
-		read_mask(g, d, GF_EVENTS_ACTIVE, &g->events_active, L.events);
+		read_mask(g, d, GF_EVENTS_ACTIVE, &g->events_active, nvml.events);
 	}
 	if (what & REFRESH_PCIE) {
-		nvml_read_uint(g, GF_PCIE_GEN, &g->pcie_gen, L.pcie_gen, h);
-		nvml_read_uint(g, GF_PCIE_WIDTH, &g->pcie_width, L.pcie_width, h);
+		nvml_read_uint(g, GF_PCIE_GEN, &g->pcie_gen, nvml.pcie_gen, h);
+		nvml_read_uint(g, GF_PCIE_WIDTH, &g->pcie_width, nvml.pcie_width, h);
 	}
 	if (what & REFRESH_PCIE_THROUGHPUT) {
-		read_indexed(g, d, GF_PCIE_TX, &g->pcie_tx_kbs, L.pcie_throughput, NVML_PCIE_UTIL_TX_BYTES);
-		read_indexed(g, d, GF_PCIE_RX, &g->pcie_rx_kbs, L.pcie_throughput, NVML_PCIE_UTIL_RX_BYTES);
+		read_indexed(g, d, GF_PCIE_TX, &g->pcie_tx_kbs, nvml.pcie_throughput, NVML_PCIE_UTIL_TX_BYTES);
+		read_indexed(g, d, GF_PCIE_RX, &g->pcie_rx_kbs, nvml.pcie_throughput, NVML_PCIE_UTIL_RX_BYTES);
 	}
 	if (what & REFRESH_ENGINES) {
-		read_engine(g, d, GF_UTIL_ENC, &g->util_enc, L.encoder);
-		read_engine(g, d, GF_UTIL_DEC, &g->util_dec, L.decoder);
+		read_engine(g, d, GF_UTIL_ENC, &g->util_enc, nvml.encoder);
+		read_engine(g, d, GF_UTIL_DEC, &g->util_dec, nvml.decoder);
 	}
 	if (what & REFRESH_MEM_TEMP)
 		read_mem_temp(g, d);
 	if (what & REFRESH_POWER_MGMT)
-		nvml_read_uint(g, GF_POWER_MGMT_LIMIT, &g->power_mgmt_limit_mw, L.mgmt_limit, h);
+		nvml_read_uint(g, GF_POWER_MGMT_LIMIT, &g->power_mgmt_limit_mw, nvml.mgmt_limit, h);
 }
 
 void nvml_read_static(struct gpu *g, struct nvml_dev *d)
 {
 	nvmlDevice_t h = d->h;
 	d->static_read = true;
-	if (L.serial && !g->lost && nvml_got(g, GF_SERIAL, L.serial(h, g->serial, sizeof g->serial)))
+	if (nvml.serial && !g->lost && nvml_got(g, GF_SERIAL, nvml.serial(h, g->serial, sizeof g->serial)))
 		nvml_set(g, GF_SERIAL);
-	if (L.vbios && !g->lost && nvml_got(g, GF_VBIOS, L.vbios(h, g->vbios, sizeof g->vbios)))
+	if (nvml.vbios && !g->lost && nvml_got(g, GF_VBIOS, nvml.vbios(h, g->vbios, sizeof g->vbios)))
 		nvml_set(g, GF_VBIOS);
-	read_mask(g, d, GF_EVENTS_SUPPORTED, &g->events_supported, L.events_supported);
+	read_mask(g, d, GF_EVENTS_SUPPORTED, &g->events_supported, nvml.events_supported);
 	unsigned lo, hi;
-	if (L.limit_constraints && !g->lost &&
-	    nvml_got(g, GF_POWER_MIN_LIMIT, L.limit_constraints(h, &lo, &hi))) {
+	if (nvml.limit_constraints && !g->lost &&
+	    nvml_got(g, GF_POWER_MIN_LIMIT, nvml.limit_constraints(h, &lo, &hi))) {
 		g->power_min_mw = lo;
 		g->power_max_mw = hi;
 		nvml_set(g, GF_POWER_MIN_LIMIT);
 		nvml_set(g, GF_POWER_MAX_LIMIT);
 	}
 	g->why[GF_POWER_MAX_LIMIT] = g->why[GF_POWER_MIN_LIMIT];
-	nvml_read_uint(g, GF_POWER_DEFAULT_LIMIT, &g->power_default_mw, L.default_limit, h);
-	read_indexed(g, d, GF_CLK_MAX_GFX, &g->clk_max_gfx, L.max_clock, NVML_CLOCK_GRAPHICS);
-	read_indexed(g, d, GF_CLK_MAX_SM, &g->clk_max_sm, L.max_clock, NVML_CLOCK_SM);
-	read_indexed(g, d, GF_CLK_MAX_MEM, &g->clk_max_mem, L.max_clock, NVML_CLOCK_MEM);
-	read_indexed(g, d, GF_CLK_MAX_VIDEO, &g->clk_max_video, L.max_clock, NVML_CLOCK_VIDEO);
-	nvml_read_uint(g, GF_PCIE_GEN_MAX, &g->pcie_gen_max, L.pcie_gen_max, h);
-	nvml_read_uint(g, GF_PCIE_GEN_GPU_MAX, &g->pcie_gen_gpu_max, L.pcie_gen_gpu_max, h);
-	nvml_read_uint(g, GF_PCIE_WIDTH_MAX, &g->pcie_width_max, L.pcie_width_max, h);
-	read_indexed(g, d, GF_TEMP_SHUTDOWN, &g->temp_shutdown, L.threshold, NVML_TEMPERATURE_THRESHOLD_SHUTDOWN);
-	read_indexed(g, d, GF_TEMP_SLOWDOWN, &g->temp_slowdown, L.threshold, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN);
-	read_indexed(g, d, GF_TEMP_MEM_MAX, &g->temp_mem_max, L.threshold, NVML_TEMPERATURE_THRESHOLD_MEM_MAX);
-	read_indexed(g, d, GF_TEMP_GPU_MAX, &g->temp_gpu_max, L.threshold, NVML_TEMPERATURE_THRESHOLD_GPU_MAX);
-	nvml_read_uint(g, GF_DISPLAY_MODE, &g->display_mode, L.display_mode, h);
+	nvml_read_uint(g, GF_POWER_DEFAULT_LIMIT, &g->power_default_mw, nvml.default_limit, h);
+	read_indexed(g, d, GF_CLK_MAX_GFX, &g->clk_max_gfx, nvml.max_clock, NVML_CLOCK_GRAPHICS);
+	read_indexed(g, d, GF_CLK_MAX_SM, &g->clk_max_sm, nvml.max_clock, NVML_CLOCK_SM);
+	read_indexed(g, d, GF_CLK_MAX_MEM, &g->clk_max_mem, nvml.max_clock, NVML_CLOCK_MEM);
+	read_indexed(g, d, GF_CLK_MAX_VIDEO, &g->clk_max_video, nvml.max_clock, NVML_CLOCK_VIDEO);
+	nvml_read_uint(g, GF_PCIE_GEN_MAX, &g->pcie_gen_max, nvml.pcie_gen_max, h);
+	nvml_read_uint(g, GF_PCIE_GEN_GPU_MAX, &g->pcie_gen_gpu_max, nvml.pcie_gen_gpu_max, h);
+	nvml_read_uint(g, GF_PCIE_WIDTH_MAX, &g->pcie_width_max, nvml.pcie_width_max, h);
+	read_indexed(g, d, GF_TEMP_SHUTDOWN, &g->temp_shutdown, nvml.threshold, NVML_TEMPERATURE_THRESHOLD_SHUTDOWN);
+	read_indexed(g, d, GF_TEMP_SLOWDOWN, &g->temp_slowdown, nvml.threshold, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN);
+	read_indexed(g, d, GF_TEMP_MEM_MAX, &g->temp_mem_max, nvml.threshold, NVML_TEMPERATURE_THRESHOLD_MEM_MAX);
+	read_indexed(g, d, GF_TEMP_GPU_MAX, &g->temp_gpu_max, nvml.threshold, NVML_TEMPERATURE_THRESHOLD_GPU_MAX);
+	nvml_read_uint(g, GF_DISPLAY_MODE, &g->display_mode, nvml.display_mode, h);
 }
 
 /* ---- per-process utilisation ---- */
@@ -174,18 +174,18 @@ static nvmlReturn_t fetch_samples(struct nvml_dev *d, uint64_t since, unsigned *
 	for (int tries = 0; tries < 6; tries++) {
 		nvmlReturn_t r;
 		unsigned n = (unsigned)d->ubuf_cap;
-		if (L.proc_util_info) {
+		if (nvml.proc_util_info) {
 			nvmlProcessesUtilizationInfo_v1_t info = {
 				.version = nvmlProcessesUtilizationInfo_v1, .processSamplesCount = n,
 				.lastSeenTimeStamp = since, .procUtilArray = d->ubuf_cap ? d->ubuf : NULL};
-			r = L.proc_util_info(d->h, &info);
+			r = nvml.proc_util_info(d->h, &info);
 			if (r == NVML_ERROR_FUNCTION_NOT_FOUND || r == NVML_ERROR_ARGUMENT_VERSION_MISMATCH) {
-				L.proc_util_info = NULL;
+				nvml.proc_util_info = NULL;
 				continue;
 			}
 			n = info.processSamplesCount;
-		} else if (L.proc_util) {
-			r = L.proc_util(d->h, d->ubuf_cap ? d->ubuf : NULL, &n, since);
+		} else if (nvml.proc_util) {
+			r = nvml.proc_util(d->h, d->ubuf_cap ? d->ubuf : NULL, &n, since);
 		} else {
 			return NVML_ERROR_FUNCTION_NOT_FOUND;
 		}
@@ -205,7 +205,7 @@ static nvmlReturn_t fetch_samples(struct nvml_dev *d, uint64_t since, unsigned *
 
 static struct util_sample entry(const struct nvml_dev *d, unsigned i)
 {
-	if (L.proc_util_info) {
+	if (nvml.proc_util_info) {
 		const nvmlProcessUtilizationInfo_v1_t *e = (const nvmlProcessUtilizationInfo_v1_t *)d->ubuf + i;
 		return (struct util_sample){e->pid, e->timeStamp, e->smUtil, e->memUtil, e->encUtil, e->decUtil};
 	}
@@ -235,7 +235,7 @@ static struct util_sample *find_sample(struct nvml_dev *d, unsigned pid)
  * refreshes while it is under a second old, so a refresh between two driver samples loses none. */
 void nvml_refresh_proc_util(struct gpu *g, struct nvml_dev *d)
 {
-	if (g->lost || !GPU_HAS(g, GF_PROCESSES) || (!L.proc_util_info && !L.proc_util))
+	if (g->lost || !GPU_HAS(g, GF_PROCESSES) || (!nvml.proc_util_info && !nvml.proc_util))
 		return;
 	if (GPU_HAS(g, GF_MIG_MODE) && g->mig_mode) {
 		d->nsamples = 0;   /* not supported under MIG: not worth a call per refresh */
