@@ -51,6 +51,15 @@ check_eq "a captured nvidia-smi row, byte for byte" "200.00, 105.00, 292.00, 797
 "$GPUCTL" status --query-gpu=display_mode,serial --format=csv,noheader >"$TMP/got"
 check_eq "before 590 display_mode is the driver's answer; no serial is [N/A]" "[N/A], [N/A]" "$(cat "$TMP/got")"
 
+# The captured compute-apps row (H200, 590.48.01), with a live process named as the captured one.
+spawn /root/tools/memhog; HOG=$SPAWNED
+sed "s/^pid = 4010291/pid = $HOG/" "$MACHINES/h200-load.machine" >"$TMP/m"
+use_machine "$TMP/m"
+"$GPUCTL" status --query-compute-apps=timestamp,gpu_name,gpu_bus_id,gpu_serial,gpu_uuid,pid,process_name,used_gpu_memory --format=csv,noheader -l 0.01 -c 1 >"$TMP/got"
+check_eq "a captured compute-apps row, byte for byte (timestamp aside)" "NVIDIA H200, 00000000:83:00.0, 0000000000000, GPU-3f1c2a9e-7b45-4c1d-9e2a-8d6b5f4e3c21, $HOG, /root/tools/memhog, 2566 MiB" "$(head -1 "$TMP/got" | cut -d, -f2-8 | sed 's/^ //')"
+check_grep "its timestamp as nvidia-smi writes it" '^[0-9]{4}/[0-9]{2}/[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}, ' "$TMP/got"
+kill $HOG; wait $HOG 2>/dev/null
+
 # What the driver refuses shows in its own words, as nvidia-smi prints it.
 { echo "fail.nvmlDeviceGetSerial = NO_PERMISSION"; echo "fail.nvmlDeviceGetPowerManagementLimit = UNKNOWN"
   cat "$MACHINES/h200-idle.machine"; } >"$TMP/m"
