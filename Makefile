@@ -16,7 +16,11 @@ OBJ = $(SRC:src/%.c=$(B)/obj/%.o)
 LIBOBJ = $(filter-out $(B)/obj/main.o $(B)/obj/cmd-%.o,$(OBJ))
 FAKES = $(B)/fakenvml/libnvidia-ml.so.1 $(B)/fakenvml-old/libnvidia-ml.so.1 \
 	$(B)/fakenvml-r535/libnvidia-ml.so.1
-FAKE_SRC = tests/fakenvml/fakenvml.c tests/fakenvml/machine.c
+FAKE_SRC = tests/fakenvml/fakenvml.c tests/fakenvml/fake-telemetry.c tests/fakenvml/fake-procs.c \
+	tests/fakenvml/machine.c
+FAKE_DEPS = $(FAKE_SRC) tests/fakenvml/machine.h tests/fakenvml/fake.h src/nvml_abi.h
+# Hidden by default: the stand-in exports NVML's functions (marked API) and nothing else.
+FAKE_CFLAGS = $(WARN) -O1 -g -fPIC -shared -fvisibility=hidden -Wl,-soname,libnvidia-ml.so.1 -Isrc
 UNIT_SRC = $(wildcard tests/unit/*.c)
 TEST_BINS = $(B)/unit-tests $(B)/sleeper $(B)/workload $(FAKES) $(B)/fakecuda/libcuda.so.1
 
@@ -31,16 +35,16 @@ $(B)/obj/%.o: src/%.c
 
 # The stand-in NVML for tests: test code, never installed. Three builds of one source: a current
 # driver, an old driver without _v2/_v3 symbols, and a 535.43-535.86 driver with 32-byte _v3 entries.
-$(B)/fakenvml/libnvidia-ml.so.1: $(FAKE_SRC) tests/fakenvml/machine.h src/nvml_abi.h
+$(B)/fakenvml/libnvidia-ml.so.1: $(FAKE_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(WARN) -O1 -g -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 -Isrc -o $@ $(FAKE_SRC)
+	$(CC) $(FAKE_CFLAGS) -o $@ $(FAKE_SRC)
 	ln -sf libnvidia-ml.so.1 $(@D)/libnvidia-ml.so
-$(B)/fakenvml-old/libnvidia-ml.so.1: $(FAKE_SRC) tests/fakenvml/machine.h src/nvml_abi.h
+$(B)/fakenvml-old/libnvidia-ml.so.1: $(FAKE_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(WARN) -O1 -g -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 -Isrc -DFAKE_OLD_DRIVER -o $@ $(FAKE_SRC)
-$(B)/fakenvml-r535/libnvidia-ml.so.1: $(FAKE_SRC) tests/fakenvml/machine.h src/nvml_abi.h
+	$(CC) $(FAKE_CFLAGS) -DFAKE_OLD_DRIVER -o $@ $(FAKE_SRC)
+$(B)/fakenvml-r535/libnvidia-ml.so.1: $(FAKE_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(WARN) -O1 -g -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 -Isrc -DFAKE_R535 -o $@ $(FAKE_SRC)
+	$(CC) $(FAKE_CFLAGS) -DFAKE_R535 -o $@ $(FAKE_SRC)
 
 $(B)/unit-tests: $(UNIT_SRC) $(LIBOBJ) tests/unit/tap.h
 	$(CC) $(ALL_CFLAGS) -Isrc -o $@ $(UNIT_SRC) $(LIBOBJ) $(LDLIBS)

@@ -132,11 +132,12 @@ static void table(const struct vis_machine *m, const struct vis_result *r, const
 		       v->report.buf);
 }
 
-static void gpu_json(struct json *j, const struct vis_machine *m, size_t gi)
+/* uuid: the device's own, a MIG UUID for a MIG device (NULL: the GPU's). One key per object. */
+static void gpu_json(struct json *j, const struct vis_machine *m, size_t gi, const char *uuid)
 {
 	const struct vis_gpu *g = &m->gpus[gi];
 	json_uint(j, "nvml_index", g->nvml_index);
-	json_str(j, "uuid", g->uuid);
+	json_str(j, "uuid", uuid ? uuid : g->uuid);
 	json_str(j, "pci_bus_id", g->pci_bus_id && *g->pci_bus_id ? g->pci_bus_id : NULL);
 	json_str(j, "name", g->name && *g->name ? g->name : NULL);
 }
@@ -159,11 +160,10 @@ static void print_json(const struct vis_machine *m, const struct vis_result *r,
 		const struct vis_dev *d = &r->devs[i];
 		json_obj(&j, NULL);
 		json_uint(&j, "cuda_index", i);
-		gpu_json(&j, m, d->gpu);
-		if (d->mig >= 0) {
-			const struct vis_mig *mg = &m->migs[d->mig];
+		const struct vis_mig *mg = d->mig >= 0 ? &m->migs[d->mig] : NULL;
+		gpu_json(&j, m, d->gpu, mg ? mg->uuid : NULL);
+		if (mg) {
 			json_str(&j, "parent_uuid", m->gpus[d->gpu].uuid);
-			json_str(&j, "uuid", mg->uuid);   /* the device's own: the MIG UUID */
 			json_uint(&j, "mig_index", mg->slot);
 			json_uint(&j, "gpu_instance_id", mg->gi);
 			json_uint(&j, "compute_instance_id", mg->ci);
@@ -179,14 +179,14 @@ static void print_json(const struct vis_machine *m, const struct vis_result *r,
 		if (seen)
 			continue;
 		json_obj(&j, NULL);
-		gpu_json(&j, m, i);
+		gpu_json(&j, m, i, NULL);
 		json_end_obj(&j);
 	}
 	json_end_arr(&j);
 	json_arr(&j, "gpus");
 	for (size_t i = 0; i < m->ngpus; i++) {
 		json_obj(&j, NULL);
-		gpu_json(&j, m, i);
+		gpu_json(&j, m, i, NULL);
 		json_uint(&j, "cuda_index_fastest_first", (unsigned)vis_rank(m, r->fastest, i));
 		json_uint(&j, "cuda_index_pci_bus_id", (unsigned)vis_rank(m, r->pci, i));
 		int lg = vis_logical(r, i, -1);

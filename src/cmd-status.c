@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum mode { M_TABLE, M_JSON, M_CSV };
+enum mode { M_TABLE, M_JSON, M_CSV, M_LIST };
 
 struct status_opts {
 	enum mode mode;
@@ -124,8 +124,19 @@ static void table_lease(struct strbuf *sb, const struct status_opts *o, const st
 		o->color ? C_RESET : "");
 }
 
+/* "sm  5%" or "sm   -" (no sample: idle for the last second, or none given, as nvidia-smi pmon). */
+static void util_col(char *buf, size_t n, const char *label, bool valid, unsigned pct)
+{
+	if (valid)
+		snprintf(buf, n, "%s%3u%%", label, pct);
+	else
+		snprintf(buf, n, "%s   -", label);
+}
+
 static void table_procs(struct strbuf *sb, const struct status_opts *o, const struct gpu *g)
 {
+	if (g->lost || g->inaccessible)
+		return;
 	for (size_t i = 0; i < g->nmigs; i++) {
 		const struct mig_dev *m = &g->migs[i];
 		struct mib_text mem = {"N/A"};
@@ -136,7 +147,7 @@ static void table_procs(struct strbuf *sb, const struct status_opts *o, const st
 		sb_addf(sb, "      mig %u/%u  %-10.10s %20s  %s\n", m->gi, m->ci,
 			profile ? profile + 4 : m->name, mem.s, m->uuid);
 	}
-	if (o->no_procs || g->lost || g->inaccessible)
+	if (o->no_procs)
 		return;
 	if (!GPU_HAS(g, GF_PROCESSES)) {
 		sb_addf(sb, "      %sprocesses: N/A%s\n", o->color ? C_DIM : "", o->color ? C_RESET : "");
@@ -144,15 +155,19 @@ static void table_procs(struct strbuf *sb, const struct status_opts *o, const st
 	}
 	for (size_t i = 0; i < g->nprocs; i++) {
 		const struct gpu_proc *p = &g->procs[i];
-		char mig[24] = "";
+		char mig[24] = "", sm[16], fb[16], codec[32] = "";
 		struct mib_text mem = {"N/A"};
 		if (p->mem_valid)
 			mem = mib_text(p->used_mem);
 		if (p->gi != NO_INSTANCE)
 			snprintf(mig, sizeof mig, "mig %u/%u ", p->gi, p->ci);
-		char line[128];
-		int n = snprintf(line, sizeof line, "      %-10.10s %7u %10s  %s%s",
-				 p->user ? p->user : "-", p->pid, mem.s, mig,
+		util_col(sm, sizeof sm, "sm", p->util_valid, p->sm_util);
+		util_col(fb, sizeof fb, "mem", p->util_valid, p->mem_util);
+		if (p->util_valid && (p->enc_util || p->dec_util))
+			snprintf(codec, sizeof codec, "enc %u%% dec %u%% ", p->enc_util, p->dec_util);
+		char line[192];
+		int n = snprintf(line, sizeof line, "      %-10.10s %7u %10s  %s %s %s%s%s",
+				 p->user ? p->user : "-", p->pid, mem.s, sm, fb, codec, mig,
 				 p->type & PROC_GRAPHICS ? (p->type & PROC_COMPUTE ? "C+G " : "G ") : "");
 		int room = o->width - n;
 		const char *cmd = p->cmdline ? p->cmdline : "(not in /proc: exited, or another PID namespace)";
@@ -218,6 +233,20 @@ static void json_mode(struct json *j, const struct gpu *g, enum gpu_field f, con
 	json_str(j, key, GPU_HAS(g, f) ? name : NULL);
 }
 
+/* Per-process utilisation: NVML's newest sample from the last second; null without one. */
+static void json_proc_util(struct json *j, const struct gpu_proc *p)
+{
+	static const char *const keys[] = {"utilization_sm_pct", "utilization_memory_pct",
+					   "utilization_encoder_pct", "utilization_decoder_pct"};
+	const unsigned v[] = {p->sm_util, p->mem_util, p->enc_util, p->dec_util};
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		if (p->util_valid)
+			json_uint(j, keys[i], v[i]);
+		else
+			json_null(j, keys[i]);
+	}
+}
+
 static void json_gpu(struct json *j, const struct status_opts *o, const struct gpu *g)
 {
 	json_obj(j, NULL);
@@ -269,6 +298,7 @@ static void json_gpu(struct json *j, const struct status_opts *o, const struct g
 					json_uint(j, "used_memory_mib", mib(p->used_mem));
 				else
 					json_null(j, "used_memory_mib");
+				json_proc_util(j, p);
 				json_str(j, "type", proc_type_name(p->type));
 				if (p->gi != NO_INSTANCE) {
 					json_uint(j, "gpu_instance_id", p->gi);
@@ -371,6 +401,9 @@ static void render(struct strbuf *sb, const struct status_opts *o, const struct 
 	case M_JSON:
 		render_json(sb, o, set);
 		break;
+	case M_LIST:
+		query_list_gpus(sb, set);
+		break;
 	case M_CSV:
 		timestamp(ts, sizeof ts);
 		if (iter == 0 && !(o->qflags & QF_NOHEADER))
@@ -398,7 +431,7 @@ static void report_lost(const struct gpu_set *set)
 static int run_status(struct status_opts *o, struct gpu_set *set)
 {
 	unsigned what = o->mode == M_CSV ? query_refresh_needs(o->query)
-					 : (o->no_procs ? 0 : REFRESH_PROCS);
+			: o->no_procs ? 0 : REFRESH_PROCS | REFRESH_PROC_UTIL;
 	struct strbuf sb = {0};
 	struct sigaction sa = {.sa_handler = on_stop};
 	sigemptyset(&sa.sa_mask);
@@ -409,8 +442,9 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 	struct timespec next;
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (unsigned long iter = 0;; iter++) {
-		gpu_set_refresh(set, what);
-		if (o->mode != M_CSV) {
+		if (o->mode != M_LIST)   /* -L shows what opening the GPUs read */
+			gpu_set_refresh(set, what);
+		if (o->mode != M_CSV && o->mode != M_LIST) {
 			struct gpu_error lerr;
 			leaseview_free(&o->leases);
 			/* Leases are extra: without the daemon's answer the GPUs still show. */
@@ -468,8 +502,11 @@ static int read_options(struct cmd *c, struct status_opts *o, struct gpu_error *
 		o->loop = ms / 1000.0;
 	o->mode = args_has(a, O_JSON) ? M_JSON : M_TABLE;
 	o->no_procs = args_has(a, O_NOPROC);
+	bool list = args_has(a, 'L');
 	if (qgpu && qapps)
 		return cmd_bad_usage(e, "--query-gpu and --query-compute-apps cannot be combined");
+	if (list && (qgpu || qapps || o->mode == M_JSON))
+		return cmd_bad_usage(e, "-L cannot be combined with --json or --query-*");
 	if (qgpu || qapps) {
 		if (o->mode == M_JSON)
 			return cmd_bad_usage(e, "--json and --query-* cannot be combined");
@@ -486,6 +523,8 @@ static int read_options(struct cmd *c, struct status_opts *o, struct gpu_error *
 		o->mode = M_CSV;
 	} else if (format) {
 		return cmd_bad_usage(e, "--format only applies to --query-gpu or --query-compute-apps");
+	} else if (list) {
+		o->mode = M_LIST;
 	}
 	o->tty = isatty(STDOUT_FILENO);
 	o->color = o->mode == M_TABLE && use_color(color, STDOUT_FILENO);
@@ -527,6 +566,7 @@ static const struct option longopts[] = {
 	{"color", required_argument, NULL, O_COLOR},
 	{"help-query-gpu", no_argument, NULL, O_HQGPU},
 	{"help-query-compute-apps", no_argument, NULL, O_HQAPPS},
+	{"list-gpus", no_argument, NULL, 'L'},
 	{0},
 };
 
@@ -546,6 +586,7 @@ const struct cmd_entry cmd_status_entry = {
 		"      --query-compute-apps=FIELDS\n"
 		"      --format=csv[,noheader][,nounits]\n"
 		"      --help-query-gpu, --help-query-compute-apps   list the query fields\n"
+		"  -L, --list-gpus            list the GPUs and MIG devices as `nvidia-smi -L` does\n"
 		"  -l, --loop SECONDS         refresh every SECONDS (fractions allowed) until Ctrl-C;\n"
 		"                             the table redraws in place, JSON prints one document\n"
 		"                             per line, CSV appends rows\n"
@@ -553,7 +594,7 @@ const struct cmd_entry cmd_status_entry = {
 		"  -c, --count N              stop after N refreshes\n"
 		"      --color=auto|always|never   colour the table (NO_COLOR is respected)\n"
 		"  -h, --help                 this help\n",
-	.args = {.shorts = "l:c:", .longs = longopts, .gpus_alias = 'i'},
+	.args = {.shorts = "l:c:L", .longs = longopts, .gpus_alias = 'i'},
 	.flags = CMD_NVML | CMD_GPUS,
 	.exec = status,
 };

@@ -72,8 +72,13 @@ void gpu_mark_lost(struct gpu *g, const char *why)
 	g->lost = true;
 	free(g->error);
 	g->error = xstrdup(why);
+	/* Once lost, nothing it said before is vouched for: every field but its identity (index,
+	 * name, UUID, bus id) is unavailable and its processes unknown, in every output. */
 	g->valid = 0;
+	memset(g->why, 0, sizeof g->why);
 	g->nprocs = 0;
+	for (size_t i = 0; i < g->nmigs; i++)
+		g->migs[i].mem_valid = false;
 }
 
 /* NVML's accepted forms: domain:bus:device.function, domain:bus:device, bus:device.function;

@@ -10,15 +10,36 @@
 
 #include "util.h"
 
+/* Fields with a validity bit. The first group is read at every refresh that asks for it; the
+ * static group (from GF_SERIAL on) is read once, the first time a refresh asks for it. */
 enum gpu_field {
 	GF_MEM_TOTAL, GF_MEM_USED, GF_MEM_FREE, GF_MEM_RESERVED,
 	GF_UTIL_GPU, GF_UTIL_MEM, GF_TEMP, GF_POWER, GF_POWER_LIMIT, GF_FAN,
 	GF_CLK_GFX, GF_CLK_SM, GF_CLK_MEM,
 	GF_COMPUTE_MODE, GF_MIG_MODE, GF_PERSISTENCE, GF_ECC,
 	GF_CC, GF_PCI_DEVICE_ID, GF_CORES, GF_PROCESSES, GF_ECC_UNCORRECTED,
+	GF_CLK_VIDEO, GF_PSTATE, GF_EVENTS_ACTIVE, GF_UTIL_ENC, GF_UTIL_DEC, GF_TEMP_MEM,
+	GF_POWER_MGMT_LIMIT, GF_PCIE_GEN, GF_PCIE_WIDTH, GF_PCIE_TX, GF_PCIE_RX,
+	GF_DISPLAY_ACTIVE, GF_ACCOUNTING, GF_PROC_UTIL,
+	/* static */
+	GF_SERIAL, GF_VBIOS, GF_PCI_SUBSYS_ID, GF_EVENTS_SUPPORTED, GF_POWER_MIN_LIMIT,
+	GF_POWER_MAX_LIMIT, GF_POWER_DEFAULT_LIMIT, GF_CLK_MAX_GFX, GF_CLK_MAX_SM, GF_CLK_MAX_MEM,
+	GF_CLK_MAX_VIDEO, GF_PCIE_GEN_MAX, GF_PCIE_GEN_GPU_MAX, GF_PCIE_WIDTH_MAX,
+	GF_TEMP_SHUTDOWN, GF_TEMP_SLOWDOWN, GF_TEMP_MEM_MAX, GF_TEMP_GPU_MAX, GF_DISPLAY_MODE,
+	GF_N
 };
-#define GPU_HAS(g, f) (((g)->valid >> (f)) & 1U)
-#define GPU_SET(g, f, field, v) ((g)->field = (v), (g)->valid |= (1ULL << (f)))
+_Static_assert(GF_N <= 64, "validity bits fit one uint64_t");
+struct gpu;
+static inline bool gpu_has(const struct gpu *g, enum gpu_field f);
+/* The older spelling, kept while other modules still use it. */
+#define GPU_HAS(g, f) gpu_has(g, f)
+
+/* Clock event (throttle) reasons: the bits of events_active and events_supported. */
+enum {
+	GPU_EVENT_GPU_IDLE = 0x1, GPU_EVENT_APPLICATIONS_CLOCKS = 0x2, GPU_EVENT_SW_POWER_CAP = 0x4,
+	GPU_EVENT_HW_SLOWDOWN = 0x8, GPU_EVENT_SYNC_BOOST = 0x10, GPU_EVENT_SW_THERMAL = 0x20,
+	GPU_EVENT_HW_THERMAL = 0x40, GPU_EVENT_HW_POWER_BRAKE = 0x80, GPU_EVENT_DISPLAY_CLOCK = 0x100,
+};
 
 /* The most GPUs gpuctl handles on one machine: choices and masks are 64-bit sets. A backend
  * that finds more uses the first GPU_MAX. */
@@ -39,6 +60,11 @@ struct gpu_proc {
 	const char *name;         /* argv[0], nvidia-smi's process_name */
 	uid_t uid;
 	bool uid_valid;
+	/* NVML's newest utilisation sample of the process from the last second; none (util_valid
+	 * false) for a process that was idle all that time, or where the driver gives none (MIG). */
+	bool util_valid;
+	unsigned sm_util, mem_util, enc_util, dec_util;    /* percent */
+	uint64_t util_time_us;    /* when it was taken, microseconds since the epoch */
 };
 
 struct mig_dev {
@@ -72,6 +98,28 @@ struct gpu {
 	uint64_t ecc_uncorrected;  /* volatile: since the driver loaded */
 	int cc_major, cc_minor;
 	unsigned pci_device_id, cores;      /* cores: CUDA cores, a proxy for speed */
+	/* Read when asked for (REFRESH_* groups): */
+	unsigned clk_video;                 /* MHz */
+	unsigned pstate;                    /* 0 (P0, fastest) .. 15 */
+	uint64_t events_active;             /* GPU_EVENT_* bits: why clocks are held down now */
+	unsigned util_enc, util_dec;        /* percent */
+	unsigned temp_mem;                  /* HBM temperature, C */
+	unsigned power_mgmt_limit_mw;       /* the limit software asked for (nvidia-smi power.limit) */
+	unsigned pcie_gen, pcie_width;      /* link now (it slows down when idle) */
+	unsigned pcie_tx_kbs, pcie_rx_kbs;  /* throughput, KB/s */
+	unsigned display_active, accounting;
+	/* Static, read once when first asked for (REFRESH_STATIC): */
+	char serial[32], vbios[32];
+	unsigned pci_subsys_id;
+	uint64_t events_supported;
+	unsigned power_min_mw, power_max_mw, power_default_mw;
+	unsigned clk_max_gfx, clk_max_sm, clk_max_mem, clk_max_video;
+	unsigned pcie_gen_max, pcie_gen_gpu_max, pcie_width_max;
+	unsigned temp_shutdown, temp_slowdown, temp_mem_max, temp_gpu_max;
+	unsigned display_mode;
+	/* Why a field is unavailable when the driver said more than "not supported": its own words
+	 * ("Insufficient Permissions"), static strings. NULL: not supported, or not asked for. */
+	const char *why[GF_N];
 
 	size_t nprocs, procs_cap;
 	struct gpu_proc *procs;
@@ -91,9 +139,30 @@ struct gpu_set {
 	struct proc_cache *pc;
 };
 
-/* REFRESH_NO_PROC_INFO: process lists without their /proc owner and command line (the lease
- * queue only counts processes, and runs under the global lock). */
-enum { REFRESH_PROCS = 1, REFRESH_EXTRA = 2, REFRESH_NO_PROC_INFO = 4 };
+/* What a refresh reads besides the base (memory, utilisation, temperature, power and enforced
+ * limit, compute mode, MIG devices): each group costs NVML calls, so a command asks only for what
+ * it shows. REFRESH_NO_PROC_INFO: process lists without their /proc owner and command line (the
+ * lease queue only counts processes, and runs under the global lock). */
+enum {
+	REFRESH_PROCS = 1 << 0,
+	REFRESH_NO_PROC_INFO = 1 << 2,
+	REFRESH_FAN = 1 << 3,
+	REFRESH_CLOCKS = 1 << 4,          /* current clocks: graphics, SM, memory, video */
+	REFRESH_MODES = 1 << 5,           /* persistence, ECC mode, display active, accounting */
+	REFRESH_ECC_ERRORS = 1 << 6,
+	REFRESH_PERF = 1 << 7,            /* performance state, active clock event reasons */
+	REFRESH_PCIE = 1 << 8,            /* link generation and width now */
+	REFRESH_PCIE_THROUGHPUT = 1 << 9, /* rx/tx: NVML samples 20 ms per call, so ask sparingly */
+	REFRESH_ENGINES = 1 << 10,        /* encoder, decoder */
+	REFRESH_PROC_UTIL = 1 << 11,      /* per-process samples (with REFRESH_PROCS) */
+	REFRESH_MEM_TEMP = 1 << 12,
+	REFRESH_POWER_MGMT = 1 << 13,     /* the requested power limit */
+	REFRESH_STATIC = 1 << 14,         /* serial, VBIOS, maxima, limits, thresholds: read once */
+	REFRESH_EXTRA = REFRESH_FAN | REFRESH_CLOCKS | REFRESH_MODES | REFRESH_ECC_ERRORS,
+	REFRESH_ALL = REFRESH_PROCS | REFRESH_EXTRA | REFRESH_PERF | REFRESH_PCIE |
+		      REFRESH_PCIE_THROUGHPUT | REFRESH_ENGINES | REFRESH_PROC_UTIL |
+		      REFRESH_MEM_TEMP | REFRESH_POWER_MGMT | REFRESH_STATIC,
+};
 
 struct gpu_backend {
 	/* Load the library, initialise, enumerate devices and their static facts. */
@@ -104,6 +173,11 @@ struct gpu_backend {
 };
 
 extern const struct gpu_backend nvml_backend;
+
+static inline bool gpu_has(const struct gpu *g, enum gpu_field f)
+{
+	return (g->valid >> f) & 1U;
+}
 
 /* gpu.c */
 struct gpu_set *gpu_set_open(struct gpu_error *err);

@@ -230,7 +230,7 @@ static int on_message(struct waiter *w, struct grant *g, const struct msg *m, co
 		msg_begin(&sb, "take");
 		msg_add_u64(&sb, "id", 1);
 		msg_add_u64(&sb, "offer", msg_get_u64(m, "offer", UINT64_MAX, &v) ? v : 0);
-		bool ok = dclient_send(&w->dc, &sb, err);
+		bool ok = dclient_send(&w->dc, &sb, err) || rejoin(w, err);
 		sb_free(&sb);
 		return ok ? 0 : -1;
 	}
@@ -344,7 +344,7 @@ int grant_acquire(struct gpu_set *set, const struct config *cfg, const struct gr
 	w.next_tick = w.started + 1.0;
 	build_request(&w.acquire, set, cfg, rq, cand, count);
 	signals_on(&w);
-	int r = dclient_send(&w.dc, &w.acquire, err) ? 0 : -1;
+	int r = dclient_send(&w.dc, &w.acquire, err) || rejoin(&w, err) ? 0 : -1;
 	while (r == 0 && !interrupted)
 		r = wait_step(&w, g, count, err);
 	progress(&w, count, true);

@@ -74,6 +74,13 @@ static double gauge_value(const struct gpu *g, enum gpu_field f)
 	case GF_FAN: return g->fan;
 	case GF_MIG_MODE: return g->mig_mode;
 	case GF_PERSISTENCE: return g->persistence;
+	case GF_UTIL_ENC: return g->util_enc;
+	case GF_UTIL_DEC: return g->util_dec;
+	case GF_TEMP_MEM: return g->temp_mem;
+	case GF_PSTATE: return g->pstate;
+	case GF_EVENTS_ACTIVE: return (double)g->events_active;
+	case GF_PCIE_GEN: return g->pcie_gen;
+	case GF_PCIE_WIDTH: return g->pcie_width;
 	default: return 0;
 	}
 }
@@ -91,6 +98,13 @@ static const struct gauge gauges[] = {
 	{"gpuctl_gpu_fan_speed_percent", "Intended fan speed (DCGM_FI_DEV_FAN_SPEED).", GF_FAN},
 	{"gpuctl_gpu_mig_enabled", "1 when MIG mode is on.", GF_MIG_MODE},
 	{"gpuctl_gpu_persistence_enabled", "1 when persistence mode is on.", GF_PERSISTENCE},
+	{"gpuctl_gpu_encoder_utilization_percent", "Video encoder use (DCGM_FI_DEV_ENC_UTIL).", GF_UTIL_ENC},
+	{"gpuctl_gpu_decoder_utilization_percent", "Video decoder use (DCGM_FI_DEV_DEC_UTIL).", GF_UTIL_DEC},
+	{"gpuctl_gpu_memory_temperature_celsius", "HBM temperature (DCGM_FI_DEV_MEMORY_TEMP).", GF_TEMP_MEM},
+	{"gpuctl_gpu_performance_state", "Performance state: 0 (P0, fastest) to 15.", GF_PSTATE},
+	{"gpuctl_gpu_clocks_event_reasons", "Bit mask of why the clocks are held down (DCGM_FI_DEV_CLOCKS_EVENT_REASONS).", GF_EVENTS_ACTIVE},
+	{"gpuctl_gpu_pcie_link_generation", "PCIe link generation now (DCGM_FI_DEV_PCIE_LINK_GEN).", GF_PCIE_GEN},
+	{"gpuctl_gpu_pcie_link_width", "PCIe lanes now (DCGM_FI_DEV_PCIE_LINK_WIDTH).", GF_PCIE_WIDTH},
 };
 
 static void gpu_info(struct strbuf *sb, const struct gpu_set *set, const struct gpu *g,
@@ -113,8 +127,8 @@ static void clocks(struct strbuf *sb, const struct gpu *g, const struct metrics_
 		const char *label;
 		enum gpu_field f;
 	} clk[] = {{"clock=\"graphics\"", GF_CLK_GFX}, {"clock=\"sm\"", GF_CLK_SM},
-		   {"clock=\"memory\"", GF_CLK_MEM}};
-	const unsigned mhz[] = {g->clk_gfx, g->clk_sm, g->clk_mem};
+		   {"clock=\"memory\"", GF_CLK_MEM}, {"clock=\"video\"", GF_CLK_VIDEO}};
+	const unsigned mhz[] = {g->clk_gfx, g->clk_sm, g->clk_mem, g->clk_video};
 	for (size_t c = 0; c < ARRAY_SIZE(clk); c++) {
 		if (!GPU_HAS(g, clk[c].f))
 			continue;
@@ -274,6 +288,33 @@ static const struct lease_info *holder(const struct leaseview *lv, const struct 
 	return leaseview_holder(lv, g->uuid);
 }
 
+/* Per-process utilisation by engine, for the processes that have a sample (an idle one has none). */
+static void process_util_metrics(struct strbuf *sb, const struct gpu_set *set, const struct metrics_opts *o)
+{
+	static const char *const engines[] = {"sm", "memory", "encoder", "decoder"};
+	family(sb, "gpuctl_process_utilization_percent", "gauge",
+	       "A process's share of the GPU's engines in NVML's newest sample of the last second.");
+	for (const struct gpu *g = set->gpus; g < set->gpus + set->ngpus; g++)
+		for (size_t j = 0; j < g->nprocs && j < o->max_procs; j++) {
+			const struct gpu_proc *p = &g->procs[j];
+			if (!p->util_valid)
+				continue;
+			const unsigned v[] = {p->sm_util, p->mem_util, p->enc_util, p->dec_util};
+			char cmd[65];
+			for (size_t e = 0; e < ARRAY_SIZE(engines); e++) {
+				struct strbuf x = {0};
+				sb_addf(&x, "pid=\"%u\",user=\"", p->pid);
+				metrics_label(&x, p->user ? p->user : "unknown");
+				sb_adds(&x, "\",command=\"");
+				metrics_label(&x, base_name(p->cmdline, cmd, sizeof cmd));
+				sb_addf(&x, "\",engine=\"%s\"", engines[e]);
+				gpu_sample(sb, "gpuctl_process_utilization_percent", g, o, x.buf);
+				sb_addf(sb, "%u\n", v[e]);
+				sb_free(&x);
+			}
+		}
+}
+
 static void lease_metrics(struct strbuf *sb, const struct gpu_set *set, const struct leaseview *lv,
 			  const struct metrics_opts *o)
 {
@@ -317,6 +358,7 @@ void metrics_render(struct strbuf *sb, const struct gpu_set *set, const struct l
 {
 	gpu_metrics(sb, set, o);
 	process_metrics(sb, set, o);
+	process_util_metrics(sb, set, o);
 	lease_metrics(sb, set, lv, o);
 	family(sb, "gpuctl_exporter_refreshes_total", "counter", "NVML refreshes (shared by the scrapes of a cache period).");
 	sb_addf(sb, "gpuctl_exporter_refreshes_total %llu\n", o->refreshes);

@@ -1,10 +1,10 @@
 /* nvml.c: the NVIDIA backend. Loads libnvidia-ml at run time (never linked), resolves each
  * function with its versioned fallbacks and reads every struct with the layout of the symbol that
  * was found. A symbol an older driver lacks leaves its fields unavailable; a GPU that answers
- * GPU_IS_LOST is marked lost and not queried again, while the others carry on. */
+ * GPU_IS_LOST is marked lost and not queried again, while the others carry on. This file: loading,
+ * opening, the base refresh and the process lists; nvml_extra.c reads what is asked for besides. */
 #include "dl.h"
-#include "gpu.h"
-#include "nvml_abi.h"
+#include "nvml_backend.h"
 #include "util.h"
 
 #include <dlfcn.h>
@@ -12,69 +12,92 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef nvmlReturn_t (*proc_fn)(nvmlDevice_t, unsigned *, void *);
-enum { PK_COMPUTE, PK_GRAPHICS, PK_MPS, PK_N };
 static const unsigned pk_type[PK_N] = {PROC_COMPUTE, PROC_GRAPHICS, PROC_MPS | PROC_COMPUTE};
 
-/* One loaded library per process; gpuctl never opens two. */
-static struct {
-	void *dl;
-	const char *path;
-	nvmlReturn_t (*init)(void);
-	nvmlReturn_t (*shutdown)(void);
-	const char *(*error_string)(nvmlReturn_t);
-	nvmlReturn_t (*driver_version)(char *, unsigned);
-	nvmlReturn_t (*cuda_version)(int *);
-	nvmlReturn_t (*count)(unsigned *);
-	nvmlReturn_t (*by_index)(unsigned, nvmlDevice_t *);
-	nvmlReturn_t (*name)(nvmlDevice_t, char *, unsigned);
-	nvmlReturn_t (*uuid)(nvmlDevice_t, char *, unsigned);
-	void *pci;
-	int pci_ver;
-	nvmlReturn_t (*mem_v2)(nvmlDevice_t, nvmlMemory_v2_t *);
-	nvmlReturn_t (*mem_v1)(nvmlDevice_t, nvmlMemory_t *);
-	nvmlReturn_t (*util)(nvmlDevice_t, nvmlUtilization_t *);
-	nvmlReturn_t (*temp)(nvmlDevice_t, int, unsigned *);
-	nvmlReturn_t (*power)(nvmlDevice_t, unsigned *);
-	nvmlReturn_t (*power_limit)(nvmlDevice_t, unsigned *);
-	nvmlReturn_t (*fan)(nvmlDevice_t, unsigned *);
-	nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned *);
-	nvmlReturn_t (*compute_mode)(nvmlDevice_t, int *);
-	nvmlReturn_t (*persistence)(nvmlDevice_t, int *);
-	nvmlReturn_t (*ecc)(nvmlDevice_t, int *, int *);
-	nvmlReturn_t (*ecc_errors)(nvmlDevice_t, int, int, unsigned long long *);
-	nvmlReturn_t (*cc)(nvmlDevice_t, int *, int *);
-	nvmlReturn_t (*cores)(nvmlDevice_t, unsigned *);
-	nvmlReturn_t (*mig_mode)(nvmlDevice_t, unsigned *, unsigned *);
-	nvmlReturn_t (*max_mig)(nvmlDevice_t, unsigned *);
-	nvmlReturn_t (*mig_by_index)(nvmlDevice_t, unsigned, nvmlDevice_t *);
-	nvmlReturn_t (*gi_id)(nvmlDevice_t, unsigned *);
-	nvmlReturn_t (*ci_id)(nvmlDevice_t, unsigned *);
-	proc_fn procs[PK_N];
-	size_t proc_stride[PK_N];
-	void *cc_mem_size, *detail_list;   /* only probed, for the r535 layout heuristic */
-} L;
+struct nvml_lib nvml;
 
-struct nvml_dev {
-	nvmlDevice_t h;
-	nvmlDevice_t *mig_h;
-	unsigned char *buf;      /* process entries, reused across refreshes */
-	size_t buf_cap;          /* in entries of the widest stride */
+/* Where each function pointer of nvml lives and the names that may fill it, preferred first. */
+struct sym {
+	size_t off;
+	const char *names[4];
 };
 
-/* Resolve the first exported name of a NULL-terminated list (dl.c). Returns its position in the
- * list, or -1 when the library has none of them. */
-static int resolve_first(void **slot, const char *const *names)
-{
-	return dl_resolve(L.dl, slot, names);
-}
-#define resolve(field, ...) resolve_first((void **)&L.field, (const char *const[]){__VA_ARGS__, NULL})
+static const struct sym required[] = {
+	{offsetof(struct nvml_lib, init), {"nvmlInit_v2", "nvmlInit"}},
+	{offsetof(struct nvml_lib, shutdown), {"nvmlShutdown"}},
+	{offsetof(struct nvml_lib, count), {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"}},
+	{offsetof(struct nvml_lib, by_index), {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"}},
+};
 
-static const char *errstr(nvmlReturn_t r)
+static const struct sym optional[] = {
+	{offsetof(struct nvml_lib, error_string), {"nvmlErrorString"}},
+	{offsetof(struct nvml_lib, driver_version), {"nvmlSystemGetDriverVersion"}},
+	{offsetof(struct nvml_lib, cuda_version), {"nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"}},
+	{offsetof(struct nvml_lib, name), {"nvmlDeviceGetName"}},
+	{offsetof(struct nvml_lib, uuid), {"nvmlDeviceGetUUID"}},
+	{offsetof(struct nvml_lib, mem_v2), {"nvmlDeviceGetMemoryInfo_v2"}},
+	{offsetof(struct nvml_lib, mem_v1), {"nvmlDeviceGetMemoryInfo"}},
+	{offsetof(struct nvml_lib, util), {"nvmlDeviceGetUtilizationRates"}},
+	{offsetof(struct nvml_lib, temp), {"nvmlDeviceGetTemperature"}},
+	{offsetof(struct nvml_lib, power), {"nvmlDeviceGetPowerUsage"}},
+	{offsetof(struct nvml_lib, power_limit), {"nvmlDeviceGetEnforcedPowerLimit"}},
+	{offsetof(struct nvml_lib, fan), {"nvmlDeviceGetFanSpeed"}},
+	{offsetof(struct nvml_lib, clock), {"nvmlDeviceGetClockInfo"}},
+	{offsetof(struct nvml_lib, compute_mode), {"nvmlDeviceGetComputeMode"}},
+	{offsetof(struct nvml_lib, persistence), {"nvmlDeviceGetPersistenceMode"}},
+	{offsetof(struct nvml_lib, ecc), {"nvmlDeviceGetEccMode"}},
+	{offsetof(struct nvml_lib, ecc_errors), {"nvmlDeviceGetTotalEccErrors"}},
+	{offsetof(struct nvml_lib, cc), {"nvmlDeviceGetCudaComputeCapability"}},
+	{offsetof(struct nvml_lib, cores), {"nvmlDeviceGetNumGpuCores"}},
+	{offsetof(struct nvml_lib, mig_mode), {"nvmlDeviceGetMigMode"}},
+	{offsetof(struct nvml_lib, max_mig), {"nvmlDeviceGetMaxMigDeviceCount"}},
+	{offsetof(struct nvml_lib, mig_by_index), {"nvmlDeviceGetMigDeviceHandleByIndex"}},
+	{offsetof(struct nvml_lib, gi_id), {"nvmlDeviceGetGpuInstanceId"}},
+	{offsetof(struct nvml_lib, ci_id), {"nvmlDeviceGetComputeInstanceId"}},
+	{offsetof(struct nvml_lib, cc_mem_size), {"nvmlDeviceGetConfComputeMemSizeInfo"}},
+	{offsetof(struct nvml_lib, detail_list), {"nvmlDeviceGetRunningProcessDetailList"}},
+	{offsetof(struct nvml_lib, pstate), {"nvmlDeviceGetPerformanceState", "nvmlDeviceGetPowerState"}},
+	{offsetof(struct nvml_lib, mgmt_limit), {"nvmlDeviceGetPowerManagementLimit"}},
+	{offsetof(struct nvml_lib, pcie_gen), {"nvmlDeviceGetCurrPcieLinkGeneration"}},
+	{offsetof(struct nvml_lib, pcie_width), {"nvmlDeviceGetCurrPcieLinkWidth"}},
+	{offsetof(struct nvml_lib, display_active), {"nvmlDeviceGetDisplayActive"}},
+	{offsetof(struct nvml_lib, accounting), {"nvmlDeviceGetAccountingMode"}},
+	/* The event names came with 535; the throttle names are the same calls, still exported. */
+	{offsetof(struct nvml_lib, events), {"nvmlDeviceGetCurrentClocksEventReasons",
+					     "nvmlDeviceGetCurrentClocksThrottleReasons"}},
+	{offsetof(struct nvml_lib, pcie_throughput), {"nvmlDeviceGetPcieThroughput"}},
+	{offsetof(struct nvml_lib, encoder), {"nvmlDeviceGetEncoderUtilization"}},
+	{offsetof(struct nvml_lib, decoder), {"nvmlDeviceGetDecoderUtilization"}},
+	{offsetof(struct nvml_lib, field_values), {"nvmlDeviceGetFieldValues"}},
+	{offsetof(struct nvml_lib, proc_util_info), {"nvmlDeviceGetProcessesUtilizationInfo"}},
+	{offsetof(struct nvml_lib, proc_util), {"nvmlDeviceGetProcessUtilization"}},
+	{offsetof(struct nvml_lib, serial), {"nvmlDeviceGetSerial"}},
+	{offsetof(struct nvml_lib, vbios), {"nvmlDeviceGetVbiosVersion"}},
+	{offsetof(struct nvml_lib, events_supported), {"nvmlDeviceGetSupportedClocksEventReasons",
+						       "nvmlDeviceGetSupportedClocksThrottleReasons"}},
+	{offsetof(struct nvml_lib, limit_constraints), {"nvmlDeviceGetPowerManagementLimitConstraints"}},
+	{offsetof(struct nvml_lib, default_limit), {"nvmlDeviceGetPowerManagementDefaultLimit"}},
+	{offsetof(struct nvml_lib, pcie_gen_max), {"nvmlDeviceGetMaxPcieLinkGeneration"}},
+	{offsetof(struct nvml_lib, pcie_gen_gpu_max), {"nvmlDeviceGetGpuMaxPcieLinkGeneration"}},
+	{offsetof(struct nvml_lib, pcie_width_max), {"nvmlDeviceGetMaxPcieLinkWidth"}},
+	{offsetof(struct nvml_lib, display_mode), {"nvmlDeviceGetDisplayMode"}},
+	{offsetof(struct nvml_lib, max_clock), {"nvmlDeviceGetMaxClockInfo"}},
+	{offsetof(struct nvml_lib, threshold), {"nvmlDeviceGetTemperatureThreshold"}},
+};
+
+/* htop's resolve(), with fallbacks: the first of the names the library exports fills the slot
+ * at offset off in nvml. Returns its position in the list, or -1 (slot NULL) when it has none. */
+static int resolve(size_t off, const char *const *names, size_t nnames)
+{
+	(void)nnames; /* the lists end with NULL (at most three names in four places) */
+	return dl_resolve(nvml.dl, (char *)&nvml + off, names);
+}
+
+const char *nvml_errstr(nvmlReturn_t r)
 {
 	static char buf[32];
-	if (L.error_string) {
-		const char *s = L.error_string(r);
+	if (nvml.error_string) {
+		const char *s = nvml.error_string(r);
 		if (s)
 			return s;
 	}
@@ -99,34 +122,11 @@ static const char *init_hint(nvmlReturn_t r)
 
 static void resolve_all(void)
 {
-	resolve(error_string, "nvmlErrorString");
-	resolve(driver_version, "nvmlSystemGetDriverVersion");
-	resolve(cuda_version, "nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion");
-	resolve(name, "nvmlDeviceGetName");
-	resolve(uuid, "nvmlDeviceGetUUID");
-	L.pci_ver = 3 - resolve(pci, "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2",
-				"nvmlDeviceGetPciInfo");
-	resolve(mem_v2, "nvmlDeviceGetMemoryInfo_v2");
-	resolve(mem_v1, "nvmlDeviceGetMemoryInfo");
-	resolve(util, "nvmlDeviceGetUtilizationRates");
-	resolve(temp, "nvmlDeviceGetTemperature");
-	resolve(power, "nvmlDeviceGetPowerUsage");
-	resolve(power_limit, "nvmlDeviceGetEnforcedPowerLimit");
-	resolve(fan, "nvmlDeviceGetFanSpeed");
-	resolve(clock, "nvmlDeviceGetClockInfo");
-	resolve(compute_mode, "nvmlDeviceGetComputeMode");
-	resolve(persistence, "nvmlDeviceGetPersistenceMode");
-	resolve(ecc, "nvmlDeviceGetEccMode");
-	resolve(ecc_errors, "nvmlDeviceGetTotalEccErrors");
-	resolve(cc, "nvmlDeviceGetCudaComputeCapability");
-	resolve(cores, "nvmlDeviceGetNumGpuCores");
-	resolve(mig_mode, "nvmlDeviceGetMigMode");
-	resolve(max_mig, "nvmlDeviceGetMaxMigDeviceCount");
-	resolve(mig_by_index, "nvmlDeviceGetMigDeviceHandleByIndex");
-	resolve(gi_id, "nvmlDeviceGetGpuInstanceId");
-	resolve(ci_id, "nvmlDeviceGetComputeInstanceId");
-	resolve(cc_mem_size, "nvmlDeviceGetConfComputeMemSizeInfo");
-	resolve(detail_list, "nvmlDeviceGetRunningProcessDetailList");
+	for (size_t i = 0; i < ARRAY_SIZE(optional); i++)
+		resolve(optional[i].off, optional[i].names, ARRAY_SIZE(optional[i].names));
+	static const char *const pci[] = {"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2",
+					  "nvmlDeviceGetPciInfo"};
+	nvml.pci_ver = 3 - resolve(offsetof(struct nvml_lib, pci), pci, ARRAY_SIZE(pci));
 
 	static const char *const names[PK_N][3] = {
 		{"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2",
@@ -137,15 +137,15 @@ static void resolve_all(void)
 		 "nvmlDeviceGetMPSComputeRunningProcesses_v2", "nvmlDeviceGetMPSComputeRunningProcesses"},
 	};
 	for (int k = 0; k < PK_N; k++) {
-		int at = resolve(procs[k], names[k][0], names[k][1], names[k][2]);
+		int at = resolve(offsetof(struct nvml_lib, procs) + (size_t)k * sizeof(proc_fn), names[k], 3);
 		/* Drivers 535.43-535.86 wrote 32-byte _v3 entries with no version bump; they are the
 		 * ones with the confidential-computing query but without the detail list (nvitop's rule). */
-		if (at == 0 && L.cc_mem_size && !L.detail_list)
-			L.proc_stride[k] = sizeof(nvmlProcessInfo_r535_t);
+		if (at == 0 && nvml.cc_mem_size && !nvml.detail_list)
+			nvml.proc_stride[k] = sizeof(nvmlProcessInfo_r535_t);
 		else if (at == 0 || at == 1)
-			L.proc_stride[k] = sizeof(nvmlProcessInfo_v2_t);
+			nvml.proc_stride[k] = sizeof(nvmlProcessInfo_v2_t);
 		else
-			L.proc_stride[k] = sizeof(nvmlProcessInfo_v1_t);
+			nvml.proc_stride[k] = sizeof(nvmlProcessInfo_v1_t);
 	}
 }
 
@@ -156,8 +156,8 @@ static bool load(struct gpu_error *err)
 	const char *const only_env[] = {env, NULL};
 	const char *const *try = env && *env ? only_env : defaults;
 	char why[512];
-	L.dl = dl_open(try, &L.path, why, sizeof why);
-	if (!L.dl) {
+	nvml.dl = dl_open(try, &nvml.path, why, sizeof why);
+	if (!nvml.dl) {
 		err->code = EXIT_NO_NVML;
 		if (env && *env)
 			snprintf(err->msg, sizeof err->msg,
@@ -170,34 +170,59 @@ static bool load(struct gpu_error *err)
 		return false;
 	}
 	const char *missing = NULL;
-	if (resolve(init, "nvmlInit_v2", "nvmlInit") < 0)
-		missing = "nvmlInit";
-	else if (resolve(shutdown, "nvmlShutdown") < 0)
-		missing = "nvmlShutdown";
-	else if (resolve(count, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount") < 0)
-		missing = "nvmlDeviceGetCount";
-	else if (resolve(by_index, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex") < 0)
-		missing = "nvmlDeviceGetHandleByIndex";
+	for (size_t i = 0; i < ARRAY_SIZE(required) && !missing; i++) {
+		const struct sym *s = &required[i];
+		if (resolve(s->off, s->names, ARRAY_SIZE(s->names)) < 0)
+			missing = s->names[s->names[1] ? 1 : 0];   /* the plain name */
+	}
 	if (missing) {
 		err->code = EXIT_NO_NVML;
 		snprintf(err->msg, sizeof err->msg,
 			 "%s does not look like NVML: it has no %s; point GPUCTL_NVML_LIBRARY at the "
-			 "driver's libnvidia-ml.so.1", L.path, missing);
-		dlclose(L.dl);
-		L.dl = NULL;
+			 "driver's libnvidia-ml.so.1", nvml.path, missing);
+		dlclose(nvml.dl);
+		nvml.dl = NULL;
 		return false;
 	}
 	resolve_all();
 	return true;
 }
 
-/* Record a failed query. Only GPU_IS_LOST ends a GPU; other failures leave one field unavailable. */
+bool nvml_got(struct gpu *g, enum gpu_field f, nvmlReturn_t r)
+{
+	g->why[f] = NULL;
+	if (r == NVML_SUCCESS)
+		return true;
+	if (r == NVML_ERROR_GPU_IS_LOST) {
+		gpu_mark_lost(g, nvml_errstr(r));
+	} else if (r != NVML_ERROR_NOT_SUPPORTED && r != NVML_ERROR_FUNCTION_NOT_FOUND) {
+		g->errors++;
+		g->why[f] = nvml_errstr(r);
+	}
+	return false;
+}
+
+void nvml_set(struct gpu *g, enum gpu_field f)
+{
+	g->valid |= 1ULL << f;
+}
+
+void nvml_read_uint(struct gpu *g, enum gpu_field f, unsigned *dst, uint_fn fn, nvmlDevice_t h)
+{
+	unsigned v;
+	if (fn && !g->lost && nvml_got(g, f, fn(h, &v))) {
+		*dst = v;
+		nvml_set(g, f);
+	}
+}
+
+/* A query that feeds no field: only GPU_IS_LOST and the error count matter. */
 static bool ok(struct gpu *g, nvmlReturn_t r)
 {
 	if (r == NVML_SUCCESS)
 		return true;
 	if (r == NVML_ERROR_GPU_IS_LOST)
-		gpu_mark_lost(g, errstr(r));
+		gpu_mark_lost(g, nvml_errstr(r));
 	else if (r != NVML_ERROR_NOT_SUPPORTED && r != NVML_ERROR_FUNCTION_NOT_FOUND)
 		g->errors++;
 	return false;
@@ -208,21 +233,25 @@ static void read_pci(struct gpu *g, nvmlDevice_t h)
 	const char *s = NULL;
 	nvmlPciInfo_t v3;
 	nvmlPciInfo_v1_t v1;
-	if (!L.pci)
+	if (!nvml.pci)
 		return;
-	if (L.pci_ver == 3) {
-		if (!ok(g, ((nvmlReturn_t(*)(nvmlDevice_t, nvmlPciInfo_t *))L.pci)(h, &v3)))
+	if (nvml.pci_ver == 3) {
+		if (!ok(g, ((nvmlReturn_t(*)(nvmlDevice_t, nvmlPciInfo_t *))nvml.pci)(h, &v3)))
 			return;
 		v3.busId[sizeof v3.busId - 1] = '\0';
 		s = v3.busId;
-		GPU_SET(g, GF_PCI_DEVICE_ID, pci_device_id, v3.pciDeviceId);
+		g->pci_device_id = v3.pciDeviceId;
+		g->pci_subsys_id = v3.pciSubSystemId;
 	} else {
-		if (!ok(g, ((nvmlReturn_t(*)(nvmlDevice_t, nvmlPciInfo_v1_t *))L.pci)(h, &v1)))
+		if (!ok(g, ((nvmlReturn_t(*)(nvmlDevice_t, nvmlPciInfo_v1_t *))nvml.pci)(h, &v1)))
 			return;
 		v1.busId[sizeof v1.busId - 1] = '\0';
 		s = v1.busId;
-		GPU_SET(g, GF_PCI_DEVICE_ID, pci_device_id, v1.pciDeviceId);
+		g->pci_device_id = v1.pciDeviceId;
+		g->pci_subsys_id = v1.pciSubSystemId;
 	}
+	nvml_set(g, GF_PCI_DEVICE_ID);
+	nvml_set(g, GF_PCI_SUBSYS_ID);
 	/* Old layouts give "0000:3B:00.0"; show every bus id in nvidia-smi's 8-digit form. */
 	if (parse_pci_bus_id(s, &g->pci_domain, &g->pci_bus, &g->pci_dev, &g->pci_fn))
 		snprintf(g->pci_bus_id, sizeof g->pci_bus_id, "%08X:%02X:%02X.%X", g->pci_domain,
@@ -232,57 +261,58 @@ static void read_pci(struct gpu *g, nvmlDevice_t h)
 static void open_migs(struct gpu *g, struct nvml_dev *d)
 {
 	unsigned max = 0;
-	if (!L.max_mig || !L.mig_by_index || !ok(g, L.max_mig(d->h, &max)) || max == 0)
+	if (!nvml.max_mig || !nvml.mig_by_index || !ok(g, nvml.max_mig(d->h, &max)) || max == 0)
 		return;
 	g->migs = xcalloc(max, sizeof *g->migs);
 	d->mig_h = xcalloc(max, sizeof *d->mig_h);
 	for (unsigned i = 0; i < max; i++) {
 		nvmlDevice_t mh;
 		/* Empty slots answer NOT_FOUND: skip them. */
-		if (L.mig_by_index(d->h, i, &mh) != NVML_SUCCESS)
+		if (nvml.mig_by_index(d->h, i, &mh) != NVML_SUCCESS)
 			continue;
 		struct mig_dev *m = &g->migs[g->nmigs];
 		m->slot = i;
 		m->gi = m->ci = NO_INSTANCE;
-		if (L.uuid)
-			L.uuid(mh, m->uuid, sizeof m->uuid);
-		if (L.name)
-			L.name(mh, m->name, sizeof m->name);
-		if (L.gi_id)
-			L.gi_id(mh, &m->gi);
-		if (L.ci_id)
-			L.ci_id(mh, &m->ci);
+		if (nvml.uuid)
+			nvml.uuid(mh, m->uuid, sizeof m->uuid);
+		if (nvml.name)
+			nvml.name(mh, m->name, sizeof m->name);
+		if (nvml.gi_id)
+			nvml.gi_id(mh, &m->gi);
+		if (nvml.ci_id)
+			nvml.ci_id(mh, &m->ci);
 		d->mig_h[g->nmigs++] = mh;
 	}
 }
 
 static void open_gpu(struct gpu *g, struct nvml_dev *d)
 {
-	nvmlReturn_t r = L.by_index(g->index, &d->h);
+	nvmlReturn_t r = nvml.by_index(g->index, &d->h);
 	if (r != NVML_SUCCESS) {
 		if (r == NVML_ERROR_GPU_IS_LOST)
-			gpu_mark_lost(g, errstr(r));
+			gpu_mark_lost(g, nvml_errstr(r));
 		else {
 			g->inaccessible = true;
-			g->error = xstrdup(errstr(r));
+			g->error = xstrdup(nvml_errstr(r));
 		}
 		return;
 	}
-	if (L.name)
-		ok(g, L.name(d->h, g->name, sizeof g->name));
-	if (L.uuid)
-		ok(g, L.uuid(d->h, g->uuid, sizeof g->uuid));
+	if (nvml.name)
+		ok(g, nvml.name(d->h, g->name, sizeof g->name));
+	if (nvml.uuid)
+		ok(g, nvml.uuid(d->h, g->uuid, sizeof g->uuid));
 	read_pci(g, d->h);
 	int major, minor;
-	if (L.cc && ok(g, L.cc(d->h, &major, &minor))) {
-		GPU_SET(g, GF_CC, cc_major, major);
+	if (nvml.cc && nvml_got(g, GF_CC, nvml.cc(d->h, &major, &minor))) {
+		g->cc_major = major;
 		g->cc_minor = minor;
+		nvml_set(g, GF_CC);
 	}
+	nvml_read_uint(g, GF_CORES, &g->cores, nvml.cores, d->h);
 	unsigned v, pending;
-	if (L.cores && ok(g, L.cores(d->h, &v)))
-		GPU_SET(g, GF_CORES, cores, v);
-	if (L.mig_mode && ok(g, L.mig_mode(d->h, &v, &pending))) {
-		GPU_SET(g, GF_MIG_MODE, mig_mode, v);
+	if (nvml.mig_mode && nvml_got(g, GF_MIG_MODE, nvml.mig_mode(d->h, &v, &pending))) {
+		g->mig_mode = v;
+		nvml_set(g, GF_MIG_MODE);
 		if (v == 1)
 			open_migs(g, d);
 	}
@@ -290,29 +320,29 @@ static void open_gpu(struct gpu *g, struct nvml_dev *d)
 
 static bool nvml_open(struct gpu_set *set, struct gpu_error *err)
 {
-	if (!L.dl && !load(err))
+	if (!nvml.dl && !load(err))
 		return false;
-	nvmlReturn_t r = L.init();
+	nvmlReturn_t r = nvml.init();
 	if (r != NVML_SUCCESS) {
 		err->code = EXIT_NVML_INIT;
-		snprintf(err->msg, sizeof err->msg, "NVML failed to initialise: %s (%s)", errstr(r),
+		snprintf(err->msg, sizeof err->msg, "NVML failed to initialise: %s (%s)", nvml_errstr(r),
 			 init_hint(r));
 		return false;
 	}
 	unsigned n = 0;
-	r = L.count(&n);
+	r = nvml.count(&n);
 	if (r != NVML_SUCCESS) {
 		err->code = EXIT_NVML_INIT;
-		snprintf(err->msg, sizeof err->msg, "NVML could not count the GPUs: %s (%s)", errstr(r),
-			 init_hint(r));
-		L.shutdown();
+		snprintf(err->msg, sizeof err->msg, "NVML could not count the GPUs: %s (%s)",
+			 nvml_errstr(r), init_hint(r));
+		nvml.shutdown();
 		return false;
 	}
-	if (L.driver_version &&
-	    L.driver_version(set->driver_version, sizeof set->driver_version) == NVML_SUCCESS)
+	if (nvml.driver_version &&
+	    nvml.driver_version(set->driver_version, sizeof set->driver_version) == NVML_SUCCESS)
 		set->has_driver_version = true;
 	int cv;
-	if (L.cuda_version && L.cuda_version(&cv) == NVML_SUCCESS)
+	if (nvml.cuda_version && nvml.cuda_version(&cv) == NVML_SUCCESS)
 		set->cuda_version = cv;
 	if (n > GPU_MAX) {
 		warn("this machine has %u GPUs; gpuctl handles the first %d", n, GPU_MAX);
@@ -338,7 +368,7 @@ static nvmlReturn_t query_procs(struct nvml_dev *d, nvmlDevice_t h, int k, unsig
 {
 	for (int tries = 0; tries < 10; tries++) {
 		unsigned n = (unsigned)d->buf_cap;
-		nvmlReturn_t r = L.procs[k](h, &n, d->buf_cap ? d->buf : NULL);
+		nvmlReturn_t r = nvml.procs[k](h, &n, d->buf_cap ? d->buf : NULL);
 		if (r != NVML_ERROR_INSUFFICIENT_SIZE) {
 			*count = r == NVML_SUCCESS ? (n < d->buf_cap ? n : (unsigned)d->buf_cap) : 0;
 			return r;
@@ -369,7 +399,7 @@ static struct gpu_proc *proc_slot(struct gpu *g, unsigned pid, bool merge)
 static void add_procs(struct gpu *g, struct nvml_dev *d, int k, unsigned n, const struct mig_dev *m,
 		      bool merge)
 {
-	size_t stride = L.proc_stride[k];
+	size_t stride = nvml.proc_stride[k];
 	for (unsigned i = 0; i < n; i++) {
 		const unsigned char *e = d->buf + i * stride;
 		unsigned pid;
@@ -399,8 +429,8 @@ static void refresh_procs(struct gpu *g, struct nvml_dev *d)
 {
 	bool complete = true;
 	g->nprocs = 0;
-	for (int k = 0; k < PK_N; k++) {
-		if (!L.procs[k])
+	for (int k = 0; k < PK_N && !g->lost; k++) {
+		if (!nvml.procs[k])
 			continue;
 		bool merge = g->nprocs > 0;
 		unsigned n;
@@ -417,56 +447,75 @@ static void refresh_procs(struct gpu *g, struct nvml_dev *d)
 					complete = false;
 			}
 		} else if (k != PK_MPS && r != NVML_ERROR_NOT_SUPPORTED) {
-			ok(g, r);
+			nvml_got(g, GF_PROCESSES, r);
 			complete = false;
 		}
 	}
-	if (complete)
-		g->valid |= 1ULL << GF_PROCESSES;
+	if (complete && !g->lost)
+		nvml_set(g, GF_PROCESSES);
 	else
 		g->nprocs = 0;
 }
 
+/* One query behind fields first..last: one outcome, one error counted. */
+static bool got_all(struct gpu *g, enum gpu_field first, enum gpu_field last, nvmlReturn_t r)
+{
+	bool got = nvml_got(g, first, r);
+	for (enum gpu_field f = first + 1; f <= last; f++)
+		g->why[f] = g->why[first];
+	return got;
+}
+
+static void set_mem(struct gpu *g, uint64_t total, uint64_t used, uint64_t freemem)
+{
+	g->mem_total = total;
+	g->mem_used = used;
+	g->mem_free = freemem;
+	nvml_set(g, GF_MEM_TOTAL);
+	nvml_set(g, GF_MEM_USED);
+	nvml_set(g, GF_MEM_FREE);
+}
+
 static void refresh_mem(struct gpu *g, struct nvml_dev *d)
 {
-	if (L.mem_v2) {
+	nvmlReturn_t r;
+	if (nvml.mem_v2) {
 		nvmlMemory_v2_t m = {.version = nvmlMemory_v2};
-		nvmlReturn_t r = L.mem_v2(d->h, &m);
+		r = nvml.mem_v2(d->h, &m);
 		if (r == NVML_SUCCESS) {
-			GPU_SET(g, GF_MEM_TOTAL, mem_total, m.total);
-			GPU_SET(g, GF_MEM_USED, mem_used, m.used);
-			GPU_SET(g, GF_MEM_FREE, mem_free, m.free);
-			GPU_SET(g, GF_MEM_RESERVED, mem_reserved, m.reserved);
+			set_mem(g, m.total, m.used, m.free);
+			g->mem_reserved = m.reserved;
+			nvml_set(g, GF_MEM_RESERVED);
 			return;
 		}
 		/* A driver that rejects the version word answers FUNCTION_NOT_FOUND or
 		 * ARGUMENT_VERSION_MISMATCH: use the plain call from now on. */
 		if (r != NVML_ERROR_FUNCTION_NOT_FOUND && r != NVML_ERROR_ARGUMENT_VERSION_MISMATCH) {
-			ok(g, r);
+			got_all(g, GF_MEM_TOTAL, GF_MEM_RESERVED, r);
 			return;
 		}
-		L.mem_v2 = NULL;
+		nvml.mem_v2 = NULL;
 	}
 	nvmlMemory_t m;
-	if (L.mem_v1 && ok(g, L.mem_v1(d->h, &m))) {
-		GPU_SET(g, GF_MEM_TOTAL, mem_total, m.total);
-		GPU_SET(g, GF_MEM_USED, mem_used, m.used);
-		GPU_SET(g, GF_MEM_FREE, mem_free, m.free);
-	}
+	if (!nvml.mem_v1)
+		return;
+	r = nvml.mem_v1(d->h, &m);
+	if (got_all(g, GF_MEM_TOTAL, GF_MEM_FREE, r))
+		set_mem(g, m.total, m.used, m.free);
 }
 
 static void refresh_migs(struct gpu *g, struct nvml_dev *d)
 {
-	for (size_t i = 0; i < g->nmigs; i++) {
+	for (size_t i = 0; i < g->nmigs && !g->lost; i++) {
 		struct mig_dev *m = &g->migs[i];
 		nvmlMemory_t mm;
 		nvmlMemory_v2_t m2 = {.version = nvmlMemory_v2};
 		m->mem_valid = false;
-		if (L.mem_v2 && L.mem_v2(d->mig_h[i], &m2) == NVML_SUCCESS) {
+		if (nvml.mem_v2 && nvml.mem_v2(d->mig_h[i], &m2) == NVML_SUCCESS) {
 			m->mem_total = m2.total;
 			m->mem_used = m2.used;
 			m->mem_valid = true;
-		} else if (L.mem_v1 && L.mem_v1(d->mig_h[i], &mm) == NVML_SUCCESS) {
+		} else if (nvml.mem_v1 && nvml.mem_v1(d->mig_h[i], &mm) == NVML_SUCCESS) {
 			m->mem_total = mm.total;
 			m->mem_used = mm.used;
 			m->mem_valid = true;
@@ -474,49 +523,44 @@ static void refresh_migs(struct gpu *g, struct nvml_dev *d)
 	}
 }
 
+/* Fields read once (at open, or the first time a refresh asks for them) and kept. */
+static const uint64_t static_fields =
+	1ULL << GF_CC | 1ULL << GF_PCI_DEVICE_ID | 1ULL << GF_PCI_SUBSYS_ID | 1ULL << GF_CORES |
+	1ULL << GF_MIG_MODE | ~0ULL << GF_SERIAL;
+
 static void refresh_gpu(struct gpu *g, struct nvml_dev *d, unsigned what)
 {
-	const uint64_t static_fields = 1ULL << GF_CC | 1ULL << GF_PCI_DEVICE_ID | 1ULL << GF_CORES |
-				       1ULL << GF_MIG_MODE;
-	unsigned v;
-	int iv, iv2;
 	g->valid &= static_fields;
+	for (enum gpu_field f = 0; f < GF_N; f++)
+		if (!(static_fields >> f & 1))
+			g->why[f] = NULL;
+	if ((what & REFRESH_STATIC) && !d->static_read)
+		nvml_read_static(g, d);
 	refresh_mem(g, d);
 	nvmlUtilization_t u;
-	if (L.util && ok(g, L.util(d->h, &u))) {
-		GPU_SET(g, GF_UTIL_GPU, util_gpu, u.gpu);
-		GPU_SET(g, GF_UTIL_MEM, util_mem, u.memory);
+	if (nvml.util && !g->lost && got_all(g, GF_UTIL_GPU, GF_UTIL_MEM, nvml.util(d->h, &u))) {
+		g->util_gpu = u.gpu;
+		g->util_mem = u.memory;
+		nvml_set(g, GF_UTIL_GPU);
+		nvml_set(g, GF_UTIL_MEM);
 	}
-	if (L.temp && ok(g, L.temp(d->h, NVML_TEMPERATURE_GPU, &v)))
-		GPU_SET(g, GF_TEMP, temp, v);
-	if (L.power && ok(g, L.power(d->h, &v)))
-		GPU_SET(g, GF_POWER, power_mw, v);
-	if (L.power_limit && ok(g, L.power_limit(d->h, &v)))
-		GPU_SET(g, GF_POWER_LIMIT, power_limit_mw, v);
-	if (L.compute_mode && ok(g, L.compute_mode(d->h, &iv)))
-		GPU_SET(g, GF_COMPUTE_MODE, compute_mode, (unsigned)iv);
-	if (what & REFRESH_EXTRA) {
-		if (L.fan && ok(g, L.fan(d->h, &v)))
-			GPU_SET(g, GF_FAN, fan, v);
-		if (L.clock && ok(g, L.clock(d->h, NVML_CLOCK_GRAPHICS, &v)))
-			GPU_SET(g, GF_CLK_GFX, clk_gfx, v);
-		if (L.clock && ok(g, L.clock(d->h, NVML_CLOCK_SM, &v)))
-			GPU_SET(g, GF_CLK_SM, clk_sm, v);
-		if (L.clock && ok(g, L.clock(d->h, NVML_CLOCK_MEM, &v)))
-			GPU_SET(g, GF_CLK_MEM, clk_mem, v);
-		if (L.persistence && ok(g, L.persistence(d->h, &iv)))
-			GPU_SET(g, GF_PERSISTENCE, persistence, (unsigned)iv);
-		if (L.ecc && ok(g, L.ecc(d->h, &iv, &iv2)))
-			GPU_SET(g, GF_ECC, ecc, (unsigned)iv);
-		unsigned long long n;
-		if (L.ecc_errors && ok(g, L.ecc_errors(d->h, NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
-						       NVML_VOLATILE_ECC, &n)))
-			GPU_SET(g, GF_ECC_UNCORRECTED, ecc_uncorrected, n);
+	unsigned v;
+	if (nvml.temp && !g->lost && nvml_got(g, GF_TEMP, nvml.temp(d->h, NVML_TEMPERATURE_GPU, &v))) {
+		g->temp = v;
+		nvml_set(g, GF_TEMP);
 	}
+	nvml_read_uint(g, GF_POWER, &g->power_mw, nvml.power, d->h);
+	nvml_read_uint(g, GF_POWER_LIMIT, &g->power_limit_mw, nvml.power_limit, d->h);
+	nvml_read_uint(g, GF_COMPUTE_MODE, &g->compute_mode, nvml.compute_mode, d->h);
+	nvml_refresh_extra(g, d, what);
 	if (g->nmigs)
 		refresh_migs(g, d);
-	if (what & REFRESH_PROCS)
-		refresh_procs(g, d);
+	if (what & REFRESH_PROCS) {
+		if (!g->lost)
+			refresh_procs(g, d);
+		if (what & REFRESH_PROC_UTIL)
+			nvml_refresh_proc_util(g, d);
+	}
 }
 
 static void nvml_refresh(struct gpu_set *set, unsigned what)
@@ -530,16 +574,10 @@ static void nvml_refresh(struct gpu_set *set, unsigned what)
 
 static void nvml_close(struct gpu_set *set)
 {
-	for (size_t i = 0; i < set->ngpus; i++) {
-		struct nvml_dev *d = set->gpus[i].priv;
-		if (d) {
-			free(d->buf);
-			free(d->mig_h);
-			free(d);
-		}
-	}
-	if (L.dl)
-		L.shutdown();
+	for (size_t i = 0; i < set->ngpus; i++)
+		nvml_dev_free(set->gpus[i].priv);
+	if (nvml.dl)
+		nvml.shutdown();
 }
 
 const struct gpu_backend nvml_backend = {

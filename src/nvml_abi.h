@@ -59,8 +59,8 @@ typedef struct {
 	unsigned int version;
 	unsigned long long total, reserved, free, used;
 } nvmlMemory_v2_t;
-#define NVML_STRUCT_VERSION(type, ver) ((unsigned)(sizeof(type) | ((ver) << 24U)))
-#define nvmlMemory_v2 NVML_STRUCT_VERSION(nvmlMemory_v2_t, 2)
+/* Version words, NVIDIA's NVML_STRUCT_VERSION: the struct's size | version << 24. */
+#define nvmlMemory_v2 ((unsigned)(sizeof(nvmlMemory_v2_t) | 2U << 24))
 
 typedef struct {
 	unsigned int gpu, memory;
@@ -100,7 +100,91 @@ typedef struct {
 	unsigned long long usedGpuCcProtectedMemory;
 } nvmlProcessInfo_r535_t;
 
+/* Per-process utilisation, old API: one sample per entry, pid first (32 B). */
+typedef struct {
+	unsigned int pid;
+	unsigned long long timeStamp;   /* CPU time, microseconds since the epoch */
+	unsigned int smUtil, memUtil, encUtil, decUtil;
+} nvmlProcessUtilizationSample_t;
+
+/* Per-process utilisation, versioned API (R550+): timestamp first (40 B). */
+typedef struct {
+	unsigned long long timeStamp;
+	unsigned int pid;
+	unsigned int smUtil, memUtil, encUtil, decUtil, jpgUtil, ofaUtil;
+} nvmlProcessUtilizationInfo_v1_t;
+
+typedef struct {
+	unsigned int version;
+	unsigned int processSamplesCount;       /* in: capacity; out: needed or written */
+	unsigned long long lastSeenTimeStamp;   /* in */
+	nvmlProcessUtilizationInfo_v1_t *procUtilArray;
+} nvmlProcessesUtilizationInfo_v1_t;
+#define nvmlProcessesUtilizationInfo_v1 ((unsigned)(sizeof(nvmlProcessesUtilizationInfo_v1_t) | 1U << 24))
+
+/* nvmlDeviceGetFieldValues: one entry per field asked for; each has its own return code. */
+typedef union {
+	double dVal;
+	unsigned int uiVal;
+	unsigned long ulVal;
+	unsigned long long ullVal;
+	signed long long sllVal;
+	signed int siVal;
+	unsigned short usVal;
+} nvmlValue_t;
+
+typedef struct {
+	unsigned int fieldId;
+	unsigned int scopeId;
+	long long timestamp;
+	long long latencyUsec;
+	unsigned int valueType;   /* NVML_VALUE_TYPE_* */
+	nvmlReturn_t nvmlReturn;
+	nvmlValue_t value;
+} nvmlFieldValue_t;
+
+enum {
+	NVML_VALUE_TYPE_DOUBLE = 0, NVML_VALUE_TYPE_UNSIGNED_INT = 1,
+	NVML_VALUE_TYPE_UNSIGNED_LONG = 2, NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3,
+	NVML_VALUE_TYPE_SIGNED_LONG_LONG = 4, NVML_VALUE_TYPE_SIGNED_INT = 5,
+	NVML_VALUE_TYPE_UNSIGNED_SHORT = 6,
+};
+enum {
+	NVML_FI_DEV_MEMORY_TEMP = 82,
+	NVML_FI_DEV_POWER_MIN_LIMIT = 187, NVML_FI_DEV_POWER_MAX_LIMIT = 188,
+	NVML_FI_DEV_POWER_DEFAULT_LIMIT = 189, NVML_FI_DEV_POWER_CURRENT_LIMIT = 190,
+	NVML_FI_DEV_POWER_REQUESTED_LIMIT = 192,
+};
+
+/* nvmlDeviceGetTemperatureV (565+). */
+typedef struct {
+	unsigned int version;
+	int sensorType;
+	int temperature;
+} nvmlTemperature_v1_t;
+#define nvmlTemperature_v1 ((unsigned)(sizeof(nvmlTemperature_v1_t) | 1U << 24))
+
+#define NVML_DEVICE_SERIAL_BUFFER_SIZE 30
+#define NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE 32
+
 enum { NVML_TEMPERATURE_GPU = 0 };
+enum {
+	NVML_TEMPERATURE_THRESHOLD_SHUTDOWN = 0, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN = 1,
+	NVML_TEMPERATURE_THRESHOLD_MEM_MAX = 2, NVML_TEMPERATURE_THRESHOLD_GPU_MAX = 3,
+	NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_MIN = 4, NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_CURR = 5,
+	NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_MAX = 6, NVML_TEMPERATURE_THRESHOLD_GPS_CURR = 7,
+	NVML_TEMPERATURE_THRESHOLD_COUNT = 8,
+};
+enum { NVML_PCIE_UTIL_TX_BYTES = 0, NVML_PCIE_UTIL_RX_BYTES = 1 };
+enum { NVML_PSTATE_UNKNOWN = 32 };
+/* Clock event (formerly throttle) reasons: bits of nvmlDeviceGetCurrentClocksEventReasons. */
+enum {
+	NVML_CLOCKS_EVENT_GPU_IDLE = 0x1, NVML_CLOCKS_EVENT_APPLICATIONS_CLOCKS_SETTING = 0x2,
+	NVML_CLOCKS_EVENT_SW_POWER_CAP = 0x4, NVML_CLOCKS_EVENT_HW_SLOWDOWN = 0x8,
+	NVML_CLOCKS_EVENT_SYNC_BOOST = 0x10, NVML_CLOCKS_EVENT_SW_THERMAL_SLOWDOWN = 0x20,
+	NVML_CLOCKS_EVENT_HW_THERMAL_SLOWDOWN = 0x40, NVML_CLOCKS_EVENT_HW_POWER_BRAKE_SLOWDOWN = 0x80,
+	NVML_CLOCKS_EVENT_DISPLAY_CLOCK_SETTING = 0x100,
+};
 enum { NVML_MEMORY_ERROR_TYPE_CORRECTED = 0, NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1 };
 enum { NVML_VOLATILE_ECC = 0, NVML_AGGREGATE_ECC = 1 };
 enum { NVML_CLOCK_GRAPHICS = 0, NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2, NVML_CLOCK_VIDEO = 3 };
@@ -121,5 +205,23 @@ _Static_assert(sizeof(nvmlPciInfo_v1_t) == 52, "nvmlPciInfo_v1_t");
 _Static_assert(sizeof(nvmlProcessInfo_v1_t) == 16, "nvmlProcessInfo_v1_t");
 _Static_assert(sizeof(nvmlProcessInfo_v2_t) == 24, "nvmlProcessInfo_v2_t");
 _Static_assert(sizeof(nvmlProcessInfo_r535_t) == 32, "nvmlProcessInfo_r535_t");
+_Static_assert(sizeof(nvmlProcessUtilizationSample_t) == 32, "nvmlProcessUtilizationSample_t");
+_Static_assert(offsetof(nvmlProcessUtilizationSample_t, timeStamp) == 8, "sample.timeStamp");
+_Static_assert(offsetof(nvmlProcessUtilizationSample_t, smUtil) == 16, "sample.smUtil");
+_Static_assert(offsetof(nvmlProcessUtilizationSample_t, decUtil) == 28, "sample.decUtil");
+_Static_assert(sizeof(nvmlProcessUtilizationInfo_v1_t) == 40, "nvmlProcessUtilizationInfo_v1_t");
+_Static_assert(offsetof(nvmlProcessUtilizationInfo_v1_t, pid) == 8, "info.pid");
+_Static_assert(offsetof(nvmlProcessUtilizationInfo_v1_t, ofaUtil) == 32, "info.ofaUtil");
+_Static_assert(sizeof(nvmlProcessesUtilizationInfo_v1_t) == 24, "nvmlProcessesUtilizationInfo_v1_t");
+_Static_assert(offsetof(nvmlProcessesUtilizationInfo_v1_t, lastSeenTimeStamp) == 8, "lastSeen");
+_Static_assert(offsetof(nvmlProcessesUtilizationInfo_v1_t, procUtilArray) == 16, "procUtilArray");
+_Static_assert(nvmlProcessesUtilizationInfo_v1 == 0x01000018, "utilization info version word");
+_Static_assert(sizeof(nvmlFieldValue_t) == 40, "nvmlFieldValue_t");
+_Static_assert(offsetof(nvmlFieldValue_t, timestamp) == 8, "nvmlFieldValue_t.timestamp");
+_Static_assert(offsetof(nvmlFieldValue_t, valueType) == 24, "nvmlFieldValue_t.valueType");
+_Static_assert(offsetof(nvmlFieldValue_t, nvmlReturn) == 28, "nvmlFieldValue_t.nvmlReturn");
+_Static_assert(offsetof(nvmlFieldValue_t, value) == 32, "nvmlFieldValue_t.value");
+_Static_assert(sizeof(nvmlTemperature_v1_t) == 12, "nvmlTemperature_v1_t");
+_Static_assert(nvmlTemperature_v1 == 0x0100000C, "temperature version word");
 
 #endif

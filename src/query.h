@@ -1,4 +1,4 @@
-/* query.h: nvidia-smi compatible --query-gpu / --query-compute-apps with --format=csv. */
+/* query.h: nvidia-smi compatible --query-gpu / --query-compute-apps with --format=csv, and -L. */
 #ifndef GPUCTL_QUERY_H
 #define GPUCTL_QUERY_H
 
@@ -19,5 +19,7 @@ void query_header(struct strbuf *sb, const struct query *q);
 void query_rows(struct strbuf *sb, const struct query *q, const struct gpu_set *set, unsigned flags,
 		const char *timestamp);
 void query_help(struct strbuf *sb, enum query_kind kind);
+/* nvidia-smi -L: one line per selected GPU, and one per MIG device under it. */
+void query_list_gpus(struct strbuf *sb, const struct gpu_set *set);
 
 #endif

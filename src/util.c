@@ -220,9 +220,11 @@ bool parse_seconds(const char *s, double *out)
 	return true;
 }
 
+/* nvidia-smi's rule, from real captures: a partial MiB counts as a whole one (so reserved +
+ * used + free can exceed total by a MiB or two, as nvidia-smi's do). */
 unsigned long long mib(uint64_t bytes)
 {
-	return (unsigned long long)(bytes >> 20);
+	return (unsigned long long)((bytes >> 20) + ((bytes & ((1U << 20) - 1)) != 0));
 }
 
 struct mib_text mib_text(uint64_t bytes)

@@ -97,8 +97,9 @@ char *read_file(const char *path, size_t *len);
 bool parse_uint(const char *s, unsigned long *out);
 bool parse_seconds(const char *s, double *out);
 
-/* Memory as nvidia-smi shows it: whole MiB, truncated; as text, "71234 MiB" and
- * "71234 / 81559 MiB" (returned by value: use .s within the same expression). */
+/* Memory as nvidia-smi shows it: whole MiB, a partial MiB counted as one (its rule in real
+ * captures); as text, "71234 MiB" and "71234 / 81559 MiB" (returned by value: use .s within the
+ * same expression). */
 unsigned long long mib(uint64_t bytes);
 struct mib_text {
 	char s[48];

@@ -2,7 +2,7 @@
 # t0001-status.sh: `gpuctl status` on the simulated 8-GPU machine: table, JSON, CSV, selection,
 # with live processes (every value of each machine in each format: t0014's golden files).
 . "$(dirname "$0")/lib.sh"
-plan 34
+plan 35
 
 spawn python3 train.py --epochs 10; P1=$SPAWNED
 spawn $'odd\x01name \xff caf\xc3\xa9'; P2=$SPAWNED
@@ -14,9 +14,10 @@ check_exit "status exits 0" 0 "$GPUCTL" status
 cp "$TMP/stdout" "$TMP/table"
 check_grep "table has a header with the driver" '^driver 550\.54\.15  CUDA 12\.4  8 GPUs' "$TMP/table"
 check_grep "table row for GPU 0" '^  0 NVIDIA H100 80GB HBM3 +98% +71234 / 81559 MiB +64C +658 / 700 W$' "$TMP/table"
-check_grep "process line with user, pid, memory and arguments" "^ +root +$P1 +70000 MiB  python3 train.py --epochs 10" "$TMP/table"
-check_grep "invisible process is shown with what is known" '4000102 +20480 MiB  \(not in /proc' "$TMP/table"
-check_grep "C+G process marked" '4000106 +1000 MiB  C\+G ' "$TMP/table"
+check_grep "process line with user, pid, memory, utilisation and arguments" "^ +root +$P1 +70000 MiB  sm 95% mem 31% python3 train.py --epochs 10" "$TMP/table"
+check_grep "invisible process is shown with what is known" '4000102 +20480 MiB  sm 40% mem 12% \(not in /proc' "$TMP/table"
+check_grep "C+G process marked, with its encoder and decoder use" '4000106 +1000 MiB  sm  3% mem  0% enc 25% dec 10% C\+G ' "$TMP/table"
+check_grep "a process without a utilisation sample shows -" '4000105 +78000 MiB  sm   - mem   - \(not in /proc' "$TMP/table"
 check_eq "table fits 80 columns" "" "$(awk 'length($0) > 80' "$TMP/table")"
 check_eq "no colour when not a terminal" "" "$(grep -c $'\033' "$TMP/table" | grep -v '^0$')"
 "$GPUCTL" status --color=always >"$TMP/c"

@@ -8,9 +8,11 @@
  * _v3 process entries of drivers 535.43-535.86 and lacks nvmlDeviceGetRunningProcessDetailList.
  *
  * FAKENVML_PROC_DIR: every file in it adds [process] sections (the test workload's).
- * FAKENVML_STATS: at the last nvmlShutdown, append call counts to this file. */
-#include "machine.h"
-#include "nvml_abi.h"
+ * FAKENVML_STATS: at the last nvmlShutdown, append call counts to this file.
+ *
+ * This file: state, init, system queries, enumeration, PCI and memory. fake-telemetry.c has the
+ * per-device readings, fake-procs.c the process lists and utilisation samples. */
+#include "fake.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -20,23 +22,22 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 
-#define API __attribute__((visibility("default")))
-#define MAGIC_GPU 0x47505521
-#define MAGIC_MIG 0x4D494721
-
-static struct fm_machine M;
-static int refcount;
+struct fm_machine M;
+int refcount;
 static unsigned init_calls;
 static struct timespec loaded_mtime;
 static unsigned dev_calls[FM_MAX_GPUS];
-static bool raced[FM_MAX_GPUS];
+/* Reads of each key per GPU, kept across reloads of the file so that lists keep advancing. */
+static unsigned long reads[FM_MAX_GPUS][N_COUNT];
+static unsigned long long t_init_us;
 
 /* Call statistics by function (the __func__ pointer identifies it). */
-static struct { const char *fn; unsigned long n; } stats[128];
+static struct { const char *fn; unsigned long n; } stats[256];
 static unsigned long total_calls;
 
-static void count_call(const char *fn)
+void count_call(const char *fn)
 {
 	total_calls++;
 	for (size_t i = 0; i < sizeof stats / sizeof stats[0]; i++) {
@@ -59,8 +60,6 @@ static void write_stats(void)
 		fprintf(f, "%s %lu\n", stats[i].fn, stats[i].n);
 	fclose(f);
 }
-
-static void add_race_procs(int idx);
 
 static int load_machine(void)
 {
@@ -97,14 +96,12 @@ static int load_machine(void)
 	}
 	if (d)
 		closedir(d);
-	for (int i = 0; i < M.ngpus; i++)
-		if (raced[i])
-			add_race_procs(i);
+	procs_after_load();
 	return 0;
 }
 
 /* Processes come and go while a client runs: re-read them before each process query. */
-static void reload_processes(void)
+void reload_processes(void)
 {
 	struct stat st;
 	const char *path = getenv("FAKENVML_MACHINE");
@@ -149,51 +146,70 @@ static int injected(const struct fm_fail *f, int n, const char *fn)
 	return 0;
 }
 
-/* Every device call: counted, initialised, a valid handle, then injected failures. */
-static nvmlReturn_t enter(nvmlDevice_t h, const char *fn, struct fm_gpu **g, struct fm_mig **mg)
+nvmlReturn_t enter(nvmlDevice_t h, const char *fn, struct dev *d)
 {
 	count_call(fn);
 	if (!refcount)
 		return NVML_ERROR_UNINITIALIZED;
-	*mg = as_mig(h);
-	*g = *mg ? &M.gpus[(*mg)->gpu] : as_gpu(h);
-	if (!*g)
+	d->mg = as_mig(h);
+	d->g = d->mg ? &M.gpus[d->mg->gpu] : as_gpu(h);
+	if (!d->g)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	int idx = (int)(*g - M.gpus);
-	dev_calls[idx]++;
-	if ((*g)->has[N_LOST_AFTER] && dev_calls[idx] > (unsigned long long)(*g)->num[N_LOST_AFTER])
+	d->idx = (int)(d->g - M.gpus);
+	dev_calls[d->idx]++;
+	if (d->g->num[N_LOST_AFTER].n && dev_calls[d->idx] > (unsigned long long)d->g->num[N_LOST_AFTER].v[0])
 		return NVML_ERROR_GPU_IS_LOST;
-	int r = injected((*g)->fails, (*g)->nfails, fn);
+	int r = injected(d->g->fails, d->g->nfails, fn);
 	return r ? r : injected(M.fails, M.nfails, fn);
 }
 
-#define DEVICE(h)                                                     \
-	struct fm_gpu *g;                                             \
-	struct fm_mig *mg;                                            \
-	nvmlReturn_t r_ = enter(h, __func__, &g, &mg);                 \
-	if (r_)                                                       \
-		return r_;                                            \
-	(void)mg
-#define SYSTEM()                                                      \
-	count_call(__func__);                                         \
-	if (!refcount)                                                \
-		return NVML_ERROR_UNINITIALIZED;                       \
-	{                                                             \
-		int r_ = injected(M.fails, M.nfails, __func__);       \
-		if (r_)                                               \
-			return r_;                                    \
-	}
-#define NUM(field, out)                                               \
-	do {                                                          \
-		if (!(out))                                           \
-			return NVML_ERROR_INVALID_ARGUMENT;            \
-		if (mg || !g->has[field])                             \
-			return NVML_ERROR_NOT_SUPPORTED;               \
-		*(out) = (unsigned)g->num[field];                     \
-		return NVML_SUCCESS;                                  \
-	} while (0)
+nvmlReturn_t enter_system(const char *fn)
+{
+	count_call(fn);
+	if (!refcount)
+		return NVML_ERROR_UNINITIALIZED;
+	return injected(M.fails, M.nfails, fn);
+}
 
-static nvmlReturn_t copy_str(char *dst, unsigned len, const char *src)
+unsigned long long now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000U;
+}
+
+unsigned long long init_us(void) { return t_init_us; }
+
+bool has(const struct dev *d, enum fm_num k) { return k < N_COUNT && d->g->num[k].n > 0; }
+
+long long val(const struct dev *d, enum fm_num k)
+{
+	unsigned long long ms = (now_us() - t_init_us) / 1000U;
+	return fm_spec_at(&d->g->num[k], reads[d->idx][k]++, ms);
+}
+
+bool mig_on(const struct fm_gpu *g) { return g->num[N_MIG_MODE].n && g->num[N_MIG_MODE].v[0]; }
+
+nvmlReturn_t get_uint(nvmlDevice_t h, const char *fn, enum fm_num k, unsigned *out)
+{
+	return get_uint_if(h, fn, true, k, out);
+}
+
+nvmlReturn_t get_uint_if(nvmlDevice_t h, const char *fn, bool arg_ok, enum fm_num k, unsigned *out)
+{
+	struct dev d;
+	nvmlReturn_t r = enter(h, fn, &d);
+	if (r)
+		return r;
+	if (!out || !arg_ok)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (d.mg || !has(&d, k))
+		return NVML_ERROR_NOT_SUPPORTED;
+	*out = (unsigned)val(&d, k);
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t copy_str(char *dst, unsigned len, const char *src)
 {
 	if (!dst)
 		return NVML_ERROR_INVALID_ARGUMENT;
@@ -216,7 +232,9 @@ static nvmlReturn_t do_init(const char *fn)
 		if (M.init_error)
 			return M.init_error;
 		memset(dev_calls, 0, sizeof dev_calls);
-		memset(raced, 0, sizeof raced);
+		memset(reads, 0, sizeof reads);
+		t_init_us = now_us();
+		procs_reset();
 	}
 	refcount++;
 	return NVML_SUCCESS;
@@ -261,18 +279,44 @@ API const char *nvmlErrorString(nvmlReturn_t r)
 
 API nvmlReturn_t nvmlSystemGetDriverVersion(char *v, unsigned len)
 {
-	SYSTEM();
+	nvmlReturn_t r = enter_system(__func__);
+	if (r)
+		return r;
 	return M.driver[0] ? copy_str(v, len, M.driver) : NVML_ERROR_NOT_SUPPORTED;
 }
 
+/* Needs no init: before it, the machine file is read just for this. */
 API nvmlReturn_t nvmlSystemGetNVMLVersion(char *v, unsigned len)
 {
-	count_call(__func__); /* needs no init */
-	return copy_str(v, len, M.nvml[0] ? M.nvml : "12.550.54.15");
+	count_call(__func__);
+	struct fm_machine *m = &M, *tmp = NULL;
+	char err[512], buf[96];
+	const char *path = getenv("FAKENVML_MACHINE");
+	if (!refcount) {
+		tmp = calloc(1, sizeof *tmp);
+		if (!tmp || !path || fm_load(tmp, path, err, sizeof err)) {
+			if (tmp)
+				fm_free(tmp);
+			free(tmp);
+			return NVML_ERROR_UNKNOWN;
+		}
+		m = tmp;
+	}
+	/* Without the key: NVML's major version and the driver's, as real libraries answer. */
+	snprintf(buf, sizeof buf, "%s%s", m->nvml[0] ? "" : "12.",
+		 m->nvml[0] ? m->nvml : m->driver[0] ? m->driver : "550.54.15");
+	if (tmp) {
+		fm_free(tmp);
+		free(tmp);
+	}
+	return copy_str(v, len, buf);
 }
 
-static nvmlReturn_t cuda_version(int *v)
+static nvmlReturn_t cuda_version(const char *fn, int *v)
 {
+	nvmlReturn_t r = enter_system(fn);
+	if (r)
+		return r;
 	if (!v)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	if (!M.cuda)
@@ -280,15 +324,18 @@ static nvmlReturn_t cuda_version(int *v)
 	*v = M.cuda;
 	return NVML_SUCCESS;
 }
-API nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *v) { SYSTEM(); return cuda_version(v); }
+API nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *v) { return cuda_version(__func__, v); }
 #ifndef FAKE_OLD_DRIVER
-API nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *v) { SYSTEM(); return cuda_version(v); }
+API nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *v) { return cuda_version(__func__, v); }
 #endif
 
 /* ---- enumeration ---- */
 
-static nvmlReturn_t get_count(unsigned *n, bool all)
+static nvmlReturn_t get_count(const char *fn, unsigned *n, bool all)
 {
+	nvmlReturn_t r = enter_system(fn);
+	if (r)
+		return r;
 	if (!n)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	/* The plain call leaves out devices the caller may not open. */
@@ -298,13 +345,16 @@ static nvmlReturn_t get_count(unsigned *n, bool all)
 			(*n)++;
 	return NVML_SUCCESS;
 }
-API nvmlReturn_t nvmlDeviceGetCount(unsigned *n) { SYSTEM(); return get_count(n, false); }
+API nvmlReturn_t nvmlDeviceGetCount(unsigned *n) { return get_count(__func__, n, false); }
 #ifndef FAKE_OLD_DRIVER
-API nvmlReturn_t nvmlDeviceGetCount_v2(unsigned *n) { SYSTEM(); return get_count(n, true); }
+API nvmlReturn_t nvmlDeviceGetCount_v2(unsigned *n) { return get_count(__func__, n, true); }
 #endif
 
-static nvmlReturn_t by_index(unsigned i, nvmlDevice_t *h)
+static nvmlReturn_t by_index(const char *fn, unsigned i, nvmlDevice_t *h)
 {
+	nvmlReturn_t r = enter_system(fn);
+	if (r)
+		return r;
 	if (!h || i >= (unsigned)M.ngpus)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	if (M.gpus[i].handle_error)
@@ -312,14 +362,16 @@ static nvmlReturn_t by_index(unsigned i, nvmlDevice_t *h)
 	*h = (nvmlDevice_t)&M.gpus[i];
 	return NVML_SUCCESS;
 }
-API nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned i, nvmlDevice_t *h) { SYSTEM(); return by_index(i, h); }
+API nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned i, nvmlDevice_t *h) { return by_index(__func__, i, h); }
 #ifndef FAKE_OLD_DRIVER
-API nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned i, nvmlDevice_t *h) { SYSTEM(); return by_index(i, h); }
+API nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned i, nvmlDevice_t *h) { return by_index(__func__, i, h); }
 #endif
 
 API nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *h)
 {
-	SYSTEM();
+	nvmlReturn_t r = enter_system(__func__);
+	if (r)
+		return r;
 	if (!uuid || !h)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	for (int i = 0; i < M.ngpus; i++) {
@@ -340,10 +392,13 @@ API nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *h)
 	return NVML_ERROR_NOT_FOUND;
 }
 
-static nvmlReturn_t by_pci(const char *id, nvmlDevice_t *h)
+static nvmlReturn_t by_pci(const char *fn, const char *id, nvmlDevice_t *h)
 {
 	unsigned d = 0, b, dv, f = 0;
 	char end;
+	nvmlReturn_t r = enter_system(fn);
+	if (r)
+		return r;
 	if (!id || !h)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	if (sscanf(id, "%x:%x:%x.%x%c", &d, &b, &dv, &f, &end) != 4 &&
@@ -359,55 +414,61 @@ static nvmlReturn_t by_pci(const char *id, nvmlDevice_t *h)
 	}
 	return NVML_ERROR_NOT_FOUND;
 }
-API nvmlReturn_t nvmlDeviceGetHandleByPciBusId(const char *id, nvmlDevice_t *h) { SYSTEM(); return by_pci(id, h); }
+API nvmlReturn_t nvmlDeviceGetHandleByPciBusId(const char *id, nvmlDevice_t *h) { return by_pci(__func__, id, h); }
 #ifndef FAKE_OLD_DRIVER
-API nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *id, nvmlDevice_t *h) { SYSTEM(); return by_pci(id, h); }
+API nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *id, nvmlDevice_t *h) { return by_pci(__func__, id, h); }
 #endif
 
 API nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t h, char *name, unsigned len)
 {
-	DEVICE(h);
-	return copy_str(name, len, mg ? mg->name : g->name);
+	struct dev d;
+	nvmlReturn_t r = enter(h, __func__, &d);
+	return r ? r : copy_str(name, len, d.mg ? d.mg->name : d.g->name);
 }
 
 API nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t h, char *uuid, unsigned len)
 {
-	DEVICE(h);
-	return copy_str(uuid, len, mg ? mg->uuid : g->uuid);
+	struct dev d;
+	nvmlReturn_t r = enter(h, __func__, &d);
+	return r ? r : copy_str(uuid, len, d.mg ? d.mg->uuid : d.g->uuid);
 }
 
 API nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t h, unsigned *i)
 {
-	DEVICE(h);
+	struct dev d;
+	nvmlReturn_t r = enter(h, __func__, &d);
+	if (r)
+		return r;
 	if (!i)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	*i = mg ? mg->slot : (unsigned)(g - M.gpus);
+	*i = d.mg ? d.mg->slot : (unsigned)d.idx;
 	return NVML_SUCCESS;
 }
 
-API nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t h, unsigned *v) { DEVICE(h); NUM(N_MINOR, v); }
+API nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t h, unsigned *v) { return get_uint(h, __func__, N_MINOR, v); }
 
 /* ---- PCI: v3 and the older 52-byte layout ---- */
 
-static void fill_pci_common(const struct fm_gpu *g, unsigned *dom, unsigned *bus, unsigned *dev,
-			    unsigned *devid)
+static void fill_pci_common(const struct dev *d, unsigned *dom, unsigned *bus, unsigned *dev,
+			    unsigned *devid, unsigned *subsys)
 {
-	*dom = g->dom, *bus = g->bus, *dev = g->dev;
-	*devid = g->has[N_PCI_DEVICE_ID] ? (unsigned)g->num[N_PCI_DEVICE_ID] : 0;
+	*dom = d->g->dom, *bus = d->g->bus, *dev = d->g->dev;
+	*devid = has(d, N_PCI_DEVICE_ID) ? (unsigned)val(d, N_PCI_DEVICE_ID) : 0;
+	*subsys = has(d, N_PCI_SUBSYS_ID) ? (unsigned)val(d, N_PCI_SUBSYS_ID) : 0;
 }
 
 static nvmlReturn_t pci_v1(nvmlDevice_t h, nvmlPciInfo_v1_t *p, const char *fn)
 {
-	struct fm_gpu *g;
-	struct fm_mig *mg;
-	nvmlReturn_t r = enter(h, fn, &g, &mg);
+	struct dev d;
+	nvmlReturn_t r = enter(h, fn, &d);
 	if (r)
 		return r;
 	if (!p)
 		return NVML_ERROR_INVALID_ARGUMENT;
+	struct fm_gpu *g = d.g;
 	memset(p, 0, sizeof *p);
 	snprintf(p->busId, sizeof p->busId, "%04X:%02X:%02X.%X", g->dom & 0xFFFF, g->bus, g->dev, g->fn);
-	fill_pci_common(g, &p->domain, &p->bus, &p->device, &p->pciDeviceId);
+	fill_pci_common(&d, &p->domain, &p->bus, &p->device, &p->pciDeviceId, &p->pciSubSystemId);
 	return NVML_SUCCESS;
 }
 API nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t h, nvmlPciInfo_v1_t *p) { return pci_v1(h, p, __func__); }
@@ -416,41 +477,47 @@ API nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t h, nvmlPciInfo_v1_t *p) { 
 
 API nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t h, nvmlPciInfo_t *p)
 {
-	DEVICE(h);
+	struct dev d;
+	nvmlReturn_t r = enter(h, __func__, &d);
+	if (r)
+		return r;
 	if (!p)
 		return NVML_ERROR_INVALID_ARGUMENT;
+	struct fm_gpu *g = d.g;
 	memset(p, 0, sizeof *p);
 	snprintf(p->busIdLegacy, sizeof p->busIdLegacy, "%04X:%02X:%02X.%X", g->dom & 0xFFFF, g->bus,
 		 g->dev, g->fn);
 	snprintf(p->busId, sizeof p->busId, "%08X:%02X:%02X.%X", g->dom, g->bus, g->dev, g->fn);
-	fill_pci_common(g, &p->domain, &p->bus, &p->device, &p->pciDeviceId);
+	fill_pci_common(&d, &p->domain, &p->bus, &p->device, &p->pciDeviceId, &p->pciSubSystemId);
 	return NVML_SUCCESS;
 }
 #endif
 
 /* ---- memory ---- */
 
-static nvmlReturn_t mem_values(struct fm_gpu *g, struct fm_mig *mg, unsigned long long *total,
+static nvmlReturn_t mem_values(const struct dev *d, unsigned long long *total,
 			       unsigned long long *reserved, unsigned long long *used)
 {
 	const unsigned long long MiB = 1ULL << 20;
-	if (mg) {
-		*total = (unsigned long long)mg->mem_total_mib * MiB;
-		*used = (unsigned long long)mg->mem_used_mib * MiB;
+	if (d->mg) {
+		*total = (unsigned long long)d->mg->mem_total_mib * MiB;
+		*used = (unsigned long long)d->mg->mem_used_mib * MiB;
 		*reserved = 0;
 		return NVML_SUCCESS;
 	}
-	if (!g->has[N_MEM_TOTAL] || !g->has[N_MEM_USED])
+	if (!has(d, N_MEM_TOTAL) || !has(d, N_MEM_USED))
 		return NVML_ERROR_NOT_SUPPORTED;
-	*total = (unsigned long long)g->num[N_MEM_TOTAL] * MiB;
-	*used = (unsigned long long)g->num[N_MEM_USED] * MiB;
+	*total = (unsigned long long)val(d, N_MEM_TOTAL);
+	*used = (unsigned long long)val(d, N_MEM_USED);
 	/* A workload's allocation shows in the GPU's memory, as a real one would. */
 	for (size_t i = 0; i < M.nprocs; i++)
-		if (M.procs[i].dynamic && M.procs[i].gpu == (int)(g - M.gpus) && M.procs[i].used_mib > 0)
+		if (M.procs[i].dynamic && M.procs[i].gpu == d->idx && M.procs[i].used_mib > 0)
 			*used += (unsigned long long)M.procs[i].used_mib * MiB;
-	if (*used > *total)
-		*used = *total;
-	*reserved = g->has[N_MEM_RESERVED] ? (unsigned long long)g->num[N_MEM_RESERVED] * MiB : 0;
+	*reserved = has(d, N_MEM_RESERVED) ? (unsigned long long)val(d, N_MEM_RESERVED) : 0;
+	if (*reserved > *total)
+		*reserved = *total;
+	if (*used > *total - *reserved)
+		*used = *total - *reserved;
 	return NVML_SUCCESS;
 }
 
@@ -458,12 +525,14 @@ API nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t h, nvmlMemory_t *m)
 {
 	if (refcount)
 		reload_processes();
-	DEVICE(h);
+	struct dev d;
+	nvmlReturn_t r = enter(h, __func__, &d);
+	if (r)
+		return r;
 	unsigned long long total, reserved, used;
 	if (!m)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	nvmlReturn_t r = mem_values(g, mg, &total, &reserved, &used);
-	if (r)
+	if ((r = mem_values(&d, &total, &reserved, &used)))
 		return r;
 	/* v1's used includes what the driver reserves. */
 	m->total = total;
@@ -477,286 +546,22 @@ API nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t h, nvmlMemory_v2_t *m)
 {
 	if (refcount)
 		reload_processes();
-	DEVICE(h);
+	struct dev d;
+	nvmlReturn_t r = enter(h, __func__, &d);
+	if (r)
+		return r;
 	unsigned long long total, reserved, used;
 	if (!m)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	/* The real library answers FUNCTION_NOT_FOUND to a wrong version word (e.g. a bare 2). */
 	if (m->version != nvmlMemory_v2)
 		return NVML_ERROR_FUNCTION_NOT_FOUND;
-	nvmlReturn_t r = mem_values(g, mg, &total, &reserved, &used);
-	if (r)
+	if ((r = mem_values(&d, &total, &reserved, &used)))
 		return r;
 	m->total = total;
 	m->reserved = reserved;
 	m->used = used;
 	m->free = total - reserved - used;
 	return NVML_SUCCESS;
-}
-#endif
-
-/* ---- telemetry and modes ---- */
-
-API nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t h, nvmlUtilization_t *u)
-{
-	DEVICE(h);
-	if (!u)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	if (mg || (g->has[N_MIG_MODE] && g->num[N_MIG_MODE]) || !g->has[N_UTIL_GPU])
-		return NVML_ERROR_NOT_SUPPORTED;
-	u->gpu = (unsigned)g->num[N_UTIL_GPU];
-	u->memory = g->has[N_UTIL_MEM] ? (unsigned)g->num[N_UTIL_MEM] : 0;
-	return NVML_SUCCESS;
-}
-
-API nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t h, int sensor, unsigned *t)
-{
-	DEVICE(h);
-	if (sensor != NVML_TEMPERATURE_GPU)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	NUM(N_TEMP, t);
-}
-
-API nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t h, unsigned *p) { DEVICE(h); NUM(N_POWER, p); }
-API nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t h, unsigned *p) { DEVICE(h); NUM(N_POWER_LIMIT, p); }
-API nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t h, unsigned *p) { DEVICE(h); NUM(N_FAN, p); }
-API nvmlReturn_t nvmlDeviceGetNumGpuCores(nvmlDevice_t h, unsigned *p) { DEVICE(h); NUM(N_CORES, p); }
-API nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t h, unsigned *p) { DEVICE(h); NUM(N_ARCH, p); }
-API nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t h, unsigned *p)
-{
-	DEVICE(h);
-	if (!p)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	*p = g->has[N_MIG_MODE] && g->num[N_MIG_MODE] && g->has[N_MAX_MIG] ? (unsigned)g->num[N_MAX_MIG] : 0;
-	return NVML_SUCCESS;
-}
-
-API nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t h, int type, unsigned *c)
-{
-	DEVICE(h);
-	switch (type) {
-	case NVML_CLOCK_GRAPHICS: NUM(N_CLK_GFX, c);
-	case NVML_CLOCK_SM: NUM(N_CLK_SM, c);
-	case NVML_CLOCK_MEM: NUM(N_CLK_MEM, c);
-	default: return NVML_ERROR_INVALID_ARGUMENT;
-	}
-}
-
-API nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t h, int *m) { DEVICE(h); NUM(N_COMPUTE_MODE, m); }
-API nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t h, int *m) { DEVICE(h); NUM(N_PERSISTENCE, m); }
-
-API nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t h, int *cur, int *pending)
-{
-	DEVICE(h);
-	if (!pending)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	if (g->has[N_ECC])
-		*pending = (int)g->num[N_ECC];
-	NUM(N_ECC, cur);
-}
-
-API nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t h, int type, int counter,
-					      unsigned long long *n)
-{
-	DEVICE(h);
-	if (!n || type < 0 || type > 1 || counter < 0 || counter > 1)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	if (mg || !g->has[N_ECC] || !g->num[N_ECC])
-		return NVML_ERROR_NOT_SUPPORTED;   /* no counts with ECC off */
-	/* The machine file gives the uncorrected volatile count; the others are 0. */
-	*n = type == 1 && counter == 0 && g->has[N_ECC_UNCORRECTED] ? (unsigned long long)g->num[N_ECC_UNCORRECTED] : 0;
-	return NVML_SUCCESS;
-}
-
-API nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t h, int *major, int *minor)
-{
-	DEVICE(h);
-	if (!major || !minor)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	if (!g->has[N_CC])
-		return NVML_ERROR_NOT_SUPPORTED;
-	*major = (int)(g->num[N_CC] / 10);
-	*minor = (int)(g->num[N_CC] % 10);
-	return NVML_SUCCESS;
-}
-
-/* ---- MIG ---- */
-
-API nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t h, unsigned *cur, unsigned *pending)
-{
-	DEVICE(h);
-	if (!pending)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	if (g->has[N_MIG_MODE])
-		*pending = (unsigned)g->num[N_MIG_MODE];
-	NUM(N_MIG_MODE, cur);
-}
-
-API nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t h, unsigned i, nvmlDevice_t *out)
-{
-	DEVICE(h);
-	if (mg || !out)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	if (!g->has[N_MIG_MODE] || !g->num[N_MIG_MODE])
-		return NVML_ERROR_NOT_SUPPORTED;
-	for (int j = 0; j < g->nmigs; j++)
-		if (g->migs[j].slot == i) {
-			*out = (nvmlDevice_t)&g->migs[j];
-			return NVML_SUCCESS;
-		}
-	return NVML_ERROR_NOT_FOUND;
-}
-
-API nvmlReturn_t nvmlDeviceIsMigDeviceHandle(nvmlDevice_t h, unsigned *is)
-{
-	DEVICE(h);
-	if (!is)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	*is = mg != NULL;
-	return NVML_SUCCESS;
-}
-
-API nvmlReturn_t nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t h, nvmlDevice_t *out)
-{
-	DEVICE(h);
-	if (!mg || !out)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	*out = (nvmlDevice_t)g;
-	return NVML_SUCCESS;
-}
-
-API nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t h, unsigned *id)
-{
-	DEVICE(h);
-	if (!id)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	if (!mg)
-		return NVML_ERROR_NOT_SUPPORTED;
-	*id = mg->gi;
-	return NVML_SUCCESS;
-}
-
-API nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t h, unsigned *id)
-{
-	DEVICE(h);
-	if (!id)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	if (!mg)
-		return NVML_ERROR_NOT_SUPPORTED;
-	*id = mg->ci;
-	return NVML_SUCCESS;
-}
-
-/* ---- processes ---- */
-
-/* Processes that start between a client's size query and its fetch (race_grow). */
-static void add_race_procs(int idx)
-{
-	for (int i = 0; i < M.race_grow; i++) {
-		M.procs = realloc(M.procs, (M.nprocs + 1) * sizeof *M.procs);
-		M.procs[M.nprocs++] = (struct fm_proc){.gpu = idx, .pid = 3900000U + (unsigned)idx * 1000U + (unsigned)i,
-						       .used_mib = 100, .type = FP_COMPUTE,
-						       .gi = 0xFFFFFFFFU, .ci = 0xFFFFFFFFU};
-	}
-}
-
-static void grow_race(struct fm_gpu *g)
-{
-	int idx = (int)(g - M.gpus);
-	if (!M.race_grow || raced[idx])
-		return;
-	raced[idx] = true;
-	add_race_procs(idx);
-}
-
-static nvmlReturn_t list_procs(nvmlDevice_t h, unsigned *count, void *buf, unsigned kind,
-			       size_t stride, const char *fn)
-{
-	struct fm_gpu *g;
-	struct fm_mig *mg;
-	if (refcount)
-		reload_processes();
-	nvmlReturn_t r = enter(h, fn, &g, &mg);
-	if (r)
-		return r;
-	if (!count)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	int idx = (int)(g - M.gpus);
-	bool mig_on = g->has[N_MIG_MODE] && g->num[N_MIG_MODE];
-	/* Only privileged callers get a MIG parent's aggregate list. */
-	if (mig_on && !mg && M.unprivileged)
-		return NVML_ERROR_NO_PERMISSION;
-	/* The size query sees the list before it grows; the fetch after it finds more. */
-	if (*count > 0 && buf)
-		grow_race(g);
-	unsigned n = 0;
-	for (size_t i = 0; i < M.nprocs; i++) {
-		const struct fm_proc *p = &M.procs[i];
-		if (p->gpu != idx || !(p->type & kind) || (mg && (p->gi != mg->gi || p->ci != mg->ci)))
-			continue;
-		if (n < *count && buf) {
-			unsigned char *e = (unsigned char *)buf + n * stride;
-			unsigned long long used = p->used_mib < 0 ? NVML_VALUE_NOT_AVAILABLE_ULL
-					      : (unsigned long long)p->used_mib << 20;
-			unsigned gi = mig_on ? p->gi : 0xFFFFFFFFU, ci = mig_on ? p->ci : 0xFFFFFFFFU;
-			memset(e, 0, stride);
-			memcpy(e, &p->pid, 4);
-			memcpy(e + 8, &used, 8);
-			if (stride >= 24) {
-				memcpy(e + 16, &gi, 4);
-				memcpy(e + 20, &ci, 4);
-			}
-		}
-		n++;
-	}
-	if (n > *count) {
-		*count = n;
-		return NVML_ERROR_INSUFFICIENT_SIZE;
-	}
-	if (n && !buf)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	*count = n;
-	return NVML_SUCCESS;
-}
-
-#ifdef FAKE_R535
-#define V3_STRIDE 32
-#else
-#define V3_STRIDE 24
-#endif
-
-#define PROC_API(Name, kind)                                                                    \
-	API nvmlReturn_t nvmlDeviceGet##Name##RunningProcesses(nvmlDevice_t h, unsigned *c, void *b) \
-	{ return list_procs(h, c, b, kind, 16, __func__); }
-#define PROC_API_V(Name, kind)                                                                  \
-	API nvmlReturn_t nvmlDeviceGet##Name##RunningProcesses_v2(nvmlDevice_t h, unsigned *c, void *b) \
-	{ return list_procs(h, c, b, kind, 24, __func__); }                                     \
-	API nvmlReturn_t nvmlDeviceGet##Name##RunningProcesses_v3(nvmlDevice_t h, unsigned *c, void *b) \
-	{ return list_procs(h, c, b, kind, V3_STRIDE, __func__); }
-
-PROC_API(Compute, FP_COMPUTE)
-PROC_API(Graphics, FP_GRAPHICS)
-PROC_API(MPSCompute, FP_MPS)
-#ifndef FAKE_OLD_DRIVER
-PROC_API_V(Compute, FP_COMPUTE)
-PROC_API_V(Graphics, FP_GRAPHICS)
-PROC_API_V(MPSCompute, FP_MPS)
-
-/* Present in 535 and later; clients use it only as a driver-generation marker. */
-API nvmlReturn_t nvmlDeviceGetConfComputeMemSizeInfo(nvmlDevice_t h, void *info)
-{
-	DEVICE(h);
-	(void)info;
-	return NVML_ERROR_NOT_SUPPORTED;
-}
-#endif
-
-#if !defined(FAKE_OLD_DRIVER) && !defined(FAKE_R535)
-/* Added after 535.86, together with the revert to 24-byte _v3 entries. */
-API nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t h, void *list)
-{
-	DEVICE(h);
-	(void)list;
-	return NVML_ERROR_NOT_SUPPORTED;
 }
 #endif

@@ -44,7 +44,34 @@ static const char *const num_keys[N_COUNT] = {
 	[N_ARCH] = "architecture", [N_MIG_MODE] = "mig_mode", [N_MAX_MIG] = "max_mig",
 	[N_PCI_DEVICE_ID] = "pci_device_id", [N_LOST_AFTER] = "lost_after", [N_MINOR] = "minor",
 	[N_ECC_UNCORRECTED] = "ecc_uncorrected",
+	[N_CLK_VIDEO] = "clock_video", [N_MAX_CLK_GFX] = "max_clock_graphics",
+	[N_MAX_CLK_SM] = "max_clock_sm", [N_MAX_CLK_MEM] = "max_clock_memory",
+	[N_MAX_CLK_VIDEO] = "max_clock_video",
+	[N_POWER_MGMT_LIMIT] = "power_management_limit_mw",
+	[N_POWER_DEFAULT_LIMIT] = "power_default_limit_mw",
+	[N_POWER_MIN_LIMIT] = "power_min_limit_mw", [N_POWER_MAX_LIMIT] = "power_max_limit_mw",
+	[N_PSTATE] = "pstate", [N_EVENTS] = "clocks_event_reasons",
+	[N_EVENTS_SUPPORTED] = "clocks_event_reasons_supported",
+	[N_PCIE_GEN] = "pcie_gen", [N_PCIE_GEN_MAX] = "pcie_gen_max",
+	[N_PCIE_GEN_GPU_MAX] = "pcie_gen_gpu_max", [N_PCIE_WIDTH] = "pcie_width",
+	[N_PCIE_WIDTH_MAX] = "pcie_width_max", [N_PCIE_TX] = "pcie_tx_kbs",
+	[N_PCIE_RX] = "pcie_rx_kbs", [N_UTIL_ENC] = "util_encoder", [N_UTIL_DEC] = "util_decoder",
+	[N_TEMP_MEM] = "temperature_memory", [N_TEMP_SHUTDOWN] = "temp_shutdown",
+	[N_TEMP_SLOWDOWN] = "temp_slowdown", [N_TEMP_MEM_MAX] = "temp_mem_max",
+	[N_TEMP_GPU_MAX] = "temp_gpu_max", [N_DISPLAY_MODE] = "display_mode",
+	[N_DISPLAY_ACTIVE] = "display_active", [N_ACCOUNTING] = "accounting_mode",
+	[N_PCI_SUBSYS_ID] = "pci_subsystem_id",
 };
+
+static const char *const util_keys[U_COUNT] = {"sm_util", "mem_util", "enc_util", "dec_util"};
+
+long long fm_spec_at(const struct fm_spec *s, unsigned long reads, unsigned long long ms)
+{
+	if (s->n <= 1)
+		return s->n ? s->v[0] : 0;
+	unsigned long long step = s->period_ms ? ms / s->period_ms : reads;
+	return s->v[step % (unsigned long long)s->n];
+}
 
 enum section { S_TOP, S_GPU, S_MIG, S_PROC };
 
@@ -78,6 +105,60 @@ static bool num(const char *v, long long *out)
 	return !errno && !*end;
 }
 
+static int compute_mode(const char *v)
+{
+	const char *names[] = {"Default", "Exclusive_Thread", "Prohibited", "Exclusive_Process"};
+	for (int i = 0; i < 4; i++)
+		if (!strcasecmp(v, names[i]))
+			return i;
+	return -1;
+}
+
+/* One element of a value: a number, or what the key allows instead (9.0, Default). */
+static bool element(int key, const char *v, long long *out)
+{
+	int mode;
+	if (key == N_COMPUTE_MODE && (mode = compute_mode(v)) >= 0)
+		*out = mode;
+	else if (key == N_CC && strchr(v, '.'))
+		*out = atoi(v) * 10 + atoi(strchr(v, '.') + 1);
+	else
+		return num(v, out);
+	return true;
+}
+
+/* "N", "A B C" (the next at every read), "A B C / 500ms" (the next every 500 ms since init). */
+static int parse_spec(struct parser *p, const char *k, const char *v, int key, long long scale,
+		      struct fm_spec *s)
+{
+	char buf[1024];
+	snprintf(buf, sizeof buf, "%s", v);
+	memset(s, 0, sizeof *s);
+	char *slash = strchr(buf, '/');
+	if (slash) {
+		*slash = '\0';
+		char *per = slash + 1, *end;
+		while (isspace((unsigned char)*per))
+			per++;
+		if (strcmp(per, "read")) {
+			unsigned long ms = strtoul(per, &end, 10);
+			if (end == per || strcmp(end, "ms") || ms == 0)
+				return fail(p, "%s: the period after '/' is Nms or read, not '%s'", k, per);
+			s->period_ms = (unsigned)ms;
+		}
+	}
+	for (char *save = NULL, *t = strtok_r(buf, " \t,", &save); t; t = strtok_r(NULL, " \t,", &save)) {
+		if (s->n >= FM_MAX_SEQ)
+			return fail(p, "%s: at most 16 values, not '%s'", k, v);
+		if (!element(key, t, &s->v[s->n]))
+			return fail(p, "%s wants a number or NA, not '%s'", k, v);
+		s->v[s->n++] *= scale;
+	}
+	if (!s->n)
+		return fail(p, "%s wants a number or NA, not '%s'", k, v);
+	return 0;
+}
+
 static int set_fail(struct parser *p, struct fm_fail *fails, int *n, const char *fn, const char *v)
 {
 	int code = fm_code(v);
@@ -90,18 +171,8 @@ static int set_fail(struct parser *p, struct fm_fail *fails, int *n, const char 
 	return 0;
 }
 
-static int compute_mode(const char *v)
-{
-	const char *names[] = {"Default", "Exclusive_Thread", "Prohibited", "Exclusive_Process"};
-	for (int i = 0; i < 4; i++)
-		if (!strcasecmp(v, names[i]))
-			return i;
-	return -1;
-}
-
 static int gpu_key(struct parser *p, struct fm_gpu *g, const char *k, const char *v)
 {
-	long long n;
 	if (!strcmp(k, "name"))
 		snprintf(g->name, sizeof g->name, "%s", v);
 	else if (!strcmp(k, "uuid"))
@@ -114,23 +185,28 @@ static int gpu_key(struct parser *p, struct fm_gpu *g, const char *k, const char
 			return fail(p, "unknown NVML error '%s'%s", v, "");
 	} else if (!strncmp(k, "fail.", 5))
 		return set_fail(p, g->fails, &g->nfails, k + 5, v);
+	else if (!strcmp(k, "serial"))
+		snprintf(g->serial, sizeof g->serial, "%s", v);
+	else if (!strcmp(k, "vbios_version"))
+		snprintf(g->vbios, sizeof g->vbios, "%s", v);
 	else {
+		static const struct { const char *key; int num; } bytes[] = {
+			{"memory_total_bytes", N_MEM_TOTAL}, {"memory_used_bytes", N_MEM_USED},
+			{"memory_reserved_bytes", N_MEM_RESERVED},
+		};
+		for (size_t i = 0; i < sizeof bytes / sizeof bytes[0]; i++)
+			if (!strcmp(k, bytes[i].key))
+				return strcmp(v, "NA") ? parse_spec(p, k, v, bytes[i].num, 1, &g->num[bytes[i].num])
+						       : (g->num[bytes[i].num].n = 0);
 		for (int i = 0; i < N_COUNT; i++) {
 			if (strcmp(k, num_keys[i]))
 				continue;
 			if (!strcmp(v, "NA")) {
-				g->has[i] = false;
+				g->num[i].n = 0;
 				return 0;
 			}
-			if (i == N_COMPUTE_MODE && (n = compute_mode(v)) >= 0) {
-			} else if (i == N_CC && strchr(v, '.')) {
-				n = atoi(v) * 10 + atoi(strchr(v, '.') + 1);
-			} else if (!num(v, &n)) {
-				return fail(p, "%s wants a number or NA, not '%s'", k, v);
-			}
-			g->num[i] = n;
-			g->has[i] = true;
-			return 0;
+			long long scale = i == N_MEM_TOTAL || i == N_MEM_USED || i == N_MEM_RESERVED ? 1LL << 20 : 1;
+			return parse_spec(p, k, v, i, scale, &g->num[i]);
 		}
 		return fail(p, "unknown gpu key '%s'%s", k, "");
 	}
@@ -142,11 +218,15 @@ static int proc_key(struct parser *p, struct fm_proc *pr, const char *k, const c
 	long long n;
 	if (!strcmp(k, "type")) {
 		pr->type = !strcmp(v, "compute") ? FP_COMPUTE : !strcmp(v, "graphics") ? FP_GRAPHICS
-			 : !strcmp(v, "both") ? FP_COMPUTE | FP_GRAPHICS : !strcmp(v, "mps") ? FP_MPS : 0;
+			 : !strcmp(v, "both") ? FP_COMPUTE | FP_GRAPHICS : !strcmp(v, "mps") ? FP_MPS
+			 : !strcmp(v, "gone") ? FP_GONE : 0;
 		if (!pr->type)
-			return fail(p, "type is compute, graphics, both or mps, not '%s'%s", v, "");
+			return fail(p, "type is compute, graphics, both, mps or gone, not '%s'%s", v, "");
 		return 0;
 	}
+	for (int u = 0; u < U_COUNT; u++)
+		if (!strcmp(k, util_keys[u]))
+			return parse_spec(p, k, v, -1, 1, &pr->util[u]);
 	if (!strcmp(k, "used_memory_mib") && !strcmp(v, "NA")) {
 		pr->used_mib = -1;
 		return 0;
@@ -211,6 +291,19 @@ static int top_key(struct parser *p, const char *k, const char *v)
 		m->race_grow = (int)n;
 	else if (!strcmp(k, "unprivileged") && num(v, &n))
 		m->unprivileged = (int)n;
+	else if (!strcmp(k, "proc_sample_period")) {
+		char *end;
+		unsigned long ms = strtoul(v, &end, 10);
+		if (!strcmp(v, "read"))
+			m->sample_period_ms = 0;
+		else if (end != v && !strcmp(end, "ms") && ms > 0)
+			m->sample_period_ms = (unsigned)ms;
+		else
+			return fail(p, "proc_sample_period is Nms or read, not '%s'%s", v, "");
+	} else if (!strcmp(k, "proc_sample_buffer") && num(v, &n) && n > 0)
+		m->sample_buffer = (unsigned)n;
+	else if (!strcmp(k, "proc_util_count_quirk") && num(v, &n))
+		m->util_count_quirk = n != 0;
 	else if (!strncmp(k, "fail.", 5))
 		return set_fail(p, m->fails, &m->nfails, k + 5, v);
 	else
@@ -270,8 +363,7 @@ static int parse(struct parser *p, FILE *f, bool procs_only)
 					return fail(p, "too many GPUs%s%s", "", "");
 				struct fm_gpu *g = &m->gpus[m->ngpus];
 				memset(g, 0, sizeof *g);
-				g->num[N_MINOR] = m->ngpus++;
-				g->has[N_MINOR] = true;
+				g->num[N_MINOR] = (struct fm_spec){.v = {m->ngpus++}, .n = 1};
 				g->bus = (unsigned)m->ngpus;
 				p->sec = S_GPU;
 			} else if (!strcmp(s, "[mig]")) {
@@ -313,6 +405,8 @@ static int load(struct fm_machine *m, const char *path, char *err, size_t errlen
 int fm_load(struct fm_machine *m, const char *path, char *err, size_t errlen)
 {
 	fm_free(m);
+	m->sample_period_ms = 167;   /* about what drivers show: six samples a second */
+	m->sample_buffer = 100;
 	return load(m, path, err, errlen, false);
 }
 

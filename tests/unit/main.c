@@ -30,6 +30,9 @@ int main(void)
 	test_pci();
 	test_query();
 	test_find();
+	test_mib();
+	test_fields();
+	test_list_gpus();
 	test_visibility();
 	test_alloc();
 	test_config_values();

@@ -6,6 +6,11 @@
 
 #include <stdlib.h>
 
+static void valid(struct gpu *g, enum gpu_field f)
+{
+	g->valid |= 1ULL << f;
+}
+
 static struct gpu_set *fake_set(void)
 {
 	struct gpu_set *s = xcalloc(1, sizeof *s);
@@ -26,13 +31,20 @@ static struct gpu_set *fake_set(void)
 		snprintf(g->pci_bus_id, sizeof g->pci_bus_id, "00000000:%02X:00.0", g->pci_bus);
 	}
 	struct gpu *g = &s->gpus[0];
-	GPU_SET(g, GF_MEM_TOTAL, mem_total, 81559ULL << 20);
-	GPU_SET(g, GF_MEM_USED, mem_used, (1234ULL << 20) + 1000);  /* truncated like nvidia-smi */
-	GPU_SET(g, GF_UTIL_GPU, util_gpu, 100);
-	GPU_SET(g, GF_POWER, power_mw, 70316);
-	GPU_SET(g, GF_COMPUTE_MODE, compute_mode, 3);
-	GPU_SET(g, GF_TEMP, temp, 34);
-	GPU_SET(g, GF_CC, cc_major, 9);
+	g->mem_total = 81559ULL << 20;
+	valid(g, GF_MEM_TOTAL);
+	g->mem_used = (1234ULL << 20) + 1000;
+	valid(g, GF_MEM_USED);  /* a partial MiB counts as one, as in nvidia-smi */
+	g->util_gpu = 100;
+	valid(g, GF_UTIL_GPU);
+	g->power_mw = 70316;
+	valid(g, GF_POWER);
+	g->compute_mode = 3;
+	valid(g, GF_COMPUTE_MODE);
+	g->temp = 34;
+	valid(g, GF_TEMP);
+	g->cc_major = 9;
+	valid(g, GF_CC);
 	g->procs = xcalloc(2, sizeof *g->procs);
 	g->nprocs = 2;
 	g->procs[0] = (struct gpu_proc){.pid = 10309, .type = PROC_COMPUTE, .mem_valid = true,
@@ -69,7 +81,7 @@ void test_query(void)
 	static const struct { enum query_kind k; const char *fields; unsigned flags; const char *want; } c[] = {
 		{Q_GPU, "index,uuid,name,memory.total,memory.used,utilization.gpu", 0,
 		 "index, uuid, name, memory.total [MiB], memory.used [MiB], utilization.gpu [%]\n"
-		 "0, GPU-aaaa1111-0000-0000-0000-000000000000, NVIDIA H100 80GB HBM3, 81559 MiB, 1234 MiB, 100 %\n"},
+		 "0, GPU-aaaa1111-0000-0000-0000-000000000000, NVIDIA H100 80GB HBM3, 81559 MiB, 1235 MiB, 100 %\n"},
 		{Q_GPU, "memory.total,utilization.gpu,power.draw", QF_NOUNITS,
 		 "memory.total [MiB], utilization.gpu [%], power.draw [W]\n81559, 100, 70.32\n"},
 		{Q_GPU, "memory.free,utilization.memory,power.limit,fan.speed", QF_NOHEADER,
