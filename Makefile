@@ -88,9 +88,18 @@ bench: all $(B)/fakenvml/libnvidia-ml.so.1 $(B)/bench-floor $(B)/workload $(B)/s
 $(B)/bench-floor: bench/floor.c src/nvml_abi.h
 	$(CC) $(WARN) -O2 -Isrc -o $@ bench/floor.c -ldl
 
+# The binary, the daemon's systemd unit and its user (run `systemd-sysusers` once, as root), and
+# the exporter's unit; both units name the installed binary.
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR)
 	install -m 755 $(B)/gpuctl $(DESTDIR)$(PREFIX)/bin/gpuctl
+	for u in gpuctl gpuctl-exporter; do \
+		sed 's|@BINDIR@|$(PREFIX)/bin|g' contrib/$$u.service >$(DESTDIR)$(UNITDIR)/$$u.service; \
+		chmod 644 $(DESTDIR)$(UNITDIR)/$$u.service; \
+	done
+	install -m 644 contrib/gpuctl.sysusers $(DESTDIR)$(SYSUSERSDIR)/gpuctl.conf
 
 clean:
 	rm -rf build build-asan

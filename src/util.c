@@ -71,8 +71,10 @@ char *xstrdup(const char *s)
 	return xstrndup(s, strlen(s));
 }
 
+/* At most n bytes of s, as POSIX strndup: never reads past its NUL. */
 char *xstrndup(const char *s, size_t n)
 {
+	n = strnlen(s, n);
 	char *p = xmalloc(n + 1);
 	memcpy(p, s, n);
 	p[n] = '\0';

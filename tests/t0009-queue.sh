@@ -18,12 +18,16 @@ starts() { awk '$1 == "start" {print $3, $2}' "$LOG" | sort -n | awk '{print $2}
 # wait_queue N: until the daemon has N waiters.
 wait_queue() { local i; for i in $(seq 500); do [ "$(queue_len)" = "$1" ] && return 0; sleep 0.01; done; return 1; }
 # hold TAG N: a job holding N GPUs until `release TAG`; returns once it runs.
+declare -A HOLDER
 hold() {
 	mkfifo "$TMP/fifo-$1"
 	"$GPUCTL" run -q -n "$2" -- "$WL" --log "$LOG" --tag "$1" --until "$TMP/fifo-$1" &
+	HOLDER[$1]=$!
 	await_line "^start $1 " "$LOG"
 }
 release() { echo >"$TMP/fifo-$1"; }
+# released TAG: release it and wait for its gpuctl run to end (its lease with it).
+released() { release "$1"; wait "${HOLDER[$1]}"; }
 
 # A waiter starts soon after the GPUs free up, and costs no CPU meanwhile.
 hold h 4
@@ -126,6 +130,5 @@ kill -CONT $ws
 wait $ws
 check_eq "once it goes on, it runs" 0 $?
 check_grep "its job ran" '^end stopped' "$LOG"
-release rest
-await_line '^end rest' "$LOG"
+released rest
 check_eq "nothing left leased or queued" "0 0" "$(live_leases) $(queue_len)"
