@@ -5,7 +5,7 @@
 # keeps its place; the progress line on a terminal.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/daemon.sh"
-plan 28
+plan 29
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
 daemon_setup
@@ -132,3 +132,11 @@ check_eq "once it goes on, it runs" 0 $?
 check_grep "its job ran" '^end stopped' "$LOG"
 released rest
 check_eq "nothing left leased or queued" "0 0" "$(live_leases) $(queue_len)"
+
+# A long queue is listed whole (its answer comes in several bounded parts).
+hold long 4
+exec 7> >(python3 "$ROOT/bench/queue_requests.py" "$GPUCTL_SOCKET" 700 7 >"$TMP/queued")
+await_line '^queued 700' "$TMP/queued"
+check_eq "700 waiters listed, in order" "700 1 700" "$("$GPUCTL" leases --json | jq -r '[(.queue | length), .queue[0].position, .queue[-1].position] | join(" ")')"
+exec 7>&-
+released long
