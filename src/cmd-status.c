@@ -375,7 +375,8 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 {
 	unsigned what = o->mode == M_CSV ? query_refresh_needs(o->query)
 					 : (o->no_procs ? 0 : REFRESH_PROCS);
-	struct strbuf sb = {0};
+	/* A frame redrawn in place is built whole; any other output is written as it grows. */
+	struct strbuf sb = {.sink = o->mode == M_TABLE && o->loop && o->tty ? NULL : stdout};
 	struct sigaction sa = {.sa_handler = on_stop};
 	sigemptyset(&sa.sa_mask);
 	if (o->loop) {
@@ -394,7 +395,7 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 		}
 		sb_reset(&sb);
 		render(&sb, o, set, iter);
-		if (fwrite(sb.buf, 1, sb.len, stdout) != sb.len || fflush(stdout) != 0)
+		if (fwrite(sb.buf, 1, sb.len, stdout) != sb.len || fflush(stdout) != 0 || ferror(stdout))
 			break; /* reader went away (a closed pipe): stop quietly */
 		if (!o->loop || stop_requested || (o->count && iter + 1 >= o->count))
 			break;

@@ -75,6 +75,8 @@ bool read_proc_env(unsigned pid, struct proc_env *env, char *msg, size_t msglen)
 	}
 	for (size_t off = 0; off < len; off += strlen(buf + off) + 1) {
 		const char *kv = buf + off;
+		if (kv[0] != 'C' && kv[0] != 'G') /* most of an environment: one test each */
+			continue;
 		if (!strncmp(kv, "CUDA_VISIBLE_DEVICES=", 21))
 			env->cvd = xstrdup(kv + 21);
 		else if (!strncmp(kv, "CUDA_DEVICE_ORDER=", 18))

@@ -52,13 +52,15 @@ static struct {
 	proc_fn procs[PK_N];
 	size_t proc_stride[PK_N];
 	void *cc_mem_size, *detail_list;   /* only probed, for the r535 layout heuristic */
+	/* Process entries, shared by every GPU (a list is used up before the next is asked for)
+	 * and kept across refreshes: 10 KB, not 10 KB per GPU on a 64-GPU machine. */
+	unsigned char *procbuf;
+	size_t procbuf_cap;                /* in entries of the widest stride */
 } L;
 
 struct nvml_dev {
 	nvmlDevice_t h;
 	nvmlDevice_t *mig_h;
-	unsigned char *buf;      /* process entries, reused across refreshes */
-	size_t buf_cap;          /* in entries of the widest stride */
 };
 
 /* Resolve the first exported name of a NULL-terminated list (htop's resolve(), with fallbacks).
@@ -342,21 +344,21 @@ static bool nvml_open(struct gpu_set *set, struct gpu_error *err)
 /* The two-call protocol: ask with the buffer we have (empty at first); on INSUFFICIENT_SIZE grow
  * to 2n+5 entries and ask again, since processes may start between the two calls. The buffer is
  * kept, so a steady machine costs one call per list per refresh. */
-static nvmlReturn_t query_procs(struct nvml_dev *d, nvmlDevice_t h, int k, unsigned *count)
+static nvmlReturn_t query_procs(nvmlDevice_t h, int k, unsigned *count)
 {
 	for (int tries = 0; tries < 10; tries++) {
-		unsigned n = (unsigned)d->buf_cap;
-		nvmlReturn_t r = L.procs[k](h, &n, d->buf_cap ? d->buf : NULL);
+		unsigned n = (unsigned)L.procbuf_cap;
+		nvmlReturn_t r = L.procs[k](h, &n, L.procbuf_cap ? L.procbuf : NULL);
 		if (r != NVML_ERROR_INSUFFICIENT_SIZE) {
-			*count = r == NVML_SUCCESS ? (n < d->buf_cap ? n : (unsigned)d->buf_cap) : 0;
+			*count = r == NVML_SUCCESS ? (n < L.procbuf_cap ? n : (unsigned)L.procbuf_cap) : 0;
 			return r;
 		}
 		size_t want = 2 * (size_t)n + 5;
-		if (want <= d->buf_cap)
-			want = 2 * d->buf_cap;
+		if (want <= L.procbuf_cap)
+			want = 2 * L.procbuf_cap;
 		/* Sized for the widest layout so the buffer serves every list kind. */
-		d->buf = xrealloc(d->buf, want * sizeof(nvmlProcessInfo_r535_t));
-		d->buf_cap = want;
+		L.procbuf = xrealloc(L.procbuf, want * sizeof(nvmlProcessInfo_r535_t));
+		L.procbuf_cap = want;
 	}
 	return NVML_ERROR_INSUFFICIENT_SIZE;
 }
@@ -374,12 +376,15 @@ static struct gpu_proc *proc_slot(struct gpu *g, unsigned pid, bool merge)
 	return p;
 }
 
-static void add_procs(struct gpu *g, struct nvml_dev *d, int k, unsigned n, const struct mig_dev *m,
-		      bool merge)
+static void add_procs(struct gpu *g, int k, unsigned n, const struct mig_dev *m, bool merge)
 {
 	size_t stride = L.proc_stride[k];
+	if (g->nprocs + n > g->procs_cap) { /* exactly: 10,000 entries are 640 KB */
+		g->procs_cap = g->nprocs + n;
+		g->procs = xrealloc(g->procs, g->procs_cap * sizeof *g->procs);
+	}
 	for (unsigned i = 0; i < n; i++) {
-		const unsigned char *e = d->buf + i * stride;
+		const unsigned char *e = L.procbuf + i * stride;
 		unsigned pid;
 		unsigned long long mem;
 		memcpy(&pid, e, sizeof pid);
@@ -412,15 +417,15 @@ static void refresh_procs(struct gpu *g, struct nvml_dev *d)
 			continue;
 		bool merge = g->nprocs > 0;
 		unsigned n;
-		nvmlReturn_t r = query_procs(d, d->h, k, &n);
+		nvmlReturn_t r = query_procs(d->h, k, &n);
 		if (r == NVML_SUCCESS) {
-			add_procs(g, d, k, n, NULL, merge);
+			add_procs(g, k, n, NULL, merge);
 		} else if (r == NVML_ERROR_NO_PERMISSION && g->nmigs) {
 			/* Under MIG only privileged callers get the parent's aggregate: ask each instance. */
 			for (size_t m = 0; m < g->nmigs; m++) {
-				r = query_procs(d, d->mig_h[m], k, &n);
+				r = query_procs(d->mig_h[m], k, &n);
 				if (r == NVML_SUCCESS)
-					add_procs(g, d, k, n, &g->migs[m], merge);
+					add_procs(g, k, n, &g->migs[m], merge);
 				else if (k != PK_MPS && r != NVML_ERROR_NOT_SUPPORTED)
 					complete = false;
 			}
@@ -541,11 +546,13 @@ static void nvml_close(struct gpu_set *set)
 	for (size_t i = 0; i < set->ngpus; i++) {
 		struct nvml_dev *d = set->gpus[i].priv;
 		if (d) {
-			free(d->buf);
 			free(d->mig_h);
 			free(d);
 		}
 	}
+	free(L.procbuf);
+	L.procbuf = NULL;
+	L.procbuf_cap = 0;
 	if (L.dl)
 		L.shutdown();
 }

@@ -1,52 +1,98 @@
 /* proc.c: owner and command line of GPU processes from /proc, read once per pid per refresh
  * (a process on eight GPUs costs one read, not eight), with user names cached for the run since
- * getpwuid can be slow under LDAP. */
+ * getpwuid can be slow under LDAP.
+ *
+ * Across refreshes (status -l, the exporter) a process that is still the same keeps its command
+ * line: each refresh stats /proc/PID, which it needs anyway for the owner (a process may change
+ * its uid), and the inode of /proc/PID tells whether the process is the one read before. procfs
+ * makes a new inode, with a new number and time, for each process a pid is given to: an old
+ * process's /proc/PID dentry fails revalidation once it has died. Checking the start time in
+ * /proc/PID/stat instead would cost more than reading the command line again. A command line can
+ * also change (setproctitle: Ray workers rename themselves per task), so each is read again
+ * after 0.5 to 1.5 times REREAD_AFTER, spread over refreshes by pid.
+ *
+ * Memory is what a big machine costs (10,000 processes): an entry is 48 bytes and the texts live
+ * in 64 KiB chunks, compacted when more than half of them is garbage. */
 #include "proc.h"
 #include "util.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#define REREAD_AFTER 4000U     /* ms */
+#define CHUNK (64 * 1024)
 
 struct user_ent {
 	uid_t uid;
 	char *name;
 };
 
+struct proc_ent {
+	unsigned pid;
+	uid_t uid;
+	const char *user;
+	char *text;             /* the command line, then argv[0] at name_off (0: the same) */
+	uint32_t name_off, len; /* len: of the text, both strings with their NULs */
+	uint64_t ident;         /* /proc/PID's inode and creation time: the process */
+	uint32_t reread_ms;     /* read the command line again after this (cache clock) */
+	unsigned gen;           /* the last refresh that asked for it */
+	bool found;
+};
+
+struct chunk {
+	struct chunk *next;
+	size_t used, cap;
+	char data[];
+};
+
 struct proc_cache {
-	struct proc_info *ents;
+	struct proc_ent *ents;
 	size_t n, cap;
-	unsigned *slots;       /* open addressing: index+1 into ents, 0 = empty */
+	unsigned *slots;        /* open addressing: index+1 into ents, 0 = empty */
 	size_t nslots;
+	unsigned gen;           /* refreshes begun */
+	size_t nseen;           /* distinct pids asked for in this refresh */
+	double start;           /* monotonic seconds at creation */
+	uint32_t now_ms;        /* this refresh's time, since start */
+	struct chunk *chunks;   /* texts; the newest first */
+	size_t live, garbage;   /* text bytes in use, and freed but not reclaimed */
+	char *scratch;          /* for reading command lines; grows to the longest */
+	size_t scratch_cap;
 	struct user_ent *users;
 	size_t nusers, users_cap;
 };
 
 struct proc_cache *proc_cache_new(void)
 {
-	return xcalloc(1, sizeof(struct proc_cache));
+	struct proc_cache *pc = xcalloc(1, sizeof(struct proc_cache));
+	pc->start = now_mono();
+	return pc;
 }
 
-void proc_cache_begin(struct proc_cache *pc)
+static void free_chunks(struct chunk *c)
 {
-	for (size_t i = 0; i < pc->n; i++) {
-		free(pc->ents[i].cmdline);
-		free(pc->ents[i].name);
+	while (c) {
+		struct chunk *next = c->next;
+		free(c);
+		c = next;
 	}
-	pc->n = 0;
-	if (pc->slots)
-		memset(pc->slots, 0, pc->nslots * sizeof *pc->slots);
 }
 
 void proc_cache_free(struct proc_cache *pc)
 {
 	if (!pc)
 		return;
-	proc_cache_begin(pc);
 	free(pc->ents);
 	free(pc->slots);
+	free_chunks(pc->chunks);
+	free(pc->scratch);
 	for (size_t i = 0; i < pc->nusers; i++)
 		free(pc->users[i].name);
 	free(pc->users);
@@ -70,70 +116,211 @@ const char *proc_user_name(struct proc_cache *pc, uid_t uid)
 	return name;
 }
 
-static void read_proc(struct proc_cache *pc, struct proc_info *pi)
+/* ---- texts ---- */
+
+static char *text_alloc(struct proc_cache *pc, size_t n)
 {
-	char path[64];
-	struct stat st;
-	snprintf(path, sizeof path, "/proc/%u", pi->pid);
-	if (stat(path, &st) != 0)
-		return;
-	pi->found = true;
-	pi->uid = st.st_uid;
-	pi->user = proc_user_name(pc, st.st_uid);
-	size_t len = 0;
-	snprintf(path, sizeof path, "/proc/%u/cmdline", pi->pid);
-	char *cmd = read_file(path, &len);
-	while (cmd && len && cmd[len - 1] == '\0')
-		len--;
-	if (cmd && len) {
-		pi->name = xstrdup(cmd);
-		for (size_t i = 0; i < len; i++)
-			if (cmd[i] == '\0')
-				cmd[i] = ' ';
-		cmd[len] = '\0';
-		pi->cmdline = cmd;
-		return;
+	struct chunk *c = pc->chunks;
+	if (!c || c->cap - c->used < n) {
+		size_t cap = n > CHUNK - sizeof *c ? n : CHUNK - sizeof *c;
+		c = xmalloc(sizeof *c + cap);
+		*c = (struct chunk){.next = pc->chunks, .cap = cap};
+		pc->chunks = c;
 	}
-	free(cmd);
-	/* Zombies and kernel threads have no command line: show [comm] as ps does. */
-	snprintf(path, sizeof path, "/proc/%u/comm", pi->pid);
-	char *comm = read_file(path, &len);
-	if (comm) {
-		comm[strcspn(comm, "\n")] = '\0';
-		pi->cmdline = xasprintf("[%s]", comm);
-		pi->name = xstrdup(pi->cmdline);
-		free(comm);
-	}
+	char *p = c->data + c->used;
+	c->used += n;
+	pc->live += n;
+	return p;
 }
 
-static void rehash(struct proc_cache *pc)
+static void text_drop(struct proc_cache *pc, struct proc_ent *e)
+{
+	if (e->text) {
+		pc->live -= e->len;
+		pc->garbage += e->len;
+	}
+	e->text = NULL;
+	e->len = e->name_off = 0;
+}
+
+/* Called between refreshes, when no caller holds a text: moves the live ones together. */
+static void text_compact(struct proc_cache *pc)
+{
+	if (pc->garbage < CHUNK || pc->garbage < pc->live)
+		return;
+	struct chunk *old = pc->chunks;
+	pc->chunks = NULL;
+	pc->live = pc->garbage = 0;
+	for (size_t i = 0; i < pc->n; i++) {
+		struct proc_ent *e = &pc->ents[i];
+		if (e->text) {
+			char *t = text_alloc(pc, e->len);
+			memcpy(t, e->text, e->len);
+			e->text = t;
+		}
+	}
+	free_chunks(old);
+}
+
+/* ---- the table ---- */
+
+static uint32_t hash(unsigned pid)
+{
+	return pid * 2654435761U;
+}
+
+static void rehash(struct proc_cache *pc, size_t nslots)
 {
 	free(pc->slots);
-	pc->nslots = pc->nslots ? pc->nslots * 2 : 256;
+	pc->nslots = nslots;
 	pc->slots = xcalloc(pc->nslots, sizeof *pc->slots);
 	for (size_t i = 0; i < pc->n; i++) {
-		size_t h = (pc->ents[i].pid * 2654435761U) & (pc->nslots - 1);
+		size_t h = hash(pc->ents[i].pid) & (pc->nslots - 1);
 		while (pc->slots[h])
 			h = (h + 1) & (pc->nslots - 1);
 		pc->slots[h] = (unsigned)i + 1;
 	}
 }
 
-const struct proc_info *proc_lookup(struct proc_cache *pc, unsigned pid)
+void proc_cache_begin(struct proc_cache *pc)
 {
-	if (2 * (pc->n + 1) > pc->nslots)
-		rehash(pc);
-	size_t h = (pid * 2654435761U) & (pc->nslots - 1);
-	while (pc->slots[h]) {
-		struct proc_info *pi = &pc->ents[pc->slots[h] - 1];
-		if (pi->pid == pid)
-			return pi;
-		h = (h + 1) & (pc->nslots - 1);
+	text_compact(pc);
+	pc->gen++;
+	pc->nseen = 0;
+	pc->now_ms = (uint32_t)((now_mono() - pc->start) * 1000);
+}
+
+/* Processes no longer listed are forgotten, so the cache holds one refresh's worth. Their
+ * texts stay where they are until the next proc_cache_begin. */
+void proc_cache_end(struct proc_cache *pc)
+{
+	if (pc->nseen == pc->n)
+		return;
+	size_t k = 0;
+	for (size_t i = 0; i < pc->n; i++) {
+		if (pc->ents[i].gen == pc->gen)
+			pc->ents[k++] = pc->ents[i];
+		else
+			text_drop(pc, &pc->ents[i]);
 	}
-	pc->ents = grow_array(pc->ents, &pc->cap, pc->n + 1, sizeof *pc->ents);
-	struct proc_info *pi = &pc->ents[pc->n];
-	*pi = (struct proc_info){.pid = pid};
-	pc->slots[h] = (unsigned)++pc->n;
-	read_proc(pc, pi);
-	return pi;
+	pc->n = k;
+	size_t nslots = 256;
+	while (3 * nslots < 4 * (pc->n + 1))
+		nslots *= 2;
+	rehash(pc, nslots);
+}
+
+/* ---- reading /proc ---- */
+
+/* The whole file into pc->scratch (NUL added); -1 when it cannot be read. */
+static ssize_t read_scratch(struct proc_cache *pc, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t len = 0;
+	for (;;) {
+		if (pc->scratch_cap - len < 2) {
+			pc->scratch_cap = pc->scratch_cap ? 2 * pc->scratch_cap : 8192;
+			pc->scratch = xrealloc(pc->scratch, pc->scratch_cap);
+		}
+		ssize_t r = read(fd, pc->scratch + len, pc->scratch_cap - len - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			close(fd);
+			return -1;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	pc->scratch[len] = '\0';
+	return (ssize_t)len;
+}
+
+/* The command line, its arguments joined by spaces, and argv[0], as one text. */
+static void read_text(struct proc_cache *pc, struct proc_ent *e)
+{
+	char path[64];
+	text_drop(pc, e);
+	e->reread_ms = pc->now_ms + REREAD_AFTER / 2 + (uint32_t)((uint64_t)REREAD_AFTER * (hash(e->pid) >> 16) >> 16);
+	snprintf(path, sizeof path, "/proc/%u/cmdline", e->pid);
+	ssize_t n = read_scratch(pc, path);
+	size_t len = n > 0 ? (size_t)n : 0;
+	char *cmd = pc->scratch;
+	while (len && cmd[len - 1] == '\0')
+		len--;
+	if (!len) {
+		/* Zombies and kernel threads have no command line: show [comm] as ps does. */
+		snprintf(path, sizeof path, "/proc/%u/comm", e->pid);
+		if (read_scratch(pc, path) < 0)
+			return;
+		char shown[64];
+		pc->scratch[strcspn(pc->scratch, "\n")] = '\0';
+		len = (size_t)snprintf(shown, sizeof shown, "[%.16s]", pc->scratch);
+		memcpy(cmd = pc->scratch, shown, len + 1);
+	}
+	size_t nlen = strlen(cmd);
+	bool one = nlen == len;           /* argv[0] alone: the name is the command line */
+	e->len = (uint32_t)(len + 1 + (one ? 0 : nlen + 1));
+	e->text = text_alloc(pc, e->len);
+	e->name_off = one ? 0 : (uint32_t)len + 1;
+	if (!one)
+		memcpy(e->text + len + 1, cmd, nlen + 1);
+	for (size_t i = 0; i < len; i++)
+		e->text[i] = cmd[i] ? cmd[i] : ' ';
+	e->text[len] = '\0';
+}
+
+/* One stat per process and refresh: owner, and whether it is the process read before. */
+static void refresh_ent(struct proc_cache *pc, struct proc_ent *e)
+{
+	char path[64];
+	struct stat st;
+	snprintf(path, sizeof path, "/proc/%u", e->pid);
+	if (stat(path, &st) != 0) {
+		text_drop(pc, e);
+		e->found = false;
+		e->user = NULL;
+		e->ident = 0;
+		return;
+	}
+	uint64_t ident = (uint64_t)st.st_ino * 1000000007ULL ^
+			 ((uint64_t)st.st_ctim.tv_sec * 1000000000ULL + (uint64_t)st.st_ctim.tv_nsec);
+	bool same = e->found && ident == e->ident;
+	if (!e->found || st.st_uid != e->uid)
+		e->user = proc_user_name(pc, st.st_uid);
+	e->found = true;
+	e->uid = st.st_uid;
+	e->ident = ident;
+	if (!same || (int32_t)(pc->now_ms - e->reread_ms) >= 0)
+		read_text(pc, e);
+}
+
+void proc_lookup(struct proc_cache *pc, unsigned pid, struct proc_info *out)
+{
+	if (4 * (pc->n + 1) > 3 * pc->nslots) /* at most 3/4 full */
+		rehash(pc, pc->nslots ? 2 * pc->nslots : 256);
+	size_t h = hash(pid) & (pc->nslots - 1);
+	struct proc_ent *e = NULL;
+	for (; pc->slots[h]; h = (h + 1) & (pc->nslots - 1))
+		if (pc->ents[pc->slots[h] - 1].pid == pid) {
+			e = &pc->ents[pc->slots[h] - 1];
+			break;
+		}
+	if (!e) {
+		pc->ents = grow_array(pc->ents, &pc->cap, pc->n + 1, sizeof *pc->ents);
+		e = &pc->ents[pc->n];
+		*e = (struct proc_ent){.pid = pid};
+		pc->slots[h] = (unsigned)++pc->n;
+	}
+	if (e->gen != pc->gen) {
+		e->gen = pc->gen;
+		pc->nseen++;
+		refresh_ent(pc, e);
+	}
+	*out = (struct proc_info){.pid = pid, .found = e->found, .uid = e->uid, .user = e->user,
+				  .cmdline = e->text, .name = e->text ? e->text + e->name_off : NULL};
 }
