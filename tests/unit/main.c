@@ -31,5 +31,6 @@ int main(void)
 	test_visibility();
 	test_alloc();
 	test_config_values();
+	test_proc();
 	return tap_failed;
 }

@@ -21,5 +21,6 @@ void test_find(void);
 void test_visibility(void);
 void test_alloc(void);
 void test_config_values(void);
+void test_proc(void);
 
 #endif
