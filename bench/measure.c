@@ -2,10 +2,11 @@
  *
  *   bench-measure [-n RUNS] [-g MIN_MS:MAX_MS] [-w WARMUP] NAME CMD [ARG...] [-- NAME CMD...]...
  *
- * Each round runs every command once, in the order given (so they share the machine's state),
- * then sleeps a random gap (100-300 ms unless -g says otherwise) as a person between two
- * commands would: page cache, dentries and CPU caches are then as a real run finds them, which a
- * back-to-back loop would not show. WARMUP rounds (1 by default) run first and are not counted.
+ * Each round runs every command once, in a new random order, each after a random gap (100-300
+ * ms unless -g says otherwise) as a person leaves between two commands: page cache, dentries,
+ * CPU caches and clock speeds are then as a real run finds them, which a back-to-back loop would
+ * not show, and no command is always the first after a pause. WARMUP rounds (1 by default) run
+ * first and are not counted.
  * For each command it prints one line:
  *
  *   NAME wall_ms cpu_ms maxrss_kib minflt exit
@@ -123,13 +124,22 @@ int main(int argc, char **argv)
 	}
 	int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	srand48((long)getpid());
+	int order[32];
+	for (int i = 0; i < n; i++)
+		order[i] = i;
 	for (int r = -warm; r < runs; r++) {
-		for (int i = 0; i < n; i++)
-			run(&cmds[i], r, devnull);
-		double gap = gmin + drand48() * (gmax - gmin);
-		struct timespec ts = {(time_t)(gap / 1e3), (long)(gap * 1e6) % 1000000000L};
-		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-			;
+		for (int i = n - 1; i > 0; i--) {
+			int j = (int)(drand48() * (i + 1)), t = order[i];
+			order[i] = order[j];
+			order[j] = t;
+		}
+		for (int i = 0; i < n; i++) {
+			double gap = gmin + drand48() * (gmax - gmin);
+			struct timespec ts = {(time_t)(gap / 1e3), (long)(gap * 1e6) % 1000000000L};
+			while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+				;
+			run(&cmds[order[i]], r, devnull);
+		}
 	}
 	for (int i = 0; i < n; i++) {
 		struct cmd *c = &cmds[i];

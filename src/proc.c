@@ -11,7 +11,7 @@
  * also change (setproctitle: Ray workers rename themselves per task), so each is read again
  * after 0.5 to 1.5 times REREAD_AFTER, spread over refreshes by pid.
  *
- * Memory is what a big machine costs (10,000 processes): an entry is 48 bytes and the texts live
+ * Memory is what a big machine costs (10,000 processes): an entry is 40 bytes and the texts live
  * in 64 KiB chunks, compacted when more than half of them is garbage. */
 #include "proc.h"
 #include "util.h"
@@ -34,16 +34,14 @@ struct user_ent {
 	char *name;
 };
 
-struct proc_ent {
+struct proc_ent {            /* 40 bytes */
 	unsigned pid;
 	uid_t uid;
-	const char *user;
 	char *text;             /* the command line, then argv[0] at name_off (0: the same) */
 	uint32_t name_off, len; /* len: of the text, both strings with their NULs */
-	uint64_t ident;         /* /proc/PID's inode and creation time: the process */
+	uint64_t ident;         /* /proc/PID's inode and creation time (odd); 0: not in /proc */
 	uint32_t reread_ms;     /* read the command line again after this (cache clock) */
 	unsigned gen;           /* the last refresh that asked for it */
-	bool found;
 };
 
 struct chunk {
@@ -282,17 +280,12 @@ static void refresh_ent(struct proc_cache *pc, struct proc_ent *e)
 	snprintf(path, sizeof path, "/proc/%u", e->pid);
 	if (stat(path, &st) != 0) {
 		text_drop(pc, e);
-		e->found = false;
-		e->user = NULL;
 		e->ident = 0;
 		return;
 	}
-	uint64_t ident = (uint64_t)st.st_ino * 1000000007ULL ^
-			 ((uint64_t)st.st_ctim.tv_sec * 1000000000ULL + (uint64_t)st.st_ctim.tv_nsec);
-	bool same = e->found && ident == e->ident;
-	if (!e->found || st.st_uid != e->uid)
-		e->user = proc_user_name(pc, st.st_uid);
-	e->found = true;
+	uint64_t ident = ((uint64_t)st.st_ino * 1000000007ULL ^
+			  ((uint64_t)st.st_ctim.tv_sec * 1000000000ULL + (uint64_t)st.st_ctim.tv_nsec)) | 1;
+	bool same = ident == e->ident;
 	e->uid = st.st_uid;
 	e->ident = ident;
 	if (!same || (int32_t)(pc->now_ms - e->reread_ms) >= 0)
@@ -321,6 +314,8 @@ void proc_lookup(struct proc_cache *pc, unsigned pid, struct proc_info *out)
 		pc->nseen++;
 		refresh_ent(pc, e);
 	}
-	*out = (struct proc_info){.pid = pid, .found = e->found, .uid = e->uid, .user = e->user,
+	bool found = e->ident != 0;
+	*out = (struct proc_info){.pid = pid, .found = found, .uid = e->uid,
+				  .user = found ? proc_user_name(pc, e->uid) : NULL,
 				  .cmdline = e->text, .name = e->text ? e->text + e->name_off : NULL};
 }
