@@ -80,11 +80,12 @@ static void user_name(uid_t uid)
 		uids[nuids++] = uid;
 }
 
-/* Reads a file to its end; returns the bytes read, -1 when it cannot be opened. */
-static long slurp(const char *path)
+/* Reads a file (relative to dir, or absolute) to its end; returns the bytes read, -1 when it
+ * cannot be opened. */
+static long slurp_at(int dir, const char *path)
 {
 	char buf[4096];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = openat(dir, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	long total = 0;
@@ -95,19 +96,44 @@ static long slurp(const char *path)
 	return total;
 }
 
+static long slurp(const char *path)
+{
+	return slurp_at(AT_FDCWD, path);
+}
+
+/* As gpuctl (src/proc.c): paths looked up from an open /proc and made by hand; doctor's own
+ * reads (environ, stat: src/devices.c) by absolute path, with snprintf. */
+static int procfd = -1;
+
+static const char *pid_path(char *buf, unsigned pid, const char *file)
+{
+	char digits[12];
+	size_t k = sizeof digits, n = sizeof digits;
+	do
+		digits[--k] = (char)('0' + pid % 10);
+	while (pid /= 10);
+	memcpy(buf, digits + k, n - k);
+	n -= k;
+	if (file) {
+		buf[n++] = '/';
+		memcpy(buf + n, file, strlen(file));
+		n += strlen(file);
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
 static void read_proc(unsigned pid, enum mode m)
 {
 	char path[64];
 	struct stat st;
-	snprintf(path, sizeof path, "/proc/%u", pid);
-	if (stat(path, &st) != 0)
+	if (procfd < 0)
+		procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fstatat(procfd, pid_path(path, pid, NULL), &st, 0) != 0)
 		return;
 	user_name(st.st_uid);
-	snprintf(path, sizeof path, "/proc/%u/cmdline", pid);
-	if (slurp(path) <= 0) {
-		snprintf(path, sizeof path, "/proc/%u/comm", pid);
-		slurp(path);
-	}
+	if (slurp_at(procfd, pid_path(path, pid, "cmdline")) <= 0)
+		slurp_at(procfd, pid_path(path, pid, "comm"));
 	if (m == DOCTOR) {
 		snprintf(path, sizeof path, "/proc/%u/environ", pid);
 		slurp(path);
@@ -209,6 +235,8 @@ int main(int argc, char **argv)
 		}
 	}
 	SYM(fn_v, "nvmlShutdown")();
+	if (procfd >= 0)
+		close(procfd);
 	free(buf);
 	free(pidset);
 	free(h);

@@ -6,14 +6,17 @@
  * ms unless -g says otherwise) as a person leaves between two commands: page cache, dentries,
  * CPU caches and clock speeds are then as a real run finds them, which a back-to-back loop would
  * not show, and no command is always the first after a pause. WARMUP rounds (1 by default) run
- * first and are not counted.
- * For each command it prints one line:
+ * first and are not counted. For each command it prints one line:
  *
  *   NAME wall_ms cpu_ms maxrss_kib minflt exit
  *
  * each the median over the rounds (wall from fork to reaped exit; cpu user+system; peak RSS and
  * minor faults from wait4), exit the last run's status. Standard output goes to /dev/null,
- * standard error is kept. Bench code only. */
+ * standard error is kept. Bench code only.
+ *
+ * Compare CPU times: on a virtual machine the wall time of a command that reads other processes'
+ * memory also holds milliseconds of waiting for the host to wake the other, idle, virtual CPU
+ * after a pause, which is the host's noise and not the command's cost. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

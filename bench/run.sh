@@ -2,12 +2,13 @@
 # bench/run.sh: gpuctl's one-shot commands, loops and start-up against bench/floor.c (the same
 # NVML calls and /proc reads, printing nothing) on simulated machines whose processes are real
 # live processes (bench/spawn.c): 16 GPUs x 1,000 and 64 GPUs x 10,000. Runs are spaced as a
-# person's (bench/measure.c) and figures are medians; each is printed beside its target.
-# ROUNDS overrides the number of rounds. Run with `make bench`.
+# person's (bench/measure.c) and figures are medians; each is printed beside its target. Ratios
+# are of CPU time (user + system), the wall-time ratio beside them (see bench/measure.c).
+# ROUNDS, ROUNDS_BIG, ROUNDS_LOOP, ROUNDS_STARTUP override the numbers of rounds.
 . "$(dirname "$0")/lib.sh"
 
 echo "== gpuctl bench: $(machine_line)"
-echo "   leases off (no state directory), no configuration file; medians of runs 100-300 ms apart"
+echo "   leases off (no state directory), no configuration file; medians of runs 100-300 ms apart; ratios of CPU time"
 
 # ---- start-up ----
 measure -n "${ROUNDS_STARTUP:-101}" -g 5:20 empty "$B/bench-empty" -- version "$B/gpuctl" --version
@@ -26,16 +27,18 @@ one_shot() {
 		-- floor_apps "$B/bench-floor" apps \
 		-- qapps "$B/gpuctl" status --query-compute-apps=gpu_uuid,pid,process_name,used_memory --format=csv \
 		-- floor_doctor "$B/bench-floor" doctor -- doctor "$B/gpuctl" doctor
-	echo "$label: floor ${M_wall[floor]} ms (status), ${M_wall[floor_gpu]} ms (gpu), ${M_wall[floor_apps]} ms (apps), ${M_wall[floor_doctor]} ms (doctor)"
-	for k in json:floor table:floor qgpu:floor_gpu qapps:floor_apps; do
-		local c=${k%%:*} f=${k#*:}
-		r=$(calc "${M_wall[$c]} / ${M_wall[$f]}")
-		row "status $c: time / floor" "$r (${M_wall[$c]} ms)" "<= 1.1" "$(le "$r" 1.1)"
+	echo "$label; floor CPU (wall) ms: status ${M_cpu[floor]} (${M_wall[floor]}), gpu ${M_cpu[floor_gpu]} (${M_wall[floor_gpu]}), apps ${M_cpu[floor_apps]} (${M_wall[floor_apps]}), doctor ${M_cpu[floor_doctor]} (${M_wall[floor_doctor]})"
+	for k in json:floor table:floor qgpu:floor_gpu qapps:floor_apps doctor:floor_doctor; do
+		local c=${k%%:*} f=${k#*:} w target=1.1 name
+		name="status $c"
+		if [ "$c" = doctor ]; then target=1.5 name=doctor; fi
+		r=$(calc "${M_cpu[$c]} / ${M_cpu[$f]}")
+		w=$(calc "${M_wall[$c]} / ${M_wall[$f]}")
+		row "$name: CPU / floor (wall / floor)" "$r ($w; ${M_cpu[$c]} ms)" "<= $target" "$(le "$r" $target)"
+		if [ "$c" = doctor ]; then continue; fi
 		r=$(calc "${M_rss[$c]} / ${M_rss[$f]}")
-		row "status $c: peak RSS / floor" "$r ($((M_rss[$c] / 1024)) / $((M_rss[$f] / 1024)) MiB)" "<= 2" "$(le "$r" 2)"
+		row "$name: peak RSS / floor" "$r ($((M_rss[$c])) / $((M_rss[$f])) KiB)" "<= 2" "$(le "$r" 2)"
 	done
-	r=$(calc "${M_wall[doctor]} / ${M_wall[floor_doctor]}")
-	row "doctor: time / floor" "$r (${M_wall[doctor]} ms, exit ${M_exit[doctor]})" "<= 1.5" "$(le "$r" 1.5)"
 }
 
 # loop LABEL COUNT CHECK: `status -l 0.1` for COUNT refreshes, less a single run: CPU per refresh

@@ -51,6 +51,7 @@ struct chunk {
 };
 
 struct proc_cache {
+	int procfd;             /* /proc, so each path is looked up from there, not from / */
 	struct proc_ent *ents;
 	size_t n, cap;
 	unsigned *slots;        /* open addressing: index+1 into ents, 0 = empty */
@@ -71,6 +72,7 @@ struct proc_cache *proc_cache_new(void)
 {
 	struct proc_cache *pc = xcalloc(1, sizeof(struct proc_cache));
 	pc->start = now_mono();
+	pc->procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	return pc;
 }
 
@@ -87,6 +89,8 @@ void proc_cache_free(struct proc_cache *pc)
 {
 	if (!pc)
 		return;
+	if (pc->procfd >= 0)
+		close(pc->procfd);
 	free(pc->ents);
 	free(pc->slots);
 	free_chunks(pc->chunks);
@@ -210,10 +214,35 @@ void proc_cache_end(struct proc_cache *pc)
 
 /* ---- reading /proc ---- */
 
+/* PID[/FILE] relative to pc->procfd, or /proc/PID[/FILE] when /proc could not be opened. Made by
+ * hand: snprintf would cost more than the stat it is for. buf holds 64 bytes. */
+static const char *proc_path(const struct proc_cache *pc, char *buf, unsigned pid, const char *file)
+{
+	char digits[12];
+	size_t k = sizeof digits, n = 0;
+	do
+		digits[--k] = (char)('0' + pid % 10);
+	while (pid /= 10);
+	if (pc->procfd < 0) {
+		memcpy(buf, "/proc/", 6);
+		n = 6;
+	}
+	memcpy(buf + n, digits + k, sizeof digits - k);
+	n += sizeof digits - k;
+	if (file) {
+		buf[n++] = '/';
+		size_t len = strlen(file);
+		memcpy(buf + n, file, len); /* "cmdline", "comm": it fits */
+		n += len;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
 /* The whole file into pc->scratch (NUL added); -1 when it cannot be read. */
 static ssize_t read_scratch(struct proc_cache *pc, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = openat(pc->procfd >= 0 ? pc->procfd : AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	size_t len = 0;
@@ -244,16 +273,14 @@ static void read_text(struct proc_cache *pc, struct proc_ent *e)
 	char path[64];
 	text_drop(pc, e);
 	e->reread_ms = pc->now_ms + REREAD_AFTER / 2 + (uint32_t)((uint64_t)REREAD_AFTER * (hash(e->pid) >> 16) >> 16);
-	snprintf(path, sizeof path, "/proc/%u/cmdline", e->pid);
-	ssize_t n = read_scratch(pc, path);
+	ssize_t n = read_scratch(pc, proc_path(pc, path, e->pid, "cmdline"));
 	size_t len = n > 0 ? (size_t)n : 0;
 	char *cmd = pc->scratch;
 	while (len && cmd[len - 1] == '\0')
 		len--;
 	if (!len) {
 		/* Zombies and kernel threads have no command line: show [comm] as ps does. */
-		snprintf(path, sizeof path, "/proc/%u/comm", e->pid);
-		if (read_scratch(pc, path) < 0)
+		if (read_scratch(pc, proc_path(pc, path, e->pid, "comm")) < 0)
 			return;
 		char shown[64];
 		pc->scratch[strcspn(pc->scratch, "\n")] = '\0';
@@ -267,9 +294,10 @@ static void read_text(struct proc_cache *pc, struct proc_ent *e)
 	e->name_off = one ? 0 : (uint32_t)len + 1;
 	if (!one)
 		memcpy(e->text + len + 1, cmd, nlen + 1);
-	for (size_t i = 0; i < len; i++)
-		e->text[i] = cmd[i] ? cmd[i] : ' ';
+	memcpy(e->text, cmd, len);
 	e->text[len] = '\0';
+	for (char *z = e->text; (z = memchr(z, '\0', (size_t)(e->text + len - z)));)
+		*z++ = ' ';
 }
 
 /* One stat per process and refresh: owner, and whether it is the process read before. */
@@ -277,8 +305,8 @@ static void refresh_ent(struct proc_cache *pc, struct proc_ent *e)
 {
 	char path[64];
 	struct stat st;
-	snprintf(path, sizeof path, "/proc/%u", e->pid);
-	if (stat(path, &st) != 0) {
+	if (fstatat(pc->procfd >= 0 ? pc->procfd : AT_FDCWD,
+		    proc_path(pc, path, e->pid, NULL), &st, 0) != 0) {
 		text_drop(pc, e);
 		e->ident = 0;
 		return;
