@@ -352,7 +352,9 @@ static void render(struct strbuf *sb, const struct status_opts *o, const struct 
 		render_json(sb, o, set);
 		break;
 	case M_CSV:
-		timestamp(ts, sizeof ts);
+		ts[0] = '\0';
+		if (query_shows_time(o->query))
+			timestamp(ts, sizeof ts);
 		if (iter == 0 && !(o->qflags & QF_NOHEADER))
 			query_header(sb, o->query);
 		query_rows(sb, o->query, set, o->qflags, ts);

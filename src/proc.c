@@ -51,7 +51,8 @@ struct chunk {
 };
 
 struct proc_cache {
-	int procfd;             /* /proc, so each path is looked up from there, not from / */
+	int procfd;             /* /proc, so each path is looked up from there, not from /;
+				 * -1: could not be opened, -2: not yet */
 	struct proc_ent *ents;
 	size_t n, cap;
 	unsigned *slots;        /* open addressing: index+1 into ents, 0 = empty */
@@ -72,7 +73,7 @@ struct proc_cache *proc_cache_new(void)
 {
 	struct proc_cache *pc = xcalloc(1, sizeof(struct proc_cache));
 	pc->start = now_mono();
-	pc->procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	pc->procfd = -2; /* opened by the first refresh that needs it */
 	return pc;
 }
 
@@ -186,6 +187,8 @@ static void rehash(struct proc_cache *pc, size_t nslots)
 
 void proc_cache_begin(struct proc_cache *pc)
 {
+	if (pc->procfd == -2)
+		pc->procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	text_compact(pc);
 	pc->gen++;
 	pc->nseen = 0;
