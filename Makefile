@@ -6,7 +6,7 @@ PREFIX ?= /usr/local
 B ?= build
 WARN = -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -D_GNU_SOURCE
 ALL_CFLAGS = $(WARN) $(CFLAGS) -MMD -MP
-LDLIBS = -ldl -linih -lpthread
+LDLIBS = -ldl -lpthread
 
 SRC = $(wildcard src/*.c)
 OBJ = $(SRC:src/%.c=$(B)/obj/%.o)
