@@ -66,7 +66,7 @@ row "NVML calls per further refresh, per GPU" "$(calc "($c3 - $c1) / 2 / 16")" "
 
 m=$tmp/m64
 live_machine "$m" 64 10000
-one_shot "64 GPUs x 10,000 live processes" "${ROUNDS_BIG:-11}"
+one_shot "64 GPUs x 10,000 live processes" "${ROUNDS_BIG:-15}"
 loop "10,000 live" 31 rate
 stop_live
 
