@@ -40,14 +40,16 @@ void gpu_set_refresh(struct gpu_set *set, unsigned what)
 			continue;
 		for (size_t j = 0; j < g->nprocs; j++) {
 			struct gpu_proc *p = &g->procs[j];
-			const struct proc_info *pi = proc_lookup(set->pc, p->pid);
-			p->user = pi->user;
-			p->cmdline = pi->cmdline;
-			p->name = pi->name;
-			p->uid = pi->uid;
-			p->uid_valid = pi->found;
+			struct proc_info pi;
+			proc_lookup(set->pc, p->pid, &pi);
+			p->user = pi.user;
+			p->cmdline = pi.cmdline;
+			p->name = pi.name;
+			p->uid = pi.uid;
+			p->uid_valid = pi.found;
 		}
 	}
+	proc_cache_end(set->pc);
 }
 
 void gpu_set_free(struct gpu_set *set)

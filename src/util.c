@@ -109,6 +109,10 @@ void *grow_array(void *p, size_t *cap, size_t want, size_t size)
 
 static void sb_reserve(struct strbuf *sb, size_t extra)
 {
+	if (sb->sink && sb->len >= 32768 && sb->len + extra + 1 > sb->cap) {
+		fwrite(sb->buf, 1, sb->len, sb->sink);
+		sb->len = 0;
+	}
 	sb->buf = grow_array(sb->buf, &sb->cap, sb->len + extra + 1, 1);
 }
 

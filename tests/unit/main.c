@@ -37,6 +37,7 @@ int main(void)
 	test_alloc();
 	test_config_values();
 	test_proto();
+	test_proc();
 	test_args();
 	test_exitcodes();
 	/* The plan comes last (TAP allows it): a run that dies early has none, and fails. */
