@@ -55,7 +55,7 @@ stop_exporter
 
 # Uncached, concurrent scrapes share refreshes, yet none is served a page older than itself:
 # each client's consecutive scrapes see strictly newer refreshes.
-gen_machine "$TMP/big" 16 2000
+gen_machine "$TMP/big" 8 500
 use_machine "$TMP/big"
 start_exporter --cache-ms 0
 python3 - "$PORT" >"$TMP/shared" <<'PY'
