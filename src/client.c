@@ -200,7 +200,10 @@ bool dclient_open(struct dclient *dc, enum dclient_mode mode, struct gpu_error *
 {
 	*dc = (struct dclient){.fd = -1, .timeout = answer_timeout(), .next_id = 1};
 	const char *path = daemon_socket_path();
-	double until = now_mono() + (mode == DC_LEASE ? CONNECT_RETRY_SECONDS : 0);
+	/* A shared daemon restarting comes back in a moment: wait for it, twice the answer timeout
+	 * (10 s by default), before saying it is not there. */
+	double wait = 2 * dc->timeout < CONNECT_RETRY_SECONDS ? 2 * dc->timeout : CONNECT_RETRY_SECONDS;
+	double until = now_mono() + (mode == DC_LEASE ? wait : 0);
 	bool told = false;
 	for (;;) {
 		int e = try_connect(dc, path);
@@ -210,8 +213,8 @@ bool dclient_open(struct dclient *dc, enum dclient_mode mode, struct gpu_error *
 			return open_private(dc, mode, path, err);
 		if ((e == ECONNREFUSED || e == EAGAIN) && now_mono() < until) {
 			if (!told)
-				fprintf(stderr, "gpuctl: waiting up to %d s for the gpuctl daemon at %s (%s)\n",
-					CONNECT_RETRY_SECONDS, path, strerror(e));
+				fprintf(stderr, "gpuctl: waiting up to %.0f s for the gpuctl daemon at %s (%s)\n",
+					wait, path, strerror(e));
 			told = true;
 			sleep_ms(100);
 			continue;
