@@ -31,6 +31,7 @@ struct status_opts {
 	int width;
 	struct leaseview leases;     /* refreshed with the GPUs */
 	bool lease_warned;           /* said once why leases are not shown */
+	bool slurm;                  /* a Slurm node: the table has a JOB column */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -166,9 +167,14 @@ static void table_procs(struct strbuf *sb, const struct status_opts *o, const st
 		util_col(fb, sizeof fb, "mem", p->util_valid, p->mem_util);
 		if (p->util_valid && (p->enc_util || p->dec_util))
 			snprintf(codec, sizeof codec, "enc %u%% dec %u%% ", p->enc_util, p->dec_util);
-		char line[192];
-		int n = snprintf(line, sizeof line, "      %-10.10s %7u %10s  %s %s %s%s%s",
-				 p->user ? p->user : "-", p->pid, mem.s, sm, fb, codec, mig,
+		char line[224], job[24] = "";
+		/* Beside the user on a Slurm node: the job its cgroup names, "-" for none. */
+		if (o->slurm && p->slurm_job)
+			snprintf(job, sizeof job, "job %-8u ", p->slurm_job);
+		else if (o->slurm)
+			snprintf(job, sizeof job, "%-13s", "-");
+		int n = snprintf(line, sizeof line, "      %-10.10s %s%7u %10s  %s %s %s%s%s",
+				 p->user ? p->user : "-", job, p->pid, mem.s, sm, fb, codec, mig,
 				 p->type & PROC_GRAPHICS ? (p->type & PROC_COMPUTE ? "C+G " : "G ") : "");
 		int room = o->width - n;
 		const char *cmd = p->cmdline ? p->cmdline : "(not in /proc: exited, or another PID namespace)";
@@ -297,6 +303,10 @@ static void json_gpu(struct json *j, const struct status_opts *o, const struct g
 				else
 					json_null(j, "uid");
 				json_str(j, "command", p->cmdline);
+				if (p->slurm_job)
+					json_uint(j, "slurm_job_id", p->slurm_job);
+				else
+					json_null(j, "slurm_job_id");
 				if (p->mem_valid)
 					json_uint(j, "used_memory_mib", mib(p->used_mem));
 				else
@@ -436,7 +446,7 @@ static void report_lost(const struct gpu_set *set)
 static int run_status(struct status_opts *o, struct gpu_set *set)
 {
 	unsigned what = o->mode == M_CSV ? query_refresh_needs(o->query)
-			: o->no_procs ? 0 : REFRESH_PROCS | REFRESH_PROC_UTIL;
+			: o->no_procs ? 0 : REFRESH_PROCS | REFRESH_PROC_UTIL | REFRESH_SLURM;
 	/* A frame redrawn in place is built whole; any other output is written as it grows. */
 	struct strbuf sb = {.sink = o->mode == M_TABLE && o->loop && o->tty ? NULL : stdout};
 	struct sigaction sa = {.sa_handler = on_stop};
@@ -450,6 +460,7 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 	for (unsigned long iter = 0;; iter++) {
 		if (o->mode != M_LIST)   /* -L shows what opening the GPUs read */
 			gpu_set_refresh(set, what);
+		o->slurm = set->slurm;
 		if (o->mode != M_CSV && o->mode != M_LIST) {
 			struct gpu_error lerr;
 			leaseview_free(&o->leases);
