@@ -121,6 +121,10 @@ slurm_up() {
 	mkdir -p "$SLURM_BASE"/{etc,state,spool,log,run,dev,out}
 	for ((i = 0; i < ngpus; i++)); do mknod "$SLURM_BASE/dev/nvidia$i" c 195 "$i" || return 1; done
 	slurm_cgroup_ok && SLURM_CGROUP=1
+	# slurmd makes slurm_NODE in each hierarchy it uses and leaves it: removed by slurm_down
+	# unless it was there before (then this machine runs Slurm of its own).
+	SLURM_CGROUP_NEW=0
+	[ "$SLURM_CGROUP" = 1 ] && [ ! -e "/sys/fs/cgroup/freezer/slurm_$SLURM_NODE" ] && SLURM_CGROUP_NEW=1
 	slurm_write_conf "$ngpus"
 	export SLURM_CONF=$SLURM_BASE/etc/slurm.conf
 	if ! munge -n >/dev/null 2>&1; then
@@ -164,8 +168,11 @@ slurm_down() {
 		sleep 0.05
 	done
 	for p in $pids; do slurm_running "$p" && kill -9 "$p" 2>/dev/null; done
-	# Empty job cgroups are removed by slurmstepd; what a killed one left is removed here.
-	[ "$SLURM_CGROUP" = 1 ] && find /sys/fs/cgroup/*/slurm -depth -type d -exec rmdir {} + 2>/dev/null
+	# Job cgroups are removed by slurmstepd; the node's own directory, made by this slurmd, here.
+	if [ "${SLURM_CGROUP_NEW:-0}" = 1 ]; then
+		find /sys/fs/cgroup/*/"slurm_$SLURM_NODE" -depth -type d -exec rmdir {} + 2>/dev/null
+		SLURM_CGROUP_NEW=0
+	fi
 	if [ "${SLURM_LOCKED:-0}" = 1 ]; then
 		exec {SLURM_LOCK_FD}>&-
 		SLURM_LOCKED=0
