@@ -1,6 +1,8 @@
 /* cmd-status.c: `gpuctl status` (alias `ls`): what every GPU is doing and which processes use it,
  * as a table, JSON, or nvidia-smi compatible CSV, once or in a loop. NVML is opened once per run;
  * each refresh is a handful of NVML calls per GPU plus one /proc read per process. */
+#include "cluster.h"
+#include "config.h"
 #include "gpu.h"
 #include "gpuctl.h"
 #include "json.h"
@@ -501,7 +503,40 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 	return EXIT_OK;
 }
 
-enum { O_JSON = 256, O_QGPU, O_QAPPS, O_FORMAT, O_NOPROC, O_COLOR, O_HQGPU, O_HQAPPS, O_LMS };
+enum { O_JSON = 256, O_QGPU, O_QAPPS, O_FORMAT, O_NOPROC, O_COLOR, O_HQGPU, O_HQAPPS, O_LMS,
+       O_PROM, O_FREE };
+
+/* The cluster view (cluster.h): its own mode, which opens no GPU of this machine. The URL is the
+ * option's, else the configuration's `prometheus` key. */
+static int cluster_mode(struct cmd *c)
+{
+	struct args *a = &c->args;
+	static const int others[] = {O_QGPU, O_QAPPS, O_FORMAT, 'l', O_LMS, 'c', 'L', 'g', O_NOPROC};
+	for (size_t i = 0; i < ARRAY_SIZE(others); i++)
+		if (args_has(a, others[i]))
+			return cmd_bad_usage(c->entry, "--prometheus and --free show the cluster once: they "
+					     "combine with --json and --color only");
+	int color = args_choice(a, O_COLOR, color_when_names, COLOR_AUTO);
+	if (color < 0)
+		return cmd_args_error(c);
+	struct config cfg = {0};
+	const char *url = args_get(a, O_PROM);
+	if (!url && !config_load(&cfg))
+		return EXIT_USAGE;
+	if (!url)
+		url = cfg.prometheus;
+	if (!url) {
+		config_free(&cfg);
+		return cmd_bad_usage(c->entry, "--prometheus needs the server's URL (--prometheus=URL), or "
+				     "`prometheus = URL` in [defaults] of the configuration");
+	}
+	struct cluster_opts o = {.url = url, .json = args_has(a, O_JSON), .free = args_has(a, O_FREE),
+				 .width = term_width(STDOUT_FILENO)};
+	o.color = !o.json && !o.free && use_color(color, STDOUT_FILENO);
+	int rc = cluster_status(&o);
+	config_free(&cfg);
+	return rc;
+}
 
 /* The option values, checked before anything is opened. */
 static int read_options(struct cmd *c, struct status_opts *o, struct gpu_error *err)
@@ -558,6 +593,8 @@ static int status(struct cmd *c)
 		sb_free(&sb);
 		return EXIT_OK;
 	}
+	if (args_has(&c->args, O_PROM) || args_has(&c->args, O_FREE))
+		return cluster_mode(c);
 	struct status_opts o = {.mode = M_TABLE};
 	struct gpu_error err = {0};
 	int rc = read_options(c, &o, &err);
@@ -584,6 +621,8 @@ static const struct option longopts[] = {
 	{"help-query-gpu", no_argument, NULL, O_HQGPU},
 	{"help-query-compute-apps", no_argument, NULL, O_HQAPPS},
 	{"list-gpus", no_argument, NULL, 'L'},
+	{"prometheus", optional_argument, NULL, O_PROM},
+	{"free", no_argument, NULL, O_FREE},
 	{0},
 };
 
@@ -610,6 +649,12 @@ const struct cmd_entry cmd_status_entry = {
 		"      --loop-ms MS           the same in milliseconds\n"
 		"  -c, --count N              stop after N refreshes\n"
 		"      --color=auto|always|never   colour the table (NO_COLOR is respected)\n"
+		"      --prometheus[=URL]     the cluster: every node's GPUs, processes and leases\n"
+		"                             from the gpuctl exporters this Prometheus server\n"
+		"                             scrapes, grouped by host (URL: the `prometheus` key\n"
+		"                             of the configuration when not given); stale hosts\n"
+		"                             are marked; exit 14 when Prometheus cannot be asked\n"
+		"      --free                 with --prometheus: only the free GPUs (exit 10 if none)\n"
 		"  -h, --help                 this help\n",
 	.args = {.shorts = "l:c:L", .longs = longopts, .gpus_alias = 'i'},
 	.flags = CMD_NVML | CMD_GPUS,

@@ -34,6 +34,8 @@
 			   "running job)")                                                      \
 	X(EXIT_DAEMON, 13, "the gpuctl daemon could not be reached, or did not answer in "     \
 			   "time (`GPUCTL_DAEMON_TIMEOUT`)")                                     \
+	X(EXIT_PROMETHEUS, 14, "`status --prometheus`: the Prometheus server could not be "     \
+			       "reached, or refused the query (its words are shown)")           \
 	X(EXIT_CANNOT_RUN, 126, "`run`: the command could not be run (not executable)")         \
 	X(EXIT_NOT_FOUND, 127, "`run`: the command was not found")
 
