@@ -28,7 +28,8 @@
 	X(EXIT_NO_CUDA, 8, "`map --verify`: the CUDA driver (`libcuda.so.1`) could not be "      \
 			   "loaded or initialised")                                             \
 	X(EXIT_MISMATCH, 9, "`map --verify`: the CUDA driver disagrees with gpuctl's model")    \
-	X(EXIT_BUSY, 10, "`run`/`env`: not enough free GPUs, and no `--wait`")                  \
+	X(EXIT_BUSY, 10, "`run`/`env`: not enough free GPUs, and no `--wait`; `status --free`: "  \
+			 "no free GPU")                                                         \
 	X(EXIT_TIMEOUT, 11, "`run`/`env`: `--wait` ran out")                                    \
 	X(EXIT_DENIED, 12, "`release`, `kill`: it belongs to another user (or the lease to a "  \
 			   "running job)")                                                      \

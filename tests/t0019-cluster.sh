@@ -6,8 +6,8 @@
 # the documented time (two scrape intervals and a scrape timeout: 3 s here) and never free; then
 # Prometheus stops: exit 14 and a clear error.
 . "$(dirname "$0")/lib.sh"
-plan 16
-N=16
+plan 18
+N=18
 if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
 	skip "cluster view" "the prometheus package is not installed" $N
 	exit 0
@@ -63,6 +63,22 @@ check_eq "--free: gpu-a GPU 0 (98% busy) is not" 0 \
 	"$(jqv "[.gpus[] | select(.instance == \"127.0.0.1:$PA\" and .index == 0)] | length")"
 check_exit "the exporter's URL is not Prometheus: exit 14" 14 "$GPUCTL" status --prometheus="http://127.0.0.1:$PA"
 check_grep "... saying so" "not a Prometheus server|no Prometheus API answer" "$TMP/stderr"
+
+# The Grafana dashboard shipped in contrib/: each query is PromQL this Prometheus accepts, and
+# each metric it names is one the exporter exports.
+bad=""
+while IFS= read -r expr; do
+	e=${expr//\$hostname/.*}
+	e=${e//\$job/.*}
+	st=$(curl -s "$URL/api/v1/query" --data-urlencode "query=$e" | jq -r .status)
+	[ "$st" = success ] || bad="$bad [$expr: $st]"
+done < <(jq -r '.. | .expr? // empty' "$ROOT/contrib/grafana-gpuctl.json")
+check_eq "Grafana dashboard: every query accepted by Prometheus" "" "$bad"
+missing=""
+for m in $(jq -r '.. | .expr? // empty' "$ROOT/contrib/grafana-gpuctl.json" | grep -oE 'gpuctl_[a-z_]+' | sort -u); do
+	curl -s "http://127.0.0.1:$PA/metrics" | grep -q "^# TYPE $m " || missing="$missing $m"
+done
+check_eq "Grafana dashboard: every metric it names is exported" "" "$missing"
 
 kill "$EB"; wait "$EB" 2>/dev/null
 t0=$(date +%s%N)
