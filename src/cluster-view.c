@@ -354,8 +354,10 @@ int cluster_status(const struct cluster_opts *o)
 		if (c.t[i].gpuctl)
 			ts[nts++] = &c.t[i];
 	sort_ctx = &c;
-	qsort(gs, c.ng, sizeof *gs, shown_cmp);
-	qsort(ts, nts, sizeof *ts, target_host_cmp);
+	if (c.ng)
+		qsort(gs, c.ng, sizeof *gs, shown_cmp);
+	if (nts)
+		qsort(ts, nts, sizeof *ts, target_host_cmp);
 	struct strbuf sb = {.sink = stdout};
 	if (o->json)
 		render_json(&sb, o, &c, gs, ts, nts);

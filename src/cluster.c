@@ -98,7 +98,7 @@ static int target_cmp(const void *a, const void *b)
 struct ctarget *cl_target(struct cluster *c, const char *job, const char *instance)
 {
 	struct ctarget key = {.job = (char *)job, .instance = (char *)instance};
-	return job && instance ? bsearch(&key, c->t, c->nt, sizeof *c->t, target_cmp) : NULL;
+	return job && instance && c->nt ? bsearch(&key, c->t, c->nt, sizeof *c->t, target_cmp) : NULL;
 }
 
 static bool load_targets(struct cluster *c, struct prom *p, struct gpu_error *err)
@@ -123,7 +123,8 @@ static bool load_targets(struct cluster *c, struct prom *p, struct gpu_error *er
 			.timeout = cl_parse_duration(pj_str(pj_get(t, "scrapeTimeout"))),
 		};
 	}
-	qsort(c->t, c->nt, sizeof *c->t, target_cmp);
+	if (c->nt)
+		qsort(c->t, c->nt, sizeof *c->t, target_cmp);
 	return true;
 }
 
@@ -155,13 +156,16 @@ static size_t series_target(struct cluster *c, const struct pj *m)
 	/* Sorting moved the targets: the GPUs' positions must follow. */
 	for (size_t i = 0; i < c->ng; i++)
 		c->g[i].target = (size_t)(cl_target(c, c->g[i].tjob, c->g[i].tinst) - c->t);
-	qsort(c->g, c->ng, sizeof *c->g, gpu_cmp);
+	if (c->ng)
+		qsort(c->g, c->ng, sizeof *c->g, gpu_cmp);
 	return (size_t)(cl_target(c, job, inst) - c->t);
 }
 
 static struct cgpu *find_gpu(struct cluster *c, size_t target, unsigned index)
 {
 	struct cgpu key = {.target = target, .index = index};
+	if (!c->ng)
+		return NULL;
 	return bsearch(&key, c->g, c->ng, sizeof *c->g, gpu_cmp);
 }
 

@@ -317,7 +317,7 @@ static bool hostlist_has(const char *list, size_t len, const char *host)
 		if (!br && (size_t)(q - p) == hl && !strncmp(p, host, hl))
 			return true;
 		unsigned long v;
-		const char *num = host + (br - p);
+		const char *num = br ? host + (br - p) : host;
 		if (br && (size_t)(br - p) < hl && !strncmp(p, host, (size_t)(br - p)) &&
 		    parse_uint(num, &v)) {
 			const char *r = br + 1;
