@@ -521,6 +521,10 @@ static int cluster_mode(struct cmd *c)
 		return cmd_args_error(c);
 	struct config cfg = {0};
 	const char *url = args_get(a, O_PROM);
+	if (!url && a->argc)           /* --prometheus URL, as well as --prometheus=URL */
+		url = a->argv[0];
+	else if (a->argc)
+		return cmd_bad_usage(c->entry, "unexpected argument '%s'", a->argv[0]);
 	if (!url && !config_load(&cfg))
 		return EXIT_USAGE;
 	if (!url)
@@ -595,6 +599,8 @@ static int status(struct cmd *c)
 	}
 	if (args_has(&c->args, O_PROM) || args_has(&c->args, O_FREE))
 		return cluster_mode(c);
+	if (c->args.argc)
+		return cmd_bad_usage(c->entry, "unexpected argument '%s'", c->args.argv[0]);
 	struct status_opts o = {.mode = M_TABLE};
 	struct gpu_error err = {0};
 	int rc = read_options(c, &o, &err);
@@ -649,14 +655,15 @@ const struct cmd_entry cmd_status_entry = {
 		"      --loop-ms MS           the same in milliseconds\n"
 		"  -c, --count N              stop after N refreshes\n"
 		"      --color=auto|always|never   colour the table (NO_COLOR is respected)\n"
-		"      --prometheus[=URL]     the cluster: every node's GPUs, processes and leases\n"
+		"      --prometheus [URL]     the cluster: every node's GPUs, processes and leases\n"
 		"                             from the gpuctl exporters this Prometheus server\n"
 		"                             scrapes, grouped by host (URL: the `prometheus` key\n"
 		"                             of the configuration when not given); stale hosts\n"
 		"                             are marked; exit 14 when Prometheus cannot be asked\n"
 		"      --free                 with --prometheus: only the free GPUs (exit 10 if none)\n"
 		"  -h, --help                 this help\n",
-	.args = {.shorts = "l:c:L", .longs = longopts, .gpus_alias = 'i'},
+	/* One positional argument: the URL of `--prometheus URL` (the option's value is optional). */
+	.args = {.shorts = "l:c:L", .longs = longopts, .upper = 1, .gpus_alias = 'i'},
 	.flags = CMD_NVML | CMD_GPUS,
 	.exec = status,
 };

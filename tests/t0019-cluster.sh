@@ -99,6 +99,6 @@ check_eq "... with its last values, processes unknown (null), never idle" '[2,tr
 check_eq "--free: a stale GPU is never free" 0 "$(jqv '[.gpus[] | select(.host == "gpu-b")] | length')"
 
 kill "$PROM"; wait "$PROM" 2>/dev/null
-check_exit "Prometheus down: exit 14" 14 "$GPUCTL" status --prometheus="$URL"
+check_exit "Prometheus down: exit 14" 14 "$GPUCTL" status --prometheus "$URL"
 stop_exporter
 kill "$EA" "$EC" 2>/dev/null
