@@ -15,6 +15,9 @@
  *                   libcuda)
  *   proc.c          owner and command line of the GPU processes, once per pid and refresh
  *   pid.c           one process by pid: /proc/PID/stat, its environment, pidfds; user names
+ *   slurm.c         Slurm on a node: a process's job from its cgroup (read by proc.c on Slurm
+ *                   nodes only), the allocation we run in (SLURM_*_GPUS: run/env, map, which),
+ *                   a job's GPUs from scontrol (doctor), Slurm's tools through exec
  * Pure cores (no I/O: unit-tested directly)
  *   visibility.c    CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as the driver reads them
  *   alloc.c         the free-GPU rule and the fair queue
@@ -39,6 +42,10 @@
  *   leaseview.c     who holds what and who waits (`list`): status, leases, release, doctor,
  *                   the exporter; leaseopts.c: the options run and env share
  *   escape.c        another user's text made safe for a terminal
+ * The cluster view (status --prometheus)
+ *   promapi.c       Prometheus's HTTP API: libcurl and json-c loaded at run time (dl.c)
+ *   cluster.c       the model: targets, GPUs current and last known, staleness, host names;
+ *                   cluster-view.c shows it (table by host, JSON, --free)
  *
  * Flow: main -> cmd_main -> cmd_find -> args_parse -> exec (checks its option values) ->
  * cmd_open (gpu_set_open: backend open; gpu_set_select) -> gpu_set_refresh (backend refresh,

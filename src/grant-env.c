@@ -1,10 +1,11 @@
 /* grant-env.c: what a lease request starts from and what the job gets: the GPUs a request may
- * choose among (-g, and the caller's CUDA_VISIBLE_DEVICES: a Slurm step, a container or an
- * enclosing lease restricts us), why GPUs were not free (from the daemon's answer), and the job's
- * environment. */
+ * choose among (-g, the Slurm allocation we run in, and the caller's CUDA_VISIBLE_DEVICES: a
+ * Slurm step, a container or an enclosing lease restricts us), why GPUs were not free (from the
+ * daemon's answer), and the job's environment. */
 #include "escape.h"
 #include "grant.h"
 #include "pid.h"
+#include "slurm.h"
 #include "visenv.h"
 
 #include <stdio.h>
@@ -41,7 +42,39 @@ bool grant_candidates(struct gpu_set *set, const struct grant_req *rq, uint64_t 
 		for (size_t i = 0; i < set->ngpus; i++)
 			set->gpus[i].selected = true;
 	}
+	/* Inside a Slurm allocation only its GPUs may be chosen: the ones Slurm gave the step, else
+	 * the job (slurm.h says how its ids name GPUs). */
+	struct slurm_alloc sa;
+	slurm_alloc_self(&sa);
+	char slurm_from[160] = "";
+	if (sa.in_job && !sa.var) {
+		err->code = EXIT_USAGE;
+		snprintf(err->msg, sizeof err->msg, "you are in Slurm job %.20s, which was given no GPUs "
+			 "(neither SLURM_STEP_GPUS nor SLURM_JOB_GPUS is set): ask Slurm for them "
+			 "(--gres=gpu:N or --gpus=N); where Slurm does not manage this node's GPUs, run "
+			 "gpuctl outside the job's environment (env -u SLURM_JOB_ID gpuctl ...)", sa.job_id);
+		return false;
+	}
+	if (sa.var) {
+		uint64_t sm;
+		char why[256];
+		if (!slurm_gpu_mask(set, sa.gpus, &sm, why, sizeof why)) {
+			err->code = EXIT_USAGE;
+			snprintf(err->msg, sizeof err->msg, "you are in Slurm job %.20s, but %s=%.64s does not "
+				 "name GPUs of this machine (%s): is gpuctl running on the job's node?",
+				 sa.job_id, sa.var, sa.gpus, why);
+			return false;
+		}
+		m &= sm;
+		snprintf(slurm_from, sizeof slurm_from, "%s=%.64s of Slurm job %.20s", sa.var, sa.gpus,
+			 sa.job_id);
+	}
 	const char *cvd = getenv("CUDA_VISIBLE_DEVICES"), *lease = enclosing_lease();
+	/* The CUDA_VISIBLE_DEVICES Slurm set beside its list is that list, in nvidia-smi's
+	 * numbering: read under CUDA's default order it could name other GPUs on a mixed machine.
+	 * A value the user set in the job restricts the choice further. */
+	if (cvd && sa.var && !strcmp(cvd, sa.gpus))
+		cvd = NULL;
 	char from[80] = "";
 	if (cvd && lease)
 		snprintf(from, sizeof from, " from your lease %s", lease);
@@ -68,7 +101,11 @@ bool grant_candidates(struct gpu_set *set, const struct grant_req *rq, uint64_t 
 	unsigned have = (unsigned)__builtin_popcountll(m);
 	if (*count > have) {
 		err->code = EXIT_USAGE;
-		if (cvd)
+		if (slurm_from[0] && !cvd)
+			snprintf(err->msg, sizeof err->msg, "%u GPU%s wanted, but only %u can be chosen here: "
+				 "%s restricts the choice to the GPUs Slurm allocated (ask Slurm for more, "
+				 "e.g. --gres=gpu:%u)", *count, *count == 1 ? "" : "s", have, slurm_from, *count);
+		else if (cvd)
 			snprintf(err->msg, sizeof err->msg, "%u GPU%s wanted, but only %u can be chosen here: "
 				 "CUDA_VISIBLE_DEVICES=%.64s%s restricts the choice (run outside that shell, or "
 				 "`unset CUDA_VISIBLE_DEVICES` first)", *count, *count == 1 ? "" : "s", have,

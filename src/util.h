@@ -28,12 +28,15 @@
 	X(EXIT_NO_CUDA, 8, "`map --verify`: the CUDA driver (`libcuda.so.1`) could not be "      \
 			   "loaded or initialised")                                             \
 	X(EXIT_MISMATCH, 9, "`map --verify`: the CUDA driver disagrees with gpuctl's model")    \
-	X(EXIT_BUSY, 10, "`run`/`env`: not enough free GPUs, and no `--wait`")                  \
+	X(EXIT_BUSY, 10, "`run`/`env`: not enough free GPUs, and no `--wait`; `status --free`: "  \
+			 "no free GPU")                                                         \
 	X(EXIT_TIMEOUT, 11, "`run`/`env`: `--wait` ran out")                                    \
 	X(EXIT_DENIED, 12, "`release`, `kill`: it belongs to another user (or the lease to a "  \
 			   "running job)")                                                      \
 	X(EXIT_DAEMON, 13, "the gpuctl daemon could not be reached, or did not answer in "     \
 			   "time (`GPUCTL_DAEMON_TIMEOUT`)")                                     \
+	X(EXIT_PROMETHEUS, 14, "`status --prometheus`: the Prometheus server could not be "     \
+			       "reached, or refused the query (its words are shown)")           \
 	X(EXIT_CANNOT_RUN, 126, "`run`: the command could not be run (not executable)")         \
 	X(EXIT_NOT_FOUND, 127, "`run`: the command was not found")
 

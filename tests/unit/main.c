@@ -38,6 +38,8 @@ int main(void)
 	test_config_values();
 	test_proto();
 	test_proc();
+	test_slurm();
+	test_cluster();
 	test_args();
 	test_exitcodes();
 	/* The plan comes last (TAP allows it): a run that dies early has none, and fails. */

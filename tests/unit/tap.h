@@ -28,5 +28,7 @@ void test_proto(void);
 void test_proc(void);
 void test_args(void);
 void test_exitcodes(void);
+void test_slurm(void);
+void test_cluster(void);
 
 #endif
