@@ -50,6 +50,12 @@ extern const struct cmd_entry cmd_doctor_entry;
 extern const struct cmd_entry cmd_kill_entry;
 extern const struct cmd_entry cmd_exporter_entry;
 extern const struct cmd_entry cmd_daemon_entry;
+extern const struct cmd_entry cmd_submit_entry;
+extern const struct cmd_entry cmd_jobs_entry;
+extern const struct cmd_entry cmd_logs_entry;
+extern const struct cmd_entry cmd_cancel_entry;
+extern const struct cmd_entry cmd_wait_entry;
+extern const struct cmd_entry cmd_runner_entry;
 extern const struct cmd_entry cmd_cuda_probe_entry;
 
 #endif
