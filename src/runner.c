@@ -58,7 +58,13 @@ static bool link_up(struct runner *r)
 	if (r->reconnect_at && r->now < r->reconnect_at)
 		return false;
 	struct gpu_error err = {0};
-	if (!dclient_open(&r->dc, DC_LEASE_NOW, &err)) {
+	/* Once a shared daemon served us, only it does: while it restarts its socket may be
+	 * missing for a moment, and a private daemon started then would lease around it. */
+	bool ok = r->shared ? dclient_open_at(&r->dc, r->shared, &err)
+			    : dclient_open(&r->dc, DC_LEASE_NOW, &err);
+	if (ok && !r->shared && !r->dc.private_mode)
+		r->shared = xstrdup(r->dc.path);
+	if (!ok) {
 		snprintf(r->link_err, sizeof r->link_err, "%.500s", err.msg);
 		if (!r->backoff)
 			fprintf(stderr, "gpuctl runner: %s; trying again\n", err.msg);
@@ -427,5 +433,6 @@ out:
 			close(fds[k]);
 	free(r.sock);
 	free(r.dir);
+	free(r.shared);
 	return rc;
 }

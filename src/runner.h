@@ -73,6 +73,7 @@ struct runner {
 	struct gpu_set *set;         /* opened when first needed */
 	struct config cfg;
 	struct dclient dc;
+	char *shared;                /* the shared daemon's socket, once it served us */
 	bool up;                     /* dc is connected */
 	double reconnect_at, backoff;
 	struct rjob **jobs;          /* queued and running, by id */
