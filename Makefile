@@ -84,6 +84,7 @@ bench: all $(B)/fakenvml/libnvidia-ml.so.1 $(B)/bench-floor $(B)/workload $(B)/s
 	B=$(B) bench/run.sh
 	B=$(B) bench/lease.sh
 	B=$(B) bench/exporter.sh
+	B=$(B) bench/jobs.sh
 
 $(B)/bench-floor: bench/floor.c src/nvml_abi.h
 	$(CC) $(WARN) -O2 -Isrc -o $@ bench/floor.c -ldl

@@ -249,7 +249,8 @@ void queue_acquire(struct daemon *d, struct conn *c, const struct msg *m)
 queued:
 	d->queue_dirty = true;
 	queue_schedule(d);
-	if (r->req.queued && find_req(d, c, id) == r && r->state == R_WAITING) {
+	/* find_req first: the pass may have answered and freed r (a refusal, a dry run). */
+	if (find_req(d, c, id) == r && r->req.queued && r->state == R_WAITING) {
 		struct strbuf sb = {0};
 		msg_begin(&sb, "queued");
 		msg_add_u64(&sb, "id", id);
@@ -541,6 +542,7 @@ void queue_schedule(struct daemon *d)
 	bool blocked_by_use = false;
 	for (size_t i = 0; i < nreqs; i++) {
 		struct request *r = order[i];
+		bool queued = r->req.queued; /* read now: a refusal frees r */
 		r->req.capped = rq[i].capped;
 		if (picks[i]) {
 			offer(d, r, picks[i]);
@@ -554,7 +556,7 @@ void queue_schedule(struct daemon *d)
 				blocked_by_use |= (r->req.cand >> k & 1) && (avail >> k & 1) && !g[k].leased &&
 						  !g[k].reserved && alloc_why_not(&g[k], &r->req, &d->conf.free);
 		}
-		ahead += r->req.queued;
+		ahead += queued;
 	}
 	if (blocked_by_use)
 		d->usage_due = d->now + (d->now - d->last_end < 3 ? SETTLE_SECONDS : d->conf.usage_poll);

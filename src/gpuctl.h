@@ -28,7 +28,15 @@
  *                   allocation, string buffers, number parsers, MiB
  * Leases (being replaced by the trusted daemon)
  *   lease.c, queue.c, grant.c, leaseview.c (the read-only snapshot status, doctor and the
- *   exporter use), leaseopts.c (the options run and env share)
+ *   exporter use), leaseopts.c (the options run, env and submit share)
+ *   lreq.c          one request's exchange with the daemon, as a state machine without I/O:
+ *                   grant.c drives one (run, env), the job runner one per queued job
+ * Detached jobs (submit, jobs, logs, cancel, wait)
+ *   job.c           a job's record and the user's jobs directory; jobspec.c its parsers (the
+ *                   spec file, id lists, --file lines)
+ *   jobconn.c       what the job commands share: reaching the runner, reading records, ids
+ *   runner*.c       the per-user job runner (runner.h has the design): its loop, submits,
+ *                   requests and dependencies, starting and reaping jobs
  *
  * Flow: main -> cmd_main -> cmd_find -> args_parse -> exec (checks its option values) ->
  * cmd_open (gpu_set_open: backend open; gpu_set_select) -> gpu_set_refresh (backend refresh,

@@ -440,6 +440,7 @@ size_t job_load_all(int dirfd, struct job **jobs)
 			n++;
 	}
 	closedir(dir);
-	qsort(*jobs, n, sizeof **jobs, by_id);
+	if (n)
+		qsort(*jobs, n, sizeof **jobs, by_id);
 	return n;
 }

@@ -89,8 +89,11 @@ static const struct sym optional[] = {
  * at offset off in nvml. Returns its position in the list, or -1 (slot NULL) when it has none. */
 static int resolve(size_t off, const char *const *names, size_t nnames)
 {
-	(void)nnames; /* the lists end with NULL (at most three names in four places) */
-	return dl_resolve(nvml.dl, (char *)&nvml + off, names);
+	/* dl_resolve wants the list to end with NULL; some of these fill their array exactly. */
+	const char *list[8] = {0};
+	for (size_t i = 0; i < nnames && i + 1 < ARRAY_SIZE(list); i++)
+		list[i] = names[i];
+	return dl_resolve(nvml.dl, (char *)&nvml + off, list);
 }
 
 const char *nvml_errstr(nvmlReturn_t r)

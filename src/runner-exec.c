@@ -253,9 +253,12 @@ void rjob_exited(struct runner *r, struct rjob *rj)
 	j->ended = job_now_ns();
 	bool cannot_run = false;
 	if (!rj->child) {
-		j->state = JOB_LOST;
+		/* Not ours to reap: how it ended is its parent's to know (init, now). */
+		j->state = rj->cancelling ? JOB_CANCELLED : JOB_LOST;
 		free(j->reason);
-		j->reason = xstrdup("its exit status is unknown: the runner that started it had stopped "
+		j->reason = xstrdup(rj->cancelling ? "cancelled while running (`gpuctl cancel`); its exit "
+				    "status is unknown (the runner that started it had stopped)"
+				    : "its exit status is unknown: the runner that started it had stopped "
 				    "(it was watched again, but only its parent can read how it ended)");
 	} else {
 		if (si.si_code == CLD_EXITED)

@@ -337,6 +337,12 @@ static void serve(struct runner *r)
 		if (!r->up && r->reconnect_at && r->now >= r->reconnect_at && rjob_pending(r))
 			link_up(r);
 		reap_clients(r);
+		struct stat st;
+		if (fstat(r->dirfd, &st) == 0 && st.st_nlink == 0) {
+			/* Its records are gone (rm -r): nothing is left to keep or to resume. */
+			fprintf(stderr, "gpuctl runner: %s was removed; exiting\n", r->dir);
+			break;
+		}
 		if (r->njobs || r->nclients || r->allocs)
 			r->idle_since = r->now;
 		else if (r->now - r->idle_since >= LINGER_SECONDS)

@@ -73,6 +73,7 @@ char *xstrdup(const char *s)
 
 char *xstrndup(const char *s, size_t n)
 {
+	n = strnlen(s, n); /* at most n bytes: never read past a shorter string's end */
 	char *p = xmalloc(n + 1);
 	memcpy(p, s, n);
 	p[n] = '\0';

@@ -7,6 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/daemon.sh"
 . "$ROOT/tests/jobs.sh"
+jobs_yield
 plan 63
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"

@@ -39,6 +39,7 @@ static const char *ids_of(const char *s)
 	char why[128];
 	if (!parse_job_ids(s, &ids, &n, why, sizeof why)) {
 		snprintf(out, sizeof out, "error: %s", why);
+		free(ids); /* what it parsed before the error */
 		return out;
 	}
 	out[0] = '\0';
