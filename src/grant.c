@@ -111,9 +111,12 @@ static bool rejoin(struct waiter *w, struct gpu_error *err)
 		if (dclient_open(&w->dc, DC_LEASE, &e)) {
 			struct strbuf sb = {0};
 			lreq_message(&w->r, &sb);
-			bool ok = dclient_send(&w->dc, &sb, err);
+			bool ok = dclient_send(&w->dc, &sb, &e);
 			sb_free(&sb);
-			return ok;
+			if (ok)
+				return true;
+			/* Connected to a daemon on its way out (a killed one's backlog): again. */
+			dclient_close(&w->dc);
 		}
 		if (now_mono() >= until) {
 			*err = e;
