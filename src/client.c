@@ -177,7 +177,7 @@ static bool spawn_private(const char *dir, const char *sock, struct gpu_error *e
 	return client_spawn(dir, "daemon.log", args, "your private gpuctl daemon", err);
 }
 
-static void private_notice(const char *shared, const char *dir)
+void client_private_notice(const char *shared, const char *dir)
 {
 	static bool said;
 	if (said)
@@ -214,7 +214,7 @@ static bool open_private(struct dclient *dc, enum dclient_mode mode, const char 
 	if (ok) {
 		dc->private_mode = true;
 		if (mode == DC_LEASE)
-			private_notice(shared, dir);
+			client_private_notice(shared, dir);
 	}
 	free(sock);
 	free(dir);

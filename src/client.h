@@ -59,6 +59,8 @@ int client_connect(struct dclient *dc, const char *path);
  * whether it, or a rival started at the same moment, serves). what names it in messages. */
 bool client_spawn(const char *dir, const char *logname, const char *const *args, const char *what,
 		  struct gpu_error *err);
+/* Once per process, on stderr: leases are private (no shared daemon at shared; state in dir). */
+void client_private_notice(const char *shared, const char *dir);
 /* In the spawned process, once it serves: tells the one that started it (GPUCTL_READY_FD). */
 void client_ready(void);
 /* Fills err from an `error` message. */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { C_ALL = 'a', C_GRACE = 500 };
 
@@ -82,6 +83,13 @@ static int cancel(struct cmd *c)
 	/* The runner answers each once it has ended: a queued job at once, a running one within
 	 * the grace period and a moment for SIGKILL to land. */
 	double until = now_mono() + grace + 15;
+	size_t nrunning = 0;
+	for (size_t i = 0; i < n; i++)
+		nrunning += asked[i] && running[i];
+	if (rc == EXIT_OK && nrunning && isatty(STDERR_FILENO))
+		fprintf(stderr, "gpuctl cancel: SIGTERM sent to %zu running job%s; waiting for %s to end "
+			"(SIGKILL after %.0f s)\n", nrunning, nrunning == 1 ? "" : "s",
+			nrunning == 1 ? "it" : "them", grace);
 	while (rc == EXIT_OK && left) {
 		struct msg m;
 		uint64_t id = 0;

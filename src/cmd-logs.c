@@ -103,6 +103,9 @@ static int follow(struct jobctx *x, struct job *j, int fd, off_t off, const char
 	struct dclient dc = {.fd = -1};
 	struct gpu_error err = {0};
 	int rc = EXIT_OK;
+	if (isatty(STDERR_FILENO))
+		fprintf(stderr, "gpuctl logs: following job %llu (%s) until it ends; Ctrl-C stops "
+			"following (the job goes on)\n", (unsigned long long)j->id, job_state_name(j->state));
 	for (int tries = 0; tries < 4; tries++) {
 		struct strbuf req = {0};
 		msg_begin(&req, "wait");

@@ -100,6 +100,9 @@ static int submit_one(struct dclient *dc, const struct common *cm, char **argv, 
 	uint64_t id = 0;
 	if (ok) {
 		ok = msg_get_u64(&reply, "job", UINT64_MAX, &id);
+		const char *priv = msg_get(&reply, "private");
+		if (priv)
+			client_private_notice(daemon_socket_path(), priv);
 		msg_free(&reply);
 		if (!ok) {
 			err.code = EXIT_DAEMON;

@@ -303,6 +303,13 @@ void rjob_ids(struct runner *r, const struct msg *m)
 	msg_begin(&sb, "submitted");
 	msg_add_u64(&sb, "id", a->id);
 	msg_add_u64(&sb, "job", first);
+	if (r->up && r->dc.private_mode) { /* the submit says so, as `run` would */
+		char *dir = xstrdup(r->dc.path), *slash = strrchr(dir, '/');
+		if (slash && slash != dir)
+			*slash = '\0';
+		msg_add(&sb, "private", dir, NULL);
+		free(dir);
+	}
 	runner_reply(r, a->c, &sb);
 	sb_free(&sb);
 drop:
