@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -383,14 +384,16 @@ void rjob_wait(struct runner *r, struct rclient *c, const struct msg *m)
 		answer_from_record(r, c, id, job);
 }
 
-/* The job's process, and while it is ours and not reaped its process group too (its pid cannot
- * name another process before we reap it). */
+/* The job's process, and its process group too while the group's number cannot name another:
+ * ours until we reap it; one adopted from an earlier runner while its pidfd says it lives. */
 void rjob_signal(struct rjob *rj, int sig)
 {
 	if (rj->pidfd < 0)
 		return;
+	struct pollfd p = {.fd = rj->pidfd, .events = POLLIN};
+	bool alive = rj->child || poll(&p, 1, 0) == 0;
 	pid_signal(rj->pidfd, sig);
-	if (rj->child && rj->j.pid > 0)
+	if (alive && rj->j.pid > 0)
 		kill(-rj->j.pid, sig);
 }
 
