@@ -29,7 +29,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-while ! grep -q serving "$tmp/daemon.log"; do sleep 0.05; done
+until grep -qs serving "$tmp/daemon.log"; do sleep 0.05; done
 
 # stats FILE: median, p99 and max of the numbers in FILE (microseconds) as milliseconds.
 stats() {
@@ -39,17 +39,26 @@ stats() {
 us() { local s=${1/./}; echo $((10#$s)); }
 
 hold=$("$G" submit -n 4 -- sleep 3600) # the runner starts (once) and every GPU is held
+runner=$(sed -n 's/^gpuctl runner: pid \([0-9]*\) serving.*/\1/p' "$XDG_STATE_HOME"/gpuctl/jobs/*/runner.log | tail -1)
+ticks() { awk '{print $14 + $15}' /proc/"$1"/stat; }
+d0=$(ticks "$daemon"); r0=$(ticks "$runner")
 for ((i = 0; i < 50; i++)); do t0=$EPOCHREALTIME; /bin/true; t1=$EPOCHREALTIME; echo $(($(us $t1) - $(us $t0))); done >"$tmp/true"
+# The floor: starting gpuctl at all (exec, dynamic linking), doing nothing.
+for ((i = 0; i < 50; i++)); do t0=$EPOCHREALTIME; "$G" --version >/dev/null; t1=$EPOCHREALTIME; echo $(($(us $t1) - $(us $t0))); done >"$tmp/version"
 for ((i = 0; i < N; i++)); do
 	t0=$EPOCHREALTIME
 	"$G" submit -- true >/dev/null
 	t1=$EPOCHREALTIME
 	echo $(($(us $t1) - $(us $t0)))
 done >"$tmp/submit"
-printf 'submit (runner up, %d in a row): %s; plain /bin/true %s (target < 10 ms)\n' "$N" \
-	"$(stats "$tmp/submit")" "$(stats "$tmp/true")"
+head -100 "$tmp/submit" >"$tmp/first"; tail -100 "$tmp/submit" >"$tmp/last"
+hz=$(getconf CLK_TCK)
+printf 'submit (runner up, %d in a row): %s (target < 10 ms)\n' "$N" "$(stats "$tmp/submit")"
+printf '  CPU per submit: daemon %.2f ms, runner %.2f ms\n' "$(echo "($(ticks "$daemon") - $d0) * 1000 / $hz / $N" | bc -l)" \
+	"$(echo "($(ticks "$runner") - $r0) * 1000 / $hz / $N" | bc -l)"
+printf '  the first 100: %s; the last 100: %s\n' "$(stats "$tmp/first")" "$(stats "$tmp/last")"
+printf '  floors: gpuctl --version %s; /bin/true %s\n' "$(stats "$tmp/version")" "$(stats "$tmp/true")"
 
-runner=$(sed -n 's/^gpuctl runner: pid \([0-9]*\) serving.*/\1/p' "$XDG_STATE_HOME"/gpuctl/jobs/*/runner.log | tail -1)
 queued=$("$G" leases --json | jq '.queue | length')
 rss() { awk '/^VmRSS/ {print $2}' /proc/"$1"/status; }
 pss() { awk '/^Pss:/ {print $2}' /proc/"$1"/smaps_rollup; }
@@ -57,7 +66,6 @@ r1=$(rss "$daemon"); r2=$(rss "$runner")
 printf '%s jobs queued: RSS daemon %.1f MiB + runner %.1f MiB = %.1f MiB (PSS %.1f MiB) (target < 64 MiB)\n' \
 	"$queued" "$(echo "$r1 / 1024" | bc -l)" "$(echo "$r2 / 1024" | bc -l)" "$(echo "($r1 + $r2) / 1024" | bc -l)" \
 	"$(echo "($(pss "$daemon") + $(pss "$runner")) / 1024" | bc -l)"
-ticks() { awk '{print $14 + $15}' /proc/"$1"/stat; }
 a=$(($(ticks "$daemon") + $(ticks "$runner"))); sleep 5; b=$(($(ticks "$daemon") + $(ticks "$runner")))
 printf 'idle for 5 s with them queued: %d CPU ticks, daemon and runner together (target 0)\n' $((b - a))
 

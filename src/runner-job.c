@@ -269,13 +269,6 @@ void rjob_request(struct runner *r, struct rjob *rj)
 	sb_free(&sb);
 }
 
-void rjob_alloc_message(const struct runner *r, const struct ralloc *a, struct strbuf *sb)
-{
-	msg_begin(sb, "jobid");
-	msg_add_u64(sb, "id", a->req);
-	msg_add_u64(sb, "min", r->max_id + 1);
-}
-
 bool rjob_resend(struct runner *r, struct gpu_error *err)
 {
 	struct strbuf sb = {0};
@@ -286,9 +279,9 @@ bool rjob_resend(struct runner *r, struct gpu_error *err)
 			lreq_message(r->jobs[i]->req, &sb);
 			ok = dclient_send(&r->dc, &sb, err);
 		}
-	for (struct ralloc *a = r->allocs; ok && a; a = a->next) {
+	if (ok && r->ids_req) { /* the ask for job ids went with the old connection */
 		sb_reset(&sb);
-		rjob_alloc_message(r, a, &sb);
+		rjob_ids_message(r, &sb);
 		ok = dclient_send(&r->dc, &sb, err);
 	}
 	sb_free(&sb);
@@ -303,19 +296,8 @@ void rjob_daemon_msg(struct runner *r, const struct msg *m, const int *fds, size
 	if (id & RUNNER_ALLOC_BIT) {
 		for (size_t i = 0; i < nfds; i++)
 			close(fds[i]);
-		struct ralloc *a = r->allocs;
-		if (a && a->req == id && !strcmp(msg_verb(m), "error")) {
-			daemon_error(m, &err);
-			r->allocs = a->next;
-			if (!r->allocs)
-				r->allocs_tail = NULL;
-			if (a->c)
-				runner_error(r, a->c, a->id, err.code, "the gpuctl daemon gave no job id: %s",
-					     err.msg);
-			job_free(&a->j);
-			sb_free(&a->spec);
-			free(a);
-		}
+		if (!strcmp(msg_verb(m), "error"))
+			rjob_ids_failed(r, m);
 		return;
 	}
 	struct rjob *rj = rjob_find(r, id);

@@ -1,7 +1,8 @@
 /* runner-submit.c: a submit in the runner (design: runner.h): checked (what to run, the GPUs it
- * may have, --after, --log) before anything is written, then given an id by the daemon
- * (`jobid`, in the order submits came), recorded (ID.spec, ID.job, an empty ID.log), answered,
- * and queued. A submit that goes away before its id comes leaves no job. */
+ * may have, --after, --log) before anything is written, then given an id (the daemon hands
+ * the runner blocks of them, so most submits need no round trip to it; unused ones are gaps),
+ * recorded (ID.spec, ID.job, an empty ID.log), queued, and answered. A submit that goes away
+ * before its id comes leaves no job. */
 #include "runner.h"
 
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #define SPEC_MAX (16u << 20)
+#define IDS_PER_ASK 32             /* job ids the runner takes from the daemon at a time */
 
 static bool read_fd(int fd, struct strbuf *sb)
 {
@@ -185,6 +187,131 @@ static int check_after(struct runner *r, const struct job *j, char *why, size_t 
 	return EXIT_OK;
 }
 
+static bool write_file(struct runner *r, const char *name, const struct strbuf *sb)
+{
+	char tmp[64];
+	snprintf(tmp, sizeof tmp, ".%s.tmp", name);
+	int fd = openat(r->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	bool ok = fd >= 0 && write(fd, sb->buf, sb->len) == (ssize_t)sb->len;
+	if (fd >= 0 && close(fd) != 0)
+		ok = false;
+	if (ok && renameat(r->dirfd, tmp, r->dirfd, name) != 0)
+		ok = false;
+	if (!ok && fd >= 0)
+		unlinkat(r->dirfd, tmp, 0);
+	return ok;
+}
+
+static void alloc_free(struct ralloc *a)
+{
+	job_free(&a->j);
+	sb_free(&a->spec);
+	free(a);
+}
+
+/* The submit has its id: record the job, queue it, answer. */
+static void create(struct runner *r, struct ralloc *a, uint64_t id)
+{
+	char name[40];
+	struct gpu_error err = {0};
+	if (!a->c || a->c->dead) {
+		alloc_free(a); /* the submit went away without its answer: no job */
+		return;
+	}
+	a->j.id = id;
+	snprintf(name, sizeof name, "%llu.spec", (unsigned long long)id);
+	if (!write_file(r, name, &a->spec)) {
+		runner_error(r, a->c, a->id, EXIT_FAIL, "cannot write %s/%s: %s; nothing was submitted",
+			     r->dir, name, strerror(errno));
+		alloc_free(a);
+		return;
+	}
+	if (a->j.own_log) {
+		snprintf(name, sizeof name, "%llu.log", (unsigned long long)id);
+		int fd = openat(r->dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
+				0600);
+		if (fd >= 0)
+			close(fd);
+		a->j.log = xasprintf("%s/%s", r->dir, name);
+	}
+	if (!job_write(r->dirfd, &a->j, &err)) {
+		snprintf(name, sizeof name, "%llu.spec", (unsigned long long)id);
+		unlinkat(r->dirfd, name, 0);
+		runner_error(r, a->c, a->id, err.code, "%s; nothing was submitted", err.msg);
+		alloc_free(a);
+		return;
+	}
+	fprintf(stderr, "gpuctl runner: job %llu submitted: %s\n", (unsigned long long)id, a->j.command);
+	struct rclient *c = a->c;
+	uint64_t cid = a->id;
+	rjob_add_new(r, &a->j); /* in the queue before the submit hears of it */
+	alloc_free(a);
+	struct strbuf sb = {0};
+	msg_begin(&sb, "submitted");
+	msg_add_u64(&sb, "id", cid);
+	msg_add_u64(&sb, "job", id);
+	if (r->up && r->dc.private_mode) { /* the submit says so, as `run` would */
+		char *dir = xstrdup(r->dc.path), *slash = strrchr(dir, '/');
+		if (slash && slash != dir)
+			*slash = '\0';
+		msg_add(&sb, "private", dir, NULL);
+		free(dir);
+	}
+	runner_reply(r, c, &sb);
+	sb_free(&sb);
+}
+
+/* Every waiting submit fails with why. */
+static void fail_allocs(struct runner *r, int code, const char *why)
+{
+	for (struct ralloc *a = r->allocs, *next; a; a = next) {
+		next = a->next;
+		if (a->c)
+			runner_error(r, a->c, a->id, code, "%s", why);
+		alloc_free(a);
+	}
+	r->allocs = r->allocs_tail = NULL;
+	r->ids_req = 0;
+}
+
+void rjob_ids_message(const struct runner *r, struct strbuf *sb)
+{
+	uint64_t high = r->pool_end > r->max_id + 1 ? r->pool_end - 1 : r->max_id;
+	msg_begin(sb, "jobid");
+	msg_add_u64(sb, "id", r->ids_req);
+	msg_add_u64(sb, "count", IDS_PER_ASK);
+	msg_add_u64(sb, "min", high + 1);
+}
+
+/* Waiting submits get ids from the pool, in the order they came; an empty pool is refilled by
+ * the daemon (one ask at a time), so most submits need no round trip to it. */
+static void serve_allocs(struct runner *r)
+{
+	while (r->allocs) {
+		if (r->pool_next <= r->max_id)
+			r->pool_next = r->max_id + 1; /* never an id a record of ours holds */
+		if (r->pool_next >= r->pool_end)
+			break;
+		struct ralloc *a = r->allocs;
+		r->allocs = a->next;
+		if (!r->allocs)
+			r->allocs_tail = NULL;
+		create(r, a, r->pool_next++);
+	}
+	if (!r->allocs || r->ids_req)
+		return;
+	r->ids_req = RUNNER_ALLOC_BIT | r->next_alloc++;
+	struct strbuf sb = {0};
+	rjob_ids_message(r, &sb);
+	if (!runner_daemon_send(r, &sb) && !r->up) {
+		char why[700];
+		snprintf(why, sizeof why, "cannot reach the gpuctl daemon to queue the job (%s); nothing "
+			 "was submitted", r->link_err[0] ? r->link_err : "see runner.log");
+		fail_allocs(r, EXIT_DAEMON, why);
+	}
+	sb_free(&sb);
+}
+
 void rjob_submit(struct runner *r, struct rclient *c, const struct msg *m, int specfd)
 {
 	uint64_t id = 0;
@@ -215,106 +342,45 @@ void rjob_submit(struct runner *r, struct rclient *c, const struct msg *m, int s
 	}
 	free(argv);
 	free(env);
-	if (rc == EXIT_OK) {
-		a->c = c;
-		a->id = id;
-		a->req = RUNNER_ALLOC_BIT | r->next_alloc++;
-		if (r->allocs_tail)
-			r->allocs_tail->next = a;
-		else
-			r->allocs = a;
-		r->allocs_tail = a;
-		struct strbuf sb = {0};
-		rjob_alloc_message(r, a, &sb);
-		if (!runner_daemon_send(r, &sb) && !r->up && r->allocs == a && !a->next) {
-			/* No daemon to give an id (and nothing else waits for one): say so now. */
-			r->allocs = r->allocs_tail = NULL;
-			snprintf(why, sizeof why, "cannot reach the gpuctl daemon to queue the job (%s); "
-				 "nothing was submitted", r->link_err[0] ? r->link_err : "see runner.log");
-			rc = EXIT_DAEMON;
-		}
-		sb_free(&sb);
-		if (rc == EXIT_OK)
-			return;
+	if (rc != EXIT_OK) {
+		runner_error(r, c, id, rc, "%s", why);
+		alloc_free(a);
+		return;
 	}
-	runner_error(r, c, id, rc, "%s", why);
-	job_free(&a->j);
-	sb_free(&a->spec);
-	free(a);
+	a->c = c;
+	a->id = id;
+	if (r->allocs_tail)
+		r->allocs_tail->next = a;
+	else
+		r->allocs = a;
+	r->allocs_tail = a;
+	serve_allocs(r);
 }
 
-static bool write_file(struct runner *r, const char *name, const struct strbuf *sb)
-{
-	char tmp[64];
-	snprintf(tmp, sizeof tmp, ".%s.tmp", name);
-	int fd = openat(r->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	bool ok = fd >= 0 && write(fd, sb->buf, sb->len) == (ssize_t)sb->len;
-	if (fd >= 0 && close(fd) != 0)
-		ok = false;
-	if (ok && renameat(r->dirfd, tmp, r->dirfd, name) != 0)
-		ok = false;
-	if (!ok && fd >= 0)
-		unlinkat(r->dirfd, tmp, 0);
-	return ok;
-}
-
-/* The daemon's `jobid` answer to the oldest submit: record the job, queue it, answer. */
+/* The daemon's `jobid` answer: a block of ids for the pool. */
 void rjob_ids(struct runner *r, const struct msg *m)
 {
-	uint64_t id = 0, first = 0;
+	uint64_t id = 0, first = 0, count = 0;
 	msg_get_u64(m, "id", UINT64_MAX, &id);
-	struct ralloc *a = r->allocs;
-	if (!a || a->req != id || !msg_get_u64(m, "first", UINT64_MAX, &first) || !first)
+	if (!r->ids_req || id != r->ids_req || !msg_get_u64(m, "first", UINT64_MAX, &first) || !first ||
+	    !msg_get_u64(m, "count", IDS_PER_ASK, &count) || !count)
 		return;
-	r->allocs = a->next;
-	if (!r->allocs)
-		r->allocs_tail = NULL;
-	char name[40];
-	struct gpu_error err = {0};
-	if (!a->c || a->c->dead)
-		goto drop; /* the submit went away without its answer: no job */
-	if (first <= r->max_id)
-		first = r->max_id + 1; /* never an id a record of ours holds */
-	a->j.id = first;
-	snprintf(name, sizeof name, "%llu.spec", (unsigned long long)first);
-	if (!write_file(r, name, &a->spec)) {
-		runner_error(r, a->c, a->id, EXIT_FAIL, "cannot write %s/%s: %s; nothing was submitted",
-			     r->dir, name, strerror(errno));
-		goto drop;
-	}
-	if (a->j.own_log) {
-		snprintf(name, sizeof name, "%llu.log", (unsigned long long)first);
-		int fd = openat(r->dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
-				0600);
-		if (fd >= 0)
-			close(fd);
-		a->j.log = xasprintf("%s/%s", r->dir, name);
-	}
-	if (!job_write(r->dirfd, &a->j, &err)) {
-		snprintf(name, sizeof name, "%llu.spec", (unsigned long long)first);
-		unlinkat(r->dirfd, name, 0);
-		runner_error(r, a->c, a->id, err.code, "%s; nothing was submitted", err.msg);
-		goto drop;
-	}
-	fprintf(stderr, "gpuctl runner: job %llu submitted: %s\n", (unsigned long long)first,
-		a->j.command);
-	rjob_add_new(r, &a->j); /* in the queue before the submit hears of it */
-	struct strbuf sb = {0};
-	msg_begin(&sb, "submitted");
-	msg_add_u64(&sb, "id", a->id);
-	msg_add_u64(&sb, "job", first);
-	if (r->up && r->dc.private_mode) { /* the submit says so, as `run` would */
-		char *dir = xstrdup(r->dc.path), *slash = strrchr(dir, '/');
-		if (slash && slash != dir)
-			*slash = '\0';
-		msg_add(&sb, "private", dir, NULL);
-		free(dir);
-	}
-	runner_reply(r, a->c, &sb);
-	sb_free(&sb);
-drop:
-	job_free(&a->j);
-	sb_free(&a->spec);
-	free(a);
+	r->ids_req = 0;
+	r->pool_next = first;
+	r->pool_end = first + count;
+	serve_allocs(r);
 }
 
+/* The daemon refused to give ids. */
+void rjob_ids_failed(struct runner *r, const struct msg *m)
+{
+	uint64_t id = 0;
+	struct gpu_error err = {0};
+	msg_get_u64(m, "id", UINT64_MAX, &id);
+	if (!r->ids_req || id != r->ids_req)
+		return;
+	daemon_error(m, &err);
+	char why[700];
+	snprintf(why, sizeof why, "the gpuctl daemon gave no job id: %.600s", err.msg);
+	fail_allocs(r, err.code, why);
+}

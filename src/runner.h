@@ -61,7 +61,6 @@ struct rjob {
 struct ralloc {
 	struct rclient *c;
 	uint64_t id;                 /* the client's request id */
-	uint64_t req;                /* ours, on the daemon connection */
 	struct job j;                /* the job, id still 0 */
 	struct strbuf spec;
 	struct ralloc *next;
@@ -81,6 +80,8 @@ struct runner {
 	struct rclient **clients;
 	size_t nclients, clients_cap;
 	struct ralloc *allocs, *allocs_tail;
+	uint64_t pool_next, pool_end; /* job ids the daemon gave and no job has yet */
+	uint64_t ids_req;            /* the ask for more in flight (0: none) */
 	uint64_t next_alloc;
 	uint64_t max_id;             /* the highest id of the user's records */
 	double now, idle_since;
@@ -99,13 +100,14 @@ bool runner_set(struct runner *r, struct gpu_error *err);
 /* runner-submit.c: a submit checked, given its id, recorded and queued. */
 void rjob_submit(struct runner *r, struct rclient *c, const struct msg *m, int specfd);
 void rjob_ids(struct runner *r, const struct msg *m);
+void rjob_ids_failed(struct runner *r, const struct msg *m);
+void rjob_ids_message(const struct runner *r, struct strbuf *sb);
 bool rjob_read_spec(struct runner *r, uint64_t id, struct strbuf *sb);
 
 /* runner-job.c: the jobs: requested, ended, cancelled, forgotten. */
 struct rjob *rjob_find(struct runner *r, uint64_t id);
 /* A new job (moved from j): asks the daemon, or waits for its --after jobs. */
 void rjob_add_new(struct runner *r, struct job *j);
-void rjob_alloc_message(const struct runner *r, const struct ralloc *a, struct strbuf *sb);
 /* "done, exit status 1", "failed, killed by signal 9 (Killed)", "cancelled". */
 void rjob_how(const struct job *j, char *buf, size_t n);
 void rjob_daemon_msg(struct runner *r, const struct msg *m, const int *fds, size_t nfds);
