@@ -14,11 +14,25 @@
 #include <time.h>
 #include <unistd.h>
 
+static const char *job_getenv(const struct grant_req *rq, const char *name);
+
 /* The lease whose shell we are in, for messages: GPUCTL_LEASE_ID, when it looks like one. */
-static const char *enclosing_lease(void)
+static const char *enclosing_lease(const struct grant_req *rq)
 {
-	const char *id = getenv("GPUCTL_LEASE_ID");
+	const char *id = rq ? job_getenv(rq, "GPUCTL_LEASE_ID") : getenv("GPUCTL_LEASE_ID");
 	return id && strlen(id) == 16 && strspn(id, "0123456789abcdef") == 16 ? id : NULL;
+}
+
+/* A variable of the job's environment: rq->env when given, else this process's. */
+static const char *job_getenv(const struct grant_req *rq, const char *name)
+{
+	if (!rq->env)
+		return getenv(name);
+	size_t n = strlen(name);
+	for (char *const *p = rq->env; *p; p++)
+		if (!strncmp(*p, name, n) && (*p)[n] == '=')
+			return *p + n + 1;
+	return NULL;
 }
 
 bool grant_candidates(struct gpu_set *set, const struct grant_req *rq, uint64_t *cand,
@@ -69,7 +83,7 @@ bool grant_candidates(struct gpu_set *set, const struct grant_req *rq, uint64_t 
 		snprintf(slurm_from, sizeof slurm_from, "%s=%.64s of Slurm job %.20s", sa.var, sa.gpus,
 			 sa.job_id);
 	}
-	const char *cvd = getenv("CUDA_VISIBLE_DEVICES"), *lease = enclosing_lease();
+	const char *cvd = job_getenv(rq, "CUDA_VISIBLE_DEVICES"), *lease = enclosing_lease(rq);
 	/* The CUDA_VISIBLE_DEVICES Slurm set beside its list is that list, in nvidia-smi's
 	 * numbering: read under CUDA's default order it could name other GPUs on a mixed machine.
 	 * A value the user set in the job restricts the choice further. */
@@ -80,7 +94,7 @@ bool grant_candidates(struct gpu_set *set, const struct grant_req *rq, uint64_t 
 		snprintf(from, sizeof from, " from your lease %s", lease);
 	if (cvd) {
 		struct vis_machine *vm = vis_machine_new(set);
-		struct vis_result *r = vis_resolve(vm, cvd, getenv("CUDA_DEVICE_ORDER"));
+		struct vis_result *r = vis_resolve(vm, cvd, job_getenv(rq, "CUDA_DEVICE_ORDER"));
 		uint64_t vis = 0;
 		for (size_t i = 0; i < r->ndevs; i++)
 			if (r->devs[i].mig < 0 && r->devs[i].gpu < GPU_MAX)
@@ -128,11 +142,11 @@ static const struct gpu *by_uuid(const struct gpu_set *set, const char *uuid)
 }
 
 /* The daemon's `busy` answer, told the way a person reads it. */
-void grant_explain_busy(const struct gpu_set *set, const struct grant_req *rq, unsigned count,
+void grant_explain_busy(const struct gpu_set *set, bool ignore_usage, unsigned count,
 			const struct msg *m, struct gpu_error *err)
 {
 	struct strbuf sb = {0};
-	const char *mine = enclosing_lease();
+	const char *mine = enclosing_lease(NULL);
 	uint64_t v;
 	size_t cands = 0, own = 0;
 	bool usage = false;
@@ -198,7 +212,7 @@ void grant_explain_busy(const struct gpu_set *set, const struct grant_req *rq, u
 			"that lease holds: use them directly, or run outside that shell.",
 			getenv("CUDA_VISIBLE_DEVICES"), mine);
 	else
-		sb_addf(&sb, "Use --wait to queue%s.", rq->ignore_usage || !usage
+		sb_addf(&sb, "Use --wait to queue%s.", ignore_usage || !usage
 			? "" : ", or --ignore-usage to disregard observed use");
 	err->code = EXIT_BUSY;
 	snprintf(err->msg, sizeof err->msg, "%s", sb.buf);

@@ -30,5 +30,6 @@ void test_args(void);
 void test_exitcodes(void);
 void test_slurm(void);
 void test_cluster(void);
+void test_jobs(void);
 
 #endif
