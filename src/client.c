@@ -9,6 +9,7 @@
  * leasing around the shared daemon would let two jobs hold one GPU. */
 #include "client.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -163,6 +164,20 @@ static void private_notice(const char *shared, const char *dir)
 		"enable --now gpuctl` (README: Administration)\n", shared, dir);
 }
 
+/* Lease records in the private state directory: a private daemon exits when idle, and the leases
+ * it granted live on in their holders; the next one recovers them from these. */
+static bool has_records(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	bool found = false;
+	while (d && !found && (e = readdir(d)))
+		found = !strncmp(e->d_name, "lease-", 6);
+	if (d)
+		closedir(d);
+	return found;
+}
+
 static bool open_private(struct dclient *dc, enum dclient_mode mode, const char *shared,
 			 struct gpu_error *err)
 {
@@ -174,8 +189,8 @@ static bool open_private(struct dclient *dc, enum dclient_mode mode, const char 
 	int e = try_connect(dc, sock);
 	if (e == 0) {
 		ok = true;
-	} else if (mode == DC_READ) {
-		err->code = EXIT_OK; /* no daemon of any kind: nothing is leased */
+	} else if (mode == DC_READ && !has_records(dir)) {
+		err->code = EXIT_OK; /* no daemon of any kind, no lease it left: nothing is leased */
 	} else if (spawn_private(dir, sock, err)) {
 		for (int i = 0; i < 50 && (e = try_connect(dc, sock)) != 0; i++)
 			sleep_ms(20);

@@ -23,7 +23,8 @@ struct dclient {
 };
 
 enum dclient_mode {
-	DC_READ,                  /* only look: no daemon running means nothing is leased */
+	DC_READ,                  /* only look: no daemon running (and no private one's lease
+				     records left) means nothing is leased */
 	DC_LEASE,                 /* about to lease: start the private daemon if there is no shared one */
 };
 
