@@ -2,11 +2,11 @@
 # t0033-python.sh: the Python module (python/gpuctl) in real python3 processes: a lease for the
 # life of the process (gone after exit and SIGKILL), release() and the context manager, two
 # processes never sharing a GPU, wait= and its errors, the late-CUDA mistake caught (a stand-in
-# libcuda.so.1 loaded first), a missing binary; `pip install ./python` into a venv, `make
-# install`; and a real Jupyter kernel, whose restart ends the lease.
+# libcuda.so.1 loaded first), a missing binary, the private daemon; `pip install ./python` into a
+# venv, `make install`; and a real Jupyter kernel, whose restart ends the lease.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/daemon.sh"
-plan 40
+plan 42
 H=$MACHINES/h100x8.machine
 use_machine "$H"
 daemon_setup
@@ -51,6 +51,14 @@ if [ -n "$KPY" ]; then
 	kdriver=$!
 fi
 
+# Without a shared daemon, the Python process's lease is the private daemon's, which exits when
+# idle: the lease lives on in its holder, and must still be seen and released (checked last).
+PENV=(GPUCTL_SOCKET="$TMP/none.sock" GPUCTL_STATE_DIR="$TMP/pstate")
+plog=$TMP/pstate/daemon.log
+mkfifo "$TMP/p.ctl"
+env "${PENV[@]}" "$PY" "$ROOT/tests/pylease.py" "$TMP/p.out" "$TMP/p.ctl" '{}' 2>"$TMP/p.err" &
+ppid=$!
+
 # start_py TAG [KWARGS]: tests/pylease.py in the background (its pid: $PYPID); it reports in
 # $TMP/TAG.out and obeys $TMP/TAG.ctl. got TAG FILTER: jq on its "leased" line.
 start_py() {
@@ -66,28 +74,33 @@ ended() { count_lines "$DLOG" 'lease [0-9a-f]+ ended'; }
 lease_ids() { "$GPUCTL" leases --json | jq -c '[.leases[].id]'; }
 queued() { [ "$(queue_len)" = "$1" ]; }
 
-# The module drives the binary: status() is `status --json`; where the binary is found.
+# The module drives the binary: status() is `status --json`; where the binary is found. One
+# process, its environment changed between the calls (binary() looks each time).
 "$GPUCTL" status --json | jq -c '[.gpus[].uuid]' >"$TMP/want"
-check_eq "status() is the status --json document" "$(cat "$TMP/want")" \
-	"$("$PY" -c 'import gpuctl, json; print(json.dumps([g["uuid"] for g in gpuctl.status()["gpus"]], separators=(",", ":")))')"
 mkdir -p "$TMP/bin" && ln -s "$GPUCTL" "$TMP/bin/gpuctl"
-out=$(env -u GPUCTL_BINARY PATH="$TMP/bin" "$PY" -c 'import gpuctl; print(gpuctl.binary())')
-check_eq "the binary is found on PATH" "$TMP/bin/gpuctl" "$out"
-out=$(env -u GPUCTL_BINARY PATH="$TMP" "$PY" -c '
-import gpuctl
+"$PY" - "$TMP" >"$TMP/bin.out" 2>&1 <<'PY'
+import json, os, sys, gpuctl
+print("status", json.dumps([g["uuid"] for g in gpuctl.status()["gpus"]], separators=(",", ":")))
+del os.environ["GPUCTL_BINARY"]
+os.environ["PATH"] = sys.argv[1] + "/bin"
+print("path", gpuctl.binary())
+os.environ["PATH"] = sys.argv[1]
 try:
     gpuctl.lease()
 except gpuctl.BinaryNotFound as e:
-    print(type(e).__name__, e)' 2>&1)
-check_grep "a missing binary: BinaryNotFound when called, saying what to do" \
-	'^BinaryNotFound the gpuctl binary is not on PATH .*install it .*GPUCTL_BINARY=' <(echo "$out")
-out=$(GPUCTL_BINARY=/nonexistent/gpuctl "$PY" -c '
-import gpuctl
+    print("missing", type(e).__name__, e)
+os.environ["GPUCTL_BINARY"] = "/nonexistent/gpuctl"
 try:
     gpuctl.status()
 except gpuctl.BinaryNotFound as e:
-    print(e)')
-check_eq "a wrong GPUCTL_BINARY is named" "GPUCTL_BINARY='/nonexistent/gpuctl' is not an executable file: point it at the gpuctl binary, or unset it to look on PATH" "$out"
+    print("wrong", e)
+PY
+check_eq "status() is the status --json document" "status $(cat "$TMP/want")" "$(grep '^status' "$TMP/bin.out")"
+check_eq "the binary is found on PATH" "path $TMP/bin/gpuctl" "$(grep '^path' "$TMP/bin.out")"
+check_grep "a missing binary: BinaryNotFound when called, saying what to do" \
+	'^missing BinaryNotFound the gpuctl binary is not on PATH .*install it .*GPUCTL_BINARY=' "$TMP/bin.out"
+check_eq "a wrong GPUCTL_BINARY is named" "wrong GPUCTL_BINARY='/nonexistent/gpuctl' is not an executable file: point it at the gpuctl binary, or unset it to look on PATH" \
+	"$(grep '^wrong' "$TMP/bin.out")"
 
 # A lease for the life of a script: os.environ, the Lease, `gpuctl leases`; gone once it exits.
 n=$(ended)
@@ -244,6 +257,20 @@ PY
 check_grep "a second lease while the first is held: a warning" \
 	'RuntimeWarning: this process already holds lease [0-9a-f]{16} on GPU 1, which stays held until its release\(\) or the end of this process' "$TMP/twice.out"
 check_grep "both held" '^two 2$' "$TMP/twice.out"
+
+# The private daemon, gone since, left the lease to its holder: it is shown, and release() ends it.
+await_line '^(leased|error)' "$TMP/p.out"
+await_line 'stopped; 1 lease held on' "$plog"
+pid=$(got p .id | tr -d '"')
+check_eq "private daemon gone idle: gpuctl leases still shows the lease" "[\"$pid\",$ppid]" \
+	"$(env "${PENV[@]}" "$GPUCTL" leases --json | jq -c '[.leases[] | .id, .bound_pid]')"
+tell p release
+await_line '^released' "$TMP/p.out"
+await_line "lease $pid ended" "$plog"
+check_eq "and release() ends it" "1 0" \
+	"$(count_lines "$plog" "lease $pid ended") $(env "${PENV[@]}" "$GPUCTL" leases --json | jq '.leases | length')"
+tell p exit
+wait $ppid
 
 # pip install ./python into a venv (python3 -m venv: Debian's python3-venv), then import.
 if [ -n "$venv_ok" ]; then
