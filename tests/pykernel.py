@@ -1,5 +1,5 @@
 """tests/pykernel.py OUT CTL: drives a real IPython kernel (jupyter_client, ipykernel) for
-t0018-python.sh. The kernel is the one named gpuctl-test (a spec the test writes on
+t0033-python.sh. The kernel is the one named gpuctl-test (a spec the test writes on
 $JUPYTER_PATH), started with this process's environment. Appends to OUT:
   "leased KERNEL_PID LEASE_ID CUDA_VISIBLE_DEVICES" after a cell ran gpuctl.lease(),
 then waits for "restart" on the fifo CTL, restarts the kernel as Jupyter's menu does, and appends
