@@ -165,16 +165,23 @@ static void private_notice(const char *shared, const char *dir)
 }
 
 /* Lease records in the private state directory: a private daemon exits when idle, and the leases
- * it granted live on in their holders; the next one recovers them from these. */
+ * it granted live on in their holders; the next one recovers them from these. Read with
+ * getdents64 into the stack, not opendir, whose buffer would be allocated at every refresh of a
+ * long-running reader (the exporter) while no daemon runs. */
 static bool has_records(const char *dir)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_Alignas(struct dirent64) char buf[4096];
+	ssize_t n;
 	bool found = false;
-	while (d && !found && (e = readdir(d)))
-		found = !strncmp(e->d_name, "lease-", 6);
-	if (d)
-		closedir(d);
+	while (fd >= 0 && !found && (n = getdents64(fd, buf, sizeof buf)) > 0)
+		for (ssize_t off = 0; off < n && !found;) {
+			const struct dirent64 *e = (const struct dirent64 *)(buf + off);
+			found = !strncmp(e->d_name, "lease-", 6);
+			off += e->d_reclen;
+		}
+	if (fd >= 0)
+		close(fd);
 	return found;
 }
 
