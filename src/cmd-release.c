@@ -1,10 +1,10 @@
 /* cmd-release.c: `gpuctl release [--gpu LIST] [--lease ID] [--user NAME] [--format sh|fish]`: end
  * one's own `env` leases (all, those on some GPUs, or one named by its id: the Python module ends
- * exactly the lease it took). The daemon says who holds what (the kernel's word on the holder's pid); the
- * holder is signalled through a pidfd checked against the start time the daemon recorded, so a
- * pid reused meanwhile is never hit, and root acts on another user's lease only when it names
- * that user. A `run` lease ends with its job (use `gpuctl kill` for the job). Never abbreviated:
- * it ends things. */
+ * exactly the lease it took). The daemon says who holds what (the kernel's word on the holder's
+ * pid); the holder is signalled through a pidfd checked against the start time the daemon
+ * recorded, so a pid reused meanwhile is never hit, and root acts on another user's lease only
+ * when it names that user. A `run` lease ends with its job (use `gpuctl kill` for the job). Never
+ * abbreviated: it ends things. */
 #include "escape.h"
 #include "gpu.h"
 #include "gpuctl.h"

@@ -46,7 +46,8 @@ def main():
     kc.start_channels()
     try:
         kc.wait_for_ready(timeout=60)
-        say("leased " + cell(kc, "import gpuctl, os\nlease = gpuctl.lease(name='notebook')\n"
+        say("leased " + cell(kc, "import gpuctl, os\n"
+                                 "lease = gpuctl.lease(name='notebook')\n"
                                  "print(os.getpid(), lease.id, os.environ['CUDA_VISIBLE_DEVICES'])"))
         wait_for("restart")
         km.restart_kernel()  # as Kernel > Restart: a shutdown request, then a new process
