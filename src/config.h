@@ -17,6 +17,7 @@ struct profile {
 	int prefer;              /* -1: not set */
 	int uuid;                /* -1: not set */
 	char *gpus;
+	char *backend;           /* "local" or "slurm"; NULL: not set */
 	struct profile *next;
 };
 
@@ -27,6 +28,10 @@ struct config {
 	double wait;                  /* default for run: <0 no wait, 0 forever, >0 seconds */
 	struct profile *profiles;
 	char *prometheus;             /* the cluster view's server: status --prometheus */
+	char *backend;                /* where `submit` sends jobs: "local" (NULL) or "slurm" */
+	/* [slurm]: --min-free-memory as Slurm GPU types or node features, "NAME:SIZE ..." (checked
+	 * when read; slurm-jobs.h) */
+	char *slurm_gres_memory, *slurm_feature_memory;
 };
 
 /* Loads defaults, the files and the environment. false (message printed, nothing left to free)
