@@ -184,7 +184,9 @@ static int kill_cmd(struct cmd *c)
 					x->state = T_HIDDEN;
 				else if (p->uid != me && !(me == 0 && user && p->uid == want_uid))
 					x->state = T_REFUSED;
-				else if ((x->pidfd = pid_open(x->pid, x->start)) < 0)
+				else if ((x->pidfd = pid_open(x->pid, x->start)) < 0 && errno == ENOSYS)
+					die(EXIT_FAIL, "nothing signalled: %s", PID_NO_PIDFD);
+				else if (x->pidfd < 0)
 					x->state = T_GONE;
 			}
 			x->mem += p->mem_valid ? p->used_mem : 0;

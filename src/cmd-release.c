@@ -40,6 +40,11 @@ static bool names_gpu(const struct lease_info *l, const struct gpu_set *set)
 static int end_holder(const struct lease_info *l)
 {
 	int fd = l->pid > 0 ? pid_open((unsigned)l->pid, l->start) : -1;
+	if (fd < 0 && errno == ENOSYS) {
+		fprintf(stderr, "gpuctl release: lease %s: its holder (pid %d) left alone: %s\n", l->id,
+			(int)l->pid, PID_NO_PIDFD);
+		return EXIT_FAIL;
+	}
 	if (fd < 0) {
 		fprintf(stderr, "gpuctl release: lease %s: its holder (pid %d) is gone or its pid was "
 			"reused; left alone (the lease ends by itself when its holder does)\n", l->id,

@@ -73,8 +73,18 @@ int pid_open(unsigned pid, unsigned long long start)
 	if (fd >= 0 && start && (!pid_stat(pid, &st) || st.start != start)) {
 		close(fd);
 		fd = -1;
+		errno = ESRCH;
 	}
 	return fd;
+}
+
+bool pid_pidfds(void)
+{
+	int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	if (fd < 0)
+		return errno != ENOSYS;
+	close(fd);
+	return true;
 }
 
 bool pid_signal(int pidfd, int sig)
