@@ -24,7 +24,8 @@
  *   visenv.c        the visibility model on this machine and an environment (the caller's, the
  *                   options', a running process's): map, which, doctor, run
  *   cudaprobe.c     map --verify's side of the CUDA probe
- *   config.c        settings (inih); term.c: colour and width; util.c: the exit codes, errors,
+ *   config.c        settings (inih) and where each came from (cmd-config.c lists them);
+ *                   term.c: colour, width and height; util.c: the exit codes, errors,
  *                   allocation, string buffers, number parsers, MiB
  * Leases: the daemon (one trusted writer; its design is the comment in daemon.h)
  *   daemon.c        the event loop: the socket, connections and their bounds, dispatch
@@ -62,6 +63,7 @@ extern const struct cmd_entry cmd_doctor_entry;
 extern const struct cmd_entry cmd_kill_entry;
 extern const struct cmd_entry cmd_exporter_entry;
 extern const struct cmd_entry cmd_daemon_entry;
+extern const struct cmd_entry cmd_config_entry;
 extern const struct cmd_entry cmd_cuda_probe_entry;
 
 #endif

@@ -181,7 +181,10 @@ char **grant_env(const struct grant *g, bool uuid)
 		sb_addf(&smi, "%s%u", i ? "," : "", gp->index);
 		sb_addf(&uuids, "%s%s", i ? "," : "", gp->uuid);
 	}
-	char **env = xcalloc(10, sizeof *env);
+	size_t nextra = 0;
+	while (g->env && g->env[nextra])
+		nextra++;
+	char **env = xcalloc(10 + nextra, sizeof *env);
 	size_t k = 0;
 	env[k++] = xasprintf("CUDA_VISIBLE_DEVICES=%s", uuid ? uuids.buf : ids.buf);
 	env[k++] = xstrdup("CUDA_DEVICE_ORDER=PCI_BUS_ID");
@@ -194,6 +197,8 @@ char **grant_env(const struct grant *g, bool uuid)
 		env[k++] = xasprintf("GPUCTL_QUEUED_AT=%llu", g->queued_at);
 	if (g->leased_at)
 		env[k++] = xasprintf("GPUCTL_LEASED_AT=%llu", g->leased_at);
+	for (size_t i = 0; i < nextra; i++)
+		env[k++] = xstrdup(g->env[i]); /* the profile's (config.c keeps the lease's names out) */
 	sb_free(&ids);
 	sb_free(&smi);
 	sb_free(&uuids);

@@ -368,6 +368,14 @@ int grant_acquire(struct gpu_set *set, const struct config *cfg, const struct gr
 	g->waited = w.queued ? now_mono() - w.started : 0;
 	g->socket = w.dc.path ? xstrdup(w.dc.path) : NULL;
 	g->name = rq->name ? xstrdup(rq->name) : NULL;
+	size_t nenv = 0;
+	while (rq->env && rq->env[nenv])
+		nenv++;
+	if (nenv) {
+		g->env = xcalloc(nenv + 1, sizeof *g->env);
+		for (size_t i = 0; i < nenv; i++)
+			g->env[i] = xstrdup(rq->env[i]);
+	}
 	dclient_close(&w.dc); /* also leaves the queue, if we are still in it */
 	sb_free(&w.acquire);
 	if (r < 0) {
@@ -412,4 +420,8 @@ void grant_free(struct grant *g)
 	free(g->name);
 	free(g->socket);
 	g->name = g->socket = NULL;
+	for (char **p = g->env; p && *p; p++)
+		free(*p);
+	free(g->env);
+	g->env = NULL;
 }

@@ -23,6 +23,7 @@ struct grant_req {
 	const char *command;
 	bool dry_run;
 	const char *who;         /* "gpuctl run" for messages */
+	char *const *env;        /* the profile's NAME=VALUE for the job, NULL-terminated; or NULL */
 };
 
 struct grant {
@@ -37,6 +38,7 @@ struct grant {
 	unsigned long long queued_at;    /* CLOCK_REALTIME ns it joined the queue; 0: did not wait */
 	unsigned long long leased_at;    /* CLOCK_REALTIME ns the lease was granted */
 	double waited;                   /* seconds spent in the queue */
+	char **env;                      /* the profile's variables (grant_env adds them) */
 };
 
 /* EXIT_OK: the lease is held in g->fds (for dry runs: g->pos says what would be chosen).
@@ -48,7 +50,9 @@ int grant_acquire(struct gpu_set *set, const struct config *cfg, const struct gr
 void grant_hold(const struct grant *g, pid_t bound);
 /* Closes this process's copies of the lease (the lease lives on in the holder) and frees g. */
 void grant_free(struct grant *g);
-/* NAME=VALUE strings for the job (free with grant_env_free). */
+/* NAME=VALUE strings for the job (free with grant_env_free): the lease's variables, then the
+ * profile's (env.NAME keys). The one place a job's environment is made: run, env (every
+ * format) and whatever starts a job later get the same. */
 char **grant_env(const struct grant *g, bool uuid);
 void grant_env_free(char **env);
 

@@ -14,6 +14,7 @@ static const struct cmd_entry *const commands[] = {
 	&cmd_kill_entry,
 	&cmd_exporter_entry,
 	&cmd_daemon_entry,
+	&cmd_config_entry,
 	&cmd_cuda_probe_entry,
 };
 
