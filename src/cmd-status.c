@@ -5,6 +5,7 @@
 #include "gpuctl.h"
 #include "json.h"
 #include "leaseview.h"
+#include "escape.h"
 #include "query.h"
 #include "term.h"
 #include "util.h"
@@ -28,7 +29,8 @@ struct status_opts {
 	unsigned long count;         /* refreshes before stopping; 0 = until interrupted */
 	bool no_procs;
 	bool color, tty;
-	int width;
+	int width;                   /* columns; 0: no limit (not a terminal, COLUMNS unset) */
+	int rows;                    /* lines a frame may take (a loop on a terminal); 0: any */
 	struct leaseview leases;     /* refreshed with the GPUs */
 	bool lease_warned;           /* said once why leases are not shown */
 };
@@ -50,11 +52,25 @@ static void on_stop(int sig)
 #define C_GREEN "\033[32m"
 #define C_YELLOW "\033[33m"
 
-static const char *level_color(const struct status_opts *o, double pct)
+#define GPU_LINE_FIXED 51     /* a GPU line's columns besides its name */
+#define PROC_LINE_FIXED 42    /* a process line's columns before the command, besides the user */
+#define MIN_COMMAND 20        /* the user column grows only while this much is left */
+
+/* Column widths of one frame, from what it shows and the room there is. */
+struct layout {
+	int width;                /* 0: no limit (not a terminal): nothing is cut */
+	int name_w, user_w;
+	size_t sub_limit;         /* lines under each GPU (a loop on a terminal); SIZE_MAX: all */
+	size_t spare;             /* lines left over: one more each for the first clipped GPUs */
+};
+
+/* Green says "free": only for a GPU with no lease, no process and little use (the daemon's
+ * default rule), never for a busy or leased one whose load happens to be low. */
+static const char *level_color(const struct status_opts *o, double pct, bool busy)
 {
 	if (!o->color)
 		return "";
-	return pct >= 90 ? C_RED : pct >= 50 ? C_YELLOW : C_GREEN;
+	return pct >= 90 ? C_RED : pct >= 50 ? C_YELLOW : busy ? "" : C_GREEN;
 }
 
 /* Pads s to w visible columns; colour codes take no room, so they are added around the padding. */
@@ -69,19 +85,47 @@ static void col(struct strbuf *sb, const struct status_opts *o, const char *colo
 		sb_adds(sb, C_RESET);
 }
 
-static void table_gpu(struct strbuf *sb, const struct status_opts *o, const struct gpu *g)
+/* Who holds the GPU's lease: the one place status asks the lease layer. */
+static const struct lease_info *holder(const struct status_opts *o, const struct gpu *g)
+{
+	return leaseview_holder(&o->leases, g->uuid);
+}
+
+static bool gpu_busy(const struct status_opts *o, const struct gpu *g)
+{
+	return holder(o, g) || leaseview_held(&o->leases, g->uuid) || g->nprocs ||
+	       (GPU_HAS(g, GF_UTIL_GPU) && g->util_gpu > 10) ||
+	       (GPU_HAS(g, GF_MEM_USED) && g->mem_used > (1ULL << 30));
+}
+
+/* A GPU's name in w columns: whole when it fits; else without the words every NVIDIA board
+ * repeats ("NVIDIA ", "GeForce "), and only then cut, with an ellipsis. */
+static void gpu_name(struct strbuf *sb, const char *name, int w)
+{
+	static const char *const redundant[] = {"NVIDIA ", "GeForce "};
+	for (size_t i = 0; i < ARRAY_SIZE(redundant) && text_cols(name) > w; i++)
+		if (!strncmp(name, redundant[i], strlen(redundant[i])) && name[strlen(redundant[i])])
+			name += strlen(redundant[i]);
+	esc_fit(sb, name, w, true);
+}
+
+static void table_gpu(struct strbuf *sb, const struct status_opts *o, const struct layout *lay,
+		      const struct gpu *g)
 {
 	char util[16] = "N/A", temp[16] = "N/A", pw[40] = "N/A";
 	struct mib_text mem = {"N/A"};
 	sb_addf(sb, "%3u ", g->index);
 	if (o->color)
 		sb_adds(sb, C_BOLD);
-	sb_addf(sb, "%-22.22s", g->name[0] ? g->name : "N/A");
+	gpu_name(sb, g->name[0] ? g->name : "N/A", lay->name_w);
 	if (o->color)
 		sb_adds(sb, C_RESET);
 	if (g->lost || g->inaccessible) {
+		struct strbuf why = {0};
+		esc_printable(&why, g->error ? g->error : "");
 		sb_addf(sb, "  %s%s: %s%s\n", o->color ? C_RED : "", g->lost ? "LOST" : "NO ACCESS",
-			g->error ? g->error : "", o->color ? C_RESET : "");
+			why.buf ? why.buf : "", o->color ? C_RESET : "");
+		sb_free(&why);
 		return;
 	}
 	if (GPU_HAS(g, GF_UTIL_GPU))
@@ -95,10 +139,11 @@ static void table_gpu(struct strbuf *sb, const struct status_opts *o, const stru
 			 (g->power_mw + 500) / 1000, (g->power_limit_mw + 500) / 1000);
 	double mem_pct = GPU_HAS(g, GF_MEM_TOTAL) && g->mem_total
 				 ? 100.0 * (double)g->mem_used / (double)g->mem_total : 0;
+	bool busy = gpu_busy(o, g);
 	sb_adds(sb, "  ");
-	col(sb, o, GPU_HAS(g, GF_UTIL_GPU) ? level_color(o, g->util_gpu) : C_DIM, 4, util);
+	col(sb, o, GPU_HAS(g, GF_UTIL_GPU) ? level_color(o, g->util_gpu, busy) : C_DIM, 4, util);
 	sb_adds(sb, "  ");
-	col(sb, o, GPU_HAS(g, GF_MEM_USED) ? level_color(o, mem_pct) : C_DIM, 18, mem.s);
+	col(sb, o, GPU_HAS(g, GF_MEM_USED) ? level_color(o, mem_pct, busy) : C_DIM, 18, mem.s);
 	sb_adds(sb, "  ");
 	col(sb, o, GPU_HAS(g, GF_TEMP) ? "" : C_DIM, 4, temp);
 	sb_adds(sb, "  ");
@@ -106,22 +151,21 @@ static void table_gpu(struct strbuf *sb, const struct status_opts *o, const stru
 	sb_addc(sb, '\n');
 }
 
-/* Who holds the GPU's lease: the one place status asks the lease layer. */
-static const struct lease_info *holder(const struct status_opts *o, const struct gpu *g)
-{
-	return leaseview_holder(&o->leases, g->uuid);
-}
-
-static void table_lease(struct strbuf *sb, const struct status_opts *o, const struct gpu *g)
+/* The lease line; the holder's name and the lease's are another user's text: escaped. */
+static void table_lease(struct strbuf *sb, const struct status_opts *o, const struct layout *lay,
+			const struct gpu *g)
 {
 	const struct lease_info *h = holder(o, g);
 	if (!h)
 		return;
 	char when[16];
 	strftime(when, sizeof when, "%H:%M", localtime(&h->since));
-	sb_addf(sb, "      %slease: %s%s%s%s, pid %d, %s since %s%s\n", o->color ? C_YELLOW : "", h->user,
-		h->name ? " '" : "", h->name ? h->name : "", h->name ? "'" : "", (int)h->pid, h->kind, when,
-		o->color ? C_RESET : "");
+	char *text = xasprintf("lease: %s%s%s%s, pid %d, %s since %s", h->user, h->name ? " '" : "",
+			       h->name ? h->name : "", h->name ? "'" : "", (int)h->pid, h->kind, when);
+	sb_addf(sb, "      %s", o->color ? C_YELLOW : "");
+	esc_fit(sb, text, lay->width ? lay->width - 6 : -1, false);
+	sb_addf(sb, "%s\n", o->color ? C_RESET : "");
+	free(text);
 }
 
 /* "sm  5%" or "sm   -" (no sample: idle for the last second, or none given, as nvidia-smi pmon). */
@@ -133,11 +177,52 @@ static void util_col(char *buf, size_t n, const char *label, bool valid, unsigne
 		snprintf(buf, n, "%s   -", label);
 }
 
-static void table_procs(struct strbuf *sb, const struct status_opts *o, const struct gpu *g)
+/* Lines under a GPU: its MIG devices, then its processes (or the line saying there are none to
+ * show). A loop on a terminal clips them to fit the screen. */
+static size_t sub_lines(const struct status_opts *o, const struct gpu *g)
 {
 	if (g->lost || g->inaccessible)
+		return 0;
+	return g->nmigs + (o->no_procs ? 0 : GPU_HAS(g, GF_PROCESSES) ? g->nprocs : 1);
+}
+
+static void table_proc(struct strbuf *sb, const struct layout *lay, const struct gpu_proc *p)
+{
+	char mig[24] = "", sm[16], fb[16], codec[32] = "";
+	struct mib_text mem = {"N/A"};
+	if (p->mem_valid)
+		mem = mib_text(p->used_mem);
+	if (p->gi != NO_INSTANCE)
+		snprintf(mig, sizeof mig, "mig %u/%u ", p->gi, p->ci);
+	util_col(sm, sizeof sm, "sm", p->util_valid, p->sm_util);
+	util_col(fb, sizeof fb, "mem", p->util_valid, p->mem_util);
+	if (p->util_valid && (p->enc_util || p->dec_util))
+		snprintf(codec, sizeof codec, "enc %u%% dec %u%% ", p->enc_util, p->dec_util);
+	sb_adds(sb, "      ");
+	int cols = 6 + esc_fit(sb, p->user ? p->user : "-", lay->user_w, true);
+	char line[160];
+	int n = snprintf(line, sizeof line, " %7u %10s  %s %s %s%s%s", p->pid, mem.s, sm, fb, codec,
+			 mig, p->type & PROC_GRAPHICS ? (p->type & PROC_COMPUTE ? "C+G " : "G ") : "");
+	sb_add(sb, line, (size_t)n);
+	cols += n;
+	int room = lay->width ? lay->width - cols : -1;
+	esc_fit(sb, p->cmdline ? p->cmdline : "(not in /proc: exited, or another PID namespace)",
+		room < 0 ? -1 : room < 8 ? 8 : room, false);
+	sb_addc(sb, '\n');
+}
+
+static void table_procs(struct strbuf *sb, const struct status_opts *o, struct layout *lay,
+			const struct gpu *g)
+{
+	size_t total = sub_lines(o, g), limit = lay->sub_limit;
+	if (total > limit && lay->spare) {
+		limit++;
+		lay->spare--;
+	}
+	size_t shown = total <= limit ? total : limit - 1;
+	if (!total)
 		return;
-	for (size_t i = 0; i < g->nmigs; i++) {
+	for (size_t i = 0; i < g->nmigs && i < shown; i++) {
 		const struct mig_dev *m = &g->migs[i];
 		struct mib_text mem = {"N/A"};
 		if (m->mem_valid)
@@ -147,35 +232,89 @@ static void table_procs(struct strbuf *sb, const struct status_opts *o, const st
 		sb_addf(sb, "      mig %u/%u  %-10.10s %20s  %s\n", m->gi, m->ci,
 			profile ? profile + 4 : m->name, mem.s, m->uuid);
 	}
-	if (o->no_procs)
-		return;
-	if (!GPU_HAS(g, GF_PROCESSES)) {
+	if (!o->no_procs && !GPU_HAS(g, GF_PROCESSES) && shown > g->nmigs)
 		sb_addf(sb, "      %sprocesses: N/A%s\n", o->color ? C_DIM : "", o->color ? C_RESET : "");
-		return;
-	}
 	/* One formatted print per process: on 10,000 processes the table's cost is its printf. */
-	for (size_t i = 0; i < g->nprocs; i++) {
-		const struct gpu_proc *p = &g->procs[i];
-		char mig[24] = "", sm[16], fb[16], codec[32] = "";
-		struct mib_text mem = {"N/A"};
-		if (p->mem_valid)
-			mem = mib_text(p->used_mem);
-		if (p->gi != NO_INSTANCE)
-			snprintf(mig, sizeof mig, "mig %u/%u ", p->gi, p->ci);
-		util_col(sm, sizeof sm, "sm", p->util_valid, p->sm_util);
-		util_col(fb, sizeof fb, "mem", p->util_valid, p->mem_util);
-		if (p->util_valid && (p->enc_util || p->dec_util))
-			snprintf(codec, sizeof codec, "enc %u%% dec %u%% ", p->enc_util, p->dec_util);
-		char line[192];
-		int n = snprintf(line, sizeof line, "      %-10.10s %7u %10s  %s %s %s%s%s",
-				 p->user ? p->user : "-", p->pid, mem.s, sm, fb, codec, mig,
-				 p->type & PROC_GRAPHICS ? (p->type & PROC_COMPUTE ? "C+G " : "G ") : "");
-		int room = o->width - n;
-		const char *cmd = p->cmdline ? p->cmdline : "(not in /proc: exited, or another PID namespace)";
-		sb_add(sb, line, (size_t)n);
-		sb_add(sb, cmd, strnlen(cmd, (size_t)(room < 8 ? 8 : room)));
-		sb_addc(sb, '\n');
+	for (size_t i = 0; !o->no_procs && GPU_HAS(g, GF_PROCESSES) && i < g->nprocs &&
+			   g->nmigs + i < shown; i++)
+		table_proc(sb, lay, &g->procs[i]);
+	if (shown < total)
+		sb_addf(sb, "      %s+%zu more%s%s\n", o->color ? C_DIM : "", total - shown,
+			shown >= g->nmigs ? " processes" : "", o->color ? C_RESET : "");
+}
+
+/* The widths of this frame: GPU names whole when there is room (always at 100 columns and
+ * more, and when nothing is cut), user names as long as the command keeps MIN_COMMAND
+ * columns. */
+static void layout_columns(struct layout *lay, const struct status_opts *o, const struct gpu_set *set)
+{
+	int longest_name = 4, longest_user = 10;
+	for (size_t i = 0; i < set->ngpus; i++) {
+		const struct gpu *g = &set->gpus[i];
+		if (!g->selected)
+			continue;
+		int w = text_cols(g->name);
+		longest_name = w > longest_name ? w : longest_name;
+		for (size_t j = 0; !o->no_procs && j < g->nprocs; j++) {
+			struct strbuf e = {0};
+			esc_printable(&e, g->procs[j].user ? g->procs[j].user : "-");
+			w = text_cols(e.buf);
+			longest_user = w > longest_user ? w : longest_user;
+			sb_free(&e);
+		}
 	}
+	lay->width = o->width;
+	lay->name_w = longest_name;
+	lay->user_w = longest_user > 64 ? 64 : longest_user;
+	if (o->width && o->width < 100 && longest_name > o->width - GPU_LINE_FIXED)
+		lay->name_w = o->width - GPU_LINE_FIXED < 8 ? 8 : o->width - GPU_LINE_FIXED;
+	int users_room = o->width - PROC_LINE_FIXED - MIN_COMMAND;
+	if (o->width && lay->user_w > users_room)
+		lay->user_w = users_room > 10 ? users_room : 10;
+}
+
+/* A loop on a terminal draws a frame that fits the screen, as top does: the header and every
+ * GPU line stay; the lines under each GPU are cut to the same largest number that fits, the
+ * last of them saying how many more there are. Returns the GPU lines that fit (all, usually). */
+static size_t layout_rows(struct layout *lay, const struct status_opts *o, const struct gpu_set *set)
+{
+	size_t ngpus = 0, fixed = 2, total = 0, most = 0;
+	lay->sub_limit = SIZE_MAX;
+	lay->spare = 0;
+	for (size_t i = 0; i < set->ngpus; i++) {
+		const struct gpu *g = &set->gpus[i];
+		if (!g->selected)
+			continue;
+		size_t n = sub_lines(o, g);
+		ngpus++;
+		fixed += 1 + (holder(o, g) != NULL);
+		total += n;
+		most = n > most ? n : most;
+	}
+	if (!o->rows)
+		return ngpus;
+	size_t budget = (size_t)o->rows - 1; /* a last newline on the last row would scroll */
+	if (fixed > budget) {
+		lay->sub_limit = 0;
+		return budget > 3 ? budget - 3 : 0; /* and a line saying how many more */
+	}
+	size_t avail = budget - fixed;
+	if (total <= avail)
+		return ngpus;
+	lay->sub_limit = 0;
+	for (size_t k = 1; k <= most; k++) {
+		size_t cost = 0;
+		for (size_t i = 0; i < set->ngpus; i++)
+			if (set->gpus[i].selected) {
+				size_t n = sub_lines(o, &set->gpus[i]);
+				cost += n < k ? n : k;
+			}
+		if (cost > avail)
+			break;
+		lay->sub_limit = k;
+		lay->spare = avail - cost;
+	}
+	return ngpus;
 }
 
 static void render_table(struct strbuf *sb, const struct status_opts *o, const struct gpu_set *set)
@@ -183,6 +322,9 @@ static void render_table(struct strbuf *sb, const struct status_opts *o, const s
 	char when[16];
 	time_t t = time(NULL);
 	strftime(when, sizeof when, "%H:%M:%S", localtime(&t));
+	struct layout lay;
+	layout_columns(&lay, o, set);
+	size_t fit = layout_rows(&lay, o, set);
 	char head[160];
 	int n = snprintf(head, sizeof head, "driver %s  CUDA ",
 			 set->has_driver_version ? set->driver_version : "N/A");
@@ -193,20 +335,57 @@ static void render_table(struct strbuf *sb, const struct status_opts *o, const s
 		n += snprintf(head + n, sizeof head - (size_t)n, "N/A");
 	snprintf(head + n, sizeof head - (size_t)n, "  %zu GPU%s", set->ngpus,
 		 set->ngpus == 1 ? "" : "s");
-	sb_addf(sb, "%-*s%s\n", o->width - (int)strlen(when) > 0 ? o->width - (int)strlen(when) : 0,
-		head, when);
-	sb_addf(sb, "%s%3s %-22s  %4s  %18s  %4s  %13s%s\n", o->color ? C_DIM : "", "GPU", "NAME",
-		"UTIL", "MEMORY", "TEMP", "POWER", o->color ? C_RESET : "");
+	int w = (o->width ? o->width : 80) - (int)strlen(when);
+	sb_addf(sb, "%-*s%s\n", w > 0 ? w : 0, head, when);
+	sb_addf(sb, "%s%3s %-*s  %4s  %18s  %4s  %13s%s\n", o->color ? C_DIM : "", "GPU", lay.name_w,
+		"NAME", "UTIL", "MEMORY", "TEMP", "POWER", o->color ? C_RESET : "");
 	if (!set->ngpus)
 		sb_adds(sb, "  (no NVIDIA GPUs found)\n");
+	size_t shown = 0, hidden = 0, hidden_sub = 0;
 	for (size_t i = 0; i < set->ngpus; i++) {
 		const struct gpu *g = &set->gpus[i];
 		if (!g->selected)
 			continue;
-		table_gpu(sb, o, g);
-		table_lease(sb, o, g);
-		table_procs(sb, o, g);
+		if (shown++ >= fit) {
+			hidden++;
+			continue;
+		}
+		table_gpu(sb, o, &lay, g);
+		table_lease(sb, o, &lay, g);
+		if (lay.sub_limit)
+			table_procs(sb, o, &lay, g);
+		else
+			hidden_sub += sub_lines(o, g);
 	}
+	if (hidden)
+		sb_addf(sb, "  +%zu more GPUs: the terminal is too short (-g LIST shows some)\n", hidden);
+	else if (hidden_sub)
+		sb_addf(sb, "  +%zu process lines: the terminal is too short to show them\n", hidden_sub);
+}
+
+/* A frame drawn in place: each line cut to the terminal's width (a wrapped line would push the
+ * header off the screen), the rest of each line and of the screen cleared, so a shorter frame
+ * leaves no debris. Our colour codes take no columns; nothing else here is a control byte. */
+static void fit_frame(struct strbuf *sb, int width)
+{
+	struct strbuf out = {0};
+	for (char *p = sb->buf, *nl; p && (nl = strchr(p, '\n')); p = nl + 1) {
+		const char *q = p;
+		for (int cols = 0; q < nl; q++) {
+			if (*q == '\033') {
+				while (q < nl && !(*q >= '@' && *q <= '~' && *q != '['))
+					q++;
+				continue;
+			}
+			if ((*q & 0xC0) != 0x80 && ++cols > width)
+				break;
+		}
+		sb_add(&out, p, (size_t)(q - p));
+		sb_adds(&out, q < nl ? C_RESET "\033[K\n" : "\033[K\n");
+	}
+	sb_adds(&out, "\033[J");
+	sb_free(sb);
+	*sb = out;
 }
 
 /* ---- JSON ---- */
@@ -389,17 +568,8 @@ static void render(struct strbuf *sb, const struct status_opts *o, const struct 
 		else if (iter)
 			sb_addc(sb, '\n');
 		render_table(sb, o, set);
-		if (o->loop && o->tty) {
-			/* Clear the rest of each line and below, so a shorter frame leaves no debris. */
-			struct strbuf out = {0};
-			for (char *p = sb->buf, *nl; (nl = strchr(p, '\n')); p = nl + 1) {
-				sb_add(&out, p, (size_t)(nl - p));
-				sb_adds(&out, "\033[K\n");
-			}
-			sb_adds(&out, "\033[J");
-			sb_free(sb);
-			*sb = out;
-		}
+		if (o->loop && o->tty)
+			fit_frame(sb, o->width);
 		break;
 	case M_JSON:
 		render_json(sb, o, set);
@@ -459,6 +629,10 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 				o->lease_warned = true;
 			}
 		}
+		if (o->mode == M_TABLE && o->loop && o->tty) { /* the terminal may have been resized */
+			o->width = term_width(STDOUT_FILENO);
+			o->rows = term_rows(STDOUT_FILENO);
+		}
 		sb_reset(&sb);
 		render(&sb, o, set, iter);
 		if (fwrite(sb.buf, 1, sb.len, stdout) != sb.len || fflush(stdout) != 0 || ferror(stdout))
@@ -502,7 +676,7 @@ static int read_options(struct cmd *c, struct status_opts *o, struct gpu_error *
 	unsigned long ms = 0;
 	int color = args_choice(a, O_COLOR, color_when_names, COLOR_AUTO);
 	if (color < 0 || !args_seconds(a, 'l', 0.01, &o->loop) ||
-	    !args_uint(a, O_LMS, 10, ULONG_MAX, &ms) || !args_uint(a, 'c', 1, ULONG_MAX, &o->count))
+	    !args_uint(a, O_LMS, 10, (unsigned long)(MAX_SECONDS * 1000), &ms) || !args_uint(a, 'c', 1, ULONG_MAX, &o->count))
 		return cmd_args_error(c);
 	if (ms)
 		o->loop = ms / 1000.0;
@@ -534,7 +708,7 @@ static int read_options(struct cmd *c, struct status_opts *o, struct gpu_error *
 	}
 	o->tty = isatty(STDOUT_FILENO);
 	o->color = o->mode == M_TABLE && use_color(color, STDOUT_FILENO);
-	o->width = term_width(STDOUT_FILENO);
+	o->width = term_columns(STDOUT_FILENO);
 	return EXIT_OK;
 }
 

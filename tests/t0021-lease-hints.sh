@@ -6,7 +6,7 @@
 # one GPU and for several, and fail only for want of a daemon.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/daemon.sh"
-plan 13
+plan 15
 use_machine "$MACHINES/h100x8.machine" # free: GPUs 1, 4 and 7
 daemon_setup
 daemon_start
@@ -53,3 +53,12 @@ if command -v docker >/dev/null; then
 else
 	skip "docker CLI" "no docker client installed (Debian: apt-get install docker.io)" 6
 fi
+
+# status colours a free GPU's low load green, never a leased one's (issue 11.17): GPU 7, idle,
+# under an env lease with no process yet.
+"$B/sleeper" & hp=$!
+"$GPUCTL" env -q -g 7 --hold-pid $hp >/dev/null
+"$GPUCTL" status --color=always -g 4,7 >"$TMP/c"
+check_grep "a free GPU's low load is green (GPU 4)" $'^  4 .*\033\\[32m *0%' "$TMP/c"
+check_eq "a leased GPU's is not (GPU 7)" "" "$(grep -a '^  7 ' "$TMP/c" | grep -a $'\033\\[32m')"
+kill $hp
