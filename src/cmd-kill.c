@@ -106,9 +106,9 @@ static void say_waiting(const struct target *t, size_t n, int sig, double secs)
 		return;
 	if (pending > 8)
 		sb_addf(&pids, " and %zu more", pending - 8);
-	fprintf(stderr, "gpuctl kill: sent SIG%s; waiting up to %g s for %zu process%s to end (pid%s %s)%s\n",
-		signal_name(sig), secs, pending, pending == 1 ? "" : "es", pending == 1 ? "" : "s",
-		pids.buf, sig == SIGKILL ? "" : ", then SIGKILL");
+	fprintf(stderr, "gpuctl kill: sent SIG%s; waiting up to %g s for %zu process%s to end "
+		"(pid%s %s)%s\n", signal_name(sig), secs, pending, pending == 1 ? "" : "es",
+		pending == 1 ? "" : "s", pids.buf, sig == SIGKILL ? "" : ", then SIGKILL");
 	sb_free(&pids);
 }
 

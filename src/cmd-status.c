@@ -246,7 +246,8 @@ static void table_procs(struct strbuf *sb, const struct status_opts *o, struct l
 /* The widths of this frame: GPU names whole when there is room (always at 100 columns and
  * more, and when nothing is cut), user names as long as the command keeps MIN_COMMAND
  * columns. */
-static void layout_columns(struct layout *lay, const struct status_opts *o, const struct gpu_set *set)
+static void layout_columns(struct layout *lay, const struct status_opts *o,
+			   const struct gpu_set *set)
 {
 	int longest_name = 4, longest_user = 10;
 	for (size_t i = 0; i < set->ngpus; i++) {
@@ -276,7 +277,8 @@ static void layout_columns(struct layout *lay, const struct status_opts *o, cons
 /* A loop on a terminal draws a frame that fits the screen, as top does: the header and every
  * GPU line stay; the lines under each GPU are cut to the same largest number that fits, the
  * last of them saying how many more there are. Returns the GPU lines that fit (all, usually). */
-static size_t layout_rows(struct layout *lay, const struct status_opts *o, const struct gpu_set *set)
+static size_t layout_rows(struct layout *lay, const struct status_opts *o,
+			  const struct gpu_set *set)
 {
 	size_t ngpus = 0, fixed = 2, total = 0, most = 0;
 	lay->sub_limit = SIZE_MAX;
@@ -676,7 +678,8 @@ static int read_options(struct cmd *c, struct status_opts *o, struct gpu_error *
 	unsigned long ms = 0;
 	int color = args_choice(a, O_COLOR, color_when_names, COLOR_AUTO);
 	if (color < 0 || !args_seconds(a, 'l', 0.01, &o->loop) ||
-	    !args_uint(a, O_LMS, 10, (unsigned long)(MAX_SECONDS * 1000), &ms) || !args_uint(a, 'c', 1, ULONG_MAX, &o->count))
+	    !args_uint(a, O_LMS, 10, (unsigned long)(MAX_SECONDS * 1000), &ms) ||
+	    !args_uint(a, 'c', 1, ULONG_MAX, &o->count))
 		return cmd_args_error(c);
 	if (ms)
 		o->loop = ms / 1000.0;
@@ -773,7 +776,9 @@ const struct cmd_entry cmd_status_entry = {
 		"      --loop-ms MS           the same in milliseconds\n"
 		"  -c, --count N              stop after N refreshes\n"
 		"      --color=auto|always|never   colour the table (NO_COLOR is respected)\n"
-		"  -h, --help                 this help\n",
+		"  -h, --help                 this help\n\n"
+		"The table fits the terminal's width (COLUMNS sets another); piped, nothing is cut.\n"
+		"A loop on a terminal fits its height too, as top does.\n",
 	.args = {.shorts = "l:c:L", .longs = longopts, .gpus_alias = 'i'},
 	.flags = CMD_NVML | CMD_GPUS,
 	.exec = status,
