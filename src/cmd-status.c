@@ -254,14 +254,16 @@ static void layout_columns(struct layout *lay, const struct status_opts *o,
 		const struct gpu *g = &set->gpus[i];
 		if (!g->selected)
 			continue;
-		int w = text_cols(g->name);
+		int w = esc_cols(g->name);
 		longest_name = w > longest_name ? w : longest_name;
+		const char *last = NULL; /* one name per uid, shared: measure each run once */
 		for (size_t j = 0; !o->no_procs && j < g->nprocs; j++) {
-			struct strbuf e = {0};
-			esc_printable(&e, g->procs[j].user ? g->procs[j].user : "-");
-			w = text_cols(e.buf);
+			const char *u = g->procs[j].user;
+			if (!u || u == last)
+				continue;
+			last = u;
+			w = esc_cols(u);
 			longest_user = w > longest_user ? w : longest_user;
-			sb_free(&e);
 		}
 	}
 	lay->width = o->width;

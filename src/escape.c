@@ -89,10 +89,45 @@ static size_t unit_len(const char *s, int *w)
 	return n;
 }
 
+/* Bytes of plain text at the start of s: printable ASCII that escaping leaves as it is. */
+static size_t plain_len(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p >= 0x20 && *p < 0x7f && *p != '\\')
+		p++;
+	return (size_t)(p - (const unsigned char *)s);
+}
+
+int esc_cols(const char *s)
+{
+	size_t n = plain_len(s);
+	if (!s[n])
+		return (int)n;
+	struct strbuf e = {0};
+	esc_printable(&e, s + n);
+	int cols = (int)n + text_cols(e.buf ? e.buf : "");
+	sb_free(&e);
+	return cols;
+}
+
 int esc_fit(struct strbuf *sb, const char *s, int cols, bool pad)
 {
+	s = s ? s : "";
+	size_t plain = plain_len(s);
+	if (!s[plain] && (cols < 0 || plain <= (size_t)cols)) {
+		/* The common case, one pass and no copy: a status table of 10,000 processes. */
+		sb_add(sb, s, plain);
+		for (int used = (int)plain; pad && used < cols; used++)
+			sb_addc(sb, ' ');
+		return cols >= 0 && pad ? cols : (int)plain;
+	}
+	if (plain >= (size_t)cols && cols > 0) {
+		sb_add(sb, s, (size_t)cols - 1);
+		sb_adds(sb, "\xe2\x80\xa6");
+		return cols;
+	}
 	struct strbuf e = {0};
-	esc_printable(&e, s ? s : "");
+	esc_printable(&e, s);
 	const char *t = e.buf ? e.buf : "";
 	int total = 0, used = 0, w;
 	for (const char *p = t; *p; total += w)

@@ -19,6 +19,8 @@ const char *esc_str(const char *s, int slot);
  * when longer, never mid-escape. cols < 0: no limit. pad: spaces to cols. Returns the columns
  * written. */
 int esc_fit(struct strbuf *sb, const char *s, int cols, bool pad);
+/* The columns s takes once escaped (esc_fit's measure). */
+int esc_cols(const char *s);
 /* Columns of text already made printable (escaped, or our own): UTF-8 characters count one. */
 int text_cols(const char *s);
 /* Length of the valid UTF-8 sequence at s (1-4, at most avail bytes), or 0 when it is not one
