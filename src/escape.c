@@ -27,6 +27,14 @@ void esc_printable_n(struct strbuf *sb, const char *str, size_t max)
 	const unsigned char *s = (const unsigned char *)str;
 	size_t len = strnlen(str, max);
 	for (size_t i = 0; i < len;) {
+		size_t run = i;
+		while (run < len && s[run] >= 0x20 && s[run] < 0x7f && s[run] != '\\')
+			run++;
+		if (run > i) { /* plain ASCII, most of any text: one copy */
+			sb_add(sb, str + i, run - i);
+			i = run;
+			continue;
+		}
 		unsigned c = s[i];
 		size_t n = utf8_seq_len(s + i, len - i);
 		if (n == 2 && c == 0xC2 && s[i + 1] < 0xA0) {
