@@ -19,7 +19,8 @@
  *   visibility.c    CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as the driver reads them
  *   alloc.c         the free-GPU rule and the fair queue
  *   query.c         nvidia-smi's --query-* fields and CSV
- *   json.c          the JSON writer; metrics.c: the Prometheus exposition
+ *   json.c          the JSON writer; metrics.c: the Prometheus exposition; table.c: the
+ *                   status table, laid out for the terminal's width (and height, in a loop)
  * Glue
  *   visenv.c        the visibility model on this machine and an environment (the caller's, the
  *                   options', a running process's): map, which, doctor, run
