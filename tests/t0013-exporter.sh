@@ -55,14 +55,7 @@ stop_exporter
 
 # Uncached, concurrent scrapes share refreshes, yet none is served a page older than itself:
 # each client's consecutive scrapes see strictly newer refreshes.
-# Under ASan a smaller machine: the stand-in re-reads its whole file before every process query
-# (for the workloads' process directory), which under ASan costs 3.5 s a refresh at 16 x 500
-# processes (3 ms without the directory): at 2,000 the ASan exporter did not serve within a
-# minute, and scrapes ran past the client's timeout. A refresh must still take long enough
-# for concurrent scrapes to share it.
-nbig=2000
-[[ ${GPUCTL_BUILD:-build} == *asan* ]] && nbig=100
-gen_machine "$TMP/big" 16 "$nbig"
+gen_machine "$TMP/big" 16 2000
 use_machine "$TMP/big"
 start_exporter --cache-ms 0
 python3 - "$PORT" >"$TMP/shared" <<'PY'

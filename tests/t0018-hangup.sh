@@ -3,7 +3,7 @@
 # dropping), for a running job and for a waiter in the queue: a signal ignored when gpuctl
 # starts stays ignored, for gpuctl and for the job, as with env, time and nice (issue 11.1).
 # The hang-up is real: an interactive bash on a pseudo-terminal whose master side is closed
-# (tests/hangup_pty.py); the kernel sends SIGHUP to the shell, and the shell to its jobs.
+# (tests/session_hangup.py); the kernel sends SIGHUP to the shell, and the shell to its jobs.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/daemon.sh"
 plan 8
@@ -30,7 +30,7 @@ read -r _ <"$TMP/go-waiter"
 nohup sh -c '"\$0" run -n 1 --wait -- "\$1" --log "\$2" --tag waiter --seconds 0; echo "waiter exit \$?" >>"\$3"' "$GPUCTL" "$WL" "$LOG" "$TMP/status" &
 echo SESSION-\$((6*7))
 SESSION
-python3 "$ROOT/tests/hangup_pty.py" "$TMP/session" "$TMP/ctl" >"$TMP/hangup" &
+python3 "$ROOT/tests/session_hangup.py" "$TMP/session" "$TMP/ctl" >"$TMP/hangup" &
 py=$!
 await_line '^start job ' "$LOG"
 echo go >"$TMP/go-waiter" # the waiter comes second: it must not win the job's GPU

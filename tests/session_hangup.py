@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""hangup_pty.py SESSION CONTROL: a real session hang-up, as when an SSH connection drops.
+"""session_hangup.py SESSION CONTROL: a real session hang-up, as when an SSH connection drops.
 
 Starts an interactive bash (job control on, no rc files) on a new pseudo-terminal that is its
 controlling terminal, types the lines of the file SESSION into it, and waits until the session
