@@ -97,7 +97,7 @@ static void print_exports(char **env, enum fmt fmt, const struct grant *g, bool 
 		sb_adds(&sb, "\"");
 		/* The profile's variables as -e words: only values that survive word splitting and
 		 * pathname expansion unchanged can be passed this way. */
-		for (char **p = g->env; p && *p; p++) {
+		for (char **p = g->profile_env; p && *p; p++) {
 			if (strpbrk(*p, " \t\n*?[\\'\"$`")) {
 				fprintf(stderr, "gpuctl env: %.*s is not passed to docker: its value does not "
 					"survive $(...) word splitting (use --format=sh and docker run -e)\n",

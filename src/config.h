@@ -36,6 +36,7 @@ struct config {
 	enum prefer prefer;
 	double wait;                  /* default for run: <0 no wait, 0 forever, >0 seconds */
 	struct profile *profiles;
+	char *prometheus;             /* the cluster view's server: status --prometheus */
 	struct setting *settings;     /* in the order first set; a later file's value replaces */
 	size_t nsettings, cap;
 	struct {                      /* /etc's and the user's, for `gpuctl config` */

@@ -2,6 +2,7 @@
  * (index, UUID or unique prefix, PCI bus id). */
 #include "gpu.h"
 #include "proc.h"
+#include "slurm.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -34,6 +35,9 @@ void gpu_set_refresh(struct gpu_set *set, unsigned what)
 	if (!(what & REFRESH_PROCS) || (what & REFRESH_NO_PROC_INFO))
 		return;
 	proc_cache_begin(set->pc);
+	/* A few stats tell a Slurm node; anywhere else no cgroup file is read. */
+	set->slurm = (what & REFRESH_SLURM) && slurm_node();
+	proc_cache_want_jobs(set->pc, set->slurm);
 	for (size_t i = 0; i < set->ngpus; i++) {
 		struct gpu *g = &set->gpus[i];
 		if (!g->selected)
@@ -47,6 +51,7 @@ void gpu_set_refresh(struct gpu_set *set, unsigned what)
 			p->name = pi.name;
 			p->uid = pi.uid;
 			p->uid_valid = pi.found;
+			p->slurm_job = pi.slurm_job;
 		}
 	}
 	proc_cache_end(set->pc);

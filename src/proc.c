@@ -12,9 +12,12 @@
  * after 0.5 to 1.5 times REREAD_AFTER, spread over refreshes by pid.
  *
  * Memory is what a big machine costs (10,000 processes): an entry is 40 bytes and the texts live
- * in 64 KiB chunks, compacted when more than half of them is garbage. */
+ * in 64 KiB chunks, compacted when more than half of them is garbage. The Slurm job of each
+ * process (its cgroup, read once while it is the same process) lives in an array beside the
+ * entries, made only on a machine that runs Slurm jobs. */
 #include "pid.h"
 #include "proc.h"
+#include "slurm.h"
 #include "util.h"
 
 #include <errno.h>
@@ -28,6 +31,7 @@
 
 #define REREAD_AFTER 4000U     /* ms */
 #define CHUNK (64 * 1024)
+#define JOB_UNREAD 0xFFFFFFFFU
 
 struct user_ent {
 	uid_t uid;
@@ -67,6 +71,9 @@ struct proc_cache {
 	size_t scratch_cap;
 	struct user_ent *users;
 	size_t nusers, users_cap;
+	bool want_jobs;         /* this refresh reads Slurm jobs */
+	uint32_t *jobs;         /* beside ents, once any refresh wanted them: JOB_UNREAD, 0, job */
+	size_t jobs_cap;
 };
 
 struct proc_cache *proc_cache_new(void)
@@ -96,6 +103,7 @@ void proc_cache_free(struct proc_cache *pc)
 	free(pc->slots);
 	free_chunks(pc->chunks);
 	free(pc->scratch);
+	free(pc->jobs);
 	for (size_t i = 0; i < pc->nusers; i++)
 		free(pc->users[i].name);
 	free(pc->users);
@@ -198,10 +206,13 @@ void proc_cache_end(struct proc_cache *pc)
 		return;
 	size_t k = 0;
 	for (size_t i = 0; i < pc->n; i++) {
-		if (pc->ents[i].gen == pc->gen)
+		if (pc->ents[i].gen == pc->gen) {
+			if (pc->jobs)
+				pc->jobs[k] = pc->jobs[i];
 			pc->ents[k++] = pc->ents[i];
-		else
+		} else {
 			text_drop(pc, &pc->ents[i]);
+		}
 	}
 	pc->n = k;
 	size_t nslots = 256;
@@ -298,6 +309,26 @@ static void read_text(struct proc_cache *pc, struct proc_ent *e)
 		*z++ = ' ';
 }
 
+void proc_cache_want_jobs(struct proc_cache *pc, bool on)
+{
+	pc->want_jobs = on;
+	if (on && !pc->jobs) {
+		pc->jobs_cap = pc->cap;
+		pc->jobs = xmalloc((pc->jobs_cap ? pc->jobs_cap : 1) * sizeof *pc->jobs);
+		for (size_t i = 0; i < pc->jobs_cap; i++)
+			pc->jobs[i] = JOB_UNREAD;
+	}
+}
+
+/* The Slurm job of a process in /proc: its cgroup file, parsed by slurm.c. */
+static uint32_t read_job(struct proc_cache *pc, unsigned pid)
+{
+	char path[64];
+	if (read_scratch(pc, proc_path(pc, path, pid, "cgroup")) < 0)
+		return 0;
+	return slurm_cgroup_job(pc->scratch);
+}
+
 /* One stat per process and refresh: owner, and whether it is the process read before. */
 static void refresh_ent(struct proc_cache *pc, struct proc_ent *e)
 {
@@ -314,6 +345,8 @@ static void refresh_ent(struct proc_cache *pc, struct proc_ent *e)
 	bool same = ident == e->ident;
 	e->uid = st.st_uid;
 	e->ident = ident;
+	if (!same && pc->jobs)
+		pc->jobs[e - pc->ents] = JOB_UNREAD;
 	if (!same || (int32_t)(pc->now_ms - e->reread_ms) >= 0)
 		read_text(pc, e);
 }
@@ -331,6 +364,13 @@ void proc_lookup(struct proc_cache *pc, unsigned pid, struct proc_info *out)
 		}
 	if (!e) {
 		pc->ents = grow_array(pc->ents, &pc->cap, pc->n + 1, sizeof *pc->ents);
+		if (pc->jobs) {
+			size_t old = pc->jobs_cap;
+			pc->jobs = grow_array(pc->jobs, &pc->jobs_cap, pc->cap, sizeof *pc->jobs);
+			for (size_t i = old; i < pc->jobs_cap; i++)
+				pc->jobs[i] = JOB_UNREAD;
+			pc->jobs[pc->n] = JOB_UNREAD;
+		}
 		e = &pc->ents[pc->n];
 		*e = (struct proc_ent){.pid = pid};
 		pc->slots[h] = (unsigned)++pc->n;
@@ -341,7 +381,14 @@ void proc_lookup(struct proc_cache *pc, unsigned pid, struct proc_info *out)
 		refresh_ent(pc, e);
 	}
 	bool found = e->ident != 0;
-	*out = (struct proc_info){.pid = pid, .found = found, .uid = e->uid,
+	uint32_t job = 0;
+	if (pc->want_jobs && found) {
+		uint32_t *j = &pc->jobs[e - pc->ents];
+		if (*j == JOB_UNREAD)
+			*j = read_job(pc, pid);
+		job = *j;
+	}
+	*out = (struct proc_info){.pid = pid, .found = found, .uid = e->uid, .slurm_job = job,
 				  .user = found ? proc_user_name(pc, e->uid) : NULL,
 				  .cmdline = e->text, .name = e->text ? e->text + e->name_off : NULL};
 }

@@ -151,7 +151,8 @@ static size_t sub_lines(const struct table_opts *o, const struct gpu *g)
 	return g->nmigs + (o->no_procs ? 0 : GPU_HAS(g, GF_PROCESSES) ? g->nprocs : 1);
 }
 
-static void table_proc(struct strbuf *sb, const struct layout *lay, const struct gpu_proc *p)
+static void table_proc(struct strbuf *sb, const struct table_opts *o, const struct layout *lay,
+		       const struct gpu_proc *p)
 {
 	char mig[24] = "", sm[16], fb[16], codec[32] = "";
 	struct mib_text mem = {"N/A"};
@@ -165,9 +166,14 @@ static void table_proc(struct strbuf *sb, const struct layout *lay, const struct
 		snprintf(codec, sizeof codec, "enc %u%% dec %u%% ", p->enc_util, p->dec_util);
 	sb_adds(sb, "      ");
 	int cols = 6 + esc_fit(sb, p->user ? p->user : "-", lay->user_w, true);
-	char line[160];
-	int n = snprintf(line, sizeof line, " %7u %10s  %s %s %s%s%s", p->pid, mem.s, sm, fb, codec,
-			 mig, p->type & PROC_GRAPHICS ? (p->type & PROC_COMPUTE ? "C+G " : "G ") : "");
+	char line[192], job[24] = "";
+	/* Beside the user on a Slurm node: the job its cgroup names, "-" for none. */
+	if (o->slurm && p->slurm_job)
+		snprintf(job, sizeof job, "job %-8u ", p->slurm_job);
+	else if (o->slurm)
+		snprintf(job, sizeof job, "%-13s", "-");
+	int n = snprintf(line, sizeof line, " %s%7u %10s  %s %s %s%s%s", job, p->pid, mem.s, sm, fb,
+			 codec, mig, p->type & PROC_GRAPHICS ? (p->type & PROC_COMPUTE ? "C+G " : "G ") : "");
 	sb_add(sb, line, (size_t)n);
 	cols += n;
 	int room = lay->width ? lay->width - cols : -1;
@@ -202,7 +208,7 @@ static void table_procs(struct strbuf *sb, const struct table_opts *o, struct la
 	/* One formatted print per process: on 10,000 processes the table's cost is its printf. */
 	for (size_t i = 0; !o->no_procs && GPU_HAS(g, GF_PROCESSES) && i < g->nprocs &&
 			   g->nmigs + i < shown; i++)
-		table_proc(sb, lay, &g->procs[i]);
+		table_proc(sb, o, lay, &g->procs[i]);
 	if (shown < total)
 		sb_addf(sb, "      %s+%zu more%s%s\n", o->color ? C_DIM : "", total - shown,
 			shown >= g->nmigs ? " processes" : "", o->color ? C_RESET : "");
@@ -236,7 +242,7 @@ static void layout_columns(struct layout *lay, const struct table_opts *o,
 	lay->user_w = longest_user > 64 ? 64 : longest_user;
 	if (o->width && o->width < 100 && longest_name > o->width - GPU_LINE_FIXED)
 		lay->name_w = o->width - GPU_LINE_FIXED < 8 ? 8 : o->width - GPU_LINE_FIXED;
-	int users_room = o->width - PROC_LINE_FIXED - MIN_COMMAND;
+	int users_room = o->width - PROC_LINE_FIXED - (o->slurm ? 13 : 0) - MIN_COMMAND;
 	if (o->width && lay->user_w > users_room)
 		lay->user_w = users_room > 10 ? users_room : 10;
 }

@@ -7,6 +7,7 @@
 
 struct table_opts {
 	bool color, no_procs;
+	bool slurm;                     /* a Slurm node: each process's job beside its user */
 	int width;                      /* columns; 0: no limit (piped: nothing is cut) */
 	int rows;                       /* lines a frame may take (a loop on a terminal); 0: any */
 	const struct leaseview *leases; /* each GPU's holder; NULL: none shown */

@@ -4,7 +4,8 @@
 # and `gpuctl config` showing every effective setting with the file:line it came from (11.22).
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/daemon.sh"
-plan 40
+. "$ROOT/tests/jobs.sh"
+plan 42
 use_machine "$MACHINES/h100x8.machine" # free: GPUs 1, 4 and 7
 daemon_setup
 daemon_start
@@ -85,6 +86,10 @@ check_eq "env: in JSON" '["true","--xla_gpu_cuda_data_dir='"'"'/opt/cuda 12'"'"'
 check_grep "env --format=docker: -e words for what survives word splitting" '^--gpus "device=[0-9]" -e TF_FORCE_GPU_ALLOW_GROWTH=true -e PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True$' "$TMP/out"
 check_grep "and says which variable it cannot pass" 'XLA_FLAGS is not passed to docker' "$TMP/err"
 kill $holdp
+id=$("$GPUCTL" submit --profile tf -- sh -c 'printf "%s|%s\n" "$TF_FORCE_GPU_ALLOW_GROWTH" "$XLA_FLAGS"')
+"$GPUCTL" wait "$id"
+check_eq "submit: a detached job gets them too" 0 $?
+check_eq "with its own environment's quoting intact" "true|--xla_gpu_cuda_data_dir='/opt/cuda 12' \$HOME" "$("$GPUCTL" logs "$id")"
 printf '[profile bad]\nenv.CUDA_VISIBLE_DEVICES = 3\n' >"$TMP/bad"
 cp "$TMP/bad" "$CONF"
 check_exit "a profile cannot set the lease's own variables" 2 "$GPUCTL" run --dry-run -- true
