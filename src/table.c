@@ -176,9 +176,10 @@ static void table_proc(struct strbuf *sb, const struct table_opts *o, const stru
 			 codec, mig, p->type & PROC_GRAPHICS ? (p->type & PROC_COMPUTE ? "C+G " : "G ") : "");
 	sb_add(sb, line, (size_t)n);
 	cols += n;
-	int room = lay->width ? lay->width - cols : -1;
-	esc_fit(sb, p->cmdline ? p->cmdline : "(not in /proc: exited, or another PID namespace)",
-		room < 0 ? -1 : room < 8 ? 8 : room, false);
+	/* At least 8 columns of the command, however narrow the terminal; all of it when piped. */
+	int room = !lay->width ? -1 : lay->width - cols < 8 ? 8 : lay->width - cols;
+	esc_fit(sb, p->cmdline ? p->cmdline : "(not in /proc: exited, or another PID namespace)", room,
+		false);
 	sb_addc(sb, '\n');
 }
 
@@ -311,7 +312,9 @@ void table_render(struct strbuf *sb, const struct table_opts *o, const struct gp
 	snprintf(head + n, sizeof head - (size_t)n, "  %zu GPU%s", set->ngpus,
 		 set->ngpus == 1 ? "" : "s");
 	int w = (o->width ? o->width : 80) - (int)strlen(when);
-	sb_addf(sb, "%-*s%s\n", w > 0 ? w : 0, head, when);
+	if (w < (int)strlen(head) + 2) /* a narrow terminal: the time after the header, spaced */
+		w = (int)strlen(head) + 2;
+	sb_addf(sb, "%-*s%s\n", w, head, when);
 	sb_addf(sb, "%s%3s %-*s  %4s  %18s  %4s  %13s%s\n", o->color ? C_DIM : "", "GPU", lay.name_w,
 		"NAME", "UTIL", "MEMORY", "TEMP", "POWER", o->color ? C_RESET : "");
 	if (!set->ngpus)

@@ -2,7 +2,7 @@
 # t0001-status.sh: `gpuctl status` on the simulated 8-GPU machine: table, JSON, CSV, selection,
 # with live processes (every value of each machine in each format: t0014's golden files).
 . "$(dirname "$0")/lib.sh"
-plan 48
+plan 49
 
 spawn python3 train.py --epochs 10; P1=$SPAWNED
 spawn $'odd\x01name \xff caf\xc3\xa9'; P2=$SPAWNED
@@ -29,6 +29,8 @@ COLUMNS=80 "$GPUCTL" status >"$TMP/t80"
 check_eq "COLUMNS=80: the table fits 80 columns" "" "$(wider 80 "$TMP/t80")"
 check_grep "a cut command line ends with …" "^ .* $P3 .* python3 -m torch\.distribute.*…$" "$TMP/t80"
 check_grep "on a terminal's width too (COLUMNS=80)" '\(not in /proc: exited, or a…$' "$TMP/t80"
+COLUMNS=40 "$GPUCTL" status >"$TMP/t40"
+check_grep "a terminal narrower than the line: still cut, 8 columns of the command kept" "^ .* $P3 .* python3…$" "$TMP/t40"
 # GPU names: whole when there is room; at 100 columns and more, never cut; short of room, the
 # words every board repeats ("NVIDIA ", "GeForce ") go before any meaning is cut.
 use_machine "$MACHINES/workstation-mixed.machine"
