@@ -4,6 +4,7 @@
  * start time checked), so a pid that is reused meanwhile is never hit. */
 #include "gpu.h"
 #include "gpuctl.h"
+#include "escape.h"
 #include "pid.h"
 
 #include <errno.h>
@@ -84,12 +85,31 @@ static void wait_ended(struct target *t, size_t n, double secs, int done)
 				map[nf++] = i;
 			}
 		double left = end - now_mono();
-		if (!nf || left <= 0 || poll(fds, nf, (int)(left * 1000) + 1) <= 0)
+		int ms = left > 86400 ? 86400000 : (int)(left * 1000) + 1; /* --grace 1e9: no overflow */
+		if (!nf || left <= 0 || poll(fds, nf, ms) <= 0)
 			return;
 		for (size_t k = 0; k < nf; k++)
 			if (fds[k].revents)
 				t[map[k]].state = done;
 	}
+}
+
+/* What the grace period waits for, on stderr, before it starts: a wait says what it waits for. */
+static void say_waiting(const struct target *t, size_t n, int sig, double secs)
+{
+	size_t pending = 0;
+	struct strbuf pids = {0};
+	for (size_t i = 0; i < n; i++)
+		if (t[i].state == T_PENDING && pending++ < 8)
+			sb_addf(&pids, "%s%u", pids.len ? ", " : "", t[i].pid);
+	if (!pending)
+		return;
+	if (pending > 8)
+		sb_addf(&pids, " and %zu more", pending - 8);
+	fprintf(stderr, "gpuctl kill: sent SIG%s; waiting up to %g s for %zu process%s to end "
+		"(pid%s %s)%s\n", signal_name(sig), secs, pending, pending == 1 ? "" : "es",
+		pending == 1 ? "" : "s", pids.buf, sig == SIGKILL ? "" : ", then SIGKILL");
+	sb_free(&pids);
 }
 
 /* The pids of --pid LIST, or false when it holds anything else. */
@@ -200,11 +220,16 @@ static int kill_cmd(struct cmd *c)
 		printf("no GPU process matches\n");
 	bool ask = pending && isatty(STDIN_FILENO) && isatty(STDERR_FILENO) && !yes;
 	char gl[200];
-	for (size_t i = 0; i < n && (dry || ask); i++)
-		printf("%s pid %u (%s) on GPU %s, %s: %.60s\n",
+	/* The user and command line are another user's text: escaped (esc_str, esc_fit). */
+	for (size_t i = 0; i < n && (dry || ask); i++) {
+		struct strbuf cmd = {0};
+		esc_fit(&cmd, t[i].cmd ? t[i].cmd : "?", 60, false);
+		printf("%s pid %u (%s) on GPU %s, %s: %s\n",
 		       t[i].state == T_PENDING ? (dry ? "would signal" : "will signal") : "leave",
-		       t[i].pid, t[i].user ? t[i].user : "?", gpu_list(t[i].gpus, gl, sizeof gl),
-		       mib_text(t[i].mem).s, t[i].cmd ? t[i].cmd : "?");
+		       t[i].pid, esc_str(t[i].user ? t[i].user : "?", 0), gpu_list(t[i].gpus, gl, sizeof gl),
+		       mib_text(t[i].mem).s, cmd.buf);
+		sb_free(&cmd);
+	}
 	if (dry || (ask && !confirm(pending, sig))) {
 		for (size_t i = 0; i < n; i++)
 			if (t[i].pidfd >= 0)
@@ -219,6 +244,7 @@ static int kill_cmd(struct cmd *c)
 	bool ending = sig == SIGTERM || sig == SIGINT || sig == SIGQUIT || sig == SIGKILL;
 	if (ending) {
 		/* TERM, INT, QUIT get the grace period, then KILL; KILL gets a few seconds to land. */
+		say_waiting(t, n, sig, sig == SIGKILL ? 5 : grace);
 		wait_ended(t, n, sig == SIGKILL ? 5 : grace, T_ENDED);
 		bool escalate = false;
 		for (size_t i = 0; i < n; i++)
@@ -246,7 +272,7 @@ static int kill_cmd(struct cmd *c)
 		}
 		if (x->state == T_ENDED || x->state == T_KILLED)
 			freed += x->mem;
-		printf("pid %u (%s) on GPU %s: %s\n", x->pid, x->user ? x->user : "?",
+		printf("pid %u (%s) on GPU %s: %s\n", x->pid, esc_str(x->user ? x->user : "?", 0),
 		       gpu_list(x->gpus, gl, sizeof gl), what);
 		if (x->pidfd >= 0)
 			close(x->pidfd);

@@ -84,7 +84,10 @@ static int submit_one(struct dclient *dc, const struct common *cm, char **argv, 
 	} else {
 		add_common(&sb, cm);
 		msg_add(&sb, "command", command, NULL);
-		spec_build(&spec, argv, environ);
+		/* The profile's variables (env.NAME) travel in the job's environment. */
+		char **env = grant_env_profile(environ, cm->o.rq.profile_env);
+		spec_build(&spec, argv, env);
+		free(env);
 		fd = memfd_create("gpuctl-job", MFD_CLOEXEC);
 		if (fd < 0 || write(fd, spec.buf, spec.len) != (ssize_t)spec.len) {
 			fprintf(stderr, "gpuctl submit: cannot hold the job's environment in memory "

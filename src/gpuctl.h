@@ -22,12 +22,14 @@
  *   visibility.c    CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as the driver reads them
  *   alloc.c         the free-GPU rule and the fair queue
  *   query.c         nvidia-smi's --query-* fields and CSV
- *   json.c          the JSON writer; metrics.c: the Prometheus exposition
+ *   json.c          the JSON writer; metrics.c: the Prometheus exposition; table.c: the
+ *                   status table, laid out for the terminal's width (and height, in a loop)
  * Glue
  *   visenv.c        the visibility model on this machine and an environment (the caller's, the
  *                   options', a running process's): map, which, doctor, run
  *   cudaprobe.c     map --verify's side of the CUDA probe
- *   config.c        settings (inih); term.c: colour and width; util.c: the exit codes, errors,
+ *   config.c        settings (inih) and where each came from (cmd-config.c lists them);
+ *                   term.c: colour, width and height; util.c: the exit codes, errors,
  *                   allocation, string buffers, number parsers, MiB
  * Leases: the daemon (one trusted writer; its design is the comment in daemon.h)
  *   daemon.c        the event loop: the socket, connections and their bounds, dispatch
@@ -83,6 +85,7 @@ extern const struct cmd_entry cmd_logs_entry;
 extern const struct cmd_entry cmd_cancel_entry;
 extern const struct cmd_entry cmd_wait_entry;
 extern const struct cmd_entry cmd_runner_entry;
+extern const struct cmd_entry cmd_config_entry;
 extern const struct cmd_entry cmd_cuda_probe_entry;
 
 #endif

@@ -19,6 +19,7 @@ static const struct cmd_entry *const commands[] = {
 	&cmd_cancel_entry,
 	&cmd_wait_entry,
 	&cmd_daemon_entry,
+	&cmd_config_entry,
 	&cmd_runner_entry,
 	&cmd_cuda_probe_entry,
 };
