@@ -1,6 +1,8 @@
 /* proc.c: owner and command line of GPU processes from /proc, read once per pid per refresh
  * (a process on eight GPUs costs one read, not eight), with user names cached for the run since
- * getpwuid can be slow under LDAP. */
+ * getpwuid can be slow under LDAP. With stats on (top), the same visit reads /proc/PID/stat:
+ * parent, start, CPU and resident memory (the stat file has them all: no statm read); CPU use
+ * is the difference from the previous refresh's counter of the same process (pid and start). */
 #include "pid.h"
 #include "proc.h"
 #include "util.h"
@@ -9,13 +11,28 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 struct user_ent {
 	uid_t uid;
 	char *name;
 };
 
+struct cpu_mark {             /* a process's CPU counter at the previous refresh */
+	unsigned pid;
+	unsigned long long start;
+	double cpu;            /* seconds */
+};
+
 struct proc_cache {
+	bool stats;
+	double tick;           /* seconds per clock tick */
+	uint64_t page;         /* bytes per page */
+	double now_mono, boot_now;     /* this refresh: monotonic clock, seconds since boot */
+	double prev_mono;      /* the previous refresh with stats, 0 when none */
+	struct cpu_mark *prev; /* its counters, sorted by pid */
+	size_t nprev, prev_cap;
 	struct proc_info *ents;
 	size_t n, cap;
 	unsigned *slots;       /* open addressing: index+1 into ents, 0 = empty */
@@ -29,8 +46,44 @@ struct proc_cache *proc_cache_new(void)
 	return xcalloc(1, sizeof(struct proc_cache));
 }
 
+void proc_cache_stats(struct proc_cache *pc, bool on)
+{
+	if (on && !pc->tick) {
+		long hz = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+		pc->tick = 1.0 / (double)(hz > 0 ? hz : 100);
+		pc->page = page > 0 ? (uint64_t)page : 4096;
+	}
+	pc->stats = on;
+}
+
+static int mark_cmp(const void *a, const void *b)
+{
+	unsigned x = ((const struct cpu_mark *)a)->pid, y = ((const struct cpu_mark *)b)->pid;
+	return (x > y) - (x < y);
+}
+
+/* The counters of the refresh that ends become the marks the next one measures from. */
+static void keep_marks(struct proc_cache *pc)
+{
+	pc->nprev = 0;
+	for (size_t i = 0; pc->stats && i < pc->n; i++) {
+		const struct proc_info *pi = &pc->ents[i];
+		if (!pi->stat_valid)
+			continue;
+		pc->prev = grow_array(pc->prev, &pc->prev_cap, pc->nprev + 1, sizeof *pc->prev);
+		pc->prev[pc->nprev++] = (struct cpu_mark){pi->pid, pi->start, pi->cpu_time};
+	}
+	qsort(pc->prev, pc->nprev, sizeof *pc->prev, mark_cmp);
+	pc->prev_mono = pc->stats && pc->n ? pc->now_mono : 0;
+	struct timespec ts;
+	pc->now_mono = now_mono();
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	pc->boot_now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 void proc_cache_begin(struct proc_cache *pc)
 {
+	keep_marks(pc);
 	for (size_t i = 0; i < pc->n; i++) {
 		free(pc->ents[i].cmdline);
 		free(pc->ents[i].name);
@@ -46,6 +99,7 @@ void proc_cache_free(struct proc_cache *pc)
 		return;
 	proc_cache_begin(pc);
 	free(pc->ents);
+	free(pc->prev);
 	free(pc->slots);
 	for (size_t i = 0; i < pc->nusers; i++)
 		free(pc->users[i].name);
@@ -66,6 +120,32 @@ static const char *proc_user_name(struct proc_cache *pc, uid_t uid)
 	return name;
 }
 
+/* Parent, start, CPU and memory from /proc/PID/stat; CPU use since the previous refresh when it
+ * saw the same process (the same start time: a pid given to a new process starts afresh). */
+static void read_stats(struct proc_cache *pc, struct proc_info *pi)
+{
+	struct pid_stat ps;
+	if (!pid_stat(pi->pid, &ps))
+		return;
+	pi->stat_valid = true;
+	pi->state = ps.state;
+	pi->ppid = ps.ppid;
+	pi->start = ps.start;
+	pi->cpu_time = (double)ps.cpu * pc->tick;
+	pi->rss = (uint64_t)ps.rss * pc->page;
+	pi->elapsed = pc->boot_now - (double)ps.start * pc->tick;
+	if (pi->elapsed < 0)
+		pi->elapsed = 0;
+	struct cpu_mark key = {.pid = pi->pid};
+	const struct cpu_mark *m = pc->nprev ? bsearch(&key, pc->prev, pc->nprev, sizeof key, mark_cmp)
+					     : NULL;
+	double dt = pc->now_mono - pc->prev_mono;
+	if (m && m->start == ps.start && pi->cpu_time >= m->cpu && pc->prev_mono && dt > 0) {
+		pi->cpu_valid = true;
+		pi->cpu_pct = (pi->cpu_time - m->cpu) / dt * 100.0;
+	}
+}
+
 static void read_proc(struct proc_cache *pc, struct proc_info *pi)
 {
 	char path[64];
@@ -76,6 +156,8 @@ static void read_proc(struct proc_cache *pc, struct proc_info *pi)
 	pi->found = true;
 	pi->uid = st.st_uid;
 	pi->user = proc_user_name(pc, st.st_uid);
+	if (pc->stats)
+		read_stats(pc, pi);
 	size_t len = 0;
 	snprintf(path, sizeof path, "/proc/%u/cmdline", pi->pid);
 	char *cmd = read_file(path, &len);
