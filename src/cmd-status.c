@@ -6,6 +6,7 @@
 #include "json.h"
 #include "leaseview.h"
 #include "query.h"
+#include "status-json.h"
 #include "term.h"
 #include "util.h"
 
@@ -27,6 +28,7 @@ struct status_opts {
 	double loop;                 /* seconds; 0 = once */
 	unsigned long count;         /* refreshes before stopping; 0 = until interrupted */
 	bool no_procs;
+	bool details;                /* --details: what top shows too */
 	bool color, tty;
 	int width;
 	struct leaseview leases;     /* refreshed with the GPUs */
@@ -267,6 +269,8 @@ static void json_gpu(struct json *j, const struct status_opts *o, const struct g
 	json_mode(j, g, GF_MIG_MODE, "mig_mode", g->mig_mode ? "Enabled" : "Disabled");
 	json_bool(j, "lost", g->lost);
 	json_str(j, "error", g->error);
+	if (o->details)
+		status_json_gpu_details(j, g);
 	const struct lease_info *h = holder(o, g);
 	if (h) {
 		json_obj(j, "lease");
@@ -304,6 +308,8 @@ static void json_gpu(struct json *j, const struct status_opts *o, const struct g
 					json_uint(j, "gpu_instance_id", p->gi);
 					json_uint(j, "compute_instance_id", p->ci);
 				}
+				if (o->details)
+					status_json_proc_details(j, p);
 				json_end_obj(j);
 			}
 			json_end_arr(j);
@@ -359,6 +365,8 @@ static void render_json(struct strbuf *sb, const struct status_opts *o, const st
 		if (set->gpus[i].selected)
 			json_gpu(&j, o, &set->gpus[i]);
 	json_end_arr(&j);
+	if (o->details)
+		status_json_queue(&j, &o->leases);
 	json_end_obj(&j);
 	sb_addc(sb, '\n');
 }
@@ -432,6 +440,8 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 {
 	unsigned what = o->mode == M_CSV ? query_refresh_needs(o->query)
 			: o->no_procs ? 0 : REFRESH_PROCS | REFRESH_PROC_UTIL;
+	if (o->details)
+		what |= STATUS_DETAILS_REFRESH;
 	struct strbuf sb = {0};
 	struct sigaction sa = {.sa_handler = on_stop};
 	sigemptyset(&sa.sa_mask);
@@ -484,7 +494,8 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 	return EXIT_OK;
 }
 
-enum { O_JSON = 256, O_QGPU, O_QAPPS, O_FORMAT, O_NOPROC, O_COLOR, O_HQGPU, O_HQAPPS, O_LMS };
+enum { O_JSON = 256, O_QGPU, O_QAPPS, O_FORMAT, O_NOPROC, O_COLOR, O_HQGPU, O_HQAPPS, O_LMS,
+       O_DETAILS };
 
 /* The option values, checked before anything is opened. */
 static int read_options(struct cmd *c, struct status_opts *o, struct gpu_error *err)
@@ -502,6 +513,9 @@ static int read_options(struct cmd *c, struct status_opts *o, struct gpu_error *
 		o->loop = ms / 1000.0;
 	o->mode = args_has(a, O_JSON) ? M_JSON : M_TABLE;
 	o->no_procs = args_has(a, O_NOPROC);
+	o->details = args_has(a, O_DETAILS);
+	if (o->details && o->mode != M_JSON)
+		return cmd_bad_usage(e, "--details goes with --json");
 	bool list = args_has(a, 'L');
 	if (qgpu && qapps)
 		return cmd_bad_usage(e, "--query-gpu and --query-compute-apps cannot be combined");
@@ -567,6 +581,7 @@ static const struct option longopts[] = {
 	{"help-query-gpu", no_argument, NULL, O_HQGPU},
 	{"help-query-compute-apps", no_argument, NULL, O_HQAPPS},
 	{"list-gpus", no_argument, NULL, 'L'},
+	{"details", no_argument, NULL, O_DETAILS},
 	{0},
 };
 
@@ -582,6 +597,9 @@ const struct cmd_entry cmd_status_entry = {
 		"  -i, --id LIST              the same, as nvidia-smi spells it\n"
 		"      --no-processes         leave out the process lists\n"
 		"      --json                 one JSON document (see README: JSON contract)\n"
+		"      --details              with --json: also what gpuctl top shows (fan, clocks,\n"
+		"                             codecs, PCIe, throttle reasons; per process parent,\n"
+		"                             host CPU, RSS, run time; the lease queue)\n"
 		"      --query-gpu=FIELDS     nvidia-smi compatible query, with --format\n"
 		"      --query-compute-apps=FIELDS\n"
 		"      --format=csv[,noheader][,nounits]\n"

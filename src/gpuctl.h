@@ -48,6 +48,7 @@ extern const struct cmd_entry cmd_leases_entry;
 extern const struct cmd_entry cmd_release_entry;
 extern const struct cmd_entry cmd_doctor_entry;
 extern const struct cmd_entry cmd_kill_entry;
+extern const struct cmd_entry cmd_top_entry;
 extern const struct cmd_entry cmd_exporter_entry;
 extern const struct cmd_entry cmd_daemon_entry;
 extern const struct cmd_entry cmd_cuda_probe_entry;
