@@ -201,18 +201,19 @@ static int top(struct cmd *c)
 	t.v.color = use_color((enum color_when)color, STDOUT_FILENO);
 	/* The signals wait blocked and arrive only inside ppoll: no race with the checks. Our
 	 * handlers are in place before curses starts, so it installs none of its own for them. */
-	sigset_t block, waitmask;
+	const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGWINCH};
+	sigset_t block, orig, waitmask;
 	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
-	sigaddset(&block, SIGWINCH);
-	sigprocmask(SIG_BLOCK, &block, &waitmask);
+	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
+		sigaddset(&block, sigs[i]);
+	sigprocmask(SIG_BLOCK, &block, &orig);
+	waitmask = orig;   /* ppoll's: ours open, even if our parent left them blocked */
 	struct sigaction sa = {.sa_handler = on_signal}, old[4];
 	sigemptyset(&sa.sa_mask);
-	const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGWINCH};
-	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++) {
+		sigdelset(&waitmask, sigs[i]);
 		sigaction(sigs[i], &sa, &old[i]);
+	}
 	char err[512];
 	if (!tui_screen_open(&t.scr, t.v.color, err, sizeof err)) {
 		fprintf(stderr, "gpuctl top: %s\n", err);
@@ -224,7 +225,7 @@ static int top(struct cmd *c)
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
 		sigaction(sigs[i], &old[i], NULL);
-	sigprocmask(SIG_SETMASK, &waitmask, NULL);
+	sigprocmask(SIG_SETMASK, &orig, NULL);
 	tui_acts_free(&t.acts);
 	tui_layout_free(&t.L);
 	tui_model_free(&t.m);

@@ -8,10 +8,11 @@
 #include <string.h>
 
 const char *const tui_help[] = {
-	"q  F10          quit (also Ctrl-C)",
-	"?  h  F1        this help; Esc, q or ? closes it",
+	"q  Q  F10       quit (also Ctrl-C)",
+	"?  h  F1        this help (q or ? closes it too)",
+	"Esc             close a prompt, the help or the details; clear a message",
 	"Up Down PgUp PgDn Home End   move in the pane that has the focus",
-	"Tab  Shift-Tab  move the focus between the processes and the GPUs",
+	"Tab Shift-Tab   move the focus between the processes and the GPUs",
 	"<  >  F6        sort by the column to the left / right",
 	"I               invert the sort order",
 	"M  S  P  T  N   sort by GPU memory, SM use, host CPU, run time, pid",

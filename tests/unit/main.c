@@ -39,6 +39,7 @@ int main(void)
 	test_proto();
 	test_args();
 	test_exitcodes();
+	test_tui();
 	/* The plan comes last (TAP allows it): a run that dies early has none, and fails. */
 	printf("1..%d\n", tap_count);
 	return tap_failed;

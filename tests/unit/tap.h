@@ -27,5 +27,6 @@ void test_config_values(void);
 void test_proto(void);
 void test_args(void);
 void test_exitcodes(void);
+void test_tui(void);
 
 #endif
