@@ -73,7 +73,8 @@ static void keep_marks(struct proc_cache *pc)
 		pc->prev = grow_array(pc->prev, &pc->prev_cap, pc->nprev + 1, sizeof *pc->prev);
 		pc->prev[pc->nprev++] = (struct cpu_mark){pi->pid, pi->start, pi->cpu_time};
 	}
-	qsort(pc->prev, pc->nprev, sizeof *pc->prev, mark_cmp);
+	if (pc->nprev)
+		qsort(pc->prev, pc->nprev, sizeof *pc->prev, mark_cmp);
 	pc->prev_mono = pc->stats && pc->n ? pc->now_mono : 0;
 	struct timespec ts;
 	pc->now_mono = now_mono();

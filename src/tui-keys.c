@@ -142,7 +142,7 @@ static enum tui_action prompt_key(struct tui_view *v, const struct tui_model *m,
 static void ask(struct tui_view *v, enum tui_prompt p, const char *current)
 {
 	v->prompt = p;
-	snprintf(v->input, sizeof v->input, "%s", current);
+	snprintf(v->input, sizeof v->input, "%.*s", (int)sizeof v->input - 1, current);
 }
 
 static enum tui_action overlay_key(struct tui_view *v, int key)
