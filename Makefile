@@ -7,7 +7,7 @@ PREFIX ?= /usr/local
 B ?= build
 WARN = -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -D_GNU_SOURCE
 ALL_CFLAGS = $(WARN) $(CFLAGS) -MMD -MP
-LDLIBS = -ldl -linih -lpthread
+LDLIBS = -ldl -lpthread
 
 SRC = $(wildcard src/*.c)
 OBJ = $(SRC:src/%.c=$(B)/obj/%.o)
@@ -80,17 +80,32 @@ fuzz:
 demo: all $(B)/fakenvml/libnvidia-ml.so.1 $(B)/sleeper
 	@B=$(B) tests/demo.sh
 
-bench: all $(B)/fakenvml/libnvidia-ml.so.1 $(B)/bench-floor $(B)/workload $(B)/sleeper
-	B=$(B) bench/run.sh
-	B=$(B) bench/lease.sh
-	B=$(B) bench/exporter.sh
+# Every benchmark runs to its end, even when one fails; each figure is printed beside its target.
+BENCH_BINS = $(B)/bench-floor $(B)/bench-measure $(B)/bench-spawn $(B)/bench-scrape $(B)/bench-empty
+bench: all $(B)/fakenvml/libnvidia-ml.so.1 $(BENCH_BINS) $(B)/workload $(B)/sleeper
+	@rc=0; for s in run exporter lease; do B=$(B) bench/$$s.sh || rc=1; done; exit $$rc
 
 $(B)/bench-floor: bench/floor.c src/nvml_abi.h
 	$(CC) $(WARN) -O2 -Isrc -o $@ bench/floor.c -ldl
+$(B)/bench-empty: bench/empty.c
+	$(CC) $(WARN) $(CFLAGS) -o $@ $<
+$(B)/bench-scrape: bench/scrape.c
+	$(CC) $(WARN) -O2 -o $@ $< -lpthread
+$(B)/bench-%: bench/%.c
+	$(CC) $(WARN) -O2 -o $@ $<
 
+# The binary, the daemon's systemd unit and its user (run `systemd-sysusers` once, as root), and
+# the exporter's unit; both units name the installed binary.
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR)
 	install -m 755 $(B)/gpuctl $(DESTDIR)$(PREFIX)/bin/gpuctl
+	for u in gpuctl gpuctl-exporter; do \
+		sed 's|@BINDIR@|$(PREFIX)/bin|g' contrib/$$u.service >$(DESTDIR)$(UNITDIR)/$$u.service; \
+		chmod 644 $(DESTDIR)$(UNITDIR)/$$u.service; \
+	done
+	install -m 644 contrib/gpuctl.sysusers $(DESTDIR)$(SYSUSERSDIR)/gpuctl.conf
 
 clean:
 	rm -rf build build-asan

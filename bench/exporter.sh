@@ -1,50 +1,59 @@
 #!/usr/bin/env bash
-# bench/exporter.sh: scrape latency and throughput of `gpuctl exporter` on a simulated 16-GPU,
-# 1000-process machine, from the cache and uncached, and how often NVML was refreshed.
-set -eu
-cd "$(dirname "$0")/.."
-B=${B:-build}
-tmp=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
-sleepers=()
-for i in $(seq 100); do "$B/sleeper" & sleepers+=($!); done
-bash tests/gen-machine.sh "$tmp/m16" 16 1000 "${sleepers[@]}" "${sleepers[@]}" "${sleepers[@]}"
-export FAKENVML_MACHINE=$tmp/m16 GPUCTL_NVML_LIBRARY=$PWD/$B/fakenvml/libnvidia-ml.so.1 GPUCTL_STATE_DIR=$tmp/state
+# bench/exporter.sh: `gpuctl exporter` on a simulated 16-GPU machine with 1,000 live processes
+# (bench/spawn.c), scraped by bench/scrape.c over keep-alive connections: an uncached scrape's
+# latency, cached scrapes from 64 concurrent clients, and the exporter's RSS over 20,000 scrapes.
+. "$(dirname "$0")/lib.sh"
+
+echo "== gpuctl exporter bench: $(machine_line)"
+live_machine "$tmp/m16" 16 1000
+export FAKENVML_MACHINE=$tmp/m16
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-run() { # run CACHE_MS: start an exporter, scrape it from 8 threads, print figures
-	local p; p=$(port)
-	"$B/gpuctl" exporter --listen 127.0.0.1:$p --cache-ms "$1" 2>/dev/null &
-	local pid=$!
-	for i in $(seq 100); do curl -sf "http://127.0.0.1:$p/metrics" >/dev/null && break; sleep 0.05; done
-	python3 - "$p" "$1" <<'PY'
-import http.client, sys, threading, time
-port, cache = int(sys.argv[1]), int(sys.argv[2])
-def refreshes():
-    c = http.client.HTTPConnection("127.0.0.1", port); c.request("GET", "/metrics")
-    body = c.getresponse().read().decode()
-    return int([l for l in body.splitlines() if l.startswith("gpuctl_exporter_refreshes_total ")][0].split()[1]), len(body)
-r0, size = refreshes()
-lat, lock, N, T = [], threading.Lock(), 250, 8
-def worker():
-    c = http.client.HTTPConnection("127.0.0.1", port)
-    mine = []
-    for _ in range(N):
-        t = time.perf_counter(); c.request("GET", "/metrics"); c.getresponse().read()
-        mine.append(time.perf_counter() - t)
-    with lock: lat.extend(mine)
-t0 = time.perf_counter()
-ts = [threading.Thread(target=worker) for _ in range(T)]
-[t.start() for t in ts]; [t.join() for t in ts]
-wall = time.perf_counter() - t0
-r1, _ = refreshes()
-lat.sort()
-print("cache %4d ms: %d scrapes of %d KiB in %.2f s = %.0f/s; latency median %.2f ms, p99 %.2f ms; "
-      "NVML refreshes %d (at most %s)" % (cache, len(lat), size // 1024, wall, len(lat) / wall,
-      lat[len(lat) // 2] * 1000, lat[int(len(lat) * .99)] * 1000, r1 - r0,
-      "one per scrape" if cache == 0 else int(wall / (cache / 1000)) + 1))
-PY
-	kill $pid; wait $pid 2>/dev/null || true
+xpid=
+start() { # start CACHE_MS [OPTIONS]: an exporter on a free port
+	p=$(port)
+	"$B/gpuctl" exporter --listen 127.0.0.1:$p --cache-ms "$@" 2>"$tmp/exporter.log" & xpid=$!
+	for ((i = 0; i < 200; i++)); do
+		curl -sf "http://127.0.0.1:$p/metrics" -o /dev/null && return
+		sleep 0.05
+	done
+	echo "bench: the exporter did not answer" >&2; cat "$tmp/exporter.log" >&2; exit 1
 }
-echo "machine: 16 GPUs, 1000 processes; 8 keep-alive scrapers, 250 scrapes each"
-run 1000
-run 0
+stop() { kill "$xpid"; wait "$xpid" 2>/dev/null || true; xpid=; }
+refreshes() { curl -sf "http://127.0.0.1:$p/metrics" | awk '/^gpuctl_exporter_refreshes_total /{print $2}'; }
+rss() { awk '/^VmRSS/{print $2}' "/proc/$xpid/status"; }
+scrape() { # scrape CLIENTS SCRAPES GAP_MIN GAP_MAX: sets S_* from bench-scrape's line
+	local out
+	out=$("$B/bench-scrape" "$p" "$@") || { echo "bench: scrapes failed" >&2; exit 1; }
+	read -r _ S_n _ S_bytes _ S_wall _ S_p50 _ S_p99 _ S_max <<<"$out"
+}
+trap 'if [ -n "$xpid" ]; then kill "$xpid" 2>/dev/null || true; fi; bench_cleanup' EXIT
+
+echo "16 GPUs x 1,000 live processes"
+start 0
+scrape 1 300 10 30
+row "uncached scrape, one client: p50" "$S_p50 ms (p99 $S_p99, $((S_bytes / 1024)) KiB)" "<= 3 ms" "$(le "$S_p50" 3)"
+r0=$(refreshes)
+scrape 8 100 0 0
+r1=$(refreshes)
+row "uncached, 8 clients back to back: p50" "$S_p50 ms, p99 $S_p99 ms, $(calc "$S_n / $S_wall") /s" "" -
+row "  NVML refreshes for their $S_n scrapes" "$((r1 - r0 - 1))" "" -
+# RSS: 20,000 uncached scrapes (each a refresh, or a share of one), sampled every 5,000.
+samples=()
+for ((k = 0; k < 4; k++)); do scrape 8 625 0 0; samples+=("$(rss)"); done
+grow=$((samples[3] - samples[0]))
+row "RSS over 20,000 uncached scrapes (KiB)" "${samples[*]}" "growth <= 512" "$(le "$grow" 512)"
+stop
+
+start 1000
+r0=$(refreshes)
+scrape 64 100 0 100
+r1=$(refreshes)
+row "cached (1 s), 64 keep-alive clients: p99" "$S_p99 ms (p50 $S_p50, max $S_max)" "<= 5 ms" "$(le "$S_p99" 5)"
+row "  $S_n scrapes in $S_wall s: NVML refreshes" "$((r1 - r0 - 1))" "<= $(awk "BEGIN{print int($S_wall) + 1}")" \
+	"$(le "$((r1 - r0 - 1))" "$(awk "BEGIN{print int($S_wall) + 1}")")"
+samples=("$(rss)")
+scrape 64 313 0 0
+samples+=("$(rss)")
+row "RSS over 20,000 cached scrapes (KiB)" "${samples[*]}" "growth <= 512" "$(le "$((samples[1] - samples[0]))" 512)"
+stop
+echo "exporter.sh: $missed target(s) missed"

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 B=${B:-build}
 N=${N:-200}
 tmp=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
 export GPUCTL_STATE_DIR=$tmp/state FAKENVML_PROC_DIR=$tmp/procs GPUCTL_SYSTEM_CONFIG=$tmp/none XDG_CONFIG_HOME=$tmp
 mkdir -p "$FAKENVML_PROC_DIR"
 export GPUCTL_NVML_LIBRARY=$PWD/$B/fakenvml/libnvidia-ml.so.1 FAKENVML_MACHINE=$PWD/tests/machines/h100x8.machine

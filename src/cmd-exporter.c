@@ -1,8 +1,9 @@
 /* cmd-exporter.c: `gpuctl exporter`: Prometheus metrics over HTTP, served by libmicrohttpd.
  * libmicrohttpd (and the TLS stack it links) is loaded only here, at run time, so the other
- * commands do not pay for it at every start. NVML stays open for the life of the exporter. One
- * cached response is shared by every scrape within the cache period, so a crowd of scrapers costs
- * one refresh; the response is reference counted by libmicrohttpd, so serving it copies nothing. */
+ * commands do not pay for it at every start. NVML stays open for the life of the exporter, and
+ * so do the command lines of processes that are still the same (proc.c). One cached response is
+ * shared by every scrape within the cache period, so a crowd of scrapers costs one refresh; the
+ * response is reference counted by libmicrohttpd, so serving it copies nothing. */
 #include "dl.h"
 #include "gpu.h"
 #include "gpuctl.h"
@@ -11,6 +12,7 @@
 
 #include <arpa/inet.h>
 #include <limits.h>
+#include <malloc.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -53,13 +55,21 @@ static bool load_mhd(void)
 	return false;
 }
 
+/* The cached page, and the one refresh that may be under way. A refresh runs outside the lock,
+ * on the thread of the scrape that found the page too old; the scrapes that arrive meanwhile
+ * wait for it (or, when it began before they arrived and cache-ms is 0, for the one after it,
+ * which they then share), so concurrent scrapes cost one refresh between them, not one each. */
 struct exporter {
 	pthread_mutex_t lock;
-	struct gpu_set *set;
+	pthread_cond_t done;            /* a refresh finished */
+	bool refreshing;
 	struct MHD_Response *metrics;   /* the cached page */
-	double fresh_until;             /* monotonic seconds */
+	double page_time;               /* monotonic seconds when its refresh began */
 	double cache_s;
+	/* Used only by the refreshing thread. */
+	struct gpu_set *set;
 	struct metrics_opts mo;
+	size_t page_size;               /* the last page's, to size the next one's buffer */
 	char hostname[256];
 	bool lease_error_logged;
 	bool lost_logged[GPU_MAX];
@@ -69,8 +79,9 @@ static const char index_html[] =
 	"<!DOCTYPE html><html><head><title>gpuctl exporter</title></head><body>"
 	"<h1>gpuctl exporter</h1><p><a href=\"/metrics\">Metrics</a></p></body></html>\n";
 
-/* Called with the lock held, or before the serving threads start. */
-static void refresh(struct exporter *x)
+/* A new page from a new refresh. Called by one thread at a time (x->refreshing), without the
+ * lock. */
+static struct MHD_Response *refresh(struct exporter *x)
 {
 	double t0 = now_mono();
 	gpu_set_refresh(x->set, REFRESH_PROCS | REFRESH_EXTRA | REFRESH_PROC_UTIL | REFRESH_ENGINES |
@@ -90,16 +101,45 @@ static void refresh(struct exporter *x)
 		}
 	}
 	x->mo.refreshes++;
-	struct strbuf sb = {0};
+	/* One allocation of about the last page's size, not a doubling series each time. */
+	struct strbuf sb = {.cap = x->page_size + x->page_size / 8 + 4096};
+	sb.buf = xmalloc(sb.cap);
 	metrics_render(&sb, x->set, &lv, &x->mo);
 	leaseview_free(&lv);
 	x->mo.refresh_seconds = now_mono() - t0;
-	if (x->metrics)
-		H.destroy_response(x->metrics); /* freed once the scrapes still sending it finish */
-	x->metrics = H.create_response_from_buffer(sb.len, sb.buf, MHD_RESPMEM_MUST_FREE);
-	H.add_response_header(x->metrics, MHD_HTTP_HEADER_CONTENT_TYPE,
-				"text/plain; version=0.0.4; charset=utf-8");
-	x->fresh_until = now_mono() + x->cache_s;
+	x->page_size = sb.len;
+	struct MHD_Response *r = H.create_response_from_buffer(sb.len, sb.buf, MHD_RESPMEM_MUST_FREE);
+	H.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8");
+	return r;
+}
+
+/* Queues the page for a scrape that arrived at time t: one no older than the cache period, or
+ * for cache-ms 0 one whose refresh began after t. */
+static enum MHD_Result serve_metrics(struct exporter *x, struct MHD_Connection *c)
+{
+	pthread_mutex_lock(&x->lock);
+	double t = now_mono();
+	while (!x->metrics || x->page_time < t - x->cache_s) {
+		if (x->refreshing) {
+			pthread_cond_wait(&x->done, &x->lock);
+			continue;
+		}
+		x->refreshing = true;
+		double began = now_mono();
+		pthread_mutex_unlock(&x->lock);
+		struct MHD_Response *r = refresh(x);
+		pthread_mutex_lock(&x->lock);
+		if (x->metrics)
+			H.destroy_response(x->metrics); /* freed once the scrapes still sending it finish */
+		x->metrics = r;
+		x->page_time = began;
+		x->refreshing = false;
+		pthread_cond_broadcast(&x->done);
+	}
+	/* Under the lock: queueing takes the page's reference before a refresh can drop ours. */
+	enum MHD_Result ret = H.queue_response(c, MHD_HTTP_OK, x->metrics);
+	pthread_mutex_unlock(&x->lock);
+	return ret;
 }
 
 static enum MHD_Result send_static(struct MHD_Connection *c, unsigned code, const char *type,
@@ -132,12 +172,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return send_static(c, MHD_HTTP_OK, "text/html; charset=utf-8", index_html);
 	if (strcmp(url, "/metrics"))
 		return send_static(c, MHD_HTTP_NOT_FOUND, "text/plain", "not found: try /metrics\n");
-	pthread_mutex_lock(&x->lock);
-	if (now_mono() >= x->fresh_until)
-		refresh(x);
-	enum MHD_Result ret = H.queue_response(c, MHD_HTTP_OK, x->metrics);
-	pthread_mutex_unlock(&x->lock);
-	return ret;
+	return serve_metrics(x, c);
 }
 
 static void log_error(void *cls, const char *fmt, va_list ap)
@@ -196,11 +231,17 @@ static int exporter(struct cmd *c)
 	int rc = cmd_open(c);
 	if (rc != EXIT_OK)
 		return rc;
-	struct exporter x = {.lock = PTHREAD_MUTEX_INITIALIZER, .cache_s = cache_ms / 1000.0,
-			     .set = c->set};
+	struct exporter x = {.lock = PTHREAD_MUTEX_INITIALIZER, .done = PTHREAD_COND_INITIALIZER,
+			     .cache_s = cache_ms / 1000.0, .set = c->set};
+#ifdef M_ARENA_MAX
+	/* Refreshes run on whichever serving thread needs one: with an arena per thread, each
+	 * would keep its own free pages and the RSS would creep up over a day of scrapes. */
+	mallopt(M_ARENA_MAX, 1);
+#endif
 	gethostname(x.hostname, sizeof x.hostname - 1);
 	x.mo = (struct metrics_opts){.hostname = x.hostname, .max_procs = (unsigned)maxp};
-	refresh(&x);
+	x.page_time = now_mono();
+	x.metrics = refresh(&x);
 	/* Block the stop signals before libmicrohttpd starts its threads: only sigwait sees them. */
 	sigset_t stop;
 	sigemptyset(&stop);

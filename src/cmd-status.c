@@ -155,6 +155,7 @@ static void table_procs(struct strbuf *sb, const struct status_opts *o, const st
 		sb_addf(sb, "      %sprocesses: N/A%s\n", o->color ? C_DIM : "", o->color ? C_RESET : "");
 		return;
 	}
+	/* One formatted print per process: on 10,000 processes the table's cost is its printf. */
 	for (size_t i = 0; i < g->nprocs; i++) {
 		const struct gpu_proc *p = &g->procs[i];
 		char mig[24] = "", sm[16], fb[16], codec[32] = "";
@@ -173,7 +174,9 @@ static void table_procs(struct strbuf *sb, const struct status_opts *o, const st
 				 p->type & PROC_GRAPHICS ? (p->type & PROC_COMPUTE ? "C+G " : "G ") : "");
 		int room = o->width - n;
 		const char *cmd = p->cmdline ? p->cmdline : "(not in /proc: exited, or another PID namespace)";
-		sb_addf(sb, "%s%.*s\n", line, room < 8 ? 8 : room, cmd);
+		sb_add(sb, line, (size_t)n);
+		sb_add(sb, cmd, strnlen(cmd, (size_t)(room < 8 ? 8 : room)));
+		sb_addc(sb, '\n');
 	}
 }
 
@@ -413,7 +416,9 @@ static void render(struct strbuf *sb, const struct status_opts *o, const struct 
 		query_list_gpus(sb, set);
 		break;
 	case M_CSV:
-		timestamp(ts, sizeof ts);
+		ts[0] = '\0';
+		if (query_shows_time(o->query))
+			timestamp(ts, sizeof ts);
 		if (iter == 0 && !(o->qflags & QF_NOHEADER))
 			query_header(sb, o->query);
 		query_rows(sb, o->query, set, o->qflags, ts);
@@ -442,7 +447,8 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 			: o->no_procs ? 0 : REFRESH_PROCS | REFRESH_PROC_UTIL;
 	if (o->details)
 		what |= STATUS_DETAILS_REFRESH;
-	struct strbuf sb = {0};
+	/* A frame redrawn in place is built whole; any other output is written as it grows. */
+	struct strbuf sb = {.sink = o->mode == M_TABLE && o->loop && o->tty ? NULL : stdout};
 	struct sigaction sa = {.sa_handler = on_stop};
 	sigemptyset(&sa.sa_mask);
 	if (o->loop) {
@@ -465,7 +471,7 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 		}
 		sb_reset(&sb);
 		render(&sb, o, set, iter);
-		if (fwrite(sb.buf, 1, sb.len, stdout) != sb.len || fflush(stdout) != 0)
+		if (fwrite(sb.buf, 1, sb.len, stdout) != sb.len || fflush(stdout) != 0 || ferror(stdout))
 			break; /* reader went away (a closed pipe): stop quietly */
 		if (!o->loop || stop_requested || (o->count && iter + 1 >= o->count))
 			break;

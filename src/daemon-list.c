@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #define LIST_CHUNK 60000           /* bytes per `list` message, well under PROTO_MAX_MSG */
+#define LIST_LINES (PROTO_MAX_LINES - 16) /* lines per `list` message (a record has at most 8) */
 #define QUEUE_FILE_MAX (64u << 20)
 
 static const char *state_name(enum req_state s)
@@ -20,8 +21,8 @@ static const char *state_name(enum req_state s)
 									   : "waiting";
 }
 
-/* Continuation lines of a record: `KEY uuid uuid ...`, 15 per line. */
-static void gpu_lines(struct strbuf *sb, const struct daemon *d, const char *key, uint64_t mask)
+/* Continuation lines of a record: `KEY uuid uuid ...`, 15 per line. Returns how many lines. */
+static size_t gpu_lines(struct strbuf *sb, const struct daemon *d, const char *key, uint64_t mask)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < d->nslots; i++) {
@@ -31,6 +32,7 @@ static void gpu_lines(struct strbuf *sb, const struct daemon *d, const char *key
 			msg_key(sb, key);
 		msg_word(sb, d->slots[i].uuid);
 	}
+	return (k + 14) / 15;
 }
 
 static void flush_chunk(struct daemon *d, struct conn *c, struct strbuf *sb, uint64_t id, bool last)
@@ -40,6 +42,15 @@ static void flush_chunk(struct daemon *d, struct conn *c, struct strbuf *sb, uin
 	conn_send(d, c, sb, NULL, 0);
 	msg_begin(sb, "list");
 	msg_add_u64(sb, "id", id);
+}
+
+/* A message is bounded in bytes and in lines: start the next part when either is near. */
+static void room(struct daemon *d, struct conn *c, struct strbuf *sb, uint64_t id, size_t *lines)
+{
+	if (sb->len > LIST_CHUNK || *lines > LIST_LINES) {
+		flush_chunk(d, c, sb, id, false);
+		*lines = 2;
+	}
 }
 
 void queue_list(struct daemon *d, struct conn *c, const struct msg *m)
@@ -53,10 +64,10 @@ void queue_list(struct daemon *d, struct conn *c, const struct msg *m)
 	msg_add_u64(&sb, "id", id);
 	msg_add_u64(&sb, "daemon", (uint64_t)getpid());
 	msg_add_u64(&sb, "private", d->private_mode);
+	size_t lines = 4;
 	for (size_t i = 0; i < d->nleases; i++) {
 		const struct lease *l = d->leases[i];
-		if (sb.len > LIST_CHUNK)
-			flush_chunk(d, c, &sb, id, false);
+		room(d, c, &sb, id, &lines);
 		snprintf(n[0], sizeof n[0], "%u", (unsigned)l->uid);
 		snprintf(n[1], sizeof n[1], "%d", (int)l->pid);
 		snprintf(n[2], sizeof n[2], "%llu", l->start);
@@ -67,18 +78,20 @@ void queue_list(struct daemon *d, struct conn *c, const struct msg *m)
 			msg_add(&sb, "lname", l->name, NULL);
 		if (l->command)
 			msg_add(&sb, "lcmd", l->command, NULL);
-		gpu_lines(&sb, d, "lgpu", l->gpus);
+		lines += 3 + gpu_lines(&sb, d, "lgpu", l->gpus);
 	}
 	for (size_t i = 0; i < d->nslots; i++)
-		if (d->slots[i].held_unknown)
+		if (d->slots[i].held_unknown) {
+			room(d, c, &sb, id, &lines);
 			msg_add(&sb, "held", d->slots[i].uuid, NULL);
+			lines++;
+		}
 	size_t pos = 0;
 	for (size_t i = 0; i < d->nreqs; i++) {
 		const struct request *r = d->reqs[i];
 		if (!r->req.queued)
 			continue;
-		if (sb.len > LIST_CHUNK)
-			flush_chunk(d, c, &sb, id, false);
+		room(d, c, &sb, id, &lines);
 		snprintf(n[0], sizeof n[0], "%llu", (unsigned long long)r->seq);
 		snprintf(n[1], sizeof n[1], "%zu", ++pos);
 		snprintf(n[2], sizeof n[2], "%u", (unsigned)r->uid);
@@ -89,7 +102,7 @@ void queue_list(struct daemon *d, struct conn *c, const struct msg *m)
 			NULL);
 		if (r->name)
 			msg_add(&sb, "wname", r->name, NULL);
-		gpu_lines(&sb, d, "wgpu", r->req.cand);
+		lines += 2 + gpu_lines(&sb, d, "wgpu", r->req.cand);
 	}
 	flush_chunk(d, c, &sb, id, true);
 	sb_free(&sb);

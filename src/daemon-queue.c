@@ -248,8 +248,9 @@ void queue_acquire(struct daemon *d, struct conn *c, const struct msg *m)
 	c->nreqs++;
 queued:
 	d->queue_dirty = true;
-	queue_schedule(d);
-	if (r->req.queued && find_req(d, c, id) == r && r->state == R_WAITING) {
+	bool waits = r->req.queued;
+	queue_schedule(d); /* may answer (and free) a request that does not wait */
+	if (waits && (r = find_req(d, c, id)) && r->state == R_WAITING) {
 		struct strbuf sb = {0};
 		msg_begin(&sb, "queued");
 		msg_add_u64(&sb, "id", id);
@@ -510,12 +511,13 @@ void queue_schedule(struct daemon *d)
 	bool blocked_by_use = false;
 	for (size_t i = 0; i < nreqs; i++) {
 		struct request *r = order[i];
+		bool queued = r->req.queued; /* r may be freed below */
 		r->req.capped = rq[i].capped;
 		if (picks[i]) {
 			offer(d, r, picks[i]);
 			if (r->dry)
 				req_remove(d, r);
-		} else if (r->state == R_WAITING && !r->req.queued) {
+		} else if (r->state == R_WAITING && !queued) {
 			busy(d, r, g, kept | (all_slots(d) & ~avail), ahead);
 			req_remove(d, r);
 		} else if (r->state == R_WAITING && !rq[i].capped) {
@@ -523,7 +525,7 @@ void queue_schedule(struct daemon *d)
 				blocked_by_use |= (r->req.cand >> k & 1) && (avail >> k & 1) && !g[k].leased &&
 						  !g[k].reserved && alloc_why_not(&g[k], &r->req, &d->conf.free);
 		}
-		ahead += r->req.queued;
+		ahead += queued;
 	}
 	if (blocked_by_use)
 		d->usage_due = d->now + (d->now - d->last_end < 3 ? SETTLE_SECONDS : d->conf.usage_poll);

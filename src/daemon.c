@@ -133,9 +133,11 @@ void conn_send(struct daemon *d, struct conn *c, struct strbuf *msg, const int *
 		return;
 	}
 	struct outmsg *o = xcalloc(1, sizeof *o);
-	o->buf = xstrndup(msg->buf, msg->len);
+	o->buf = xmalloc(msg->len);
+	memcpy(o->buf, msg->buf, msg->len);
 	o->len = msg->len;
-	memcpy(o->fds, fds, nfds * sizeof *fds);
+	if (nfds)
+		memcpy(o->fds, fds, nfds * sizeof *fds);
 	o->nfds = nfds;
 	if (c->out_tail)
 		c->out_tail->next = o;

@@ -14,8 +14,18 @@
 #define SMALL_MIB 1024         /* a CUDA context and little else */
 #define LOW_FREE_PCT 10        /* memory left that makes a shared GPU an out-of-memory risk */
 
+/* A CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER pair and what CUDA makes of it: processes share
+ * a few pairs, so each is resolved once. */
+struct resolved {
+	char *cvd, *order;         /* NULL: unset */
+	struct vis_result *r;
+};
+#define MAX_RESOLVED 64        /* distinct pairs remembered; more are resolved each time */
+
 struct doctor {
 	struct doctor_report *r;
+	struct resolved res[MAX_RESOLVED];
+	size_t nres;
 	unsigned long focus;       /* --pid: only findings about it */
 	struct gpu_set *set;
 	struct vis_machine *vm;
@@ -107,19 +117,44 @@ static bool in_lease(const struct lease_info *h, unsigned pid, const struct proc
 struct usage {            /* one process, over all GPUs */
 	unsigned pid;
 	const char *cmd;
+	bool live;            /* in /proc at the refresh: its environment can be read */
 	size_t ngpus;
-	unsigned gpu[GPU_MAX];
-	uint64_t mem[GPU_MAX];
+	unsigned *gpu;        /* nvidia-smi indices, in GPU order */
+	uint64_t *mem;        /* bytes, beside them */
 };
 
-static struct usage *usage_of(struct usage **u, size_t *n, size_t *cap, unsigned pid)
+/* pid -> index into the usage list, for one doctor run: open addressing, under half full. */
+struct pid_index {
+	unsigned *slot;       /* index+1, 0 = empty */
+	size_t mask;
+};
+
+static unsigned *pid_slot(struct pid_index *x, const struct usage *u, unsigned pid)
 {
-	for (size_t i = 0; i < *n; i++)
-		if ((*u)[i].pid == pid)
-			return &(*u)[i];
-	*u = grow_array(*u, cap, *n + 1, sizeof **u);
-	(*u)[*n] = (struct usage){.pid = pid};
-	return &(*u)[(*n)++];
+	size_t h = (pid * 2654435761U) & x->mask;
+	while (x->slot[h] && u[x->slot[h] - 1].pid != pid)
+		h = (h + 1) & x->mask;
+	return &x->slot[h];
+}
+
+static bool same_value(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* What CUDA shows a process with these variables. *owned: the caller frees the result. */
+static const struct vis_result *resolve(struct doctor *d, const char *cvd, const char *order,
+					struct vis_result **owned)
+{
+	*owned = NULL;
+	for (size_t i = 0; i < d->nres; i++)
+		if (same_value(d->res[i].cvd, cvd) && same_value(d->res[i].order, order))
+			return d->res[i].r;
+	struct vis_result *r = vis_resolve(d->vm, cvd, order);
+	if (d->nres == MAX_RESOLVED)
+		return *owned = r;
+	d->res[d->nres++] = (struct resolved){cvd ? xstrdup(cvd) : NULL, order ? xstrdup(order) : NULL, r};
+	return r;
 }
 
 static void check_process(struct doctor *d, const struct usage *u)
@@ -127,13 +162,11 @@ static void check_process(struct doctor *d, const struct usage *u)
 	struct proc_env env;
 	char msg[256];
 	const char *cmd = u->cmd ? u->cmd : "?";
-	if (!read_proc_env(u->pid, &env, msg, sizeof msg))
-		return; /* another user's or gone: nothing to say about its variables */
+	if (!u->live || !read_proc_env(u->pid, &env, msg, sizeof msg))
+		return; /* gone, or another user's: nothing to say about its variables */
 	/* Memory on GPUs its own CUDA_VISIBLE_DEVICES excludes: set after CUDA started, or ignored. */
-	struct vis_result *r = vis_resolve(d->vm, env.cvd, env.order);
-	struct strbuf meant = {0};
-	for (size_t i = 0; i < r->ndevs; i++)
-		sb_addf(&meant, "%s%u", i ? "," : "", d->vm->gpus[r->devs[i].gpu].nvml_index);
+	struct vis_result *owned;
+	const struct vis_result *r = resolve(d, env.cvd, env.order, &owned);
 	struct doctor_finding *f = NULL;
 	for (size_t k = 0; env.cvd && k < u->ngpus; k++) {
 		bool visible = false;
@@ -142,17 +175,20 @@ static void check_process(struct doctor *d, const struct usage *u)
 		if (visible)
 			continue;
 		if (!f) {
+			struct strbuf meant = {0};
+			for (size_t i = 0; i < r->ndevs; i++)
+				sb_addf(&meant, "%s%u", i ? "," : "", d->vm->gpus[r->devs[i].gpu].nvml_index);
 			f = add(d, SEV_ERROR, "late_visibility",
 				"set CUDA_VISIBLE_DEVICES before CUDA starts: in the environment given to exec "
 				"(gpuctl run), not in os.environ after `import torch`",
 				"process %u (%.60s) uses GPUs its CUDA_VISIBLE_DEVICES='%.40s' does not include; it "
 				"was meant to see %s", u->pid, cmd, env.cvd, meant.len ? meant.buf : "no GPU");
 			add_pid(f, u->pid);
+			sb_free(&meant);
 		}
 		add_gpu(f, u->gpu[k]);
 	}
-	sb_free(&meant);
-	vis_result_free(r);
+	vis_result_free(owned);
 	/* Spread over several GPUs with only a context on all but one. */
 	size_t big = 0;
 	for (size_t k = 0; k < u->ngpus; k++)
@@ -194,10 +230,19 @@ static void check_process(struct doctor *d, const struct usage *u)
 	proc_env_free(&env);
 }
 
+/* Each process once, with every GPU it uses: a first pass gives each pid its place (in order of
+ * first appearance) and counts its GPUs, a second lays the GPUs out side by side. Linear in the
+ * number of process entries. */
 static void check_processes(struct doctor *d)
 {
-	struct usage *u = NULL;
-	size_t n = 0, cap = 0;
+	size_t total = 0, n = 0;
+	for (size_t i = 0; i < d->set->ngpus; i++)
+		total += d->set->gpus[i].nprocs;
+	struct usage *u = xcalloc(total ? total : 1, sizeof *u);
+	struct pid_index idx = {.mask = 15};
+	while (idx.mask + 1 < 2 * total)
+		idx.mask = 2 * idx.mask + 1;
+	idx.slot = xcalloc(idx.mask + 1, sizeof *idx.slot);
 	bool leasing = d->lv->present;
 	for (size_t i = 0; i < d->set->ngpus; i++) {
 		const struct gpu *g = &d->set->gpus[i];
@@ -208,12 +253,12 @@ static void check_processes(struct doctor *d)
 			const struct gpu_proc *p = &g->procs[j];
 			if (d->focus && p->pid != d->focus)
 				continue;
-			struct usage *x = usage_of(&u, &n, &cap, p->pid);
-			x->cmd = p->cmdline;
-			if (x->ngpus < GPU_MAX) {
-				x->gpu[x->ngpus] = g->index;
-				x->mem[x->ngpus++] = p->mem_valid ? p->used_mem : 0;
+			unsigned *slot = pid_slot(&idx, u, p->pid);
+			if (!*slot) {
+				u[n] = (struct usage){.pid = p->pid, .cmd = p->cmdline, .live = p->uid_valid};
+				*slot = (unsigned)++n;
 			}
+			u[*slot - 1].ngpus++;
 			procs_mem += p->mem_valid ? p->used_mem : 0;
 			compute += (p->type & PROC_COMPUTE) != 0;
 			if (leasing && !leaseview_holder(d->lv, g->uuid) && (p->type & PROC_COMPUTE)) {
@@ -252,8 +297,31 @@ static void check_processes(struct doctor *d)
 			add_gpu(f, g->index);
 		}
 	}
+	/* Second pass: each process's GPUs, in GPU order, in one array. */
+	unsigned *gpus = xmalloc((total ? total : 1) * sizeof *gpus);
+	uint64_t *mems = xmalloc((total ? total : 1) * sizeof *mems);
+	for (size_t i = 0, at = 0; i < n; i++) {
+		u[i].gpu = gpus + at;
+		u[i].mem = mems + at;
+		at += u[i].ngpus;
+		u[i].ngpus = 0;
+	}
+	for (size_t i = 0; i < d->set->ngpus; i++) {
+		const struct gpu *g = &d->set->gpus[i];
+		for (size_t j = 0; j < g->nprocs; j++) {
+			const struct gpu_proc *p = &g->procs[j];
+			if (d->focus && p->pid != d->focus)
+				continue;
+			struct usage *x = &u[*pid_slot(&idx, u, p->pid) - 1];
+			x->gpu[x->ngpus] = g->index;
+			x->mem[x->ngpus++] = p->mem_valid ? p->used_mem : 0;
+		}
+	}
 	for (size_t i = 0; i < n; i++)
 		check_process(d, &u[i]);
+	free(gpus);
+	free(mems);
+	free(idx.slot);
 	free(u);
 }
 
@@ -313,13 +381,23 @@ static void check_machine(struct doctor *d)
 
 /* ---- entry points ---- */
 
+static void done(struct doctor *d)
+{
+	for (size_t i = 0; i < d->nres; i++) {
+		free(d->res[i].cvd);
+		free(d->res[i].order);
+		vis_result_free(d->res[i].r);
+	}
+	vis_machine_free(d->vm);
+}
+
 void doctor_all(struct doctor_report *r, struct gpu_set *set, const struct leaseview *lv)
 {
 	struct doctor d = {.r = r, .set = set, .vm = vis_machine_new(set), .lv = lv};
 	check_env(&d);
 	check_processes(&d);
 	check_machine(&d);
-	vis_machine_free(d.vm);
+	done(&d);
 }
 
 void doctor_pid(struct doctor_report *r, struct gpu_set *set, const struct leaseview *lv,
@@ -350,7 +428,7 @@ void doctor_pid(struct doctor_report *r, struct gpu_set *set, const struct lease
 		add(&d, SEV_INFO, "pid_unreadable", "run as that process's user or as root", "%s", msg);
 	}
 	check_processes(&d);
-	vis_machine_free(d.vm);
+	done(&d);
 }
 
 bool doctor_has_error(const struct doctor_report *r)

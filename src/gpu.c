@@ -41,22 +41,24 @@ void gpu_set_refresh(struct gpu_set *set, unsigned what)
 			continue;
 		for (size_t j = 0; j < g->nprocs; j++) {
 			struct gpu_proc *p = &g->procs[j];
-			const struct proc_info *pi = proc_lookup(set->pc, p->pid);
-			p->user = pi->user;
-			p->cmdline = pi->cmdline;
-			p->name = pi->name;
-			p->uid = pi->uid;
-			p->uid_valid = pi->found;
-			p->stat_valid = pi->stat_valid;
-			p->ppid = pi->ppid;
-			p->start = pi->start;
-			p->rss = pi->rss;
-			p->cpu_time = pi->cpu_time;
-			p->elapsed = pi->elapsed;
-			p->cpu_valid = pi->cpu_valid;
-			p->cpu_pct = pi->cpu_pct;
+			struct proc_info pi;
+			proc_lookup(set->pc, p->pid, &pi);
+			p->user = pi.user;
+			p->cmdline = pi.cmdline;
+			p->name = pi.name;
+			p->uid = pi.uid;
+			p->uid_valid = pi.found;
+			p->stat_valid = pi.stat_valid;
+			p->ppid = pi.ppid;
+			p->start = pi.start;
+			p->rss = pi.rss;
+			p->cpu_time = pi.cpu_time;
+			p->elapsed = pi.elapsed;
+			p->cpu_valid = pi.cpu_valid;
+			p->cpu_pct = pi.cpu_pct;
 		}
 	}
+	proc_cache_end(set->pc);
 }
 
 void gpu_set_free(struct gpu_set *set)

@@ -26,14 +26,26 @@
  *   cudaprobe.c     map --verify's side of the CUDA probe
  *   config.c        settings (inih); term.c: colour and width; util.c: the exit codes, errors,
  *                   allocation, string buffers, number parsers, MiB
- * Leases (being replaced by the trusted daemon)
- *   lease.c, queue.c, grant.c, leaseview.c (the read-only snapshot status, doctor and the
- *   exporter use), leaseopts.c (the options run and env share)
+ * Leases: the daemon (one trusted writer; its design is the comment in daemon.h)
+ *   daemon.c        the event loop: the socket, connections and their bounds, dispatch
+ *   daemon-lease.c  the lease table: lock files, FIFOs, records, recovery after a restart
+ *   daemon-queue.c  requests, the scheduling pass (alloc.c), offers, timeouts
+ *   daemon-list.c   `list` for clients, and the queue file kept across a restart
+ *   proto.c         the one message format (and its strict decoder) of socket and state files
+ * Leases: the clients
+ *   client.c        finding the daemon (shared, or the user's private one, started on demand)
+ *   grant.c         a request through the queue to the lease's descriptors; grant-env.c: the
+ *                   candidates, why GPUs are busy, the job's environment
+ *   leaseview.c     who holds what and who waits (`list`): status, leases, release, doctor,
+ *                   the exporter; leaseopts.c: the options run and env share
+ *   escape.c        another user's text made safe for a terminal
  *
  * Flow: main -> cmd_main -> cmd_find -> args_parse -> exec (checks its option values) ->
  * cmd_open (gpu_set_open: backend open; gpu_set_select) -> gpu_set_refresh (backend refresh,
- * then proc.c) -> the command's view (query/json/metrics, visenv -> visibility, alloc) ->
- * stdout; cmd_main frees what cmd_open opened. */
+ * then proc.c) -> the command's view (query/json/metrics, visenv -> visibility) -> stdout;
+ * cmd_main frees what cmd_open opened. Leasing: run/env -> grant_acquire -> client (socket) ->
+ * daemon: queue_acquire -> queue_schedule (usage_refresh, alloc_schedule) -> offer -> take ->
+ * lease_grant (descriptors) -> the job (grant_hold: commit) ... FIFO hang-up -> lease end. */
 #ifndef GPUCTL_H
 #define GPUCTL_H
 

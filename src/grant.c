@@ -20,6 +20,7 @@
 
 #define KEEPALIVE_SECONDS 60.0     /* a quiet waiter checks the daemon still answers */
 #define REJOIN_SECONDS 30.0        /* how long a waiter waits for a restarting daemon */
+#define REJOIN_TIMES 5             /* daemons that go away again before answering: give up */
 
 bool grant_candidates(struct gpu_set *set, const struct grant_req *rq, uint64_t *cand,
 		      unsigned *count, struct gpu_error *err);
@@ -46,6 +47,7 @@ struct waiter {
 	struct strbuf acquire;        /* the request as sent (a ticket is added to rejoin) */
 	char ticket[40];
 	bool queued, tty, warned;
+	unsigned rejoins;             /* since the daemon last answered a request of ours */
 	size_t position;
 	double started, deadline, next_tick, ping_at;
 	sigset_t waitmask;            /* the mask while in ppoll: our signals let through */
@@ -148,6 +150,14 @@ static bool rejoin(struct waiter *w, struct gpu_error *err)
 {
 	double until = now_mono() + REJOIN_SECONDS;
 	progress(w, 0, true);
+	if (++w->rejoins > REJOIN_TIMES) {
+		char why[sizeof err->msg - 200];
+		snprintf(why, sizeof why, "%.3800s", err->msg);
+		snprintf(err->msg, sizeof err->msg, "%s, %u times in a row; giving up (the daemon's log "
+			 "says why: `journalctl -u gpuctl`, or daemon.log in a private daemon's directory)",
+			 why, w->rejoins);
+		return false;
+	}
 	fprintf(stderr, "gpuctl: %s; %s\n", err->msg, w->queued ? "rejoining the queue" : "asking again");
 	dclient_close(&w->dc);
 	while (!interrupted) {
@@ -235,6 +245,7 @@ static int on_message(struct waiter *w, struct grant *g, const struct msg *m, co
 		return ok ? 0 : -1;
 	}
 	if (!strcmp(verb, "queued")) {
+		w->rejoins = 0;
 		if (!w->queued) {
 			w->queued = true;
 			g->queued_at = msg_get_u64(m, "arrived", UINT64_MAX, &v) ? v : realtime_ns();

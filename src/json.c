@@ -82,14 +82,27 @@ static size_t utf8_len(const unsigned char *s)
 	return n;
 }
 
-/* Runs of bytes that need no escaping are copied whole: command lines are mostly plain ASCII. */
+/* Bytes that JSON takes as they are: printable ASCII but the quote and the backslash. */
+static const unsigned char plain[256] = {
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  /* 0x00 */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  /* 0x10 */
+	1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  /* 0x20 */
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  /* 0x30 */
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  /* 0x40 */
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,  /* 0x50 */
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  /* 0x60 */
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0,  /* 0x70 */
+};
+
+/* Runs of bytes that need no escaping are copied whole: command lines are mostly plain ASCII,
+ * and on 10,000 processes this loop is most of what --json costs beyond the floor. */
 void json_escape(struct strbuf *sb, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	sb_addc(sb, '"');
 	while (*s) {
 		const unsigned char *run = s;
-		while (*s >= 0x20 && *s < 0x7F && *s != '"' && *s != '\\')
+		while (plain[*s])
 			s++;
 		if (s > run)
 			sb_add(sb, (const char *)run, (size_t)(s - run));

@@ -212,6 +212,7 @@ struct user_sum {
 	const char *user;
 	uint64_t mem;
 	unsigned gpus;
+	const struct gpu *last;   /* the last GPU counted in gpus */
 };
 
 static void process_metrics(struct strbuf *sb, const struct gpu_set *set, const struct metrics_opts *o)
@@ -233,15 +234,13 @@ static void process_metrics(struct strbuf *sb, const struct gpu_set *set, const 
 				u++;
 			if (u == nusers) {
 				users = grow_array(users, &cap, nusers + 1, sizeof *users);
-				users[nusers++] = (struct user_sum){user, 0, 0};
+				users[nusers++] = (struct user_sum){user, 0, 0, NULL};
 			}
 			users[u].mem += p->used_mem;
-			/* Count the GPU once per user. */
-			bool first = true;
-			for (size_t k = 0; k < j; k++)
-				if (g->procs[k].mem_valid && !strcmp(g->procs[k].user ? g->procs[k].user : "unknown", user))
-					first = false;
-			users[u].gpus += first;
+			if (users[u].last != g) { /* count the GPU once per user */
+				users[u].last = g;
+				users[u].gpus++;
+			}
 			if (j >= o->max_procs) {
 				other += p->used_mem;
 				any_other = true;

@@ -89,8 +89,10 @@ static const struct sym optional[] = {
  * at offset off in nvml. Returns its position in the list, or -1 (slot NULL) when it has none. */
 static int resolve(size_t off, const char *const *names, size_t nnames)
 {
-	(void)nnames; /* the lists end with NULL (at most three names in four places) */
-	return dl_resolve(nvml.dl, (char *)&nvml + off, names);
+	const char *list[8] = {0}; /* NULL-terminated, as dl_resolve wants: a list may fill its four */
+	for (size_t i = 0; i < nnames && i < ARRAY_SIZE(list) - 1; i++)
+		list[i] = names[i];
+	return dl_resolve(nvml.dl, (char *)&nvml + off, list);
 }
 
 const char *nvml_errstr(nvmlReturn_t r)
@@ -364,21 +366,21 @@ static bool nvml_open(struct gpu_set *set, struct gpu_error *err)
 /* The two-call protocol: ask with the buffer we have (empty at first); on INSUFFICIENT_SIZE grow
  * to 2n+5 entries and ask again, since processes may start between the two calls. The buffer is
  * kept, so a steady machine costs one call per list per refresh. */
-static nvmlReturn_t query_procs(struct nvml_dev *d, nvmlDevice_t h, int k, unsigned *count)
+static nvmlReturn_t query_procs(nvmlDevice_t h, int k, unsigned *count)
 {
 	for (int tries = 0; tries < 10; tries++) {
-		unsigned n = (unsigned)d->buf_cap;
-		nvmlReturn_t r = nvml.procs[k](h, &n, d->buf_cap ? d->buf : NULL);
+		unsigned n = (unsigned)nvml.procbuf_cap;
+		nvmlReturn_t r = nvml.procs[k](h, &n, nvml.procbuf_cap ? nvml.procbuf : NULL);
 		if (r != NVML_ERROR_INSUFFICIENT_SIZE) {
-			*count = r == NVML_SUCCESS ? (n < d->buf_cap ? n : (unsigned)d->buf_cap) : 0;
+			*count = r == NVML_SUCCESS ? (n < nvml.procbuf_cap ? n : (unsigned)nvml.procbuf_cap) : 0;
 			return r;
 		}
 		size_t want = 2 * (size_t)n + 5;
-		if (want <= d->buf_cap)
-			want = 2 * d->buf_cap;
+		if (want <= nvml.procbuf_cap)
+			want = 2 * nvml.procbuf_cap;
 		/* Sized for the widest layout so the buffer serves every list kind. */
-		d->buf = xrealloc(d->buf, want * sizeof(nvmlProcessInfo_r535_t));
-		d->buf_cap = want;
+		nvml.procbuf = xrealloc(nvml.procbuf, want * sizeof(nvmlProcessInfo_r535_t));
+		nvml.procbuf_cap = want;
 	}
 	return NVML_ERROR_INSUFFICIENT_SIZE;
 }
@@ -396,12 +398,15 @@ static struct gpu_proc *proc_slot(struct gpu *g, unsigned pid, bool merge)
 	return p;
 }
 
-static void add_procs(struct gpu *g, struct nvml_dev *d, int k, unsigned n, const struct mig_dev *m,
-		      bool merge)
+static void add_procs(struct gpu *g, int k, unsigned n, const struct mig_dev *m, bool merge)
 {
 	size_t stride = nvml.proc_stride[k];
+	if (g->nprocs + n > g->procs_cap) { /* exactly: 10,000 entries are 640 KB */
+		g->procs_cap = g->nprocs + n;
+		g->procs = xrealloc(g->procs, g->procs_cap * sizeof *g->procs);
+	}
 	for (unsigned i = 0; i < n; i++) {
-		const unsigned char *e = d->buf + i * stride;
+		const unsigned char *e = nvml.procbuf + i * stride;
 		unsigned pid;
 		unsigned long long mem;
 		memcpy(&pid, e, sizeof pid);
@@ -434,15 +439,15 @@ static void refresh_procs(struct gpu *g, struct nvml_dev *d)
 			continue;
 		bool merge = g->nprocs > 0;
 		unsigned n;
-		nvmlReturn_t r = query_procs(d, d->h, k, &n);
+		nvmlReturn_t r = query_procs(d->h, k, &n);
 		if (r == NVML_SUCCESS) {
-			add_procs(g, d, k, n, NULL, merge);
+			add_procs(g, k, n, NULL, merge);
 		} else if (r == NVML_ERROR_NO_PERMISSION && g->nmigs) {
 			/* Under MIG only privileged callers get the parent's aggregate: ask each instance. */
 			for (size_t m = 0; m < g->nmigs; m++) {
-				r = query_procs(d, d->mig_h[m], k, &n);
+				r = query_procs(d->mig_h[m], k, &n);
 				if (r == NVML_SUCCESS)
-					add_procs(g, d, k, n, &g->migs[m], merge);
+					add_procs(g, k, n, &g->migs[m], merge);
 				else if (k != PK_MPS && r != NVML_ERROR_NOT_SUPPORTED)
 					complete = false;
 			}
@@ -576,6 +581,9 @@ static void nvml_close(struct gpu_set *set)
 {
 	for (size_t i = 0; i < set->ngpus; i++)
 		nvml_dev_free(set->gpus[i].priv);
+	free(nvml.procbuf);
+	nvml.procbuf = NULL;
+	nvml.procbuf_cap = 0;
 	if (nvml.dl)
 		nvml.shutdown();
 }

@@ -62,6 +62,10 @@ struct nvml_lib {
 	uint_fn default_limit, pcie_gen_max, pcie_gen_gpu_max, pcie_width_max, display_mode;
 	nvmlReturn_t (*max_clock)(nvmlDevice_t, int, unsigned *);
 	nvmlReturn_t (*threshold)(nvmlDevice_t, int, unsigned *);
+	/* Process entries, shared by every GPU (a list is used up before the next is asked for)
+	 * and kept across refreshes: 10 KB, not 10 KB per GPU on a 64-GPU machine. */
+	unsigned char *procbuf;
+	size_t procbuf_cap;      /* in entries of the widest stride */
 };
 extern struct nvml_lib nvml;
 
@@ -75,8 +79,6 @@ struct util_sample {
 struct nvml_dev {
 	nvmlDevice_t h;
 	nvmlDevice_t *mig_h;
-	unsigned char *buf;      /* process entries, reused across refreshes */
-	size_t buf_cap;          /* in entries of the widest stride */
 	bool static_read;        /* REFRESH_STATIC done */
 	uint64_t last_seen;      /* the newest utilisation sample taken, microseconds */
 	void *ubuf;              /* utilisation entries as NVML writes them, reused */

@@ -289,7 +289,6 @@ void nvml_dev_free(struct nvml_dev *d)
 {
 	if (!d)
 		return;
-	free(d->buf);
 	free(d->mig_h);
 	free(d->ubuf);
 	free(d->samples);

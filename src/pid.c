@@ -53,7 +53,11 @@ bool pid_getenv(unsigned pid, const char *const *names, char **values, size_t n,
 		return false;
 	}
 	for (size_t off = 0; off < len; off += strlen(buf + off) + 1) {
-		const char *kv = buf + off, *eq = strchr(kv, '=');
+		const char *kv = buf + off, *eq = NULL;
+		/* Most of an environment is other variables: one byte tells for most of them. */
+		for (size_t k = 0; k < n && !eq; k++)
+			if (kv[0] == names[k][0])
+				eq = strchr(kv, '=');
 		for (size_t k = 0; eq && k < n; k++)
 			if (strlen(names[k]) == (size_t)(eq - kv) && !strncmp(kv, names[k], (size_t)(eq - kv))) {
 				free(values[k]);

@@ -1,12 +1,30 @@
 /* proc.c: owner and command line of GPU processes from /proc, read once per pid per refresh
  * (a process on eight GPUs costs one read, not eight), with user names cached for the run since
- * getpwuid can be slow under LDAP. With stats on (top), the same visit reads /proc/PID/stat:
- * parent, start, CPU and resident memory (the stat file has them all: no statm read); CPU use
- * is the difference from the previous refresh's counter of the same process (pid and start). */
+ * getpwuid can be slow under LDAP.
+ *
+ * Across refreshes (status -l, the exporter) a process that is still the same keeps its command
+ * line: each refresh stats /proc/PID, which it needs anyway for the owner (a process may change
+ * its uid), and the inode of /proc/PID tells whether the process is the one read before. procfs
+ * makes a new inode, with a new number and time, for each process a pid is given to: an old
+ * process's /proc/PID dentry fails revalidation once it has died. Checking the start time in
+ * /proc/PID/stat instead would cost more than reading the command line again. A command line can
+ * also change (setproctitle: Ray workers rename themselves per task), so each is read again
+ * after 0.5 to 1.5 times REREAD_AFTER, spread over refreshes by pid.
+ *
+ * With stats on (gpuctl top, status --details), the same visit reads /proc/PID/stat: parent,
+ * start, CPU and resident memory (the stat file has them all: no statm read). CPU use is the
+ * difference from the counter the entry kept at the previous refresh, when it is the same
+ * process (the same start time).
+ *
+ * Memory is what a big machine costs (10,000 processes): an entry is 80 bytes (half of it the
+ * stats) and the texts live in 64 KiB chunks, compacted when more than half of them is garbage. */
 #include "pid.h"
 #include "proc.h"
 #include "util.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,36 +32,67 @@
 #include <time.h>
 #include <unistd.h>
 
+#define REREAD_AFTER 4000U     /* ms */
+#define CHUNK (64 * 1024)
+
 struct user_ent {
 	uid_t uid;
 	char *name;
 };
 
-struct cpu_mark {             /* a process's CPU counter at the previous refresh */
+struct proc_ent {            /* 80 bytes */
 	unsigned pid;
-	unsigned long long start;
-	double cpu;            /* seconds */
+	uid_t uid;
+	char *text;             /* the command line, then argv[0] at name_off (0: the same) */
+	uint32_t name_off, len; /* len: of the text, both strings with their NULs */
+	uint64_t ident;         /* /proc/PID's inode and creation time (odd); 0: not in /proc */
+	uint32_t reread_ms;     /* read the command line again after this (cache clock) */
+	unsigned gen;           /* the last refresh that asked for it */
+	/* stats: from /proc/PID/stat at this refresh */
+	unsigned long long start, cpu;  /* clock ticks; start 0: not read */
+	unsigned long rss;      /* pages */
+	int ppid;
+	uint32_t cpu_ms;        /* when cpu was read (cache clock) */
+	float cpu_pct;          /* since the reading before, when cpu_valid */
+	bool cpu_valid, has_cpu;
+	char state;
+};
+
+struct chunk {
+	struct chunk *next;
+	size_t used, cap;
+	char data[];
 };
 
 struct proc_cache {
-	bool stats;
-	double tick;           /* seconds per clock tick */
-	uint64_t page;         /* bytes per page */
-	double now_mono, boot_now;     /* this refresh: monotonic clock, seconds since boot */
-	double prev_mono;      /* the previous refresh with stats, 0 when none */
-	struct cpu_mark *prev; /* its counters, sorted by pid */
-	size_t nprev, prev_cap;
-	struct proc_info *ents;
+	int procfd;             /* /proc, so each path is looked up from there, not from /;
+				 * -1: could not be opened, -2: not yet */
+	struct proc_ent *ents;
 	size_t n, cap;
-	unsigned *slots;       /* open addressing: index+1 into ents, 0 = empty */
+	unsigned *slots;        /* open addressing: index+1 into ents, 0 = empty */
 	size_t nslots;
+	unsigned gen;           /* refreshes begun */
+	size_t nseen;           /* distinct pids asked for in this refresh */
+	double start;           /* monotonic seconds at creation */
+	uint32_t now_ms;        /* this refresh's time, since start */
+	bool stats;             /* read /proc/PID/stat too */
+	double tick;            /* seconds per clock tick */
+	uint64_t page;          /* bytes per page */
+	double boot_now;        /* this refresh's time, in seconds since boot */
+	struct chunk *chunks;   /* texts; the newest first */
+	size_t live, garbage;   /* text bytes in use, and freed but not reclaimed */
+	char *scratch;          /* for reading command lines; grows to the longest */
+	size_t scratch_cap;
 	struct user_ent *users;
 	size_t nusers, users_cap;
 };
 
 struct proc_cache *proc_cache_new(void)
 {
-	return xcalloc(1, sizeof(struct proc_cache));
+	struct proc_cache *pc = xcalloc(1, sizeof(struct proc_cache));
+	pc->start = now_mono();
+	pc->procfd = -2; /* opened by the first refresh that needs it */
+	return pc;
 }
 
 void proc_cache_stats(struct proc_cache *pc, bool on)
@@ -56,163 +105,317 @@ void proc_cache_stats(struct proc_cache *pc, bool on)
 	pc->stats = on;
 }
 
-static int mark_cmp(const void *a, const void *b)
+static void free_chunks(struct chunk *c)
 {
-	unsigned x = ((const struct cpu_mark *)a)->pid, y = ((const struct cpu_mark *)b)->pid;
-	return (x > y) - (x < y);
-}
-
-/* The counters of the refresh that ends become the marks the next one measures from. */
-static void keep_marks(struct proc_cache *pc)
-{
-	pc->nprev = 0;
-	for (size_t i = 0; pc->stats && i < pc->n; i++) {
-		const struct proc_info *pi = &pc->ents[i];
-		if (!pi->stat_valid)
-			continue;
-		pc->prev = grow_array(pc->prev, &pc->prev_cap, pc->nprev + 1, sizeof *pc->prev);
-		pc->prev[pc->nprev++] = (struct cpu_mark){pi->pid, pi->start, pi->cpu_time};
+	while (c) {
+		struct chunk *next = c->next;
+		free(c);
+		c = next;
 	}
-	if (pc->nprev)
-		qsort(pc->prev, pc->nprev, sizeof *pc->prev, mark_cmp);
-	pc->prev_mono = pc->stats && pc->n ? pc->now_mono : 0;
-	struct timespec ts;
-	pc->now_mono = now_mono();
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	pc->boot_now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-void proc_cache_begin(struct proc_cache *pc)
-{
-	keep_marks(pc);
-	for (size_t i = 0; i < pc->n; i++) {
-		free(pc->ents[i].cmdline);
-		free(pc->ents[i].name);
-	}
-	pc->n = 0;
-	if (pc->slots)
-		memset(pc->slots, 0, pc->nslots * sizeof *pc->slots);
 }
 
 void proc_cache_free(struct proc_cache *pc)
 {
 	if (!pc)
 		return;
-	proc_cache_begin(pc);
+	if (pc->procfd >= 0)
+		close(pc->procfd);
 	free(pc->ents);
-	free(pc->prev);
 	free(pc->slots);
+	free_chunks(pc->chunks);
+	free(pc->scratch);
 	for (size_t i = 0; i < pc->nusers; i++)
 		free(pc->users[i].name);
 	free(pc->users);
 	free(pc);
 }
 
-/* User names are cached for the run: getpwuid can be slow under LDAP. */
 static const char *proc_user_name(struct proc_cache *pc, uid_t uid)
 {
 	for (size_t i = 0; i < pc->nusers; i++)
 		if (pc->users[i].uid == uid)
 			return pc->users[i].name;
 	char buf[256];
-	char *name = xstrdup(user_name(uid, buf, sizeof buf));
+	char *name = xstrdup(user_name(uid, buf, sizeof buf)); /* pid.c: the one lookup */
 	pc->users = grow_array(pc->users, &pc->users_cap, pc->nusers + 1, sizeof *pc->users);
 	pc->users[pc->nusers++] = (struct user_ent){uid, name};
 	return name;
 }
 
-/* Parent, start, CPU and memory from /proc/PID/stat; CPU use since the previous refresh when it
- * saw the same process (the same start time: a pid given to a new process starts afresh). */
-static void read_stats(struct proc_cache *pc, struct proc_info *pi)
+/* ---- texts ---- */
+
+static char *text_alloc(struct proc_cache *pc, size_t n)
 {
-	struct pid_stat ps;
-	if (!pid_stat(pi->pid, &ps))
-		return;
-	pi->stat_valid = true;
-	pi->state = ps.state;
-	pi->ppid = ps.ppid;
-	pi->start = ps.start;
-	pi->cpu_time = (double)ps.cpu * pc->tick;
-	pi->rss = (uint64_t)ps.rss * pc->page;
-	pi->elapsed = pc->boot_now - (double)ps.start * pc->tick;
-	if (pi->elapsed < 0)
-		pi->elapsed = 0;
-	struct cpu_mark key = {.pid = pi->pid};
-	const struct cpu_mark *m = pc->nprev ? bsearch(&key, pc->prev, pc->nprev, sizeof key, mark_cmp)
-					     : NULL;
-	double dt = pc->now_mono - pc->prev_mono;
-	if (m && m->start == ps.start && pi->cpu_time >= m->cpu && pc->prev_mono && dt > 0) {
-		pi->cpu_valid = true;
-		pi->cpu_pct = (pi->cpu_time - m->cpu) / dt * 100.0;
+	struct chunk *c = pc->chunks;
+	if (!c || c->cap - c->used < n) {
+		size_t cap = n > CHUNK - sizeof *c ? n : CHUNK - sizeof *c;
+		c = xmalloc(sizeof *c + cap);
+		*c = (struct chunk){.next = pc->chunks, .cap = cap};
+		pc->chunks = c;
 	}
+	char *p = c->data + c->used;
+	c->used += n;
+	pc->live += n;
+	return p;
 }
 
-static void read_proc(struct proc_cache *pc, struct proc_info *pi)
+static void text_drop(struct proc_cache *pc, struct proc_ent *e)
 {
-	char path[64];
-	struct stat st;
-	snprintf(path, sizeof path, "/proc/%u", pi->pid);
-	if (stat(path, &st) != 0)
-		return;
-	pi->found = true;
-	pi->uid = st.st_uid;
-	pi->user = proc_user_name(pc, st.st_uid);
-	if (pc->stats)
-		read_stats(pc, pi);
-	size_t len = 0;
-	snprintf(path, sizeof path, "/proc/%u/cmdline", pi->pid);
-	char *cmd = read_file(path, &len);
-	while (cmd && len && cmd[len - 1] == '\0')
-		len--;
-	if (cmd && len) {
-		pi->name = xstrdup(cmd);
-		for (size_t i = 0; i < len; i++)
-			if (cmd[i] == '\0')
-				cmd[i] = ' ';
-		cmd[len] = '\0';
-		pi->cmdline = cmd;
-		return;
+	if (e->text) {
+		pc->live -= e->len;
+		pc->garbage += e->len;
 	}
-	free(cmd);
-	/* Zombies and kernel threads have no command line: show [comm] as ps does. */
-	snprintf(path, sizeof path, "/proc/%u/comm", pi->pid);
-	char *comm = read_file(path, &len);
-	if (comm) {
-		comm[strcspn(comm, "\n")] = '\0';
-		pi->cmdline = xasprintf("[%s]", comm);
-		pi->name = xstrdup(pi->cmdline);
-		free(comm);
-	}
+	e->text = NULL;
+	e->len = e->name_off = 0;
 }
 
-static void rehash(struct proc_cache *pc)
+/* Called between refreshes, when no caller holds a text: moves the live ones together. */
+static void text_compact(struct proc_cache *pc)
+{
+	if (pc->garbage < CHUNK || pc->garbage < pc->live)
+		return;
+	struct chunk *old = pc->chunks;
+	pc->chunks = NULL;
+	pc->live = pc->garbage = 0;
+	for (size_t i = 0; i < pc->n; i++) {
+		struct proc_ent *e = &pc->ents[i];
+		if (e->text) {
+			char *t = text_alloc(pc, e->len);
+			memcpy(t, e->text, e->len);
+			e->text = t;
+		}
+	}
+	free_chunks(old);
+}
+
+/* ---- the table ---- */
+
+static uint32_t hash(unsigned pid)
+{
+	return pid * 2654435761U;
+}
+
+static void rehash(struct proc_cache *pc, size_t nslots)
 {
 	free(pc->slots);
-	pc->nslots = pc->nslots ? pc->nslots * 2 : 256;
+	pc->nslots = nslots;
 	pc->slots = xcalloc(pc->nslots, sizeof *pc->slots);
 	for (size_t i = 0; i < pc->n; i++) {
-		size_t h = (pc->ents[i].pid * 2654435761U) & (pc->nslots - 1);
+		size_t h = hash(pc->ents[i].pid) & (pc->nslots - 1);
 		while (pc->slots[h])
 			h = (h + 1) & (pc->nslots - 1);
 		pc->slots[h] = (unsigned)i + 1;
 	}
 }
 
-const struct proc_info *proc_lookup(struct proc_cache *pc, unsigned pid)
+void proc_cache_begin(struct proc_cache *pc)
 {
-	if (2 * (pc->n + 1) > pc->nslots)
-		rehash(pc);
-	size_t h = (pid * 2654435761U) & (pc->nslots - 1);
-	while (pc->slots[h]) {
-		struct proc_info *pi = &pc->ents[pc->slots[h] - 1];
-		if (pi->pid == pid)
-			return pi;
-		h = (h + 1) & (pc->nslots - 1);
+	if (pc->procfd == -2)
+		pc->procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	text_compact(pc);
+	pc->gen++;
+	pc->nseen = 0;
+	pc->now_ms = (uint32_t)((now_mono() - pc->start) * 1000);
+	if (pc->stats) {
+		struct timespec ts;   /* start times count from boot, suspend included */
+		clock_gettime(CLOCK_BOOTTIME, &ts);
+		pc->boot_now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 	}
-	pc->ents = grow_array(pc->ents, &pc->cap, pc->n + 1, sizeof *pc->ents);
-	struct proc_info *pi = &pc->ents[pc->n];
-	*pi = (struct proc_info){.pid = pid};
-	pc->slots[h] = (unsigned)++pc->n;
-	read_proc(pc, pi);
-	return pi;
+}
+
+/* Processes no longer listed are forgotten, so the cache holds one refresh's worth. Their
+ * texts stay where they are until the next proc_cache_begin. */
+void proc_cache_end(struct proc_cache *pc)
+{
+	if (pc->nseen == pc->n)
+		return;
+	size_t k = 0;
+	for (size_t i = 0; i < pc->n; i++) {
+		if (pc->ents[i].gen == pc->gen)
+			pc->ents[k++] = pc->ents[i];
+		else
+			text_drop(pc, &pc->ents[i]);
+	}
+	pc->n = k;
+	size_t nslots = 256;
+	while (3 * nslots < 4 * (pc->n + 1))
+		nslots *= 2;
+	rehash(pc, nslots);
+}
+
+/* ---- reading /proc ---- */
+
+/* PID[/FILE] relative to pc->procfd, or /proc/PID[/FILE] when /proc could not be opened. Made by
+ * hand: snprintf would cost more than the stat it is for. buf holds 64 bytes. */
+static const char *proc_path(const struct proc_cache *pc, char *buf, unsigned pid, const char *file)
+{
+	char digits[12];
+	size_t k = sizeof digits, n = 0;
+	do
+		digits[--k] = (char)('0' + pid % 10);
+	while (pid /= 10);
+	if (pc->procfd < 0) {
+		memcpy(buf, "/proc/", 6);
+		n = 6;
+	}
+	memcpy(buf + n, digits + k, sizeof digits - k);
+	n += sizeof digits - k;
+	if (file) {
+		buf[n++] = '/';
+		size_t len = strlen(file);
+		memcpy(buf + n, file, len); /* "cmdline", "comm": it fits */
+		n += len;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+/* The whole file into pc->scratch (NUL added); -1 when it cannot be read. */
+static ssize_t read_scratch(struct proc_cache *pc, const char *path)
+{
+	int fd = openat(pc->procfd >= 0 ? pc->procfd : AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t len = 0;
+	for (;;) {
+		if (pc->scratch_cap - len < 2) {
+			pc->scratch_cap = pc->scratch_cap ? 2 * pc->scratch_cap : 8192;
+			pc->scratch = xrealloc(pc->scratch, pc->scratch_cap);
+		}
+		ssize_t r = read(fd, pc->scratch + len, pc->scratch_cap - len - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			close(fd);
+			return -1;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	pc->scratch[len] = '\0';
+	return (ssize_t)len;
+}
+
+/* The command line, its arguments joined by spaces, and argv[0], as one text. */
+static void read_text(struct proc_cache *pc, struct proc_ent *e)
+{
+	char path[64];
+	text_drop(pc, e);
+	e->reread_ms = pc->now_ms + REREAD_AFTER / 2 + (uint32_t)((uint64_t)REREAD_AFTER * (hash(e->pid) >> 16) >> 16);
+	ssize_t n = read_scratch(pc, proc_path(pc, path, e->pid, "cmdline"));
+	size_t len = n > 0 ? (size_t)n : 0;
+	char *cmd = pc->scratch;
+	while (len && cmd[len - 1] == '\0')
+		len--;
+	if (!len) {
+		/* Zombies and kernel threads have no command line: show [comm] as ps does. */
+		if (read_scratch(pc, proc_path(pc, path, e->pid, "comm")) < 0)
+			return;
+		char shown[64];
+		pc->scratch[strcspn(pc->scratch, "\n")] = '\0';
+		len = (size_t)snprintf(shown, sizeof shown, "[%.16s]", pc->scratch);
+		memcpy(cmd = pc->scratch, shown, len + 1);
+	}
+	size_t nlen = strlen(cmd);
+	bool one = nlen == len;           /* argv[0] alone: the name is the command line */
+	e->len = (uint32_t)(len + 1 + (one ? 0 : nlen + 1));
+	e->text = text_alloc(pc, e->len);
+	e->name_off = one ? 0 : (uint32_t)len + 1;
+	if (!one)
+		memcpy(e->text + len + 1, cmd, nlen + 1);
+	memcpy(e->text, cmd, len);
+	e->text[len] = '\0';
+	for (char *z = e->text; (z = memchr(z, '\0', (size_t)(e->text + len - z)));)
+		*z++ = ' ';
+}
+
+/* Parent, start, CPU and memory from /proc/PID/stat; CPU use since the previous refresh when it
+ * read the same process (the same start time: a pid given to a new process starts afresh). */
+static void read_stats(struct proc_cache *pc, struct proc_ent *e)
+{
+	struct pid_stat ps;
+	if (!pid_stat(e->pid, &ps)) {
+		e->start = 0;
+		e->has_cpu = e->cpu_valid = false;
+		return;
+	}
+	bool same = e->has_cpu && e->start == ps.start && ps.cpu >= e->cpu && pc->now_ms > e->cpu_ms;
+	e->cpu_valid = same;
+	if (same)
+		e->cpu_pct = (float)((double)(ps.cpu - e->cpu) * pc->tick * 1000.0 /
+				     (double)(pc->now_ms - e->cpu_ms) * 100.0);
+	e->start = ps.start;
+	e->cpu = ps.cpu;
+	e->cpu_ms = pc->now_ms;
+	e->has_cpu = true;
+	e->rss = ps.rss;
+	e->ppid = ps.ppid;
+	e->state = ps.state;
+}
+
+/* One stat per process and refresh: owner, and whether it is the process read before. */
+static void refresh_ent(struct proc_cache *pc, struct proc_ent *e)
+{
+	char path[64];
+	struct stat st;
+	if (fstatat(pc->procfd >= 0 ? pc->procfd : AT_FDCWD,
+		    proc_path(pc, path, e->pid, NULL), &st, 0) != 0) {
+		text_drop(pc, e);
+		e->ident = 0;
+		e->start = 0;
+		e->has_cpu = e->cpu_valid = false;
+		return;
+	}
+	uint64_t ident = ((uint64_t)st.st_ino * 1000000007ULL ^
+			  ((uint64_t)st.st_ctim.tv_sec * 1000000000ULL + (uint64_t)st.st_ctim.tv_nsec)) | 1;
+	bool same = ident == e->ident;
+	e->uid = st.st_uid;
+	e->ident = ident;
+	if (!same || (int32_t)(pc->now_ms - e->reread_ms) >= 0)
+		read_text(pc, e);
+	if (pc->stats)
+		read_stats(pc, e);
+}
+
+void proc_lookup(struct proc_cache *pc, unsigned pid, struct proc_info *out)
+{
+	if (4 * (pc->n + 1) > 3 * pc->nslots) /* at most 3/4 full */
+		rehash(pc, pc->nslots ? 2 * pc->nslots : 256);
+	size_t h = hash(pid) & (pc->nslots - 1);
+	struct proc_ent *e = NULL;
+	for (; pc->slots[h]; h = (h + 1) & (pc->nslots - 1))
+		if (pc->ents[pc->slots[h] - 1].pid == pid) {
+			e = &pc->ents[pc->slots[h] - 1];
+			break;
+		}
+	if (!e) {
+		pc->ents = grow_array(pc->ents, &pc->cap, pc->n + 1, sizeof *pc->ents);
+		e = &pc->ents[pc->n];
+		*e = (struct proc_ent){.pid = pid};
+		pc->slots[h] = (unsigned)++pc->n;
+	}
+	if (e->gen != pc->gen) {
+		e->gen = pc->gen;
+		pc->nseen++;
+		refresh_ent(pc, e);
+	}
+	bool found = e->ident != 0;
+	*out = (struct proc_info){.pid = pid, .found = found, .uid = e->uid,
+				  .user = found ? proc_user_name(pc, e->uid) : NULL,
+				  .cmdline = e->text, .name = e->text ? e->text + e->name_off : NULL};
+	if (pc->stats && found && e->start) {
+		out->stat_valid = true;
+		out->state = e->state;
+		out->ppid = e->ppid;
+		out->start = e->start;
+		out->cpu_time = (double)e->cpu * pc->tick;
+		out->rss = (uint64_t)e->rss * pc->page;
+		out->elapsed = pc->boot_now - (double)e->start * pc->tick;
+		if (out->elapsed < 0)
+			out->elapsed = 0;
+		out->cpu_valid = e->cpu_valid;
+		out->cpu_pct = e->cpu_pct;
+	}
 }

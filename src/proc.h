@@ -31,10 +31,15 @@ struct proc_cache *proc_cache_new(void);
 void proc_cache_free(struct proc_cache *pc);
 /* Whether lookups also read /proc/PID/stat (off by default: only top and status --details pay). */
 void proc_cache_stats(struct proc_cache *pc, bool on);
-/* Forget the previous refresh's processes (their strings die with them). With stats on, their
- * CPU counters are kept: a lookup in this refresh gives the CPU used since the last one. */
+/* A refresh: proc_cache_begin, proc_lookup for each listed pid, proc_cache_end. The strings of
+ * a process stay valid until the end of the next refresh that does not list it, or that finds
+ * it changed. */
 void proc_cache_begin(struct proc_cache *pc);
-/* Reads /proc once per pid and refresh. */
-const struct proc_info *proc_lookup(struct proc_cache *pc, unsigned pid);
+void proc_cache_end(struct proc_cache *pc);
+/* Stats /proc/PID once per pid and refresh; reads its command line when it is new, another
+ * process than before, or its command line is due to be read again; with stats on, reads
+ * /proc/PID/stat. A lookup after proc_cache_end (top's parents of jobs) belongs to the refresh
+ * that ended. */
+void proc_lookup(struct proc_cache *pc, unsigned pid, struct proc_info *out);
 
 #endif

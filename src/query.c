@@ -239,6 +239,14 @@ unsigned query_refresh_needs(const struct query *q)
 	return need;
 }
 
+bool query_shows_time(const struct query *q)
+{
+	for (size_t i = 0; i < q->n; i++)
+		if (q->f[i]->fmt == V_TIMESTAMP)
+			return true;
+	return false;
+}
+
 bool query_parse_format(const char *s, unsigned *flags)
 {
 	bool csv = false;

@@ -13,6 +13,8 @@ struct query;
 struct query *query_parse(enum query_kind kind, const char *fields, struct gpu_error *err);
 void query_free(struct query *q);
 unsigned query_refresh_needs(const struct query *q);
+/* Whether a timestamp field was asked for (the local time costs a read of /etc/localtime). */
+bool query_shows_time(const struct query *q);
 bool query_parse_format(const char *s, unsigned *flags);
 void query_header(struct strbuf *sb, const struct query *q);
 /* Appends one row per selected GPU (or per compute process); timestamp as nvidia-smi prints it. */

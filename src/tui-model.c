@@ -115,7 +115,8 @@ static void add_parents(struct tui_model *m)
 		for (size_t k = 0; m->lv && k < m->lv->nleases; k++)
 			job |= m->lv->leases[k].pid == (pid_t)pp[i];
 		if (j - i >= 2 || job) {
-			const struct proc_info *pi = proc_lookup(m->set->pc, pp[i]);
+			struct proc_info info, *pi = &info;
+			proc_lookup(m->set->pc, pp[i], &info);
 			if (pi->found) {
 				struct tui_row *r = add_row(m);
 				*r = (struct tui_row){.pid = pi->pid, .user = pi->user, .cmd = pi->cmdline,

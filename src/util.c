@@ -71,8 +71,10 @@ char *xstrdup(const char *s)
 	return xstrndup(s, strlen(s));
 }
 
+/* At most n bytes of s, as POSIX strndup: never reads past its NUL. */
 char *xstrndup(const char *s, size_t n)
 {
+	n = strnlen(s, n);
 	char *p = xmalloc(n + 1);
 	memcpy(p, s, n);
 	p[n] = '\0';
@@ -107,6 +109,10 @@ void *grow_array(void *p, size_t *cap, size_t want, size_t size)
 
 static void sb_reserve(struct strbuf *sb, size_t extra)
 {
+	if (sb->sink && sb->len >= 32768 && sb->len + extra + 1 > sb->cap) {
+		fwrite(sb->buf, 1, sb->len, sb->sink);
+		sb->len = 0;
+	}
 	sb->buf = grow_array(sb->buf, &sb->cap, sb->len + extra + 1, 1);
 }
 

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Exit codes. Scripts depend on them: this one list makes the enum, the exit-status text of
  * `gpuctl --help` (cmd.c) and the table the README must show (tests/unit/test_exitcodes.c checks
@@ -79,9 +80,13 @@ char *xasprintf(const char *fmt, ...) PRINTF(1, 2);
 /* Grow *p (holding *cap elements of size) to at least want elements. */
 void *grow_array(void *p, size_t *cap, size_t want, size_t size);
 
+/* sink: when set, a buffer holding 32 KiB or more writes it there before growing, so a long
+ * output (status --json on 10,000 processes) needs 64 KiB, not its whole size, in memory; the
+ * caller writes what is left and checks ferror(sink). Only for output nothing reads back. */
 struct strbuf {
 	char *buf;
 	size_t len, cap;
+	FILE *sink;
 };
 void sb_add(struct strbuf *sb, const char *s, size_t n);
 void sb_adds(struct strbuf *sb, const char *s);

@@ -4,7 +4,7 @@
 # survives concurrency, slow and malformed clients, 10,000 scrapes and a GPU lost while serving.
 # A real Prometheus server scraping it: t0015.
 . "$(dirname "$0")/lib.sh"
-plan 36
+plan 38
 use_state
 sample() { grep -E "^$1\{$2" "$TMP/metrics" | awk '{print $NF}'; }
 
@@ -51,6 +51,33 @@ start_exporter --max-processes 5
 curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics"
 check_eq "process samples are capped" 6 "$(grep -c '^gpuctl_process_gpu_memory_bytes{' "$TMP/metrics")"
 check_eq "the rest is one pid=\"other\" sample" "$(( (105+106+107+108+109+110+111+112+113+114+115+116+117+118+119+120+121+122+123+124+125+126+127+128+129) * 1048576 ))" "$(sample gpuctl_process_gpu_memory_bytes '.*pid="other"')"
+stop_exporter
+
+# Uncached, concurrent scrapes share refreshes, yet none is served a page older than itself:
+# each client's consecutive scrapes see strictly newer refreshes.
+gen_machine "$TMP/big" 8 500
+use_machine "$TMP/big"
+start_exporter --cache-ms 0
+python3 - "$PORT" >"$TMP/shared" <<'PY'
+import http.client, re, sys, threading
+port, T, N = int(sys.argv[1]), 8, 30
+seen, barrier = [[] for _ in range(T)], threading.Barrier(T)
+def client(k):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    for _ in range(N):
+        barrier.wait()
+        c.request("GET", "/metrics")
+        body = c.getresponse().read().decode()
+        seen[k].append(int(re.search(r"^gpuctl_exporter_refreshes_total (\d+)$", body, re.M).group(1)))
+ts = [threading.Thread(target=client, args=(k,)) for k in range(T)]
+[t.start() for t in ts]; [t.join() for t in ts]
+newer = all(all(b > a for a, b in zip(s, s[1:])) for s in seen)
+refreshes = max(max(s) for s in seen) - min(min(s) for s in seen) + 1
+print("%s %d %d" % ("newer" if newer else "stale", refreshes, T * N))
+PY
+read -r fresh refreshes scrapes <"$TMP/shared"
+check_eq "uncached: every scrape gets a refresh begun after it was asked for" newer "$fresh"
+check "uncached: $scrapes concurrent scrapes shared $refreshes refreshes" test "$refreshes" -lt "$scrapes"
 stop_exporter
 
 # A GPU lost while serving: reported as lost, the others still served.

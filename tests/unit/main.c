@@ -37,6 +37,7 @@ int main(void)
 	test_alloc();
 	test_config_values();
 	test_proto();
+	test_proc();
 	test_args();
 	test_exitcodes();
 	test_tui();

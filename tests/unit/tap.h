@@ -25,6 +25,7 @@ void test_visibility(void);
 void test_alloc(void);
 void test_config_values(void);
 void test_proto(void);
+void test_proc(void);
 void test_args(void);
 void test_exitcodes(void);
 void test_tui(void);

@@ -115,6 +115,13 @@ void test_query(void)
 	CHECK(!query_parse_format("noheader", &f));
 	CHECK(!query_parse_format("csv,xml", &f));
 	CHECK(!query_parse_format("", &f));
+	struct gpu_error err;
+	struct query *with = query_parse(Q_GPU, "index,timestamp", &err);
+	struct query *without = query_parse(Q_APPS, "pid,used_memory", &err);
+	CHECK(with && query_shows_time(with));
+	CHECK(without && !query_shows_time(without));
+	query_free(with);
+	query_free(without);
 	free_set(s);
 }
 

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# bench/daemon.sh: the lease daemon's figures (issue 10), each beside its target:
+#   - `gpuctl run -n 1 -- true` against plain `true` (target: adds < 5 ms)
+#   - a release to the next waiter's job start, along a chain of 64 and of 128 waiters for one
+#     GPU (target: median < 20 ms, p99 < 100 ms; it includes the job's own start)
+#   - 1,000 queued requests: the daemon's RSS (target < 16 MiB) and its CPU over 10 s while
+#     nothing changes (from /proc/PID/schedstat, in nanoseconds; target: 0)
+#   - `status --json` with live leases, runs spaced 0.3 s apart as a person's, against the floor
+#     (bench/floor.c: the same NVML and /proc work; target <= 1.2x)
+# Prints figures, not pass/fail. Run with `make bench`.
+set -eu
+cd "$(dirname "$0")/.."
+B=${B:-build}
+G=$PWD/$B/gpuctl
+WL=$PWD/$B/workload
+tmp=$(mktemp -d)
+pids=()
+cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$tmp"; }
+trap cleanup EXIT
+export GPUCTL_NVML_LIBRARY=$PWD/$B/fakenvml/libnvidia-ml.so.1 GPUCTL_CONFIG_NOSYSTEM=1
+export FAKENVML_PROC_DIR=$tmp/procs GPUCTL_SOCKET=$tmp/run/gpuctl.sock
+mkdir -p "$tmp/procs" "$tmp/run"
+bash tests/gen-machine.sh "$tmp/m1" 1 0
+sed -i 's/^memory_used_mib = .*/memory_used_mib = 0/; s/^util_gpu = .*/util_gpu = 0/' "$tmp/m1"
+export FAKENVML_MACHINE=$tmp/m1
+
+start_daemon() {
+	"$G" daemon --socket "$GPUCTL_SOCKET" --state-dir "$tmp/run/state" --config /dev/null \
+		>>"$tmp/daemon.log" 2>&1 &
+	DAEMON=$!
+	pids+=($DAEMON)
+	for _ in $(seq 500); do [ -S "$GPUCTL_SOCKET" ] && grep -q serving "$tmp/daemon.log" && return; sleep 0.01; done
+	echo "the daemon did not start" >&2; cat "$tmp/daemon.log" >&2; exit 1
+}
+ms() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b - a) / 1e6}'; }
+# stats: median and p99 of the numbers on stdin
+stats() { sort -n | awk '{v[NR] = $1} END {m = v[int((NR + 1) / 2)]; p = v[int(NR * 0.99 + 0.999)]; printf "median %.1f ms, p99 %.1f ms (%d)", m, p, NR}'; }
+start_daemon
+
+# run -n 1 -- true against true
+N=100
+t0=$(date +%s%N); for ((i = 0; i < N; i++)); do /bin/true; done; t1=$(date +%s%N)
+for ((i = 0; i < N; i++)); do "$G" run -q -n 1 -- /bin/true; done; t2=$(date +%s%N)
+printf 'run -n 1 -- true: adds %s ms per run to true (target < 5 ms; %d runs)\n' \
+	"$(awk -v a=$((t1 - t0)) -v b=$((t2 - t1)) -v n=$N 'BEGIN {printf "%.2f", (b - a) / n / 1e6}')" $N
+
+# Chains of waiters: each job ends at once, and the next starts
+for W in 64 128; do
+	: >"$tmp/log"
+	mkfifo "$tmp/go$W"
+	"$G" run -q -n 1 -- "$WL" --log "$tmp/log" --tag hold --until "$tmp/go$W" & pids+=($!)
+	for _ in $(seq 500); do grep -q '^start hold' "$tmp/log" && break; sleep 0.01; done
+	wpids=()
+	for i in $(seq $W); do
+		"$G" run -q -n 1 --wait -- "$WL" --seconds 0 --log "$tmp/log" --tag "w$i" & wpids+=($!)
+	done
+	for _ in $(seq 3000); do [ "$("$G" leases --json | jq '.queue | length')" = "$W" ] && break; sleep 0.01; done
+	echo >"$tmp/go$W"
+	wait "${wpids[@]}"
+	printf 'release to the next job start, %d waiters: %s (target: median < 20 ms, p99 < 100 ms)\n' "$W" \
+		"$(awk '$1 == "start" {s[n++] = $3} $1 == "end" {e[m++] = $3} END {for (i = 1; i < n; i++) print (s[i] - e[i - 1]) / 1e6}' "$tmp/log" | stats)"
+done
+
+# 1,000 queued requests held by 10 connections, behind a holder
+mkfifo "$tmp/hold"
+"$G" run -q -n 1 -- "$WL" --until "$tmp/hold" --log "$tmp/log" --tag big & pids+=($!)
+for _ in $(seq 500); do grep -q '^start big' "$tmp/log" && break; sleep 0.01; done
+exec 7> >(python3 bench/queue_requests.py "$GPUCTL_SOCKET" 1000 10 >"$tmp/queued")
+for _ in $(seq 3000); do grep -q '^queued' "$tmp/queued" 2>/dev/null && break; sleep 0.01; done
+cpu0=$(awk '{print $1}' /proc/$DAEMON/schedstat)
+sleep 10
+cpu1=$(awk '{print $1}' /proc/$DAEMON/schedstat)
+printf '1000 queued requests: daemon RSS %s KiB (target < 16384), CPU over 10 s idle: %s ms (target 0)\n' \
+	"$(awk '/^VmRSS/ {print $2}' /proc/$DAEMON/status)" "$(ms "$cpu0" "$cpu1")"
+exec 7>&-
+echo >"$tmp/hold"
+
+# status --json with live leases, spaced as a person's, against the floor (16 GPUs, 1000 processes)
+if [ -x "$B/bench-floor" ]; then
+	kill "$DAEMON"; wait "$DAEMON" 2>/dev/null || true
+	sleepers=()
+	for _ in $(seq 100); do "$B/sleeper" & sleepers+=($!); pids+=($!); done
+	bash tests/gen-machine.sh "$tmp/m16" 16 1000 "${sleepers[@]}" "${sleepers[@]}" "${sleepers[@]}"
+	export FAKENVML_MACHINE=$tmp/m16
+	start_daemon
+	for i in 0 1 2 3 4 5 6 7; do "$G" run -q -g $i --ignore-usage -- sleep 600 & pids+=($!); done
+	for _ in $(seq 500); do [ "$("$G" leases --json | jq '.leases | length')" = 8 ] && break; sleep 0.01; done
+	f=() s=()
+	for ((i = 0; i < 30; i++)); do
+		sleep 0.3; a=$(date +%s%N); "$B/bench-floor"; b=$(date +%s%N); f+=($((b - a)))
+		sleep 0.3; a=$(date +%s%N); "$G" status --json >/dev/null; b=$(date +%s%N); s+=($((b - a)))
+	done
+	fm=$(printf '%s\n' "${f[@]}" | sort -n | sed -n 15p) sm=$(printf '%s\n' "${s[@]}" | sort -n | sed -n 15p)
+	printf 'status --json with 8 live leases, spaced 0.3 s: %s ms against the floor'"'"'s %s ms: ratio %s (target <= 1.2)\n' \
+		"$(ms 0 "$sm")" "$(ms 0 "$fm")" "$(awk -v a="$fm" -v b="$sm" 'BEGIN {printf "%.2f", b / a}')"
+fi

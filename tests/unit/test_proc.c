@@ -1,0 +1,108 @@
+/* test_proc.c: the /proc cache (src/proc.c): what it reads, that a process still the same is not
+ * read again across refreshes, that one gone is seen gone, and that texts survive the
+ * compaction of their chunks. */
+#include "proc.h"
+#include "tap.h"
+#include "util.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The command line as status shows it: arguments joined by spaces. */
+static char *joined_cmdline(pid_t pid, char **argv0)
+{
+	char path[64];
+	size_t len;
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+	char *s = read_file(path, &len);
+	if (!s)
+		return NULL;
+	while (len && s[len - 1] == '\0')
+		len--;
+	*argv0 = xstrdup(s);
+	for (size_t i = 0; i < len; i++)
+		if (!s[i])
+			s[i] = ' ';
+	s[len] = '\0';
+	return s;
+}
+
+static pid_t start_sleep(void)
+{
+	pid_t p = fork();
+	if (p == 0) {
+		execl("/bin/sleep", "sleep", "30", (char *)NULL);
+		_exit(127);
+	}
+	/* Wait (up to 5 s) for the exec: before it, the child's command line is ours. */
+	for (int i = 0; i < 500; i++) {
+		char *a0 = NULL, *s = joined_cmdline(p, &a0);
+		bool done = s && !strcmp(s, "sleep 30");
+		free(s);
+		free(a0);
+		if (done)
+			break;
+		nanosleep(&(struct timespec){0, 10000000}, NULL);
+	}
+	return p;
+}
+
+void test_proc(void)
+{
+	struct proc_cache *pc = proc_cache_new();
+	struct proc_info me, none, kid, again;
+	char *argv0 = NULL, *want = joined_cmdline(getpid(), &argv0);
+
+	proc_cache_begin(pc);
+	proc_lookup(pc, (unsigned)getpid(), &me);
+	proc_lookup(pc, 0x7ffffff0U, &none);
+	proc_cache_end(pc);
+	CHECK(me.found && me.uid == getuid() && me.user != NULL);
+	CHECK_STR(me.cmdline, want);
+	CHECK_STR(me.name, argv0);
+	CHECK(!none.found && !none.cmdline && !none.name && !none.user);
+
+	pid_t p = start_sleep();
+	proc_cache_begin(pc);
+	proc_lookup(pc, (unsigned)p, &kid);
+	proc_lookup(pc, (unsigned)p, &again);   /* a process on two GPUs: one read */
+	proc_cache_end(pc);
+	CHECK_STR(kid.cmdline, "sleep 30");
+	CHECK_STR(kid.name, "sleep");
+	CHECK(again.cmdline == kid.cmdline);
+	proc_cache_begin(pc);
+	proc_lookup(pc, (unsigned)p, &again);
+	proc_cache_end(pc);
+	CHECK(again.found && again.cmdline == kid.cmdline); /* the same process: not read again */
+	kill(p, SIGKILL);
+	waitpid(p, NULL, 0);
+	proc_cache_begin(pc);
+	proc_lookup(pc, (unsigned)p, &again);
+	proc_cache_end(pc);
+	CHECK(!again.found && !again.cmdline);
+
+	/* A process listed, then not, then again, thousands of times: its text is dropped and read
+	 * again each time, so the chunks fill with garbage and get compacted, moving the text of a
+	 * process listed all along. */
+	p = start_sleep();
+	bool right = true;
+	for (int i = 0; i < 10000 && right; i++) {
+		proc_cache_begin(pc);
+		proc_lookup(pc, (unsigned)p, &kid);
+		right = kid.cmdline && !strcmp(kid.cmdline, "sleep 30") && !strcmp(kid.name, "sleep");
+		if (i % 2 == 0) {
+			proc_lookup(pc, (unsigned)getpid(), &me);
+			right &= me.cmdline && !strcmp(me.cmdline, want) && !strcmp(me.name, argv0);
+		}
+		proc_cache_end(pc);
+	}
+	CHECK(right);
+	kill(p, SIGKILL);
+	waitpid(p, NULL, 0);
+	free(want);
+	free(argv0);
+	proc_cache_free(pc);
+}
