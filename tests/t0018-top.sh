@@ -6,12 +6,12 @@
 # Ctrl-C, SIGTERM and a lost terminal. Every wait is for something on the screen (or a process's
 # end), with a deadline only a failure reaches.
 . "$(dirname "$0")/lib.sh"
-plan 63
+plan 69
 use_state
 chmod 755 "$TMP"
 WL=$B/workload
 if ! command -v tmux >/dev/null; then
-	skip "top" "tmux is not installed" 63
+	skip "top" "tmux is not installed" 69
 	exit 0
 fi
 
@@ -86,6 +86,14 @@ await_screen() {
 			screen_of "$s" | sed 's/^/#   /'
 			return 1
 		fi
+		sleep 0.05
+	done
+}
+# await_gone SESSION PATTERN: until no line of the screen matches.
+await_gone() {
+	local end=$((SECONDS + 20))
+	while screen_of "$1" | grep -qE -- "$2"; do
+		[ $SECONDS -ge $end ] && { echo "# /$2/ still on $1"; return 1; }
 		sleep 0.05
 	done
 }
@@ -239,6 +247,25 @@ SGR_COLOUR=$'\e\\[([0-9]+;)*3[1-6](;[0-9]+)*m'
 check_grep "--color=always: colours" "$SGR_COLOUR" "$TMP/colour"
 check "NO_COLOR: none" bash -c "! grep -qE \"\$0\" \"\$1\"" "$SGR_COLOUR" "$TMP/nocolour"
 check_grep "but attributes still (the header in reverse)" $'\e\\[7m' "$TMP/nocolour"
+
+# Leases and the queue (this user's private daemon): my env lease on GPU 3 shows on its card,
+# a request waiting for it in the queue panel; R releases the lease, and the waiter gets it.
+"$B/sleeper" & holdp=$!
+"$GPUCTL" env -q -n 1 -g 3 --ignore-usage --hold-pid $holdp >/dev/null 2>"$TMP/env.err"
+"$GPUCTL" run -q -g 3 --ignore-usage --wait -- true 2>/dev/null & waiter=$!
+top_in lease 80 24 -- "$GPUCTL" top -d 0.2 -g 3
+check "the card shows my lease, and for how long" await_screen lease "^  lease $(id -un) env [0-9]+:[0-9]{2}"
+check "the queue panel: the waiting request, its user, size and wait" \
+	await_screen lease "^ +1\. $(id -un) +pid $waiter +wants 1 GPU +waiting [0-9]+:[0-9]{2}"
+keys lease Tab R
+check "R asks first" await_screen lease "^Release your lease [0-9a-f]{16} \(1 GPU\)\? Its holder, pid [0-9]+"
+keys lease y
+check "y releases it" await_screen lease "lease [0-9a-f]{16} released"
+wait $waiter
+check_eq "and the waiter got the GPU" 0 $?
+check "and the queue panel goes" await_gone lease "^Queue: "
+keys lease q
+kill $holdp 2>/dev/null
 
 # Clean exits: the status and the terminal given back (no alternate screen, cursor shown).
 keys main q
