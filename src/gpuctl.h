@@ -12,9 +12,12 @@
  *                   parser of GPU lists (indices, UUID prefixes, bus ids)
  *   nvml.c          the NVIDIA backend (nvml_abi.h: NVML's ABI, declared here, loaded at run time)
  *   dl.c            loading a shared library and resolving its functions (NVML, libmicrohttpd,
- *                   libcuda)
- *   proc.c          owner and command line of the GPU processes, once per pid and refresh
+ *                   libcuda, ncurses)
+ *   proc.c          owner and command line of the GPU processes, once per pid and refresh; for
+ *                   top (REFRESH_PROC_STATS) parent, start, host CPU and RSS
  *   pid.c           one process by pid: /proc/PID/stat, its environment, pidfds; user names
+ *   kill.c          the safe path of signalling a listed process (kill, top): who may, a pidfd
+ *                   checked against the start time, TERM escalating to KILL
  * Pure cores (no I/O: unit-tested directly)
  *   visibility.c    CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as the driver reads them
  *   alloc.c         the free-GPU rule and the fair queue
@@ -23,6 +26,8 @@
  * Glue
  *   visenv.c        the visibility model on this machine and an environment (the caller's, the
  *                   options', a running process's): map, which, doctor, run
+ *   doctor.c        the doctor's findings (the command prints them; top shows one process's)
+ *   status-json.c   the keys of status --json --details: what top shows beyond the plain JSON
  *   cudaprobe.c     map --verify's side of the CUDA probe
  *   config.c        settings (inih); term.c: colour and width; util.c: the exit codes, errors,
  *                   allocation, string buffers, number parsers, MiB
@@ -39,6 +44,11 @@
  *   leaseview.c     who holds what and who waits (`list`): status, leases, release, doctor,
  *                   the exporter; leaseopts.c: the options run and env share
  *   escape.c        another user's text made safe for a terminal
+ * The full-screen view (gpuctl top; tui.h has its map)
+ *   tui-text.c, tui-model.c, tui-layout.c, tui-gpus.c, tui-procs.c, tui-keys.c: pure (frames,
+ *                   the model, what goes where, the cards, the table and overlays, the keys)
+ *   tui-act.c       signal, release, details; tui-draw.c the one file that calls curses, which
+ *                   tui-curses.c loads at run time (tui-curses.h: the ABI and why)
  *
  * Flow: main -> cmd_main -> cmd_find -> args_parse -> exec (checks its option values) ->
  * cmd_open (gpu_set_open: backend open; gpu_set_select) -> gpu_set_refresh (backend refresh,

@@ -2,6 +2,8 @@
  * driver or /proc cannot give is null, never 0. */
 #include "status-json.h"
 
+#include <unistd.h>
+
 static void measured(struct json *j, const struct gpu *g, enum gpu_field f, const char *key,
 		     unsigned long long v)
 {
@@ -79,6 +81,8 @@ void status_json_proc_details(struct json *j, const struct gpu_proc *p)
 
 void status_json_queue(struct json *j, const struct leaseview *v)
 {
+	char host[256];
+	json_str(j, "hostname", gethostname(host, sizeof host) == 0 ? host : NULL);
 	json_arr(j, "queue");
 	for (size_t i = 0; i < v->nqueue; i++) {
 		const struct waiter_info *w = &v->queue[i];

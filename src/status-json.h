@@ -16,7 +16,7 @@ enum { STATUS_DETAILS_REFRESH = REFRESH_FAN | REFRESH_CLOCKS | REFRESH_ENGINES |
 
 void status_json_gpu_details(struct json *j, const struct gpu *g);
 void status_json_proc_details(struct json *j, const struct gpu_proc *p);
-/* "queue": the lease requests waiting, in order (an empty list without a daemon). */
+/* "hostname", and "queue": the lease requests waiting, in order (empty without a daemon). */
 void status_json_queue(struct json *j, const struct leaseview *v);
 
 #endif

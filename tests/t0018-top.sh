@@ -6,12 +6,12 @@
 # Ctrl-C, SIGTERM and a lost terminal. Every wait is for something on the screen (or a process's
 # end), with a deadline only a failure reaches.
 . "$(dirname "$0")/lib.sh"
-plan 69
+plan 74
 use_state
 chmod 755 "$TMP"
 WL=$B/workload
 if ! command -v tmux >/dev/null; then
-	skip "top" "tmux is not installed" 69
+	skip "top" "tmux is not installed" 74
 	exit 0
 fi
 
@@ -124,6 +124,20 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	await_workload $other
 fi
 nprocs=$($root && echo 4 || echo 3)
+
+# Nothing on top's screen that status --json --details cannot tell.
+check_exit "--details goes with --json" 2 "$GPUCTL" status --details
+"$GPUCTL" status --json --details >"$TMP/out"
+check_eq "details of a GPU: clocks, PCIe, throttle reasons, thresholds, codecs" \
+	'[1980,1980,2000,1000,["sw_power_cap"],0,null]' \
+	"$(jqv '.gpus[2] | [.clocks_mhz.sm, .clocks_max_mhz.sm, .pcie_rx_kb_s, .pcie_tx_kb_s, .clocks_event_reasons, .utilization_encoder_pct, .fan_pct]')"
+check_eq "of a process: its parent, memory and run time from /proc (CPU: after a refresh)" \
+	"[$$,true,true,null]" \
+	"$(jqv "[.gpus[].processes[] | select(.pid == $wl1) | .parent_pid, (.rss_mib > 0), (.elapsed_s >= 0), .cpu_pct]")"
+"$GPUCTL" status --json --details --loop 0.05 --count 2 | tail -1 >"$TMP/out"
+check_eq "in a loop, CPU since the refresh before" true \
+	"$(jqv "[.gpus[].processes[] | select(.pid == $wl1) | .cpu_pct >= 0] | .[0]")"
+check_eq "the host and the queue" '[true,[]]' "$(jqv '[(.hostname | length > 0), .queue]')"
 
 # The 80x24 screen.
 top_in main 80 24 -- "$GPUCTL" top -d 0.2
