@@ -20,6 +20,7 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -71,8 +72,7 @@ char *private_state_dir(struct gpu_error *err)
 	return dir;
 }
 
-/* connect() without blocking on a full backlog (a stopped daemon's). 0, or an errno. */
-static int try_connect(struct dclient *dc, const char *path)
+int client_connect(struct dclient *dc, const char *path)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	if (strlen(path) >= sizeof sa.sun_path)
@@ -102,14 +102,13 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Starts `gpuctl daemon --private` in its own session (it outlives this command while anyone
- * is connected) and waits until it listens, or says why it could not. */
-static bool spawn_private(const char *dir, const char *sock, struct gpu_error *err)
+bool client_spawn(const char *dir, const char *logname, const char *const *args, const char *what,
+		  struct gpu_error *err)
 {
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) != 0)
 		die(EXIT_FAIL, "pipe: %s", strerror(errno));
-	char *logp = xasprintf("%s/daemon.log", dir);
+	char *logp = xasprintf("%s/%s", dir, logname);
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0)
@@ -128,11 +127,15 @@ static bool spawn_private(const char *dir, const char *sock, struct gpu_error *e
 		dup2(log >= 0 ? log : null, 2);
 		dup2(p[1], 3);
 		syscall(SYS_close_range, 4U, ~0U, 0U);
-		char fd[16];
-		snprintf(fd, sizeof fd, "%d", 3);
-		setenv("GPUCTL_READY_FD", fd, 1);
-		execl("/proc/self/exe", "gpuctl", "daemon", "--private", "--socket", sock, "--state-dir",
-		      dir, (char *)NULL);
+		setenv("GPUCTL_READY_FD", "3", 1);
+		/* Signals the caller ignored or blocked (nohup, a waiter's mask) are not ours. */
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGHUP, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		execv("/proc/self/exe", (char *const *)args);
 		_exit(127);
 	}
 	close(p[1]);
@@ -140,19 +143,41 @@ static bool spawn_private(const char *dir, const char *sock, struct gpu_error *e
 		;
 	struct pollfd pf = {.fd = p[0], .events = POLLIN};
 	char c = 0;
-	int r = poll(&pf, 1, SPAWN_SECONDS * 1000);
+	int r;
+	while ((r = poll(&pf, 1, SPAWN_SECONDS * 1000)) < 0 && errno == EINTR)
+		;
 	bool ready = r == 1 && read(p[0], &c, 1) == 1;
 	close(p[0]);
 	if (!ready && r == 0) {
 		err->code = EXIT_DAEMON;
-		snprintf(err->msg, sizeof err->msg, "your private gpuctl daemon did not start within %d s "
-			 "(see %s)", SPAWN_SECONDS, logp);
+		snprintf(err->msg, sizeof err->msg, "%s did not start within %d s (see %s)", what,
+			 SPAWN_SECONDS, logp);
 	}
 	free(logp);
 	return ready || r != 0; /* EOF: another one won the race, or it failed: try to connect */
 }
 
-static void private_notice(const char *shared, const char *dir)
+void client_ready(void)
+{
+	const char *s = getenv("GPUCTL_READY_FD");
+	unsigned long fd;
+	if (s && parse_uint(s, &fd) && fd > 2 && fd < 1024) {
+		(void)!write((int)fd, "1", 1);
+		close((int)fd);
+	}
+	unsetenv("GPUCTL_READY_FD");
+}
+
+/* Starts `gpuctl daemon --private` in its own session (it outlives this command while anyone
+ * is connected) and waits until it listens, or says why it could not. */
+static bool spawn_private(const char *dir, const char *sock, struct gpu_error *err)
+{
+	const char *args[] = {"gpuctl", "daemon", "--private", "--socket", sock, "--state-dir", dir,
+			      NULL};
+	return client_spawn(dir, "daemon.log", args, "your private gpuctl daemon", err);
+}
+
+void client_private_notice(const char *shared, const char *dir)
 {
 	static bool said;
 	if (said)
@@ -171,13 +196,13 @@ static bool open_private(struct dclient *dc, enum dclient_mode mode, const char 
 		return false;
 	char *sock = xasprintf("%s/gpuctl.sock", dir);
 	bool ok = false;
-	int e = try_connect(dc, sock);
+	int e = client_connect(dc, sock);
 	if (e == 0) {
 		ok = true;
 	} else if (mode == DC_READ) {
 		err->code = EXIT_OK; /* no daemon of any kind: nothing is leased */
 	} else if (spawn_private(dir, sock, err)) {
-		for (int i = 0; i < 50 && (e = try_connect(dc, sock)) != 0; i++)
+		for (int i = 0; i < 50 && (e = client_connect(dc, sock)) != 0; i++)
 			sleep_ms(20);
 		ok = e == 0;
 		if (!ok) {
@@ -189,7 +214,7 @@ static bool open_private(struct dclient *dc, enum dclient_mode mode, const char 
 	if (ok) {
 		dc->private_mode = true;
 		if (mode == DC_LEASE)
-			private_notice(shared, dir);
+			client_private_notice(shared, dir);
 	}
 	free(sock);
 	free(dir);
@@ -200,18 +225,23 @@ bool dclient_open(struct dclient *dc, enum dclient_mode mode, struct gpu_error *
 {
 	*dc = (struct dclient){.fd = -1, .timeout = answer_timeout(), .next_id = 1};
 	const char *path = daemon_socket_path();
-	double until = now_mono() + (mode == DC_LEASE ? CONNECT_RETRY_SECONDS : 0);
+	/* A shared daemon restarting comes back in a moment: wait for it, twice the answer timeout
+	 * (10 s by default), before saying it is not there. */
+	double wait = 2 * dc->timeout < CONNECT_RETRY_SECONDS ? 2 * dc->timeout : CONNECT_RETRY_SECONDS;
+	double until = now_mono() + (mode == DC_LEASE ? wait : 0);
+	if (mode == DC_LEASE_NOW)
+		mode = DC_LEASE;
 	bool told = false;
 	for (;;) {
-		int e = try_connect(dc, path);
+		int e = client_connect(dc, path);
 		if (e == 0)
 			return true;
 		if (e == ENOENT)
 			return open_private(dc, mode, path, err);
 		if ((e == ECONNREFUSED || e == EAGAIN) && now_mono() < until) {
 			if (!told)
-				fprintf(stderr, "gpuctl: waiting up to %d s for the gpuctl daemon at %s (%s)\n",
-					CONNECT_RETRY_SECONDS, path, strerror(e));
+				fprintf(stderr, "gpuctl: waiting up to %.0f s for the gpuctl daemon at %s (%s)\n",
+					wait, path, strerror(e));
 			told = true;
 			sleep_ms(100);
 			continue;
@@ -228,7 +258,7 @@ bool dclient_open(struct dclient *dc, enum dclient_mode mode, struct gpu_error *
 bool dclient_open_at(struct dclient *dc, const char *path, struct gpu_error *err)
 {
 	*dc = (struct dclient){.fd = -1, .timeout = answer_timeout(), .next_id = 1};
-	int e = try_connect(dc, path);
+	int e = client_connect(dc, path);
 	if (e) {
 		err->code = EXIT_DAEMON;
 		snprintf(err->msg, sizeof err->msg, "cannot reach the gpuctl daemon at %s: %s", path,
@@ -248,18 +278,40 @@ void dclient_close(struct dclient *dc)
 static void lost(const struct dclient *dc, struct gpu_error *err, const char *what)
 {
 	err->code = EXIT_DAEMON;
-	snprintf(err->msg, sizeof err->msg, "the gpuctl daemon (pid %d, %.200s) %.300s",
-		 (int)dc->daemon_pid, dc->path ? dc->path : "?", what);
+	snprintf(err->msg, sizeof err->msg, "%s (pid %d, %.200s) %.300s",
+		 dc->peer ? dc->peer : "the gpuctl daemon", (int)dc->daemon_pid, dc->path ? dc->path : "?",
+		 what);
 }
 
 bool dclient_send(struct dclient *dc, const struct strbuf *msg, struct gpu_error *err)
+{
+	return dclient_send_fds(dc, msg, NULL, 0, err);
+}
+
+bool dclient_send_fds(struct dclient *dc, const struct strbuf *msg, const int *fds, size_t nfds,
+		      struct gpu_error *err)
 {
 	struct pollfd p = {.fd = dc->fd, .events = POLLOUT};
 	if (poll(&p, 1, (int)(dc->timeout * 1000)) != 1) {
 		lost(dc, err, "does not take requests (stopped or overloaded?)");
 		return false;
 	}
-	if (send(dc->fd, msg->buf, msg->len, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)msg->len) {
+	struct iovec iov = {msg->buf, msg->len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 4)];
+		struct cmsghdr align;
+	} u;
+	if (nfds && nfds <= 4) {
+		mh.msg_control = u.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
+	}
+	if (sendmsg(dc->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)msg->len) {
 		char why[128];
 		snprintf(why, sizeof why, "closed the connection (%s): it stopped or restarted",
 			 strerror(errno));
@@ -347,7 +399,8 @@ bool dclient_call(struct dclient *dc, const struct strbuf *req, struct msg *repl
 		if (r == 0 && now_mono() >= until) {
 			char why[160];
 			snprintf(why, sizeof why, "did not answer within %.0f s: it may be stopped or "
-				 "overloaded (an administrator can check `systemctl status gpuctl`)", dc->timeout);
+				 "overloaded%s", dc->timeout, dc->peer ? "" : " (an administrator can check "
+				 "`systemctl status gpuctl`)");
 			lost(dc, err, why);
 			return false;
 		}

@@ -20,11 +20,14 @@ struct dclient {
 	pid_t daemon_pid;         /* the kernel's word (SO_PEERCRED) */
 	double timeout;           /* seconds to wait for an answer */
 	uint64_t next_id;
+	const char *peer;         /* who answers, for messages (NULL: "the gpuctl daemon") */
 };
 
 enum dclient_mode {
 	DC_READ,                  /* only look: no daemon running means nothing is leased */
 	DC_LEASE,                 /* about to lease: start the private daemon if there is no shared one */
+	DC_LEASE_NOW,             /* the same, but a shared daemon that refuses (restarting) is not
+				   * waited for: the caller (the job runner) tries again later */
 };
 
 /* false with err->code EXIT_OK (DC_READ only) when no daemon runs; otherwise false means err. */
@@ -33,6 +36,9 @@ bool dclient_open(struct dclient *dc, enum dclient_mode mode, struct gpu_error *
 bool dclient_open_at(struct dclient *dc, const char *path, struct gpu_error *err);
 void dclient_close(struct dclient *dc);
 bool dclient_send(struct dclient *dc, const struct strbuf *msg, struct gpu_error *err);
+/* The same with descriptors (at most 4) sent along. */
+bool dclient_send_fds(struct dclient *dc, const struct strbuf *msg, const int *fds, size_t nfds,
+		      struct gpu_error *err);
 /* Waits up to timeout_ms (-1: no limit) for one message, with the descriptors sent along.
  * sigmask (may be NULL) is the signal mask while waiting (ppoll): a signal it lets through ends
  * the wait. Returns 1 (a message: the caller frees it), 0 (time out or signal), -1 (err). */
@@ -44,6 +50,19 @@ bool dclient_call(struct dclient *dc, const struct strbuf *req, struct msg *repl
 /* The socket path clients use, and the directory of this user's private daemon (caller frees). */
 const char *daemon_socket_path(void);
 char *private_state_dir(struct gpu_error *err);
+/* connect() to the SEQPACKET socket at path without blocking on a full backlog (a stopped
+ * peer's): 0, or an errno. dc is set up as dclient_open leaves it, but for what the caller adds. */
+int client_connect(struct dclient *dc, const char *path);
+/* Starts `/proc/self/exe ARGS` in a session of its own, detached (stdin /dev/null, output to
+ * DIR/LOGNAME), and waits until it writes a byte to the descriptor $GPUCTL_READY_FD names (it
+ * listens) or exits. false with err when it did not start in time; true otherwise (connect to see
+ * whether it, or a rival started at the same moment, serves). what names it in messages. */
+bool client_spawn(const char *dir, const char *logname, const char *const *args, const char *what,
+		  struct gpu_error *err);
+/* Once per process, on stderr: leases are private (no shared daemon at shared; state in dir). */
+void client_private_notice(const char *shared, const char *dir);
+/* In the spawned process, once it serves: tells the one that started it (GPUCTL_READY_FD). */
+void client_ready(void);
 /* Fills err from an `error` message. */
 void daemon_error(const struct msg *m, struct gpu_error *err);
 

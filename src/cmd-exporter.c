@@ -85,7 +85,8 @@ static struct MHD_Response *refresh(struct exporter *x)
 {
 	double t0 = now_mono();
 	gpu_set_refresh(x->set, REFRESH_PROCS | REFRESH_EXTRA | REFRESH_PROC_UTIL | REFRESH_ENGINES |
-				REFRESH_MEM_TEMP | REFRESH_PERF | REFRESH_PCIE);
+				REFRESH_MEM_TEMP | REFRESH_PERF | REFRESH_PCIE | REFRESH_SLURM);
+	x->mo.slurm = x->set->slurm;
 	struct leaseview lv;
 	struct gpu_error err;
 	if (!leaseview_load(&lv, &err) && !x->lease_error_logged) {
@@ -210,7 +211,7 @@ static bool parse_listen(const char *s, struct sockaddr_storage *ss, bool *v6)
 	return inet_pton(AF_INET, !*host || !strcmp(host, "localhost") ? "127.0.0.1" : host, &a->sin_addr) == 1;
 }
 
-enum { O_LISTEN = 'l', O_CACHE = 'c', O_TIMEOUT = 't', O_MAXP = 'p', O_THREADS = 'T' };
+enum { O_LISTEN = 'l', O_CACHE = 'c', O_TIMEOUT = 't', O_MAXP = 'p', O_THREADS = 'T', O_HOST = 'H' };
 
 static int exporter(struct cmd *c)
 {
@@ -238,7 +239,10 @@ static int exporter(struct cmd *c)
 	 * would keep its own free pages and the RSS would creep up over a day of scrapes. */
 	mallopt(M_ARENA_MAX, 1);
 #endif
-	gethostname(x.hostname, sizeof x.hostname - 1);
+	if (args_get(a, O_HOST))
+		snprintf(x.hostname, sizeof x.hostname, "%s", args_get(a, O_HOST));
+	else
+		gethostname(x.hostname, sizeof x.hostname - 1);
 	x.mo = (struct metrics_opts){.hostname = x.hostname, .max_procs = (unsigned)maxp};
 	x.page_time = now_mono();
 	x.metrics = refresh(&x);
@@ -286,14 +290,15 @@ static const struct option longopts[] = {
 	{"listen", required_argument, NULL, O_LISTEN}, {"cache-ms", required_argument, NULL, O_CACHE},
 	{"timeout", required_argument, NULL, O_TIMEOUT},
 	{"max-processes", required_argument, NULL, O_MAXP},
-	{"threads", required_argument, NULL, O_THREADS}, {0},
+	{"threads", required_argument, NULL, O_THREADS},
+	{"hostname", required_argument, NULL, O_HOST}, {0},
 };
 
 const struct cmd_entry cmd_exporter_entry = {
 	.name = "exporter",
 	.summary = "serve GPU, process and lease metrics to Prometheus",
 	.usage = "exporter [--listen ADDR:PORT] [--cache-ms MS] [--timeout S] [--max-processes N]\n"
-		 "                [--threads N]\n\n"
+		 "                [--threads N] [--hostname NAME]\n\n"
 		 "Serve /metrics in the Prometheus text format (and / with a link to it) until\n"
 		 "SIGINT or SIGTERM. Logs go to stderr.\n\n"
 		 "  --listen ADDR:PORT   default 127.0.0.1:9400 ([::1]:9400 for IPv6); other\n"
@@ -302,7 +307,9 @@ const struct cmd_entry cmd_exporter_entry = {
 		 "  --cache-ms MS        scrapes within MS share one NVML refresh (default 1000)\n"
 		 "  --timeout S          drop a connection idle this long (default 10)\n"
 		 "  --max-processes N    process samples per GPU; the rest as pid=\"other\" (default 20)\n"
-		 "  --threads N          serving threads (default 4)\n",
+		 "  --threads N          serving threads (default 4)\n"
+		 "  --hostname NAME      the hostname label (default: the machine's host name); the\n"
+		 "                       cluster view (status --prometheus) groups GPUs by it\n",
 	.args = {.longs = longopts},
 	.flags = CMD_NVML,
 	.exec = exporter,

@@ -2,6 +2,7 @@
  * CUDA_DEVICE_ORDER) and the logical index CUDA_VISIBLE_DEVICES gives it, with plain-language
  * warnings; `--verify` asks the CUDA driver itself and reports any disagreement. */
 #include "cudaprobe.h"
+#include "escape.h"
 #include "gpu.h"
 #include "gpuctl.h"
 #include "json.h"
@@ -81,8 +82,46 @@ static void run_verify(struct verify *v, const struct vis_machine *m, const stru
 	free(devs);
 }
 
+/* The Slurm allocation beside CUDA_VISIBLE_DEVICES: one line, then what disagrees. */
+static void slurm_lines(const struct vis_machine *m, const struct vis_result *r,
+			const struct vis_slurm *sl)
+{
+	struct strbuf sb = {0};
+	sb_addf(&sb, "Slurm job %s", esc_str(sl->a.job_id, 0));
+	if (sl->a.step_id)
+		sb_addf(&sb, " step %s", esc_str(sl->a.step_id, 0));
+	if (!sl->a.var) {
+		sb_addf(&sb, ": %s (no SLURM_JOB_GPUS or SLURM_STEP_GPUS); CUDA_VISIBLE_DEVICES is not "
+			     "Slurm's\n", sl->why);
+	} else if (!sl->mapped) {
+		sb_addf(&sb, ": %s=%s, which names no GPU here (%s)\n", sl->a.var,
+			esc_str(sl->a.gpus, 1), sl->why);
+	} else {
+		sb_addf(&sb, ": %s=%s = nvidia-smi GPU%s ", sl->a.var, esc_str(sl->a.gpus, 1),
+			__builtin_popcountll(sl->gpus) == 1 ? "" : "s");
+		vis_indices(&sb, m, sl->gpus);
+		sb_adds(&sb, " (Slurm's numbering, whatever the order)\n");
+		for (size_t i = 0; i < sl->noutside; i++) {
+			const struct vis_gpu *g = &m->gpus[r->devs[sl->outside[i]].gpu];
+			sb_addf(&sb, "warning [slurm-outside]: CUDA device %zu is nvidia-smi GPU %u, which "
+				"Slurm did not give this job (%s=%s): set CUDA_DEVICE_ORDER=PCI_BUS_ID and "
+				"leave CUDA_VISIBLE_DEVICES as Slurm set it, or use `gpuctl run` inside "
+				"the job\n", sl->outside[i], g->nvml_index, sl->a.var,
+				esc_str(sl->a.gpus, 1));
+		}
+		if (sl->unseen && !sl->noutside) {
+			sb_adds(&sb, "info [slurm-unused]: allocated GPU");
+			sb_adds(&sb, __builtin_popcountll(sl->unseen) == 1 ? " " : "s ");
+			vis_indices(&sb, m, sl->unseen);
+			sb_adds(&sb, " not visible to CUDA under this CUDA_VISIBLE_DEVICES\n");
+		}
+	}
+	fputs(sb.buf, stdout);
+	sb_free(&sb);
+}
+
 static void table(const struct vis_machine *m, const struct vis_result *r, const struct proc_env *env,
-		  const struct verify *v, int width)
+		  const struct verify *v, const struct vis_slurm *sl, int width)
 {
 	const size_t *other = r->order == ORDER_PCI_BUS_ID ? r->fastest : r->pci;
 	/* The FASTEST_FIRST column is an estimate on a mixed machine, whichever order is in effect,
@@ -94,6 +133,8 @@ static void table(const struct vis_machine *m, const struct vis_result *r, const
 	printf("CUDA_VISIBLE_DEVICES=%s  CUDA_DEVICE_ORDER=%s\n",
 	       env->cvd ? (*env->cvd ? env->cvd : "\"\" (set, empty)") : "(unset)",
 	       env->order ? env->order : "(unset: FASTEST_FIRST)");
+	if (sl)
+		slurm_lines(m, r, sl);
 	printf("%3s  %-16s %6s %8s %8s  %-18s  %s\n", "SMI", "PCI BUS ID", "CUDA",
 	       r->order == ORDER_PCI_BUS_ID ? "FASTEST" : "PCI", "LOGICAL", "NAME", "UUID");
 	bool wide = width >= 120;
@@ -142,8 +183,38 @@ static void gpu_json(struct json *j, const struct vis_machine *m, size_t gi, con
 	json_str(j, "name", g->name && *g->name ? g->name : NULL);
 }
 
+static void slurm_json(struct json *j, const struct vis_machine *m, const struct vis_slurm *sl)
+{
+	if (!sl) {
+		json_null(j, "slurm");
+		return;
+	}
+	json_obj(j, "slurm");
+	json_str(j, "job_id", sl->a.job_id);
+	json_str(j, "step_id", sl->a.step_id);
+	json_str(j, "variable", sl->a.var);
+	json_str(j, "gpus", sl->a.gpus);
+	if (sl->mapped) {
+		json_arr(j, "nvml_indices");
+		for (size_t i = 0; i < m->ngpus && i < GPU_MAX; i++)
+			if (sl->gpus >> i & 1)
+				json_uint(j, NULL, m->gpus[i].nvml_index);
+		json_end_arr(j);
+		json_arr(j, "outside_cuda_indices");
+		for (size_t i = 0; i < sl->noutside; i++)
+			json_uint(j, NULL, sl->outside[i]);
+		json_end_arr(j);
+		json_null(j, "error");
+	} else {
+		json_null(j, "nvml_indices");
+		json_null(j, "outside_cuda_indices");
+		json_str(j, "error", sl->why);
+	}
+	json_end_obj(j);
+}
+
 static void print_json(const struct vis_machine *m, const struct vis_result *r,
-		       const struct proc_env *env, const struct verify *v)
+		       const struct proc_env *env, const struct verify *v, const struct vis_slurm *sl)
 {
 	struct strbuf sb = {0};
 	struct json j;
@@ -208,6 +279,7 @@ static void print_json(const struct vis_machine *m, const struct vis_result *r,
 	json_end_arr(&j);
 	if (v->done && !v->agreed)
 		json_str(&j, "disagreement", v->report.buf);
+	slurm_json(&j, m, sl);
 	json_end_obj(&j);
 	json_print(&sb);
 }
@@ -247,10 +319,12 @@ static int map(struct cmd *c)
 	if (rq.pid && !json)
 		printf("process %lu, as it was started (changes it made to its own environment "
 		       "later do not show)\n", rq.pid);
+	struct vis_slurm slurm;
+	const struct vis_slurm *sl = vis_slurm_read(&vs, c->set, &slurm) ? &slurm : NULL;
 	if (json)
-		print_json(m, r, &env, &v);
+		print_json(m, r, &env, &v, sl);
 	else
-		table(m, r, &env, &v, term_width(STDOUT_FILENO));
+		table(m, r, &env, &v, sl, term_width(STDOUT_FILENO));
 	sb_free(&v.report);
 	vis_session_close(&vs);
 	return rc;
@@ -268,7 +342,8 @@ const struct cmd_entry cmd_map_entry = {
 		"map [--visible STR | --unset] [--order ORDER] [--pid PID] [--json] [--verify]\n\n"
 		"Every GPU: nvidia-smi index, PCI bus id, its CUDA index under the CUDA_DEVICE_ORDER\n"
 		"in effect and under the other order, and the logical index CUDA_VISIBLE_DEVICES\n"
-		"gives it ('-' when hidden), then warnings about the variables.\n\n"
+		"gives it ('-' when hidden), then warnings about the variables. Inside a Slurm job,\n"
+		"the GPUs Slurm gave it (SLURM_STEP_GPUS, SLURM_JOB_GPUS) beside them.\n\n"
 		"  --visible STR   explain this CUDA_VISIBLE_DEVICES instead of the environment's\n"
 		"  --unset         explain CUDA_VISIBLE_DEVICES unset\n"
 		"  --order ORDER   PCI_BUS_ID or FASTEST_FIRST instead of the environment's\n"

@@ -1,6 +1,8 @@
 /* cmd-status.c: `gpuctl status` (alias `ls`): what every GPU is doing and which processes use it,
  * as a table, JSON, or nvidia-smi compatible CSV, once or in a loop. NVML is opened once per run;
  * each refresh is a handful of NVML calls per GPU plus one /proc read per process. */
+#include "cluster.h"
+#include "config.h"
 #include "gpu.h"
 #include "gpuctl.h"
 #include "json.h"
@@ -33,6 +35,7 @@ struct status_opts {
 	int width;
 	struct leaseview leases;     /* refreshed with the GPUs */
 	bool lease_warned;           /* said once why leases are not shown */
+	bool slurm;                  /* a Slurm node: the table has a JOB column */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -168,9 +171,14 @@ static void table_procs(struct strbuf *sb, const struct status_opts *o, const st
 		util_col(fb, sizeof fb, "mem", p->util_valid, p->mem_util);
 		if (p->util_valid && (p->enc_util || p->dec_util))
 			snprintf(codec, sizeof codec, "enc %u%% dec %u%% ", p->enc_util, p->dec_util);
-		char line[192];
-		int n = snprintf(line, sizeof line, "      %-10.10s %7u %10s  %s %s %s%s%s",
-				 p->user ? p->user : "-", p->pid, mem.s, sm, fb, codec, mig,
+		char line[224], job[24] = "";
+		/* Beside the user on a Slurm node: the job its cgroup names, "-" for none. */
+		if (o->slurm && p->slurm_job)
+			snprintf(job, sizeof job, "job %-8u ", p->slurm_job);
+		else if (o->slurm)
+			snprintf(job, sizeof job, "%-13s", "-");
+		int n = snprintf(line, sizeof line, "      %-10.10s %s%7u %10s  %s %s %s%s%s",
+				 p->user ? p->user : "-", job, p->pid, mem.s, sm, fb, codec, mig,
 				 p->type & PROC_GRAPHICS ? (p->type & PROC_COMPUTE ? "C+G " : "G ") : "");
 		int room = o->width - n;
 		const char *cmd = p->cmdline ? p->cmdline : "(not in /proc: exited, or another PID namespace)";
@@ -301,6 +309,10 @@ static void json_gpu(struct json *j, const struct status_opts *o, const struct g
 				else
 					json_null(j, "uid");
 				json_str(j, "command", p->cmdline);
+				if (p->slurm_job)
+					json_uint(j, "slurm_job_id", p->slurm_job);
+				else
+					json_null(j, "slurm_job_id");
 				if (p->mem_valid)
 					json_uint(j, "used_memory_mib", mib(p->used_mem));
 				else
@@ -444,7 +456,7 @@ static void report_lost(const struct gpu_set *set)
 static int run_status(struct status_opts *o, struct gpu_set *set)
 {
 	unsigned what = o->mode == M_CSV ? query_refresh_needs(o->query)
-			: o->no_procs ? 0 : REFRESH_PROCS | REFRESH_PROC_UTIL;
+			: o->no_procs ? 0 : REFRESH_PROCS | REFRESH_PROC_UTIL | REFRESH_SLURM;
 	if (o->details)
 		what |= STATUS_DETAILS_REFRESH;
 	/* A frame redrawn in place is built whole; any other output is written as it grows. */
@@ -460,6 +472,7 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 	for (unsigned long iter = 0;; iter++) {
 		if (o->mode != M_LIST)   /* -L shows what opening the GPUs read */
 			gpu_set_refresh(set, what);
+		o->slurm = set->slurm;
 		if (o->mode != M_CSV && o->mode != M_LIST) {
 			struct gpu_error lerr;
 			leaseview_free(&o->leases);
@@ -501,7 +514,43 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 }
 
 enum { O_JSON = 256, O_QGPU, O_QAPPS, O_FORMAT, O_NOPROC, O_COLOR, O_HQGPU, O_HQAPPS, O_LMS,
-       O_DETAILS };
+       O_PROM, O_FREE, O_DETAILS };
+
+/* The cluster view (cluster.h): its own mode, which opens no GPU of this machine. The URL is the
+ * option's, else the configuration's `prometheus` key. */
+static int cluster_mode(struct cmd *c)
+{
+	struct args *a = &c->args;
+	static const int others[] = {O_QGPU, O_QAPPS, O_FORMAT, 'l', O_LMS, 'c', 'L', 'g', O_NOPROC};
+	for (size_t i = 0; i < ARRAY_SIZE(others); i++)
+		if (args_has(a, others[i]))
+			return cmd_bad_usage(c->entry, "--prometheus and --free show the cluster once: they "
+					     "combine with --json and --color only");
+	int color = args_choice(a, O_COLOR, color_when_names, COLOR_AUTO);
+	if (color < 0)
+		return cmd_args_error(c);
+	struct config cfg = {0};
+	const char *url = args_get(a, O_PROM);
+	if (!url && a->argc)           /* --prometheus URL, as well as --prometheus=URL */
+		url = a->argv[0];
+	else if (a->argc)
+		return cmd_bad_usage(c->entry, "unexpected argument '%s'", a->argv[0]);
+	if (!url && !config_load(&cfg))
+		return EXIT_USAGE;
+	if (!url)
+		url = cfg.prometheus;
+	if (!url) {
+		config_free(&cfg);
+		return cmd_bad_usage(c->entry, "--prometheus needs the server's URL (--prometheus=URL), or "
+				     "`prometheus = URL` in [defaults] of the configuration");
+	}
+	struct cluster_opts o = {.url = url, .json = args_has(a, O_JSON), .free = args_has(a, O_FREE),
+				 .width = term_width(STDOUT_FILENO)};
+	o.color = !o.json && !o.free && use_color(color, STDOUT_FILENO);
+	int rc = cluster_status(&o);
+	config_free(&cfg);
+	return rc;
+}
 
 /* The option values, checked before anything is opened. */
 static int read_options(struct cmd *c, struct status_opts *o, struct gpu_error *err)
@@ -561,6 +610,10 @@ static int status(struct cmd *c)
 		sb_free(&sb);
 		return EXIT_OK;
 	}
+	if (args_has(&c->args, O_PROM) || args_has(&c->args, O_FREE))
+		return cluster_mode(c);
+	if (c->args.argc)
+		return cmd_bad_usage(c->entry, "unexpected argument '%s'", c->args.argv[0]);
 	struct status_opts o = {.mode = M_TABLE};
 	struct gpu_error err = {0};
 	int rc = read_options(c, &o, &err);
@@ -588,6 +641,8 @@ static const struct option longopts[] = {
 	{"help-query-compute-apps", no_argument, NULL, O_HQAPPS},
 	{"list-gpus", no_argument, NULL, 'L'},
 	{"details", no_argument, NULL, O_DETAILS},
+	{"prometheus", optional_argument, NULL, O_PROM},
+	{"free", no_argument, NULL, O_FREE},
 	{0},
 };
 
@@ -617,8 +672,15 @@ const struct cmd_entry cmd_status_entry = {
 		"      --loop-ms MS           the same in milliseconds\n"
 		"  -c, --count N              stop after N refreshes\n"
 		"      --color=auto|always|never   colour the table (NO_COLOR is respected)\n"
+		"      --prometheus [URL]     the cluster: every node's GPUs, processes and leases\n"
+		"                             from the gpuctl exporters this Prometheus server\n"
+		"                             scrapes, grouped by host (URL: the `prometheus` key\n"
+		"                             of the configuration when not given); stale hosts\n"
+		"                             are marked; exit 14 when Prometheus cannot be asked\n"
+		"      --free                 with --prometheus: only the free GPUs (exit 10 if none)\n"
 		"  -h, --help                 this help\n",
-	.args = {.shorts = "l:c:L", .longs = longopts, .gpus_alias = 'i'},
+	/* One positional argument: the URL of `--prometheus URL` (the option's value is optional). */
+	.args = {.shorts = "l:c:L", .longs = longopts, .upper = 1, .gpus_alias = 'i'},
 	.flags = CMD_NVML | CMD_GPUS,
 	.exec = status,
 };

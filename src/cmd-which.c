@@ -1,5 +1,6 @@
 /* cmd-which.c: `gpuctl which [N]`: the physical GPU behind CUDA device N under the current
  * CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER, for people and for scripts (--format). */
+#include "escape.h"
 #include "gpu.h"
 #include "gpuctl.h"
 #include "util.h"
@@ -65,6 +66,25 @@ static int which(struct cmd *c)
 				printf("CUDA device %lu is nvidia-smi GPU %u: %s at %s, %s\n", n,
 				       g->nvml_index, g->uuid, g->pci_bus_id, g->name);
 			break;
+		}
+		/* Inside a Slurm job: whether it is one of the GPUs Slurm gave the job. */
+		struct vis_slurm sl;
+		if (vis_slurm_read(&vs, c->set, &sl) && sl.mapped) {
+			bool in = d->gpu < GPU_MAX && (sl.gpus >> d->gpu & 1);
+			struct strbuf sb = {0};
+			vis_indices(&sb, m, sl.gpus);
+			if (fmt == F_HUMAN || !in)
+				fprintf(fmt == F_HUMAN ? stdout : stderr, "%s%s of Slurm job %s: "
+					"nvidia-smi GPU%s %s (%s=%s)%s\n", fmt == F_HUMAN ? "" : "gpuctl which: ",
+					in ? "it is one of the GPUs" : "warning: it is OUTSIDE the GPUs",
+					esc_str(sl.a.job_id, 0),
+					__builtin_popcountll(sl.gpus) == 1 ? "" : "s", sb.buf, sl.a.var,
+					esc_str(sl.a.gpus, 1), in ? "" : ": set CUDA_DEVICE_ORDER=PCI_BUS_ID and "
+					"leave CUDA_VISIBLE_DEVICES as Slurm set it");
+			sb_free(&sb);
+		} else if (sl.a.in_job && sl.a.var) {
+			fprintf(stderr, "gpuctl which: note: %s=%s of Slurm job %s names no GPU here (%s)\n",
+				sl.a.var, esc_str(sl.a.gpus, 1), esc_str(sl.a.job_id, 0), sl.why);
 		}
 		/* Ordinals (and no variable at all) count in CUDA's order; UUID lists do not. */
 		bool uses_order = !env.cvd || (strncmp(env.cvd, "GPU-", 4) && strncmp(env.cvd, "MIG-", 4));

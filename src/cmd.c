@@ -41,7 +41,7 @@ static void main_usage(FILE *f, const struct cmd_entry *const *table, size_t n)
 		if (!(table[i]->flags & CMD_INTERNAL))
 			fprintf(f, "  %-10s %s\n", table[i]->name, table[i]->summary);
 	fprintf(f, "\nRun `gpuctl COMMAND --help` for a command's options. A unique prefix names a\n"
-		   "command (`gpuctl st`), except those that end things (kill, release).\n\n"
+		   "command (`gpuctl st`), except those that end things (kill, release, cancel).\n\n"
 		   "Exit status:\n");
 	for (size_t i = 0; i < exit_code_ndocs; i++) {
 		char code[8];

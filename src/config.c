@@ -122,6 +122,9 @@ static int defaults_key(struct parse_ctx *x, const char *k, const char *v)
 	} else if (!strcmp(k, "prefer")) {
 		if (!parse_prefer(v, &c->prefer))
 			return bad(x, k, v, "free-memory, index or util");
+	} else if (!strcmp(k, "prometheus")) {
+		free(c->prometheus);
+		c->prometheus = *v ? xstrdup(v) : NULL;
 	} else if (!strcmp(k, "wait")) {
 		if (!strcmp(v, "no"))
 			c->wait = -1;
@@ -296,6 +299,7 @@ void config_free(struct config *c)
 		free(p->gpus);
 		free(p);
 	}
+	free(c->prometheus);
 	*c = (struct config){0};
 }
 
@@ -376,7 +380,8 @@ static int daemon_key(struct parse_ctx *x, const char *k, const char *v)
 	} else if (!strcmp(k, "free_allow_processes")) {
 		if (!parse_bool(v, &c->free.allow_procs))
 			return bad(x, k, v, "true or false");
-	} else if (!strcmp(k, "prefer") || !strcmp(k, "wait") || !strcmp(k, "state_dir")) {
+	} else if (!strcmp(k, "prefer") || !strcmp(k, "wait") || !strcmp(k, "state_dir") ||
+		   !strcmp(k, "prometheus")) {
 		/* [defaults] keys of the clients */
 	} else {
 		fprintf(stderr, "gpuctl daemon: warning: %s:%d: unknown key '%s'; ignored\n", x->path,

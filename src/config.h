@@ -26,6 +26,7 @@ struct config {
 	enum prefer prefer;
 	double wait;                  /* default for run: <0 no wait, 0 forever, >0 seconds */
 	struct profile *profiles;
+	char *prometheus;             /* the cluster view's server: status --prometheus */
 };
 
 /* Loads defaults, the files and the environment. false (message printed, nothing left to free)

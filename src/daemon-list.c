@@ -102,7 +102,9 @@ void queue_list(struct daemon *d, struct conn *c, const struct msg *m)
 			NULL);
 		if (r->name)
 			msg_add(&sb, "wname", r->name, NULL);
-		lines += 2 + gpu_lines(&sb, d, "wgpu", r->req.cand);
+		if (r->command)
+			msg_add(&sb, "wcmd", r->command, NULL);
+		lines += 3 + gpu_lines(&sb, d, "wgpu", r->req.cand);
 	}
 	flush_chunk(d, c, &sb, id, true);
 	sb_free(&sb);
@@ -123,6 +125,8 @@ void queue_save(struct daemon *d)
 	d->queue_dirty = false;
 	msg_begin(&sb, "queue");
 	msg_add_u64(&sb, "next", d->next_seq);
+	if (d->next_job)
+		msg_add_u64(&sb, "jobs", d->next_job);
 	record(&out, &sb);
 	for (size_t i = 0; i < d->nreqs; i++) {
 		const struct request *r = d->reqs[i];
@@ -227,6 +231,8 @@ void queue_load(struct daemon *d)
 			if (!strcmp(msg_verb(&m), "queue") && msg_get_u64(&m, "next", UINT64_MAX, &next)) {
 				if (next > d->next_seq)
 					d->next_seq = next;
+				if (msg_get_u64(&m, "jobs", UINT64_MAX, &next) && next > d->next_job)
+					d->next_job = next;
 			} else if (!strcmp(msg_verb(&m), "req") && (r = load_req(d, &m))) {
 				if (r->seq >= d->next_seq)
 					d->next_seq = r->seq + 1;

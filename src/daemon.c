@@ -3,6 +3,7 @@
  * the daemon hold is bounded: one message of PROTO_MAX_MSG at a time, connections per user and
  * in all, queued output per connection, idle time; file descriptors sent to the daemon are
  * closed by the kernel (no control buffer is offered). */
+#include "client.h"
 #include "daemon.h"
 
 #include <errno.h>
@@ -300,6 +301,8 @@ static void handle(struct daemon *d, struct conn *c, const char *buf, size_t len
 		lease_commit(d, c, &m);
 	} else if (!strcmp(verb, "list")) {
 		queue_list(d, c, &m);
+	} else if (!strcmp(verb, "jobid")) {
+		queue_job_ids(d, c, &m);
 	} else if (!strcmp(verb, "ping")) {
 		struct strbuf sb = {0};
 		uint64_t id = 0;
@@ -515,18 +518,6 @@ static void raise_nofile(void)
 	}
 }
 
-/* The spawning client waits on this pipe: one byte once we listen, EOF if we gave up. */
-static void tell_ready(void)
-{
-	const char *s = getenv("GPUCTL_READY_FD");
-	unsigned long fd;
-	if (s && parse_uint(s, &fd) && fd > 2 && fd < 1024) {
-		(void)!write((int)fd, "1", 1);
-		close((int)fd);
-	}
-	unsetenv("GPUCTL_READY_FD");
-}
-
 static void daemon_free(struct daemon *d)
 {
 	for (size_t i = 0; i < d->nconns; i++)
@@ -623,7 +614,7 @@ int daemon_main(const char *socket_path, const char *state_dir, const char *conf
 	fprintf(stderr, "gpuctl daemon: pid %d serving %zu GPU%s on %s (state in %s%s)\n", (int)getpid(),
 		d.nslots, d.nslots == 1 ? "" : "s", d.socket_path, d.state_dir,
 		private_mode ? "; private: this user only" : "");
-	tell_ready();
+	client_ready();
 	d.sched_due = true;
 	serve(&d);
 	queue_save(&d);

@@ -138,6 +138,7 @@ struct daemon {
 	size_t nleases, leases_cap;
 
 	uint64_t next_seq;
+	uint64_t next_job;              /* job ids handed out (`jobid`): unique on this machine */
 	double now;                     /* monotonic, at the top of the loop iteration */
 	double usage_at;                /* when the usage was last refreshed */
 	double usage_due;               /* next refresh for waiters blocked by usage; 0: none */
@@ -178,6 +179,7 @@ void queue_leave(struct daemon *d, struct conn *c, const struct msg *m);
 void queue_where(struct daemon *d, struct conn *c, const struct msg *m);
 void queue_drop_conn(struct daemon *d, struct conn *c);
 void queue_list(struct daemon *d, struct conn *c, const struct msg *m);
+void queue_job_ids(struct daemon *d, struct conn *c, const struct msg *m);
 void queue_schedule(struct daemon *d);
 void queue_timers(struct daemon *d, double *next);
 void queue_save(struct daemon *d);

@@ -25,7 +25,7 @@ int dl_resolve(void *dl, void *slot, const char *const *names)
 {
 	void *p = NULL;
 	int at = -1;
-	for (int i = 0; names[i] && at < 0; i++)
+	for (int i = 0; at < 0 && names[i]; i++) /* found: never read past the name it was */
 		if ((p = dlsym(dl, names[i])))
 			at = i;
 	/* Through memcpy: the slot is a function pointer, which ISO C does not convert from void *. */

@@ -3,6 +3,7 @@
  * machine, read from a refreshed GPU set and the daemon's lease list. */
 #include "doctor.h"
 #include "pid.h"
+#include "slurm.h"
 #include "visenv.h"
 
 #include <stdarg.h>
@@ -118,6 +119,7 @@ struct usage {            /* one process, over all GPUs */
 	unsigned pid;
 	const char *cmd;
 	bool live;            /* in /proc at the refresh: its environment can be read */
+	unsigned slurm_job;   /* its Slurm job (cgroup), 0: none */
 	size_t ngpus;
 	unsigned *gpu;        /* nvidia-smi indices, in GPU order */
 	uint64_t *mem;        /* bytes, beside them */
@@ -230,6 +232,57 @@ static void check_process(struct doctor *d, const struct usage *u)
 	proc_env_free(&env);
 }
 
+/* On a Slurm node: a process using a GPU outside its job's allocation, as Slurm's controller
+ * tells it (`scontrol show job -d`: asked once per job, and only on a Slurm node). */
+static void check_slurm(struct doctor *d, const struct usage *u, size_t n)
+{
+	struct job { unsigned id; bool ok; uint64_t gpus; char ids[128]; } *jobs = NULL;
+	size_t njobs = 0, cap = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!u[i].slurm_job)
+			continue;
+		struct job *j = NULL;
+		for (size_t k = 0; k < njobs && !j; k++)
+			if (jobs[k].id == u[i].slurm_job)
+				j = &jobs[k];
+		if (!j) {
+			char err[512];
+			jobs = grow_array(jobs, &cap, njobs + 1, sizeof *jobs);
+			j = &jobs[njobs++];
+			*j = (struct job){.id = u[i].slurm_job};
+			j->ok = slurm_job_gpus(j->id, j->ids, sizeof j->ids, err, sizeof err) &&
+				slurm_gpu_mask(d->set, j->ids, &j->gpus, err, sizeof err);
+			if (!j->ok) {
+				struct doctor_finding *f = add(d, SEV_INFO, "slurm_unchecked",
+					"run gpuctl doctor where scontrol works (a node of the cluster, with "
+					"SLURM_CONF if needed)",
+					"cannot check which GPUs Slurm gave job %u: %s", j->id, err);
+				add_pid(f, u[i].pid);
+			}
+		}
+		if (!j->ok)
+			continue;
+		struct doctor_finding *f = NULL;
+		for (size_t k = 0; k < u[i].ngpus; k++) {
+			unsigned g = u[i].gpu[k];
+			if (g < GPU_MAX && (j->gpus >> g & 1))
+				continue;
+			if (!f) {
+				f = add(d, SEV_ERROR, "slurm_outside",
+					"use only the GPUs Slurm gave the job: leave CUDA_VISIBLE_DEVICES as Slurm "
+					"set it and set CUDA_DEVICE_ORDER=PCI_BUS_ID (or lease with gpuctl run inside "
+					"the job); ConstrainDevices=yes in cgroup.conf makes Slurm enforce it",
+					"process %u (%.60s) of Slurm job %u uses GPUs outside the job's allocation "
+					"(Slurm gave it GPU%s %s)", u[i].pid, u[i].cmd ? u[i].cmd : "?", j->id,
+					strpbrk(j->ids, ",-") ? "s" : "", j->ids);
+				add_pid(f, u[i].pid);
+			}
+			add_gpu(f, g);
+		}
+	}
+	free(jobs);
+}
+
 /* Each process once, with every GPU it uses: a first pass gives each pid its place (in order of
  * first appearance) and counts its GPUs, a second lays the GPUs out side by side. Linear in the
  * number of process entries. */
@@ -255,7 +308,8 @@ static void check_processes(struct doctor *d)
 				continue;
 			unsigned *slot = pid_slot(&idx, u, p->pid);
 			if (!*slot) {
-				u[n] = (struct usage){.pid = p->pid, .cmd = p->cmdline, .live = p->uid_valid};
+				u[n] = (struct usage){.pid = p->pid, .cmd = p->cmdline, .live = p->uid_valid,
+						      .slurm_job = p->slurm_job};
 				*slot = (unsigned)++n;
 			}
 			u[*slot - 1].ngpus++;
@@ -319,6 +373,7 @@ static void check_processes(struct doctor *d)
 	}
 	for (size_t i = 0; i < n; i++)
 		check_process(d, &u[i]);
+	check_slurm(d, u, n);
 	free(gpus);
 	free(mems);
 	free(idx.slot);

@@ -2,6 +2,7 @@
  * (index, UUID or unique prefix, PCI bus id). */
 #include "gpu.h"
 #include "proc.h"
+#include "slurm.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -35,6 +36,9 @@ void gpu_set_refresh(struct gpu_set *set, unsigned what)
 		return;
 	proc_cache_stats(set->pc, what & REFRESH_PROC_STATS);
 	proc_cache_begin(set->pc);
+	/* A few stats tell a Slurm node; anywhere else no cgroup file is read. */
+	set->slurm = (what & REFRESH_SLURM) && slurm_node();
+	proc_cache_want_jobs(set->pc, set->slurm);
 	for (size_t i = 0; i < set->ngpus; i++) {
 		struct gpu *g = &set->gpus[i];
 		if (!g->selected)
@@ -56,6 +60,7 @@ void gpu_set_refresh(struct gpu_set *set, unsigned what)
 			p->elapsed = pi.elapsed;
 			p->cpu_valid = pi.cpu_valid;
 			p->cpu_pct = pi.cpu_pct;
+			p->slurm_job = pi.slurm_job;
 		}
 	}
 	proc_cache_end(set->pc);

@@ -60,6 +60,7 @@ struct gpu_proc {
 	const char *name;         /* argv[0], nvidia-smi's process_name */
 	uid_t uid;
 	bool uid_valid;
+	unsigned slurm_job;       /* its Slurm job (REFRESH_SLURM on a Slurm node), 0: none */
 	/* NVML's newest utilisation sample of the process from the last second; none (util_valid
 	 * false) for a process that was idle all that time, or where the driver gives none (MIG). */
 	bool util_valid;
@@ -147,6 +148,7 @@ struct gpu_set {
 	size_t ngpus;
 	struct gpu *gpus;
 	struct proc_cache *pc;
+	bool slurm;               /* the last refresh read Slurm jobs: this is a Slurm node */
 };
 
 /* What a refresh reads besides the base (memory, utilisation, temperature, power and enforced
@@ -168,7 +170,8 @@ enum {
 	REFRESH_MEM_TEMP = 1 << 12,
 	REFRESH_POWER_MGMT = 1 << 13,     /* the requested power limit */
 	REFRESH_STATIC = 1 << 14,         /* serial, VBIOS, maxima, limits, thresholds: read once */
-	REFRESH_PROC_STATS = 1 << 15,     /* host CPU, RSS, start and parent of each process (top) */
+	REFRESH_SLURM = 1 << 15,          /* each process's Slurm job, on a Slurm node (slurm.h) */
+	REFRESH_PROC_STATS = 1 << 16,     /* host CPU, RSS, start and parent of each process (top) */
 	REFRESH_EXTRA = REFRESH_FAN | REFRESH_CLOCKS | REFRESH_MODES | REFRESH_ECC_ERRORS,
 	REFRESH_ALL = REFRESH_PROCS | REFRESH_EXTRA | REFRESH_PERF | REFRESH_PCIE |
 		      REFRESH_PCIE_THROUGHPUT | REFRESH_ENGINES | REFRESH_PROC_UTIL |

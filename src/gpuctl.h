@@ -18,6 +18,9 @@
  *   pid.c           one process by pid: /proc/PID/stat, its environment, pidfds; user names
  *   kill.c          the safe path of signalling a listed process (kill, top): who may, a pidfd
  *                   checked against the start time, TERM escalating to KILL
+ *   slurm.c         Slurm on a node: a process's job from its cgroup (read by proc.c on Slurm
+ *                   nodes only), the allocation we run in (SLURM_*_GPUS: run/env, map, which),
+ *                   a job's GPUs from scontrol (doctor), Slurm's tools through exec
  * Pure cores (no I/O: unit-tested directly)
  *   visibility.c    CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as the driver reads them
  *   alloc.c         the free-GPU rule and the fair queue
@@ -41,14 +44,26 @@
  *   client.c        finding the daemon (shared, or the user's private one, started on demand)
  *   grant.c         a request through the queue to the lease's descriptors; grant-env.c: the
  *                   candidates, why GPUs are busy, the job's environment
+ *   lreq.c          one request's exchange with the daemon, as a state machine without I/O:
+ *                   grant.c drives one (run, env), the job runner one per queued job
  *   leaseview.c     who holds what and who waits (`list`): status, leases, release, doctor,
- *                   the exporter; leaseopts.c: the options run and env share
+ *                   the exporter; leaseopts.c: the options run, env and submit share
  *   escape.c        another user's text made safe for a terminal
  * The full-screen view (gpuctl top; tui.h has its map)
  *   tui-text.c, tui-model.c, tui-layout.c, tui-gpus.c, tui-procs.c, tui-keys.c: pure (frames,
  *                   the model, what goes where, the cards, the table and overlays, the keys)
  *   tui-act.c       signal, release, details; tui-draw.c the one file that calls curses, which
  *                   tui-curses.c loads at run time (tui-curses.h: the ABI and why)
+ * The cluster view (status --prometheus)
+ *   promapi.c       Prometheus's HTTP API: libcurl and json-c loaded at run time (dl.c)
+ *   cluster.c       the model: targets, GPUs current and last known, staleness, host names;
+ *                   cluster-view.c shows it (table by host, JSON, --free)
+ * Detached jobs (submit, jobs, logs, cancel, wait)
+ *   job.c           a job's record and the user's jobs directory; jobspec.c its parsers (the
+ *                   spec file, id lists, --file lines)
+ *   jobconn.c       what the job commands share: reaching the runner, reading records, ids
+ *   runner*.c       the per-user job runner (runner.h has the design): its loop, submits,
+ *                   requests and dependencies, starting and reaping jobs
  *
  * Flow: main -> cmd_main -> cmd_find -> args_parse -> exec (checks its option values) ->
  * cmd_open (gpu_set_open: backend open; gpu_set_select) -> gpu_set_refresh (backend refresh,
@@ -73,6 +88,12 @@ extern const struct cmd_entry cmd_kill_entry;
 extern const struct cmd_entry cmd_top_entry;
 extern const struct cmd_entry cmd_exporter_entry;
 extern const struct cmd_entry cmd_daemon_entry;
+extern const struct cmd_entry cmd_submit_entry;
+extern const struct cmd_entry cmd_jobs_entry;
+extern const struct cmd_entry cmd_logs_entry;
+extern const struct cmd_entry cmd_cancel_entry;
+extern const struct cmd_entry cmd_wait_entry;
+extern const struct cmd_entry cmd_runner_entry;
 extern const struct cmd_entry cmd_cuda_probe_entry;
 
 #endif

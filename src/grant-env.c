@@ -1,10 +1,11 @@
 /* grant-env.c: what a lease request starts from and what the job gets: the GPUs a request may
- * choose among (-g, and the caller's CUDA_VISIBLE_DEVICES: a Slurm step, a container or an
- * enclosing lease restricts us), why GPUs were not free (from the daemon's answer), and the job's
- * environment. */
+ * choose among (-g, the Slurm allocation we run in, and the caller's CUDA_VISIBLE_DEVICES: a
+ * Slurm step, a container or an enclosing lease restricts us), why GPUs were not free (from the
+ * daemon's answer), and the job's environment. */
 #include "escape.h"
 #include "grant.h"
 #include "pid.h"
+#include "slurm.h"
 #include "visenv.h"
 
 #include <stdio.h>
@@ -13,11 +14,25 @@
 #include <time.h>
 #include <unistd.h>
 
+static const char *job_getenv(const struct grant_req *rq, const char *name);
+
 /* The lease whose shell we are in, for messages: GPUCTL_LEASE_ID, when it looks like one. */
-static const char *enclosing_lease(void)
+static const char *enclosing_lease(const struct grant_req *rq)
 {
-	const char *id = getenv("GPUCTL_LEASE_ID");
+	const char *id = rq ? job_getenv(rq, "GPUCTL_LEASE_ID") : getenv("GPUCTL_LEASE_ID");
 	return id && strlen(id) == 16 && strspn(id, "0123456789abcdef") == 16 ? id : NULL;
+}
+
+/* A variable of the job's environment: rq->env when given, else this process's. */
+static const char *job_getenv(const struct grant_req *rq, const char *name)
+{
+	if (!rq->env)
+		return getenv(name);
+	size_t n = strlen(name);
+	for (char *const *p = rq->env; *p; p++)
+		if (!strncmp(*p, name, n) && (*p)[n] == '=')
+			return *p + n + 1;
+	return NULL;
 }
 
 bool grant_candidates(struct gpu_set *set, const struct grant_req *rq, uint64_t *cand,
@@ -41,13 +56,45 @@ bool grant_candidates(struct gpu_set *set, const struct grant_req *rq, uint64_t 
 		for (size_t i = 0; i < set->ngpus; i++)
 			set->gpus[i].selected = true;
 	}
-	const char *cvd = getenv("CUDA_VISIBLE_DEVICES"), *lease = enclosing_lease();
+	/* Inside a Slurm allocation only its GPUs may be chosen: the ones Slurm gave the step, else
+	 * the job (slurm.h says how its ids name GPUs). */
+	struct slurm_alloc sa;
+	slurm_alloc_self(&sa);
+	char slurm_from[160] = "";
+	if (sa.in_job && !sa.var) {
+		err->code = EXIT_USAGE;
+		snprintf(err->msg, sizeof err->msg, "you are in Slurm job %.20s, which was given no GPUs "
+			 "(neither SLURM_STEP_GPUS nor SLURM_JOB_GPUS is set): ask Slurm for them "
+			 "(--gres=gpu:N or --gpus=N); where Slurm does not manage this node's GPUs, run "
+			 "gpuctl outside the job's environment (env -u SLURM_JOB_ID gpuctl ...)", sa.job_id);
+		return false;
+	}
+	if (sa.var) {
+		uint64_t sm;
+		char why[256];
+		if (!slurm_gpu_mask(set, sa.gpus, &sm, why, sizeof why)) {
+			err->code = EXIT_USAGE;
+			snprintf(err->msg, sizeof err->msg, "you are in Slurm job %.20s, but %s=%.64s does not "
+				 "name GPUs of this machine (%s): is gpuctl running on the job's node?",
+				 sa.job_id, sa.var, sa.gpus, why);
+			return false;
+		}
+		m &= sm;
+		snprintf(slurm_from, sizeof slurm_from, "%s=%.64s of Slurm job %.20s", sa.var, sa.gpus,
+			 sa.job_id);
+	}
+	const char *cvd = job_getenv(rq, "CUDA_VISIBLE_DEVICES"), *lease = enclosing_lease(rq);
+	/* The CUDA_VISIBLE_DEVICES Slurm set beside its list is that list, in nvidia-smi's
+	 * numbering: read under CUDA's default order it could name other GPUs on a mixed machine.
+	 * A value the user set in the job restricts the choice further. */
+	if (cvd && sa.var && !strcmp(cvd, sa.gpus))
+		cvd = NULL;
 	char from[80] = "";
 	if (cvd && lease)
 		snprintf(from, sizeof from, " from your lease %s", lease);
 	if (cvd) {
 		struct vis_machine *vm = vis_machine_new(set);
-		struct vis_result *r = vis_resolve(vm, cvd, getenv("CUDA_DEVICE_ORDER"));
+		struct vis_result *r = vis_resolve(vm, cvd, job_getenv(rq, "CUDA_DEVICE_ORDER"));
 		uint64_t vis = 0;
 		for (size_t i = 0; i < r->ndevs; i++)
 			if (r->devs[i].mig < 0 && r->devs[i].gpu < GPU_MAX)
@@ -68,7 +115,11 @@ bool grant_candidates(struct gpu_set *set, const struct grant_req *rq, uint64_t 
 	unsigned have = (unsigned)__builtin_popcountll(m);
 	if (*count > have) {
 		err->code = EXIT_USAGE;
-		if (cvd)
+		if (slurm_from[0] && !cvd)
+			snprintf(err->msg, sizeof err->msg, "%u GPU%s wanted, but only %u can be chosen here: "
+				 "%s restricts the choice to the GPUs Slurm allocated (ask Slurm for more, "
+				 "e.g. --gres=gpu:%u)", *count, *count == 1 ? "" : "s", have, slurm_from, *count);
+		else if (cvd)
 			snprintf(err->msg, sizeof err->msg, "%u GPU%s wanted, but only %u can be chosen here: "
 				 "CUDA_VISIBLE_DEVICES=%.64s%s restricts the choice (run outside that shell, or "
 				 "`unset CUDA_VISIBLE_DEVICES` first)", *count, *count == 1 ? "" : "s", have,
@@ -91,11 +142,11 @@ static const struct gpu *by_uuid(const struct gpu_set *set, const char *uuid)
 }
 
 /* The daemon's `busy` answer, told the way a person reads it. */
-void grant_explain_busy(const struct gpu_set *set, const struct grant_req *rq, unsigned count,
+void grant_explain_busy(const struct gpu_set *set, bool ignore_usage, unsigned count,
 			const struct msg *m, struct gpu_error *err)
 {
 	struct strbuf sb = {0};
-	const char *mine = enclosing_lease();
+	const char *mine = enclosing_lease(NULL);
 	uint64_t v;
 	size_t cands = 0, own = 0;
 	bool usage = false;
@@ -161,7 +212,7 @@ void grant_explain_busy(const struct gpu_set *set, const struct grant_req *rq, u
 			"that lease holds: use them directly, or run outside that shell.",
 			getenv("CUDA_VISIBLE_DEVICES"), mine);
 	else
-		sb_addf(&sb, "Use --wait to queue%s.", rq->ignore_usage || !usage
+		sb_addf(&sb, "Use --wait to queue%s.", ignore_usage || !usage
 			? "" : ", or --ignore-usage to disregard observed use");
 	err->code = EXIT_BUSY;
 	snprintf(err->msg, sizeof err->msg, "%s", sb.buf);

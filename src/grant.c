@@ -1,13 +1,11 @@
-/* grant.c: from a request to a lease held in this process's descriptors (see grant.h).
- *
- * The exchange with the daemon: `acquire` -> `busy` | `error` | `queued` ... `offer`; the client
- * answers an offer with `take` and gets `granted` with the descriptors (or `withdrawn`: the
- * offer ran out while we were stopped; we are still in line). While queued, this process sleeps
- * in ppoll(2) on its socket, with INT, TERM and HUP let through only there: a signal ends the
- * wait and the request (the daemon drops it with the connection), and is never followed by a
- * job starting later. A daemon that restarts is rejoined with our ticket, keeping our place. */
+/* grant.c: from a request to a lease held in this process's descriptors, for `run` and `env`
+ * (see grant.h): one request (lreq.c holds the exchange with the daemon) on a connection of its
+ * own. While queued, this process sleeps in ppoll(2) on its socket, with INT, TERM and HUP let
+ * through only there: a signal ends the wait and the request (the daemon drops it with the
+ * connection), and is never followed by a job starting later. A daemon that restarts is rejoined
+ * with our ticket, keeping our place. */
 #include "client.h"
-#include "grant.h"
+#include "lreq.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,10 +20,6 @@
 #define REJOIN_SECONDS 30.0        /* how long a waiter waits for a restarting daemon */
 #define REJOIN_TIMES 5             /* daemons that go away again before answering: give up */
 
-bool grant_candidates(struct gpu_set *set, const struct grant_req *rq, uint64_t *cand,
-		      unsigned *count, struct gpu_error *err);
-void grant_explain_busy(const struct gpu_set *set, const struct grant_req *rq, unsigned count,
-			const struct msg *m, struct gpu_error *err);
 
 static volatile sig_atomic_t interrupted;
 
@@ -34,21 +28,11 @@ static void on_signal(int sig)
 	interrupted = sig;
 }
 
-static unsigned long long realtime_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
-}
-
 struct waiter {
 	struct dclient dc;
-	const struct grant_req *rq;
-	struct strbuf acquire;        /* the request as sent (a ticket is added to rejoin) */
-	char ticket[40];
-	bool queued, tty, warned;
+	struct lreq r;
+	bool tty, warned;
 	unsigned rejoins;             /* since the daemon last answered a request of ours */
-	size_t position;
 	double started, deadline, next_tick, ping_at;
 	sigset_t waitmask;            /* the mask while in ppoll: our signals let through */
 	struct sigaction old[3];
@@ -102,54 +86,25 @@ static const char *ordinal(size_t n)
 	return n % 100 / 10 == 1 ? "th" : n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
 }
 
-static void progress(struct waiter *w, unsigned count, bool clear)
+static void progress(struct waiter *w, bool clear)
 {
-	if (!w->tty || !w->queued)
+	if (!w->tty || w->r.state != LREQ_QUEUED)
 		return;
 	if (clear) {
 		fputs("\r\033[K", stderr);
 		return;
 	}
 	int secs = (int)(now_mono() - w->started);
+	unsigned count = w->r.count;
 	fprintf(stderr, "\rgpuctl: waiting for %u GPU%s, %zu%s in queue, %d:%02d\033[K", count,
-		count == 1 ? "" : "s", w->position, ordinal(w->position), secs / 60, secs % 60);
-}
-
-static void build_request(struct strbuf *sb, const struct gpu_set *set, const struct config *cfg,
-			  const struct grant_req *rq, uint64_t cand, unsigned count)
-{
-	msg_begin(sb, "acquire");
-	msg_add_u64(sb, "id", 1);
-	msg_add_u64(sb, "count", count);
-	uint64_t all = set->ngpus >= 64 ? ~0ULL : (1ULL << set->ngpus) - 1;
-	for (size_t i = 0; cand != all && i < set->ngpus; i++)
-		if (cand >> i & 1)
-			msg_add(sb, "gpu", set->gpus[i].uuid, NULL);
-	if (rq->min_free_mib)
-		msg_add_u64(sb, "min_free", rq->min_free_mib);
-	if (rq->max_util >= 0)
-		msg_add_u64(sb, "max_util", (uint64_t)rq->max_util);
-	if (rq->ignore_usage)
-		msg_add_u64(sb, "ignore_usage", 1);
-	static const char *const prefers[] = {"free-memory", "index", "util"};
-	int prefer = rq->prefer >= 0 ? rq->prefer : (int)cfg->prefer;
-	msg_add(sb, "prefer", prefers[prefer >= 0 && prefer < 3 ? prefer : 0], NULL);
-	if (rq->wait >= 0 && !rq->dry_run)
-		msg_add_u64(sb, "wait", 1);
-	if (rq->dry_run)
-		msg_add_u64(sb, "dry", 1);
-	msg_add(sb, "kind", rq->kind ? rq->kind : "run", NULL);
-	if (rq->name)
-		msg_add(sb, "name", rq->name, NULL);
-	if (rq->command)
-		msg_add(sb, "command", rq->command, NULL);
+		count == 1 ? "" : "s", w->r.position, ordinal(w->r.position), secs / 60, secs % 60);
 }
 
 /* Back into the queue after the daemon went away (restart): our ticket keeps our place. */
 static bool rejoin(struct waiter *w, struct gpu_error *err)
 {
 	double until = now_mono() + REJOIN_SECONDS;
-	progress(w, 0, true);
+	progress(w, true);
 	if (++w->rejoins > REJOIN_TIMES) {
 		char why[sizeof err->msg - 200];
 		snprintf(why, sizeof why, "%.3800s", err->msg);
@@ -158,18 +113,20 @@ static bool rejoin(struct waiter *w, struct gpu_error *err)
 			 why, w->rejoins);
 		return false;
 	}
-	fprintf(stderr, "gpuctl: %s; %s\n", err->msg, w->queued ? "rejoining the queue" : "asking again");
+	fprintf(stderr, "gpuctl: %s; %s\n", err->msg, w->r.state == LREQ_QUEUED ? "rejoining the queue"
+										 : "asking again");
 	dclient_close(&w->dc);
 	while (!interrupted) {
 		struct gpu_error e = {0};
 		if (dclient_open(&w->dc, DC_LEASE, &e)) {
 			struct strbuf sb = {0};
-			sb_add(&sb, w->acquire.buf, w->acquire.len);
-			if (w->ticket[0])
-				msg_add(&sb, "ticket", w->ticket, NULL);
-			bool ok = dclient_send(&w->dc, &sb, err);
+			lreq_message(&w->r, &sb);
+			bool ok = dclient_send(&w->dc, &sb, &e);
 			sb_free(&sb);
-			return ok;
+			if (ok)
+				return true;
+			/* Connected to a daemon on its way out (a killed one's backlog): again. */
+			dclient_close(&w->dc);
 		}
 		if (now_mono() >= until) {
 			*err = e;
@@ -181,101 +138,30 @@ static bool rejoin(struct waiter *w, struct gpu_error *err)
 	return false;
 }
 
-static bool take_fds(struct grant *g, const struct msg *m, const int *fds, size_t nfds,
-		     struct gpu_error *err)
-{
-	const char *id = msg_get(m, "lease"), *token = msg_get(m, "token");
-	if (!id || strlen(id) >= sizeof g->id || !token || strlen(token) >= sizeof g->token || nfds < 2) {
-		err->code = EXIT_DAEMON;
-		snprintf(err->msg, sizeof err->msg, "the gpuctl daemon granted a lease without its "
-			 "descriptors (%zu received); nothing was leased", nfds);
-		for (size_t i = 0; i < nfds; i++)
-			close(fds[i]);
-		return false;
-	}
-	snprintf(g->id, sizeof g->id, "%s", id);
-	snprintf(g->token, sizeof g->token, "%s", token);
-	memcpy(g->fds, fds, nfds * sizeof *fds);
-	g->nfds = nfds;
-	return true;
-}
-
-/* The GPUs named by `gpu` lines, as positions in the set, in nvidia-smi order. */
-static bool gpus_of(struct grant *g, const struct msg *m, struct gpu_error *err)
-{
-	g->n = 0;
-	for (size_t i = 0; i < g->set->ngpus && g->n < GPU_MAX; i++)
-		for (size_t k = 1; k < m->nlines; k++)
-			if (!strcmp(m->lines[k].w[0], "gpu") && m->lines[k].nwords > 1 &&
-			    !strcmp(m->lines[k].w[1], g->set->gpus[i].uuid)) {
-				g->pos[g->n++] = i;
-				break;
-			}
-	if (g->n)
-		return true;
-	err->code = EXIT_DAEMON;
-	snprintf(err->msg, sizeof err->msg, "the gpuctl daemon answered with GPUs this process does "
-		 "not see (NVML disagrees between them?)");
-	return false;
-}
-
 /* One message from the daemon: 1 done (granted / would), 0 go on waiting, -1 failed (err). */
-static int on_message(struct waiter *w, struct grant *g, const struct msg *m, const int *fds,
-		      size_t nfds, unsigned count, struct gpu_error *err)
+static int on_message(struct waiter *w, const struct msg *m, const int *fds, size_t nfds,
+		      struct gpu_error *err)
 {
-	const char *verb = msg_verb(m);
-	uint64_t v;
-	if (!strcmp(verb, "granted")) {
-		if (!gpus_of(g, m, err) || !take_fds(g, m, fds, nfds, err))
-			return -1;
-		g->leased_at = msg_get_u64(m, "offered", UINT64_MAX, &v) ? v : realtime_ns();
-		return 1;
+	struct strbuf out = {0};
+	int r = lreq_on_message(&w->r, m, fds, nfds, &out, err);
+	if (r == 0 && out.len && !dclient_send(&w->dc, &out, err) && !rejoin(w, err))
+		r = -1;
+	sb_free(&out);
+	if (r == 0 && w->r.state == LREQ_QUEUED) {
+		w->rejoins = 0; /* it answered */
+		progress(w, false);
 	}
-	for (size_t i = 0; i < nfds; i++)
-		close(fds[i]); /* only a grant carries descriptors */
-	if (!strcmp(verb, "would"))
-		return gpus_of(g, m, err) ? 1 : -1;
-	if (!strcmp(verb, "offer")) {
-		struct strbuf sb = {0};
-		msg_begin(&sb, "take");
-		msg_add_u64(&sb, "id", 1);
-		msg_add_u64(&sb, "offer", msg_get_u64(m, "offer", UINT64_MAX, &v) ? v : 0);
-		bool ok = dclient_send(&w->dc, &sb, err) || rejoin(w, err);
-		sb_free(&sb);
-		return ok ? 0 : -1;
-	}
-	if (!strcmp(verb, "queued")) {
-		w->rejoins = 0;
-		if (!w->queued) {
-			w->queued = true;
-			g->queued_at = msg_get_u64(m, "arrived", UINT64_MAX, &v) ? v : realtime_ns();
-		}
-		const char *t = msg_get(m, "ticket");
-		if (t && strlen(t) < sizeof w->ticket)
-			snprintf(w->ticket, sizeof w->ticket, "%s", t);
-		if (msg_get_u64(m, "position", UINT32_MAX, &v))
-			w->position = (size_t)v;
-		progress(w, count, false);
-		return 0;
-	}
-	if (!strcmp(verb, "busy")) {
-		grant_explain_busy(g->set, w->rq, count, m, err);
-		return -1;
-	}
-	if (!strcmp(verb, "error")) {
-		daemon_error(m, err);
-		return -1;
-	}
-	return 0; /* withdrawn, pong, left: nothing to do */
+	return r;
 }
 
 /* Sleeps until the daemon says something, a signal, the deadline, or the next tick. */
-static int wait_step(struct waiter *w, struct grant *g, unsigned count, struct gpu_error *err)
+static int wait_step(struct waiter *w, struct gpu_error *err)
 {
-	double now = now_mono(), until = w->queued ? w->next_tick : now + w->dc.timeout;
+	bool queued = w->r.state == LREQ_QUEUED;
+	double now = now_mono(), until = queued ? w->next_tick : now + w->dc.timeout;
 	if (w->deadline && w->deadline < until)
 		until = w->deadline;
-	if (w->queued && w->ping_at && w->ping_at + w->dc.timeout < until)
+	if (queued && w->ping_at && w->ping_at + w->dc.timeout < until)
 		until = w->ping_at + w->dc.timeout;
 	struct msg m;
 	int fds[PROTO_MAX_FDS];
@@ -294,7 +180,7 @@ static int wait_step(struct waiter *w, struct grant *g, unsigned count, struct g
 	}
 	if (r == 1) {
 		w->ping_at = 0; /* it answers */
-		r = on_message(w, g, &m, fds, nfds, count, err);
+		r = on_message(w, &m, fds, nfds, err);
 		msg_free(&m);
 		return r;
 	}
@@ -304,7 +190,7 @@ static int wait_step(struct waiter *w, struct grant *g, unsigned count, struct g
 		snprintf(err->msg, sizeof err->msg, "no GPU became free within --wait; left the queue");
 		return -1;
 	}
-	if (!w->queued) {
+	if (!queued) {
 		char why[128];
 		snprintf(why, sizeof why, "did not answer within %.0f s", w->dc.timeout);
 		err->code = EXIT_DAEMON;
@@ -314,7 +200,7 @@ static int wait_step(struct waiter *w, struct grant *g, unsigned count, struct g
 		return -1;
 	}
 	if (w->ping_at && now >= w->ping_at + w->dc.timeout && !w->warned) {
-		progress(w, count, true);
+		progress(w, true);
 		fprintf(stderr, "gpuctl: the gpuctl daemon (pid %d, %s) has not answered for %.0f s (is it "
 			"stopped?); still waiting in its queue\n", (int)w->dc.daemon_pid, w->dc.path,
 			w->dc.timeout);
@@ -324,7 +210,7 @@ static int wait_step(struct waiter *w, struct grant *g, unsigned count, struct g
 		/* On a terminal: where are we now? Elsewhere: is the daemon still there? */
 		struct strbuf sb = {0};
 		msg_begin(&sb, w->tty ? "where" : "ping");
-		msg_add_u64(&sb, "id", 1);
+		msg_add_u64(&sb, "id", w->r.id);
 		if (!w->ping_at)
 			w->ping_at = now;
 		if (!dclient_send(&w->dc, &sb, err) && !rejoin(w, err)) {
@@ -333,7 +219,7 @@ static int wait_step(struct waiter *w, struct grant *g, unsigned count, struct g
 		}
 		sb_free(&sb);
 		w->next_tick = now + (w->tty ? 1.0 : KEEPALIVE_SECONDS);
-		progress(w, count, false);
+		progress(w, false);
 	}
 	return 0;
 }
@@ -348,28 +234,29 @@ int grant_acquire(struct gpu_set *set, const struct config *cfg, const struct gr
 	unsigned count;
 	if (!grant_candidates(set, rq, &cand, &count, err))
 		return err->code;
-	struct waiter w = {.rq = rq, .tty = isatty(STDERR_FILENO), .started = now_mono()};
+	struct waiter w = {.tty = isatty(STDERR_FILENO), .started = now_mono()};
 	if (!dclient_open(&w.dc, DC_LEASE, err))
 		return err->code;
 	w.deadline = rq->wait > 0 ? w.started + rq->wait : 0;
 	w.next_tick = w.started + 1.0;
-	build_request(&w.acquire, set, cfg, rq, cand, count);
+	lreq_init(&w.r, 1, set, cfg, rq, cand, count);
 	signals_on(&w);
-	int r = dclient_send(&w.dc, &w.acquire, err) || rejoin(&w, err) ? 0 : -1;
+	int r = dclient_send(&w.dc, &w.r.acquire, err) || rejoin(&w, err) ? 0 : -1;
 	while (r == 0 && !interrupted)
-		r = wait_step(&w, g, count, err);
-	progress(&w, count, true);
+		r = wait_step(&w, err);
+	progress(&w, true);
 	signals_off(&w);
 	if (interrupted) {
 		r = -1;
 		err->code = 128 + interrupted;
 		snprintf(err->msg, sizeof err->msg, "interrupted while waiting; left the queue");
 	}
-	g->waited = w.queued ? now_mono() - w.started : 0;
+	bool queued = w.r.g.queued_at != 0;
+	lreq_take_grant(&w.r, g);
+	g->waited = queued ? now_mono() - w.started : 0;
 	g->socket = w.dc.path ? xstrdup(w.dc.path) : NULL;
-	g->name = rq->name ? xstrdup(rq->name) : NULL;
 	dclient_close(&w.dc); /* also leaves the queue, if we are still in it */
-	sb_free(&w.acquire);
+	lreq_free(&w.r);
 	if (r < 0) {
 		grant_free(g);
 		return err->code;

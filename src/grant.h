@@ -1,7 +1,8 @@
-/* grant.h: getting a lease from the daemon, for `run` and `env`: which GPUs may be chosen (-g,
- * the caller's CUDA_VISIBLE_DEVICES), the request, waiting in the queue (no CPU, signals
- * honoured, a progress line on a terminal, a daemon restart survived), the descriptors that
- * are the lease, and the job's environment. */
+/* grant.h: getting a lease from the daemon: which GPUs may be chosen (-g, the caller's
+ * CUDA_VISIBLE_DEVICES), for `run` and `env` the one request and the wait in the queue (no CPU,
+ * signals honoured, a progress line on a terminal, a daemon restart survived; lreq.h holds the
+ * exchange itself, which the job runner shares), the descriptors that are the lease, and the
+ * job's environment. */
 #ifndef GPUCTL_GRANT_H
 #define GPUCTL_GRANT_H
 
@@ -19,10 +20,13 @@ struct grant_req {
 	int prefer;              /* -1: the config's */
 	double wait;             /* <0: do not wait; 0: forever; >0: seconds */
 	const char *name;
-	const char *kind;        /* "run" or "env" */
+	const char *label;       /* what the daemon shows for it (NULL: the name) */
+	const char *kind;        /* "run", "env" or "job" */
 	const char *command;
 	bool dry_run;
 	const char *who;         /* "gpuctl run" for messages */
+	char *const *env;        /* the job's environment, where it is not this process's (the
+				  * runner's jobs): its CUDA_VISIBLE_DEVICES restricts the choice */
 };
 
 struct grant {
@@ -39,6 +43,13 @@ struct grant {
 	double waited;                   /* seconds spent in the queue */
 };
 
+/* The GPUs rq may be given (cand: positions in set) and how many it wants. false: err says why
+ * (no such GPU, fewer candidates than wanted). */
+bool grant_candidates(struct gpu_set *set, const struct grant_req *rq, uint64_t *cand,
+		      unsigned *count, struct gpu_error *err);
+/* The daemon's `busy` answer, told the way a person reads it, into err (EXIT_BUSY). */
+void grant_explain_busy(const struct gpu_set *set, bool ignore_usage, unsigned count,
+			const struct msg *m, struct gpu_error *err);
 /* EXIT_OK: the lease is held in g->fds (for dry runs: g->pos says what would be chosen).
  * Otherwise an EXIT_* code with err, and nothing held. */
 int grant_acquire(struct gpu_set *set, const struct config *cfg, const struct grant_req *rq,

@@ -1,4 +1,4 @@
-/* leaseopts.c: parsing the GPU-choice options shared by `run` and `env`. */
+/* leaseopts.c: parsing the GPU-choice options shared by `run`, `env` and `submit`. */
 #include "leaseopts.h"
 
 #include <stdio.h>
@@ -36,8 +36,7 @@ int lease_opts_read(struct cmd *c, struct lease_opts *o)
 	return EXIT_OK;
 }
 
-/* Applies the profile and the config's defaults to what the options left unset. */
-static bool lease_opts_finish(const struct cmd_entry *e, struct lease_opts *o, const struct config *cfg)
+bool lease_opts_apply(const struct cmd_entry *e, struct lease_opts *o, const struct config *cfg)
 {
 	if (o->profile) {
 		const struct profile *p = config_profile(cfg, o->profile);
@@ -67,7 +66,7 @@ int lease_begin(struct cmd *c, struct lease_opts *o, struct config *cfg, struct 
 {
 	if (!config_load(cfg))
 		return EXIT_USAGE;
-	if (!lease_opts_finish(c->entry, o, cfg)) {
+	if (!lease_opts_apply(c->entry, o, cfg)) {
 		config_free(cfg);
 		return EXIT_USAGE;
 	}

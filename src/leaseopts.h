@@ -1,4 +1,4 @@
-/* leaseopts.h: the options `run` and `env` share for choosing GPUs, and profiles. */
+/* leaseopts.h: the options `run`, `env` and `submit` share for choosing GPUs, and profiles. */
 #ifndef GPUCTL_LEASEOPTS_H
 #define GPUCTL_LEASEOPTS_H
 
@@ -50,6 +50,9 @@ struct lease_opts {
 
 /* The options above (and -g) into o. EXIT_OK, or a usage error (printed). */
 int lease_opts_read(struct cmd *c, struct lease_opts *o);
+/* Applies the profile and the config's defaults to what the options left unset; false: a usage
+ * error (printed). */
+bool lease_opts_apply(const struct cmd_entry *e, struct lease_opts *o, const struct config *cfg);
 /* What run and env start with: the configuration, the GPUs (cmd_open), then the lease
  * (o->rq.command set by the caller). EXIT_OK: *cfg and g are the caller's to release, c->set is
  * cmd.c's; otherwise the reason has been printed and nothing is left open. */

@@ -85,6 +85,8 @@ static void take_part(struct leaseview *v, const struct msg *m)
 			snprintf(wi->kind, sizeof wi->kind, "%s", l->w[8]);
 		} else if (!strcmp(k, "wname") && wi && l->nwords > 1 && !wi->name) {
 			wi->name = xstrdup(l->w[1]);
+		} else if (!strcmp(k, "wcmd") && wi && l->nwords > 1 && !wi->command) {
+			wi->command = xstrdup(l->w[1]);
 		} else if (!strcmp(k, "wgpu") && wi) {
 			add_uuids(&wi->cand, &wi->ncand, l);
 		}
@@ -137,6 +139,7 @@ void leaseview_free(struct leaseview *v)
 	}
 	for (size_t i = 0; i < v->nqueue; i++) {
 		free(v->queue[i].name);
+		free(v->queue[i].command);
 		free(v->queue[i].cand);
 	}
 	free(v->leases);

@@ -33,7 +33,7 @@ struct waiter_info {
 	time_t since;
 	char state[12];              /* waiting, offered, stopped, returning */
 	char kind[8];
-	char *name;
+	char *name, *command;        /* NULL when not given */
 	size_t ncand;
 	char (*cand)[96];
 };

@@ -14,7 +14,13 @@ static const struct cmd_entry *const commands[] = {
 	&cmd_doctor_entry,
 	&cmd_kill_entry,
 	&cmd_exporter_entry,
+	&cmd_submit_entry,
+	&cmd_jobs_entry,
+	&cmd_logs_entry,
+	&cmd_cancel_entry,
+	&cmd_wait_entry,
 	&cmd_daemon_entry,
+	&cmd_runner_entry,
 	&cmd_cuda_probe_entry,
 };
 

@@ -27,9 +27,32 @@ static void family(struct strbuf *sb, const char *name, const char *type, const 
 	sb_addf(sb, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* name{gpu="0",uuid="...",name="...",hostname="..."[,extra]} */
-static void gpu_sample(struct strbuf *sb, const char *metric, const struct gpu *g,
-		       const struct metrics_opts *o, const char *extra)
+/* On a Slurm node, the jobs whose processes use the GPU, as dcgm-exporter's hpc_job label: one
+ * job id, or several joined by commas in ascending order (dcgm-exporter repeats the series per
+ * job instead, which double-counts in sum()); no label for a GPU no job uses. */
+static void hpc_job(struct strbuf *sb, const struct gpu *g)
+{
+	unsigned last = 0;
+	for (;;) {
+		unsigned next = 0;
+		for (size_t i = 0; i < g->nprocs; i++) {
+			unsigned j = g->procs[i].slurm_job;
+			if (j > last && (!next || j < next))
+				next = j;
+		}
+		if (!next)
+			break;
+		sb_addf(sb, last ? ",%u" : ",hpc_job=\"%u", next);
+		last = next;
+	}
+	if (last)
+		sb_addc(sb, '"');
+}
+
+/* name{gpu="0",uuid="...",name="...",hostname="..."[,hpc_job="..."][,extra]}; gpu_jobs: the
+ * GPU's jobs as hpc_job (a process's series name its own job in extra instead). */
+static void sample_head(struct strbuf *sb, const char *metric, const struct gpu *g,
+			const struct metrics_opts *o, const char *extra, bool gpu_jobs)
 {
 	sb_addf(sb, "%s{gpu=\"%u\",uuid=\"", metric, g->index);
 	metrics_label(sb, g->uuid);
@@ -37,7 +60,16 @@ static void gpu_sample(struct strbuf *sb, const char *metric, const struct gpu *
 	metrics_label(sb, g->name);
 	sb_adds(sb, "\",hostname=\"");
 	metrics_label(sb, o->hostname);
-	sb_addf(sb, "\"%s%s} ", extra ? "," : "", extra ? extra : "");
+	sb_addc(sb, '"');
+	if (o->slurm && gpu_jobs)
+		hpc_job(sb, g);
+	sb_addf(sb, "%s%s} ", extra ? "," : "", extra ? extra : "");
+}
+
+static void gpu_sample(struct strbuf *sb, const char *metric, const struct gpu *g,
+		       const struct metrics_opts *o, const char *extra)
+{
+	sample_head(sb, metric, g, o, extra, true);
 }
 
 static void mig_sample(struct strbuf *sb, const char *metric, const struct gpu *g,
@@ -253,7 +285,9 @@ static void process_metrics(struct strbuf *sb, const struct gpu_set *set, const 
 			sb_adds(&x, "\",command=\"");
 			metrics_label(&x, base_name(p->cmdline, cmd, sizeof cmd));
 			sb_addc(&x, '"');
-			gpu_sample(sb, "gpuctl_process_gpu_memory_bytes", g, o, x.buf);
+			if (p->slurm_job)
+				sb_addf(&x, ",hpc_job=\"%u\"", p->slurm_job);
+			sample_head(sb, "gpuctl_process_gpu_memory_bytes", g, o, x.buf, false);
 			sb_addf(sb, "%llu\n", (unsigned long long)p->used_mem);
 			sb_free(&x);
 		}
@@ -307,7 +341,9 @@ static void process_util_metrics(struct strbuf *sb, const struct gpu_set *set, c
 				sb_adds(&x, "\",command=\"");
 				metrics_label(&x, base_name(p->cmdline, cmd, sizeof cmd));
 				sb_addf(&x, "\",engine=\"%s\"", engines[e]);
-				gpu_sample(sb, "gpuctl_process_utilization_percent", g, o, x.buf);
+				if (p->slurm_job)
+					sb_addf(&x, ",hpc_job=\"%u\"", p->slurm_job);
+				sample_head(sb, "gpuctl_process_utilization_percent", g, o, x.buf, false);
 				sb_addf(sb, "%u\n", v[e]);
 				sb_free(&x);
 			}

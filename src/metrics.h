@@ -10,6 +10,7 @@ struct metrics_opts {
 	unsigned max_procs;            /* per GPU; the rest add up under pid="other" */
 	unsigned long long refreshes;  /* NVML refreshes since start */
 	double refresh_seconds;        /* how long the last one took */
+	bool slurm;                    /* a Slurm node: series carry their jobs (hpc_job) */
 };
 
 void metrics_render(struct strbuf *sb, const struct gpu_set *set, const struct leaseview *lv,

@@ -13,13 +13,17 @@
  *
  * With stats on (gpuctl top, status --details), the same visit reads /proc/PID/stat: parent,
  * start, CPU and resident memory (the stat file has them all: no statm read). CPU use is the
- * difference from the counter the entry kept at the previous refresh, when it is the same
- * process (the same start time).
+ * difference from the counter kept at the previous refresh, when it is the same process (the
+ * same start time).
  *
- * Memory is what a big machine costs (10,000 processes): an entry is 80 bytes (half of it the
- * stats) and the texts live in 64 KiB chunks, compacted when more than half of them is garbage. */
+ * Memory is what a big machine costs (10,000 processes): an entry is 40 bytes and the texts live
+ * in 64 KiB chunks, compacted when more than half of them is garbage. The Slurm job of each
+ * process (its cgroup, read once while it is the same process) lives in an array beside the
+ * entries, made only on a machine that runs Slurm jobs; the stats in another (40 bytes an
+ * entry), made only when a refresh asks for them. */
 #include "pid.h"
 #include "proc.h"
+#include "slurm.h"
 #include "util.h"
 
 #include <errno.h>
@@ -34,13 +38,14 @@
 
 #define REREAD_AFTER 4000U     /* ms */
 #define CHUNK (64 * 1024)
+#define JOB_UNREAD 0xFFFFFFFFU
 
 struct user_ent {
 	uid_t uid;
 	char *name;
 };
 
-struct proc_ent {            /* 80 bytes */
+struct proc_ent {            /* 40 bytes */
 	unsigned pid;
 	uid_t uid;
 	char *text;             /* the command line, then argv[0] at name_off (0: the same) */
@@ -48,13 +53,15 @@ struct proc_ent {            /* 80 bytes */
 	uint64_t ident;         /* /proc/PID's inode and creation time (odd); 0: not in /proc */
 	uint32_t reread_ms;     /* read the command line again after this (cache clock) */
 	unsigned gen;           /* the last refresh that asked for it */
-	/* stats: from /proc/PID/stat at this refresh */
+};
+
+struct stat_ent {           /* beside a proc_ent: /proc/PID/stat at its last refresh */
 	unsigned long long start, cpu;  /* clock ticks; start 0: not read */
 	unsigned long rss;      /* pages */
 	int ppid;
 	uint32_t cpu_ms;        /* when cpu was read (cache clock) */
 	float cpu_pct;          /* since the reading before, when cpu_valid */
-	bool cpu_valid, has_cpu;
+	bool cpu_valid;
 	char state;
 };
 
@@ -75,16 +82,21 @@ struct proc_cache {
 	size_t nseen;           /* distinct pids asked for in this refresh */
 	double start;           /* monotonic seconds at creation */
 	uint32_t now_ms;        /* this refresh's time, since start */
-	bool stats;             /* read /proc/PID/stat too */
-	double tick;            /* seconds per clock tick */
-	uint64_t page;          /* bytes per page */
-	double boot_now;        /* this refresh's time, in seconds since boot */
 	struct chunk *chunks;   /* texts; the newest first */
 	size_t live, garbage;   /* text bytes in use, and freed but not reclaimed */
 	char *scratch;          /* for reading command lines; grows to the longest */
 	size_t scratch_cap;
 	struct user_ent *users;
 	size_t nusers, users_cap;
+	bool stats;             /* this refresh reads /proc/PID/stat */
+	struct stat_ent *st;    /* beside ents, once any refresh wanted stats */
+	size_t st_cap;
+	double tick;            /* seconds per clock tick */
+	uint64_t page;          /* bytes per page */
+	double boot_now;        /* this refresh's time, in seconds since boot */
+	bool want_jobs;         /* this refresh reads Slurm jobs */
+	uint32_t *jobs;         /* beside ents, once any refresh wanted them: JOB_UNREAD, 0, job */
+	size_t jobs_cap;
 };
 
 struct proc_cache *proc_cache_new(void)
@@ -93,16 +105,6 @@ struct proc_cache *proc_cache_new(void)
 	pc->start = now_mono();
 	pc->procfd = -2; /* opened by the first refresh that needs it */
 	return pc;
-}
-
-void proc_cache_stats(struct proc_cache *pc, bool on)
-{
-	if (on && !pc->tick) {
-		long hz = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
-		pc->tick = 1.0 / (double)(hz > 0 ? hz : 100);
-		pc->page = page > 0 ? (uint64_t)page : 4096;
-	}
-	pc->stats = on;
 }
 
 static void free_chunks(struct chunk *c)
@@ -124,6 +126,8 @@ void proc_cache_free(struct proc_cache *pc)
 	free(pc->slots);
 	free_chunks(pc->chunks);
 	free(pc->scratch);
+	free(pc->jobs);
+	free(pc->st);
 	for (size_t i = 0; i < pc->nusers; i++)
 		free(pc->users[i].name);
 	free(pc->users);
@@ -231,10 +235,15 @@ void proc_cache_end(struct proc_cache *pc)
 		return;
 	size_t k = 0;
 	for (size_t i = 0; i < pc->n; i++) {
-		if (pc->ents[i].gen == pc->gen)
+		if (pc->ents[i].gen == pc->gen) {
+			if (pc->jobs)
+				pc->jobs[k] = pc->jobs[i];
+			if (pc->st)
+				pc->st[k] = pc->st[i];
 			pc->ents[k++] = pc->ents[i];
-		else
+		} else {
 			text_drop(pc, &pc->ents[i]);
+		}
 	}
 	pc->n = k;
 	size_t nslots = 256;
@@ -331,28 +340,54 @@ static void read_text(struct proc_cache *pc, struct proc_ent *e)
 		*z++ = ' ';
 }
 
+void proc_cache_stats(struct proc_cache *pc, bool on)
+{
+	pc->stats = on;
+	if (on && !pc->st) {
+		long hz = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+		pc->tick = 1.0 / (double)(hz > 0 ? hz : 100);
+		pc->page = page > 0 ? (uint64_t)page : 4096;
+		pc->st_cap = pc->cap;
+		pc->st = xcalloc(pc->st_cap ? pc->st_cap : 1, sizeof *pc->st);
+	}
+}
+
 /* Parent, start, CPU and memory from /proc/PID/stat; CPU use since the previous refresh when it
  * read the same process (the same start time: a pid given to a new process starts afresh). */
 static void read_stats(struct proc_cache *pc, struct proc_ent *e)
 {
+	struct stat_ent *s = &pc->st[e - pc->ents];
 	struct pid_stat ps;
 	if (!pid_stat(e->pid, &ps)) {
-		e->start = 0;
-		e->has_cpu = e->cpu_valid = false;
+		*s = (struct stat_ent){0};
 		return;
 	}
-	bool same = e->has_cpu && e->start == ps.start && ps.cpu >= e->cpu && pc->now_ms > e->cpu_ms;
-	e->cpu_valid = same;
-	if (same)
-		e->cpu_pct = (float)((double)(ps.cpu - e->cpu) * pc->tick * 1000.0 /
-				     (double)(pc->now_ms - e->cpu_ms) * 100.0);
-	e->start = ps.start;
-	e->cpu = ps.cpu;
-	e->cpu_ms = pc->now_ms;
-	e->has_cpu = true;
-	e->rss = ps.rss;
-	e->ppid = ps.ppid;
-	e->state = ps.state;
+	bool same = s->start == ps.start && ps.cpu >= s->cpu && pc->now_ms > s->cpu_ms;
+	float pct = same ? (float)((double)(ps.cpu - s->cpu) * pc->tick * 1000.0 /
+				   (double)(pc->now_ms - s->cpu_ms) * 100.0) : 0;
+	*s = (struct stat_ent){.start = ps.start, .cpu = ps.cpu, .rss = ps.rss, .ppid = ps.ppid,
+			       .cpu_ms = pc->now_ms, .cpu_pct = pct, .cpu_valid = same,
+			       .state = ps.state};
+}
+
+void proc_cache_want_jobs(struct proc_cache *pc, bool on)
+{
+	pc->want_jobs = on;
+	if (on && !pc->jobs) {
+		pc->jobs_cap = pc->cap;
+		pc->jobs = xmalloc((pc->jobs_cap ? pc->jobs_cap : 1) * sizeof *pc->jobs);
+		for (size_t i = 0; i < pc->jobs_cap; i++)
+			pc->jobs[i] = JOB_UNREAD;
+	}
+}
+
+/* The Slurm job of a process in /proc: its cgroup file, parsed by slurm.c. */
+static uint32_t read_job(struct proc_cache *pc, unsigned pid)
+{
+	char path[64];
+	if (read_scratch(pc, proc_path(pc, path, pid, "cgroup")) < 0)
+		return 0;
+	return slurm_cgroup_job(pc->scratch);
 }
 
 /* One stat per process and refresh: owner, and whether it is the process read before. */
@@ -364,8 +399,6 @@ static void refresh_ent(struct proc_cache *pc, struct proc_ent *e)
 		    proc_path(pc, path, e->pid, NULL), &st, 0) != 0) {
 		text_drop(pc, e);
 		e->ident = 0;
-		e->start = 0;
-		e->has_cpu = e->cpu_valid = false;
 		return;
 	}
 	uint64_t ident = ((uint64_t)st.st_ino * 1000000007ULL ^
@@ -373,6 +406,8 @@ static void refresh_ent(struct proc_cache *pc, struct proc_ent *e)
 	bool same = ident == e->ident;
 	e->uid = st.st_uid;
 	e->ident = ident;
+	if (!same && pc->jobs)
+		pc->jobs[e - pc->ents] = JOB_UNREAD;
 	if (!same || (int32_t)(pc->now_ms - e->reread_ms) >= 0)
 		read_text(pc, e);
 	if (pc->stats)
@@ -392,6 +427,17 @@ void proc_lookup(struct proc_cache *pc, unsigned pid, struct proc_info *out)
 		}
 	if (!e) {
 		pc->ents = grow_array(pc->ents, &pc->cap, pc->n + 1, sizeof *pc->ents);
+		if (pc->jobs) {
+			size_t old = pc->jobs_cap;
+			pc->jobs = grow_array(pc->jobs, &pc->jobs_cap, pc->cap, sizeof *pc->jobs);
+			for (size_t i = old; i < pc->jobs_cap; i++)
+				pc->jobs[i] = JOB_UNREAD;
+			pc->jobs[pc->n] = JOB_UNREAD;
+		}
+		if (pc->st) {
+			pc->st = grow_array(pc->st, &pc->st_cap, pc->cap, sizeof *pc->st);
+			pc->st[pc->n] = (struct stat_ent){0};
+		}
 		e = &pc->ents[pc->n];
 		*e = (struct proc_ent){.pid = pid};
 		pc->slots[h] = (unsigned)++pc->n;
@@ -402,20 +448,28 @@ void proc_lookup(struct proc_cache *pc, unsigned pid, struct proc_info *out)
 		refresh_ent(pc, e);
 	}
 	bool found = e->ident != 0;
-	*out = (struct proc_info){.pid = pid, .found = found, .uid = e->uid,
+	uint32_t job = 0;
+	if (pc->want_jobs && found) {
+		uint32_t *j = &pc->jobs[e - pc->ents];
+		if (*j == JOB_UNREAD)
+			*j = read_job(pc, pid);
+		job = *j;
+	}
+	*out = (struct proc_info){.pid = pid, .found = found, .uid = e->uid, .slurm_job = job,
 				  .user = found ? proc_user_name(pc, e->uid) : NULL,
 				  .cmdline = e->text, .name = e->text ? e->text + e->name_off : NULL};
-	if (pc->stats && found && e->start) {
+	const struct stat_ent *s = pc->st ? &pc->st[e - pc->ents] : NULL;
+	if (pc->stats && found && s->start) {
 		out->stat_valid = true;
-		out->state = e->state;
-		out->ppid = e->ppid;
-		out->start = e->start;
-		out->cpu_time = (double)e->cpu * pc->tick;
-		out->rss = (uint64_t)e->rss * pc->page;
-		out->elapsed = pc->boot_now - (double)e->start * pc->tick;
+		out->state = s->state;
+		out->ppid = s->ppid;
+		out->start = s->start;
+		out->cpu_time = (double)s->cpu * pc->tick;
+		out->rss = (uint64_t)s->rss * pc->page;
+		out->elapsed = pc->boot_now - (double)s->start * pc->tick;
 		if (out->elapsed < 0)
 			out->elapsed = 0;
-		out->cpu_valid = e->cpu_valid;
-		out->cpu_pct = e->cpu_pct;
+		out->cpu_valid = s->cpu_valid;
+		out->cpu_pct = s->cpu_pct;
 	}
 }

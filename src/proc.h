@@ -14,6 +14,7 @@ struct proc_info {
 	const char *user;    /* name, or the numeric uid when it has none */
 	char *cmdline;       /* arguments joined by spaces */
 	char *name;          /* argv[0], as nvidia-smi's process_name */
+	unsigned slurm_job;  /* its Slurm job (from its cgroup), 0 when none or not asked for */
 	/* With proc_cache_stats on: /proc/PID/stat, read in the same visit. */
 	bool stat_valid;
 	char state;
@@ -35,6 +36,9 @@ void proc_cache_stats(struct proc_cache *pc, bool on);
  * a process stay valid until the end of the next refresh that does not list it, or that finds
  * it changed. */
 void proc_cache_begin(struct proc_cache *pc);
+/* Also read each process's Slurm job (slurm.h) in this refresh: once per process, kept while it
+ * is the same process. Off by default: a machine without Slurm reads no cgroup file. */
+void proc_cache_want_jobs(struct proc_cache *pc, bool on);
 void proc_cache_end(struct proc_cache *pc);
 /* Stats /proc/PID once per pid and refresh; reads its command line when it is new, another
  * process than before, or its command line is due to be read again; with stats on, reads

@@ -15,8 +15,8 @@ const struct exit_code_doc exit_code_docs[] = {EXIT_CODES(EXIT_CODE_DOC)};
 #undef EXIT_CODE_DOC
 const size_t exit_code_ndocs = ARRAY_SIZE(exit_code_docs);
 const char exit_code_passthrough[] =
-	"`run`: otherwise the job's own exit status, 128+N when signal N ended it; 130 when "
-	"Ctrl-C ends a wait";
+	"`run`, `wait`: otherwise the job's own exit status, 128+N when signal N ended it; 130 "
+	"when Ctrl-C ends a wait";
 
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {

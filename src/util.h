@@ -28,13 +28,23 @@
 	X(EXIT_NO_CUDA, 8, "`map --verify`: the CUDA driver (`libcuda.so.1`) could not be "      \
 			   "loaded or initialised")                                             \
 	X(EXIT_MISMATCH, 9, "`map --verify`: the CUDA driver disagrees with gpuctl's model")    \
-	X(EXIT_BUSY, 10, "`run`/`env`: not enough free GPUs, and no `--wait`")                  \
-	X(EXIT_TIMEOUT, 11, "`run`/`env`: `--wait` ran out")                                    \
-	X(EXIT_DENIED, 12, "`release`, `kill`: it belongs to another user (or the lease to a "  \
-			   "running job)")                                                      \
-	X(EXIT_DAEMON, 13, "the gpuctl daemon could not be reached, or did not answer in "     \
-			   "time (`GPUCTL_DAEMON_TIMEOUT`)")                                     \
-	X(EXIT_CANNOT_RUN, 126, "`run`: the command could not be run (not executable)")         \
+	X(EXIT_BUSY, 10, "`run`/`env`: not enough free GPUs, and no `--wait`; `status --free`: "  \
+			 "no free GPU")                                                         \
+	X(EXIT_TIMEOUT, 11, "`run`/`env`: `--wait` ran out; `wait`: `--timeout` ran out")       \
+	X(EXIT_DENIED, 12, "`release`, `kill`, `cancel`, `logs`, `wait`: it belongs to another " \
+			   "user (or the lease to a running job)")                              \
+	X(EXIT_DAEMON, 13, "the gpuctl daemon (or your job runner) could not be reached, or "   \
+			   "did not answer in time (`GPUCTL_DAEMON_TIMEOUT`)")                   \
+	X(EXIT_PROMETHEUS, 14, "`status --prometheus`: the Prometheus server could not be "     \
+			       "reached, or refused the query (its words are shown)")           \
+	X(EXIT_CANCELLED, 15, "`wait`: the job was cancelled, or a job it was to run after did " \
+			      "not succeed")                                                    \
+	X(EXIT_LOST, 16, "`wait`: the job was lost (the machine restarted, or its runner "      \
+			 "stopped, while it was queued or running): `gpuctl submit --again ID`")  \
+	X(EXIT_NO_SUCH_JOB, 17, "`jobs`, `logs`, `cancel`, `wait`, `--after`: no job of yours " \
+				"has that id")                                                  \
+	X(EXIT_CANNOT_RUN, 126, "`run`: the command could not be run (not executable); `wait`: " \
+				"the job could not be started")                                 \
 	X(EXIT_NOT_FOUND, 127, "`run`: the command was not found")
 
 #define EXIT_CODE_ENUM(name, code, text) name = code,

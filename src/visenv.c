@@ -52,12 +52,14 @@ void vis_machine_free(struct vis_machine *m)
 bool read_proc_env(unsigned pid, struct proc_env *env, char *msg, size_t msglen)
 {
 	static const char *const names[] = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
-					    "GPUCTL_LEASE_ID"};
-	char *v[3];
+					    "GPUCTL_LEASE_ID", "SLURM_JOB_ID", "SLURM_STEP_ID",
+					    "SLURM_JOB_GPUS", "SLURM_STEP_GPUS"};
+	char *v[ARRAY_SIZE(names)];
 	*env = (struct proc_env){0};
-	if (!pid_getenv(pid, names, v, 3, msg, msglen))
+	if (!pid_getenv(pid, names, v, ARRAY_SIZE(names), msg, msglen))
 		return false;
-	*env = (struct proc_env){.cvd = v[0], .order = v[1], .lease_id = v[2]};
+	*env = (struct proc_env){.cvd = v[0], .order = v[1], .lease_id = v[2], .slurm_job_id = v[3],
+				 .slurm_step_id = v[4], .slurm_job_gpus = v[5], .slurm_step_gpus = v[6]};
 	return true;
 }
 
@@ -66,6 +68,10 @@ void proc_env_free(struct proc_env *env)
 	free(env->cvd);
 	free(env->order);
 	free(env->lease_id);
+	free(env->slurm_job_id);
+	free(env->slurm_step_id);
+	free(env->slurm_job_gpus);
+	free(env->slurm_step_gpus);
 	*env = (struct proc_env){0};
 }
 
@@ -93,9 +99,15 @@ static bool request_values(const struct vis_request *rq, struct proc_env *out, c
 	if (rq->pid && !read_proc_env((unsigned)rq->pid, out, msg, msglen))
 		return false;
 	if (!rq->pid) {
-		const char *v = getenv("CUDA_VISIBLE_DEVICES"), *o = getenv("CUDA_DEVICE_ORDER");
-		out->cvd = v ? xstrdup(v) : NULL;
-		out->order = o ? xstrdup(o) : NULL;
+		char **const slots[] = {&out->cvd, &out->order, &out->slurm_job_id, &out->slurm_step_id,
+					&out->slurm_job_gpus, &out->slurm_step_gpus};
+		static const char *const names[] = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
+						    "SLURM_JOB_ID", "SLURM_STEP_ID", "SLURM_JOB_GPUS",
+						    "SLURM_STEP_GPUS"};
+		for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+			const char *v = getenv(names[i]);
+			*slots[i] = v ? xstrdup(v) : NULL;
+		}
 	}
 	if (rq->visible_given) {
 		free(out->cvd);
@@ -131,4 +143,50 @@ void vis_session_close(struct vis_session *s)
 	vis_result_free(s->r);
 	vis_machine_free(s->m);
 	proc_env_free(&s->env);
+}
+
+static const char *env_lookup(const char *name, void *arg)
+{
+	const struct proc_env *e = arg;
+	return !strcmp(name, "SLURM_JOB_ID") ? e->slurm_job_id
+	       : !strcmp(name, "SLURM_STEP_ID") ? e->slurm_step_id
+	       : !strcmp(name, "SLURM_JOB_GPUS") ? e->slurm_job_gpus
+	       : !strcmp(name, "SLURM_STEP_GPUS") ? e->slurm_step_gpus : NULL;
+}
+
+bool vis_slurm_read(const struct vis_session *s, const struct gpu_set *set, struct vis_slurm *out)
+{
+	memset(out, 0, sizeof *out);
+	slurm_alloc_read(&out->a, env_lookup, (void *)&s->env);
+	if (!out->a.in_job)
+		return false;
+	if (!out->a.var) {
+		snprintf(out->why, sizeof out->why, "the job was given no GPUs");
+		return true;
+	}
+	out->mapped = slurm_gpu_mask(set, out->a.gpus, &out->gpus, out->why, sizeof out->why);
+	if (!out->mapped)
+		return true;
+	uint64_t seen = 0;
+	for (size_t i = 0; i < s->r->ndevs; i++) {
+		size_t g = s->r->devs[i].gpu;
+		if (g < GPU_MAX)
+			seen |= 1ULL << g;
+		if (g < GPU_MAX && !(out->gpus >> g & 1))
+			out->outside[out->noutside++] = i;
+	}
+	out->unseen = out->gpus & ~seen;
+	return true;
+}
+
+void vis_indices(struct strbuf *sb, const struct vis_machine *m, uint64_t mask)
+{
+	bool first = true;
+	for (size_t i = 0; i < m->ngpus && i < GPU_MAX; i++)
+		if (mask >> i & 1) {
+			sb_addf(sb, "%s%u", first ? "" : ",", m->gpus[i].nvml_index);
+			first = false;
+		}
+	if (first)
+		sb_adds(sb, "none");
 }

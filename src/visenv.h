@@ -7,6 +7,7 @@
 
 #include "cmd.h"
 #include "gpu.h"
+#include "slurm.h"
 #include "visibility.h"
 
 /* The GPU set as the model wants it; it points into set, which must outlive it. */
@@ -18,6 +19,8 @@ void vis_machine_free(struct vis_machine *m);
 struct proc_env {
 	char *cvd, *order;
 	char *lease_id;              /* the process runs under a gpuctl lease */
+	/* What Slurm set for the process's job and step (NULL: unset). */
+	char *slurm_job_id, *slurm_step_id, *slurm_job_gpus, *slurm_step_gpus;
 };
 bool read_proc_env(unsigned pid, struct proc_env *env, char *msg, size_t msglen);
 void proc_env_free(struct proc_env *env);
@@ -49,5 +52,20 @@ struct vis_session {
 };
 int vis_session_open(struct vis_session *s, const struct vis_request *rq, struct cmd *c);
 void vis_session_close(struct vis_session *s);
+
+/* The Slurm allocation of the session's environment next to what CUDA_VISIBLE_DEVICES makes
+ * visible: false when the environment is in no Slurm job. */
+struct vis_slurm {
+	struct slurm_alloc a;        /* strings point into the session's env */
+	bool mapped;                 /* Slurm's GPU ids name GPUs here (else why says why) */
+	char why[256];
+	uint64_t gpus;               /* the allocation's GPUs: bits of positions in the machine */
+	size_t outside[GPU_MAX];     /* CUDA devices (logical indices) whose GPU is outside it */
+	size_t noutside;
+	uint64_t unseen;             /* allocated GPUs that CUDA does not see */
+};
+bool vis_slurm_read(const struct vis_session *s, const struct gpu_set *set, struct vis_slurm *out);
+/* The nvidia-smi indices of a GPU mask, "0,1", into sb. */
+void vis_indices(struct strbuf *sb, const struct vis_machine *m, uint64_t mask);
 
 #endif

@@ -18,6 +18,8 @@ MACHINES=$ROOT/tests/machines
 GOLDEN=$ROOT/tests/golden
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuctl-test.XXXXXX")
 unset CUDA_VISIBLE_DEVICES CUDA_DEVICE_ORDER NO_COLOR COLUMNS GPUCTL_CUDA_LIBRARY GPUCTL_DAEMON_TIMEOUT
+# Not inside a Slurm job, whatever the machine runs (t0031 makes its own jobs).
+unset SLURM_JOB_ID SLURM_STEP_ID SLURM_JOB_GPUS SLURM_STEP_GPUS SLURMD_NODENAME
 export GPUCTL_NVML_LIBRARY=$FAKE
 export HOME=$TMP/home XDG_CONFIG_HOME=$TMP/xdg/config XDG_STATE_HOME=$TMP/xdg/state
 export XDG_RUNTIME_DIR=$TMP/xdg/run GPUCTL_STATE_DIR=$TMP/state GPUCTL_SOCKET=$TMP/gpuctl.sock

@@ -62,15 +62,22 @@ python3 - "$PORT" >"$TMP/shared" <<'PY'
 import http.client, re, sys, threading
 port, T, N = int(sys.argv[1]), 8, 30
 seen, barrier = [[] for _ in range(T)], threading.Barrier(T)
+failed = []
 def client(k):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    for _ in range(N):
-        barrier.wait()
-        c.request("GET", "/metrics")
-        body = c.getresponse().read().decode()
-        seen[k].append(int(re.search(r"^gpuctl_exporter_refreshes_total (\d+)$", body, re.M).group(1)))
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        for _ in range(N):
+            barrier.wait(timeout=60)
+            c.request("GET", "/metrics")
+            body = c.getresponse().read().decode()
+            seen[k].append(int(re.search(r"^gpuctl_exporter_refreshes_total (\d+)$", body, re.M).group(1)))
+    except Exception as e:   # one client failing must not leave the others at the barrier
+        failed.append(repr(e))
+        barrier.abort()
 ts = [threading.Thread(target=client, args=(k,)) for k in range(T)]
 [t.start() for t in ts]; [t.join() for t in ts]
+if failed:
+    print("failed 0 0"); sys.stderr.write("%s\n" % failed[0]); sys.exit()
 newer = all(all(b > a for a, b in zip(s, s[1:])) for s in seen)
 refreshes = max(max(s) for s in seen) - min(min(s) for s in seen) + 1
 print("%s %d %d" % ("newer" if newer else "stale", refreshes, T * N))

@@ -38,9 +38,12 @@ int main(void)
 	test_config_values();
 	test_proto();
 	test_proc();
+	test_slurm();
+	test_cluster();
 	test_args();
 	test_exitcodes();
 	test_tui();
+	test_jobs();
 	/* The plan comes last (TAP allows it): a run that dies early has none, and fails. */
 	printf("1..%d\n", tap_count);
 	return tap_failed;

@@ -1,0 +1,196 @@
+/* test_jobs.c: the parsers of detached jobs: `submit --file` lines, lists of job ids (--after and
+ * the commands' arguments), the spec file (arguments and environment), the record (a round trip
+ * with hostile text, refusals), and the id in a job's label in the daemon's lists. */
+#include "jobconn.h"
+#include "tap.h"
+
+#include <stdlib.h>
+
+/* The lines jobfile_parse keeps, as "LINENO:TEXT|...", or "error: WHY". */
+static const char *lines_of(const char *text, size_t len)
+{
+	static char out[512];
+	char *copy = xmalloc(len + 1), **lines, why[128];
+	unsigned *nos;
+	size_t n;
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	if (!jobfile_parse(copy, len, &lines, &nos, &n, why, sizeof why)) {
+		snprintf(out, sizeof out, "error: %s", why);
+	} else {
+		struct strbuf sb = {0};
+		sb_add(&sb, "", 0);
+		for (size_t i = 0; i < n; i++)
+			sb_addf(&sb, "%s%u:%s", i ? "|" : "", nos[i], lines[i]);
+		snprintf(out, sizeof out, "%s", sb.buf);
+		sb_free(&sb);
+		free(lines);
+		free(nos);
+	}
+	free(copy);
+	return out;
+}
+
+static const char *ids_of(const char *s)
+{
+	static char out[256];
+	uint64_t *ids = NULL;
+	size_t n = 0;
+	char why[128];
+	if (!parse_job_ids(s, &ids, &n, why, sizeof why)) {
+		snprintf(out, sizeof out, "error: %s", why);
+		free(ids); /* what it parsed before the error */
+		return out;
+	}
+	out[0] = '\0';
+	for (size_t i = 0; i < n; i++)
+		snprintf(out + strlen(out), sizeof out - strlen(out), "%s%llu", i ? " " : "",
+			 (unsigned long long)ids[i]);
+	free(ids);
+	return out;
+}
+
+static void test_jobfile(void)
+{
+	static const struct {
+		const char *text, *want;
+	} cases[] = {
+		{"python a.py\npython b.py\n", "1:python a.py|2:python b.py"},
+		{"\n\n  \t\n# comment\n  # indented comment\necho x", "6:echo x"},
+		{"echo 'a  b'   \r\n", "1:echo 'a  b'"},                 /* CRLF, trailing blanks */
+		{"  lead\ttab\n", "1:lead\ttab"},
+		{"echo '#not a comment'\n", "1:echo '#not a comment'"},
+		{"", ""},
+		{"# only comments\n\n", ""},
+		{"no newline at the end", "1:no newline at the end"},
+		{"a\n\nb\n\n\nc\n", "1:a|3:b|6:c"},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		CHECK_STR(lines_of(cases[i].text, strlen(cases[i].text)), cases[i].want);
+	CHECK_STR(lines_of("ok\nbad\0line\n", 12), "error: line 2 holds a NUL byte (is this a text file?)");
+}
+
+static void test_ids(void)
+{
+	static const struct {
+		const char *s, *want;
+	} cases[] = {
+		{"3", "3"},
+		{"3,5,7", "3 5 7"},
+		{"5,3,5", "5 3"},                                         /* repeats once */
+		{"18446744073709551615", "18446744073709551615"},
+		{"", "error: an empty list of job ids"},
+		{"3,", "error: '3,' is not a list of job ids such as 3,5,7"},
+		{",3", "error: ',3' is not a list of job ids such as 3,5,7"},
+		{"3,,5", "error: '3,,5' is not a list of job ids such as 3,5,7"},
+		{"0", "error: '0' is not a job id (a number from `gpuctl jobs`)"},
+		{"-1", "error: '-1' is not a job id (a number from `gpuctl jobs`)"},
+		{"3 5", "error: '3 5' is not a job id (a number from `gpuctl jobs`)"},
+		{"3-7", "error: '3-7' is not a job id (a number from `gpuctl jobs`)"},
+		{"x", "error: 'x' is not a job id (a number from `gpuctl jobs`)"},
+		{"18446744073709551616", "error: '18446744073709551616' is not a job id (a number from `gpuctl jobs`)"},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		CHECK_STR(ids_of(cases[i].s), cases[i].want);
+	uint64_t v;
+	CHECK(job_label_id("#17 train", &v) && v == 17);
+	CHECK(job_label_id("#17", &v) && v == 17);
+	CHECK(!job_label_id("#17train", &v));
+	CHECK(!job_label_id("17", &v));
+	CHECK(!job_label_id("# 17", &v));
+	CHECK(!job_label_id(NULL, &v));
+}
+
+static void test_spec(void)
+{
+	char *argv[] = {"python", "train.py", "--lr", "", "a b\nc", NULL};
+	char *env[] = {"PATH=/usr/bin", "EMPTY=", "NOEQUALS", "X=y=z", NULL};
+	struct strbuf sb = {0};
+	spec_build(&sb, argv, env);
+	char **a, **e, why[128];
+	CHECK(spec_parse(sb.buf, sb.len, &a, &e, why, sizeof why));
+	CHECK_STR(a[0], "python");
+	CHECK_STR(a[3], "");                                      /* an empty argument survives */
+	CHECK_STR(a[4], "a b\nc");
+	CHECK(a[5] == NULL);
+	CHECK_STR(e[0], "PATH=/usr/bin");
+	CHECK_STR(e[1], "EMPTY=");
+	CHECK_STR(e[2], "X=y=z");                                 /* NOEQUALS is no variable */
+	CHECK(e[3] == NULL);
+	free(a);
+	free(e);
+	CHECK(!spec_parse(sb.buf, sb.len - 1, &a, &e, why, sizeof why)); /* cut short */
+	CHECK_STR(why, "truncated (no NUL at the end)");
+	CHECK(!spec_parse("garbage", 8, &a, &e, why, sizeof why));
+	static const char many[] = "gpuctl-spec-1\0" "9\0only\0two\0";
+	CHECK(!spec_parse((char *)many, sizeof many - 1, &a, &e, why, sizeof why));
+	static const char zero[] = "gpuctl-spec-1\0" "0\0";
+	CHECK(!spec_parse((char *)zero, sizeof zero - 1, &a, &e, why, sizeof why));
+	sb_free(&sb);
+}
+
+static void test_record(void)
+{
+	struct job j = {.id = 42, .uid = 1000, .state = JOB_FAILED, .exit_code = 3, .max_util = -1,
+			.prefer = 1, .count = 2, .attempt = 2, .retries = 3, .umask = 022, .pid = 4242,
+			.pid_start = 123456789ULL, .submitted = 1700000000123456789ULL, .ngpus = 2,
+			.gpus = {3, 5}};
+	const char *hostile = "x\nstate done\r\x1b[2J %41 ";
+	snprintf(j.boot, sizeof j.boot, "1cd3455e-f94c-4217-95a7-f6f0802e72cb");
+	j.name = xstrdup(hostile);
+	j.command = xstrdup("python train.py --name 'a b'");
+	j.cwd = xstrdup("/home/a b");
+	j.log = xstrdup("/tmp/log");
+	j.reason = xstrdup(hostile);
+	uint64_t after[17];
+	for (size_t i = 0; i < 17; i++)
+		after[i] = 100 + i;                                   /* over one line's 15 words */
+	j.after = xmalloc(sizeof after);
+	memcpy(j.after, after, sizeof after);
+	j.nafter = 17;
+	j.uuids = xcalloc(2, sizeof *j.uuids);
+	snprintf(j.uuids[0], sizeof *j.uuids, "GPU-aaa");
+	snprintf(j.uuids[1], sizeof *j.uuids, "GPU-bbb");
+	struct strbuf sb = {0};
+	job_encode(&j, &sb);
+	struct job k;
+	char why[160];
+	CHECK(job_decode(&k, sb.buf, sb.len, why, sizeof why));
+	CHECK(k.id == 42 && k.uid == 1000 && k.state == JOB_FAILED && k.exit_code == 3 && !k.signal);
+	CHECK_STR(k.name, hostile);
+	CHECK_STR(k.reason, hostile);
+	CHECK_STR(k.cwd, "/home/a b");
+	CHECK(k.nafter == 17 && k.after[16] == 116);
+	CHECK(k.ngpus == 2 && k.gpus[1] == 5);
+	CHECK_STR(k.uuids[1], "GPU-bbb");
+	CHECK(k.max_util == -1 && k.prefer == 1 && k.umask == 022 && k.pid == 4242 &&
+	      k.pid_start == 123456789ULL && k.submitted == 1700000000123456789ULL);
+	CHECK(!k.started && !k.ended && k.retries == 3 && k.attempt == 2);
+	job_free(&k);
+	/* Refused: another verb, a bad state, a missing command. */
+	static const char *bad[] = {
+		"lease\nid 1\nboot b\ncommand c",
+		"job\nid 1\nboot b\ncommand c\nstate sleeping",
+		"job\nid 1\nboot b",
+		"job\nid 1\nboot b\ncommand c\nexit 300",
+		"job\nid 1\nboot b\ncommand c\ngpus 1\nuuids GPU-a GPU-b",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		CHECK(!job_decode(&k, bad[i], strlen(bad[i]), why, sizeof why));
+	/* A newer gpuctl's key is skipped. */
+	static const char newer[] = "job\nid 1\nboot b\ncommand c\nfuture 1 2 3";
+	CHECK(job_decode(&k, newer, strlen(newer), why, sizeof why) && k.id == 1);
+	job_free(&k);
+	job_free(&j);
+	sb_free(&sb);
+	CHECK_STR(job_state_name(JOB_LOST), "lost");
+	CHECK(job_final(JOB_CANCELLED) && !job_final(JOB_RUNNING));
+}
+
+void test_jobs(void)
+{
+	test_jobfile();
+	test_ids();
+	test_spec();
+	test_record();
+}
