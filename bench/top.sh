@@ -17,17 +17,21 @@ export FAKENVML_MACHINE=$m
 TM=(tmux -S "$tmp/tmux.sock" -f /dev/null)
 tm_cleanup() { "${TM[@]}" kill-server 2>/dev/null || true; bench_cleanup; }
 trap tm_cleanup EXIT
+"${TM[@]}" new-session -d -s base cat   # keeps the server up between the runs
 hz=$(getconf CLK_TCK)
 
 # cpu_ticks PID: its user + system time so far, in clock ticks.
 cpu_ticks() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 
-# start_top NAME COLS ROWS ARGS...: top in a tmux session; its pid in $tmp/NAME.pid once it has
-# drawn its process table (the first refresh, cold caches, is not what is measured).
+# start_top NAME COLS ROWS [VAR=VALUE...] -- ARGS...: top in a tmux session (which has the
+# server's environment, and these variables); its pid in $tmp/NAME.pid once it has drawn its
+# process table (the first refresh, cold caches, is not what is measured).
 start_top() {
-	local name=$1 x=$2 y=$3 t
+	local name=$1 x=$2 y=$3 t envs=(-e LC_ALL=C.UTF-8)
 	shift 3
-	"${TM[@]}" new-session -d -s "$name" -x "$x" -y "$y" -e LC_ALL=C.UTF-8 \
+	while [ "$1" != "--" ]; do envs+=(-e "$1"); shift; done
+	shift
+	"${TM[@]}" new-session -d -s "$name" -x "$x" -y "$y" "${envs[@]}" \
 		sh -c 'echo $$ >"$0"; exec "$@"' "$tmp/$name.pid" "$B/gpuctl" top "$@"
 	for ((t = 0; t < 600; t++)); do
 		"${TM[@]}" capture-pane -p -t "$name" | grep -q "1000 processes" && return 0
@@ -39,7 +43,7 @@ start_top() {
 
 echo "16 GPUs x 1,000 live processes; CPU of top over ${secs} s after its first refresh"
 for size in 80x24 200x50; do
-	start_top "t$size" "${size%x*}" "${size#*x}" -d 1
+	start_top "t$size" "${size%x*}" "${size#*x}" -- -d 1
 	sleep 2   # two steady refreshes before the clock starts
 	pid=$(cat "$tmp/t$size.pid")
 	c0=$(cpu_ticks "$pid") w0=$(date +%s.%N)
@@ -52,8 +56,7 @@ done
 
 # One refresh: at -d 0.1, the CPU per refresh; then what it reads (the stand-in counts the NVML
 # calls; strace, when installed, the /proc calls over 3 s).
-export FAKENVML_STATS=$tmp/stats
-start_top fast 80 24 -d 0.1
+start_top fast 80 24 "FAKENVML_STATS=$tmp/stats" -- -d 0.1
 sleep 1
 pid=$(cat "$tmp/fast.pid")
 c0=$(cpu_ticks "$pid") w0=$(date +%s.%N)
