@@ -6,12 +6,12 @@
 # Ctrl-C, SIGTERM and a lost terminal. Every wait is for something on the screen (or a process's
 # end), with a deadline only a failure reaches.
 . "$(dirname "$0")/lib.sh"
-plan 74
+plan 77
 use_state
 chmod 755 "$TMP"
 WL=$B/workload
 if ! command -v tmux >/dev/null; then
-	skip "top" "tmux is not installed" 74
+	skip "top" "tmux is not installed" 77
 	exit 0
 fi
 
@@ -181,6 +181,13 @@ keys main Enter
 check "g: only a GPU's processes" await_screen main "  GPU 2$"
 check_eq "those on GPU 2" "$wl2" "$(pids main | xargs)"
 keys main c
+
+# Tree view: the test's shell started the workloads (no GPU of its own): it heads them.
+keys main t
+check "t: the tree of each job" await_screen main "  tree$"
+check_eq "the workloads' parent first (sorted by GPU: it has none)" "$$" "$(pids main | head -1)"
+check "the workloads under it" await_screen main "^$(id -un) +$wl2 +2 .* (\||\`)- /"
+keys main t
 
 # Help, and details.
 keys main '?'
