@@ -1,9 +1,10 @@
 # gpuctl: one small Makefile. `make`, `make test`, `make asan`, `make stress`, `make bench`,
-# `make install`.
+# `make install` (the binary, and the Python module for $(PYTHON)).
 # Nothing NVIDIA is needed to build: NVML is loaded at run time.
 CC ?= cc
 CFLAGS ?= -O2 -g
 PREFIX ?= /usr/local
+PYTHON ?= python3
 B ?= build
 WARN = -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -D_GNU_SOURCE
 ALL_CFLAGS = $(WARN) $(CFLAGS) -MMD -MP
@@ -99,10 +100,12 @@ $(B)/bench-%: bench/%.c
 	$(CC) $(WARN) -O2 -o $@ $<
 
 # The binary, the daemon's systemd unit and its user (run `systemd-sysusers` once, as root), and
-# the exporter's unit; both units name the installed binary.
+# the exporter's unit; both units name the installed binary. Then the Python module.
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
-install: all
+install: install-bin install-python
+
+install-bin: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR)
 	install -m 755 $(B)/gpuctl $(DESTDIR)$(PREFIX)/bin/gpuctl
 	for u in gpuctl gpuctl-exporter; do \
@@ -111,8 +114,20 @@ install: all
 	done
 	install -m 644 contrib/gpuctl.sysusers $(DESTDIR)$(SYSUSERSDIR)/gpuctl.conf
 
+# The Python module (python/gpuctl, standard library only) where $(PYTHON) looks under PREFIX:
+# Debian's dist-packages for /usr and /usr/local, else PREFIX's site-packages (python/install-dir.py).
+install-python:
+	@if ! command -v $(PYTHON) >/dev/null; then \
+		echo "no $(PYTHON) here: the gpuctl Python module is not installed"; \
+	else \
+		dir=$$($(PYTHON) python/install-dir.py $(PREFIX)) && \
+		install -d $(DESTDIR)$$dir/gpuctl && \
+		install -m 644 python/gpuctl/*.py $(DESTDIR)$$dir/gpuctl/ && \
+		echo "installed the gpuctl Python module in $(DESTDIR)$$dir/gpuctl"; \
+	fi
+
 clean:
 	rm -rf build build-asan
 
-.PHONY: all test stress asan fuzz demo bench bench-top install clean
+.PHONY: all test stress asan fuzz demo bench bench-top install install-bin install-python clean
 -include $(OBJ:.o=.d)

@@ -9,6 +9,7 @@
  * leasing around the shared daemon would let two jobs hold one GPU. */
 #include "client.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -188,6 +189,27 @@ void client_private_notice(const char *shared, const char *dir)
 		"enable --now gpuctl` (README: Administration)\n", shared, dir);
 }
 
+/* Lease records in the private state directory: a private daemon exits when idle, and the leases
+ * it granted live on in their holders; the next one recovers them from these. Read with
+ * getdents64 into the stack, not opendir, whose buffer would be allocated at every refresh of a
+ * long-running reader (the exporter) while no daemon runs. */
+static bool has_records(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_Alignas(struct dirent64) char buf[4096];
+	ssize_t n;
+	bool found = false;
+	while (fd >= 0 && !found && (n = getdents64(fd, buf, sizeof buf)) > 0)
+		for (ssize_t off = 0; off < n && !found;) {
+			const struct dirent64 *e = (const struct dirent64 *)(buf + off);
+			found = !strncmp(e->d_name, "lease-", 6);
+			off += e->d_reclen;
+		}
+	if (fd >= 0)
+		close(fd);
+	return found;
+}
+
 static bool open_private(struct dclient *dc, enum dclient_mode mode, const char *shared,
 			 struct gpu_error *err)
 {
@@ -199,8 +221,8 @@ static bool open_private(struct dclient *dc, enum dclient_mode mode, const char 
 	int e = client_connect(dc, sock);
 	if (e == 0) {
 		ok = true;
-	} else if (mode == DC_READ) {
-		err->code = EXIT_OK; /* no daemon of any kind: nothing is leased */
+	} else if (mode == DC_READ && !has_records(dir)) {
+		err->code = EXIT_OK; /* no daemon of any kind, no lease it left: nothing is leased */
 	} else if (spawn_private(dir, sock, err)) {
 		for (int i = 0; i < 50 && (e = client_connect(dc, sock)) != 0; i++)
 			sleep_ms(20);

@@ -24,7 +24,8 @@ struct dclient {
 };
 
 enum dclient_mode {
-	DC_READ,                  /* only look: no daemon running means nothing is leased */
+	DC_READ,                  /* only look: no daemon running (and no private one's lease
+				     records left) means nothing is leased */
 	DC_LEASE,                 /* about to lease: start the private daemon if there is no shared one */
 	DC_LEASE_NOW,             /* the same, but a shared daemon that refuses (restarting) is not
 				   * waited for: the caller (the job runner) tries again later */

@@ -1,9 +1,10 @@
-/* cmd-release.c: `gpuctl release [--gpu LIST] [--user NAME] [--format sh|fish]`: end one's own
- * `env` leases. The daemon says who holds what (the kernel's word on the holder's pid); the
- * holder is signalled through a pidfd checked against the start time the daemon recorded, so a
- * pid reused meanwhile is never hit, and root acts on another user's lease only when it names
- * that user. A `run` lease ends with its job (use `gpuctl kill` for the job). Never abbreviated:
- * it ends things. */
+/* cmd-release.c: `gpuctl release [--gpu LIST] [--lease ID] [--user NAME] [--format sh|fish]`: end
+ * one's own `env` leases (all, those on some GPUs, or one named by its id: the Python module ends
+ * exactly the lease it took). The daemon says who holds what (the kernel's word on the holder's
+ * pid); the holder is signalled through a pidfd checked against the start time the daemon
+ * recorded, so a pid reused meanwhile is never hit, and root acts on another user's lease only
+ * when it names that user. A `run` lease ends with its job (use `gpuctl kill` for the job). Never
+ * abbreviated: it ends things. */
 #include "escape.h"
 #include "gpu.h"
 #include "gpuctl.h"
@@ -72,7 +73,18 @@ static void clean_shell(const struct lease_info *l, const char *fmt)
 	fprintf(stderr, "\n(or next time: eval \"$(gpuctl release --format=sh)\")\n");
 }
 
-enum { O_USER = 'u', O_FORMAT = 'f' };
+/* What the caller named, for the refusals: "the lease on 0,1" or "lease 0123abcd...". */
+static const char *named(const char *ids, const char *lease_id)
+{
+	static char buf[128];
+	if (ids)
+		snprintf(buf, sizeof buf, "the lease on %s", esc_str(ids, 0));
+	else
+		snprintf(buf, sizeof buf, "lease %s", esc_str(lease_id, 0));
+	return buf;
+}
+
+enum { O_USER = 'u', O_FORMAT = 'f', O_LEASE = 'l' };
 
 static int release(struct cmd *c)
 {
@@ -81,6 +93,7 @@ static int release(struct cmd *c)
 	if (f == -1)
 		return cmd_args_error(c);
 	const char *fmt = f >= 0 ? formats[f] : NULL, *user = args_get(&c->args, O_USER);
+	const char *lease_id = args_get(&c->args, O_LEASE);
 	uid_t me = getuid(), who = me;
 	if (user && !user_uid(user, &who))
 		return cmd_bad_usage(c->entry, "no user '%s'", user);
@@ -105,10 +118,12 @@ static int release(struct cmd *c)
 		const struct lease_info *l = &v.leases[i];
 		if (ids && !names_gpu(l, set))
 			continue;
+		if (lease_id && strcmp(l->id, lease_id))
+			continue;
 		if (l->uid != who) {
-			if (ids && !user) {
-				fprintf(stderr, "gpuctl release: refused: the lease on %s belongs to %s (pid %d); "
-					"only %s%s can end it\n", esc_str(ids, 0), esc_str(l->user, 1), (int)l->pid,
+			if ((ids || lease_id) && !user) {
+				fprintf(stderr, "gpuctl release: refused: %s belongs to %s (pid %d); "
+					"only %s%s can end it\n", named(ids, lease_id), esc_str(l->user, 1), (int)l->pid,
 					esc_str(l->user, 2), me == 0 ? " (root: name the user with --user)"
 					: " or root");
 				rc = EXIT_DENIED;
@@ -116,10 +131,10 @@ static int release(struct cmd *c)
 			continue;
 		}
 		if (strcmp(l->kind, "env")) {
-			if (ids) {
-				fprintf(stderr, "gpuctl release: the lease on %s belongs to a running job (pid %d: "
+			if (ids || lease_id) {
+				fprintf(stderr, "gpuctl release: %s belongs to a running job (pid %d: "
 					"%s); it ends when the job does (`gpuctl kill --pid %d` ends the job)\n",
-					esc_str(ids, 0), (int)l->pid, esc_str(l->command ? l->command : "", 1),
+					named(ids, lease_id), (int)l->pid, esc_str(l->command ? l->command : "", 1),
 					(int)l->pid);
 				rc = EXIT_DENIED;
 			}
@@ -137,32 +152,35 @@ static int release(struct cmd *c)
 		clean_shell(l, fmt);
 	}
 	if (!ended && rc == EXIT_OK)
-		fprintf(stderr, "gpuctl release: no env lease of %s to release%s%s%s\n",
+		fprintf(stderr, "gpuctl release: no env lease %s%sof %s to release%s%s%s\n",
+			lease_id ? esc_str(lease_id, 2) : "", lease_id ? " " : "",
 			user ? esc_str(user, 0) : "yours", ids ? " on " : "", ids ? esc_str(ids, 1) : "",
-			v.present ? "" : " (no gpuctl daemon is running)");
+			v.present ? (lease_id ? " (it has ended)" : "") : " (no gpuctl daemon is running)");
 	leaseview_free(&v);
 	return rc;
 }
 
 static const struct option longopts[] = {
 	{"gpu", required_argument, NULL, 'g'}, {"user", required_argument, NULL, O_USER},
-	{"format", required_argument, NULL, O_FORMAT}, {0},
+	{"format", required_argument, NULL, O_FORMAT}, {"lease", required_argument, NULL, O_LEASE}, {0},
 };
 
 const struct cmd_entry cmd_release_entry = {
 	.name = "release",
 	.summary = "end your `gpuctl env` leases",
-	.usage = "release [--gpus LIST] [--user NAME] [--format sh|fish]\n\n"
-		 "End your own env leases (all, or those on the GPUs listed). Another user's lease is\n"
+	.usage = "release [--gpus LIST] [--lease ID] [--user NAME] [--format sh|fish]\n\n"
+		 "End your own env leases (all, those on the GPUs listed, or the one named by its id,\n"
+		 "$GPUCTL_LEASE_ID in the shell it was leased for). Another user's lease is\n"
 		 "refused (exit 12) unless you are root and name the user with --user; a run lease ends\n"
 		 "with its job. `release` is never abbreviated. When this shell exports a lease it ends,\n"
 		 "release says how to clean the shell; with --format it prints those commands instead:\n"
 		 "    eval \"$(gpuctl release --format=sh)\"\n\n"
 		 CMD_GPUS_HELP
 		 "      --gpu LIST             the same (its older spelling)\n"
+		 "  -l, --lease ID             only the lease with this id (as `gpuctl leases` shows it)\n"
 		 "  -u, --user NAME            root: end NAME's env leases\n"
 		 "  -f, --format sh|fish       print the commands that clean this shell\n",
-	.args = {.shorts = "u:f:", .longs = longopts},
+	.args = {.shorts = "u:f:l:", .longs = longopts},
 	.flags = CMD_GPUS | CMD_NO_PREFIX,
 	.exec = release,
 };

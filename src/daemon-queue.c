@@ -583,8 +583,10 @@ void queue_timers(struct daemon *d, double *next)
 			r->offer = 0;
 			d->sched_due = true;
 			if (!r->req.queued) {
-				conn_error(d, r->conn, r->id, EXIT_BUSY, "the GPUs were offered but not taken "
-					   "within %.1f s", d->conf.offer_timeout);
+				conn_error(d, r->conn, r->id, EXIT_BUSY, "the GPUs were offered but this "
+					   "process did not take them within %.1f s (the daemon's "
+					   "offer_timeout: was it stopped, or the machine overloaded?); "
+					   "try again, or wait with --wait", d->conf.offer_timeout);
 				req_remove(d, r);
 				continue;
 			}

@@ -4,7 +4,7 @@
 # cleaning the shell, what another user may not do, user config and the daemon's policy.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/daemon.sh"
-plan 77
+plan 84
 H=$MACHINES/h100x8.machine
 use_machine "$H"
 daemon_setup
@@ -112,6 +112,10 @@ if can_switch; then
 	check_grep "and is told whose it is" "refused: the lease on 0 belongs to root" "$TMP/stderr"
 	as_nobody "$GPUCTL" release --user root >"$TMP/stdout" 2>"$TMP/stderr"
 	check_eq "nor name its owner to release it" 12 $?
+	id0=$("$GPUCTL" leases --json | jq -r '.leases[] | select(.gpus[0].index == 0) | .id')
+	as_nobody "$GPUCTL" release --lease "$id0" >"$TMP/stdout" 2>"$TMP/stderr"
+	check_eq "nor name the lease by its id" "12 refused: lease $id0 belongs to root" \
+		"$? $(grep -o 'refused: lease [0-9a-f]* belongs to [a-z]*' "$TMP/stderr")"
 	as_nobody "$GPUCTL" run -g 0 --ignore-usage -- true 2>"$TMP/stderr"
 	check_eq "nor take the GPU over" 10 $?
 	out=$(as_nobody "$GPUCTL" run -q -g 3 --ignore-usage -- sh -c 'echo $CUDA_VISIBLE_DEVICES')
@@ -119,11 +123,20 @@ if can_switch; then
 	"$GPUCTL" leases --json >"$TMP/out"
 	check_eq "a lease's user is the kernel's word" '[]' "$(jqv '[.leases[] | select(.user != "root")]')"
 else
-	skip "another user" "needs root and setpriv" 6
+	skip "another user" "needs root and setpriv" 7
 fi
 check_exit "release --gpu 0" 0 "$GPUCTL" release --gpu 0
 check_eq "one released" 2 "$(live_leases)"
 check_exit "release --gpu 9 is an unknown GPU, as for status" 6 "$GPUCTL" release --gpu 9
+# release --lease ID: that lease and no other (the Python module ends exactly the one it took).
+"$GPUCTL" env -q -g 0 --ignore-usage --hold-pid $holdp --format=json >"$TMP/out"
+a=$(jq -r .GPUCTL_LEASE_ID "$TMP/out")
+others=$("$GPUCTL" leases --json | jq -c "[.leases[].id | select(. != \"$a\")]")
+check_exit "release --lease ID" 0 "$GPUCTL" release --lease "$a"
+check_grep "names it" "^released lease $a \(1 GPU\)$" "$TMP/stdout"
+check_eq "ends exactly that lease" "$others" "$("$GPUCTL" leases --json | jq -c '[.leases[].id]')"
+check_exit "release --lease of a lease that has ended" 0 "$GPUCTL" release --lease "$a"
+check_grep "says so" "no env lease $a of yours to release \(it has ended\)" "$TMP/stderr"
 check_exit "release (all of mine)" 0 "$GPUCTL" release
 check_eq "all released" 0 "$(live_leases)"
 kill $holdp
@@ -140,6 +153,7 @@ check_eq "release --format=sh cleans the shell" "[1] [unset]" "$(tr '\n' ' ' <"$
 await_line '^start runlease' "$LOG"
 check_exit "release refuses a run lease" 12 "$GPUCTL" release --gpu 1
 check_grep "it ends with its job" 'ends when the job does' "$TMP/stderr"
+check_exit "named by its id too" 12 "$GPUCTL" release --lease "$("$GPUCTL" leases --json | jq -r '.leases[0].id')"
 kill $runner; wait $runner 2>/dev/null
 
 # A user's config: defaults and profiles; the machine's rules belong to the daemon.

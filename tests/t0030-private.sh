@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # t0030-private.sh: leasing without a shared daemon: a private daemon of the user's own, started
-# on demand, said so once per command with the fix; its directory must be the user's and
-# private; an installed shared daemon that is down is waited for and reported, never bypassed.
+# on demand, said so once per command with the fix; leases it left when it exited idle still seen
+# and released; its directory must be the user's and private; an installed shared daemon that is
+# down is waited for and reported, never bypassed.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/daemon.sh"
-plan 13
+plan 16
 quiet_machine "$TMP/m2" 2
 use_machine "$TMP/m2"
 use_state
@@ -25,6 +26,22 @@ check_eq "leases shows the private lease" '[true,"mine"]' "$(jqv '[.private, .le
 check_eq "reading says nothing about it" "" "$(cat "$TMP/err")"
 echo go >"$TMP/go"
 wait
+
+# A private daemon exits when idle; an env lease it granted lives on in its holder and must still
+# be seen and released: a reading command starts the daemon again, which recovers it.
+plog=$XDG_RUNTIME_DIR/gpuctl/daemon.log
+n=$(grep -c 'stopped; 1 lease held on' "$plog")
+"$B/sleeper" &
+holder=$!
+"$GPUCTL" env -q -n 1 --name left --hold-pid $holder --format=json >"$TMP/out"
+id=$(jq -r .GPUCTL_LEASE_ID "$TMP/out")
+await_count 'stopped; 1 lease held on' "$plog" $((n + 1))
+check_eq "the private daemon gone idle: its lease is still shown" "[\"$id\",\"left\"]" \
+	"$("$GPUCTL" leases --json | jq -c '[.leases[] | .id, .name]')"
+check_exit "and can be released" 0 "$GPUCTL" release --lease "$id"
+check_grep "its holder has let go" "^released lease $id \(1 GPU\)$" "$TMP/stdout"
+kill $holder
+wait $holder
 
 # The directory must be the user's and private: never one another user could have made.
 mkdir -m 777 "$TMP/open"

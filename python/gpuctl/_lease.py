@@ -1,0 +1,331 @@
+"""gpuctl.lease(): GPUs leased for the life of this process (a script, a notebook's kernel).
+
+`gpuctl env --format=json --hold-pid <this pid>` takes the lease: a holder process of its own
+keeps it until this process ends (a kernel restart is a new process) or `release()`. The
+variables it prints go into os.environ, where CUDA finds them when it starts; if CUDA has
+already started they can no longer take effect, and lease() says so instead of pretending.
+"""
+
+import json
+import os
+import threading
+import warnings
+from typing import NamedTuple, Optional
+
+from . import _binary, _cuda
+from ._binary import Error
+
+# What `gpuctl env` exports; a lease replaces all of them (a stale GPUCTL_QUEUED_AT goes too).
+LEASE_VARS = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES",
+              "GPUCTL_LEASE_ID", "GPUCTL_LEASE_GPUS", "GPUCTL_LEASE_NAME", "GPUCTL_LEASED_AT",
+              "GPUCTL_QUEUED_AT")
+
+
+class GPU(NamedTuple):
+    """A leased GPU: its nvidia-smi index, UUID and name. ``lease.gpus[i]`` is CUDA device i."""
+    index: int
+    uuid: str
+    name: Optional[str]
+
+
+class CudaAlreadyInitialized(Error):
+    """CUDA started in this process before the lease: the new CUDA_VISIBLE_DEVICES cannot take
+    effect. ``reasons`` says how that is known. The lease was given back."""
+
+    def __init__(self, message, reasons):
+        super().__init__(message)
+        self.reasons = reasons
+
+
+_lock = threading.Lock()
+_ours = {}  # lease id -> Lease: every lease this process took (released ones too)
+
+
+class Lease:
+    """GPUs leased until this process ends or ``release()``; also a context manager."""
+
+    def __init__(self, env, gpus):
+        self.env = dict(env)  # the variables gpuctl gave, as put into os.environ
+        self.id = env["GPUCTL_LEASE_ID"]
+        self.name = env.get("GPUCTL_LEASE_NAME")
+        self.gpus = tuple(gpus)
+        self._pid = os.getpid()
+        self._before = {}
+        self._released = False
+        self._cuda_started = True  # had CUDA started when it was taken? (set by lease())
+
+    @property
+    def cuda_visible_devices(self):
+        return self.env["CUDA_VISIBLE_DEVICES"]
+
+    @property
+    def released(self):
+        return self._released
+
+    def _current(self, env):
+        """Does env still hold this lease's variables (nobody changed them since)?"""
+        return (env.get("GPUCTL_LEASE_ID") == self.id
+                and env.get("CUDA_VISIBLE_DEVICES") == self.cuda_visible_devices)
+
+    def release(self):
+        """End the lease now (it ends anyway when this process does). os.environ gets back what
+        it had before, if it still shows this lease. Calling it again does nothing."""
+        if self._released:
+            return
+        if os.getpid() != self._pid:
+            raise Error("lease %s belongs to process %d, which took it; this is process %d (a "
+                        "child?), which cannot end it" % (self.id, self._pid, os.getpid()))
+        # Exit 0 also when it has already ended (`gpuctl release` from a shell, say).
+        _binary.run(["release", "--lease=" + self.id], forward_stderr=False)
+        self._released = True
+        if self._current(os.environ) and _cuda.cuda_initialized():
+            warnings.warn(
+                "lease %s has ended, but CUDA has started in this process and keeps using GPU %s "
+                "(and its memory there) until the process ends: gpuctl may now give that GPU to "
+                "someone else. Restart the kernel (or let the script end) to let go of it."
+                % (self.id, ",".join(str(g.index) for g in self.gpus)), RuntimeWarning, 2)
+        with _lock:
+            # os.environ goes back to what it was before this lease, and before any released
+            # lease under it, to the newest lease still held (or none).
+            current = self if self._current(os.environ) else None
+            while current is not None and current._released:
+                _restore(os.environ, current._before)
+                current = _ours.get(os.environ.get("GPUCTL_LEASE_ID"))
+                if current is not None and not current._current(os.environ):
+                    current = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+        return False
+
+    def __repr__(self):
+        gpus = ", ".join("%d %s" % (g.index, g.uuid) for g in self.gpus)
+        return "<gpuctl.Lease %s%s: GPU %s%s>" % (
+            self.id, " %r" % self.name if self.name else "", gpus,
+            " (released)" if self._released else "")
+
+
+def _restore(env, before):
+    for key, value in before.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+
+
+def _unwind(environ):
+    """environ without the variables of this process's own leases: what a new lease chooses
+    under (a Slurm step's or a container's CUDA_VISIBLE_DEVICES still restricts it; our own
+    earlier lease does not)."""
+    env = dict(environ)
+    seen = set()
+    while True:
+        lease = _ours.get(env.get("GPUCTL_LEASE_ID"))
+        if lease is None or lease.id in seen or not lease._current(env):
+            return env
+        seen.add(lease.id)
+        _restore(env, lease._before)
+
+
+def held():
+    """The leases this process holds (taken by lease(), not released), oldest first."""
+    with _lock:
+        return [lease for lease in _ours.values() if not lease._released]
+
+
+def _arg(option, value):
+    return "--%s=%s" % (option, value)
+
+
+def _gpu_list(gpus):
+    if isinstance(gpus, (str, int)) and not isinstance(gpus, bool):
+        return str(gpus)
+    try:
+        items = list(gpus)
+    except TypeError:
+        raise TypeError("gpus: a list of indices, UUIDs or bus ids, or a string such as '0,1', "
+                        "not %r" % (gpus,)) from None
+    return ",".join(str(g) for g in items)
+
+
+def _wait_arg(wait):
+    if wait is True:
+        return "--wait"
+    if wait is False:
+        raise ValueError("wait=False: leave wait out (None) for your configured default, which "
+                         "is not to wait unless your gpuctl config says otherwise")
+    if isinstance(wait, (int, float)):
+        return _arg("wait", "%rs" % wait)  # gpuctl checks the value
+    return _arg("wait", wait)
+
+
+def _call_text(n, kwargs):
+    """The call, as a line to type again."""
+    parts = [] if n is None else [repr(n)]
+    parts += ["%s=%r" % (k, v) for k, v in kwargs.items() if v is not None]
+    return "gpuctl.lease(%s)" % ", ".join(parts)
+
+
+def _describe(uuids):
+    """GPU(index, uuid, name) for each UUID, in the lease's order (CUDA's order under it)."""
+    doc = json.loads(_binary.run(["status", "--json", "--no-processes",
+                                  _arg("gpus", ",".join(uuids))], ok=(0, 5)))
+    by_uuid = {g.get("uuid"): g for g in doc.get("gpus", [])}
+    missing = [u for u in uuids if u not in by_uuid]
+    if missing:
+        raise Error("gpuctl status does not show the leased GPU %s" % ",".join(missing))
+    return [GPU(by_uuid[u]["index"], u, by_uuid[u].get("name")) for u in uuids]
+
+
+def _visible(cvd, order):
+    """What CUDA makes visible under these two values, as `gpuctl map` reads them."""
+    env = dict(os.environ)
+    for key, value in (("CUDA_VISIBLE_DEVICES", cvd), ("CUDA_DEVICE_ORDER", order)):
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    doc = json.loads(_binary.run(["map", "--json"], env=env, forward_stderr=False))
+    devs = doc.get("devices", [])
+    names = [("%s:%s" % (d.get("nvml_index"), d["mig_index"])) if "mig_index" in d
+             else str(d.get("nvml_index")) for d in devs]
+    return {d.get("uuid") for d in devs}, names
+
+
+def _check_cuda(gpus, call):
+    """Raises CudaAlreadyInitialized unless CUDA has not started, or whatever value of
+    CUDA_VISIBLE_DEVICES it started with shows exactly these GPUs."""
+    reasons = _cuda.cuda_initialized()
+    if not reasons:
+        return
+    now = (os.environ.get("CUDA_VISIBLE_DEVICES"), os.environ.get("CUDA_DEVICE_ORDER"))
+    mine = _ours.get(os.environ.get("GPUCTL_LEASE_ID"))
+    if (mine is not None and not mine._released and not mine._cuda_started
+            and mine._current(os.environ)):
+        # CUDA started after our lease set these, and nobody has changed them since.
+        views = [("as lease %s set it before CUDA started" % mine.id,) + now]
+    else:
+        # When CUDA started is not known: with the values the process started with, or with
+        # those of os.environ now. Only when both show the leased GPUs does the lease hold.
+        start = _cuda.startup_environ()
+        views = []
+        if start is not None:
+            views.append(("as this process started", start.get("CUDA_VISIBLE_DEVICES"),
+                          start.get("CUDA_DEVICE_ORDER")))
+        if not views or views[0][1:] != now:
+            views.append(("as os.environ says now",) + now)
+    seen = []
+    for when, cvd, order in views:
+        uset, names = _visible(cvd, order)
+        seen.append((when, cvd, uset, names))
+    if all(uset == {g.uuid for g in gpus} for _, _, uset, _ in seen):
+        return
+    sees = " or ".join(
+        "GPU %s (CUDA_VISIBLE_DEVICES%s, %s)" % (",".join(names) or "none",
+                                                 " unset" if cvd is None else "=%r" % cvd, when)
+        for when, cvd, _, names in seen)
+    msg = ("CUDA has already started in this process (%s), and CUDA reads CUDA_VISIBLE_DEVICES "
+           "only when it starts: setting it now cannot take effect. This process sees %s, not "
+           "GPU %s just leased; that lease has been given back."
+           % ("; ".join(reasons), sees, ",".join(str(g.index) for g in gpus)))
+    restart = "Restart the kernel"
+    for lease in held():
+        if all(uset == {g.uuid for g in lease.gpus} for _, _, uset, _ in seen):
+            msg += ("\nThis process already holds lease %s on GPU %s, which is what CUDA uses "
+                    "here: keep using it (gpuctl.held() lists it)."
+                    % (lease.id, ",".join(str(g.index) for g in lease.gpus)))
+            restart = "For another lease, restart the kernel"
+            break
+    msg += ("\n%s (Jupyter: Kernel > Restart; a script: start it again) and run these lines "
+            "first, before anything imports torch, tensorflow or jax:\n"
+            "    import gpuctl\n    %s\n" % (restart, call))
+    raise CudaAlreadyInitialized(msg, reasons)
+
+
+def _parse(out):
+    try:
+        env = json.loads(out)
+        if (not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values())
+                or "GPUCTL_LEASE_ID" not in env or "CUDA_VISIBLE_DEVICES" not in env):
+            raise ValueError
+    except ValueError:
+        raise Error("gpuctl env printed what is not its JSON object of variables: %r"
+                    % out[:200]) from None
+    return env
+
+
+def _end(lease_id):
+    """Ends a lease this process got but will not use."""
+    try:
+        _binary.run(["release", "--lease=" + lease_id], forward_stderr=False)
+    except Error:
+        pass  # it ends with this process anyway
+
+
+def _give_back(out):
+    """A lease granted just as the wait was interrupted."""
+    try:
+        _end(_parse(out)["GPUCTL_LEASE_ID"])
+    except Error:
+        pass  # nothing to end, or it ends with this process
+
+
+def lease(n=None, *, gpus=None, min_free_memory=None, wait=None, profile=None, name=None):
+    """Lease GPUs for the life of this process and put CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER
+    and NVIDIA_VISIBLE_DEVICES (and GPUCTL_LEASE_*) into os.environ. Call it before anything
+    starts CUDA (before `import torch` in a notebook's first cell).
+
+    n: how many GPUs (default 1, or as many as ``gpus`` names, or the profile's count).
+    gpus: choose among these (indices, UUIDs or unique prefixes, bus ids; a list or '0,1').
+    min_free_memory: MiB (int) or a size such as '20G'.
+    wait: None: the configured default (no waiting, unless your gpuctl config says otherwise);
+      True: queue until the GPUs are free; seconds, or a duration such as '30m': at most that.
+    profile, name: a [profile NAME] of the gpuctl config; the name `gpuctl leases` shows.
+
+    Returns a Lease (``gpus``, ``id``, ``release()``; a context manager). Raises NoFreeGPU,
+    WaitTimeout, CudaAlreadyInitialized, BinaryNotFound or Error, with gpuctl's own words."""
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int)):
+        raise TypeError("n: a number of GPUs, not %r" % (n,))
+    args = ["env", "--format=json", "--quiet", "--hold-pid=%d" % os.getpid()]
+    if n is not None:
+        args.append(_arg("count", n))
+    if gpus is not None:
+        args.append(_arg("gpus", _gpu_list(gpus)))
+    if min_free_memory is not None:
+        args.append(_arg("min-free-memory", min_free_memory))
+    if wait is not None:
+        args.append(_wait_arg(wait))
+    if profile is not None:
+        args.append(_arg("profile", profile))
+    if name is not None:
+        args.append(_arg("name", name))
+    call = _call_text(n, {"gpus": gpus, "min_free_memory": min_free_memory, "wait": wait,
+                          "profile": profile, "name": name})
+    with _lock:
+        env = _unwind(os.environ)
+    granted = _parse(_binary.run(args, env=env, on_interrupt=_give_back))
+    try:
+        uuids = [u for u in granted.get("GPUCTL_LEASE_GPUS", "").split(",") if u]
+        new = Lease(granted, _describe(uuids))
+        _check_cuda(new.gpus, call)
+        new._cuda_started = bool(_cuda.cuda_initialized())
+    except BaseException:
+        _end(granted["GPUCTL_LEASE_ID"])
+        raise
+    for old in held():
+        # A notebook cell run twice: the first lease would hold its GPUs unused till the end.
+        warnings.warn("this process already holds lease %s on GPU %s, which stays held until its "
+                      "release() or the end of this process (gpuctl.held() lists them)"
+                      % (old.id, ",".join(str(g.index) for g in old.gpus)), RuntimeWarning, 2)
+    with _lock:
+        new._before = {k: os.environ.get(k) for k in LEASE_VARS}
+        for key in LEASE_VARS:
+            if key in granted:
+                os.environ[key] = granted[key]
+            else:
+                os.environ.pop(key, None)
+        _ours[new.id] = new
+    return new
