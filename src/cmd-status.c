@@ -9,6 +9,7 @@
 #include "leaseview.h"
 #include "query.h"
 #include "table.h"
+#include "status-json.h"
 #include "term.h"
 #include "util.h"
 
@@ -30,13 +31,25 @@ struct status_opts {
 	double loop;                 /* seconds; 0 = once */
 	unsigned long count;         /* refreshes before stopping; 0 = until interrupted */
 	bool no_procs;
+	bool details;                /* --details: what top shows too */
 	bool color, tty;
 	int width;                   /* columns; 0: no limit (not a terminal, COLUMNS unset) */
 	int rows;                    /* lines a frame may take (a loop on a terminal); 0: any */
 	struct leaseview leases;     /* refreshed with the GPUs */
 	bool lease_warned;           /* said once why leases are not shown */
-	bool slurm;                  /* a Slurm node: the table has a JOB column */
+	bool slurm;                  /* a process in a Slurm job: the table has a JOB column */
 };
+
+/* The JOB column only where it says something: on a Slurm node whose GPUs run a job's process
+ * (a login node, or one whose GPUs serve no job now, keeps the plain table). */
+static bool any_slurm_job(const struct gpu_set *set)
+{
+	for (size_t i = 0; i < set->ngpus; i++)
+		for (size_t j = 0; j < set->gpus[i].nprocs; j++)
+			if (set->gpus[i].procs[j].slurm_job)
+				return true;
+	return false;
+}
 
 static volatile sig_atomic_t stop_requested;
 
@@ -113,6 +126,8 @@ static void json_gpu(struct json *j, const struct status_opts *o, const struct g
 	json_mode(j, g, GF_MIG_MODE, "mig_mode", g->mig_mode ? "Enabled" : "Disabled");
 	json_bool(j, "lost", g->lost);
 	json_str(j, "error", g->error);
+	if (o->details)
+		status_json_gpu_details(j, g);
 	const struct lease_info *h = holder(o, g);
 	if (h) {
 		json_obj(j, "lease");
@@ -154,6 +169,8 @@ static void json_gpu(struct json *j, const struct status_opts *o, const struct g
 					json_uint(j, "gpu_instance_id", p->gi);
 					json_uint(j, "compute_instance_id", p->ci);
 				}
+				if (o->details)
+					status_json_proc_details(j, p);
 				json_end_obj(j);
 			}
 			json_end_arr(j);
@@ -209,6 +226,8 @@ static void render_json(struct strbuf *sb, const struct status_opts *o, const st
 		if (set->gpus[i].selected)
 			json_gpu(&j, o, &set->gpus[i]);
 	json_end_arr(&j);
+	if (o->details)
+		status_json_queue(&j, &o->leases);
 	json_end_obj(&j);
 	sb_addc(sb, '\n');
 }
@@ -277,6 +296,8 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 {
 	unsigned what = o->mode == M_CSV ? query_refresh_needs(o->query)
 			: o->no_procs ? 0 : REFRESH_PROCS | REFRESH_PROC_UTIL | REFRESH_SLURM;
+	if (o->details)
+		what |= STATUS_DETAILS_REFRESH;
 	/* A frame redrawn in place is built whole; any other output is written as it grows. */
 	struct strbuf sb = {.sink = o->mode == M_TABLE && o->loop && o->tty ? NULL : stdout};
 	struct sigaction sa = {.sa_handler = on_stop};
@@ -290,7 +311,7 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 	for (unsigned long iter = 0;; iter++) {
 		if (o->mode != M_LIST)   /* -L shows what opening the GPUs read */
 			gpu_set_refresh(set, what);
-		o->slurm = set->slurm;
+		o->slurm = set->slurm && any_slurm_job(set);
 		if (o->mode != M_CSV && o->mode != M_LIST) {
 			struct gpu_error lerr;
 			leaseview_free(&o->leases);
@@ -336,7 +357,7 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 }
 
 enum { O_JSON = 256, O_QGPU, O_QAPPS, O_FORMAT, O_NOPROC, O_COLOR, O_HQGPU, O_HQAPPS, O_LMS,
-       O_PROM, O_FREE };
+       O_PROM, O_FREE, O_DETAILS };
 
 /* The cluster view (cluster.h): its own mode, which opens no GPU of this machine. The URL is the
  * option's, else the configuration's `prometheus` key. */
@@ -391,6 +412,9 @@ static int read_options(struct cmd *c, struct status_opts *o, struct gpu_error *
 		o->loop = ms / 1000.0;
 	o->mode = args_has(a, O_JSON) ? M_JSON : M_TABLE;
 	o->no_procs = args_has(a, O_NOPROC);
+	o->details = args_has(a, O_DETAILS);
+	if (o->details && o->mode != M_JSON)
+		return cmd_bad_usage(e, "--details goes with --json");
 	bool list = args_has(a, 'L');
 	if (qgpu && qapps)
 		return cmd_bad_usage(e, "--query-gpu and --query-compute-apps cannot be combined");
@@ -460,6 +484,7 @@ static const struct option longopts[] = {
 	{"help-query-gpu", no_argument, NULL, O_HQGPU},
 	{"help-query-compute-apps", no_argument, NULL, O_HQAPPS},
 	{"list-gpus", no_argument, NULL, 'L'},
+	{"details", no_argument, NULL, O_DETAILS},
 	{"prometheus", optional_argument, NULL, O_PROM},
 	{"free", no_argument, NULL, O_FREE},
 	{0},
@@ -477,6 +502,9 @@ const struct cmd_entry cmd_status_entry = {
 		"  -i, --id LIST              the same, as nvidia-smi spells it\n"
 		"      --no-processes         leave out the process lists\n"
 		"      --json                 one JSON document (see README: JSON contract)\n"
+		"      --details              with --json: also what gpuctl top shows (fan, clocks,\n"
+		"                             codecs, PCIe, throttle reasons; per process parent,\n"
+		"                             host CPU, RSS, run time; the lease queue)\n"
 		"      --query-gpu=FIELDS     nvidia-smi compatible query, with --format\n"
 		"      --query-compute-apps=FIELDS\n"
 		"      --format=csv[,noheader][,nounits]\n"

@@ -12,9 +12,12 @@
  *                   parser of GPU lists (indices, UUID prefixes, bus ids)
  *   nvml.c          the NVIDIA backend (nvml_abi.h: NVML's ABI, declared here, loaded at run time)
  *   dl.c            loading a shared library and resolving its functions (NVML, libmicrohttpd,
- *                   libcuda)
- *   proc.c          owner and command line of the GPU processes, once per pid and refresh
+ *                   libcuda, ncurses)
+ *   proc.c          owner and command line of the GPU processes, once per pid and refresh; for
+ *                   top (REFRESH_PROC_STATS) parent, start, host CPU and RSS
  *   pid.c           one process by pid: /proc/PID/stat, its environment, pidfds; user names
+ *   kill.c          the safe path of signalling a listed process (kill, top): who may, a pidfd
+ *                   checked against the start time, TERM escalating to KILL
  *   slurm.c         Slurm on a node: a process's job from its cgroup (read by proc.c on Slurm
  *                   nodes only), the allocation we run in (SLURM_*_GPUS: run/env, map, which),
  *                   a job's GPUs from scontrol (doctor), Slurm's tools through exec
@@ -27,6 +30,8 @@
  * Glue
  *   visenv.c        the visibility model on this machine and an environment (the caller's, the
  *                   options', a running process's): map, which, doctor, run
+ *   doctor.c        the doctor's findings (the command prints them; top shows one process's)
+ *   status-json.c   the keys of status --json --details: what top shows beyond the plain JSON
  *   cudaprobe.c     map --verify's side of the CUDA probe
  *   config.c        settings (inih) and where each came from (cmd-config.c lists them);
  *                   term.c: colour, width and height; util.c: the exit codes, errors,
@@ -46,6 +51,11 @@
  *   leaseview.c     who holds what and who waits (`list`): status, leases, release, doctor,
  *                   the exporter; leaseopts.c: the options run, env and submit share
  *   escape.c        another user's text made safe for a terminal
+ * The full-screen view (gpuctl top; tui.h has its map)
+ *   tui-text.c, tui-model.c, tui-layout.c, tui-gpus.c, tui-procs.c, tui-keys.c: pure (frames,
+ *                   the model, what goes where, the cards, the table and overlays, the keys)
+ *   tui-act.c       signal, release, details; tui-draw.c the one file that calls curses, which
+ *                   tui-curses.c loads at run time (tui-curses.h: the ABI and why)
  * The cluster view (status --prometheus)
  *   promapi.c       Prometheus's HTTP API: libcurl and json-c loaded at run time (dl.c)
  *   cluster.c       the model: targets, GPUs current and last known, staleness, host names;
@@ -77,6 +87,7 @@ extern const struct cmd_entry cmd_leases_entry;
 extern const struct cmd_entry cmd_release_entry;
 extern const struct cmd_entry cmd_doctor_entry;
 extern const struct cmd_entry cmd_kill_entry;
+extern const struct cmd_entry cmd_top_entry;
 extern const struct cmd_entry cmd_exporter_entry;
 extern const struct cmd_entry cmd_daemon_entry;
 extern const struct cmd_entry cmd_submit_entry;

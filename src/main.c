@@ -4,6 +4,7 @@
 
 static const struct cmd_entry *const commands[] = {
 	&cmd_status_entry,
+	&cmd_top_entry,
 	&cmd_map_entry,
 	&cmd_which_entry,
 	&cmd_run_entry,

@@ -18,8 +18,12 @@ bool pid_stat(unsigned pid, struct pid_stat *st)
 	char *text = read_file(path, NULL);
 	/* The command name in parentheses may hold anything, ')' included: parse after the last. */
 	const char *p = text ? strrchr(text, ')') : NULL;
-	bool ok = p && sscanf(p + 1, " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
-				    "%*d %*d %*d %llu", &st->state, &st->ppid, &st->start) == 3;
+	unsigned long long utime, stime;
+	bool ok = p && sscanf(p + 1, " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d "
+				    "%*d %*d %*d %llu %*u %lu", &st->state, &st->ppid, &utime, &stime,
+			      &st->start, &st->rss) == 6;
+	if (ok)
+		st->cpu = utime + stime;
 	free(text);
 	return ok;
 }

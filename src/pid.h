@@ -13,6 +13,8 @@ struct pid_stat {
 	char state;                  /* R, S, D, T (stopped), Z, ... */
 	int ppid;
 	unsigned long long start;    /* clock ticks after boot: with the pid, names the process */
+	unsigned long long cpu;      /* clock ticks of CPU used, user and system */
+	unsigned long rss;           /* pages resident */
 };
 /* false when the process is gone (or in another PID namespace). */
 bool pid_stat(unsigned pid, struct pid_stat *st);
