@@ -86,6 +86,10 @@ BENCH_BINS = $(B)/bench-floor $(B)/bench-measure $(B)/bench-spawn $(B)/bench-scr
 bench: all $(B)/fakenvml/libnvidia-ml.so.1 $(BENCH_BINS) $(B)/workload $(B)/sleeper
 	@rc=0; for s in run exporter daemon jobs; do B=$(B) bench/$$s.sh || rc=1; done; exit $$rc
 
+# gpuctl top's CPU cost while it runs, on a 16-GPU, 1,000-process machine in tmux (bench/top.sh).
+bench-top: all $(B)/fakenvml/libnvidia-ml.so.1 $(B)/bench-spawn $(B)/sleeper
+	B=$(B) bench/top.sh
+
 $(B)/bench-floor: bench/floor.c src/nvml_abi.h
 	$(CC) $(WARN) -O2 -Isrc -o $@ bench/floor.c -ldl
 $(B)/bench-empty: bench/empty.c
@@ -125,5 +129,5 @@ install-python:
 clean:
 	rm -rf build build-asan
 
-.PHONY: all test stress asan fuzz demo bench install install-bin install-python clean
+.PHONY: all test stress asan fuzz demo bench bench-top install install-bin install-python clean
 -include $(OBJ:.o=.d)

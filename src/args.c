@@ -160,8 +160,8 @@ bool args_seconds(struct args *a, int opt, double min, double *v)
 		*v = d;
 		return true;
 	}
-	snprintf(a->err, sizeof a->err, "%s wants seconds (at least %g; fractions allowed), not '%s'",
-		 x->spelling, min, x->value ? x->value : "");
+	snprintf(a->err, sizeof a->err, "%s wants seconds from %g to %.0f (fractions allowed), not '%s'",
+		 x->spelling, min, MAX_SECONDS, x->value ? x->value : "");
 	return false;
 }
 

@@ -318,22 +318,8 @@ bool dclient_send_fds(struct dclient *dc, const struct strbuf *msg, const int *f
 		lost(dc, err, "does not take requests (stopped or overloaded?)");
 		return false;
 	}
-	struct iovec iov = {msg->buf, msg->len};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * 4)];
-		struct cmsghdr align;
-	} u;
-	if (nfds && nfds <= 4) {
-		mh.msg_control = u.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
-	}
-	if (sendmsg(dc->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)msg->len) {
+	if (proto_send(dc->fd, msg->buf, msg->len, fds, nfds, MSG_NOSIGNAL | MSG_DONTWAIT) !=
+	    (ssize_t)msg->len) {
 		char why[128];
 		snprintf(why, sizeof why, "closed the connection (%s): it stopped or restarted",
 			 strerror(errno));

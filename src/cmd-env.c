@@ -94,7 +94,19 @@ static void print_exports(char **env, enum fmt fmt, const struct grant *g, bool 
 			else
 				sb_addf(&sb, "%s%u", i ? "," : "", gp->index);
 		}
-		sb_adds(&sb, "\"\n");
+		sb_adds(&sb, "\"");
+		/* The profile's variables as -e words: only values that survive word splitting and
+		 * pathname expansion unchanged can be passed this way. */
+		for (char **p = g->profile_env; p && *p; p++) {
+			if (strpbrk(*p, " \t\n*?[\\'\"$`")) {
+				fprintf(stderr, "gpuctl env: %.*s is not passed to docker: its value does not "
+					"survive $(...) word splitting (use --format=sh and docker run -e)\n",
+					(int)strcspn(*p, "="), *p);
+				continue;
+			}
+			sb_addf(&sb, " -e %s", *p);
+		}
+		sb_addc(&sb, '\n');
 	} else if (fmt == F_JSON) {
 		json_init(&j, &sb, false);
 		json_obj(&j, NULL);

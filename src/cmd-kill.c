@@ -2,62 +2,25 @@
  * Only processes NVML lists are candidates; another user's are never touched unless root names
  * that user; each signal goes through a pidfd opened on the exact process that was listed (its
  * start time checked), so a pid that is reused meanwhile is never hit. */
+#include "escape.h"
 #include "gpu.h"
 #include "gpuctl.h"
+#include "kill.h"
 #include "pid.h"
 
-#include <errno.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 struct target {
-	unsigned pid;
-	uid_t uid;
+	struct kill_target k;    /* pid, owner, start, pidfd and state: the shared safe path */
 	const char *user, *cmd;
 	uint64_t mem;            /* GPU memory over all its GPUs, bytes */
 	uint64_t gpus;           /* bit i: on the GPU of index i */
-	int pidfd;
-	unsigned long long start;
-	enum { T_PENDING, T_REFUSED, T_GONE, T_ENDED, T_KILLED, T_SURVIVED, T_HIDDEN, T_SIGNALLED } state;
 };
-
-static const struct { const char *name; int sig; } signals[] = {
-	{"TERM", SIGTERM}, {"INT", SIGINT}, {"HUP", SIGHUP}, {"QUIT", SIGQUIT}, {"KILL", SIGKILL},
-	{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"STOP", SIGSTOP}, {"CONT", SIGCONT},
-};
-
-static int parse_signal(const char *s)
-{
-	unsigned long n;
-	if (parse_uint(s, &n))
-		return n > 0 && n < 65 ? (int)n : -1;
-	if (!strncmp(s, "SIG", 3))
-		s += 3;
-	for (size_t i = 0; i < ARRAY_SIZE(signals); i++)
-		if (!strcasecmp(s, signals[i].name))
-			return signals[i].sig;
-	return -1;
-}
-
-static const char *signal_name(int sig)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(signals); i++)
-		if (signals[i].sig == sig)
-			return signals[i].name;
-	return "?";
-}
-
-/* When the process started (with its pid, it names the process), or 0 when it is gone. */
-static unsigned long long start_time(unsigned pid)
-{
-	struct pid_stat st;
-	return pid_stat(pid, &st) ? st.start : 0;
-}
 
 /* "3" or "0,1,7": the GPUs of a target. */
 static const char *gpu_list(uint64_t gpus, char *buf, size_t n)
@@ -72,24 +35,43 @@ static const char *gpu_list(uint64_t gpus, char *buf, size_t n)
 
 /* Wait up to secs for the pending targets to end (a pidfd becomes readable when its process
  * does); those that do take state `done`. */
-static void wait_ended(struct target *t, size_t n, double secs, int done)
+static void wait_ended(struct target *t, size_t n, double secs, enum kill_state done)
 {
 	double end = now_mono() + secs;
 	for (;;) {
 		struct pollfd fds[256];
 		size_t map[256], nf = 0;
 		for (size_t i = 0; i < n && nf < 256; i++)
-			if (t[i].state == T_PENDING) {
-				fds[nf] = (struct pollfd){.fd = t[i].pidfd, .events = POLLIN};
+			if (t[i].k.state == KS_PENDING) {
+				fds[nf] = (struct pollfd){.fd = t[i].k.pidfd, .events = POLLIN};
 				map[nf++] = i;
 			}
 		double left = end - now_mono();
-		if (!nf || left <= 0 || poll(fds, nf, (int)(left * 1000) + 1) <= 0)
+		int ms = left > 86400 ? 86400000 : (int)(left * 1000) + 1; /* --grace 1e9: no overflow */
+		if (!nf || left <= 0 || poll(fds, nf, ms) <= 0)
 			return;
 		for (size_t k = 0; k < nf; k++)
 			if (fds[k].revents)
-				t[map[k]].state = done;
+				t[map[k]].k.state = done;
 	}
+}
+
+/* What the grace period waits for, on stderr, before it starts: a wait says what it waits for. */
+static void say_waiting(const struct target *t, size_t n, int sig, double secs)
+{
+	size_t pending = 0;
+	struct strbuf pids = {0};
+	for (size_t i = 0; i < n; i++)
+		if (t[i].k.state == KS_PENDING && pending++ < 8)
+			sb_addf(&pids, "%s%u", pids.len ? ", " : "", t[i].k.pid);
+	if (!pending)
+		return;
+	if (pending > 8)
+		sb_addf(&pids, " and %zu more", pending - 8);
+	fprintf(stderr, "gpuctl kill: sent SIG%s; waiting up to %g s for %zu process%s to end "
+		"(pid%s %s)%s\n", kill_signal_name(sig), secs, pending, pending == 1 ? "" : "es",
+		pending == 1 ? "" : "s", pids.buf, sig == SIGKILL ? "" : ", then SIGKILL");
+	sb_free(&pids);
 }
 
 /* The pids of --pid LIST, or false when it holds anything else. */
@@ -120,7 +102,8 @@ static bool in_list(const unsigned *pids, size_t n, unsigned v)
 
 static bool confirm(size_t n, int sig)
 {
-	fprintf(stderr, "Send SIG%s to %zu process%s? [y/N] ", signal_name(sig), n, n == 1 ? "" : "es");
+	fprintf(stderr, "Send SIG%s to %zu process%s? [y/N] ", kill_signal_name(sig), n,
+		n == 1 ? "" : "es");
 	char buf[16];
 	return fgets(buf, sizeof buf, stdin) && (buf[0] == 'y' || buf[0] == 'Y');
 }
@@ -140,7 +123,7 @@ static int kill_cmd(struct cmd *c)
 	size_t npids = 0;
 	if (!args_seconds(a, O_GRACE, 0, &grace))
 		return cmd_args_error(c);
-	if (args_has(a, O_SIGNAL) && (sig = parse_signal(args_get(a, O_SIGNAL))) < 0)
+	if (args_has(a, O_SIGNAL) && (sig = kill_parse_signal(args_get(a, O_SIGNAL))) < 0)
 		return cmd_bad_usage(e, "unknown signal '%s' (TERM, INT, KILL, HUP, USR1, ...)",
 				     args_get(a, O_SIGNAL));
 	if (!args_has(a, 'g') && !pidlist && !user && !mine)
@@ -171,21 +154,14 @@ static int kill_cmd(struct cmd *c)
 				continue;
 			struct target *x = NULL;
 			for (size_t k = 0; k < n; k++)
-				if (t[k].pid == p->pid)
+				if (t[k].k.pid == p->pid)
 					x = &t[k];
 			if (!x) {
 				t = grow_array(t, &cap, n + 1, sizeof *t);
 				x = &t[n++];
-				*x = (struct target){.pid = p->pid, .uid = p->uid, .user = p->user, .cmd = p->cmdline,
-						     .pidfd = -1};
-				x->start = start_time(p->pid);
-				/* Root may signal another user's processes only by naming that user. */
-				if (!p->uid_valid || !x->start)
-					x->state = T_HIDDEN;
-				else if (p->uid != me && !(me == 0 && user && p->uid == want_uid))
-					x->state = T_REFUSED;
-				else if ((x->pidfd = pid_open(x->pid, x->start)) < 0)
-					x->state = T_GONE;
+				*x = (struct target){.k = {.pid = p->pid, .uid = p->uid, .uid_valid = p->uid_valid},
+						     .user = p->user, .cmd = p->cmdline};
+				kill_target_open(&x->k, me, user != NULL, want_uid);
 			}
 			x->mem += p->mem_valid ? p->used_mem : 0;
 			x->gpus |= 1ULL << g->index;
@@ -193,61 +169,71 @@ static int kill_cmd(struct cmd *c)
 	}
 	size_t pending = 0;
 	for (size_t i = 0; i < n; i++)
-		pending += t[i].state == T_PENDING;
+		pending += t[i].k.state == KS_PENDING;
 	if (!n)
 		printf("no GPU process matches\n");
 	bool ask = pending && isatty(STDIN_FILENO) && isatty(STDERR_FILENO) && !yes;
 	char gl[200];
-	for (size_t i = 0; i < n && (dry || ask); i++)
-		printf("%s pid %u (%s) on GPU %s, %s: %.60s\n",
-		       t[i].state == T_PENDING ? (dry ? "would signal" : "will signal") : "leave",
-		       t[i].pid, t[i].user ? t[i].user : "?", gpu_list(t[i].gpus, gl, sizeof gl),
-		       mib_text(t[i].mem).s, t[i].cmd ? t[i].cmd : "?");
+	/* The user and command line are another user's text: escaped (esc_str, esc_fit). */
+	for (size_t i = 0; i < n && (dry || ask); i++) {
+		struct strbuf cmd = {0};
+		esc_fit(&cmd, t[i].cmd ? t[i].cmd : "?", 60, false);
+		printf("%s pid %u (%s) on GPU %s, %s: %s\n",
+		       t[i].k.state == KS_PENDING ? (dry ? "would signal" : "will signal") : "leave",
+		       t[i].k.pid, esc_str(t[i].user ? t[i].user : "?", 0),
+		       gpu_list(t[i].gpus, gl, sizeof gl), mib_text(t[i].mem).s, cmd.buf);
+		sb_free(&cmd);
+	}
 	if (dry || (ask && !confirm(pending, sig))) {
 		for (size_t i = 0; i < n; i++)
-			if (t[i].pidfd >= 0)
-				close(t[i].pidfd);
+			kill_target_close(&t[i].k);
 		free(t);
 		free(pids);
 		return EXIT_OK;
 	}
 	for (size_t i = 0; i < n; i++)
-		if (t[i].state == T_PENDING && !pid_signal(t[i].pidfd, sig))
-			t[i].state = errno == ESRCH ? T_GONE : T_SURVIVED;
-	bool ending = sig == SIGTERM || sig == SIGINT || sig == SIGQUIT || sig == SIGKILL;
+		if (t[i].k.state == KS_PENDING)
+			kill_target_signal(&t[i].k, sig);
+	bool ending = kill_ends(sig);
 	if (ending) {
 		/* TERM, INT, QUIT get the grace period, then KILL; KILL gets a few seconds to land. */
-		wait_ended(t, n, sig == SIGKILL ? 5 : grace, T_ENDED);
+		say_waiting(t, n, sig, sig == SIGKILL ? KILL_LAND_SECONDS : grace);
+		wait_ended(t, n, sig == SIGKILL ? KILL_LAND_SECONDS : grace, KS_ENDED);
 		bool escalate = false;
-		for (size_t i = 0; i < n; i++)
-			if (t[i].state == T_PENDING && sig != SIGKILL && pid_signal(t[i].pidfd, SIGKILL))
+		for (size_t i = 0; i < n; i++) {
+			if (t[i].k.state != KS_PENDING || sig == SIGKILL)
+				continue;
+			if (kill_target_signal(&t[i].k, SIGKILL))
 				escalate = true;
+			else if (t[i].k.state == KS_GONE)
+				t[i].k.state = KS_ENDED;   /* it ended just before the KILL */
+		}
 		if (escalate)
-			wait_ended(t, n, 5, T_KILLED);
+			wait_ended(t, n, KILL_LAND_SECONDS, KS_KILLED);
 	}
 	for (size_t i = 0; i < n; i++)
-		if (t[i].state == T_PENDING)
-			t[i].state = ending ? T_SURVIVED : T_SIGNALLED;
+		if (t[i].k.state == KS_PENDING)
+			t[i].k.state = ending ? KS_SURVIVED : KS_SIGNALLED;
 	uint64_t freed = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct target *x = &t[i];
 		const char *what = "";
-		switch (x->state) {
-		case T_ENDED: what = "ended"; break;
-		case T_SIGNALLED: what = "signalled"; break;
-		case T_KILLED: what = "killed with SIGKILL after the grace period"; break;
-		case T_REFUSED: what = "refused: another user's process (root may name the user with --user)"; rc = EXIT_DENIED; break;
-		case T_GONE: what = "already gone"; break;
-		case T_HIDDEN: what = "not visible here (another PID namespace?): left alone"; break;
-		case T_SURVIVED: what = "still running"; rc = rc ? rc : EXIT_FAIL; break;
-		case T_PENDING: break;
+		switch (x->k.state) {
+		case KS_ENDED: what = "ended"; break;
+		case KS_SIGNALLED: what = "signalled"; break;
+		case KS_KILLED: what = "killed with SIGKILL after the grace period"; break;
+		case KS_REFUSED: what = "refused: another user's process (root may name the user with --user)"; rc = EXIT_DENIED; break;
+		case KS_GONE: what = "already gone"; break;
+		case KS_HIDDEN: what = "not visible here (another PID namespace?): left alone"; break;
+		case KS_NO_PIDFD: what = "left alone: " PID_NO_PIDFD; rc = rc ? rc : EXIT_FAIL; break;
+		case KS_SURVIVED: what = "still running"; rc = rc ? rc : EXIT_FAIL; break;
+		case KS_PENDING: break;
 		}
-		if (x->state == T_ENDED || x->state == T_KILLED)
+		if (x->k.state == KS_ENDED || x->k.state == KS_KILLED)
 			freed += x->mem;
-		printf("pid %u (%s) on GPU %s: %s\n", x->pid, x->user ? x->user : "?",
+		printf("pid %u (%s) on GPU %s: %s\n", x->k.pid, esc_str(x->user ? x->user : "?", 0),
 		       gpu_list(x->gpus, gl, sizeof gl), what);
-		if (x->pidfd >= 0)
-			close(x->pidfd);
+		kill_target_close(&x->k);
 	}
 	if (n && ending)
 		printf("GPU memory freed: %s\n", mib_text(freed).s);

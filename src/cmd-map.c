@@ -130,9 +130,10 @@ static void table(const struct vis_machine *m, const struct vis_result *r, const
 			     (v->done && v->agreed && r->order == ORDER_FASTEST_FIRST && r->unset);
 	char cur_mark = r->order == ORDER_FASTEST_FIRST && !fastest_exact ? '*' : ' ';
 	char oth_mark = r->order == ORDER_PCI_BUS_ID && !fastest_exact ? '*' : ' ';
+	/* With --pid the values are that process's environment: another user's text, escaped. */
 	printf("CUDA_VISIBLE_DEVICES=%s  CUDA_DEVICE_ORDER=%s\n",
-	       env->cvd ? (*env->cvd ? env->cvd : "\"\" (set, empty)") : "(unset)",
-	       env->order ? env->order : "(unset: FASTEST_FIRST)");
+	       env->cvd ? (*env->cvd ? esc_str(env->cvd, 0) : "\"\" (set, empty)") : "(unset)",
+	       env->order ? esc_str(env->order, 1) : "(unset: FASTEST_FIRST)");
 	if (sl)
 		slurm_lines(m, r, sl);
 	printf("%3s  %-16s %6s %8s %8s  %-18s  %s\n", "SMI", "PCI BUS ID", "CUDA",
@@ -164,7 +165,7 @@ static void table(const struct vis_machine *m, const struct vis_result *r, const
 		       "`gpuctl map --verify` asks the driver\n");
 	for (size_t i = 0; i < r->nwarns; i++)
 		printf("%s [%s]: %s\n", vis_severity_name(r->warns[i].severity), r->warns[i].code,
-		       r->warns[i].message);
+		       esc_str(r->warns[i].message, 0));
 	if (v->done && v->agreed)
 		printf("verified: the CUDA driver sees exactly these %d device%s, in this order\n", v->n,
 		       v->n == 1 ? "" : "s");
@@ -316,6 +317,10 @@ static int map(struct cmd *c)
 		if (est)
 			memmove(est, est + 12, strlen(est + 12) + 1);
 	}
+	/* An error-level warning (a repeated ordinal hides every GPU) fails, as doctor's errors do. */
+	for (size_t i = 0; rc == EXIT_OK && i < r->nwarns; i++)
+		if (r->warns[i].severity == SEV_ERROR)
+			rc = EXIT_FAIL;
 	if (rq.pid && !json)
 		printf("process %lu, as it was started (changes it made to its own environment "
 		       "later do not show)\n", rq.pid);
@@ -350,7 +355,9 @@ const struct cmd_entry cmd_map_entry = {
 		"  --pid PID       explain a running process (its environment as it was started)\n"
 		"  --json          machine-readable (see README)\n"
 		"  --verify        ask the CUDA driver (libcuda.so.1) in a child process with that\n"
-		"                  environment and report any disagreement (exit 9; 8 without CUDA)\n",
+		"                  environment and report any disagreement (exit 9; 8 without CUDA)\n\n"
+		"Exit status: 0, or 1 when a warning is an error (CUDA would see no GPU, or other\n"
+		"GPUs than meant), as for doctor; 9 and 8 as above.\n",
 	.args = {.longs = longopts},
 	.flags = CMD_NVML,
 	.exec = map,

@@ -11,9 +11,7 @@
 #include "leaseview.h"
 #include "pid.h"
 
-#include <errno.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,26 +37,19 @@ static bool names_gpu(const struct lease_info *l, const struct gpu_set *set)
 /* SIGTERM to the lease's holder, the very process the daemon recorded; waits for it to go. */
 static int end_holder(const struct lease_info *l)
 {
-	int fd = l->pid > 0 ? pid_open((unsigned)l->pid, l->start) : -1;
+	char why[512];
+	int fd = leaseview_end_holder(l, why, sizeof why);
 	if (fd < 0) {
-		fprintf(stderr, "gpuctl release: lease %s: its holder (pid %d) is gone or its pid was "
-			"reused; left alone (the lease ends by itself when its holder does)\n", l->id,
-			(int)l->pid);
+		fprintf(stderr, "gpuctl release: %s\n", why);
 		return EXIT_FAIL;
 	}
 	int rc = EXIT_OK;
-	if (!pid_signal(fd, SIGTERM)) {
-		fprintf(stderr, "gpuctl release: cannot signal the holder of lease %s (pid %d): %s\n",
-			l->id, (int)l->pid, strerror(errno));
+	/* Until it has let go, so that the next command sees the GPU free. */
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	if (poll(&p, 1, RELEASE_WAIT_MS) != 1) {
+		fprintf(stderr, "gpuctl release: the holder of lease %s (pid %d) did not exit within "
+			"%d s\n", l->id, (int)l->pid, RELEASE_WAIT_MS / 1000);
 		rc = EXIT_FAIL;
-	} else {
-		/* Until it has let go, so that the next command sees the GPU free. */
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		if (poll(&p, 1, RELEASE_WAIT_MS) != 1) {
-			fprintf(stderr, "gpuctl release: the holder of lease %s (pid %d) did not exit within "
-				"%d s\n", l->id, (int)l->pid, RELEASE_WAIT_MS / 1000);
-			rc = EXIT_FAIL;
-		}
 	}
 	close(fd);
 	return rc;

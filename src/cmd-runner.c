@@ -1,11 +1,15 @@
 /* cmd-runner.c: `gpuctl runner` (internal): the user's job runner (runner.h), started detached by
  * the job commands when it is not running. */
 #include "gpuctl.h"
+#include "pid.h"
 #include "runner.h"
 
 static int runner_cmd(struct cmd *c)
 {
 	(void)c;
+	if (!pid_pidfds())
+		die(EXIT_FAIL, "the job runner needs a kernel with pidfds (Linux 5.4 or later) to "
+		    "watch its jobs without ever mistaking a reused pid; this one has none");
 	return runner_main();
 }
 

@@ -8,6 +8,8 @@
 #include "json.h"
 #include "leaseview.h"
 #include "query.h"
+#include "table.h"
+#include "status-json.h"
 #include "term.h"
 #include "util.h"
 
@@ -29,12 +31,25 @@ struct status_opts {
 	double loop;                 /* seconds; 0 = once */
 	unsigned long count;         /* refreshes before stopping; 0 = until interrupted */
 	bool no_procs;
+	bool details;                /* --details: what top shows too */
 	bool color, tty;
-	int width;
+	int width;                   /* columns; 0: no limit (not a terminal, COLUMNS unset) */
+	int rows;                    /* lines a frame may take (a loop on a terminal); 0: any */
 	struct leaseview leases;     /* refreshed with the GPUs */
 	bool lease_warned;           /* said once why leases are not shown */
-	bool slurm;                  /* a Slurm node: the table has a JOB column */
+	bool slurm;                  /* a process in a Slurm job: the table has a JOB column */
 };
+
+/* The JOB column only where it says something: on a Slurm node whose GPUs run a job's process
+ * (a login node, or one whose GPUs serve no job now, keeps the plain table). */
+static bool any_slurm_job(const struct gpu_set *set)
+{
+	for (size_t i = 0; i < set->ngpus; i++)
+		for (size_t j = 0; j < set->gpus[i].nprocs; j++)
+			if (set->gpus[i].procs[j].slurm_job)
+				return true;
+	return false;
+}
 
 static volatile sig_atomic_t stop_requested;
 
@@ -44,177 +59,10 @@ static void on_stop(int sig)
 	stop_requested = 1;
 }
 
-/* ---- table ---- */
-
-#define C_RESET "\033[0m"
-#define C_BOLD "\033[1m"
-#define C_DIM "\033[2m"
-#define C_RED "\033[31m"
-#define C_GREEN "\033[32m"
-#define C_YELLOW "\033[33m"
-
-static const char *level_color(const struct status_opts *o, double pct)
-{
-	if (!o->color)
-		return "";
-	return pct >= 90 ? C_RED : pct >= 50 ? C_YELLOW : C_GREEN;
-}
-
-/* Pads s to w visible columns; colour codes take no room, so they are added around the padding. */
-static void col(struct strbuf *sb, const struct status_opts *o, const char *color, int w,
-		const char *s)
-{
-	bool c = o->color && color && *color;
-	if (c)
-		sb_adds(sb, color);
-	sb_addf(sb, "%*s", w, s);
-	if (c)
-		sb_adds(sb, C_RESET);
-}
-
-static void table_gpu(struct strbuf *sb, const struct status_opts *o, const struct gpu *g)
-{
-	char util[16] = "N/A", temp[16] = "N/A", pw[40] = "N/A";
-	struct mib_text mem = {"N/A"};
-	sb_addf(sb, "%3u ", g->index);
-	if (o->color)
-		sb_adds(sb, C_BOLD);
-	sb_addf(sb, "%-22.22s", g->name[0] ? g->name : "N/A");
-	if (o->color)
-		sb_adds(sb, C_RESET);
-	if (g->lost || g->inaccessible) {
-		sb_addf(sb, "  %s%s: %s%s\n", o->color ? C_RED : "", g->lost ? "LOST" : "NO ACCESS",
-			g->error ? g->error : "", o->color ? C_RESET : "");
-		return;
-	}
-	if (GPU_HAS(g, GF_UTIL_GPU))
-		snprintf(util, sizeof util, "%u%%", g->util_gpu);
-	if (GPU_HAS(g, GF_MEM_USED) && GPU_HAS(g, GF_MEM_TOTAL))
-		mem = mib_of_text(g->mem_used, g->mem_total);
-	if (GPU_HAS(g, GF_TEMP))
-		snprintf(temp, sizeof temp, "%uC", g->temp);
-	if (GPU_HAS(g, GF_POWER))
-		snprintf(pw, sizeof pw, GPU_HAS(g, GF_POWER_LIMIT) ? "%u / %u W" : "%u W",
-			 (g->power_mw + 500) / 1000, (g->power_limit_mw + 500) / 1000);
-	double mem_pct = GPU_HAS(g, GF_MEM_TOTAL) && g->mem_total
-				 ? 100.0 * (double)g->mem_used / (double)g->mem_total : 0;
-	sb_adds(sb, "  ");
-	col(sb, o, GPU_HAS(g, GF_UTIL_GPU) ? level_color(o, g->util_gpu) : C_DIM, 4, util);
-	sb_adds(sb, "  ");
-	col(sb, o, GPU_HAS(g, GF_MEM_USED) ? level_color(o, mem_pct) : C_DIM, 18, mem.s);
-	sb_adds(sb, "  ");
-	col(sb, o, GPU_HAS(g, GF_TEMP) ? "" : C_DIM, 4, temp);
-	sb_adds(sb, "  ");
-	col(sb, o, GPU_HAS(g, GF_POWER) ? "" : C_DIM, 13, pw);
-	sb_addc(sb, '\n');
-}
-
 /* Who holds the GPU's lease: the one place status asks the lease layer. */
 static const struct lease_info *holder(const struct status_opts *o, const struct gpu *g)
 {
 	return leaseview_holder(&o->leases, g->uuid);
-}
-
-static void table_lease(struct strbuf *sb, const struct status_opts *o, const struct gpu *g)
-{
-	const struct lease_info *h = holder(o, g);
-	if (!h)
-		return;
-	char when[16];
-	strftime(when, sizeof when, "%H:%M", localtime(&h->since));
-	sb_addf(sb, "      %slease: %s%s%s%s, pid %d, %s since %s%s\n", o->color ? C_YELLOW : "", h->user,
-		h->name ? " '" : "", h->name ? h->name : "", h->name ? "'" : "", (int)h->pid, h->kind, when,
-		o->color ? C_RESET : "");
-}
-
-/* "sm  5%" or "sm   -" (no sample: idle for the last second, or none given, as nvidia-smi pmon). */
-static void util_col(char *buf, size_t n, const char *label, bool valid, unsigned pct)
-{
-	if (valid)
-		snprintf(buf, n, "%s%3u%%", label, pct);
-	else
-		snprintf(buf, n, "%s   -", label);
-}
-
-static void table_procs(struct strbuf *sb, const struct status_opts *o, const struct gpu *g)
-{
-	if (g->lost || g->inaccessible)
-		return;
-	for (size_t i = 0; i < g->nmigs; i++) {
-		const struct mig_dev *m = &g->migs[i];
-		struct mib_text mem = {"N/A"};
-		if (m->mem_valid)
-			mem = mib_of_text(m->mem_used, m->mem_total);
-		/* "NVIDIA A100-SXM4-40GB MIG 3g.20gb": the profile is what tells instances apart. */
-		const char *profile = strstr(m->name, "MIG ");
-		sb_addf(sb, "      mig %u/%u  %-10.10s %20s  %s\n", m->gi, m->ci,
-			profile ? profile + 4 : m->name, mem.s, m->uuid);
-	}
-	if (o->no_procs)
-		return;
-	if (!GPU_HAS(g, GF_PROCESSES)) {
-		sb_addf(sb, "      %sprocesses: N/A%s\n", o->color ? C_DIM : "", o->color ? C_RESET : "");
-		return;
-	}
-	/* One formatted print per process: on 10,000 processes the table's cost is its printf. */
-	for (size_t i = 0; i < g->nprocs; i++) {
-		const struct gpu_proc *p = &g->procs[i];
-		char mig[24] = "", sm[16], fb[16], codec[32] = "";
-		struct mib_text mem = {"N/A"};
-		if (p->mem_valid)
-			mem = mib_text(p->used_mem);
-		if (p->gi != NO_INSTANCE)
-			snprintf(mig, sizeof mig, "mig %u/%u ", p->gi, p->ci);
-		util_col(sm, sizeof sm, "sm", p->util_valid, p->sm_util);
-		util_col(fb, sizeof fb, "mem", p->util_valid, p->mem_util);
-		if (p->util_valid && (p->enc_util || p->dec_util))
-			snprintf(codec, sizeof codec, "enc %u%% dec %u%% ", p->enc_util, p->dec_util);
-		char line[224], job[24] = "";
-		/* Beside the user on a Slurm node: the job its cgroup names, "-" for none. */
-		if (o->slurm && p->slurm_job)
-			snprintf(job, sizeof job, "job %-8u ", p->slurm_job);
-		else if (o->slurm)
-			snprintf(job, sizeof job, "%-13s", "-");
-		int n = snprintf(line, sizeof line, "      %-10.10s %s%7u %10s  %s %s %s%s%s",
-				 p->user ? p->user : "-", job, p->pid, mem.s, sm, fb, codec, mig,
-				 p->type & PROC_GRAPHICS ? (p->type & PROC_COMPUTE ? "C+G " : "G ") : "");
-		int room = o->width - n;
-		const char *cmd = p->cmdline ? p->cmdline : "(not in /proc: exited, or another PID namespace)";
-		sb_add(sb, line, (size_t)n);
-		sb_add(sb, cmd, strnlen(cmd, (size_t)(room < 8 ? 8 : room)));
-		sb_addc(sb, '\n');
-	}
-}
-
-static void render_table(struct strbuf *sb, const struct status_opts *o, const struct gpu_set *set)
-{
-	char when[16];
-	time_t t = time(NULL);
-	strftime(when, sizeof when, "%H:%M:%S", localtime(&t));
-	char head[160];
-	int n = snprintf(head, sizeof head, "driver %s  CUDA ",
-			 set->has_driver_version ? set->driver_version : "N/A");
-	if (set->cuda_version)
-		n += snprintf(head + n, sizeof head - (size_t)n, "%d.%d", set->cuda_version / 1000,
-			      set->cuda_version % 1000 / 10);
-	else
-		n += snprintf(head + n, sizeof head - (size_t)n, "N/A");
-	snprintf(head + n, sizeof head - (size_t)n, "  %zu GPU%s", set->ngpus,
-		 set->ngpus == 1 ? "" : "s");
-	sb_addf(sb, "%-*s%s\n", o->width - (int)strlen(when) > 0 ? o->width - (int)strlen(when) : 0,
-		head, when);
-	sb_addf(sb, "%s%3s %-22s  %4s  %18s  %4s  %13s%s\n", o->color ? C_DIM : "", "GPU", "NAME",
-		"UTIL", "MEMORY", "TEMP", "POWER", o->color ? C_RESET : "");
-	if (!set->ngpus)
-		sb_adds(sb, "  (no NVIDIA GPUs found)\n");
-	for (size_t i = 0; i < set->ngpus; i++) {
-		const struct gpu *g = &set->gpus[i];
-		if (!g->selected)
-			continue;
-		table_gpu(sb, o, g);
-		table_lease(sb, o, g);
-		table_procs(sb, o, g);
-	}
 }
 
 /* ---- JSON ---- */
@@ -278,6 +126,8 @@ static void json_gpu(struct json *j, const struct status_opts *o, const struct g
 	json_mode(j, g, GF_MIG_MODE, "mig_mode", g->mig_mode ? "Enabled" : "Disabled");
 	json_bool(j, "lost", g->lost);
 	json_str(j, "error", g->error);
+	if (o->details)
+		status_json_gpu_details(j, g);
 	const struct lease_info *h = holder(o, g);
 	if (h) {
 		json_obj(j, "lease");
@@ -319,6 +169,8 @@ static void json_gpu(struct json *j, const struct status_opts *o, const struct g
 					json_uint(j, "gpu_instance_id", p->gi);
 					json_uint(j, "compute_instance_id", p->ci);
 				}
+				if (o->details)
+					status_json_proc_details(j, p);
 				json_end_obj(j);
 			}
 			json_end_arr(j);
@@ -374,6 +226,8 @@ static void render_json(struct strbuf *sb, const struct status_opts *o, const st
 		if (set->gpus[i].selected)
 			json_gpu(&j, o, &set->gpus[i]);
 	json_end_arr(&j);
+	if (o->details)
+		status_json_queue(&j, &o->leases);
 	json_end_obj(&j);
 	sb_addc(sb, '\n');
 }
@@ -400,18 +254,11 @@ static void render(struct strbuf *sb, const struct status_opts *o, const struct 
 			sb_adds(sb, iter == 0 ? "\033[?25l\033[H\033[2J" : "\033[H");
 		else if (iter)
 			sb_addc(sb, '\n');
-		render_table(sb, o, set);
-		if (o->loop && o->tty) {
-			/* Clear the rest of each line and below, so a shorter frame leaves no debris. */
-			struct strbuf out = {0};
-			for (char *p = sb->buf, *nl; (nl = strchr(p, '\n')); p = nl + 1) {
-				sb_add(&out, p, (size_t)(nl - p));
-				sb_adds(&out, "\033[K\n");
-			}
-			sb_adds(&out, "\033[J");
-			sb_free(sb);
-			*sb = out;
-		}
+		table_render(sb, &(struct table_opts){.color = o->color, .no_procs = o->no_procs,
+			     .slurm = o->slurm, .width = o->width, .rows = o->rows,
+			     .leases = &o->leases}, set);
+		if (o->loop && o->tty)
+			table_fit_frame(sb, o->width);
 		break;
 	case M_JSON:
 		render_json(sb, o, set);
@@ -449,6 +296,8 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 {
 	unsigned what = o->mode == M_CSV ? query_refresh_needs(o->query)
 			: o->no_procs ? 0 : REFRESH_PROCS | REFRESH_PROC_UTIL | REFRESH_SLURM;
+	if (o->details)
+		what |= STATUS_DETAILS_REFRESH;
 	/* A frame redrawn in place is built whole; any other output is written as it grows. */
 	struct strbuf sb = {.sink = o->mode == M_TABLE && o->loop && o->tty ? NULL : stdout};
 	struct sigaction sa = {.sa_handler = on_stop};
@@ -462,7 +311,7 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 	for (unsigned long iter = 0;; iter++) {
 		if (o->mode != M_LIST)   /* -L shows what opening the GPUs read */
 			gpu_set_refresh(set, what);
-		o->slurm = set->slurm;
+		o->slurm = set->slurm && any_slurm_job(set);
 		if (o->mode != M_CSV && o->mode != M_LIST) {
 			struct gpu_error lerr;
 			leaseview_free(&o->leases);
@@ -471,6 +320,10 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 				fprintf(stderr, "gpuctl status: leases not shown: %s\n", lerr.msg);
 				o->lease_warned = true;
 			}
+		}
+		if (o->mode == M_TABLE && o->loop && o->tty) { /* the terminal may have been resized */
+			o->width = term_width(STDOUT_FILENO);
+			o->rows = term_rows(STDOUT_FILENO);
 		}
 		sb_reset(&sb);
 		render(&sb, o, set, iter);
@@ -504,7 +357,7 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 }
 
 enum { O_JSON = 256, O_QGPU, O_QAPPS, O_FORMAT, O_NOPROC, O_COLOR, O_HQGPU, O_HQAPPS, O_LMS,
-       O_PROM, O_FREE };
+       O_PROM, O_FREE, O_DETAILS };
 
 /* The cluster view (cluster.h): its own mode, which opens no GPU of this machine. The URL is the
  * option's, else the configuration's `prometheus` key. */
@@ -552,12 +405,16 @@ static int read_options(struct cmd *c, struct status_opts *o, struct gpu_error *
 	unsigned long ms = 0;
 	int color = args_choice(a, O_COLOR, color_when_names, COLOR_AUTO);
 	if (color < 0 || !args_seconds(a, 'l', 0.01, &o->loop) ||
-	    !args_uint(a, O_LMS, 10, ULONG_MAX, &ms) || !args_uint(a, 'c', 1, ULONG_MAX, &o->count))
+	    !args_uint(a, O_LMS, 10, (unsigned long)(MAX_SECONDS * 1000), &ms) ||
+	    !args_uint(a, 'c', 1, ULONG_MAX, &o->count))
 		return cmd_args_error(c);
 	if (ms)
 		o->loop = ms / 1000.0;
 	o->mode = args_has(a, O_JSON) ? M_JSON : M_TABLE;
 	o->no_procs = args_has(a, O_NOPROC);
+	o->details = args_has(a, O_DETAILS);
+	if (o->details && o->mode != M_JSON)
+		return cmd_bad_usage(e, "--details goes with --json");
 	bool list = args_has(a, 'L');
 	if (qgpu && qapps)
 		return cmd_bad_usage(e, "--query-gpu and --query-compute-apps cannot be combined");
@@ -584,7 +441,7 @@ static int read_options(struct cmd *c, struct status_opts *o, struct gpu_error *
 	}
 	o->tty = isatty(STDOUT_FILENO);
 	o->color = o->mode == M_TABLE && use_color(color, STDOUT_FILENO);
-	o->width = term_width(STDOUT_FILENO);
+	o->width = term_columns(STDOUT_FILENO);
 	return EXIT_OK;
 }
 
@@ -627,6 +484,7 @@ static const struct option longopts[] = {
 	{"help-query-gpu", no_argument, NULL, O_HQGPU},
 	{"help-query-compute-apps", no_argument, NULL, O_HQAPPS},
 	{"list-gpus", no_argument, NULL, 'L'},
+	{"details", no_argument, NULL, O_DETAILS},
 	{"prometheus", optional_argument, NULL, O_PROM},
 	{"free", no_argument, NULL, O_FREE},
 	{0},
@@ -644,6 +502,9 @@ const struct cmd_entry cmd_status_entry = {
 		"  -i, --id LIST              the same, as nvidia-smi spells it\n"
 		"      --no-processes         leave out the process lists\n"
 		"      --json                 one JSON document (see README: JSON contract)\n"
+		"      --details              with --json: also what gpuctl top shows (fan, clocks,\n"
+		"                             codecs, PCIe, throttle reasons; per process parent,\n"
+		"                             host CPU, RSS, run time; the lease queue)\n"
 		"      --query-gpu=FIELDS     nvidia-smi compatible query, with --format\n"
 		"      --query-compute-apps=FIELDS\n"
 		"      --format=csv[,noheader][,nounits]\n"
@@ -661,7 +522,9 @@ const struct cmd_entry cmd_status_entry = {
 		"                             of the configuration when not given); stale hosts\n"
 		"                             are marked; exit 14 when Prometheus cannot be asked\n"
 		"      --free                 with --prometheus: only the free GPUs (exit 10 if none)\n"
-		"  -h, --help                 this help\n",
+		"  -h, --help                 this help\n\n"
+		"The table fits the terminal's width (COLUMNS sets another); piped, nothing is cut.\n"
+		"A loop on a terminal fits its height too, as top does.\n",
 	/* One positional argument: the URL of `--prometheus URL` (the option's value is optional). */
 	.args = {.shorts = "l:c:L", .longs = longopts, .upper = 1, .gpus_alias = 'i'},
 	.flags = CMD_NVML | CMD_GPUS,

@@ -34,15 +34,15 @@ static int which(struct cmd *c)
 		fprintf(stderr, "gpuctl which: CUDA device %lu is not visible: ", n);
 		if (r->ndevs)
 			fprintf(stderr, "CUDA_VISIBLE_DEVICES=%s makes %zu device%s visible (0-%zu)\n",
-				env.cvd ? env.cvd : "(unset)", r->ndevs, r->ndevs == 1 ? "" : "s",
+				env.cvd ? esc_str(env.cvd, 0) : "(unset)", r->ndevs, r->ndevs == 1 ? "" : "s",
 				r->ndevs - 1);
 		else
 			fprintf(stderr, "no device is visible with CUDA_VISIBLE_DEVICES='%s'\n",
-				env.cvd ? env.cvd : "");
+				esc_str(env.cvd, 0));
 		for (size_t i = 0; i < r->nwarns; i++)
 			if (r->warns[i].severity != SEV_INFO)
 				fprintf(stderr, "  %s [%s]: %s\n", vis_severity_name(r->warns[i].severity),
-					r->warns[i].code, r->warns[i].message);
+					r->warns[i].code, esc_str(r->warns[i].message, 1));
 		rc = EXIT_NOT_VISIBLE;
 	} else {
 		const struct vis_dev *d = &r->devs[n];

@@ -8,13 +8,19 @@
 #include "slurm-jobs.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ini.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #define SYSTEM_CONFIG "/etc/gpuctl.conf"
+#define MAX_CONFIG_BYTES (1024 * 1024)
 
 struct parse_ctx {
 	struct config *c;
@@ -23,8 +29,26 @@ struct parse_ctx {
 	bool admin;
 	bool failed;
 	int line;
+	size_t bytes;                /* read so far: at most MAX_CONFIG_BYTES, even if it grows */
 	FILE *f;
 };
+
+/* Records key = value as set at the current line (a later file's replaces an earlier one's). */
+static void remember(struct parse_ctx *x, const char *key, const char *value)
+{
+	struct config *c = x->c;
+	char *origin = xasprintf("%s:%d", x->path, x->line);
+	for (size_t i = 0; i < c->nsettings; i++)
+		if (!strcmp(c->settings[i].key, key)) {
+			free(c->settings[i].value);
+			free(c->settings[i].origin);
+			c->settings[i].value = xstrdup(value);
+			c->settings[i].origin = origin;
+			return;
+		}
+	c->settings = grow_array(c->settings, &c->cap, c->nsettings + 1, sizeof *c->settings);
+	c->settings[c->nsettings++] = (struct setting){xstrdup(key), xstrdup(value), origin};
+}
 
 bool parse_prefer(const char *s, enum prefer *out)
 {
@@ -41,14 +65,10 @@ bool parse_prefer(const char *s, enum prefer *out)
 
 bool parse_size_mib(const char *s, uint64_t *mib)
 {
-	char *end;
-	if (!s || *s < '0' || *s > '9')
+	const char *end;
+	double v, mul = 1;
+	if (!parse_decimal(s, &v, &end))
 		return false;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || v < 0)
-		return false;
-	double mul = 1;
 	if (*end == 'G' || *end == 'g')
 		mul = 1024, end++;
 	else if (*end == 'T' || *end == 't')
@@ -57,7 +77,8 @@ bool parse_size_mib(const char *s, uint64_t *mib)
 		end++;
 	if ((*end == 'i' && end[1] == 'B') || *end == 'B')
 		end += *end == 'i' ? 2 : 1;
-	if (*end)
+	/* Compared as a double before any conversion: 20000000000000T does not fit 64 bits. */
+	if (*end || v * mul > (double)MAX_SIZE_MIB)
 		return false;
 	*mib = (uint64_t)(v * mul);
 	return true;
@@ -65,18 +86,17 @@ bool parse_size_mib(const char *s, uint64_t *mib)
 
 bool parse_duration(const char *s, double *secs)
 {
-	char *end;
-	if (!s || ((*s < '0' || *s > '9') && *s != '.'))
-		return false;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || v < 0)
+	const char *end;
+	double v;
+	if (!parse_decimal(s, &v, &end))
 		return false;
 	if (!strcmp(end, "m"))
 		v *= 60;
 	else if (!strcmp(end, "h"))
 		v *= 3600;
 	else if (*end && strcmp(end, "s"))
+		return false;
+	if (v > MAX_DURATION)
 		return false;
 	*secs = v;
 	return true;
@@ -120,6 +140,7 @@ static int defaults_key(struct parse_ctx *x, const char *k, const char *v)
 	if (!strcmp(k, "state_dir")) {
 		fprintf(stderr, "gpuctl: warning: %s:%d: state_dir is no longer read: the daemon keeps "
 			"the state (gpuctl daemon --state-dir); ignored\n", x->path, x->line);
+		return 1;
 	} else if (!strcmp(k, "prefer")) {
 		if (!parse_prefer(v, &c->prefer))
 			return bad(x, k, v, "free-memory, index or util");
@@ -139,12 +160,45 @@ static int defaults_key(struct parse_ctx *x, const char *k, const char *v)
 		else if (parse_duration(v, &d) && d > 0)
 			c->wait = d;
 		else
-			return bad(x, k, v, "no, forever, or a duration such as 30m");
+			return bad(x, k, v, "no, forever, or a duration such as 30m (at most "
+				   MAX_DURATION_TEXT ")");
 	} else {
 		fprintf(stderr, "gpuctl: warning: %s:%d: unknown key '%s' in [defaults]; ignored\n",
 			x->path, x->line, k);
+		return 1;
 	}
+	char *key = xasprintf("defaults.%s", k);
+	remember(x, key, v);
+	free(key);
 	return 1;
+}
+
+/* env.NAME = VALUE: a variable for the profile's jobs (framework memory settings beside the GPU
+ * choice). The lease's own variables are the lease's: a profile cannot change them. */
+static bool profile_env(struct parse_ctx *x, struct profile *p, const char *name, const char *v)
+{
+	bool ok = (isalpha((unsigned char)*name) || *name == '_');
+	for (const char *q = name; ok && *q; q++)
+		ok = isalnum((unsigned char)*q) || *q == '_';
+	if (!ok || !strcmp(name, "CUDA_VISIBLE_DEVICES") || !strcmp(name, "CUDA_DEVICE_ORDER") ||
+	    !strcmp(name, "NVIDIA_VISIBLE_DEVICES") || !strncmp(name, "GPUCTL_", 7)) {
+		fprintf(stderr, "gpuctl: %s:%d: env.%s: %s\n", x->path, x->line, name,
+			ok ? "set by the lease itself; a profile cannot change it"
+			   : "not a variable name (letters, digits and _, not starting with a digit)");
+		x->failed = true;
+		return false;
+	}
+	size_t n = strlen(name);
+	for (size_t i = 0; i < p->nenv; i++)
+		if (!strncmp(p->env[i], name, n) && p->env[i][n] == '=') {
+			free(p->env[i]);
+			p->env[i] = xasprintf("%s=%s", name, v);
+			return true;
+		}
+	p->env = xrealloc(p->env, (p->nenv + 2) * sizeof *p->env);
+	p->env[p->nenv++] = xasprintf("%s=%s", name, v);
+	p->env[p->nenv] = NULL;
+	return true;
 }
 
 static int profile_key(struct parse_ctx *x, struct profile *p, const char *k, const char *v)
@@ -158,7 +212,7 @@ static int profile_key(struct parse_ctx *x, struct profile *p, const char *k, co
 		p->count = (unsigned)n;
 	} else if (!strcmp(k, "min_free_memory")) {
 		if (!parse_size_mib(v, &p->min_free_mib))
-			return bad(x, k, v, "a size such as 20G");
+			return bad(x, k, v, "a size such as 20G (at most " MAX_SIZE_TEXT ")");
 	} else if (!strcmp(k, "max_util")) {
 		if (!parse_uint(v, &n) || n > 100)
 			return bad(x, k, v, "a percentage 0-100");
@@ -179,10 +233,17 @@ static int profile_key(struct parse_ctx *x, struct profile *p, const char *k, co
 			return bad(x, k, v, "local or slurm");
 		free(p->backend);
 		p->backend = xstrdup(v);
+	} else if (!strncmp(k, "env.", 4)) {
+		if (!profile_env(x, p, k + 4, v))
+			return 1;
 	} else {
 		fprintf(stderr, "gpuctl: warning: %s:%d: unknown key '%s' in [profile %s]; ignored\n",
 			x->path, x->line, k, p->name);
+		return 1;
 	}
+	char *key = xasprintf("profile.%s.%s", p->name, k);
+	remember(x, key, v);
+	free(key);
 	return 1;
 }
 
@@ -203,6 +264,9 @@ static int slurm_key(struct parse_ctx *x, const char *k, const char *v)
 		return bad(x, k, v, why);
 	free(*dst);
 	*dst = xstrdup(v);
+	char *key = xasprintf("slurm.%s", k);
+	remember(x, key, v);
+	free(key);
 	return 1;
 }
 
@@ -244,9 +308,13 @@ static int handler(void *user, const char *section, const char *name, const char
 static char *reader(char *buf, int size, void *stream)
 {
 	struct parse_ctx *x = stream;
+	if (x->bytes >= MAX_CONFIG_BYTES)
+		return NULL; /* grew after it was opened: read no more than the cap */
 	char *r = fgets(buf, size, x->f);
-	if (r)
+	if (r) {
 		x->line++;
+		x->bytes += strlen(r);
+	}
 	return r;
 }
 
@@ -286,16 +354,59 @@ static bool parse_ini(struct parse_ctx *x)
 	return !x->failed;
 }
 
-static bool load_file(struct config *c, const char *path, bool admin)
+/* A configuration file opened for reading: a regular file of at most MAX_CONFIG_BYTES (or
+ * /dev/null, which reads as empty). Opened
+ * without blocking, so a FIFO put in its place is refused, not waited on. NULL with why set;
+ * *missing when there is no such file (not an error). */
+static FILE *open_config(const char *path, char *why, size_t n, bool *missing)
+{
+	*missing = false;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0) {
+		*missing = errno == ENOENT;
+		snprintf(why, n, "%s", strerror(errno));
+		return NULL;
+	}
+	/* /dev/null is the usual way to say "no configuration" (GIT_CONFIG_GLOBAL=/dev/null). */
+	bool null = fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 &&
+		    minor(st.st_rdev) == 3;
+	if (!null && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > MAX_CONFIG_BYTES)) {
+		snprintf(why, n, "%s", !S_ISREG(st.st_mode) ? "not a regular file"
+				       : "larger than 1 MiB: not a configuration file");
+		close(fd);
+		return NULL;
+	}
+	FILE *f = fdopen(fd, "r");
+	if (!f) {
+		snprintf(why, n, "%s", strerror(errno));
+		close(fd);
+	}
+	return f;
+}
+
+/* The system file that cannot be read is an error (the administrator's profiles would silently
+ * be missing); the user's own is a warning, and the run goes on without it. */
+static bool load_file(struct config *c, int which, const char *path, bool admin)
 {
 	struct parse_ctx x = {.c = c, .path = path, .admin = admin};
-	x.f = fopen(path, "r");
+	char why[256];
+	bool missing;
+	x.f = open_config(path, why, sizeof why, &missing);
 	if (!x.f) {
-		if (errno == ENOENT)
+		c->files[which].path = xstrdup(path);
+		c->files[which].state = xstrdup(missing ? "none" : why);
+		if (missing)
 			return true;
-		fprintf(stderr, "gpuctl: cannot read %s: %s\n", path, strerror(errno));
-		return false;
+		if (admin) {
+			fprintf(stderr, "gpuctl: cannot read %s: %s\n", path, why);
+			return false;
+		}
+		fprintf(stderr, "gpuctl: warning: cannot read %s: %s; going on without it\n", path, why);
+		return true;
 	}
+	c->files[which].path = xstrdup(path);
+	c->files[which].state = xstrdup("read");
 	return parse_ini(&x);
 }
 
@@ -308,14 +419,17 @@ bool config_load(struct config *c)
 	/* Like git's GIT_CONFIG_NOSYSTEM: the system file holds defaults and profiles only (the
 	 * admin's rules are the daemon's), so a user may skip it; tests do, to stay hermetic. */
 	const char *nosys = getenv("GPUCTL_CONFIG_NOSYSTEM");
-	if (!(nosys && *nosys) && !load_file(c, SYSTEM_CONFIG, true)) {
+	if (nosys && *nosys) {
+		c->files[0].path = xstrdup(SYSTEM_CONFIG);
+		c->files[0].state = xstrdup("not read: GPUCTL_CONFIG_NOSYSTEM is set");
+	} else if (!load_file(c, 0, SYSTEM_CONFIG, true)) {
 		config_free(c);
 		return false;
 	}
 	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
 	char *user = xdg && *xdg ? xasprintf("%s/gpuctl/config", xdg)
 		   : home ? xasprintf("%s/.config/gpuctl/config", home) : NULL;
-	bool ok = !user || load_file(c, user, false);
+	bool ok = !user || load_file(c, 1, user, false);
 	free(user);
 	if (!ok) {
 		config_free(c);
@@ -331,7 +445,20 @@ void config_free(struct config *c)
 		free(p->name);
 		free(p->gpus);
 		free(p->backend);
+		for (size_t i = 0; i < p->nenv; i++)
+			free(p->env[i]);
+		free(p->env);
 		free(p);
+	}
+	for (size_t i = 0; i < c->nsettings; i++) {
+		free(c->settings[i].key);
+		free(c->settings[i].value);
+		free(c->settings[i].origin);
+	}
+	free(c->settings);
+	for (int i = 0; i < 2; i++) {
+		free(c->files[i].path);
+		free(c->files[i].state);
 	}
 	free(c->prometheus);
 	free(c->backend);
@@ -408,7 +535,7 @@ static int daemon_key(struct parse_ctx *x, const char *k, const char *v)
 			return bad(x, k, v, "a duration such as 30s");
 	} else if (!strcmp(k, "free_max_memory_used")) {
 		if (!parse_size_mib(v, &mib))
-			return bad(x, k, v, "a size such as 1G or 512M");
+			return bad(x, k, v, "a size such as 1G or 512M (at most " MAX_SIZE_TEXT ")");
 		c->free.max_used_mib = mib;
 	} else if (!strcmp(k, "free_max_util")) {
 		if (!parse_uint(v, &n) || n > 100)
@@ -440,11 +567,13 @@ bool dconf_load(struct dconf *c, const char *path)
 		.free = {.max_used_mib = 1024, .max_util = 10, .allow_procs = false},
 	};
 	struct parse_ctx x = {.dc = c, .path = path ? path : SYSTEM_CONFIG, .admin = true};
-	x.f = fopen(x.path, "r");
+	char why[256];
+	bool missing;
+	x.f = open_config(x.path, why, sizeof why, &missing);
 	if (!x.f) {
-		if (errno == ENOENT && !path)
+		if (missing && !path)
 			return true; /* no /etc/gpuctl.conf: the defaults */
-		fprintf(stderr, "gpuctl daemon: cannot read %s: %s\n", x.path, strerror(errno));
+		fprintf(stderr, "gpuctl daemon: cannot read %s: %s\n", x.path, why);
 		return false;
 	}
 	bool ok = parse_ini(&x);

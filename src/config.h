@@ -5,6 +5,7 @@
 #define GPUCTL_CONFIG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum prefer { PREFER_FREE_MEMORY, PREFER_INDEX, PREFER_UTIL };
@@ -18,7 +19,16 @@ struct profile {
 	int uuid;                /* -1: not set */
 	char *gpus;
 	char *backend;           /* "local" or "slurm"; NULL: not set */
+	char **env;              /* NAME=VALUE for its jobs (env.NAME keys), NULL-terminated */
+	size_t nenv;
 	struct profile *next;
+};
+
+/* One effective setting and where it came from, for `gpuctl config` (git config --show-origin):
+ * key as "defaults.prefer", "profile.big.env.TF_FORCE_GPU_ALLOW_GROWTH". */
+struct setting {
+	char *key, *value;
+	char *origin;            /* "FILE:LINE", or "default" */
 };
 
 /* A user's settings. The machine's rules (when a GPU is free, reserved GPUs, per-user caps) are
@@ -32,17 +42,28 @@ struct config {
 	/* [slurm]: --min-free-memory as Slurm GPU types or node features, "NAME:SIZE ..." (checked
 	 * when read; slurm-jobs.h) */
 	char *slurm_gres_memory, *slurm_feature_memory;
+	struct setting *settings;     /* in the order first set; a later file's value replaces */
+	size_t nsettings, cap;
+	struct {                      /* /etc's and the user's, for `gpuctl config` */
+		char *path, *state;   /* state: "read", "none", or why it was not read */
+	} files[2];
 };
 
 /* Loads defaults, the files and the environment. false (message printed, nothing left to free)
- * on a bad value. */
+ * on a bad value. A user's file that cannot be read (another user's home under sudo) is a
+ * warning, as git does for its XDG files; a configuration file must be a regular file of at
+ * most 1 MiB (a FIFO or a device put there neither hangs nor eats memory). */
 bool config_load(struct config *c);
 void config_free(struct config *c);
 const struct profile *config_profile(const struct config *c, const char *name);
 bool parse_prefer(const char *s, enum prefer *out);
-/* "20G", "512M", "1024" (MiB) -> MiB. */
+/* "20G", "512M", "1024" (MiB) -> MiB, at most MAX_SIZE_MIB (what the text says). */
+#define MAX_SIZE_MIB (1024ULL * 1024 * 1024)
+#define MAX_SIZE_TEXT "1024T"
 bool parse_size_mib(const char *s, uint64_t *mib);
-/* "90", "30s", "5m", "2h" -> seconds. */
+/* "90", "30s", "5m", "2h" -> seconds, at most MAX_DURATION (a year). */
+#define MAX_DURATION (365 * 86400.0)
+#define MAX_DURATION_TEXT "8760h"
 bool parse_duration(const char *s, double *secs);
 
 #endif

@@ -7,6 +7,8 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,9 @@
 #include <unistd.h>
 
 extern char **environ;
+
+#define PROBE_SECONDS 30                  /* cuInit takes seconds at worst (persistence off) */
+#define PROBE_MAX_OUTPUT (1024 * 1024)    /* kept of each stream; the rest is read and dropped */
 
 bool uuid_hex(const char *uuid, char out[33])
 {
@@ -83,20 +88,51 @@ int cuda_probe(const struct proc_env *env, struct cuda_dev **devs, char *msg, si
 		close(err[0]);
 		return -1;
 	}
+	/* Both pipes at once: a child that fills one while we wait on the other would wait for us
+	 * forever (a driver writing pages of warnings to stderr). Bounded in size and in time. */
 	struct strbuf so = {0}, se = {0};
-	char buf[4096];
-	ssize_t r;
-	while ((r = read(out[0], buf, sizeof buf)) > 0)
-		sb_add(&so, buf, (size_t)r);
-	while ((r = read(err[0], buf, sizeof buf)) > 0)
-		sb_add(&se, buf, (size_t)r);
-	close(out[0]);
-	close(err[0]);
+	struct pollfd pf[2] = {{.fd = out[0], .events = POLLIN}, {.fd = err[0], .events = POLLIN}};
+	struct strbuf *sink[2] = {&so, &se};
+	double deadline = now_mono() + PROBE_SECONDS;
+	bool late = false;
+	while (pf[0].fd >= 0 || pf[1].fd >= 0) {
+		double left = deadline - now_mono();
+		if (left <= 0) {
+			late = true;
+			kill(pid, SIGKILL);
+			break;
+		}
+		if (poll(pf, 2, (int)(left * 1000) + 1) < 0 && errno != EINTR)
+			break;
+		for (int i = 0; i < 2; i++) {
+			if (pf[i].fd < 0 || !pf[i].revents)
+				continue;
+			char buf[4096];
+			ssize_t r = read(pf[i].fd, buf, sizeof buf);
+			if (r > 0 && sink[i]->len < PROBE_MAX_OUTPUT)
+				sb_add(sink[i], buf, (size_t)r);
+			else if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN)) {
+				close(pf[i].fd);
+				pf[i].fd = -1;
+			}
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		if (pf[i].fd >= 0)
+			close(pf[i].fd);
 	int status;
-	waitpid(pid, &status, 0);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (late) {
+		snprintf(msg, msglen, "the CUDA probe (cuInit in a child process) did not answer within "
+			 "%d s; the driver may be hung (check `dmesg` and nvidia-smi)", PROBE_SECONDS);
+		sb_free(&so);
+		sb_free(&se);
+		return -1;
+	}
 	int n = -1;
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !so.buf ||
-	    sscanf(so.buf, "count %d", &n) != 1) {
+	    sscanf(so.buf, "count %d", &n) != 1 || n < 0 || n > 4096) {
 		snprintf(msg, msglen, "%s", se.buf && *se.buf ? se.buf : "the CUDA probe failed");
 		msg[strcspn(msg, "\n")] = '\0';
 		n = -1;

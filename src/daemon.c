@@ -68,28 +68,7 @@ size_t conns_of(const struct daemon *d, uid_t uid)
 
 static bool send_now(struct conn *c, const char *buf, size_t len, const int *fds, size_t nfds)
 {
-	struct iovec iov = {(void *)buf, len};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * PROTO_MAX_FDS)];
-		struct cmsghdr align;
-	} u;
-	if (nfds) {
-		mh.msg_control = u.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
-	}
-	for (;;) {
-		ssize_t n = sendmsg(c->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (n >= 0)
-			return true;
-		if (errno != EINTR)
-			return false;
-	}
+	return proto_send(c->fd, buf, len, fds, nfds, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0;
 }
 
 static void close_fds(const int *fds, size_t n)

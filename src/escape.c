@@ -4,9 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Length of the UTF-8 sequence at s (1-4), or 0 when it is not valid UTF-8 (overlong forms,
- * surrogates and values past U+10FFFF included). */
-static size_t utf8_len(const unsigned char *s, size_t avail)
+size_t utf8_seq_len(const unsigned char *s, size_t avail)
 {
 	unsigned c = s[0];
 	size_t n = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
@@ -29,8 +27,16 @@ void esc_printable_n(struct strbuf *sb, const char *str, size_t max)
 	const unsigned char *s = (const unsigned char *)str;
 	size_t len = strnlen(str, max);
 	for (size_t i = 0; i < len;) {
+		size_t run = i;
+		while (run < len && s[run] >= 0x20 && s[run] < 0x7f && s[run] != '\\')
+			run++;
+		if (run > i) { /* plain ASCII, most of any text: one copy */
+			sb_add(sb, str + i, run - i);
+			i = run;
+			continue;
+		}
 		unsigned c = s[i];
-		size_t n = utf8_len(s + i, len - i);
+		size_t n = utf8_seq_len(s + i, len - i);
 		if (n == 2 && c == 0xC2 && s[i + 1] < 0xA0) {
 			sb_addf(sb, "\\u%04x", (unsigned)s[i + 1]); /* C1 control, e.g. CSI */
 		} else if (n > 1) {
@@ -66,4 +72,87 @@ const char *esc_str(const char *s, int slot)
 	snprintf(out, sizeof bufs[0], "%s", sb.buf ? sb.buf : "");
 	sb_free(&sb);
 	return out;
+}
+
+int text_cols(const char *s)
+{
+	int n = 0;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		n += (*p & 0xC0) != 0x80;
+	return n;
+}
+
+/* Bytes of the unit at s in escaped text: an escape (\\, \e, \xHH, \uHHHH) or one character.
+ * *w: the columns it takes (an escape is ASCII: one per byte; a character: one). */
+static size_t unit_len(const char *s, int *w)
+{
+	size_t n = 1;
+	if (*s == '\\')
+		n = s[1] == 'x' ? 4 : s[1] == 'u' ? 6 : 2;
+	else
+		while ((s[n] & 0xC0) == 0x80)
+			n++;
+	n = strnlen(s, n);
+	*w = *s == '\\' ? (int)n : 1;
+	return n;
+}
+
+/* Bytes of plain text at the start of s: printable ASCII that escaping leaves as it is. */
+static size_t plain_len(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p >= 0x20 && *p < 0x7f && *p != '\\')
+		p++;
+	return (size_t)(p - (const unsigned char *)s);
+}
+
+int esc_cols(const char *s)
+{
+	size_t n = plain_len(s);
+	if (!s[n])
+		return (int)n;
+	struct strbuf e = {0};
+	esc_printable(&e, s + n);
+	int cols = (int)n + text_cols(e.buf ? e.buf : "");
+	sb_free(&e);
+	return cols;
+}
+
+int esc_fit(struct strbuf *sb, const char *s, int cols, bool pad)
+{
+	s = s ? s : "";
+	size_t plain = plain_len(s);
+	if (!s[plain] && (cols < 0 || plain <= (size_t)cols)) {
+		/* The common case, one pass and no copy: a status table of 10,000 processes. */
+		sb_add(sb, s, plain);
+		for (int used = (int)plain; pad && used < cols; used++)
+			sb_addc(sb, ' ');
+		return cols >= 0 && pad ? cols : (int)plain;
+	}
+	if (plain >= (size_t)cols && cols > 0) {
+		sb_add(sb, s, (size_t)cols - 1);
+		sb_adds(sb, "\xe2\x80\xa6");
+		return cols;
+	}
+	struct strbuf e = {0};
+	esc_printable(&e, s);
+	const char *t = e.buf ? e.buf : "";
+	int total = 0, used = 0, w;
+	for (const char *p = t; *p; total += w)
+		p += unit_len(p, &w);
+	if (cols < 0 || total <= cols) {
+		sb_adds(sb, t);
+		used = total;
+	} else if (cols > 0) {
+		const char *p = t;
+		for (size_t u; *p && (u = unit_len(p, &w), used + w <= cols - 1); p += u)
+			used += w;
+		sb_add(sb, t, (size_t)(p - t));
+		sb_adds(sb, "\xe2\x80\xa6"); /* the ellipsis: something was cut here */
+		used++;
+	}
+	for (; pad && used < cols; used++)
+		sb_addc(sb, ' ');
+	sb_free(&e);
+	return used;
 }

@@ -34,6 +34,7 @@ void gpu_set_refresh(struct gpu_set *set, unsigned what)
 	set->backend->refresh(set, what);
 	if (!(what & REFRESH_PROCS) || (what & REFRESH_NO_PROC_INFO))
 		return;
+	proc_cache_stats(set->pc, what & REFRESH_PROC_STATS);
 	proc_cache_begin(set->pc);
 	/* A few stats tell a Slurm node; anywhere else no cgroup file is read. */
 	set->slurm = (what & REFRESH_SLURM) && slurm_node();
@@ -51,6 +52,14 @@ void gpu_set_refresh(struct gpu_set *set, unsigned what)
 			p->name = pi.name;
 			p->uid = pi.uid;
 			p->uid_valid = pi.found;
+			p->stat_valid = pi.stat_valid;
+			p->ppid = pi.ppid;
+			p->start = pi.start;
+			p->rss = pi.rss;
+			p->cpu_time = pi.cpu_time;
+			p->elapsed = pi.elapsed;
+			p->cpu_valid = pi.cpu_valid;
+			p->cpu_pct = pi.cpu_pct;
 			p->slurm_job = pi.slurm_job;
 		}
 	}

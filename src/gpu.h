@@ -66,6 +66,16 @@ struct gpu_proc {
 	bool util_valid;
 	unsigned sm_util, mem_util, enc_util, dec_util;    /* percent */
 	uint64_t util_time_us;    /* when it was taken, microseconds since the epoch */
+	/* With REFRESH_PROC_STATS, from /proc/PID/stat (read in the same visit as the owner):
+	 * stat_valid false when not asked for, gone, or in another PID namespace. */
+	bool stat_valid;
+	int ppid;
+	unsigned long long start; /* clock ticks after boot: with the pid, names the process */
+	uint64_t rss;             /* bytes resident in host memory */
+	double cpu_time;          /* seconds of CPU used (user + system), all threads */
+	double elapsed;           /* seconds since it started */
+	bool cpu_valid;           /* cpu_pct known: the previous refresh read it too */
+	double cpu_pct;           /* CPU used since the previous refresh, percent of one CPU */
 };
 
 struct mig_dev {
@@ -161,6 +171,7 @@ enum {
 	REFRESH_POWER_MGMT = 1 << 13,     /* the requested power limit */
 	REFRESH_STATIC = 1 << 14,         /* serial, VBIOS, maxima, limits, thresholds: read once */
 	REFRESH_SLURM = 1 << 15,          /* each process's Slurm job, on a Slurm node (slurm.h) */
+	REFRESH_PROC_STATS = 1 << 16,     /* host CPU, RSS, start and parent of each process (top) */
 	REFRESH_EXTRA = REFRESH_FAN | REFRESH_CLOCKS | REFRESH_MODES | REFRESH_ECC_ERRORS,
 	REFRESH_ALL = REFRESH_PROCS | REFRESH_EXTRA | REFRESH_PERF | REFRESH_PCIE |
 		      REFRESH_PCIE_THROUGHPUT | REFRESH_ENGINES | REFRESH_PROC_UTIL |

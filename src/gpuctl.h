@@ -12,9 +12,12 @@
  *                   parser of GPU lists (indices, UUID prefixes, bus ids)
  *   nvml.c          the NVIDIA backend (nvml_abi.h: NVML's ABI, declared here, loaded at run time)
  *   dl.c            loading a shared library and resolving its functions (NVML, libmicrohttpd,
- *                   libcuda)
- *   proc.c          owner and command line of the GPU processes, once per pid and refresh
+ *                   libcuda, ncurses)
+ *   proc.c          owner and command line of the GPU processes, once per pid and refresh; for
+ *                   top (REFRESH_PROC_STATS) parent, start, host CPU and RSS
  *   pid.c           one process by pid: /proc/PID/stat, its environment, pidfds; user names
+ *   kill.c          the safe path of signalling a listed process (kill, top): who may, a pidfd
+ *                   checked against the start time, TERM escalating to KILL
  *   slurm.c         Slurm on a node: a process's job from its cgroup (read by proc.c on Slurm
  *                   nodes only), the allocation we run in (SLURM_*_GPUS: run/env, map, which),
  *                   a job's GPUs from scontrol (doctor), Slurm's tools through exec
@@ -22,12 +25,16 @@
  *   visibility.c    CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as the driver reads them
  *   alloc.c         the free-GPU rule and the fair queue
  *   query.c         nvidia-smi's --query-* fields and CSV
- *   json.c          the JSON writer; metrics.c: the Prometheus exposition
+ *   json.c          the JSON writer; metrics.c: the Prometheus exposition; table.c: the
+ *                   status table, laid out for the terminal's width (and height, in a loop)
  * Glue
  *   visenv.c        the visibility model on this machine and an environment (the caller's, the
  *                   options', a running process's): map, which, doctor, run
+ *   doctor.c        the doctor's findings (the command prints them; top shows one process's)
+ *   status-json.c   the keys of status --json --details: what top shows beyond the plain JSON
  *   cudaprobe.c     map --verify's side of the CUDA probe
- *   config.c        settings (inih); term.c: colour and width; util.c: the exit codes, errors,
+ *   config.c        settings (inih) and where each came from (cmd-config.c lists them);
+ *                   term.c: colour, width and height; util.c: the exit codes, errors,
  *                   allocation, string buffers, number parsers, MiB
  * Leases: the daemon (one trusted writer; its design is the comment in daemon.h)
  *   daemon.c        the event loop: the socket, connections and their bounds, dispatch
@@ -44,6 +51,11 @@
  *   leaseview.c     who holds what and who waits (`list`): status, leases, release, doctor,
  *                   the exporter; leaseopts.c: the options run, env and submit share
  *   escape.c        another user's text made safe for a terminal
+ * The full-screen view (gpuctl top; tui.h has its map)
+ *   tui-text.c, tui-model.c, tui-layout.c, tui-gpus.c, tui-procs.c, tui-keys.c: pure (frames,
+ *                   the model, what goes where, the cards, the table and overlays, the keys)
+ *   tui-act.c       signal, release, details; tui-draw.c the one file that calls curses, which
+ *                   tui-curses.c loads at run time (tui-curses.h: the ABI and why)
  * The cluster view (status --prometheus)
  *   promapi.c       Prometheus's HTTP API: libcurl and json-c loaded at run time (dl.c)
  *   cluster.c       the model: targets, GPUs current and last known, staleness, host names;
@@ -75,6 +87,7 @@ extern const struct cmd_entry cmd_leases_entry;
 extern const struct cmd_entry cmd_release_entry;
 extern const struct cmd_entry cmd_doctor_entry;
 extern const struct cmd_entry cmd_kill_entry;
+extern const struct cmd_entry cmd_top_entry;
 extern const struct cmd_entry cmd_exporter_entry;
 extern const struct cmd_entry cmd_daemon_entry;
 extern const struct cmd_entry cmd_submit_entry;
@@ -83,6 +96,7 @@ extern const struct cmd_entry cmd_logs_entry;
 extern const struct cmd_entry cmd_cancel_entry;
 extern const struct cmd_entry cmd_wait_entry;
 extern const struct cmd_entry cmd_runner_entry;
+extern const struct cmd_entry cmd_config_entry;
 extern const struct cmd_entry cmd_cuda_probe_entry;
 
 #endif

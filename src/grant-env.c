@@ -232,7 +232,10 @@ char **grant_env(const struct grant *g, bool uuid)
 		sb_addf(&smi, "%s%u", i ? "," : "", gp->index);
 		sb_addf(&uuids, "%s%s", i ? "," : "", gp->uuid);
 	}
-	char **env = xcalloc(10, sizeof *env);
+	size_t nextra = 0;
+	while (g->profile_env && g->profile_env[nextra])
+		nextra++;
+	char **env = xcalloc(10 + nextra, sizeof *env);
 	size_t k = 0;
 	env[k++] = xasprintf("CUDA_VISIBLE_DEVICES=%s", uuid ? uuids.buf : ids.buf);
 	env[k++] = xstrdup("CUDA_DEVICE_ORDER=PCI_BUS_ID");
@@ -245,11 +248,34 @@ char **grant_env(const struct grant *g, bool uuid)
 		env[k++] = xasprintf("GPUCTL_QUEUED_AT=%llu", g->queued_at);
 	if (g->leased_at)
 		env[k++] = xasprintf("GPUCTL_LEASED_AT=%llu", g->leased_at);
+	for (size_t i = 0; i < nextra; i++)
+		env[k++] = xstrdup(g->profile_env[i]); /* the profile's (config.c keeps the lease's names out) */
 	sb_free(&ids);
 	sb_free(&smi);
 	sb_free(&uuids);
 	vis_result_free(vr);
 	vis_machine_free(vm);
+	return env;
+}
+
+char **grant_env_profile(char *const *base, char *const *profile)
+{
+	size_t nb = 0, np = 0, k = 0;
+	while (base && base[nb])
+		nb++;
+	while (profile && profile[np])
+		np++;
+	char **env = xcalloc(nb + np + 1, sizeof *env);
+	for (size_t i = 0; i < nb; i++) {
+		size_t n = strcspn(base[i], "=");
+		bool replaced = false;
+		for (size_t j = 0; j < np && !replaced; j++)
+			replaced = !strncmp(profile[j], base[i], n) && profile[j][n] == '=';
+		if (!replaced)
+			env[k++] = base[i];
+	}
+	for (size_t j = 0; j < np; j++)
+		env[k++] = profile[j];
 	return env;
 }
 

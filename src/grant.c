@@ -299,4 +299,8 @@ void grant_free(struct grant *g)
 	free(g->name);
 	free(g->socket);
 	g->name = g->socket = NULL;
+	for (char **p = g->profile_env; p && *p; p++)
+		free(*p);
+	free(g->profile_env);
+	g->profile_env = NULL;
 }

@@ -27,6 +27,8 @@ struct grant_req {
 	const char *who;         /* "gpuctl run" for messages */
 	char *const *env;        /* the job's environment, where it is not this process's (the
 				  * runner's jobs): its CUDA_VISIBLE_DEVICES restricts the choice */
+	char *const *profile_env;  /* the profile's NAME=VALUE for the job (env.NAME keys),
+				   * NULL-terminated; or NULL */
 };
 
 struct grant {
@@ -41,6 +43,7 @@ struct grant {
 	unsigned long long queued_at;    /* CLOCK_REALTIME ns it joined the queue; 0: did not wait */
 	unsigned long long leased_at;    /* CLOCK_REALTIME ns the lease was granted */
 	double waited;                   /* seconds spent in the queue */
+	char **profile_env;              /* the profile's variables (grant_env adds them) */
 };
 
 /* The GPUs rq may be given (cand: positions in set) and how many it wants. false: err says why
@@ -59,8 +62,14 @@ int grant_acquire(struct gpu_set *set, const struct config *cfg, const struct gr
 void grant_hold(const struct grant *g, pid_t bound);
 /* Closes this process's copies of the lease (the lease lives on in the holder) and frees g. */
 void grant_free(struct grant *g);
-/* NAME=VALUE strings for the job (free with grant_env_free). */
+/* NAME=VALUE strings for the job (free with grant_env_free): the lease's variables, then the
+ * profile's (env.NAME keys). The one place a job's environment is made: run, env (every
+ * format) and whatever starts a job later get the same. */
 char **grant_env(const struct grant *g, bool uuid);
+/* base (an environment) with the profile's variables merged in, as grant_env gives them: for a
+ * job started elsewhere from this environment (submit's). The array is new (free it alone);
+ * its strings are base's and profile's. */
+char **grant_env_profile(char *const *base, char *const *profile);
 void grant_env_free(char **env);
 
 #endif

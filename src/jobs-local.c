@@ -329,7 +329,10 @@ static int local_submit(struct submit_req *rq, char **argv, const char *command,
 	} else {
 		add_common(&sb, rq);
 		msg_add(&sb, "command", command, NULL);
-		spec_build(&spec, argv, environ);
+		/* The profile's variables (env.NAME) travel in the job's environment. */
+		char **env = grant_env_profile(environ, rq->o.rq.profile_env);
+		spec_build(&spec, argv, env);
+		free(env);
 		fd = memfd_create("gpuctl-job", MFD_CLOEXEC);
 		if (fd < 0 || write(fd, spec.buf, spec.len) != (ssize_t)spec.len) {
 			err->code = EXIT_FAIL;

@@ -14,8 +14,8 @@ int lease_opts_read(struct cmd *c, struct lease_opts *o)
 	if (!args_uint(a, LO_COUNT, 1, GPU_MAX, &n) || !args_uint(a, LO_MAXUTIL, 0, 100, &util))
 		return cmd_args_error(c);
 	if (minfree && !parse_size_mib(minfree, &o->rq.min_free_mib))
-		return cmd_bad_usage(c->entry, "--min-free-memory wants a size such as 20G, not '%s'",
-				     minfree);
+		return cmd_bad_usage(c->entry, "--min-free-memory wants a size such as 20G or 512M "
+				     "(at most " MAX_SIZE_TEXT "), not '%s'", minfree);
 	if (prefer && !parse_prefer(prefer, &p))
 		return cmd_bad_usage(c->entry, "--prefer is free-memory, index or util, not '%s'", prefer);
 	o->rq.count = (unsigned)n;
@@ -28,8 +28,9 @@ int lease_opts_read(struct cmd *c, struct lease_opts *o)
 	o->wait_given = args_has(a, LO_WAIT);
 	o->rq.wait = 0;
 	if (wait && (!parse_duration(wait, &o->rq.wait) || o->rq.wait <= 0))
-		return cmd_bad_usage(c->entry, "--wait wants a duration such as 90, 30s, 5m or 2h, "
-					       "not '%s'", wait);
+		return cmd_bad_usage(c->entry, "--wait wants a duration such as 90, 30s, 5m or 2h "
+				     "(at most " MAX_DURATION_TEXT "; --wait alone waits as long as it takes), "
+				     "not '%s'", wait);
 	o->profile = args_get(a, LO_PROFILE);
 	o->rq.dry_run = args_has(a, LO_DRY);
 	o->quiet = args_has(a, LO_QUIET);
@@ -56,6 +57,7 @@ bool lease_opts_apply(const struct cmd_entry *e, struct lease_opts *o, const str
 			o->rq.gpus = p->gpus;
 		if (p->uuid > 0)
 			o->uuid = true;
+		o->rq.profile_env = p->env;
 	}
 	if (!o->wait_given)
 		o->rq.wait = cfg->wait;

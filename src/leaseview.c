@@ -5,9 +5,12 @@
 #include "leaseview.h"
 #include "pid.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void add_uuids(char (**list)[96], size_t *n, const struct msg_line *l)
 {
@@ -160,4 +163,26 @@ bool leaseview_held(const struct leaseview *v, const char *uuid)
 		if (!strcmp(v->held[i], uuid))
 			return true;
 	return false;
+}
+
+int leaseview_end_holder(const struct lease_info *l, char *why, size_t whylen)
+{
+	int fd = l->pid > 0 ? pid_open((unsigned)l->pid, l->start) : -1;
+	if (fd < 0 && errno == ENOSYS) {
+		snprintf(why, whylen, "lease %s: its holder (pid %d) left alone: %s", l->id,
+			 (int)l->pid, PID_NO_PIDFD);
+		return -1;
+	}
+	if (fd < 0) {
+		snprintf(why, whylen, "lease %s: its holder (pid %d) is gone or its pid was reused; left "
+			 "alone (the lease ends by itself when its holder does)", l->id, (int)l->pid);
+		return -1;
+	}
+	if (!pid_signal(fd, SIGTERM)) {
+		snprintf(why, whylen, "cannot signal the holder of lease %s (pid %d): %s", l->id,
+			 (int)l->pid, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
 }

@@ -57,5 +57,10 @@ void leaseview_free(struct leaseview *v);
 const struct lease_info *leaseview_holder(const struct leaseview *v, const char *uuid);
 /* GPU uuid is held by a process the daemon cannot name. */
 bool leaseview_held(const struct leaseview *v, const char *uuid);
+/* Ends a lease by sending SIGTERM to its holder, the very process the daemon recorded (a pidfd
+ * checked against the start time it recorded, so a reused pid is never hit): returns the pidfd,
+ * readable once the holder has gone (release and top wait on it), or -1 with why set. Whether
+ * the caller may end this lease is the caller's to decide first. */
+int leaseview_end_holder(const struct lease_info *l, char *why, size_t whylen);
 
 #endif

@@ -24,6 +24,14 @@ void lreq_init(struct lreq *r, uint64_t id, struct gpu_set *set, const struct co
 	*r = (struct lreq){.id = id, .state = LREQ_SENT, .count = count,
 			   .ignore_usage = rq->ignore_usage};
 	r->g = (struct grant){.set = set, .name = rq->name ? xstrdup(rq->name) : NULL};
+	size_t nenv = 0;
+	while (rq->profile_env && rq->profile_env[nenv])
+		nenv++;
+	if (nenv) { /* the profile's variables: grant_env gives them to the job */
+		r->g.profile_env = xcalloc(nenv + 1, sizeof *r->g.profile_env);
+		for (size_t i = 0; i < nenv; i++)
+			r->g.profile_env[i] = xstrdup(rq->profile_env[i]);
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(r->g.fds); i++)
 		r->g.fds[i] = -1;
 	struct strbuf *sb = &r->acquire;

@@ -4,6 +4,7 @@
 
 static const struct cmd_entry *const commands[] = {
 	&cmd_status_entry,
+	&cmd_top_entry,
 	&cmd_map_entry,
 	&cmd_which_entry,
 	&cmd_run_entry,
@@ -19,6 +20,7 @@ static const struct cmd_entry *const commands[] = {
 	&cmd_cancel_entry,
 	&cmd_wait_entry,
 	&cmd_daemon_entry,
+	&cmd_config_entry,
 	&cmd_runner_entry,
 	&cmd_cuda_probe_entry,
 };

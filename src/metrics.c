@@ -3,22 +3,34 @@
  * that could grow without bound are capped: processes per GPU (the rest summed as pid="other")
  * and command names (the program's base name, 64 bytes at most). */
 #include "metrics.h"
+#include "escape.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-/* Prometheus label value escaping: backslash, double quote, newline. */
+#define REPLACEMENT "\xef\xbf\xbd"    /* U+FFFD, for a byte that is not UTF-8 */
+
+/* A label value: valid UTF-8 (Prometheus refuses the whole scrape otherwise, and a process
+ * name may hold any bytes: those that are not UTF-8 become U+FFFD), with backslash, double
+ * quote and newline escaped as the text format wants. */
 static void metrics_label(struct strbuf *sb, const char *v)
 {
-	for (const char *p = v ? v : ""; *p; p++) {
-		if (*p == '\\' || *p == '"')
-			sb_addc(sb, '\\'), sb_addc(sb, *p);
-		else if (*p == '\n')
+	const unsigned char *p = (const unsigned char *)(v ? v : "");
+	for (size_t len = strlen((const char *)p), n; *p; p += n, len -= n) {
+		n = utf8_seq_len(p, len);
+		if (!n) {
+			sb_adds(sb, REPLACEMENT);
+			n = 1;
+		} else if (*p == '\\' || *p == '"') {
+			sb_addc(sb, '\\');
+			sb_addc(sb, (char)*p);
+		} else if (*p == '\n') {
 			sb_adds(sb, "\\n");
-		else
-			sb_addc(sb, *p);
+		} else {
+			sb_add(sb, (const char *)p, n);
+		}
 	}
 }
 
@@ -227,7 +239,10 @@ static void gpu_metrics(struct strbuf *sb, const struct gpu_set *set, const stru
 				   g->migs[m].mem_total);
 }
 
-static const char *base_name(const char *cmd, char *buf, size_t n)
+/* The program's base name as a label: at most MAX_COMMAND_LABEL bytes, cut between characters
+ * (a name cut inside an "é" would not be UTF-8), bytes that are not UTF-8 already U+FFFD. */
+#define MAX_COMMAND_LABEL 64
+static const char *base_name(const char *cmd, char buf[MAX_COMMAND_LABEL + 1])
 {
 	if (!cmd)
 		return "";
@@ -236,7 +251,19 @@ static const char *base_name(const char *cmd, char *buf, size_t n)
 	for (const char *p = cmd; p < cmd + len; p++)
 		if (*p == '/')
 			start = p + 1;
-	snprintf(buf, n, "%.*s", (int)(cmd + len - start), start);
+	const unsigned char *p = (const unsigned char *)start, *end = (const unsigned char *)cmd + len;
+	size_t k = 0;
+	for (size_t n; p < end; p += n) {
+		n = utf8_seq_len(p, (size_t)(end - p));
+		const char *add = n ? (const char *)p : REPLACEMENT;
+		size_t alen = n ? n : 3;
+		if (k + alen > MAX_COMMAND_LABEL)
+			break;
+		memcpy(buf + k, add, alen);
+		k += alen;
+		n = n ? n : 1;
+	}
+	buf[k] = '\0';
 	return buf;
 }
 
@@ -278,12 +305,12 @@ static void process_metrics(struct strbuf *sb, const struct gpu_set *set, const 
 				any_other = true;
 				continue;
 			}
-			char cmd[65];
+			char cmd[MAX_COMMAND_LABEL + 1];
 			struct strbuf x = {0};
 			sb_addf(&x, "pid=\"%u\",user=\"", p->pid);
 			metrics_label(&x, user);
 			sb_adds(&x, "\",command=\"");
-			metrics_label(&x, base_name(p->cmdline, cmd, sizeof cmd));
+			metrics_label(&x, base_name(p->cmdline, cmd));
 			sb_addc(&x, '"');
 			if (p->slurm_job)
 				sb_addf(&x, ",hpc_job=\"%u\"", p->slurm_job);
@@ -333,13 +360,13 @@ static void process_util_metrics(struct strbuf *sb, const struct gpu_set *set, c
 			if (!p->util_valid)
 				continue;
 			const unsigned v[] = {p->sm_util, p->mem_util, p->enc_util, p->dec_util};
-			char cmd[65];
+			char cmd[MAX_COMMAND_LABEL + 1];
 			for (size_t e = 0; e < ARRAY_SIZE(engines); e++) {
 				struct strbuf x = {0};
 				sb_addf(&x, "pid=\"%u\",user=\"", p->pid);
 				metrics_label(&x, p->user ? p->user : "unknown");
 				sb_adds(&x, "\",command=\"");
-				metrics_label(&x, base_name(p->cmdline, cmd, sizeof cmd));
+				metrics_label(&x, base_name(p->cmdline, cmd));
 				sb_addf(&x, "\",engine=\"%s\"", engines[e]);
 				if (p->slurm_job)
 					sb_addf(&x, ",hpc_job=\"%u\"", p->slurm_job);

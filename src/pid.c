@@ -18,8 +18,12 @@ bool pid_stat(unsigned pid, struct pid_stat *st)
 	char *text = read_file(path, NULL);
 	/* The command name in parentheses may hold anything, ')' included: parse after the last. */
 	const char *p = text ? strrchr(text, ')') : NULL;
-	bool ok = p && sscanf(p + 1, " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
-				    "%*d %*d %*d %llu", &st->state, &st->ppid, &st->start) == 3;
+	unsigned long long utime, stime;
+	bool ok = p && sscanf(p + 1, " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d "
+				    "%*d %*d %*d %llu %*u %lu", &st->state, &st->ppid, &utime, &stime,
+			      &st->start, &st->rss) == 6;
+	if (ok)
+		st->cpu = utime + stime;
 	free(text);
 	return ok;
 }
@@ -73,8 +77,18 @@ int pid_open(unsigned pid, unsigned long long start)
 	if (fd >= 0 && start && (!pid_stat(pid, &st) || st.start != start)) {
 		close(fd);
 		fd = -1;
+		errno = ESRCH;
 	}
 	return fd;
+}
+
+bool pid_pidfds(void)
+{
+	int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	if (fd < 0)
+		return errno != ENOSYS;
+	close(fd);
+	return true;
 }
 
 bool pid_signal(int pidfd, int sig)

@@ -13,6 +13,8 @@ struct pid_stat {
 	char state;                  /* R, S, D, T (stopped), Z, ... */
 	int ppid;
 	unsigned long long start;    /* clock ticks after boot: with the pid, names the process */
+	unsigned long long cpu;      /* clock ticks of CPU used, user and system */
+	unsigned long rss;           /* pages resident */
 };
 /* false when the process is gone (or in another PID namespace). */
 bool pid_stat(unsigned pid, struct pid_stat *st);
@@ -24,8 +26,15 @@ bool pid_getenv(unsigned pid, const char *const *names, char **values, size_t n,
 		size_t msglen);
 
 /* A pidfd on pid if it is still the process that started at `start`; -1 when it is gone or its
- * pid now names another process. start 0: whichever process has the pid now (to wait for it). */
+ * pid now names another process (errno ESRCH). start 0: whichever process has the pid now (to
+ * wait for it). errno ENOSYS: the kernel has no pidfds (Linux before 5.3, or valgrind); then
+ * nothing may be signalled, since a bare pid can be reused (PID_NO_PIDFD says so). */
 int pid_open(unsigned pid, unsigned long long start);
+/* Whether this kernel has pidfds (pidfd_open, waitid P_PIDFD: Linux 5.4 or later). */
+bool pid_pidfds(void);
+#define PID_NO_PIDFD "this kernel has no pidfd_open (Linux 5.3 or later has it), and gpuctl " \
+	"signals a process only through a pidfd, so that a pid reused by someone else's process " \
+	"is never signalled"
 /* Signal through a pidfd: false with errno set (ESRCH: it has ended). */
 bool pid_signal(int pidfd, int sig);
 

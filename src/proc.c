@@ -11,10 +11,16 @@
  * also change (setproctitle: Ray workers rename themselves per task), so each is read again
  * after 0.5 to 1.5 times REREAD_AFTER, spread over refreshes by pid.
  *
+ * With stats on (gpuctl top, status --details), the same visit reads /proc/PID/stat: parent,
+ * start, CPU and resident memory (the stat file has them all: no statm read). CPU use is the
+ * difference from the counter kept at the previous refresh, when it is the same process (the
+ * same start time).
+ *
  * Memory is what a big machine costs (10,000 processes): an entry is 40 bytes and the texts live
  * in 64 KiB chunks, compacted when more than half of them is garbage. The Slurm job of each
  * process (its cgroup, read once while it is the same process) lives in an array beside the
- * entries, made only on a machine that runs Slurm jobs. */
+ * entries, made only on a machine that runs Slurm jobs; the stats in another (40 bytes an
+ * entry), made only when a refresh asks for them. */
 #include "pid.h"
 #include "proc.h"
 #include "slurm.h"
@@ -27,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define REREAD_AFTER 4000U     /* ms */
@@ -46,6 +53,16 @@ struct proc_ent {            /* 40 bytes */
 	uint64_t ident;         /* /proc/PID's inode and creation time (odd); 0: not in /proc */
 	uint32_t reread_ms;     /* read the command line again after this (cache clock) */
 	unsigned gen;           /* the last refresh that asked for it */
+};
+
+struct stat_ent {           /* beside a proc_ent: /proc/PID/stat at its last refresh */
+	unsigned long long start, cpu;  /* clock ticks; start 0: not read */
+	unsigned long rss;      /* pages */
+	int ppid;
+	uint32_t cpu_ms;        /* when cpu was read (cache clock) */
+	float cpu_pct;          /* since the reading before, when cpu_valid */
+	bool cpu_valid;
+	char state;
 };
 
 struct chunk {
@@ -71,6 +88,12 @@ struct proc_cache {
 	size_t scratch_cap;
 	struct user_ent *users;
 	size_t nusers, users_cap;
+	bool stats;             /* this refresh reads /proc/PID/stat */
+	struct stat_ent *st;    /* beside ents, once any refresh wanted stats */
+	size_t st_cap;
+	double tick;            /* seconds per clock tick */
+	uint64_t page;          /* bytes per page */
+	double boot_now;        /* this refresh's time, in seconds since boot */
 	bool want_jobs;         /* this refresh reads Slurm jobs */
 	uint32_t *jobs;         /* beside ents, once any refresh wanted them: JOB_UNREAD, 0, job */
 	size_t jobs_cap;
@@ -104,6 +127,7 @@ void proc_cache_free(struct proc_cache *pc)
 	free_chunks(pc->chunks);
 	free(pc->scratch);
 	free(pc->jobs);
+	free(pc->st);
 	for (size_t i = 0; i < pc->nusers; i++)
 		free(pc->users[i].name);
 	free(pc->users);
@@ -196,6 +220,11 @@ void proc_cache_begin(struct proc_cache *pc)
 	pc->gen++;
 	pc->nseen = 0;
 	pc->now_ms = (uint32_t)((now_mono() - pc->start) * 1000);
+	if (pc->stats) {
+		struct timespec ts;   /* start times count from boot, suspend included */
+		clock_gettime(CLOCK_BOOTTIME, &ts);
+		pc->boot_now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	}
 }
 
 /* Processes no longer listed are forgotten, so the cache holds one refresh's worth. Their
@@ -209,6 +238,8 @@ void proc_cache_end(struct proc_cache *pc)
 		if (pc->ents[i].gen == pc->gen) {
 			if (pc->jobs)
 				pc->jobs[k] = pc->jobs[i];
+			if (pc->st)
+				pc->st[k] = pc->st[i];
 			pc->ents[k++] = pc->ents[i];
 		} else {
 			text_drop(pc, &pc->ents[i]);
@@ -309,6 +340,36 @@ static void read_text(struct proc_cache *pc, struct proc_ent *e)
 		*z++ = ' ';
 }
 
+void proc_cache_stats(struct proc_cache *pc, bool on)
+{
+	pc->stats = on;
+	if (on && !pc->st) {
+		long hz = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+		pc->tick = 1.0 / (double)(hz > 0 ? hz : 100);
+		pc->page = page > 0 ? (uint64_t)page : 4096;
+		pc->st_cap = pc->cap;
+		pc->st = xcalloc(pc->st_cap ? pc->st_cap : 1, sizeof *pc->st);
+	}
+}
+
+/* Parent, start, CPU and memory from /proc/PID/stat; CPU use since the previous refresh when it
+ * read the same process (the same start time: a pid given to a new process starts afresh). */
+static void read_stats(struct proc_cache *pc, struct proc_ent *e)
+{
+	struct stat_ent *s = &pc->st[e - pc->ents];
+	struct pid_stat ps;
+	if (!pid_stat(e->pid, &ps)) {
+		*s = (struct stat_ent){0};
+		return;
+	}
+	bool same = s->start == ps.start && ps.cpu >= s->cpu && pc->now_ms > s->cpu_ms;
+	float pct = same ? (float)((double)(ps.cpu - s->cpu) * pc->tick * 1000.0 /
+				   (double)(pc->now_ms - s->cpu_ms) * 100.0) : 0;
+	*s = (struct stat_ent){.start = ps.start, .cpu = ps.cpu, .rss = ps.rss, .ppid = ps.ppid,
+			       .cpu_ms = pc->now_ms, .cpu_pct = pct, .cpu_valid = same,
+			       .state = ps.state};
+}
+
 void proc_cache_want_jobs(struct proc_cache *pc, bool on)
 {
 	pc->want_jobs = on;
@@ -349,6 +410,8 @@ static void refresh_ent(struct proc_cache *pc, struct proc_ent *e)
 		pc->jobs[e - pc->ents] = JOB_UNREAD;
 	if (!same || (int32_t)(pc->now_ms - e->reread_ms) >= 0)
 		read_text(pc, e);
+	if (pc->stats)
+		read_stats(pc, e);
 }
 
 void proc_lookup(struct proc_cache *pc, unsigned pid, struct proc_info *out)
@@ -371,6 +434,10 @@ void proc_lookup(struct proc_cache *pc, unsigned pid, struct proc_info *out)
 				pc->jobs[i] = JOB_UNREAD;
 			pc->jobs[pc->n] = JOB_UNREAD;
 		}
+		if (pc->st) {
+			pc->st = grow_array(pc->st, &pc->st_cap, pc->cap, sizeof *pc->st);
+			pc->st[pc->n] = (struct stat_ent){0};
+		}
 		e = &pc->ents[pc->n];
 		*e = (struct proc_ent){.pid = pid};
 		pc->slots[h] = (unsigned)++pc->n;
@@ -391,4 +458,18 @@ void proc_lookup(struct proc_cache *pc, unsigned pid, struct proc_info *out)
 	*out = (struct proc_info){.pid = pid, .found = found, .uid = e->uid, .slurm_job = job,
 				  .user = found ? proc_user_name(pc, e->uid) : NULL,
 				  .cmdline = e->text, .name = e->text ? e->text + e->name_off : NULL};
+	const struct stat_ent *s = pc->st ? &pc->st[e - pc->ents] : NULL;
+	if (pc->stats && found && s->start) {
+		out->stat_valid = true;
+		out->state = s->state;
+		out->ppid = s->ppid;
+		out->start = s->start;
+		out->cpu_time = (double)s->cpu * pc->tick;
+		out->rss = (uint64_t)s->rss * pc->page;
+		out->elapsed = pc->boot_now - (double)s->start * pc->tick;
+		if (out->elapsed < 0)
+			out->elapsed = 0;
+		out->cpu_valid = s->cpu_valid;
+		out->cpu_pct = s->cpu_pct;
+	}
 }

@@ -1,8 +1,10 @@
-/* proc.h: what /proc tells about a process that NVML lists: owner and command line. */
+/* proc.h: what /proc tells about a process that NVML lists: owner and command line, and when
+ * asked (gpuctl top, status --details) its parent, start, host CPU and memory. */
 #ifndef GPUCTL_PROC_H
 #define GPUCTL_PROC_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct proc_info {
@@ -13,11 +15,23 @@ struct proc_info {
 	char *cmdline;       /* arguments joined by spaces */
 	char *name;          /* argv[0], as nvidia-smi's process_name */
 	unsigned slurm_job;  /* its Slurm job (from its cgroup), 0 when none or not asked for */
+	/* With proc_cache_stats on: /proc/PID/stat, read in the same visit. */
+	bool stat_valid;
+	char state;
+	int ppid;
+	unsigned long long start;    /* clock ticks after boot */
+	double cpu_time;             /* seconds, user and system */
+	double elapsed;              /* seconds since it started */
+	uint64_t rss;                /* bytes */
+	bool cpu_valid;              /* the previous refresh read the same process */
+	double cpu_pct;              /* since the previous refresh, percent of one CPU */
 };
 
 struct proc_cache;
 struct proc_cache *proc_cache_new(void);
 void proc_cache_free(struct proc_cache *pc);
+/* Whether lookups also read /proc/PID/stat (off by default: only top and status --details pay). */
+void proc_cache_stats(struct proc_cache *pc, bool on);
 /* A refresh: proc_cache_begin, proc_lookup for each listed pid, proc_cache_end. The strings of
  * a process stay valid until the end of the next refresh that does not list it, or that finds
  * it changed. */
@@ -27,7 +41,9 @@ void proc_cache_begin(struct proc_cache *pc);
 void proc_cache_want_jobs(struct proc_cache *pc, bool on);
 void proc_cache_end(struct proc_cache *pc);
 /* Stats /proc/PID once per pid and refresh; reads its command line when it is new, another
- * process than before, or its command line is due to be read again. */
+ * process than before, or its command line is due to be read again; with stats on, reads
+ * /proc/PID/stat. A lookup after proc_cache_end (top's parents of jobs) belongs to the refresh
+ * that ended. */
 void proc_lookup(struct proc_cache *pc, unsigned pid, struct proc_info *out);
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 static bool needs_escape(unsigned char c)
 {
@@ -214,4 +215,33 @@ void msg_add_i64(struct strbuf *sb, const char *key, int64_t v)
 	snprintf(buf, sizeof buf, "%lld", (long long)v);
 	msg_key(sb, key);
 	msg_word(sb, buf);
+}
+
+ssize_t proto_send(int sock, const void *buf, size_t len, const int *fds, size_t nfds, int flags)
+{
+	struct iovec iov = {(void *)buf, len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * PROTO_MAX_FDS)];
+		struct cmsghdr align;
+	} u;
+	if (nfds > PROTO_MAX_FDS) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (nfds) {
+		memset(&u, 0, sizeof u); /* CMSG_SPACE pads past the fds, and the kernel copies it all */
+		mh.msg_control = u.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
+	}
+	ssize_t n;
+	do
+		n = sendmsg(sock, &mh, flags);
+	while (n < 0 && errno == EINTR);
+	return n;
 }

@@ -55,4 +55,8 @@ void msg_key(struct strbuf *sb, const char *key);
 void msg_word(struct strbuf *sb, const char *w);
 void msg_word_u64(struct strbuf *sb, uint64_t v);
 
+/* Sends one message with nfds (at most PROTO_MAX_FDS) descriptors attached (SCM_RIGHTS), again
+ * on EINTR; sendmsg's result. The one home of the control-message layout for both sides. */
+ssize_t proto_send(int sock, const void *buf, size_t len, const int *fds, size_t nfds, int flags);
+
 #endif

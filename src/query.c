@@ -5,6 +5,7 @@
  * own words in brackets, a bare "N/A" for temperature.memory). Formats follow real captures
  * (shared reference: nvidia-smi-fields.md). Process names are not quoted, like nvidia-smi's. */
 #include "query.h"
+#include "escape.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -347,7 +348,14 @@ static void cell(struct strbuf *sb, const struct field *f, const struct gpu_set 
 	case V_NAME: s = g->name[0] ? g->name : NULL; break;
 	case V_BUS_ID: s = g->pci_bus_id[0] ? g->pci_bus_id : NULL; break;
 	case V_PID: sb_addf(sb, "%u", p->pid); return;
-	case V_PROC_NAME: s = p->name; break;
+	case V_PROC_NAME:
+		/* Unquoted, as nvidia-smi prints it (commas and all), but another user's text: a
+		 * newline would forge a row and an ESC reach the terminal, so control bytes are
+		 * escaped as on the terminal (\n, \e; a backslash doubled). */
+		if (!p->name)
+			break;
+		esc_printable(sb, p->name);
+		return;
 	case V_PROC_MEM:
 		if (!p->mem_valid)
 			break;

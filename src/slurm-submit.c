@@ -128,7 +128,10 @@ int slurm_submit(struct submit_req *rq, char **argv, const char *command, uint64
 		c = rq->conn = xcalloc(1, sizeof *c);
 		if (!(c->s = slurm_jobs_open(false, err)))
 			return err->code;
-		c->env = job_env();
+		char **base = job_env();
+		/* The profile's variables (env.NAME) travel in the job's environment. */
+		c->env = grant_env_profile(base, rq->o.rq.profile_env);
+		free(base);
 	}
 	if (!c->checked) {
 		int rc = check_after(c, rq, err);

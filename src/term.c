@@ -29,3 +29,24 @@ int term_width(int fd)
 		return ws.ws_col;
 	return 80;
 }
+
+int term_columns(int fd)
+{
+	const char *c = getenv("COLUMNS");
+	if ((c && atoi(c) >= 40) || isatty(fd))
+		return term_width(fd);
+	return 0;
+}
+
+int term_rows(int fd)
+{
+	struct winsize ws;
+	if (!isatty(fd))
+		return 0;
+	const char *l = getenv("LINES");
+	if (l && atoi(l) >= 5)
+		return atoi(l);
+	if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_row >= 5)
+		return ws.ws_row;
+	return 24;
+}

@@ -213,14 +213,34 @@ bool parse_uint(const char *s, unsigned long *out)
 	return true;
 }
 
+bool parse_decimal(const char *s, double *out, const char **end)
+{
+	const char *p = s ? s : "";
+	size_t whole = strspn(p, "0123456789"), frac = 0;
+	if (p[whole] == '.')
+		frac = strspn(p + whole + 1, "0123456789");
+	size_t len = whole + (p[whole] == '.' ? 1 + frac : 0);
+	char num[64];
+	if (!whole && !frac)
+		return false;
+	if (len >= sizeof num)
+		return false; /* 63 digits are past any size or duration gpuctl takes */
+	memcpy(num, p, len);
+	num[len] = '\0';
+	errno = 0;
+	double v = strtod(num, NULL);
+	if (errno || !isfinite(v))
+		return false;
+	*out = v;
+	*end = p + len;
+	return true;
+}
+
 bool parse_seconds(const char *s, double *out)
 {
-	if (!s || !*s || (*s != '.' && (*s < '0' || *s > '9')))
-		return false;
-	errno = 0;
-	char *end;
-	double v = strtod(s, &end);
-	if (errno || *end || !isfinite(v) || v < 0)
+	const char *end;
+	double v;
+	if (!parse_decimal(s, &v, &end) || *end || v > MAX_SECONDS)
 		return false;
 	*out = v;
 	return true;

@@ -115,7 +115,13 @@ char *read_file(const char *path, size_t *len);
 
 /* Strict number parsers: whole string, no sign surprises; false on any junk. */
 bool parse_uint(const char *s, unsigned long *out);
+/* Seconds, fractions allowed ("0.5", ".25"), at most MAX_SECONDS: every wait and period
+ * converts to milliseconds in an int without overflow. */
+#define MAX_SECONDS 1000000.0
 bool parse_seconds(const char *s, double *out);
+/* A plain decimal at the start of s: digits, a fraction or both; no sign, exponent, hex, inf
+ * or nan (so "1e300T" is not a size). *end: the first character after it. */
+bool parse_decimal(const char *s, double *out, const char **end);
 
 /* Memory as nvidia-smi shows it: whole MiB, a partial MiB counted as one (its rule in real
  * captures); as text, "71234 MiB" and "71234 / 81559 MiB" (returned by value: use .s within the

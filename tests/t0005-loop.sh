@@ -2,7 +2,7 @@
 # t0005-loop.sh: -l/--loop: NVML opened once, one JSON document per line, CSV appends rows,
 # Ctrl-C ends with status 0, processes that come and go are seen, a GPU lost mid-run.
 . "$(dirname "$0")/lib.sh"
-plan 16
+plan 20
 H=$MACHINES/h100x8.machine
 use_machine "$H"
 export FAKENVML_STATS=$TMP/stats
@@ -56,3 +56,21 @@ awk '/^\[gpu\]/{g++} {print} /^\[gpu\]/ && g==2 {print "lost_after = 14"}' "$H" 
 check_exit "lost mid-loop: exit 5 at the end" 5 "$GPUCTL" status --json -l 0.02 -c 3 --no-processes
 check_eq "first refresh fine, later ones lost, others fine" '[[false,false],[false,true],[false,true]]' \
 	"$(jq -sc '[.[] | [.gpus[0].lost, .gpus[1].lost]]' "$TMP/stdout")"
+
+# On a terminal a loop fits the screen, as top does (issue 11.15): 8 GPUs with 200 processes on
+# a 24-line terminal; every frame takes at most 23 lines (a 24th would scroll the screen and
+# duplicate it at every refresh), starts with the header, shows every GPU, and says how many
+# processes it left out. Frames begin with the cursor-home code.
+gen_machine "$TMP/busy.machine" 8 200
+use_machine "$TMP/busy.machine"
+python3 "$ROOT/tests/pty_run.py" --rows 24 --cols 80 "$TMP/tty" "$GPUCTL" status -l 0.05 -c 3
+frames() { python3 -c 'import sys; print("\n".join(f for f in open(sys.argv[1], "rb").read().decode("utf-8", "replace").split("\x1b[H")[1:]))' "$TMP/tty" | sed 's/\x1b\[[0-9;]*[mKJ]//g; s/\x1b\[?25[hl]//g; s/\r$//'; }
+python3 -c '
+import sys
+frames = open(sys.argv[1], "rb").read().split(b"\x1b[H")[1:]
+print(len(frames), max(f.count(b"\n") for f in frames))' "$TMP/tty" >"$TMP/sizes"
+check_eq "3 frames of at most 23 lines on a 24-line terminal" "3 23" "$(cat "$TMP/sizes")"
+frames >"$TMP/frames"
+check_eq "each frame starts with the header" 3 "$(grep -c '^driver 550' "$TMP/frames")"
+check_eq "and shows all 8 GPUs" 24 "$(grep -c '^  [0-7] NVIDIA H100' "$TMP/frames")"
+check_grep "says how many processes it left out" '^      \+2[45] more processes$' "$TMP/frames"

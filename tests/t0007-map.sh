@@ -2,7 +2,7 @@
 # t0007-map.sh: `gpuctl map` and `gpuctl which` on simulated machines, --pid, and --verify's
 # plumbing with a stand-in libcuda that only reports the list the test gives it.
 . "$(dirname "$0")/lib.sh"
-plan 54
+plan 59
 export GPUCTL_CUDA_LIBRARY=$B/fakecuda/libcuda.so.1
 W=$MACHINES/workstation-mixed.machine
 use_machine "$W"
@@ -31,6 +31,10 @@ check_eq "duplicate: set emptied, warning has a message" '["duplicate",true]' "$
 "$GPUCTL" map --visible "${U[1]:0:8},1" --json >"$TMP/out"
 check_eq "UUID prefix then an ordinal: mixed kinds" '[[1],["mixed_kinds","truncated"]]' "$(jqv '[[.devices[].nvml_index],[.warnings[].code]|sort]')"
 check_eq "truncation says which entry and why" 'true' "$(jqv '[.warnings[] | select(.code=="truncated") | .message | test("entry 2 \\(.1.\\)")] | all')"
+check_exit "an error-level warning (duplicate ordinal) exits 1, as doctor does" 1 "$GPUCTL" map --visible "0,0"
+check_grep "and says why" '^error \[duplicate\]' "$TMP/stdout"
+check_exit "warnings alone exit 0" 0 "$GPUCTL" map --visible "${U[1]:0:8},1"
+check_grep "(a warning was given)" "^warning \\[mixed_kinds\\]" "$TMP/stdout"
 check_exit "bad --order" 2 "$GPUCTL" map --order fastest
 
 "$GPUCTL" map >"$TMP/t"
@@ -95,6 +99,8 @@ check_eq "verify: child environment" 'CUDA_VISIBLE_DEVICES=1 CUDA_DEVICE_ORDER=P
 CUDA_VISIBLE_DEVICES=0 check_exit "verify: --unset reaches the child" 9 "$GPUCTL" map --verify --unset
 check_eq "verify: child saw it unset" 'CUDA_VISIBLE_DEVICES=(unset) CUDA_DEVICE_ORDER=(unset)' "$(tail -1 "$FAKECUDA_LOG")"
 FAKECUDA_DEVICES="" check_exit "verify: nothing visible agrees with an empty list" 0 "$GPUCTL" map --verify --visible ""
+FAKECUDA_STDERR_BYTES=300000 FAKECUDA_DEVICES="${U[2]}@0000:41:00.0,${U[1]}@0000:21:00.0,${U[0]}@0000:01:00.0" \
+	check_exit "verify: a driver filling stderr does not deadlock the probe" 0 timeout 20 "$GPUCTL" map --verify
 FAKECUDA_INIT_ERROR=999 check_exit "verify: cuInit failure" 8 "$GPUCTL" map --verify
 GPUCTL_CUDA_LIBRARY=/nonexistent/libcuda.so.1 check_exit "verify: no libcuda" 8 "$GPUCTL" map --verify
 check_grep "verify: says there is no CUDA library" 'no CUDA driver library' "$TMP/stderr"

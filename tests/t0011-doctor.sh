@@ -2,7 +2,7 @@
 # t0011-doctor.sh: each classic mistake, built from the test workload on a simulated machine, is
 # reported with its code, pids and GPUs; a clean machine has no error findings.
 . "$(dirname "$0")/lib.sh"
-plan 26
+plan 35
 use_state
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
@@ -96,3 +96,20 @@ check_eq "ecc_errors" '[{"gpus":[1],"pids":[]}]' "$(finding ecc_errors)"
 "$GPUCTL" status --query-gpu=index,ecc.errors.uncorrected.volatile.total --format=csv,noheader -i 0,1 >"$TMP/csv"
 check_eq "and in nvidia-smi's query field" $'0, 0\n1, 3' "$(cat "$TMP/csv")"
 check_eq "every finding has a message and a fix" 'true' "$(jq '[.findings[] | (.message | length > 10) and (.fix | length > 5)] | all' "$TMP/out")"
+
+# Reading it on a screen (issue 11.16): errors first, then warnings, then info, and a summary
+# last that names the errors, so no amount of info pushes them out of sight; --severity;
+# colour on a terminal.
+"$GPUCTL" doctor >"$TMP/doc"
+check_eq "errors first, then warnings, then info" "error error warning warning warning info" \
+	"$(grep -oE '^(error|warning|info) ' "$TMP/doc" | tr -d ' ' | paste -sd' ')"
+check_eq "a summary last, naming the errors" "2 errors (ecc_errors, gpu_lost), 3 warnings, 1 info" "$(tail -1 "$TMP/doc")"
+check_eq "no colour when not a terminal" 0 "$(grep -c $'\033' "$TMP/doc")"
+check_exit "--severity=error: exit 1 all the same" 1 "$GPUCTL" doctor --severity=error
+check_eq "--severity=error: only the errors" "error error" "$(grep -oE '^(error|warning|info) ' "$TMP/stdout" | tr -d ' ' | paste -sd' ')"
+check_grep "and says what it left out" '^2 errors .* \(4 below --severity=error not shown\)$' "$TMP/stdout"
+"$GPUCTL" doctor --json --severity=warning >"$TMP/out"
+check_eq "--severity=warning in JSON" '["error","warning"]' "$(jq -c '[.findings[].severity] | unique | sort' "$TMP/out")"
+check_exit "--severity=fatal is a usage error" 2 "$GPUCTL" doctor --severity=fatal
+python3 "$ROOT/tests/pty_run.py" "$TMP/tty" "$GPUCTL" doctor
+check_grep "on a terminal the severities are coloured" $'^\033\\[1;31merror\033\\[0m \\[ecc_errors\\]' "$TMP/tty"

@@ -2,7 +2,7 @@
 # t0012-kill.sh: gpuctl kill: own processes end, escalation to KILL after the grace period,
 # another user's processes untouched, dry run, and no PID-reuse accident.
 . "$(dirname "$0")/lib.sh"
-plan 25
+plan 26
 use_state
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
@@ -32,6 +32,7 @@ start=$(date +%s%N)
 check_exit "a process ignoring TERM" 0 "$GPUCTL" kill --mine --grace 0.5
 took=$((($(date +%s%N) - start) / 1000000))
 check_grep "is killed after the grace period" "^pid $p .*: killed with SIGKILL after the grace period$" "$TMP/stdout"
+check_grep "kill says what the grace period waits for" "^gpuctl kill: sent SIGTERM; waiting up to 0.5 s for 1 process to end \\(pid $p\\), then SIGKILL$" "$TMP/stderr"
 check "which took about the grace period ($took ms)" test "$took" -ge 450 -a "$took" -lt 3000
 wait $p 2>/dev/null
 check_exit "--signal USR1 does not escalate" 0 "$GPUCTL" kill --mine --signal USR1 --grace 0.1

@@ -155,7 +155,7 @@ check_eq "CSV: every field of the lost GPU is [N/A]" "2, [N/A], [N/A], [N/A], [N
 "$GPUCTL" status --query-compute-apps=pid,gpu_bus_id --format=csv,noheader >"$TMP/got" 2>/dev/null
 check_eq "CSV apps: no process of the lost GPU" "" "$(grep '3A:00.0' "$TMP/got")"
 "$GPUCTL" status >"$TMP/got" 2>/dev/null
-check_eq "table: LOST and nothing under it" "  2 NVIDIA H100 80GB HBM3   LOST: GPU is lost|  3 NVIDIA H100 80GB HBM3     3%     512 / 81559 MiB   33C     89 / 700 W" "$(grep -A1 '^  2 ' "$TMP/got" | tr '\n' '|' | sed 's/|$//')"
+check_eq "table: LOST and nothing under it" "  2 NVIDIA H100 80GB HBM3  LOST: GPU is lost|  3 NVIDIA H100 80GB HBM3    3%     512 / 81559 MiB   33C     89 / 700 W" "$(grep -A1 '^  2 ' "$TMP/got" | tr '\n' '|' | sed 's/|$//')"
 
 # ---- the exporter: the new metrics, and the lost GPU left out ----
 for machine in h100x8 lost; do

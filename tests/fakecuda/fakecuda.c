@@ -1,7 +1,8 @@
 /* fakecuda.c: a stand-in libcuda.so.1 for testing `gpuctl map --verify`'s plumbing. Test code.
  * It does not apply CUDA_VISIBLE_DEVICES: it reports exactly the devices the test lists in
  * FAKECUDA_DEVICES ("UUID@PCI,UUID@PCI"; UUIDs as GPU-... or MIG-...), fails cuInit with
- * FAKECUDA_INIT_ERROR when set, and appends the CUDA variables it was started with to FAKECUDA_LOG,
+ * FAKECUDA_INIT_ERROR when set, writes FAKECUDA_STDERR_BYTES bytes of warnings to stderr first
+ * (a driver that talks: its reader must not wait on stdout alone), and appends the CUDA variables it was started with to FAKECUDA_LOG,
  * so a test can check the child received the environment under test. */
 #include <ctype.h>
 #include <stdio.h>
@@ -52,6 +53,9 @@ API int cuInit(unsigned flags)
 			o ? o : "(unset)");
 		fclose(f);
 	}
+	const char *noise = getenv("FAKECUDA_STDERR_BYTES");
+	for (long n = noise ? atol(noise) : 0; n > 0; n -= 64)
+		fputs("fakecuda: a warning the driver prints on stderr, 64 bytes long.\n", stderr);
 	if (err)
 		return atoi(err);
 	parse();

@@ -61,21 +61,10 @@ static void write_stats(void)
 	fclose(f);
 }
 
-static int load_machine(void)
+/* The workloads' processes: every file of FAKENVML_PROC_DIR adds [process] sections. */
+static void load_dir(void)
 {
-	const char *path = getenv("FAKENVML_MACHINE");
 	char err[512];
-	if (!path) {
-		fprintf(stderr, "fakenvml: FAKENVML_MACHINE is not set\n");
-		return NVML_ERROR_DRIVER_NOT_LOADED;
-	}
-	struct stat st;
-	if (stat(path, &st) == 0)
-		loaded_mtime = st.st_mtim;
-	if (fm_load(&M, path, err, sizeof err)) {
-		fprintf(stderr, "fakenvml: %s\n", err);
-		return NVML_ERROR_UNKNOWN;
-	}
 	const char *dir = getenv("FAKENVML_PROC_DIR");
 	DIR *d = dir ? opendir(dir) : NULL;
 	for (struct dirent *e; d && (e = readdir(d));) {
@@ -96,11 +85,31 @@ static int load_machine(void)
 	}
 	if (d)
 		closedir(d);
+}
+
+static int load_machine(void)
+{
+	const char *path = getenv("FAKENVML_MACHINE");
+	char err[512];
+	if (!path) {
+		fprintf(stderr, "fakenvml: FAKENVML_MACHINE is not set\n");
+		return NVML_ERROR_DRIVER_NOT_LOADED;
+	}
+	struct stat st;
+	if (stat(path, &st) == 0)
+		loaded_mtime = st.st_mtim;
+	if (fm_load(&M, path, err, sizeof err)) {
+		fprintf(stderr, "fakenvml: %s\n", err);
+		return NVML_ERROR_UNKNOWN;
+	}
+	load_dir();
 	procs_after_load();
 	return 0;
 }
 
-/* Processes come and go while a client runs: re-read them before each process query. */
+/* Processes come and go while a client runs: re-read them before each process query. The
+ * machine file only when it changed; the workloads' files each time (a big machine file parsed
+ * at every query made each refresh of an ASan build take seconds). */
 void reload_processes(void)
 {
 	struct stat st;
@@ -108,8 +117,16 @@ void reload_processes(void)
 	bool changed = path && stat(path, &st) == 0 &&
 		       (st.st_mtim.tv_sec != loaded_mtime.tv_sec ||
 			st.st_mtim.tv_nsec != loaded_mtime.tv_nsec);
-	if (changed || getenv("FAKENVML_PROC_DIR"))
+	if (changed) {
 		load_machine();
+	} else if (getenv("FAKENVML_PROC_DIR")) {
+		size_t k = 0;   /* in order: the file's processes keep their places */
+		for (size_t i = 0; i < M.nprocs; i++)
+			if (!M.procs[i].dynamic)
+				M.procs[k++] = M.procs[i];
+		M.nprocs = k;
+		load_dir();
+	}
 }
 
 /* ---- handles and the common prologue ---- */

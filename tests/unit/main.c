@@ -42,6 +42,7 @@ int main(void)
 	test_cluster();
 	test_args();
 	test_exitcodes();
+	test_tui();
 	test_jobs();
 	/* The plan comes last (TAP allows it): a run that dies early has none, and fails. */
 	printf("1..%d\n", tap_count);

@@ -28,6 +28,7 @@ void test_proto(void);
 void test_proc(void);
 void test_args(void);
 void test_exitcodes(void);
+void test_tui(void);
 void test_slurm(void);
 void test_cluster(void);
 void test_jobs(void);

@@ -129,7 +129,7 @@ static void test_accessors(void)
 	double loop = 7;
 	CHECK(args_seconds(&a, 'l', 0.01, &loop) && loop == 0.5);
 	CHECK(!args_seconds(&a, 'l', 1, &loop) && loop == 0.5);
-	CHECK_STR(a.err, "-l wants seconds (at least 1; fractions allowed), not '0.5'");
+	CHECK_STR(a.err, "-l wants seconds from 1 to 1000000 (fractions allowed), not '0.5'");
 	unsigned long n = 9;
 	CHECK(!args_uint(&a, 'c', 1, ULONG_MAX, &n) && n == 9);
 	CHECK_STR(a.err, "-c wants a whole number of at least 1, not '0'");

@@ -21,6 +21,9 @@ void test_util(void)
 	static const struct { const char *in; bool ok; double v; } s[] = {
 		{"1", true, 1}, {"0.5", true, 0.5}, {".25", true, 0.25}, {"2.", true, 2},
 		{"-1", false, 0}, {"nan", false, 0}, {"inf", false, 0}, {"1s", false, 0}, {"", false, 0},
+		/* every wait converts to int milliseconds: no exponent, and at most MAX_SECONDS */
+		{"1e300", false, 0}, {"1e3", false, 0}, {"0x10", false, 0}, {".", false, 0},
+		{"1000000", true, 1000000}, {"1000000.5", false, 0}, {"99999999999999999999", false, 0},
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(s); i++) {
 		double v = -7;
@@ -107,6 +110,10 @@ void test_config_values(void)
 		{"20G", true, 20480}, {"20g", true, 20480}, {"512M", true, 512}, {"1024", true, 1024},
 		{"1.5G", true, 1536}, {"2T", true, 2097152}, {"20GiB", true, 20480}, {"20GB", true, 20480},
 		{"", false, 0}, {"G", false, 0}, {"-1G", false, 0}, {"20X", false, 0}, {"20 G", false, 0},
+		/* issue 11.18: no overflow into a lease (UBSan saw it), no exponent or hex */
+		{"20000000000000T", false, 0}, {"1e300T", false, 0}, {"1e3G", false, 0},
+		{"0x10G", false, 0}, {"infG", false, 0}, {"1024T", true, 1073741824ULL},
+		{"1024.5T", false, 0}, {"18446744073709551616", false, 0}, {".5G", true, 512},
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
 		uint64_t v = 7;
@@ -116,6 +123,8 @@ void test_config_values(void)
 	static const struct { const char *in; bool ok; double s; } durs[] = {
 		{"90", true, 90}, {"30s", true, 30}, {"5m", true, 300}, {"2h", true, 7200}, {"0.5", true, 0.5},
 		{"", false, 0}, {"5d", false, 0}, {"-1", false, 0}, {"m", false, 0}, {"1h30m", false, 0},
+		{"1e400", false, 0}, {"1e306h", false, 0}, {"8760h", true, 31536000}, {"8761h", false, 0},
+		{"99999999999999999999999999999999999999999999999999999999999999999s", false, 0},
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(durs); i++) {
 		double v = -7;

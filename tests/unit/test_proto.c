@@ -13,6 +13,17 @@ static bool decodes(const char *s)
 	return ok;
 }
 
+/* esc_fit into cols columns; *used: what it said it took. */
+static const char *fitted(const char *s, int cols, bool pad, int *used)
+{
+	static char out[256];
+	struct strbuf sb = {0};
+	*used = esc_fit(&sb, s, cols, pad);
+	snprintf(out, sizeof out, "%s", sb.buf ? sb.buf : "");
+	sb_free(&sb);
+	return out;
+}
+
 static const char *escaped(const char *s)
 {
 	static char out[256];
@@ -82,4 +93,20 @@ void test_proto(void)
 	CHECK_STR(escaped("csi\xc2\x9b" "31m"), "csi\\u009b31m");   /* C1 control */
 	CHECK_STR(escaped("\xed\xa0\x80"), "\\xed\\xa0\\x80");       /* a surrogate */
 	CHECK_STR(escaped("\xc0\xaf"), "\\xc0\\xaf");                /* overlong */
+	/* Fitting into columns: an ellipsis marks a cut, never inside an escape or a character. */
+	int used;
+	CHECK_STR(fitted("abc", 5, true, &used), "abc  ");
+	CHECK(used == 5);
+	CHECK_STR(fitted("abcdef", 4, false, &used), "abc\xe2\x80\xa6");
+	CHECK(used == 4);
+	CHECK_STR(fitted("abcdef", -1, false, &used), "abcdef");
+	CHECK_STR(fitted("a\x1b" "bcdef", 4, false, &used), "a\\e\xe2\x80\xa6");
+	CHECK_STR(fitted("a\x1b" "bcdef", 3, false, &used), "a\xe2\x80\xa6"); /* not "a\\" */
+	CHECK(used == 2);
+	CHECK_STR(fitted("a\x1b" "bcdef", 3, true, &used), "a\xe2\x80\xa6 ");
+	CHECK_STR(fitted("caf\xc3\xa9 au lait", 6, false, &used), "caf\xc3\xa9 \xe2\x80\xa6");
+	CHECK(used == 6);
+	CHECK_STR(fitted("caf\xc3\xa9", 4, true, &used), "caf\xc3\xa9");
+	CHECK_STR(fitted("back\\slash", -1, false, &used), "back\\\\slash");
+	CHECK(esc_cols("a\x1b") == 3 && esc_cols("caf\xc3\xa9") == 4 && esc_cols("x\xff") == 5);
 }

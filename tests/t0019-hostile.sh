@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# t0019-hostile.sh: another user controls their process names, command lines and lease names;
+# none of their control bytes (ESC, OSC, BEL, CR, newline, DEL, C1 CSI) may reach a terminal
+# (issue 11.12): status (table, lease line, loop on a pty), the nvidia-smi CSV (a newline must
+# not forge a row), kill's list, prompt and report, doctor's messages, map/which --pid.
+# Shown escaped, as ps and ls do (\e, \n, \x7f, \u009b; a backslash doubled).
+. "$(dirname "$0")/lib.sh"
+. "$ROOT/tests/daemon.sh"
+plan 17
+quiet_machine "$TMP/m4" 4
+use_machine "$TMP/m4"
+daemon_setup
+daemon_start
+WL=$B/workload
+H=$'job\e]0;owned\a\e[2J\r\nforged\x7f\xc2\x9bx'
+SHOWN='job\e]0;owned\a\e[2J\r\nforged\x7f\u009bx'
+# raw FILE: the lines of FILE holding a control byte other than the newline ending each line
+# (our own codes are removed first: colours, clearing, the cursor, and the CR a terminal adds
+# before each newline).
+raw() {
+	sed 's/\x1b\[[0-9;]*[mKJH]//g; s/\x1b\[?25[hl]//g; s/\r$//' "$1" |
+		LC_ALL=C grep -an $'[\x01-\x08\x0b-\x1f\x7f]\|\xc2[\x80-\x9f]'
+}
+shown() { grep -aqF -- "$SHOWN" "$1"; }
+
+# A lease named by the other user, its job on GPU 1, and a process named by them on GPUs 1-3
+# that ignores its CUDA_VISIBLE_DEVICES (doctor quotes it: late_visibility, lease_violation).
+mkfifo "$TMP/fifo"
+"$GPUCTL" run -q -g 1 --name "$H" -- "$WL" --log "$TMP/log" --tag lease --until "$TMP/fifo" & runner=$!
+await_line '^start lease' "$TMP/log"
+CUDA_VISIBLE_DEVICES=0 bash -c 'exec -a "$0" "$@"' "$H" "$WL" --mode ignore --mem 700 & P=$!
+await_workload $P
+
+"$GPUCTL" status >"$TMP/st"
+check_eq "status: no control byte of theirs reaches the terminal" "" "$(raw "$TMP/st")"
+check "status: the process name is shown escaped" shown "$TMP/st"
+check_grep "status: the lease name too" "lease: root 'job\\\\e\]0;owned" "$TMP/st"
+check_eq "status: a newline in a name forges no line of its own" "" "$(grep -av '^driver \|^GPU \|^ *[0-9] \|^      ' "$TMP/st")"
+python3 "$ROOT/tests/pty_run.py" --rows 40 "$TMP/tty" "$GPUCTL" status -l 0.05 -c 2
+check_eq "status -l on a terminal: no control byte of theirs" "" "$(raw "$TMP/tty")"
+"$GPUCTL" status --query-compute-apps=pid,process_name --format=csv,noheader >"$TMP/csv"
+check_eq "CSV: one row per process; the newline forges no row" 5 "$(wc -l <"$TMP/csv")"
+check_grep "CSV: the name escaped in its row" "^$P, job\\\\e\\]0;owned\\\\a\\\\e\\[2J\\\\r\\\\nforged" "$TMP/csv"
+
+"$GPUCTL" kill --pid $P --dry-run >"$TMP/kill"
+check_eq "kill --dry-run: no control byte" "" "$(raw "$TMP/kill")"
+check_grep "kill --dry-run: the command shown escaped" "would signal pid $P .*: job\\\\e\\]0;owned" "$TMP/kill"
+python3 "$ROOT/tests/pty_run.py" --answer '[y/N]' $'n\r' "$TMP/prompt" "$GPUCTL" kill --pid $P
+check_eq "kill's prompt on a terminal: no control byte" "" "$(raw "$TMP/prompt")"
+check "kill's prompt: the command escaped" shown "$TMP/prompt"
+check "and answered no, nothing was signalled" kill -0 $P
+
+"$GPUCTL" doctor >"$TMP/doc"
+check_eq "doctor: no control byte in its messages" "" "$(raw "$TMP/doc")"
+check_grep "doctor: the process named, escaped" "process $P \(job\\\\e\]0;owned" "$TMP/doc"
+check_grep "doctor: the lease name too" "leased to root \(pid [0-9]+, job\\\\e\]0;owned" "$TMP/doc"
+
+# Another process's CUDA_VISIBLE_DEVICES, read from /proc/PID/environ.
+CUDA_VISIBLE_DEVICES=$'1\e]0;owned\a' "$B/sleeper" & S=$!
+await_line "^$S\$" "$SLEEPER_READY"
+{ "$GPUCTL" map --pid $S; "$GPUCTL" which 3 --pid $S; } >"$TMP/map" 2>&1
+check_eq "map and which --pid: no control byte of that environment" "" "$(raw "$TMP/map")"
+check_grep "map --pid: the value escaped" 'CUDA_VISIBLE_DEVICES=1\\e\]0;owned\\a' "$TMP/map"
+kill $P $S
+echo >"$TMP/fifo"
+wait $runner
