@@ -191,7 +191,10 @@ void slurm_row_apply(const struct squeue_row *r, struct job *j)
 				      "before it started"));
 	else if (why)
 		set_reason(j, xasprintf("%s (Slurm: %s)", why, r->state));
-	else if (j->state == JOB_FAILED && strcmp(r->reason, "None") && strcmp(r->reason, "NonZeroExitCode"))
+	/* Slurm 22.05 gives a batch script ended by a signal the Reason JobLaunchFailure, though it
+	 * ran: the signal says it all. */
+	else if (j->state == JOB_FAILED && strcmp(r->reason, "None") && strcmp(r->reason, "NonZeroExitCode") &&
+		 !(j->signal && !strcmp(r->reason, "JobLaunchFailure")))
 		set_reason(j, xasprintf("Slurm: %s (%s)", r->state, r->reason));
 	else
 		set_reason(j, NULL);
