@@ -105,9 +105,9 @@ static void states(void)
 	apply("2|0|FAILED|9|2026-11-30T21:56:30|2026-11-30T21:56:33|2026-11-30T21:56:33|vm|JobLaunchFailure|", &j);
 	CHECK(j.state == JOB_FAILED && j.exit_code == -1 && j.signal == 9);
 	CHECK(j.reason == NULL); /* Slurm's JobLaunchFailure for a script it signalled: not shown */
+	CHECK(job_exit_status(&j) == 137);
 	apply("2|0|FAILED|256|2026-11-30T21:56:30|N/A|2026-11-30T21:56:33||JobLaunchFailure|", &j);
 	CHECK_STR(j.reason, "Slurm: FAILED (JobLaunchFailure)");
-	CHECK(job_exit_status(&j) == 137);
 	apply("5|0|CANCELLED|15|2026-11-30T21:56:30|2026-11-30T21:56:33|2026-11-30T21:56:40|vm|None|", &j);
 	CHECK(j.state == JOB_CANCELLED && j.signal == 15 && job_exit_status(&j) == EXIT_CANCELLED);
 	CHECK_STR(j.reason, "cancelled in Slurm while it ran");
