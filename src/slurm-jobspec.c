@@ -405,6 +405,8 @@ char **sbatch_argv(const struct sbatch_req *rq, char *const *command, char *why,
 	const char *base = strrchr(command[0], '/');
 	v[n++] = xasprintf("--job-name=%s", rq->name ? rq->name : base && base[1] ? base + 1 : command[0]);
 	v[n++] = xasprintf("--chdir=%s", rq->cwd);
+	/* The environment of the submit, whatever SBATCH_EXPORT in it says. */
+	v[n++] = xstrdup("--export=ALL");
 	char *pat = rq->log ? slurm_path_pattern(rq->log) : NULL;
 	v[n++] = xasprintf("--output=%s", pat ? pat : "slurm-%j.out");
 	free(pat);

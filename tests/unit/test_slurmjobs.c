@@ -206,21 +206,21 @@ static void sbatch(void)
 
 	struct sbatch_req rq = {.count = 2, .cwd = "/home/a/x y"};
 	check_argv(&rq, cmd, "sbatch --parsable --nodes=1 --ntasks=1 --gres=gpu:2 --job-name=python3 "
-		   "--chdir=/home/a/x y --output=slurm-%j.out --open-mode=append /dev/stdin "
+		   "--chdir=/home/a/x y --export=ALL --output=slurm-%j.out --open-mode=append /dev/stdin "
 		   "/usr/bin/python3 train.py --lr 0.1", "sbatch: -n 2, the program's name, slurm-%j.out");
 	rq = (struct sbatch_req){.count = 1, .cwd = "/w", .name = "lr 0.1", .log = "/w/100%.log",
 				 .after = after, .nafter = 2};
 	check_argv(&rq, cmd, "sbatch --parsable --nodes=1 --ntasks=1 --gres=gpu:1 --job-name=lr 0.1 "
-		   "--chdir=/w --output=/w/100%%.log --open-mode=append --dependency=afterok:41:42 "
+		   "--chdir=/w --export=ALL --output=/w/100%%.log --open-mode=append --dependency=afterok:41:42 "
 		   "--kill-on-invalid-dep=yes /dev/stdin /usr/bin/python3 train.py --lr 0.1",
 		   "sbatch: --name, --log (its % meant as written), --after as afterok");
 	rq = (struct sbatch_req){.count = 1, .cwd = "/w", .min_free_mib = 30 * 1024, .gres_mem = &gres};
 	check_argv(&rq, cmd, "sbatch --parsable --nodes=1 --ntasks=1 --gres=gpu:a100:1 --job-name=python3 "
-		   "--chdir=/w --output=slurm-%j.out --open-mode=append /dev/stdin /usr/bin/python3 train.py "
+		   "--chdir=/w --export=ALL --output=slurm-%j.out --open-mode=append /dev/stdin /usr/bin/python3 train.py "
 		   "--lr 0.1", "sbatch: --min-free-memory 30G as the smallest GPU type that has it");
 	rq.feature_mem = &feat;
 	check_argv(&rq, cmd, "sbatch --parsable --nodes=1 --ntasks=1 --gres=gpu:1 --constraint=gpu40g|gpu80g "
-		   "--job-name=python3 --chdir=/w --output=slurm-%j.out --open-mode=append /dev/stdin "
+		   "--job-name=python3 --chdir=/w --export=ALL --output=slurm-%j.out --open-mode=append /dev/stdin "
 		   "/usr/bin/python3 train.py --lr 0.1",
 		   "sbatch: --min-free-memory as any node feature that has it (features first)");
 	rq.min_free_mib = 100 * 1024;
