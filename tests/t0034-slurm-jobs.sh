@@ -5,7 +5,8 @@
 # third waits for resources and is shown queued; jobs/logs/cancel/wait and their exit statuses;
 # --after chains, and the job after a failed one cancelled, never run; Slurm's refusal of an
 # impossible request in its own words, exit 18; a job slurmctld forgot shown as unknown, never
-# done; a second user refused; hostile names escaped; `jobs` listing this machine's jobs beside.
+# done; a second user refused; hostile names escaped; `jobs` listing this machine's jobs beside;
+# the backend chosen by [defaults], a profile (whose env.NAME reaches the job) or --local.
 # Slurm tells no one when a job starts or ends: the jobs announce themselves in their logs
 # (events, awaited with inotify), and only Slurm's own view (queued for Resources) is polled for,
 # with a deadline.
@@ -14,8 +15,8 @@
 . "$ROOT/tests/jobs.sh"
 . "$ROOT/tests/slurm.sh"
 trap '[ "$BASHPID" = "$$" ] && { slurm_down; jobs_cleanup; cleanup_jobs; rm -rf "$TMP"; }' EXIT
-plan 57
-N=57
+plan 63
+N=63
 if ! slurm_usable; then
 	skip "real Slurm" "$SLURM_WHY" $N
 	exit 0
@@ -149,6 +150,19 @@ printf '[defaults]\nbackend = slurm\n[slurm]\nfeatures_by_memory = gpu40g:40G gp
 check_exit "backend = slurm in the config, --min-free-memory as node features: Slurm's word (18)" 18 \
 	"$G" submit --min-free-memory 50G -- true
 check_grep "the constraint reached Slurm" "Slurm refused the job: sbatch: error: .*(feature|constraint)" "$TMP/stderr"
+"$G" config >"$TMP/config" 2>&1
+check_grep "gpuctl config lists the [slurm] key" "	slurm.features_by_memory=gpu40g:40G gpu80g:80G\$" "$TMP/config"
+lj=$("$G" submit --local -- true 2>"$TMP/err")
+check "--local overrides backend = slurm in [defaults]: a job of this machine" grep -qxE '[0-9]+' <<<"$lj"
+# A profile's backend and variables.
+printf '[profile p]\nbackend = slurm\nenv.PROFILE_VAR = from profile\n' >"$XDG_CONFIG_HOME/gpuctl/config"
+pj=$("$G" submit --profile p -- sh -c 'echo "pv=$PROFILE_VAR"' 2>"$TMP/err")
+check "--profile with backend = slurm: a Slurm job" grep -qxE 'slurm:[0-9]+' <<<"$pj"
+"$G" wait "$pj" "$lj"
+check_grep "the profile's env.NAME reached the Slurm job" '^pv=from profile$' "$(log_of "$pj")"
+printf '[defaults]\nbackend = pbs\n' >"$XDG_CONFIG_HOME/gpuctl/config"
+check_exit "backend = pbs: a configuration error (2)" 2 "$G" submit -- true
+check_grep "naming the values it takes" "local or slurm" "$TMP/stderr"
 rm "$XDG_CONFIG_HOME/gpuctl/config"
 check_exit "an id Slurm does not know: 17" 17 "$G" wait slurm:999999
 check_exit "a malformed id: 2" 2 "$G" logs slurm:x
