@@ -172,11 +172,16 @@ int slurm_submit(struct submit_req *rq, char **argv, const char *command, uint64
 	if (rc != 0 || !sbatch_parse_id(out.buf ? out.buf : "", id)) {
 		if (rc == 0)
 			sb_adds(&e, "sbatch printed no job id");
-		slurm_fail(err, rc < 0 ? "cannot submit to Slurm" : "Slurm refused the job", &e,
-			   rc < 0 ? (strstr(e.buf ? e.buf : "", "did not answer") ? " (it may have been "
-				     "submitted all the same: `squeue --me` shows)" : " (is Slurm's client "
-				     "installed? Debian: slurm-client)")
-			   : "; nothing was submitted (`sinfo -o '%N %G'` lists what each node has)");
+		/* slurmctld's refusal of the request, or sbatch that could not ask it (no
+		 * configuration, no controller): each with what to do. */
+		bool refused = rc > 0 && e.buf && strstr(e.buf, "Batch job submission failed");
+		slurm_fail(err, refused ? "Slurm refused the job" : "cannot submit to Slurm", &e,
+			   refused ? "; nothing was submitted (`sinfo -o '%N %G'` lists what each node has)"
+			   : rc > 0 ? "; nothing was submitted (is this machine a Slurm client, slurmctld "
+				      "up? `scontrol ping` says)"
+			   : strstr(e.buf ? e.buf : "", "did not answer") ? " (it may have been submitted "
+				     "all the same: `squeue --me` shows)"
+			   : " (is Slurm's client installed? Debian: slurm-client)");
 		sb_free(&out);
 		sb_free(&e);
 		return EXIT_SLURM;
