@@ -52,7 +52,8 @@ kill -KILL "$(runner_pid)"
 "$G" jobs --json >"$TMP/out"
 check_eq "after the runner's death: still running, still queued" '["running","running","queued","queued"]' \
 	"$(jq -c "[.jobs[] | select(.id >= $k1) | .state]" "$TMP/out")"
-check_grep "a new runner took them over" "job $k1 still runs \(pid [0-9]+\): watching it again" "$(runner_log)"
+# The new runner logs the takeover as it starts: awaited, not read at once.
+check "a new runner took them over" await_line "job $k1 still runs \(pid [0-9]+\): watching it again" "$(runner_log)" 30
 echo >"$TMP/go-k1"; echo >"$TMP/go-k2"
 check_exit "the queued ones ran" 0 "$G" wait "$k3" "$k4"
 check_exit "the running ones' end was seen, their status unknown: lost (16)" 16 "$G" wait "$k1"
