@@ -1,12 +1,12 @@
 /* cmd-jobs.c: `gpuctl jobs [--all] [--json] [ID...]` and `gpuctl jobs --clean`: the caller's
- * jobs from their records (id, name, state, place in the queue and wait so far, GPUs, start,
- * runtime, exit status or signal, command); with --all, every user's queued and running work
- * too, as the daemon lists it (other users' records and logs are theirs: never read). */
+ * jobs of every backend (jobbackend.h: this machine's from their records, Slurm's as squeue says;
+ * id, name, state, place in the queue and wait so far, GPUs, start, runtime, exit status or
+ * signal, command); with --all, every user's queued and running work on this machine too, as the
+ * daemon lists it (other users' records and logs are theirs: never read). */
 #include "escape.h"
 #include "gpuctl.h"
-#include "jobconn.h"
+#include "jobbackend.h"
 #include "json.h"
-#include "leaseview.h"
 #include "pid.h"
 
 #include <stdio.h>
@@ -21,56 +21,6 @@ struct row {
 	struct job *j;
 	char user[64];
 };
-
-/* Other users' jobs, as the daemon lists them (kind job; the id from the label "#ID NAME"), and
- * the places of ours in the queue. */
-static void from_daemon(struct job **others, size_t *nothers, struct jobctx *x, bool all)
-{
-	struct leaseview v;
-	struct gpu_error err = {0};
-	struct gpu_set *set = NULL;
-	uint64_t id;
-	if (!leaseview_load(&v, &err))
-		return;
-	for (size_t i = 0; i < v.nqueue; i++) {
-		const struct waiter_info *w = &v.queue[i];
-		if (strcmp(w->kind, "job") || !job_label_id(w->name, &id))
-			continue;
-		struct job *mine = w->uid == geteuid() ? jobctx_find(x, id) : NULL;
-		if (mine) {
-			mine->position = w->position;
-		} else if (all && w->uid != geteuid()) {
-			*others = xrealloc(*others, (*nothers + 1) * sizeof **others);
-			struct job *j = &(*others)[(*nothers)++];
-			const char *sp = strchr(w->name, ' ');
-			*j = (struct job){.id = id, .uid = w->uid, .state = JOB_QUEUED, .exit_code = -1,
-					  .position = w->position, .count = w->count,
-					  .submitted = (uint64_t)w->since * 1000000000ULL,
-					  .name = sp ? xstrdup(sp + 1) : NULL,
-					  .command = xstrdup(w->command ? w->command : "")};
-		}
-	}
-	for (size_t i = 0; all && i < v.nleases; i++) {
-		const struct lease_info *l = &v.leases[i];
-		if (strcmp(l->kind, "job") || l->uid == geteuid() || !job_label_id(l->name, &id))
-			continue;
-		if (!set)
-			set = gpu_set_open(&err); /* indices are a courtesy: UUIDs say it otherwise */
-		*others = xrealloc(*others, (*nothers + 1) * sizeof **others);
-		struct job *j = &(*others)[(*nothers)++];
-		const char *sp = strchr(l->name, ' ');
-		*j = (struct job){.id = id, .uid = l->uid, .state = JOB_RUNNING, .exit_code = -1,
-				  .pid = l->pid, .started = (uint64_t)l->since * 1000000000ULL,
-				  .name = sp ? xstrdup(sp + 1) : NULL,
-				  .command = xstrdup(l->command ? l->command : "")};
-		for (size_t k = 0; k < l->ngpus && j->ngpus < GPU_MAX; k++)
-			for (size_t g = 0; set && g < set->ngpus; g++)
-				if (!strcmp(set->gpus[g].uuid, l->uuids[k]))
-					j->gpus[j->ngpus++] = set->gpus[g].index;
-	}
-	gpu_set_free(set);
-	leaseview_free(&v);
-}
 
 static void rfc3339(char *buf, size_t n, uint64_t ns)
 {
@@ -107,8 +57,14 @@ static void print_json(const struct row *rows, size_t n)
 	json_arr(&j, "jobs");
 	for (size_t i = 0; i < n; i++) {
 		const struct job *x = rows[i].j;
+		char id[48];
 		json_obj(&j, NULL);
-		json_uint(&j, "id", x->id);
+		/* Slurm's ids are the text the commands take ("slurm:42"), so they cannot be mistaken
+		 * for this machine's. */
+		if (x->kind == JOB_SLURM)
+			json_str(&j, "id", job_id_text(x->kind, x->id, id, sizeof id));
+		else
+			json_uint(&j, "id", x->id);
 		json_str(&j, "name", x->name);
 		json_str(&j, "user", rows[i].user);
 		json_uint(&j, "uid", x->uid);
@@ -134,10 +90,20 @@ static void print_json(const struct row *rows, size_t n)
 		else
 			json_null(&j, "queue_position");
 		/* Extras (the contract allows more keys). */
+		json_str(&j, "backend", job_backend(x->kind)->name);
 		json_arr(&j, "after");
 		for (size_t k = 0; k < x->nafter; k++)
-			json_uint(&j, NULL, x->after[k]);
+			if (x->kind == JOB_SLURM)
+				json_str(&j, NULL, job_id_text(x->kind, x->after[k], id, sizeof id));
+			else
+				json_uint(&j, NULL, x->after[k]);
 		json_end_arr(&j);
+		if (x->kind == JOB_SLURM) {
+			json_uint(&j, "slurm_job_id", x->id);
+			json_str(&j, "slurm_state", x->slurm_state);
+			json_str(&j, "node", x->node);
+			json_bool(&j, "never_starts", x->never);
+		}
 		if (x->pid)
 			json_int(&j, "pid", x->pid);
 		else
@@ -191,12 +157,20 @@ static void print_table(const struct row *rows, size_t n, bool all)
 		fputs(all ? "no jobs\n" : "no jobs (`gpuctl submit -- COMMAND` queues one)\n", stdout);
 		return;
 	}
-	sb_addf(&sb, "%6s %s%-12s %-14s %-7s %-8s %-8s %-6s %s\n", "ID", all ? "USER         " : "",
+	int w = 6;
+	char id[48];
+	for (size_t i = 0; i < n; i++) {
+		int l = (int)strlen(job_id_text(rows[i].j->kind, rows[i].j->id, id, sizeof id));
+		w = l > w ? l : w;
+	}
+	sb_addf(&sb, "%*s %s%-12s %-14s %-7s %-8s %-8s %-6s %s\n", w, "ID", all ? "USER         " : "",
 		"NAME", "STATE", "GPUS", "START", "TIME", "EXIT", "COMMAND");
 	for (size_t i = 0; i < n; i++) {
 		const struct job *x = rows[i].j;
 		char state[32], gpus[64] = "-", start[24], took[48], ex[16] = "-";
-		if (x->state == JOB_QUEUED && x->position)
+		if (x->state == JOB_QUEUED && x->never)
+			snprintf(state, sizeof state, "never starts");
+		else if (x->state == JOB_QUEUED && x->position)
 			snprintf(state, sizeof state, "queued #%llu", (unsigned long long)x->position);
 		else if (x->state == JOB_QUEUED && x->nafter)
 			snprintf(state, sizeof state, "queued, after");
@@ -219,7 +193,7 @@ static void print_table(const struct row *rows, size_t n, bool all)
 			snprintf(ex, sizeof ex, "%d", x->exit_code);
 		else if (x->signal)
 			snprintf(ex, sizeof ex, "SIG%d", x->signal);
-		sb_addf(&sb, "%6llu ", (unsigned long long)x->id);
+		sb_addf(&sb, "%*s ", w, job_id_text(x->kind, x->id, id, sizeof id));
 		if (all)
 			sb_addf(&sb, "%-12s ", esc_str(rows[i].user, 0));
 		size_t mark = sb.len;
@@ -228,13 +202,20 @@ static void print_table(const struct row *rows, size_t n, bool all)
 			"", state, gpus, start, took, ex);
 		esc_printable_n(&sb, x->command ? x->command : "", 200);
 		sb_addc(&sb, '\n');
-		if (x->state == JOB_QUEUED && x->nafter && !x->position) {
+		if (x->state == JOB_QUEUED && x->nafter && !x->position && !x->never) {
 			sb_adds(&sb, "         after job");
 			for (size_t k = 0; k < x->nafter; k++)
-				sb_addf(&sb, "%s %llu", k ? "," : "", (unsigned long long)x->after[k]);
+				sb_addf(&sb, "%s %s", k ? "," : "", job_id_text(x->kind, x->after[k], id, sizeof id));
 			sb_addc(&sb, '\n');
 		}
-		if (x->reason && (job_final(x->state) || x->attempt > 1)) {
+		if (x->kind == JOB_SLURM && x->state == JOB_RUNNING && x->node) {
+			sb_adds(&sb, "         on node ");
+			esc_printable_n(&sb, x->node, 200);
+			sb_addc(&sb, '\n');
+		}
+		/* Slurm says why a job waits (Resources, Priority, ...); this machine's place in the
+		 * queue says it here. */
+		if (x->reason && (job_final(x->state) || x->attempt > 1 || x->kind == JOB_SLURM)) {
 			sb_adds(&sb, "         ");
 			esc_printable_n(&sb, x->reason, 300);
 			sb_addc(&sb, '\n');
@@ -249,31 +230,75 @@ static void print_table(const struct row *rows, size_t n, bool all)
 	sb_free(&sb);
 }
 
+/* Forgets the finished jobs of every backend. */
 static int clean(void)
 {
-	struct dclient dc = {.fd = -1};
-	struct strbuf req = {0};
-	struct msg reply;
-	struct gpu_error err = {0};
-	msg_begin(&req, "clean");
-	msg_add_u64(&req, "id", 1);
-	bool ok = runner_call(&dc, &req, NULL, 0, &reply, &err);
-	sb_free(&req);
-	dclient_close(&dc);
-	if (!ok) {
-		fprintf(stderr, "gpuctl jobs: %s\n", err.msg);
-		return err.code;
-	}
 	uint64_t gone = 0, kept = 0;
-	msg_get_u64(&reply, "count", UINT64_MAX, &gone);
-	msg_get_u64(&reply, "kept", UINT64_MAX, &kept);
-	msg_free(&reply);
+	int rc = EXIT_OK;
+	for (int k = 0; k < JOB_NKINDS; k++) {
+		const struct job_backend *be = job_backend((enum job_kind)k);
+		struct gpu_error err = {0};
+		uint64_t g = 0, kp = 0;
+		struct jobs_of *of = be->open(false, &err);
+		bool ok = of && be->clean(of, &g, &kp, &err);
+		if (of)
+			be->close(of);
+		if (!ok) {
+			fprintf(stderr, "gpuctl jobs: %s\n", err.msg);
+			rc = rc ? rc : err.code ? err.code : EXIT_FAIL;
+		}
+		gone += g;
+		kept += kp;
+	}
 	fprintf(stderr, "gpuctl jobs: forgot %llu finished job%s", (unsigned long long)gone,
 		gone == 1 ? "" : "s");
 	if (kept)
 		fprintf(stderr, " (kept %llu that queued jobs run after)", (unsigned long long)kept);
 	fputc('\n', stderr);
-	return EXIT_OK;
+	return rc;
+}
+
+/* Without ids: every job of every backend (a Slurm backend with no records asks Slurm nothing).
+ * With ids: those, each from its own backend; with --all, other users' too where known. */
+static int gather(struct jobset *js, struct job_ref *refs, size_t nids, bool all, struct row **rows,
+		  size_t *n)
+{
+	int rc = EXIT_OK;
+	*n = 0;
+	*rows = NULL;
+	if (nids && !all) {
+		rc = jobset_find(js, refs, nids, true, "gpuctl jobs");
+		*rows = xcalloc(nids + 1, sizeof **rows);
+		for (size_t i = 0; rc == EXIT_OK && i < nids; i++)
+			(*rows)[(*n)++].j = js->jobs[i];
+		return rc;
+	}
+	js->refs = refs;
+	size_t cap = 0;
+	for (int k = 0; k < JOB_NKINDS; k++) {
+		const struct job_backend *be = job_backend((enum job_kind)k);
+		struct job **list;
+		size_t m = 0;
+		int r = EXIT_OK;
+		if (!jobset_of(js, (enum job_kind)k, true, "gpuctl jobs", &r))
+			return r;
+		r = be->list(js->of[k], all, &list, &m);
+		rc = rc ? rc : r;
+		for (size_t i = 0; i < m; i++) {
+			bool wanted = !nids;
+			for (size_t q = 0; q < nids && !wanted; q++)
+				wanted = refs[q].kind == (enum job_kind)k && refs[q].id == list[i]->id;
+			if (!wanted)
+				continue;
+			*rows = grow_array(*rows, &cap, *n + 1, sizeof **rows);
+			(*rows)[(*n)++] = (struct row){.j = list[i]};
+		}
+	}
+	if (rc == EXIT_OK && nids && *n < nids) {
+		fprintf(stderr, "gpuctl jobs: no such job (of yours, or queued or running)\n");
+		rc = EXIT_NO_SUCH_JOB;
+	}
+	return rc;
 }
 
 static int jobs_cmd(struct cmd *c)
@@ -284,57 +309,25 @@ static int jobs_cmd(struct cmd *c)
 			return cmd_bad_usage(c->entry, "--clean takes nothing else");
 		return clean();
 	}
-	uint64_t *ids;
-	size_t nids;
-	if (!jobctx_ids(c->args.argc, c->args.argv, &ids, &nids, "gpuctl jobs"))
+	struct job_ref *refs;
+	size_t nids, n;
+	if (!jobset_ids(c->args.argc, c->args.argv, &refs, &nids, "gpuctl jobs"))
 		return EXIT_USAGE;
-	struct jobctx x;
-	struct gpu_error err = {0};
-	if (!jobctx_load(&x, true, &err)) {
-		fprintf(stderr, "gpuctl jobs: %s\n", err.msg);
-		free(ids);
-		return err.code;
-	}
-	int rc = all ? EXIT_OK : jobctx_check(&x, ids, nids, "gpuctl jobs");
-	struct job *others = NULL;
-	size_t nothers = 0;
-	bool queued = false;
-	for (size_t i = 0; i < x.n; i++)
-		queued |= x.jobs[i].state == JOB_QUEUED;
-	if (rc == EXIT_OK && (queued || all))
-		from_daemon(&others, &nothers, &x, all);
-	struct row *rows = xcalloc(x.n + nothers + 1, sizeof *rows);
-	size_t n = 0;
-	char me[64];
-	user_name(geteuid(), me, sizeof me);
-	for (size_t i = 0; rc == EXIT_OK && i < x.n + nothers; i++) {
-		struct job *j = i < x.n ? &x.jobs[i] : &others[i - x.n];
-		bool wanted = !nids;
-		for (size_t k = 0; k < nids && !wanted; k++)
-			wanted = ids[k] == j->id;
-		if (!wanted)
-			continue;
-		rows[n].j = j;
-		if (i < x.n)
-			snprintf(rows[n].user, sizeof rows[n].user, "%s", me);
-		else
-			user_name(j->uid, rows[n].user, sizeof rows[n].user);
-		n++;
-	}
-	if (rc == EXIT_OK && all && nids && n < nids) {
-		fprintf(stderr, "gpuctl jobs: no such job (of yours, or queued or running)\n");
-		rc = EXIT_NO_SUCH_JOB;
-	}
-	if (rc == EXIT_OK) {
+	struct jobset js = {0};
+	struct row *rows;
+	int rc = gather(&js, refs, nids, all, &rows, &n);
+	/* A backend that could not be asked (Slurm down) still shows what was known: its code
+	 * says the list may be stale. */
+	if (rc == EXIT_OK || (rc == EXIT_SLURM && n)) {
+		for (size_t i = 0; i < n; i++)
+			user_name(rows[i].j->uid, rows[i].user, sizeof rows[i].user);
 		if (json)
 			print_json(rows, n);
 		else
 			print_table(rows, n, all);
 	}
 	free(rows);
-	jobs_free(others, nothers);
-	jobctx_free(&x);
-	free(ids);
+	jobset_free(&js);
 	return rc;
 }
 
@@ -352,7 +345,8 @@ const struct cmd_entry cmd_jobs_entry = {
 		 "far; else the runtime), exit status or signal, command. States: queued (#N: the place\n"
 		 "in the shared queue), running, done (exit 0), failed (non-zero, a signal, or it could\n"
 		 "not start), cancelled, lost (the machine restarted, or the runner stopped, meanwhile:\n"
-		 "`gpuctl submit --again ID`).\n\n"
+		 "`gpuctl submit --again ID`), unknown (a Slurm job slurmctld forgot before gpuctl saw\n"
+		 "it end). Slurm's jobs (submit --slurm) are listed too, as slurm:N, from squeue.\n\n"
 		 "  -a, --all     every user's queued and running jobs too (never their logs)\n"
 		 "  -j, --json    {\"jobs\": [{\"id\", \"name\", \"user\", \"state\", \"exit_code\", \"signal\",\n"
 		 "                \"gpus\", \"command\", \"submitted_at\", \"started_at\", \"ended_at\",\n"

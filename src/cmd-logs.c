@@ -1,8 +1,9 @@
 /* cmd-logs.c: `gpuctl logs [-f] [-n LINES] ID`: a job's output (stdout and stderr as written), all
  * of it or its last lines; with -f it follows the log as `tail -f` does, woken by inotify, and
- * ends when the job does (the runner says so), never by polling. Only the caller's own jobs. */
+ * ends when the job does (jobset.c: the runner says so; for a Slurm job, squeue on a timer), never
+ * by polling the file. Only the caller's own jobs. */
 #include "gpuctl.h"
-#include "jobconn.h"
+#include "jobbackend.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,18 +16,6 @@
 #include <unistd.h>
 
 enum { L_FOLLOW = 'f', L_LINES = 'n' };
-
-static int open_log(struct jobctx *x, const struct job *j, char **path)
-{
-	if (j->own_log) {
-		char name[40];
-		snprintf(name, sizeof name, "%llu.log", (unsigned long long)j->id);
-		*path = xasprintf("%s/%s", x->dir, name);
-		return openat(x->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	}
-	*path = xstrdup(j->log);
-	return open(j->log, O_RDONLY | O_NOCTTY | O_CLOEXEC);
-}
 
 static bool put(const char *buf, size_t n)
 {
@@ -86,9 +75,11 @@ static off_t tail_start(int fd, unsigned long lines)
 	return 0;
 }
 
-/* Follows the log until the runner says the job ended; then prints what is left. */
-static int follow(struct jobctx *x, struct job *j, int fd, off_t off, const char *path)
+/* Follows the log until the job's backend says it ended; then prints what is left. */
+static int follow(struct jobset *js, int fd, off_t off, const char *path)
 {
+	const struct job *j = js->jobs[0];
+	char id[48];
 	int ino = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
 	if (ino < 0 || inotify_add_watch(ino, path, IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE) < 0) {
 		fprintf(stderr, "gpuctl logs: cannot follow %s: %s\n", path, strerror(errno));
@@ -100,63 +91,79 @@ static int follow(struct jobctx *x, struct job *j, int fd, off_t off, const char
 		close(ino);
 		return EXIT_OK;
 	}
-	struct dclient dc = {.fd = -1};
+	if (isatty(STDERR_FILENO))
+		fprintf(stderr, "gpuctl logs: following job %s (%s) until it ends; Ctrl-C stops "
+			"following (the job goes on)\n", job_id_text(j->kind, j->id, id, sizeof id),
+			job_state_name(j->state));
 	struct gpu_error err = {0};
 	int rc = EXIT_OK;
-	if (isatty(STDERR_FILENO))
-		fprintf(stderr, "gpuctl logs: following job %llu (%s) until it ends; Ctrl-C stops "
-			"following (the job goes on)\n", (unsigned long long)j->id, job_state_name(j->state));
-	for (int tries = 0; tries < 4; tries++) {
-		struct strbuf req = {0};
-		msg_begin(&req, "wait");
-		msg_add_u64(&req, "id", 1);
-		msg_add_u64(&req, "job", j->id);
-		bool sent = runner_open(&dc, RUNNER_START, &err) && dclient_send(&dc, &req, &err);
-		sb_free(&req);
-		if (!sent) {
+	for (int r = jobset_watch(js, false, 0, 0, ino, &err);; r = jobset_wait(js, 0, ino, &err)) {
+		if (r == 2) {
+			char ev[4096];
+			while (read(ino, ev, sizeof ev) > 0)
+				;
+			if (copy(fd, &off))
+				continue;
+			break; /* stdout is gone */
+		}
+		if (r < 0) {
 			fprintf(stderr, "gpuctl logs: %s\n", err.msg);
-			rc = err.code;
-			break;
+			rc = err.code ? err.code : EXIT_FAIL;
 		}
-		bool ended = false, gone = false;
-		while (!ended && !gone) {
-			struct pollfd p[2] = {{.fd = ino, .events = POLLIN}, {.fd = dc.fd, .events = POLLIN}};
-			if (poll(p, 2, -1) < 0 && errno != EINTR)
-				break;
-			if (p[0].revents) {
-				char ev[4096];
-				while (read(ino, ev, sizeof ev) > 0)
-					;
-				if (!copy(fd, &off)) {
-					ended = true;
-					break;
-				}
-			}
-			if (p[1].revents) {
-				struct msg m;
-				int r = runner_recv(&dc, &m, now_mono(), &err);
-				if (r == 1) {
-					ended = !strcmp(msg_verb(&m), "ended") || !strcmp(msg_verb(&m), "error");
-					msg_free(&m);
-				}
-				gone = r < 0;
-			}
-		}
-		dclient_close(&dc);
-		if (ended)
-			break;
-		/* The runner went away: the record says whether the job ended meanwhile. */
-		struct job now;
-		if (job_read(x->dirfd, j->id, &now)) {
-			bool final = job_final(now.state);
-			job_free(&now);
-			if (final)
-				break;
-		}
+		break;
 	}
 	copy(fd, &off);
 	close(ino);
 	return rc;
+}
+
+/* A log not there yet: the job has not started (the runner, or Slurm's node, makes it then). -f
+ * waits for it, woken by its directory (inotify) and by the job's end. -1 with errno when it did
+ * not come. */
+static int await_log(struct jobset *js, char **path)
+{
+	const struct job *j = js->jobs[0];
+	const struct job_backend *be = job_backend(j->kind);
+	struct gpu_error err = {0};
+	char id[48], *slash = *path ? strrchr(*path, '/') : NULL;
+	if (!slash || *path[0] != '/') {
+		errno = ENOENT;
+		return -1;
+	}
+	char *dir = slash == *path ? xstrdup("/") : xstrndup(*path, (size_t)(slash - *path));
+	int ino = inotify_init1(IN_CLOEXEC | IN_NONBLOCK), fd = -1;
+	if (ino < 0 || inotify_add_watch(ino, dir, IN_CREATE | IN_MOVED_TO) < 0) {
+		int e = errno;
+		if (ino >= 0)
+			close(ino);
+		free(dir);
+		errno = e;
+		return -1;
+	}
+	if (isatty(STDERR_FILENO))
+		fprintf(stderr, "gpuctl logs: job %s has not started (%s); waiting for its output; Ctrl-C "
+			"stops waiting (the job goes on)\n", job_id_text(j->kind, j->id, id, sizeof id),
+			job_state_name(j->state));
+	for (int r = jobset_watch(js, false, 0, 0, ino, &err);; r = jobset_wait(js, 0, ino, &err)) {
+		free(*path);
+		*path = NULL;
+		fd = be->log_open(js->of[j->kind], j, path); /* made while the watch began? */
+		if (fd >= 0 || errno != ENOENT || r != 2)
+			break;
+		char ev[4096];
+		while (read(ino, ev, sizeof ev) > 0)
+			;
+		if (r < 0) {
+			fprintf(stderr, "gpuctl logs: %s\n", err.msg);
+			errno = EIO;
+			break;
+		}
+	}
+	int e = errno;
+	close(ino);
+	free(dir);
+	errno = e;
+	return fd;
 }
 
 static int logs(struct cmd *c)
@@ -165,28 +172,41 @@ static int logs(struct cmd *c)
 	bool tail = args_has(&c->args, L_LINES), fol = args_has(&c->args, L_FOLLOW);
 	if (!args_uint(&c->args, L_LINES, 0, 100000000, &lines))
 		return cmd_args_error(c);
-	uint64_t *ids;
+	struct job_ref *refs;
 	size_t nids;
-	if (!jobctx_ids(c->args.argc, c->args.argv, &ids, &nids, "gpuctl logs"))
+	if (!jobset_ids(c->args.argc, c->args.argv, &refs, &nids, "gpuctl logs"))
 		return EXIT_USAGE;
 	if (nids != 1) {
-		free(ids);
+		free(refs);
 		return cmd_bad_usage(c->entry, "one job id, please");
 	}
-	struct jobctx x;
-	struct gpu_error err = {0};
-	if (!jobctx_load(&x, fol, &err)) {
-		fprintf(stderr, "gpuctl logs: %s\n", err.msg);
-		free(ids);
-		return err.code;
+	struct jobset js = {0};
+	int rc = jobset_find(&js, refs, 1, fol, "gpuctl logs");
+	struct job *j = rc == EXIT_OK ? js.jobs[0] : NULL;
+	const struct job_backend *be = j ? job_backend(j->kind) : NULL;
+	char *path = NULL, id[48];
+	int fd = j ? be->log_open(js.of[j->kind], j, &path) : -1;
+	if (j && fd < 0 && errno == ENOENT && !j->started && !job_final(j->state)) {
+		if (fol) {
+			fd = await_log(&js, &path);
+			if (fd < 0 && errno == ENOENT && job_final(j->state) && !j->started) {
+				fprintf(stderr, "gpuctl logs: job %s ended (%s) before it started: no output\n",
+					job_id_text(j->kind, j->id, id, sizeof id), job_state_name(j->state));
+				jobset_free(&js);
+				free(path);
+				return EXIT_OK;
+			}
+		} else {
+			fprintf(stderr, "gpuctl logs: job %s has not started (%s): no output yet\n",
+				job_id_text(j->kind, j->id, id, sizeof id), job_state_name(j->state));
+			jobset_free(&js);
+			free(path);
+			return EXIT_OK;
+		}
 	}
-	int rc = jobctx_check(&x, ids, 1, "gpuctl logs");
-	struct job *j = rc == EXIT_OK ? jobctx_find(&x, ids[0]) : NULL;
-	char *path = NULL;
-	int fd = j ? open_log(&x, j, &path) : -1;
 	if (j && fd < 0) {
-		fprintf(stderr, "gpuctl logs: cannot read the log of job %llu, %s: %s\n",
-			(unsigned long long)j->id, path, strerror(errno));
+		fprintf(stderr, "gpuctl logs: cannot read the log of job %s, %s: %s\n",
+			job_id_text(j->kind, j->id, id, sizeof id), path ? path : "?", strerror(errno));
 		rc = EXIT_FAIL;
 	}
 	if (fd >= 0) {
@@ -196,7 +216,7 @@ static int logs(struct cmd *c)
 			off = fstat(fd, &st) == 0 ? st.st_size : 0;
 		}
 		if (fol && !job_final(j->state))
-			rc = follow(&x, j, fd, off, path);
+			rc = follow(&js, fd, off, path);
 		else
 			copy(fd, &off);
 		if (j->warning)
@@ -204,8 +224,7 @@ static int logs(struct cmd *c)
 		close(fd);
 	}
 	free(path);
-	jobctx_free(&x);
-	free(ids);
+	jobset_free(&js);
 	return rc;
 }
 
@@ -219,7 +238,9 @@ const struct cmd_entry cmd_logs_entry = {
 	.usage = "logs [-f] [-n LINES] ID\n\n"
 		 "The output of one of your jobs (its stdout and stderr, interleaved as written).\n\n"
 		 "  -n, --lines N  only the last N lines\n"
-		 "  -f, --follow   keep printing what it writes, as `tail -f`, until the job ends\n",
+		 "  -f, --follow   keep printing what it writes, as `tail -f`, until the job ends\n\n"
+		 "A Slurm job's (slurm:N) log is its --log, or slurm-N.out in the directory it was\n"
+		 "submitted from (for a job gpuctl did not submit: its StdOut, as scontrol shows it).\n",
 	.args = {.shorts = "fn:", .longs = longopts, .lower = 1, .upper = 1},
 	.exec = logs,
 };

@@ -1,33 +1,19 @@
 /* cmd-submit.c: `gpuctl submit [OPTIONS] -- COMMAND` (and `--file FILE`, `--again ID`): hands a
- * job to the user's job runner (started on demand) and prints its id alone on stdout at once.
- * What to run travels whole (arguments and environment, in a memfd, so no size limit of the
- * message format applies); the runner checks it, records it and queues it (runner.h). */
-#include "jobconn.h"
-#include "leaseopts.h"
+ * job to a job backend (jobbackend.h) and prints its id alone on stdout at once: this machine's
+ * (the user's job runner, started on demand, queues it in the shared daemon's fair queue) or
+ * Slurm's (one sbatch; the id is printed as slurm:N). The backend is chosen here, once: --slurm
+ * or --local, else the profile's `backend`, else the configuration's. */
+#include "jobbackend.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-extern char **environ;
-
-enum { S_AFTER = 400, S_RETRIES, S_LOG, S_FILE, S_AGAIN };
-
-/* What every job of this submit shares. */
-struct common {
-	struct lease_opts o;
-	uint64_t *after;
-	size_t nafter;
-	unsigned long retries;
-	char *log, *cwd;
-	unsigned umask;
-};
+enum { S_AFTER = 400, S_RETRIES, S_LOG, S_FILE, S_AGAIN, S_SLURM, S_LOCAL };
 
 static char *join(char **argv)
 {
@@ -37,95 +23,24 @@ static char *join(char **argv)
 	return sb.buf;
 }
 
-static void add_common(struct strbuf *sb, const struct common *cm)
+/* One job; its id on stdout. EXIT_OK or the error's code (printed). */
+static int submit_one(const struct job_backend *be, struct submit_req *rq, char **argv,
+		      const char *command, const char *where)
 {
-	const struct grant_req *rq = &cm->o.rq;
-	if (rq->count)
-		msg_add_u64(sb, "count", rq->count);
-	if (rq->gpus)
-		msg_add(sb, "gpus", rq->gpus, NULL);
-	if (rq->min_free_mib)
-		msg_add_u64(sb, "min_free", rq->min_free_mib);
-	if (rq->max_util >= 0)
-		msg_add_u64(sb, "max_util", (uint64_t)rq->max_util);
-	if (rq->prefer >= 0)
-		msg_add_u64(sb, "prefer", (uint64_t)rq->prefer);
-	if (rq->ignore_usage)
-		msg_add_u64(sb, "ignore_usage", 1);
-	if (cm->o.uuid)
-		msg_add_u64(sb, "uuid", 1);
-	if (rq->name)
-		msg_add(sb, "name", rq->name, NULL);
-	for (size_t i = 0; i < cm->nafter; i++) {
-		if (i % 15 == 0)
-			msg_key(sb, "after");
-		msg_word_u64(sb, cm->after[i]);
-	}
-	if (cm->retries)
-		msg_add_u64(sb, "retries", cm->retries);
-	if (cm->log)
-		msg_add(sb, "log", cm->log, NULL);
-	msg_add(sb, "cwd", cm->cwd, NULL);
-	msg_add_u64(sb, "umask", cm->umask);
-}
-
-/* One job to the runner; its id on stdout. EXIT_OK or the error's code (printed). */
-static int submit_one(struct dclient *dc, const struct common *cm, char **argv, const char *command,
-		      uint64_t again, const char *where)
-{
-	struct strbuf sb = {0}, spec = {0};
 	struct gpu_error err = {0};
-	struct msg reply;
-	int fd = -1;
-	msg_begin(&sb, "submit");
-	msg_add_u64(&sb, "id", dc->next_id++);
-	if (again) {
-		msg_add_u64(&sb, "again", again);
-	} else {
-		add_common(&sb, cm);
-		msg_add(&sb, "command", command, NULL);
-		/* The profile's variables (env.NAME) travel in the job's environment. */
-		char **env = grant_env_profile(environ, cm->o.rq.profile_env);
-		spec_build(&spec, argv, env);
-		free(env);
-		fd = memfd_create("gpuctl-job", MFD_CLOEXEC);
-		if (fd < 0 || write(fd, spec.buf, spec.len) != (ssize_t)spec.len) {
-			fprintf(stderr, "gpuctl submit: cannot hold the job's environment in memory "
-				"(memfd): %s\n", strerror(errno));
-			if (fd >= 0)
-				close(fd);
-			sb_free(&sb);
-			sb_free(&spec);
-			return EXIT_FAIL;
-		}
-	}
-	bool ok = runner_call(dc, &sb, &fd, fd >= 0, &reply, &err);
 	uint64_t id = 0;
-	if (ok) {
-		ok = msg_get_u64(&reply, "job", UINT64_MAX, &id);
-		const char *priv = msg_get(&reply, "private");
-		if (priv)
-			client_private_notice(daemon_socket_path(), priv);
-		msg_free(&reply);
-		if (!ok) {
-			err.code = EXIT_DAEMON;
-			snprintf(err.msg, sizeof err.msg, "your job runner answered without a job id");
-		}
-	}
-	if (fd >= 0)
-		close(fd);
-	sb_free(&sb);
-	sb_free(&spec);
-	if (!ok) {
+	int rc = be->submit(rq, argv, command, &id, &err);
+	if (rc != EXIT_OK) {
 		fprintf(stderr, "gpuctl submit: %s%s\n", where, err.msg);
-		return err.code ? err.code : EXIT_FAIL;
+		return rc;
 	}
-	printf("%llu\n", (unsigned long long)id);
+	char text[48];
+	printf("%s\n", job_id_text(be->kind, id, text, sizeof text));
 	fflush(stdout);
 	return EXIT_OK;
 }
 
-static int from_file(struct dclient *dc, const struct common *cm, const char *path)
+static int from_file(const struct job_backend *be, struct submit_req *rq, const char *path)
 {
 	size_t len;
 	char *text = !strcmp(path, "-") ? read_file("/dev/stdin", &len) : read_file(path, &len);
@@ -148,7 +63,7 @@ static int from_file(struct dclient *dc, const struct common *cm, const char *pa
 		char *argv[] = {"/bin/sh", "-c", lines[i], NULL};
 		char where[PATH_MAX + 32];
 		snprintf(where, sizeof where, "%s, line %u: ", path, linenos[i]);
-		rc = submit_one(dc, cm, argv, lines[i], 0, where);
+		rc = submit_one(be, rq, argv, lines[i], where);
 		if (rc != EXIT_OK && i)
 			fprintf(stderr, "gpuctl submit: the %zu job%s before line %u stay submitted; none after "
 				"it was\n", i, i == 1 ? "" : "s", linenos[i]);
@@ -159,78 +74,109 @@ static int from_file(struct dclient *dc, const struct common *cm, const char *pa
 	return rc;
 }
 
+/* --slurm or --local, else the profile's backend, else the configuration's; why: what chose it. */
+static const struct job_backend *choose(struct cmd *c, const struct config *cfg, const char *profile,
+					const char **why)
+{
+	const struct profile *p = profile ? config_profile(cfg, profile) : NULL;
+	static char text[160];
+	const char *name = "local";
+	*why = "the default";
+	if (args_has(&c->args, S_SLURM) || args_has(&c->args, S_LOCAL)) {
+		name = args_has(&c->args, S_SLURM) ? "slurm" : "local";
+		*why = args_has(&c->args, S_SLURM) ? "--slurm" : "--local";
+	} else if (p && p->backend) {
+		name = p->backend;
+		snprintf(text, sizeof text, "backend = %s in [profile %s]", name, profile);
+		*why = text;
+	} else if (cfg->backend) {
+		name = cfg->backend;
+		snprintf(text, sizeof text, "backend = %s in the configuration", name);
+		*why = text;
+	}
+	return job_backend(strcmp(name, "slurm") ? JOB_LOCAL : JOB_SLURM);
+}
+
+static void req_free(struct submit_req *rq)
+{
+	free(rq->after);
+	free(rq->log);
+}
+
 static int submit(struct cmd *c)
 {
-	struct common cm = {.o = {.rq = {.max_util = -1, .prefer = -1, .kind = "job",
-					 .who = "gpuctl submit"}}};
+	struct submit_req rq = {.o = {.rq = {.max_util = -1, .prefer = -1, .kind = "job",
+					     .who = "gpuctl submit"}}};
 	struct args *a = &c->args;
 	const char *file = args_get(a, S_FILE), *again = args_get(a, S_AGAIN), *log = args_get(a, S_LOG);
-	uint64_t again_id = 0;
-	int rc = lease_opts_read(c, &cm.o);
+	int rc = lease_opts_read(c, &rq.o);
 	if (rc != EXIT_OK)
 		return rc;
-	if (!args_uint(a, S_RETRIES, 0, 1000, &cm.retries))
+	if (!args_uint(a, S_RETRIES, 0, 1000, &rq.retries))
 		return cmd_args_error(c);
 	if (!!file + !!again + !!a->argc != 1)
 		return cmd_bad_usage(c->entry, "give one of: -- COMMAND [ARGS], --file FILE, --again ID");
-	if (again && (!word_u64(again, UINT64_MAX, &again_id) || !again_id))
-		return cmd_bad_usage(c->entry, "--again wants a job id (from `gpuctl jobs`), not '%s'", again);
+	if (args_has(a, S_SLURM) && args_has(a, S_LOCAL))
+		return cmd_bad_usage(c->entry, "--slurm or --local, not both");
+	if (again && (!word_u64(again, UINT64_MAX, &rq.again) || !rq.again))
+		return cmd_bad_usage(c->entry, "--again wants the id of a job of this machine (from "
+				     "`gpuctl jobs`), not '%s'", again);
 	if (args_has(a, LO_WAIT) || args_has(a, LO_DRY) || args_has(a, LO_QUIET))
 		return cmd_bad_usage(c->entry, "a submitted job always waits for its GPUs; --wait, "
 					       "--dry-run and --quiet are for `gpuctl run`");
 	for (size_t i = 0; i < a->n; i++)
 		if (a->v[i].opt == S_AFTER) {
 			char why[256];
-			if (!parse_job_ids(a->v[i].value, &cm.after, &cm.nafter, why, sizeof why)) {
-				free(cm.after);
+			if (!parse_job_refs(a->v[i].value, &rq.after, &rq.nafter, why, sizeof why)) {
+				req_free(&rq);
 				return cmd_bad_usage(c->entry, "--after: %s", why);
 			}
 		}
 	char cwd[PATH_MAX];
 	if (!getcwd(cwd, sizeof cwd)) {
-		free(cm.after);
+		req_free(&rq);
 		fprintf(stderr, "gpuctl submit: cannot tell the current directory: %s\n", strerror(errno));
 		return EXIT_FAIL;
 	}
-	cm.cwd = cwd;
+	rq.cwd = cwd;
 	mode_t mask = umask(0);
 	umask(mask);
-	cm.umask = (unsigned)mask;
+	rq.umask = (unsigned)mask;
 	if (log)
-		cm.log = log[0] == '/' ? xstrdup(log) : xasprintf("%s/%s", cwd, log);
+		rq.log = log[0] == '/' ? xstrdup(log) : xasprintf("%s/%s", cwd, log);
 	struct config cfg;
 	if (!config_load(&cfg)) {
-		free(cm.after);
-		free(cm.log);
+		req_free(&rq);
 		return EXIT_USAGE;
 	}
-	if (!lease_opts_apply(c->entry, &cm.o, &cfg)) {
-		config_free(&cfg);
-		free(cm.after);
-		free(cm.log);
-		return EXIT_USAGE;
+	rq.cfg = &cfg;
+	const struct job_backend *be = choose(c, &cfg, rq.o.profile, &rq.backend_why);
+	/* The options as given first (what a backend cannot do is refused), then the profile's. */
+	rc = be->submit_check(c->entry, &rq);
+	if (rc == EXIT_OK && !lease_opts_apply(c->entry, &rq.o, &cfg))
+		rc = EXIT_USAGE;
+	if (rc == EXIT_OK) {
+		if (file) {
+			rc = from_file(be, &rq, file);
+		} else if (again) {
+			rc = submit_one(be, &rq, NULL, NULL, "");
+		} else {
+			char *command = join(a->argv);
+			rc = submit_one(be, &rq, a->argv, command, "");
+			free(command);
+		}
+		be->submit_end(&rq);
 	}
-	struct dclient dc = {.fd = -1, .next_id = 1};
-	if (file) {
-		rc = from_file(&dc, &cm, file);
-	} else if (again) {
-		rc = submit_one(&dc, &cm, NULL, NULL, again_id, "");
-	} else {
-		char *command = join(a->argv);
-		rc = submit_one(&dc, &cm, a->argv, command, 0, "");
-		free(command);
-	}
-	dclient_close(&dc);
 	config_free(&cfg);
-	free(cm.after);
-	free(cm.log);
+	req_free(&rq);
 	return rc;
 }
 
 static const struct option longopts[] = {
 	{"after", required_argument, NULL, S_AFTER}, {"retries", required_argument, NULL, S_RETRIES},
 	{"log", required_argument, NULL, S_LOG}, {"file", required_argument, NULL, S_FILE},
-	{"again", required_argument, NULL, S_AGAIN}, LEASE_LONGOPTS, {0},
+	{"again", required_argument, NULL, S_AGAIN}, {"slurm", no_argument, NULL, S_SLURM},
+	{"local", no_argument, NULL, S_LOCAL}, LEASE_LONGOPTS, {0},
 };
 
 const struct cmd_entry cmd_submit_entry = {
@@ -256,9 +202,18 @@ const struct cmd_entry cmd_submit_entry = {
 		 "      --retries K            run it again, up to K times, while it fails\n"
 		 "      --log PATH             its output there (appended) instead of its own log\n"
 		 "      --file FILE            one job per line of FILE, queued in order\n"
-		 "      --again ID             queue again a job that ended (lost in a reboot, failed)\n\n"
+		 "      --again ID             queue again a job that ended (lost in a reboot, failed)\n"
+		 "      --slurm, --local       submit to Slurm (sbatch), or to this machine, whatever\n"
+		 "                             the profile's or configuration's `backend` says\n\n"
+		 "With Slurm (--slurm, or backend = slurm) the job is one sbatch and its id prints as\n"
+		 "slurm:N: -n N is --gres=gpu:N on one node; --name, --log (default slurm-N.out in this\n"
+		 "directory), --after slurm:ID (afterok; the job is cancelled if one fails), this\n"
+		 "directory and environment, and CUDA_DEVICE_ORDER=PCI_BUS_ID as for `run`.\n"
+		 "--min-free-memory needs the site's [slurm] gres_by_memory or features_by_memory;\n"
+		 "-g, --max-util, --prefer, --ignore-usage, --uuid, --retries and --again are refused.\n\n"
 		 "Exit status: 0 (the id printed), 2 bad options or --log not writable, 6 no such GPU,\n"
-		 "13 the daemon or the runner cannot be reached, 17 --after names no job of yours.\n",
+		 "13 the daemon or the runner cannot be reached, 17 --after names no job of yours,\n"
+		 "18 Slurm refused the job (its words are shown) or could not be reached.\n",
 	.args = {.shorts = "n:", .longs = longopts, .upper = -1},
 	.flags = CMD_GPUS | CMD_COMMAND,
 	.exec = submit,

@@ -5,6 +5,7 @@
 #include "daemon.h"
 #include "dl.h"
 #include "gpu.h"
+#include "slurm-jobs.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -146,6 +147,11 @@ static int defaults_key(struct parse_ctx *x, const char *k, const char *v)
 	} else if (!strcmp(k, "prometheus")) {
 		free(c->prometheus);
 		c->prometheus = *v ? xstrdup(v) : NULL;
+	} else if (!strcmp(k, "backend")) {
+		if (strcmp(v, "local") && strcmp(v, "slurm"))
+			return bad(x, k, v, "local or slurm");
+		free(c->backend);
+		c->backend = xstrdup(v);
 	} else if (!strcmp(k, "wait")) {
 		if (!strcmp(v, "no"))
 			c->wait = -1;
@@ -222,6 +228,11 @@ static int profile_key(struct parse_ctx *x, struct profile *p, const char *k, co
 	} else if (!strcmp(k, "gpus")) {
 		free(p->gpus);
 		p->gpus = xstrdup(v);
+	} else if (!strcmp(k, "backend")) {
+		if (strcmp(v, "local") && strcmp(v, "slurm"))
+			return bad(x, k, v, "local or slurm");
+		free(p->backend);
+		p->backend = xstrdup(v);
 	} else if (!strncmp(k, "env.", 4)) {
 		if (!profile_env(x, p, k + 4, v))
 			return 1;
@@ -231,6 +242,29 @@ static int profile_key(struct parse_ctx *x, struct profile *p, const char *k, co
 		return 1;
 	}
 	char *key = xasprintf("profile.%s.%s", p->name, k);
+	remember(x, key, v);
+	free(key);
+	return 1;
+}
+
+/* [slurm]: how --min-free-memory reads on this site's Slurm. */
+static int slurm_key(struct parse_ctx *x, const char *k, const char *v)
+{
+	struct config *c = x->c;
+	char **dst = !strcmp(k, "gres_by_memory") ? &c->slurm_gres_memory
+		   : !strcmp(k, "features_by_memory") ? &c->slurm_feature_memory : NULL;
+	struct mem_map m;
+	char why[256];
+	if (!dst) {
+		fprintf(stderr, "gpuctl: warning: %s:%d: unknown key '%s' in [slurm]; ignored\n", x->path,
+			x->line, k);
+		return 1;
+	}
+	if (!mem_map_parse(v, &m, why, sizeof why))
+		return bad(x, k, v, why);
+	free(*dst);
+	*dst = xstrdup(v);
+	char *key = xasprintf("slurm.%s", k);
 	remember(x, key, v);
 	free(key);
 	return 1;
@@ -261,6 +295,8 @@ static int handler(void *user, const char *section, const char *name, const char
 		return 1; /* the daemon's section: read by `gpuctl daemon` */
 	if (!strcmp(section, "defaults"))
 		return defaults_key(x, name, value);
+	if (!strcmp(section, "slurm"))
+		return slurm_key(x, name, value);
 	if (!strncmp(section, "profile ", 8) && section[8])
 		return profile_key(x, profile_get(x->c, section + 8), name, value);
 	fprintf(stderr, "gpuctl: warning: %s:%d: unknown section [%s]; ignored\n", x->path, x->line,
@@ -408,6 +444,7 @@ void config_free(struct config *c)
 		n = p->next;
 		free(p->name);
 		free(p->gpus);
+		free(p->backend);
 		for (size_t i = 0; i < p->nenv; i++)
 			free(p->env[i]);
 		free(p->env);
@@ -424,6 +461,9 @@ void config_free(struct config *c)
 		free(c->files[i].state);
 	}
 	free(c->prometheus);
+	free(c->backend);
+	free(c->slurm_gres_memory);
+	free(c->slurm_feature_memory);
 	*c = (struct config){0};
 }
 
@@ -505,7 +545,7 @@ static int daemon_key(struct parse_ctx *x, const char *k, const char *v)
 		if (!parse_bool(v, &c->free.allow_procs))
 			return bad(x, k, v, "true or false");
 	} else if (!strcmp(k, "prefer") || !strcmp(k, "wait") || !strcmp(k, "state_dir") ||
-		   !strcmp(k, "prometheus")) {
+		   !strcmp(k, "prometheus") || !strcmp(k, "backend")) {
 		/* [defaults] keys of the clients */
 	} else {
 		fprintf(stderr, "gpuctl daemon: warning: %s:%d: unknown key '%s'; ignored\n", x->path,

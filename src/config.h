@@ -18,6 +18,7 @@ struct profile {
 	int prefer;              /* -1: not set */
 	int uuid;                /* -1: not set */
 	char *gpus;
+	char *backend;           /* "local" or "slurm"; NULL: not set */
 	char **env;              /* NAME=VALUE for its jobs (env.NAME keys), NULL-terminated */
 	size_t nenv;
 	struct profile *next;
@@ -37,6 +38,10 @@ struct config {
 	double wait;                  /* default for run: <0 no wait, 0 forever, >0 seconds */
 	struct profile *profiles;
 	char *prometheus;             /* the cluster view's server: status --prometheus */
+	char *backend;                /* where `submit` sends jobs: "local" (NULL) or "slurm" */
+	/* [slurm]: --min-free-memory as Slurm GPU types or node features, "NAME:SIZE ..." (checked
+	 * when read; slurm-jobs.h) */
+	char *slurm_gres_memory, *slurm_feature_memory;
 	struct setting *settings;     /* in the order first set; a later file's value replaces */
 	size_t nsettings, cap;
 	struct {                      /* /etc's and the user's, for `gpuctl config` */

@@ -61,11 +61,18 @@
  *   cluster.c       the model: targets, GPUs current and last known, staleness, host names;
  *                   cluster-view.c shows it (table by host, JSON, --free)
  * Detached jobs (submit, jobs, logs, cancel, wait)
- *   job.c           a job's record and the user's jobs directory; jobspec.c its parsers (the
- *                   spec file, id lists, --file lines)
- *   jobconn.c       what the job commands share: reaching the runner, reading records, ids
+ *   jobbackend.h    where a job runs, behind one table of functions (as gpu.h for GPUs): this
+ *                   machine (jobs-local.c) or Slurm (slurm-jobs.c); ids "17" and "slurm:42"
+ *   jobset.c        the jobs a command names, across backends, and one loop that waits on them
+ *   job.c           a job's record and the user's jobs directories; jobspec.c its parsers (the
+ *                   spec file, id lists of both kinds, --file lines)
+ *   jobs-local.c    the local backend: the user's job runner and the shared daemon
+ *   jobconn.c       what it shares with the runner: reaching it, reading records, exit statuses
  *   runner*.c       the per-user job runner (runner.h has the design): its loop, submits,
  *                   requests and dependencies, starting and reaping jobs
+ *   slurm-jobs.c    the Slurm backend: the user's Slurm jobs from squeue/scontrol, cancel,
+ *                   watching; slurm-submit.c: one sbatch a job; slurm-jobspec.c (pure: sbatch's
+ *                   argv, the squeue/scontrol parsers, the site's memory mappings)
  *
  * Flow: main -> cmd_main -> cmd_find -> args_parse -> exec (checks its option values) ->
  * cmd_open (gpu_set_open: backend open; gpu_set_select) -> gpu_set_refresh (backend refresh,

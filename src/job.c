@@ -15,7 +15,8 @@
 
 #define RECORD_MAX PROTO_MAX_MSG
 
-static const char *const state_names[] = {"queued", "running", "done", "failed", "cancelled", "lost"};
+static const char *const state_names[] = {"queued", "running", "done", "failed", "cancelled", "lost",
+					  "unknown"};
 
 const char *job_state_name(enum job_state s)
 {
@@ -43,6 +44,8 @@ void job_free(struct job *j)
 	free(j->uuids);
 	free(j->reason);
 	free(j->warning);
+	free(j->node);
+	free(j->slurm_state);
 	memset(j, 0, sizeof *j);
 }
 
@@ -146,7 +149,7 @@ void job_encode(const struct job *j, struct strbuf *out)
 			msg_key(out, "gpus");
 		msg_word_u64(out, j->gpus[i]);
 	}
-	add_uuids(out, "uuids", j->uuids, j->ngpus);
+	add_uuids(out, "uuids", j->uuids, j->uuids ? j->ngpus : 0); /* a Slurm job has indices only */
 	if (j->lease[0])
 		msg_add(out, "lease", j->lease, NULL);
 	if (j->ticket[0])
@@ -154,6 +157,9 @@ void job_encode(const struct job *j, struct strbuf *out)
 	add_str(out, "reason", j->reason);
 	add_str(out, "warning", j->warning);
 	add_num(out, "again", j->again_of);
+	add_str(out, "node", j->node);
+	add_str(out, "sstate", j->slurm_state);
+	add_num(out, "never", j->never);
 }
 
 static bool num(const struct msg_line *l, size_t w, uint64_t max, uint64_t *v)
@@ -198,7 +204,8 @@ static bool decode_line(struct job *j, const struct msg_line *l, size_t *nuuids)
 		return true;
 	char **str = !strcmp(k, "name") ? &j->name : !strcmp(k, "command") ? &j->command
 		   : !strcmp(k, "cwd") ? &j->cwd : !strcmp(k, "log") ? &j->log
-		   : !strcmp(k, "reason") ? &j->reason : !strcmp(k, "warning") ? &j->warning : NULL;
+		   : !strcmp(k, "reason") ? &j->reason : !strcmp(k, "warning") ? &j->warning
+		   : !strcmp(k, "node") ? &j->node : !strcmp(k, "sstate") ? &j->slurm_state : NULL;
 	if (str) {
 		free(*str);
 		*str = xstrdup(v);
@@ -234,7 +241,8 @@ static bool decode_line(struct job *j, const struct msg_line *l, size_t *nuuids)
 		{"attempt", 1001}, {"umask", 0777}, {"count", GPU_MAX}, {"min_free", UINT64_MAX},
 		{"max_util", 100}, {"prefer", 2}, {"ignore_usage", 1}, {"uuid", 1},
 		{"submitted", UINT64_MAX}, {"queued", UINT64_MAX}, {"started", UINT64_MAX},
-		{"ended", UINT64_MAX}, {"exit", 255}, {"signal", 64}, {"again", UINT64_MAX},
+		{"ended", UINT64_MAX}, {"exit", 255}, {"signal", 64}, {"never", 1},
+		{"again", UINT64_MAX},
 	};
 	size_t i = 0;
 	while (i < ARRAY_SIZE(nums) && strcmp(k, nums[i].key))
@@ -262,6 +270,7 @@ static bool decode_line(struct job *j, const struct msg_line *l, size_t *nuuids)
 	case 15: j->ended = n; break;
 	case 16: j->exit_code = (int)n; break;
 	case 17: j->signal = (int)n; break;
+	case 18: j->never = n; break;
 	default: j->again_of = n; break;
 	}
 	return true;
@@ -331,15 +340,10 @@ static int make_dirs(const char *path, struct gpu_error *err)
 	return fd;
 }
 
-int job_dir_open(char **path, struct gpu_error *err)
+/* $XDG_STATE_HOME/gpuctl/SUB (default ~/.local/state), made private if missing. */
+static int state_dir_open(const char *sub, char **path, struct gpu_error *err)
 {
 	const char *x = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-	char host[72] = "";
-	gethostname(host, sizeof host - 1);
-	for (char *p = host; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		      *p == '-' || *p == '.' || *p == '_') || (p == host && *p == '.'))
-			*p = '_';
 	char *base;
 	if (x && *x == '/')
 		base = xstrdup(x);
@@ -351,7 +355,7 @@ int job_dir_open(char **path, struct gpu_error *err)
 			 "for your jobs' records; set one");
 		return -1;
 	}
-	*path = xasprintf("%s/gpuctl/jobs/%s", base, host[0] ? host : "localhost");
+	*path = xasprintf("%s/gpuctl/%s", base, sub);
 	free(base);
 	int fd = make_dirs(*path, err);
 	if (fd >= 0 && !private_dir(fd, *path, err)) {
@@ -363,6 +367,23 @@ int job_dir_open(char **path, struct gpu_error *err)
 		*path = NULL;
 	}
 	return fd;
+}
+
+int job_dir_open(char **path, struct gpu_error *err)
+{
+	char host[72] = "", sub[96];
+	gethostname(host, sizeof host - 1);
+	for (char *p = host; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      *p == '-' || *p == '.' || *p == '_') || (p == host && *p == '.'))
+			*p = '_';
+	snprintf(sub, sizeof sub, "jobs/%s", host[0] ? host : "localhost");
+	return state_dir_open(sub, path, err);
+}
+
+int job_slurm_dir_open(char **path, struct gpu_error *err)
+{
+	return state_dir_open("slurm", path, err);
 }
 
 bool job_read(int dirfd, uint64_t id, struct job *j)

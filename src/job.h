@@ -22,10 +22,16 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_DONE, JOB_FAILED, JOB_CANCELLED, JOB_LOST };
+/* JOB_UNKNOWN: a Slurm job that slurmctld forgot (it keeps ended jobs for MinJobAge) before
+ * gpuctl saw how it ended: it is over, how is not known. */
+enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_DONE, JOB_FAILED, JOB_CANCELLED, JOB_LOST, JOB_UNKNOWN };
+
+/* Where a job runs (jobbackend.h): this machine's runner, or Slurm ("slurm:42"). */
+enum job_kind { JOB_LOCAL, JOB_SLURM, JOB_NKINDS };
 
 struct job {
 	uint64_t id;
+	enum job_kind kind;          /* not stored: the directory says it */
 	uid_t uid;
 	enum job_state state;
 	char boot[40];               /* the boot it was last queued or run in */
@@ -58,6 +64,10 @@ struct job {
 	char *warning;               /* output may be incomplete, and why */
 	uint64_t again_of;           /* `submit --again`: the job it repeats */
 	uint64_t position;           /* in the daemon's queue (filled by readers; not stored) */
+	/* Slurm's jobs only */
+	char *node;                  /* the node it ran on (squeue's NodeList) */
+	char *slurm_state;           /* Slurm's own word for its state (COMPLETED, TIMEOUT, ...) */
+	bool never;                  /* pending, but will never start (DependencyNeverSatisfied) */
 };
 
 const char *job_state_name(enum job_state s);
@@ -75,6 +85,9 @@ bool job_decode(struct job *j, const char *buf, size_t len, char *why, size_t wh
 
 /* The jobs directory (made if missing, refused if it is not the user's own and private), open. */
 int job_dir_open(char **path, struct gpu_error *err);
+/* The records of the user's Slurm jobs (slurm-jobs.c): $XDG_STATE_HOME/gpuctl/slurm, not per
+ * host, since a cluster's hosts share its job ids (and usually the home directory). */
+int job_slurm_dir_open(char **path, struct gpu_error *err);
 /* Reads ID.job. false: no such record of this user's (errno ENOENT), or it is unreadable. */
 bool job_read(int dirfd, uint64_t id, struct job *j);
 /* Writes ID.job atomically. */

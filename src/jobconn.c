@@ -220,22 +220,6 @@ int jobctx_check(struct jobctx *x, const uint64_t *ids, size_t n, const char *wh
 	return EXIT_OK;
 }
 
-bool jobctx_ids(int argc, char **argv, uint64_t **ids, size_t *n, const char *who)
-{
-	*ids = NULL;
-	*n = 0;
-	for (int i = 0; i < argc; i++) {
-		char why[256];
-		if (!parse_job_ids(argv[i], ids, n, why, sizeof why)) {
-			fprintf(stderr, "%s: %s\n", who, why);
-			free(*ids);
-			*ids = NULL;
-			return false;
-		}
-	}
-	return true;
-}
-
 int job_exit_status(const struct job *j)
 {
 	switch (j->state) {
@@ -244,6 +228,7 @@ int job_exit_status(const struct job *j)
 	case JOB_CANCELLED:
 		return EXIT_CANCELLED;
 	case JOB_LOST:
+	case JOB_UNKNOWN:
 		return EXIT_LOST;
 	case JOB_FAILED:
 		return j->exit_code >= 0 ? j->exit_code : j->signal ? 128 + j->signal : EXIT_CANNOT_RUN;

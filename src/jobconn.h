@@ -35,12 +35,10 @@ struct job *jobctx_find(struct jobctx *x, uint64_t id);
 /* Every id one of the user's jobs? Otherwise the message (another user's: EXIT_DENIED; nobody's:
  * EXIT_NO_SUCH_JOB) is printed, prefixed with who, and its code returned. */
 int jobctx_check(struct jobctx *x, const uint64_t *ids, size_t n, const char *who);
-/* The ids the arguments give ("3 5", "3,5"); false: the message printed. */
-bool jobctx_ids(int argc, char **argv, uint64_t **ids, size_t *n, const char *who);
 /* The id in a job's label in the daemon's lists ("#17 train" -> 17). */
 bool job_label_id(const char *label, uint64_t *id);
 /* `wait`'s status for a finished job: its exit status, 128+N for signal N, EXIT_CANCELLED,
- * EXIT_LOST, EXIT_CANNOT_RUN (it never started). */
+ * EXIT_LOST (lost, or unknown), EXIT_CANNOT_RUN (it never started). */
 int job_exit_status(const struct job *j);
 /* The state, exit status, signal and reason of the runner's `ended` answer, into j. */
 bool job_from_ended(struct job *j, const struct msg *m);

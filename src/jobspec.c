@@ -1,7 +1,7 @@
 /* jobspec.c: the parsers of detached jobs (see job.h), free of I/O so the unit tests reach them:
  * the spec file (what to run), a list of job ids (--after, and the ids commands take), and the
  * lines of `submit --file`. */
-#include "job.h"
+#include "jobbackend.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +96,54 @@ bool parse_job_ids(const char *s, uint64_t **ids, size_t *n, char *why, size_t w
 			return true;
 		p += len + 1;
 	}
+}
+
+#define SLURM_PREFIX "slurm:"
+
+bool parse_job_refs(const char *s, struct job_ref **refs, size_t *n, char *why, size_t whylen)
+{
+	const char *p = s;
+	if (!*p) {
+		snprintf(why, whylen, "an empty list of job ids");
+		return false;
+	}
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		char word[48];
+		struct job_ref r = {.kind = JOB_LOCAL};
+		if (len == 0 || len >= sizeof word) {
+			snprintf(why, whylen, "'%s' is not a list of job ids such as 3,5,7 or slurm:42", s);
+			return false;
+		}
+		memcpy(word, p, len);
+		word[len] = '\0';
+		const char *num = word;
+		if (!strncmp(word, SLURM_PREFIX, strlen(SLURM_PREFIX))) {
+			r.kind = JOB_SLURM;
+			num += strlen(SLURM_PREFIX);
+		}
+		if (!word_u64(num, UINT64_MAX, &r.id) || r.id == 0) {
+			snprintf(why, whylen, "'%s' is not a job id (a number from `gpuctl jobs`, or slurm:N "
+				 "for Slurm's job N)", word);
+			return false;
+		}
+		size_t k = 0;
+		while (k < *n && ((*refs)[k].id != r.id || (*refs)[k].kind != r.kind))
+			k++;
+		if (k == *n) {
+			*refs = xrealloc(*refs, (*n + 1) * sizeof **refs);
+			(*refs)[(*n)++] = r;
+		}
+		if (!p[len])
+			return true;
+		p += len + 1;
+	}
+}
+
+const char *job_id_text(enum job_kind kind, uint64_t id, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%llu", kind == JOB_SLURM ? SLURM_PREFIX : "", (unsigned long long)id);
+	return buf;
 }
 
 static bool blank(char c)

@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -217,32 +218,66 @@ bool slurm_gpu_mask(const struct gpu_set *set, const char *ids, uint64_t *mask, 
 
 /* ---- Slurm's tools ---- */
 
-static void child(const char *const *argv, int out, int errfd)
+extern char **environ;
+
+static void child(const char *const *argv, char *const *envp, int in, int out, int errfd)
 {
-	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int null = in >= 0 ? in : open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0)
 		_exit(126);
-	execvp(argv[0], (char *const *)argv);
+	execvpe(argv[0], (char *const *)argv, envp ? envp : environ);
 	dprintf(2, "cannot run %s: %s", argv[0], strerror(errno));
 	_exit(errno == ENOENT ? 127 : 126);
 }
 
 int slurm_exec(const char *const *argv, double timeout_s, struct strbuf *out, struct strbuf *errtext)
 {
+	return slurm_exec_full(argv, NULL, NULL, timeout_s, out, errtext);
+}
+
+int slurm_exec_full(const char *const *argv, char *const *envp, const char *in, double timeout_s,
+		    struct strbuf *out, struct strbuf *errtext)
+{
 	enum { LIMIT = 1 << 20 };
-	int po[2], pe[2];
-	if (pipe2(po, O_CLOEXEC) != 0)
+	int po[2], pe[2], pi[2] = {-1, -1};
+	if (in && strlen(in) >= PIPE_BUF) {
+		errno = E2BIG;
 		goto fail;
+	}
+	/* stdin's text is in the pipe before the child exists: shorter than PIPE_BUF, it fits, and
+	 * no write can meet a reader that has gone (SIGPIPE). */
+	if (in && (pipe2(pi, O_CLOEXEC) != 0 || write(pi[1], in, strlen(in)) != (ssize_t)strlen(in))) {
+		if (pi[0] >= 0) {
+			close(pi[0]);
+			close(pi[1]);
+		}
+		goto fail;
+	}
+	if (pipe2(po, O_CLOEXEC) != 0) {
+		if (in) {
+			close(pi[0]);
+			close(pi[1]);
+		}
+		goto fail;
+	}
 	if (pipe2(pe, O_CLOEXEC) != 0) {
 		close(po[0]);
 		close(po[1]);
+		if (in) {
+			close(pi[0]);
+			close(pi[1]);
+		}
 		goto fail;
 	}
 	pid_t pid = fork();
 	if (pid == 0)
-		child(argv, po[1], pe[1]);
+		child(argv, envp, pi[0], po[1], pe[1]);
 	close(po[1]);
 	close(pe[1]);
+	if (in) {
+		close(pi[0]);
+		close(pi[1]);
+	}
 	if (pid < 0) {
 		close(po[0]);
 		close(pe[0]);

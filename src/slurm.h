@@ -59,6 +59,10 @@ bool slurm_gpu_mask(const struct gpu_set *set, const char *ids, uint64_t *mask, 
  * bounded to 1 MiB). Returns its exit status (128+N after signal N), or -1 when it could not be
  * run or ran out of time (errtext says which). */
 int slurm_exec(const char *const *argv, double timeout_s, struct strbuf *out, struct strbuf *errtext);
+/* The same with envp as its environment (NULL: this process's) and in (NULL: /dev/null; shorter
+ * than PIPE_BUF, so it is written whole before anything is read) as its stdin. */
+int slurm_exec_full(const char *const *argv, char *const *envp, const char *in, double timeout_s,
+		    struct strbuf *out, struct strbuf *errtext);
 
 /* The GPU ids on node `node` from `scontrol show job -d --oneliner` output: the IDX list of the
  * node group that names it ("Nodes=vm CPU_IDs=0 Mem=0 GRES=gpu:2(IDX:0-1)"), written as "0-1"

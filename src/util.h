@@ -40,9 +40,14 @@
 	X(EXIT_CANCELLED, 15, "`wait`: the job was cancelled, or a job it was to run after did " \
 			      "not succeed")                                                    \
 	X(EXIT_LOST, 16, "`wait`: the job was lost (the machine restarted, or its runner "      \
-			 "stopped, while it was queued or running): `gpuctl submit --again ID`")  \
+			 "stopped, while it was queued or running): `gpuctl submit --again ID`; "  \
+			 "or Slurm forgot it (its node failed, or it left slurmctld's memory) "   \
+			 "before gpuctl saw how it ended")                                      \
 	X(EXIT_NO_SUCH_JOB, 17, "`jobs`, `logs`, `cancel`, `wait`, `--after`: no job of yours " \
 				"has that id")                                                  \
+	X(EXIT_SLURM, 18, "Slurm refused the request (`sbatch`, `squeue`, `scancel`: its words " \
+			  "are shown), or could not be asked (its client missing, `slurmctld` "  \
+			  "not answering)")                                                     \
 	X(EXIT_CANNOT_RUN, 126, "`run`: the command could not be run (not executable); `wait`: " \
 				"the job could not be started")                                 \
 	X(EXIT_NOT_FOUND, 127, "`run`: the command was not found")

@@ -32,5 +32,6 @@ void test_tui(void);
 void test_slurm(void);
 void test_cluster(void);
 void test_jobs(void);
+void test_slurmjobs(void);
 
 #endif
