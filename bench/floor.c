@@ -3,13 +3,13 @@
  * command:
  *
  *   bench-floor status   `status`, `status --json`: the configuration files and the lease state
- *                        directory (a stat: leases are off in the benches), NVML, then for each
+ *                        directory (a stat: no daemon runs in the benches), NVML, then for each
  *                        distinct pid: stat /proc/PID, its owner's name (once per uid, as
  *                        gpuctl caches it), /proc/PID/cmdline to the end (/proc/PID/comm when it
- *                        is empty)
+ *                        is empty); on a Slurm node also /proc/PID/cgroup (the process's job)
  *   bench-floor apps     `--query-compute-apps`: the same without the configuration and leases
  *   bench-floor gpu      `--query-gpu` of non-extra fields: no process lists, no /proc
- *   bench-floor doctor   `doctor`: status, plus the extra fields (fans, clocks, persistence,
+ *   bench-floor doctor   `doctor`: status (the cgroup too), plus the extra fields (fans, clocks, persistence,
  *                        ECC) and per live pid /proc/PID/environ and /proc/PID/stat (its parent)
  *
  * Each reads what gpuctl legitimately needs, no more and no less; see README "Performance". */
@@ -102,8 +102,33 @@ static long slurp(const char *path)
 }
 
 /* As gpuctl (src/proc.c): paths looked up from an open /proc and made by hand; doctor's own
- * reads (environ, stat: src/devices.c) by absolute path, with snprintf. */
+ * reads (environ, stat: src/pid.c) by absolute path, with snprintf. */
 static int procfd = -1;
+
+/* On a Slurm node status and doctor name each process's job from its cgroup file: the same test
+ * as src/slurm.c's slurm_node() (slurmd's cgroup directories), so that a machine where slurmd
+ * ran (a CI machine after the Slurm tests) is compared with a floor doing the same work. */
+static int on_slurm_node = -1;
+
+static int slurm_node(void)
+{
+	static const char *const roots[] = {"freezer", "cpuset", "memory", "devices"};
+	char path[320], host[256] = "";
+	struct stat st;
+	if (stat("/sys/fs/cgroup/system.slice/slurmstepd.scope", &st) == 0)
+		return 1;
+	if (gethostname(host, sizeof host - 1) == 0)
+		host[strcspn(host, ".")] = '\0';
+	for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++) {
+		snprintf(path, sizeof path, "/sys/fs/cgroup/%s/slurm", roots[i]);
+		if (stat(path, &st) == 0)
+			return 1;
+		snprintf(path, sizeof path, "/sys/fs/cgroup/%s/slurm_%s", roots[i], host);
+		if (host[0] && stat(path, &st) == 0)
+			return 1;
+	}
+	return 0;
+}
 
 static const char *pid_path(char *buf, unsigned pid, const char *file)
 {
@@ -134,6 +159,12 @@ static void read_proc(unsigned pid, enum mode m)
 	user_name(st.st_uid);
 	if (slurp_at(procfd, pid_path(path, pid, "cmdline")) <= 0)
 		slurp_at(procfd, pid_path(path, pid, "comm"));
+	if (m == STATUS || m == DOCTOR) {
+		if (on_slurm_node < 0)
+			on_slurm_node = slurm_node();
+		if (on_slurm_node)
+			slurp_at(procfd, pid_path(path, pid, "cgroup"));
+	}
 	if (m == DOCTOR) {
 		snprintf(path, sizeof path, "/proc/%u/environ", pid);
 		slurp(path);

@@ -8,7 +8,12 @@
 . "$(dirname "$0")/lib.sh"
 
 echo "== gpuctl bench: $(machine_line)"
-echo "   leases off (no state directory), no configuration file; medians of runs 100-300 ms apart; ratios of CPU time"
+echo "   no lease daemon, no configuration file; medians of runs 100-300 ms apart; ratios of CPU time"
+# On a Slurm node (slurmd's cgroup directories exist: also after the Slurm tests left them) status
+# and doctor read each process's cgroup file for its job, and so does the floor: said, not hidden.
+if compgen -G '/sys/fs/cgroup/*/slurm*' >/dev/null || [ -e /sys/fs/cgroup/system.slice/slurmstepd.scope ]; then
+	echo "   a Slurm node: status, doctor and their floors read /proc/PID/cgroup too"
+fi
 
 # ---- start-up ----
 measure -n "${ROUNDS_STARTUP:-101}" -g 5:20 empty "$B/bench-empty" -- version "$B/gpuctl" --version

@@ -352,24 +352,12 @@ int dclient_recv(struct dclient *dc, struct msg *m, int *fds, size_t *nfds, int 
 	}
 	if (r <= 0)
 		return 0;
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * PROTO_MAX_FDS)];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = {buf, sizeof buf};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			    .msg_controllen = sizeof u.buf};
-	ssize_t n = recvmsg(dc->fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); n >= 0 && cm; cm = CMSG_NXTHDR(&mh, cm))
-		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
-			size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			for (size_t i = 0; i < k && *nfds < PROTO_MAX_FDS; i++)
-				memcpy(&fds[(*nfds)++], CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-		}
+	bool cut;
+	ssize_t n = proto_recv(dc->fd, buf, sizeof buf, fds, PROTO_MAX_FDS, nfds, &cut);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return 0;
 	char why[200];
-	if (n <= 0 || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+	if (n <= 0 || cut) {
 		for (size_t i = 0; i < *nfds; i++)
 			close(fds[i]);
 		*nfds = 0;

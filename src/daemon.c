@@ -360,18 +360,6 @@ static int open_socket(struct daemon *d, struct gpu_error *err)
 	return fd;
 }
 
-static int open_signals(void)
-{
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-}
-
 static int loop_timeout(struct daemon *d)
 {
 	double next = 0;
@@ -576,7 +564,7 @@ int daemon_main(const char *socket_path, const char *state_dir, const char *conf
 		fprintf(stderr, "gpuctl daemon: %s\n", err.msg);
 		goto out;
 	}
-	if ((d.epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 || (d.sigfd = open_signals()) < 0) {
+	if ((d.epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 || (d.sigfd = signals_fd()) < 0) {
 		fprintf(stderr, "gpuctl daemon: %s\n", strerror(errno));
 		goto out;
 	}

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 static bool needs_escape(unsigned char c)
 {
@@ -215,6 +216,33 @@ void msg_add_i64(struct strbuf *sb, const char *key, int64_t v)
 	snprintf(buf, sizeof buf, "%lld", (long long)v);
 	msg_key(sb, key);
 	msg_word(sb, buf);
+}
+
+ssize_t proto_recv(int sock, char *buf, size_t len, int *fds, size_t maxfds, size_t *nfds, bool *cut)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * PROTO_MAX_FDS)];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {buf, len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			    .msg_controllen = sizeof u.buf};
+	ssize_t n = recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	*nfds = 0;
+	*cut = n >= 0 && (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC));
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); n >= 0 && cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
+			if (*nfds < maxfds)
+				fds[(*nfds)++] = fd;
+			else
+				close(fd);
+		}
+	}
+	return n;
 }
 
 ssize_t proto_send(int sock, const void *buf, size_t len, const int *fds, size_t nfds, int flags)

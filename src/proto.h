@@ -58,5 +58,10 @@ void msg_word_u64(struct strbuf *sb, uint64_t v);
 /* Sends one message with nfds (at most PROTO_MAX_FDS) descriptors attached (SCM_RIGHTS), again
  * on EINTR; sendmsg's result. The one home of the control-message layout for both sides. */
 ssize_t proto_send(int sock, const void *buf, size_t len, const int *fds, size_t nfds, int flags);
+/* Receives one message without waiting (MSG_DONTWAIT, descriptors close-on-exec) into buf (len
+ * bytes) and its first maxfds descriptors into fds (*nfds of them); any further descriptor is
+ * closed here, so a peer cannot make the receiver leak them. recvmsg's result; *cut is true when
+ * the message or its descriptors did not fit (MSG_TRUNC, MSG_CTRUNC). */
+ssize_t proto_recv(int sock, char *buf, size_t len, int *fds, size_t maxfds, size_t *nfds, bool *cut);
 
 #endif

@@ -200,30 +200,16 @@ static void client_read(struct runner *r, struct rclient *c)
 {
 	static char buf[PROTO_MAX_MSG + 1];
 	for (int k = 0; k < 16 && !c->dead; k++) {
-		union {
-			char buf[CMSG_SPACE(sizeof(int) * 4)];
-			struct cmsghdr align;
-		} u;
-		struct iovec iov = {buf, sizeof buf};
-		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-				    .msg_controllen = sizeof u.buf};
-		ssize_t n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		/* One descriptor at most (a job's log or terminal); proto_recv closes the rest. */
 		int fd = -1;
-		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); n >= 0 && cm; cm = CMSG_NXTHDR(&mh, cm))
-			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
-				for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
-					int got;
-					memcpy(&got, CMSG_DATA(cm) + i * sizeof(int), sizeof got);
-					if (fd < 0)
-						fd = got;
-					else
-						close(got);
-				}
+		size_t nfds;
+		bool cut;
+		ssize_t n = proto_recv(c->fd, buf, sizeof buf, &fd, 1, &nfds, &cut);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
 		struct msg m;
 		char why[160];
-		if (n <= 0 || (mh.msg_flags & MSG_TRUNC) || !msg_decode(&m, buf, (size_t)n, why, sizeof why)) {
+		if (n <= 0 || cut || !msg_decode(&m, buf, (size_t)n, why, sizeof why)) {
 			if (fd >= 0)
 				close(fd);
 			c->dead = true;
@@ -295,18 +281,6 @@ static bool listen_on(struct runner *r)
 		return false;
 	}
 	return true;
-}
-
-static int open_signals(void)
-{
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 }
 
 static int loop_timeout(struct runner *r)
@@ -392,7 +366,7 @@ int runner_main(void)
 		goto out;
 	if (!listen_on(&r))
 		goto out;
-	if ((r.epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 || (r.sigfd = open_signals()) < 0) {
+	if ((r.epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 || (r.sigfd = signals_fd()) < 0) {
 		fprintf(stderr, "gpuctl runner: %s\n", strerror(errno));
 		goto out;
 	}

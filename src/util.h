@@ -85,6 +85,11 @@ struct gpu_error {
 void die(int code, const char *fmt, ...) PRINTF(2, 3) NORETURN;
 void warn(const char *fmt, ...) PRINTF(1, 2);
 
+/* A server's loop (the daemon, the job runner) reads TERM, INT and HUP from this signalfd (they
+ * are blocked) so that it ends between events, never inside one; SIGPIPE is ignored (a peer
+ * that went away is an error of one send). -1 with errno when the kernel refuses. */
+int signals_fd(void);
+
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
