@@ -5,8 +5,10 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const struct { const char *name; int sig; } signals[] = {
@@ -40,6 +42,19 @@ bool kill_ends(int sig)
 	return sig == SIGTERM || sig == SIGINT || sig == SIGQUIT || sig == SIGKILL;
 }
 
+/* Whether /proc/PID, read after the pidfd pinned the process, still has the owner the listing
+ * saw (the listing reads the same place). The start time may be read only now (t->start 0: the
+ * pid NVML listed moments ago), so the process pinned could be a successor that took a reused
+ * pid: then the owner checked above was its predecessor's, and root naming one user must not
+ * hit another's process. */
+static bool same_owner(unsigned pid, uid_t uid)
+{
+	char path[64];
+	struct stat st;
+	snprintf(path, sizeof path, "/proc/%u", pid);
+	return stat(path, &st) == 0 && st.st_uid == uid;
+}
+
 void kill_target_open(struct kill_target *t, uid_t me, bool named, uid_t named_uid)
 {
 	t->pidfd = -1;
@@ -54,8 +69,13 @@ void kill_target_open(struct kill_target *t, uid_t me, bool named, uid_t named_u
 		t->state = KS_REFUSED;
 	else if ((t->pidfd = pid_open(t->pid, t->start)) < 0)
 		t->state = errno == ENOSYS ? KS_NO_PIDFD : KS_GONE;
-	else
+	else if (!same_owner(t->pid, t->uid)) {
+		close(t->pidfd);
+		t->pidfd = -1;
+		t->state = KS_GONE;
+	} else {
 		t->state = KS_PENDING;
+	}
 }
 
 bool kill_target_signal(struct kill_target *t, int sig)

@@ -58,6 +58,7 @@ void tui_kill_ask(struct tui_view *v, const struct tui_model *m)
 	}
 	v->act_pid = r->pid;
 	v->act_gpu = (int)r->g->index;
+	v->act_start = r->start;
 	v->input[0] = '\0';
 	if (r->uid == m->me) {
 		v->prompt = PR_KILL;
@@ -86,6 +87,13 @@ void tui_kill(struct tui_acts *a, struct tui_view *v, const struct tui_model *m)
 		tui_message(v, ST_NORMAL, "pid %u is no longer listed: left alone", v->act_pid);
 		return;
 	}
+	/* The answer is about the process that was asked about: a refresh since may list a new
+	 * process under the same pid (the old one exited, its pid reused). */
+	if (r->start != v->act_start) {
+		tui_message(v, ST_NORMAL, "pid %u has exited since you asked (its pid now names another "
+			    "process): left alone", v->act_pid);
+		return;
+	}
 	bool named = false;
 	if (r->uid != m->me) {
 		named = m->me == 0 && r->user && !strcmp(v->input, r->user);
@@ -97,7 +105,7 @@ void tui_kill(struct tui_acts *a, struct tui_view *v, const struct tui_model *m)
 	}
 	struct tui_pending p = {.stage = PEND_TERM,
 				.k = {.pid = r->pid, .uid = r->uid, .uid_valid = r->uid_valid,
-				      .start = r->start}};
+				      .start = v->act_start}};
 	kill_target_open(&p.k, m->me, named, r->uid);
 	switch (p.k.state) {
 	case KS_PENDING:
