@@ -251,6 +251,25 @@ bool tui_acts_step(struct tui_acts *a, struct tui_view *v)
 	return changed;
 }
 
+void tui_acts_report(const struct tui_acts *a)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		const struct tui_pending *p = &a->p[i];
+		if (ended(p->k.pidfd))
+			continue;
+		if (p->stage == PEND_TERM)
+			fprintf(stderr, "gpuctl top: %s got SIGTERM and still runs; top quit before its grace "
+				"period ended, so no SIGKILL was sent (gpuctl kill --pid %u sends TERM, then "
+				"KILL)\n", p->what, p->k.pid);
+		else if (p->stage == PEND_KILL)
+			fprintf(stderr, "gpuctl top: %s got SIGKILL and had not ended yet when top quit\n",
+				p->what);
+		else
+			fprintf(stderr, "gpuctl top: %s: its holder got SIGTERM and had not ended yet when "
+				"top quit (gpuctl leases shows whether the lease is still held)\n", p->what);
+	}
+}
+
 void tui_acts_free(struct tui_acts *a)
 {
 	for (size_t i = 0; i < a->n; i++)

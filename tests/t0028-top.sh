@@ -6,12 +6,12 @@
 # Ctrl-C, SIGTERM and a lost terminal. Every wait is for something on the screen (or a process's
 # end), with a deadline only a failure reaches.
 . "$(dirname "$0")/lib.sh"
-plan 77
+plan 82
 use_state
 chmod 755 "$TMP"
 WL=$B/workload
 if ! command -v tmux >/dev/null; then
-	skip "top" "tmux is not installed" 77
+	skip "top" "tmux is not installed" 82
 	exit 0
 fi
 
@@ -256,6 +256,34 @@ if $root; then
 else
 	skip "another user's process" "needs root and setpriv to act as a second user" 6
 fi
+
+# A process that ignores SIGTERM: SIGKILL after --grace. Quitting before the grace period ends
+# sends no SIGKILL, and top says so on its way out (the screen that would have said it is gone).
+CUDA_VISIBLE_DEVICES=1 "$WL" --ignore-term 1 --mem 500 & st1=$!
+CUDA_VISIBLE_DEVICES=1 "$WL" --ignore-term 1 --mem 600 & st2=$!
+await_workload $st1
+await_workload $st2
+top_in stub 80 24 -- "$GPUCTL" top -d 0.2 --grace 0.3 --filter "$st1"
+await_screen stub "1 row shown" >/dev/null
+keys stub k
+await_screen stub "^Send SIGTERM to pid $st1" >/dev/null
+keys stub y
+check "TERM ignored: SIGKILL after --grace" await_screen stub "pid $st1 killed with SIGKILL after the grace period"
+wait $st1 2>/dev/null
+check_eq "the process was killed by SIGKILL" 137 $?
+keys stub q
+top_in stub2 80 24 -- "$GPUCTL" top -d 0.2 --grace 60 --filter "$st2"
+await_screen stub2 "1 row shown" >/dev/null
+keys stub2 k
+await_screen stub2 "^Send SIGTERM to pid $st2" >/dev/null
+keys stub2 y
+await_screen stub2 "SIGTERM sent to pid $st2" >/dev/null
+keys stub2 q
+check_eq "q before the grace period ends: exit 0" 0 "$(await_exit stub2)"
+check "saying no SIGKILL was sent" await_screen stub2 "^gpuctl top: pid $st2 got SIGTERM and still runs; top quit before"
+check "and the process runs on" kill -0 $st2
+kill -KILL $st2
+wait $st2 2>/dev/null
 
 # Colour, and NO_COLOR (capture-pane -e shows the attributes as escape sequences).
 top_in colour 80 24 -- "$GPUCTL" top --color=always
