@@ -5,10 +5,8 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <stdio.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 static const struct { const char *name; int sig; } signals[] = {
@@ -42,19 +40,6 @@ bool kill_ends(int sig)
 	return sig == SIGTERM || sig == SIGINT || sig == SIGQUIT || sig == SIGKILL;
 }
 
-/* Whether /proc/PID, read after the pidfd pinned the process, still has the owner the listing
- * saw (the listing reads the same place). The start time may be read only now (t->start 0: the
- * pid NVML listed moments ago), so the process pinned could be a successor that took a reused
- * pid: then the owner checked above was its predecessor's, and root naming one user must not
- * hit another's process. */
-static bool same_owner(unsigned pid, uid_t uid)
-{
-	char path[64];
-	struct stat st;
-	snprintf(path, sizeof path, "/proc/%u", pid);
-	return stat(path, &st) == 0 && st.st_uid == uid;
-}
-
 void kill_target_open(struct kill_target *t, uid_t me, bool named, uid_t named_uid)
 {
 	t->pidfd = -1;
@@ -69,7 +54,10 @@ void kill_target_open(struct kill_target *t, uid_t me, bool named, uid_t named_u
 		t->state = KS_REFUSED;
 	else if ((t->pidfd = pid_open(t->pid, t->start)) < 0)
 		t->state = errno == ENOSYS ? KS_NO_PIDFD : KS_GONE;
-	else if (!same_owner(t->pid, t->uid)) {
+	else if (!pid_owner_is(t->pid, t->uid)) {
+		/* The start time may be read only now (t->start 0: the pid NVML listed a moment ago), so
+		 * the process pinned could be a successor that took the pid: then the owner checked
+		 * above was its predecessor's, and root naming one user must not reach another's. */
 		close(t->pidfd);
 		t->pidfd = -1;
 		t->state = KS_GONE;

@@ -173,6 +173,12 @@ int leaseview_end_holder(const struct lease_info *l, char *why, size_t whylen)
 			 (int)l->pid, PID_NO_PIDFD);
 		return -1;
 	}
+	/* The daemon may not know the holder's start time (0: /proc hidden from it): then the owner
+	 * tells a holder from another user's process that took its pid. */
+	if (fd >= 0 && !l->start && !pid_owner_is((unsigned)l->pid, l->uid)) {
+		close(fd);
+		fd = -1;
+	}
 	if (fd < 0) {
 		snprintf(why, whylen, "lease %s: its holder (pid %d) is gone or its pid was reused; left "
 			 "alone (the lease ends by itself when its holder does)", l->id, (int)l->pid);

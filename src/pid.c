@@ -82,6 +82,14 @@ int pid_open(unsigned pid, unsigned long long start)
 	return fd;
 }
 
+bool pid_owner_is(unsigned pid, uid_t uid)
+{
+	char path[64];
+	struct stat st;
+	snprintf(path, sizeof path, "/proc/%u", pid);
+	return stat(path, &st) == 0 && st.st_uid == uid;
+}
+
 bool pid_pidfds(void)
 {
 	int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);

@@ -3,6 +3,7 @@
  * rendered frame (every row fits, hostile text escaped), filters, sorts and the tree of a job,
  * and the keys (each one the help lists, and the help lists each one handled). */
 #include "kill.h"
+#include "leaseview.h"
 #include "pid.h"
 #include "tap.h"
 #include "tui-act.h"
@@ -540,6 +541,13 @@ static void test_kill_pinned(void)
 	kill_target_open(&t, getuid(), false, 0);
 	CHECK(t.state == KS_PENDING || t.state == KS_NO_PIDFD);
 	kill_target_close(&t);
+	CHECK(alive(pid));
+
+	/* Releasing a lease whose holder's start time the daemon does not know: a process of
+	 * another user under the holder's pid is not the holder. */
+	struct lease_info l = {.id = "0123456789abcdef", .uid = getuid() + 1, .pid = pid};
+	char why[512];
+	CHECK(leaseview_end_holder(&l, why, sizeof why) < 0 && strstr(why, "left alone"));
 	CHECK(alive(pid));
 	reap(pid);
 }
