@@ -6,12 +6,12 @@
 # Ctrl-C, SIGTERM and a lost terminal. Every wait is for something on the screen (or a process's
 # end), with a deadline only a failure reaches.
 . "$(dirname "$0")/lib.sh"
-plan 82
+plan 85
 use_state
 chmod 755 "$TMP"
 WL=$B/workload
 if ! command -v tmux >/dev/null; then
-	skip "top" "tmux is not installed" 82
+	skip "top" "tmux is not installed" 85
 	exit 0
 fi
 
@@ -256,6 +256,27 @@ if $root; then
 else
 	skip "another user's process" "needs root and setpriv to act as a second user" 6
 fi
+
+# Another user's text on top's screen: a process name with OSC, BEL, CSI, CR, newline, DEL, a C1
+# CSI and bytes that are not UTF-8. What top writes to the terminal (pipe-pane: its raw bytes)
+# holds none of them (curses' own codes are CSI and charset escapes: no OSC, BEL, DEL or C1);
+# the screen shows them escaped, in the table and in the details (on a UTF-8 terminal, where
+# text that is UTF-8 is written as it is).
+H=$'job\e]0;owned\a\e[2J\r\nforged\x7f\xc2\x9bx\xff\xfeend'
+CUDA_VISIBLE_DEVICES=1 bash -c 'exec -a "$0" "$@"' "$H" "$WL" --mem 400 & hp=$!
+await_workload $hp
+top_in hostile 200 30 LC_ALL=C.UTF-8 -- "$GPUCTL" top -d 0.1 --filter "$hp"
+"${TM[@]}" pipe-pane -o -t hostile "cat >>'$TMP/hostile.out'"
+check "a hostile process name is shown escaped" \
+	await_screen hostile 'job\\e\]0;owned\\a\\e\[2J\\r\\nforged\\x7f\\u009bx\\xff\\xfeend'
+keys hostile Enter
+check "in the details too" await_screen hostile '^   job\\e\]0;owned\\a'
+keys hostile Escape q
+await_exit hostile >/dev/null
+check_eq "no OSC, BEL, DEL, C1 or stray byte of theirs reached the terminal" "0 drawn" \
+	"$(LC_ALL=C grep -ac $'\e]\\|\a\\|\x7f\\|\xc2\x9b\\|\xff' "$TMP/hostile.out") $(grep -q 'owned' "$TMP/hostile.out" && echo drawn)"
+kill $hp
+wait $hp 2>/dev/null
 
 # A process that ignores SIGTERM: SIGKILL after --grace. Quitting before the grace period ends
 # sends no SIGKILL, and top says so on its way out (the screen that would have said it is gone).
