@@ -22,6 +22,27 @@ size_t utf8_seq_len(const unsigned char *s, size_t avail)
 	return n;
 }
 
+const char *text_head(char *buf, size_t bufsize, const char *s, size_t max)
+{
+	const unsigned char *u = (const unsigned char *)(s ? s : "");
+	size_t len = strlen((const char *)u), i = 0;
+	if (max + 4 > bufsize)
+		max = bufsize > 4 ? bufsize - 4 : 0;
+	if (len <= max) {
+		memcpy(buf, u, len + 1);
+		return buf;
+	}
+	for (size_t n; i < len; i += n) {
+		n = utf8_seq_len(u + i, len - i);
+		n = n ? n : 1;
+		if (i + n > max)
+			break;
+	}
+	memcpy(buf, u, i);
+	memcpy(buf + i, "\xe2\x80\xa6", 4);   /* the ellipsis and the NUL */
+	return buf;
+}
+
 void esc_printable_n(struct strbuf *sb, const char *str, size_t max)
 {
 	const unsigned char *s = (const unsigned char *)str;

@@ -23,6 +23,10 @@ int esc_fit(struct strbuf *sb, const char *s, int cols, bool pad);
 int esc_cols(const char *s);
 /* Columns of text already made printable (escaped, or our own): UTF-8 characters count one. */
 int text_cols(const char *s);
+/* At most max bytes of s into buf (bufsize: max + 4 or more), cut between characters (a byte
+ * that is not UTF-8 counts alone) and marked with an ellipsis when something was cut: a printf
+ * "%.60s" cuts inside a character, and says nothing. Returns buf. */
+const char *text_head(char *buf, size_t bufsize, const char *s, size_t max);
 /* Length of the valid UTF-8 sequence at s (1-4, at most avail bytes), or 0 when it is not one
  * (overlong forms, surrogates and values past U+10FFFF included). */
 size_t utf8_seq_len(const unsigned char *s, size_t avail);

@@ -62,8 +62,10 @@ void tui_kill_ask(struct tui_view *v, const struct tui_model *m)
 	v->input[0] = '\0';
 	if (r->uid == m->me) {
 		v->prompt = PR_KILL;
-		snprintf(v->question, sizeof v->question, "Send SIGTERM to pid %u (%.60s)? SIGKILL follows "
-			 "after %g s if it still runs [y/N]", r->pid, r->cmd ? r->cmd : "?", v->grace);
+		char head[64];
+		snprintf(v->question, sizeof v->question, "Send SIGTERM to pid %u (%s)? SIGKILL follows "
+			 "after %g s if it still runs [y/N]", r->pid,
+			 text_head(head, sizeof head, r->cmd ? r->cmd : "?", 60), v->grace);
 	} else if (m->me == 0) {
 		v->prompt = PR_KILL_NAME;
 		snprintf(v->question, sizeof v->question, "pid %u is %s's: to signal it (TERM, then KILL), "
@@ -159,9 +161,10 @@ void tui_release_ask(struct tui_view *v, const struct tui_model *m)
 	} else {
 		v->prompt = PR_RELEASE;
 		snprintf(v->act_lease, sizeof v->act_lease, "%s", l->id);
-		snprintf(v->question, sizeof v->question, "Release your lease %s%s%.40s%s (%zu GPU%s)? Its "
+		char head[48];
+		snprintf(v->question, sizeof v->question, "Release your lease %s%s%s%s (%zu GPU%s)? Its "
 			 "holder, pid %d, gets SIGTERM [y/N]", l->id, l->name ? " '" : "",
-			 l->name ? l->name : "", l->name ? "'" : "", l->ngpus, l->ngpus == 1 ? "" : "s",
+			 text_head(head, sizeof head, l->name ? l->name : "", 40), l->name ? "'" : "", l->ngpus, l->ngpus == 1 ? "" : "s",
 			 (int)l->pid);
 	}
 }

@@ -509,8 +509,12 @@ static void test_kill_pinned(void)
 	tui_model_update(&m, NULL, false, false, 0, 1);
 	tui_view_init(&v);
 	tui_model_order(&m, &v);
+	p->cmdline = "python3 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/\xc3\xa9t\xc3\xa9.py";
+	tui_model_update(&m, NULL, false, false, 0, 1);
 	tui_kill_ask(&v, &m);
 	CHECK(v.prompt == PR_KILL);
+	/* The command cut between characters, and marked: no half of an "\xc3\xa9". */
+	CHECK(strstr(v.question, "/\xc3\xa9\xe2\x80\xa6)?") != NULL);
 	p->start = start;              /* the refresh: the pid now names our child */
 	tui_model_update(&m, NULL, false, false, 0, 2);
 	tui_model_order(&m, &v);
