@@ -173,9 +173,12 @@ int leaseview_end_holder(const struct lease_info *l, char *why, size_t whylen)
 			 (int)l->pid, PID_NO_PIDFD);
 		return -1;
 	}
-	/* The daemon may not know the holder's start time (0: /proc hidden from it): then the owner
-	 * tells a holder from another user's process that took its pid. */
-	if (fd >= 0 && !l->start && !pid_owner_is((unsigned)l->pid, l->uid)) {
+	/* The holder runs as the lease's user. The pid and start time the daemon recorded are those
+	 * of the process that committed, read at commit: a client that hands its connection to a
+	 * child and exits could have its pid (and start) be another user's process by then, and
+	 * root ending that user's leases must not reach it. And with no start time (0: /proc hidden
+	 * from the daemon) a pid reused since is caught here too. */
+	if (fd >= 0 && !pid_runs_as((unsigned)l->pid, l->uid)) {
 		close(fd);
 		fd = -1;
 	}

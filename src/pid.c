@@ -90,6 +90,18 @@ bool pid_owner_is(unsigned pid, uid_t uid)
 	return stat(path, &st) == 0 && st.st_uid == uid;
 }
 
+bool pid_runs_as(unsigned pid, uid_t uid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%u/status", pid);
+	char *text = read_file(path, NULL);
+	const char *u = text ? strstr(text, "\nUid:") : NULL;
+	unsigned real, eff;
+	bool ok = u && sscanf(u + 5, "%u %u", &real, &eff) == 2 && (real == uid || eff == uid);
+	free(text);
+	return ok;
+}
+
 bool pid_pidfds(void)
 {
 	int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);

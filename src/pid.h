@@ -39,6 +39,9 @@ bool pid_pidfds(void);
  * pinned the process, it tells whether the process pinned is the one whose owner was checked:
  * with no start time to compare, a pid reused by another user's process is caught here. */
 bool pid_owner_is(unsigned pid, uid_t uid);
+/* Whether the process runs as uid: its real or effective uid (/proc/PID/status, readable even
+ * when /proc/PID is root's because the process is not dumpable). */
+bool pid_runs_as(unsigned pid, uid_t uid);
 /* Signal through a pidfd: false with errno set (ESRCH: it has ended). */
 bool pid_signal(int pidfd, int sig);
 

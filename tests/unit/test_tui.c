@@ -10,6 +10,7 @@
 #include "tui-curses.h"
 #include "tui.h"
 
+#include <errno.h>
 #include <locale.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -553,6 +554,21 @@ static void test_kill_pinned(void)
 	char why[512];
 	CHECK(leaseview_end_holder(&l, why, sizeof why) < 0 && strstr(why, "left alone"));
 	CHECK(alive(pid));
+	/* Nor with its start time: the daemon recorded whichever process had the committing
+	 * client's pid when it committed. */
+	l.start = start;
+	CHECK(leaseview_end_holder(&l, why, sizeof why) < 0 && strstr(why, "left alone"));
+	CHECK(alive(pid));
+	l.uid = getuid();
+	int hfd = leaseview_end_holder(&l, why, sizeof why);
+	CHECK(hfd >= 0 || errno == ENOSYS);
+	if (hfd >= 0) {
+		CHECK(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+		close(hfd);
+		pid = fork();      /* reap() below: something to reap */
+		if (pid == 0)
+			_exit(0);
+	}
 	reap(pid);
 }
 
