@@ -226,6 +226,7 @@ static int top(struct cmd *c)
 	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
 		sigaction(sigs[i], &old[i], NULL);
 	sigprocmask(SIG_SETMASK, &orig, NULL);
+	tui_acts_report(&t.acts);
 	tui_acts_free(&t.acts);
 	tui_layout_free(&t.L);
 	tui_model_free(&t.m);

@@ -119,10 +119,12 @@ void conn_send(struct daemon *d, struct conn *c, struct strbuf *msg, const int *
 	if (nfds)
 		memcpy(o->fds, fds, nfds * sizeof *fds);
 	o->nfds = nfds;
-	if (c->out_tail)
+	if (c->out_tail) {
 		c->out_tail->next = o;
-	else
+	} else {
 		c->out = o;
+		c->out_moved = d->now;
+	}
 	c->out_tail = o;
 	c->out_bytes += o->len;
 	want_out(d, c, true);
@@ -138,6 +140,7 @@ static void flush_out(struct daemon *d, struct conn *c)
 			return;
 		}
 		close_fds(o->fds, o->nfds);
+		c->out_moved = d->now;
 		c->out = o->next;
 		if (!c->out)
 			c->out_tail = NULL;
@@ -366,8 +369,8 @@ static int loop_timeout(struct daemon *d)
 	queue_timers(d, &next);
 	for (size_t i = 0; i < d->nconns; i++) {
 		const struct conn *c = d->conns[i];
-		if (!c->nreqs && !c->out) {
-			double t = c->last_active + d->conf.idle_timeout;
+		if (!c->nreqs) {
+			double t = (c->out ? c->out_moved : c->last_active) + d->conf.idle_timeout;
 			if (!next || t < next)
 				next = t;
 		}
@@ -395,8 +398,18 @@ static void expire(struct daemon *d)
 	queue_timers(d, &ignored);
 	for (size_t i = 0; i < d->nconns; i++) {
 		struct conn *c = d->conns[i];
-		if (!c->nreqs && !c->out && d->now - c->last_active >= d->conf.idle_timeout)
+		if (c->nreqs || c->dead)
+			continue;
+		if (!c->out && d->now - c->last_active >= d->conf.idle_timeout) {
 			c->dead = true;
+		} else if (c->out && d->now - c->out_moved >= d->conf.idle_timeout) {
+			/* Replies it does not read, under the size bound: idle all the same, or a client
+			 * could hold its connections (and their queued replies) for ever. Waiters are
+			 * kept: a stopped one keeps its place. */
+			client_log(d, "uid %u (pid %d) has not read its replies for %g s; disconnected",
+				   (unsigned)c->uid, (int)c->pid, d->conf.idle_timeout);
+			c->dead = true;
+		}
 	}
 	if (d->probe_due && d->now >= d->probe_due)
 		probe_unknown(d);

@@ -57,6 +57,7 @@ struct conn {
 	unsigned nreqs;           /* requests of this connection in the queue */
 	struct outmsg *out, *out_tail;
 	size_t out_bytes;
+	double out_moved;         /* monotonic: when its queued output last moved (or began) */
 	bool dead;                /* closed at the end of this loop iteration */
 	bool want_out;            /* EPOLLOUT registered */
 };

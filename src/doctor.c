@@ -2,6 +2,7 @@
  * the GPU processes (each one's own environment from /proc, its parent, its lease) and the
  * machine, read from a refreshed GPU set and the daemon's lease list. */
 #include "doctor.h"
+#include "escape.h"
 #include "pid.h"
 #include "slurm.h"
 #include "visenv.h"
@@ -163,7 +164,8 @@ static void check_process(struct doctor *d, const struct usage *u)
 {
 	struct proc_env env;
 	char msg[256];
-	const char *cmd = u->cmd ? u->cmd : "?";
+	char head[64];
+	const char *cmd = text_head(head, sizeof head, u->cmd ? u->cmd : "?", 60);
 	if (!u->live || !read_proc_env(u->pid, &env, msg, sizeof msg))
 		return; /* gone, or another user's: nothing to say about its variables */
 	/* Memory on GPUs its own CUDA_VISIBLE_DEVICES excludes: set after CUDA started, or ignored. */
@@ -178,13 +180,14 @@ static void check_process(struct doctor *d, const struct usage *u)
 			continue;
 		if (!f) {
 			struct strbuf meant = {0};
+			char cvd[48];
 			for (size_t i = 0; i < r->ndevs; i++)
 				sb_addf(&meant, "%s%u", i ? "," : "", d->vm->gpus[r->devs[i].gpu].nvml_index);
 			f = add(d, SEV_ERROR, "late_visibility",
 				"set CUDA_VISIBLE_DEVICES before CUDA starts: in the environment given to exec "
 				"(gpuctl run), not in os.environ after `import torch`",
-				"process %u (%.60s) uses GPUs its CUDA_VISIBLE_DEVICES='%.40s' does not include; it "
-				"was meant to see %s", u->pid, cmd, env.cvd, meant.len ? meant.buf : "no GPU");
+				"process %u (%s) uses GPUs its CUDA_VISIBLE_DEVICES='%s' does not include; it "
+				"was meant to see %s", u->pid, cmd, text_head(cvd, sizeof cvd, env.cvd, 40), meant.len ? meant.buf : "no GPU");
 			add_pid(f, u->pid);
 			sb_free(&meant);
 		}
@@ -199,7 +202,7 @@ static void check_process(struct doctor *d, const struct usage *u)
 		f = add(d, SEV_WARNING, "grabbed_all",
 			"give the job only the GPU it uses (gpuctl run -n 1), or check for DataParallel or "
 			"torch.cuda calls that touch every device",
-			"process %u (%.60s) holds memory on %zu GPUs but uses only one: a CUDA context on "
+			"process %u (%s) holds memory on %zu GPUs but uses only one: a CUDA context on "
 			"each of the others", u->pid, cmd, u->ngpus);
 		add_pid(f, u->pid);
 		for (size_t k = 0; k < u->ngpus; k++)
@@ -209,7 +212,7 @@ static void check_process(struct doctor *d, const struct usage *u)
 	if (parent(u->pid) == 1 && getpid() != 1) {
 		f = add(d, SEV_WARNING, "orphan_process",
 			"if its job has ended, end it: gpuctl kill --pid PID",
-			"process %u (%.60s) holds GPU memory and its parent is gone (an orphaned worker?)",
+			"process %u (%s) holds GPU memory and its parent is gone (an orphaned worker?)",
 			u->pid, cmd);
 		add_pid(f, u->pid);
 		for (size_t k = 0; k < u->ngpus; k++)
@@ -223,7 +226,7 @@ static void check_process(struct doctor *d, const struct usage *u)
 			f = add(d, SEV_ERROR, "lease_violation",
 				"run jobs through gpuctl run, which gives them free GPUs; this one should move "
 				"or stop (gpuctl kill --pid PID, if it is yours)",
-				"process %u (%.60s) uses GPU %u, which is leased to %s (pid %d%s%s)", u->pid, cmd,
+				"process %u (%s) uses GPU %u, which is leased to %s (pid %d%s%s)", u->pid, cmd,
 				g->index, h->user, (int)h->pid, h->name ? ", " : "", h->name ? h->name : "");
 			add_pid(f, u->pid);
 			add_gpu(f, g->index);
@@ -268,12 +271,14 @@ static void check_slurm(struct doctor *d, const struct usage *u, size_t n)
 			if (g < GPU_MAX && (j->gpus >> g & 1))
 				continue;
 			if (!f) {
+				char head[64];
 				f = add(d, SEV_ERROR, "slurm_outside",
 					"use only the GPUs Slurm gave the job: leave CUDA_VISIBLE_DEVICES as Slurm "
 					"set it and set CUDA_DEVICE_ORDER=PCI_BUS_ID (or lease with gpuctl run inside "
 					"the job); ConstrainDevices=yes in cgroup.conf makes Slurm enforce it",
-					"process %u (%.60s) of Slurm job %u uses GPUs outside the job's allocation "
-					"(Slurm gave it GPU%s %s)", u[i].pid, u[i].cmd ? u[i].cmd : "?", j->id,
+					"process %u (%s) of Slurm job %u uses GPUs outside the job's allocation "
+					"(Slurm gave it GPU%s %s)", u[i].pid,
+					text_head(head, sizeof head, u[i].cmd ? u[i].cmd : "?", 60), j->id,
 					strpbrk(j->ids, ",-") ? "s" : "", j->ids);
 				add_pid(f, u[i].pid);
 			}

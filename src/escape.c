@@ -1,8 +1,11 @@
 /* escape.c: showing hostile text safely (see escape.h). */
 #include "escape.h"
 
+#include <locale.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <wchar.h>
 
 size_t utf8_seq_len(const unsigned char *s, size_t avail)
 {
@@ -20,6 +23,27 @@ size_t utf8_seq_len(const unsigned char *s, size_t avail)
 	if (cp < min[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
 		return 0;
 	return n;
+}
+
+const char *text_head(char *buf, size_t bufsize, const char *s, size_t max)
+{
+	const unsigned char *u = (const unsigned char *)(s ? s : "");
+	size_t len = strlen((const char *)u), i = 0;
+	if (max + 4 > bufsize)
+		max = bufsize > 4 ? bufsize - 4 : 0;
+	if (len <= max) {
+		memcpy(buf, u, len + 1);
+		return buf;
+	}
+	for (size_t n; i < len; i += n) {
+		n = utf8_seq_len(u + i, len - i);
+		n = n ? n : 1;
+		if (i + n > max)
+			break;
+	}
+	memcpy(buf, u, i);
+	memcpy(buf + i, "\xe2\x80\xa6", 4);   /* the ellipsis and the NUL */
+	return buf;
 }
 
 void esc_printable_n(struct strbuf *sb, const char *str, size_t max)
@@ -74,16 +98,52 @@ const char *esc_str(const char *s, int slot)
 	return out;
 }
 
+/* Widths come from the C library's tables for UTF-8 (C.UTF-8, whatever the caller's locale:
+ * the text is UTF-8 either way); without that locale every character counts one. */
+static locale_t utf8_loc;
+static pthread_once_t utf8_once = PTHREAD_ONCE_INIT;
+
+static void utf8_loc_init(void)
+{
+	utf8_loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+}
+
+/* Columns of the character of n bytes at s (valid UTF-8): 2 for the wide (CJK, most emoji), 0
+ * for combining marks and the like, else 1. A column count that says 1 for a wide character
+ * lets another user's command line overflow the terminal's line. */
+static int char_cols(const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	if (n <= 1)
+		return 1;
+	unsigned cp = n == 2 ? u[0] & 0x1F : n == 3 ? u[0] & 0x0F : u[0] & 0x07;
+	for (size_t i = 1; i < n; i++)
+		cp = cp << 6 | (u[i] & 0x3F);
+	if (cp < 0x300)
+		return 1;   /* Latin, Greek: no table needed */
+	pthread_once(&utf8_once, utf8_loc_init);
+	if (!utf8_loc)
+		return 1;
+	locale_t old = uselocale(utf8_loc);
+	int w = wcwidth((wchar_t)cp);
+	uselocale(old);
+	return w < 0 ? 1 : w;
+}
+
 int text_cols(const char *s)
 {
 	int n = 0;
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		n += (*p & 0xC0) != 0x80;
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		size_t len = utf8_seq_len(p, strnlen((const char *)p, 4));
+		len = len ? len : 1;
+		n += char_cols((const char *)p, len);
+		p += len;
+	}
 	return n;
 }
 
 /* Bytes of the unit at s in escaped text: an escape (\\, \e, \xHH, \uHHHH) or one character.
- * *w: the columns it takes (an escape is ASCII: one per byte; a character: one). */
+ * *w: the columns it takes (an escape is ASCII: one per byte; a character: its width). */
 static size_t unit_len(const char *s, int *w)
 {
 	size_t n = 1;
@@ -93,7 +153,7 @@ static size_t unit_len(const char *s, int *w)
 		while ((s[n] & 0xC0) == 0x80)
 			n++;
 	n = strnlen(s, n);
-	*w = *s == '\\' ? (int)n : 1;
+	*w = *s == '\\' ? (int)n : char_cols(s, n);
 	return n;
 }
 

@@ -14,15 +14,19 @@ void esc_printable_n(struct strbuf *sb, const char *s, size_t max);
 /* A static-buffer form for one printf argument: valid until the next call with the same slot
  * (0-3), cut to fit the buffer. */
 const char *esc_str(const char *s, int slot);
-/* s escaped as above and fitted into cols terminal columns (one per character; an escape such
- * as \e takes its length): cut on a character or escape boundary and marked with an ellipsis
+/* s escaped as above and fitted into cols terminal columns (a character takes its width: 2
+ * for CJK and most emoji, 0 for a combining mark; an escape such as \e takes its length): cut on a character or escape boundary and marked with an ellipsis
  * when longer, never mid-escape. cols < 0: no limit. pad: spaces to cols. Returns the columns
  * written. */
 int esc_fit(struct strbuf *sb, const char *s, int cols, bool pad);
 /* The columns s takes once escaped (esc_fit's measure). */
 int esc_cols(const char *s);
-/* Columns of text already made printable (escaped, or our own): UTF-8 characters count one. */
+/* Columns of text already made printable (escaped, or our own): each character its width. */
 int text_cols(const char *s);
+/* At most max bytes of s into buf (bufsize: max + 4 or more), cut between characters (a byte
+ * that is not UTF-8 counts alone) and marked with an ellipsis when something was cut: a printf
+ * "%.60s" cuts inside a character, and says nothing. Returns buf. */
+const char *text_head(char *buf, size_t bufsize, const char *s, size_t max);
 /* Length of the valid UTF-8 sequence at s (1-4, at most avail bytes), or 0 when it is not one
  * (overlong forms, surrogates and values past U+10FFFF included). */
 size_t utf8_seq_len(const unsigned char *s, size_t avail);

@@ -54,8 +54,16 @@ void kill_target_open(struct kill_target *t, uid_t me, bool named, uid_t named_u
 		t->state = KS_REFUSED;
 	else if ((t->pidfd = pid_open(t->pid, t->start)) < 0)
 		t->state = errno == ENOSYS ? KS_NO_PIDFD : KS_GONE;
-	else
+	else if (!pid_owner_is(t->pid, t->uid)) {
+		/* The start time may be read only now (t->start 0: the pid NVML listed a moment ago), so
+		 * the process pinned could be a successor that took the pid: then the owner checked
+		 * above was its predecessor's, and root naming one user must not reach another's. */
+		close(t->pidfd);
+		t->pidfd = -1;
+		t->state = KS_GONE;
+	} else {
 		t->state = KS_PENDING;
+	}
 }
 
 bool kill_target_signal(struct kill_target *t, int sig)

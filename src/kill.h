@@ -11,7 +11,7 @@
 enum kill_state {
 	KS_PENDING,      /* may be signalled: pidfd is open on it */
 	KS_REFUSED,      /* another user's */
-	KS_GONE,         /* exited, or its pid now names another process */
+	KS_GONE,         /* exited, or its pid now names another process (another owner) */
 	KS_ENDED,        /* ended after the signal */
 	KS_KILLED,       /* ended after the escalation to KILL */
 	KS_SURVIVED,     /* still running (or the kernel refused the signal) */

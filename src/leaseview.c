@@ -173,6 +173,15 @@ int leaseview_end_holder(const struct lease_info *l, char *why, size_t whylen)
 			 (int)l->pid, PID_NO_PIDFD);
 		return -1;
 	}
+	/* The holder runs as the lease's user. The pid and start time the daemon recorded are those
+	 * of the process that committed, read at commit: a client that hands its connection to a
+	 * child and exits could have its pid (and start) be another user's process by then, and
+	 * root ending that user's leases must not reach it. And with no start time (0: /proc hidden
+	 * from the daemon) a pid reused since is caught here too. */
+	if (fd >= 0 && !pid_runs_as((unsigned)l->pid, l->uid)) {
+		close(fd);
+		fd = -1;
+	}
 	if (fd < 0) {
 		snprintf(why, whylen, "lease %s: its holder (pid %d) is gone or its pid was reused; left "
 			 "alone (the lease ends by itself when its holder does)", l->id, (int)l->pid);

@@ -82,6 +82,26 @@ int pid_open(unsigned pid, unsigned long long start)
 	return fd;
 }
 
+bool pid_owner_is(unsigned pid, uid_t uid)
+{
+	char path[64];
+	struct stat st;
+	snprintf(path, sizeof path, "/proc/%u", pid);
+	return stat(path, &st) == 0 && st.st_uid == uid;
+}
+
+bool pid_runs_as(unsigned pid, uid_t uid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%u/status", pid);
+	char *text = read_file(path, NULL);
+	const char *u = text ? strstr(text, "\nUid:") : NULL;
+	unsigned real, eff;
+	bool ok = u && sscanf(u + 5, "%u %u", &real, &eff) == 2 && (real == uid || eff == uid);
+	free(text);
+	return ok;
+}
+
 bool pid_pidfds(void)
 {
 	int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);

@@ -35,6 +35,13 @@ bool pid_pidfds(void);
 #define PID_NO_PIDFD "this kernel has no pidfd_open (Linux 5.3 or later has it), and gpuctl " \
 	"signals a process only through a pidfd, so that a pid reused by someone else's process " \
 	"is never signalled"
+/* Whether /proc/PID belongs to uid (where the process list reads owners). Asked after a pidfd
+ * pinned the process, it tells whether the process pinned is the one whose owner was checked:
+ * with no start time to compare, a pid reused by another user's process is caught here. */
+bool pid_owner_is(unsigned pid, uid_t uid);
+/* Whether the process runs as uid: its real or effective uid (/proc/PID/status, readable even
+ * when /proc/PID is root's because the process is not dumpable). */
+bool pid_runs_as(unsigned pid, uid_t uid);
 /* Signal through a pidfd: false with errno set (ESRCH: it has ended). */
 bool pid_signal(int pidfd, int sig);
 

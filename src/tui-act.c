@@ -58,11 +58,14 @@ void tui_kill_ask(struct tui_view *v, const struct tui_model *m)
 	}
 	v->act_pid = r->pid;
 	v->act_gpu = (int)r->g->index;
+	v->act_start = r->start;
 	v->input[0] = '\0';
 	if (r->uid == m->me) {
 		v->prompt = PR_KILL;
-		snprintf(v->question, sizeof v->question, "Send SIGTERM to pid %u (%.60s)? SIGKILL follows "
-			 "after %g s if it still runs [y/N]", r->pid, r->cmd ? r->cmd : "?", v->grace);
+		char head[64];
+		snprintf(v->question, sizeof v->question, "Send SIGTERM to pid %u (%s)? SIGKILL follows "
+			 "after %g s if it still runs [y/N]", r->pid,
+			 text_head(head, sizeof head, r->cmd ? r->cmd : "?", 60), v->grace);
 	} else if (m->me == 0) {
 		v->prompt = PR_KILL_NAME;
 		snprintf(v->question, sizeof v->question, "pid %u is %s's: to signal it (TERM, then KILL), "
@@ -86,6 +89,13 @@ void tui_kill(struct tui_acts *a, struct tui_view *v, const struct tui_model *m)
 		tui_message(v, ST_NORMAL, "pid %u is no longer listed: left alone", v->act_pid);
 		return;
 	}
+	/* The answer is about the process that was asked about: a refresh since may list a new
+	 * process under the same pid (the old one exited, its pid reused). */
+	if (r->start != v->act_start) {
+		tui_message(v, ST_NORMAL, "pid %u has exited since you asked (its pid now names another "
+			    "process): left alone", v->act_pid);
+		return;
+	}
 	bool named = false;
 	if (r->uid != m->me) {
 		named = m->me == 0 && r->user && !strcmp(v->input, r->user);
@@ -97,7 +107,7 @@ void tui_kill(struct tui_acts *a, struct tui_view *v, const struct tui_model *m)
 	}
 	struct tui_pending p = {.stage = PEND_TERM,
 				.k = {.pid = r->pid, .uid = r->uid, .uid_valid = r->uid_valid,
-				      .start = r->start}};
+				      .start = v->act_start}};
 	kill_target_open(&p.k, m->me, named, r->uid);
 	switch (p.k.state) {
 	case KS_PENDING:
@@ -151,9 +161,10 @@ void tui_release_ask(struct tui_view *v, const struct tui_model *m)
 	} else {
 		v->prompt = PR_RELEASE;
 		snprintf(v->act_lease, sizeof v->act_lease, "%s", l->id);
-		snprintf(v->question, sizeof v->question, "Release your lease %s%s%.40s%s (%zu GPU%s)? Its "
+		char head[48];
+		snprintf(v->question, sizeof v->question, "Release your lease %s%s%s%s (%zu GPU%s)? Its "
 			 "holder, pid %d, gets SIGTERM [y/N]", l->id, l->name ? " '" : "",
-			 l->name ? l->name : "", l->name ? "'" : "", l->ngpus, l->ngpus == 1 ? "" : "s",
+			 text_head(head, sizeof head, l->name ? l->name : "", 40), l->name ? "'" : "", l->ngpus, l->ngpus == 1 ? "" : "s",
 			 (int)l->pid);
 	}
 }
@@ -241,6 +252,25 @@ bool tui_acts_step(struct tui_acts *a, struct tui_view *v)
 		}
 	}
 	return changed;
+}
+
+void tui_acts_report(const struct tui_acts *a)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		const struct tui_pending *p = &a->p[i];
+		if (ended(p->k.pidfd))
+			continue;
+		if (p->stage == PEND_TERM)
+			fprintf(stderr, "gpuctl top: %s got SIGTERM and still runs; top quit before its grace "
+				"period ended, so no SIGKILL was sent (gpuctl kill --pid %u sends TERM, then "
+				"KILL)\n", p->what, p->k.pid);
+		else if (p->stage == PEND_KILL)
+			fprintf(stderr, "gpuctl top: %s got SIGKILL and had not ended yet when top quit\n",
+				p->what);
+		else
+			fprintf(stderr, "gpuctl top: %s: its holder got SIGTERM and had not ended yet when "
+				"top quit (gpuctl leases shows whether the lease is still held)\n", p->what);
+	}
 }
 
 void tui_acts_free(struct tui_acts *a)

@@ -38,6 +38,9 @@ double tui_acts_deadline(const struct tui_acts *a);
 /* After a poll, at v->now: ends what ended, escalates or gives up what is due. true when a
  * process ended (a refresh shows the difference). */
 bool tui_acts_step(struct tui_acts *a, struct tui_view *v);
+/* On quitting: what is still under way, on stderr (a SIGKILL that will not follow, a holder not
+ * yet ended): the screen that would have said so is gone. */
+void tui_acts_report(const struct tui_acts *a);
 void tui_acts_free(struct tui_acts *a);
 
 #endif

@@ -180,6 +180,7 @@ struct tui_view {
 	char act_lease[24];          /* the lease a release is about */
 	unsigned act_pid;            /* the process or lease a confirmation is about */
 	int act_gpu;
+	unsigned long long act_start; /* that process's start time: a pid reused meanwhile is not it */
 	char msg[256];               /* the footer's message, until msg_until */
 	enum tui_style msg_style;
 	double msg_until;

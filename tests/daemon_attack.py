@@ -10,6 +10,8 @@ directly (SOCK_SEQPACKET). Prints ok/not ok lines for tests/t0014-daemon-attacks
   forge      claims another identity in the message, and commits a lease that is not ours
   fds        sends descriptors along with a request
   noread     asks and asks and never reads the answers
+  stall N    N connections that ask for less than the size bound and then never read: each is
+             closed once idle (its replies stuck for idle_timeout), not held for ever
 """
 import array, os, resource, select, socket, sys, time
 
@@ -179,5 +181,34 @@ elif mode == "noread":
     check("a client that never reads is disconnected (after %d requests)" % sent, dropped)
     s2 = conn()
     check("the daemon still answers", ask(s2, b"ping\nid 5").startswith(b"pong"))
+elif mode == "stall":
+    n = int(sys.argv[3])
+    size = len(ask(conn(), b"list\nid 0"))
+    # Enough replies to fill the socket and queue about 512 KiB in the daemon: under the bound
+    # that disconnects a client at once.
+    per = 300 + (512 << 10) // max(size, 1)
+    socks = []
+    for i in range(n):
+        s = conn()
+        s.setblocking(False)
+        k = 0
+        while k < per:
+            try:
+                s.send(b"list\nid %d" % k)
+                k += 1
+            except BlockingIOError:
+                select.select([], [s], [], 1)
+        socks.append(s)
+    p = select.poll()
+    for s in socks:
+        p.register(s, select.POLLHUP)
+    hung, end = set(), time.monotonic() + 20
+    while len(hung) < n and time.monotonic() < end:
+        for fd, ev in p.poll(200):
+            if ev & (select.POLLHUP | select.POLLERR):
+                hung.add(fd)
+                p.unregister(fd)
+    check("%d clients that stopped reading %d replies of theirs are disconnected once idle "
+          "(%d were)" % (n, per, len(hung)), len(hung) == n)
 else:
     sys.exit("unknown mode " + mode)

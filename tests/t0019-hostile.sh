@@ -6,7 +6,7 @@
 # Shown escaped, as ps and ls do (\e, \n, \x7f, \u009b; a backslash doubled).
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/daemon.sh"
-plan 17
+plan 18
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
 daemon_setup
@@ -61,6 +61,15 @@ await_line "^$S\$" "$SLEEPER_READY"
 { "$GPUCTL" map --pid $S; "$GPUCTL" which 3 --pid $S; } >"$TMP/map" 2>&1
 check_eq "map and which --pid: no control byte of that environment" "" "$(raw "$TMP/map")"
 check_grep "map --pid: the value escaped" 'CUDA_VISIBLE_DEVICES=1\\e\]0;owned\\a' "$TMP/map"
-kill $P $S
+# Wide text: a command line of CJK characters (two columns each) fits an 80-column line.
+W=$(printf '\xe8\xae\xad\xe7\xbb\x83%.0s' {1..40})
+CUDA_VISIBLE_DEVICES=2 bash -c 'exec -a "$0" "$@"' "$W" "$WL" --mem 300 & PW=$!
+await_workload $PW
+COLUMNS=80 "$GPUCTL" status >"$TMP/wide"
+check_eq "wide characters count two columns: every line fits 80 (and the name is there)" "80 1" \
+	"$(python3 -c 'import sys, unicodedata as u
+t = open(sys.argv[1], encoding="utf-8").read().splitlines()
+print(max(sum(2 if u.east_asian_width(c) in "WF" else 1 for c in l) for l in t), sum("\u8bad" in l for l in t))' "$TMP/wide")"
+kill $P $S $PW
 echo >"$TMP/fifo"
 wait $runner

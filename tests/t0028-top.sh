@@ -6,12 +6,12 @@
 # Ctrl-C, SIGTERM and a lost terminal. Every wait is for something on the screen (or a process's
 # end), with a deadline only a failure reaches.
 . "$(dirname "$0")/lib.sh"
-plan 77
+plan 85
 use_state
 chmod 755 "$TMP"
 WL=$B/workload
 if ! command -v tmux >/dev/null; then
-	skip "top" "tmux is not installed" 77
+	skip "top" "tmux is not installed" 85
 	exit 0
 fi
 
@@ -256,6 +256,55 @@ if $root; then
 else
 	skip "another user's process" "needs root and setpriv to act as a second user" 6
 fi
+
+# Another user's text on top's screen: a process name with OSC, BEL, CSI, CR, newline, DEL, a C1
+# CSI and bytes that are not UTF-8. What top writes to the terminal (pipe-pane: its raw bytes)
+# holds none of them (curses' own codes are CSI and charset escapes: no OSC, BEL, DEL or C1);
+# the screen shows them escaped, in the table and in the details (on a UTF-8 terminal, where
+# text that is UTF-8 is written as it is).
+H=$'job\e]0;owned\a\e[2J\r\nforged\x7f\xc2\x9bx\xff\xfeend'
+CUDA_VISIBLE_DEVICES=1 bash -c 'exec -a "$0" "$@"' "$H" "$WL" --mem 400 & hp=$!
+await_workload $hp
+top_in hostile 200 30 LC_ALL=C.UTF-8 -- "$GPUCTL" top -d 0.1 --filter "$hp"
+"${TM[@]}" pipe-pane -o -t hostile "cat >>'$TMP/hostile.out'"
+check "a hostile process name is shown escaped" \
+	await_screen hostile 'job\\e\]0;owned\\a\\e\[2J\\r\\nforged\\x7f\\u009bx\\xff\\xfeend'
+keys hostile Enter
+check "in the details too" await_screen hostile '^   job\\e\]0;owned\\a'
+keys hostile Escape q
+await_exit hostile >/dev/null
+check_eq "no OSC, BEL, DEL, C1 or stray byte of theirs reached the terminal" "0 drawn" \
+	"$(LC_ALL=C grep -ac $'\e]\\|\a\\|\x7f\\|\xc2\x9b\\|\xff' "$TMP/hostile.out") $(grep -q 'owned' "$TMP/hostile.out" && echo drawn)"
+kill $hp
+wait $hp 2>/dev/null
+
+# A process that ignores SIGTERM: SIGKILL after --grace. Quitting before the grace period ends
+# sends no SIGKILL, and top says so on its way out (the screen that would have said it is gone).
+CUDA_VISIBLE_DEVICES=1 "$WL" --ignore-term 1 --mem 500 & st1=$!
+CUDA_VISIBLE_DEVICES=1 "$WL" --ignore-term 1 --mem 600 & st2=$!
+await_workload $st1
+await_workload $st2
+top_in stub 80 24 -- "$GPUCTL" top -d 0.2 --grace 0.3 --filter "$st1"
+await_screen stub "1 row shown" >/dev/null
+keys stub k
+await_screen stub "^Send SIGTERM to pid $st1" >/dev/null
+keys stub y
+check "TERM ignored: SIGKILL after --grace" await_screen stub "pid $st1 killed with SIGKILL after the grace period"
+wait $st1 2>/dev/null
+check_eq "the process was killed by SIGKILL" 137 $?
+keys stub q
+top_in stub2 80 24 -- "$GPUCTL" top -d 0.2 --grace 60 --filter "$st2"
+await_screen stub2 "1 row shown" >/dev/null
+keys stub2 k
+await_screen stub2 "^Send SIGTERM to pid $st2" >/dev/null
+keys stub2 y
+await_screen stub2 "SIGTERM sent to pid $st2" >/dev/null
+keys stub2 q
+check_eq "q before the grace period ends: exit 0" 0 "$(await_exit stub2)"
+check "saying no SIGKILL was sent" await_screen stub2 "^gpuctl top: pid $st2 got SIGTERM and still runs; top quit before"
+check "and the process runs on" kill -0 $st2
+kill -KILL $st2
+wait $st2 2>/dev/null
 
 # Colour, and NO_COLOR (capture-pane -e shows the attributes as escape sequences).
 top_in colour 80 24 -- "$GPUCTL" top --color=always

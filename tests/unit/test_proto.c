@@ -109,4 +109,17 @@ void test_proto(void)
 	CHECK_STR(fitted("caf\xc3\xa9", 4, true, &used), "caf\xc3\xa9");
 	CHECK_STR(fitted("back\\slash", -1, false, &used), "back\\\\slash");
 	CHECK(esc_cols("a\x1b") == 3 && esc_cols("caf\xc3\xa9") == 4 && esc_cols("x\xff") == 5);
+	/* Wide characters take two columns, combining marks none: another user's CJK command line
+	 * fits the terminal's line instead of overflowing it by half. */
+	CHECK(esc_cols("\xe8\xae\xad\xe7\xbb\x83") == 4 && esc_cols("e\xcc\x81") == 1);
+	CHECK(text_cols("\xe8\xae\xad\xe7\xbb\x83") == 4);
+	CHECK_STR(fitted("\xe8\xae\xad\xe7\xbb\x83\xe8\xae\xad\xe7\xbb\x83", 6, true, &used),
+		  "\xe8\xae\xad\xe7\xbb\x83\xe2\x80\xa6 ");
+	CHECK(used == 6);
+	/* text_head: cut between characters, and said. */
+	char head[16];
+	CHECK_STR(text_head(head, sizeof head, "caf\xc3\xa9", 5), "caf\xc3\xa9");
+	CHECK_STR(text_head(head, sizeof head, "caf\xc3\xa9 au", 4), "caf\xe2\x80\xa6");
+	CHECK_STR(text_head(head, sizeof head, "ab\xff\xfe", 3), "ab\xff\xe2\x80\xa6");
+	CHECK_STR(text_head(head, sizeof head, "0123456789abcdefghij", 40), "0123456789ab\xe2\x80\xa6");
 }

@@ -2,12 +2,20 @@
  * layout at 80x24 and 200x50 (what goes where, which columns fit, what is read from NVML), the
  * rendered frame (every row fits, hostile text escaped), filters, sorts and the tree of a job,
  * and the keys (each one the help lists, and the help lists each one handled). */
+#include "kill.h"
+#include "leaseview.h"
+#include "pid.h"
 #include "tap.h"
+#include "tui-act.h"
 #include "tui-curses.h"
 #include "tui.h"
 
+#include <errno.h>
 #include <locale.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static void set_field(struct gpu *g, enum gpu_field f)
 {
@@ -457,6 +465,113 @@ static void test_keys(void)
 	free_set(set);
 }
 
+/* A child of ours that waits to be signalled; its start time in *start. */
+static pid_t child(unsigned long long *start)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		for (;;)
+			pause();
+	}
+	struct pid_stat st;
+	*start = pid > 0 && pid_stat((unsigned)pid, &st) ? st.start : 0;
+	return pid;
+}
+
+/* Still running, not signalled: waitpid reports nothing for it. */
+static bool alive(pid_t pid)
+{
+	int status;
+	return waitpid(pid, &status, WNOHANG) == 0;
+}
+
+static void reap(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/* k, then y: the answer is about the process that was asked about. A refresh in between that
+ * lists a new process under the same pid (the old one exited, its pid reused) gets nothing. */
+static void test_kill_pinned(void)
+{
+	unsigned long long start;
+	pid_t pid = child(&start);
+	CHECK(pid > 0 && start > 1);
+	struct gpu_set *set = fake_set(1, 1);
+	struct gpu_proc *p = &set->gpus[0].procs[0];
+	p->pid = (unsigned)pid;
+	p->uid = getuid();
+	p->start = start - 1;          /* the process asked about: not our child */
+	struct tui_model m;
+	struct tui_view v;
+	struct tui_acts acts = {0};
+	tui_model_init(&m, set, getuid());
+	tui_model_update(&m, NULL, false, false, 0, 1);
+	tui_view_init(&v);
+	tui_model_order(&m, &v);
+	p->cmdline = "python3 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/\xc3\xa9t\xc3\xa9.py";
+	tui_model_update(&m, NULL, false, false, 0, 1);
+	tui_kill_ask(&v, &m);
+	CHECK(v.prompt == PR_KILL);
+	/* The command cut between characters, and marked: no half of an "\xc3\xa9". */
+	CHECK(strstr(v.question, "/\xc3\xa9\xe2\x80\xa6)?") != NULL);
+	p->start = start;              /* the refresh: the pid now names our child */
+	tui_model_update(&m, NULL, false, false, 0, 2);
+	tui_model_order(&m, &v);
+	tui_kill(&acts, &v, &m);
+	CHECK(acts.n == 0 && alive(pid));
+	CHECK(strstr(v.msg, "left alone") != NULL);
+	/* Asked about that very process: it is signalled. */
+	tui_kill_ask(&v, &m);
+	tui_kill(&acts, &v, &m);
+	CHECK(acts.n == 1 && strstr(v.msg, "SIGTERM sent") != NULL);
+	int status;
+	CHECK(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+	tui_acts_free(&acts);
+	tui_view_free(&v);
+	tui_model_free(&m);
+	free_set(set);
+
+	/* kill.c: the owner the listing saw is checked against the process the pidfd pinned. With
+	 * the start time read only now (0), a pid reused since the listing names a successor,
+	 * maybe another user's: root naming the listed owner must not reach it. */
+	pid = child(&start);
+	uid_t listed = getuid() + 1;
+	struct kill_target t = {.pid = (unsigned)pid, .uid_valid = true, .uid = listed};
+	kill_target_open(&t, 0, true, listed);
+	CHECK(t.state == KS_GONE && t.pidfd < 0);
+	kill_target_close(&t);
+	t = (struct kill_target){.pid = (unsigned)pid, .uid_valid = true, .uid = getuid()};
+	kill_target_open(&t, getuid(), false, 0);
+	CHECK(t.state == KS_PENDING || t.state == KS_NO_PIDFD);
+	kill_target_close(&t);
+	CHECK(alive(pid));
+
+	/* Releasing a lease whose holder's start time the daemon does not know: a process of
+	 * another user under the holder's pid is not the holder. */
+	struct lease_info l = {.id = "0123456789abcdef", .uid = getuid() + 1, .pid = pid};
+	char why[512];
+	CHECK(leaseview_end_holder(&l, why, sizeof why) < 0 && strstr(why, "left alone"));
+	CHECK(alive(pid));
+	/* Nor with its start time: the daemon recorded whichever process had the committing
+	 * client's pid when it committed. */
+	l.start = start;
+	CHECK(leaseview_end_holder(&l, why, sizeof why) < 0 && strstr(why, "left alone"));
+	CHECK(alive(pid));
+	l.uid = getuid();
+	int hfd = leaseview_end_holder(&l, why, sizeof why);
+	CHECK(hfd >= 0 || errno == ENOSYS);
+	if (hfd >= 0) {
+		CHECK(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+		close(hfd);
+		pid = fork();      /* reap() below: something to reap */
+		if (pid == 0)
+			_exit(0);
+	}
+	reap(pid);
+}
+
 void test_tui(void)
 {
 	char *old = setlocale(LC_CTYPE, NULL);
@@ -466,6 +581,7 @@ void test_tui(void)
 	test_text();
 	test_layout();
 	test_keys();
+	test_kill_pinned();
 	setlocale(LC_CTYPE, saved);
 	free(saved);
 }
