@@ -166,6 +166,8 @@ static bool record_write(struct daemon *d, const struct lease *l)
 	msg_add_u64(&sb, "bound", (uint64_t)l->bound);
 	msg_add(&sb, "kind", l->kind, NULL);
 	msg_add_i64(&sb, "since", (int64_t)l->since);
+	if (l->seq)
+		msg_add_u64(&sb, "seq", l->seq);
 	if (l->name)
 		msg_add(&sb, "name", l->name, NULL);
 	if (l->command)
@@ -258,6 +260,7 @@ struct lease *lease_grant(struct daemon *d, struct request *r, int *fds, size_t 
 	l->pid = r->pid;
 	snprintf(l->kind, sizeof l->kind, "%s", r->kind);
 	l->since = time(NULL);
+	l->seq = r->seq;
 	l->name = r->name ? xstrdup(r->name) : NULL;
 	l->command = r->command ? xstrdup(r->command) : NULL;
 	l->gpus = r->offer;
@@ -459,6 +462,7 @@ static void recover_one(struct daemon *d, const char *file)
 		l->bound = msg_get_u64(&m, "bound", INT32_MAX, &v) ? (pid_t)v : 0;
 		l->start = msg_get_u64(&m, "start", UINT64_MAX, &v) ? v : 0;
 		l->since = msg_get_u64(&m, "since", INT64_MAX, &v) ? (time_t)v : 0;
+		l->seq = msg_get_u64(&m, "seq", UINT64_MAX, &v) ? v : 0;
 		snprintf(l->kind, sizeof l->kind, "%s", msg_get(&m, "kind") ? msg_get(&m, "kind") : "run");
 		l->name = msg_get(&m, "name") ? xstrdup(msg_get(&m, "name")) : NULL;
 		l->command = msg_get(&m, "command") ? xstrdup(msg_get(&m, "command")) : NULL;

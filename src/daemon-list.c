@@ -198,8 +198,19 @@ static struct request *load_req(struct daemon *d, const struct msg *m)
 	return r;
 }
 
+/* Whether a lease recovered from the previous daemon granted request seq: the queue file is
+ * written after each batch of events, so a daemon killed between a grant and that write left
+ * the granted request in it, a waiter that would never come back (listed for orphan_grace). */
+static bool granted(const struct daemon *d, uint64_t seq)
+{
+	for (size_t k = 0; k < d->nslots; k++)
+		if (d->slots[k].holder && d->slots[k].holder->seq == seq)
+			return true;
+	return false;
+}
+
 /* The queue of a previous daemon: its waiters get orphan_grace to reconnect with their ticket
- * and keep their place; until then they hold nothing up. */
+ * and keep their place; until then they hold nothing up. Call after leases_recover. */
 void queue_load(struct daemon *d)
 {
 	int fd = openat(d->dirfd, "queue", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -236,6 +247,12 @@ void queue_load(struct daemon *d)
 			} else if (!strcmp(msg_verb(&m), "req") && (r = load_req(d, &m))) {
 				if (r->seq >= d->next_seq)
 					d->next_seq = r->seq + 1;
+				if (granted(d, r->seq)) {
+					request_free(r);
+					msg_free(&m);
+					pos = (size_t)(nl + 1 - buf) + n;
+					continue;
+				}
 				d->reqs = grow_array(d->reqs, &d->reqs_cap, d->nreqs + 1, sizeof *d->reqs);
 				d->reqs[d->nreqs++] = r;
 				loaded++;

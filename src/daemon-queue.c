@@ -19,6 +19,13 @@
 
 #define SETTLE_SECONDS 0.25        /* look again this soon after a lease ended */
 
+void request_free(struct request *r)
+{
+	free(r->name);
+	free(r->command);
+	free(r);
+}
+
 static uint64_t realtime_ns(void)
 {
 	struct timespec ts;
@@ -48,9 +55,7 @@ static void req_remove(struct daemon *d, struct request *r)
 	d->nreqs = k;
 	if (r->conn)
 		r->conn->nreqs--;
-	free(r->name);
-	free(r->command);
-	free(r);
+	request_free(r);
 	d->queue_dirty = true;
 	d->sched_due = true;
 }
@@ -198,9 +203,7 @@ void queue_acquire(struct daemon *d, struct conn *c, const struct msg *m)
 	r->arrived_ns = realtime_ns();
 	r->state = R_WAITING;
 	if (!parse_request(d, c, m, r, &dry)) {
-		free(r->name);
-		free(r->command);
-		free(r);
+		request_free(r);
 		return;
 	}
 	unsigned cap = d->conf.max_gpus_per_user;
@@ -227,9 +230,7 @@ void queue_acquire(struct daemon *d, struct conn *c, const struct msg *m)
 			o->state = R_WAITING;
 			o->deadline = r->deadline;
 			c->nreqs++;
-			free(r->name);
-			free(r->command);
-			free(r);
+			request_free(r);
 			r = o;
 			goto queued;
 		}
@@ -263,9 +264,7 @@ queued:
 	}
 	return;
 refused:
-	free(r->name);
-	free(r->command);
-	free(r);
+	request_free(r);
 }
 
 void queue_take(struct daemon *d, struct conn *c, const struct msg *m)

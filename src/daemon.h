@@ -98,6 +98,7 @@ struct lease {
 	unsigned long long start; /* pid's start time (clock ticks since boot); 0: unknown */
 	char kind[8];
 	time_t since;
+	uint64_t seq;             /* the request it granted: that request's queue entry is stale */
 	char *name, *command;
 	uint64_t gpus;            /* bit i: slot i */
 	int fifo;                 /* read end; -1 once ended */
@@ -174,6 +175,7 @@ bool daemon_write_state(struct daemon *d, const char *name, const char *buf, siz
 unsigned long long proc_start_time(pid_t pid);
 
 /* daemon-queue.c: requests, the scheduling pass, offers, the queue file, and `list`. */
+void request_free(struct request *r);
 void queue_acquire(struct daemon *d, struct conn *c, const struct msg *m);
 void queue_take(struct daemon *d, struct conn *c, const struct msg *m);
 void queue_leave(struct daemon *d, struct conn *c, const struct msg *m);

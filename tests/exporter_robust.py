@@ -3,6 +3,7 @@
 200 concurrent scrapers; slow and half-open clients time out without blocking others; malformed
 requests get 400 and the server keeps serving; NVML refreshed at most once per cache period
 however many scrape; bounded memory over 10,000 scrapes. Prints ok/not ok lines."""
+import os
 import http.client, select, socket, sys, threading, time
 
 port, pid, timeout, cache_ms = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
@@ -125,4 +126,8 @@ for i in range(10000):
         c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
 c.close()
 after = rss_kb()
-check("memory bounded over 10,000 scrapes (RSS %d -> %d KiB)" % (before, after), after - before < 8192)
+# Under ASan freed memory waits in its quarantine before reuse, which the RSS shows (8.5 MiB
+# here once): the ASan run leaves leaks to LeakSanitizer and allows four times the growth.
+limit = 8192 * (4 if "asan" in os.environ.get("GPUCTL_BUILD", "") else 1)
+check("memory bounded over 10,000 scrapes (RSS %d -> %d KiB, limit +%d)" % (before, after, limit),
+      after - before < limit)

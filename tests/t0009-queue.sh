@@ -5,7 +5,7 @@
 # keeps its place; the progress line on a terminal.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/daemon.sh"
-plan 29
+plan 31
 # The bounds below are the real build's. Under ASan a process start alone costs tens of
 # milliseconds of CPU and of time, and the ASan suite checks memory, not speed: 5 times looser.
 slow=1
@@ -146,3 +146,24 @@ await_line '^queued 700' "$TMP/queued"
 check_eq "700 waiters listed, in order" "700 1 700" "$("$GPUCTL" leases --json | jq -r '[(.queue | length), .queue[0].position, .queue[-1].position] | join(" ")')"
 exec 7>&-
 released long
+
+# The daemon writes its queue file after each batch of events: killed between a grant and that
+# write, it leaves the granted request in the file. The next daemon must recognise it by the
+# lease it became, not list it as a waiter (for orphan_grace, 30 s) that never comes back.
+: >"$LOG"
+hold q1 4
+mkfifo "$TMP/fifo-q2"
+"$GPUCTL" run -q -n 1 --wait -- "$WL" --log "$LOG" --tag q2 --until "$TMP/fifo-q2" & wq=$!
+wait_queue 1
+cp "$DRUN/state/queue" "$TMP/queue-then"
+released q1
+await_line '^start q2 ' "$LOG"
+kill -KILL "$DAEMON"
+wait "$DAEMON" 2>/dev/null
+cp "$TMP/queue-then" "$DRUN/state/queue" # the file as a kill before its write left it
+daemon_start
+check_eq "a request granted before the daemon died is its lease, not a waiter, after the restart" \
+	"1 0" "$(live_leases) $(queue_len)"
+echo >"$TMP/fifo-q2"
+wait $wq
+check_eq "nothing left leased or queued" "0 0" "$(live_leases) $(queue_len)"
