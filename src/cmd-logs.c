@@ -3,7 +3,9 @@
  * ends when the job does (jobset.c: the runner says so; for a Slurm job, squeue on a timer), never
  * by polling the file. Only the caller's own jobs. */
 #include "gpuctl.h"
+#include "escape.h"
 #include "jobbackend.h"
+#include "pid.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -166,6 +168,30 @@ static int await_log(struct jobset *js, char **path)
 	return fd;
 }
 
+/* Why the log cannot be read. A backend refuses a file it cannot trust (log_open in
+ * jobbackend.h): EPERM, another user's; EINVAL, not a regular file. */
+static int cannot_read(const struct job *j, const char *path, int e)
+{
+	char id[48], user[64] = "another user";
+	struct stat st;
+	job_id_text(j->kind, j->id, id, sizeof id);
+	if (e == EPERM) {
+		if (stat(path, &st) == 0)
+			user_name(st.st_uid, user, sizeof user);
+		fprintf(stderr, "gpuctl logs: the log of job %s, %s, is %s's, not yours: another user "
+			"could have put it there, so it is not shown (give --log a path in a directory of "
+			"your own)\n", id, esc_str(path, 0), esc_str(user, 1));
+		return EXIT_DENIED;
+	}
+	if (e == EINVAL)
+		fprintf(stderr, "gpuctl logs: the log of job %s, %s, is not a regular file (a FIFO or a "
+			"device), so it is not read\n", id, esc_str(path, 0));
+	else
+		fprintf(stderr, "gpuctl logs: cannot read the log of job %s, %s: %s\n", id,
+			esc_str(path, 0), strerror(e));
+	return EXIT_FAIL;
+}
+
 static int logs(struct cmd *c)
 {
 	unsigned long lines = 0;
@@ -204,11 +230,8 @@ static int logs(struct cmd *c)
 			return EXIT_OK;
 		}
 	}
-	if (j && fd < 0) {
-		fprintf(stderr, "gpuctl logs: cannot read the log of job %s, %s: %s\n",
-			job_id_text(j->kind, j->id, id, sizeof id), path ? path : "?", strerror(errno));
-		rc = EXIT_FAIL;
-	}
+	if (j && fd < 0)
+		rc = cannot_read(j, path ? path : "?", errno);
 	if (fd >= 0) {
 		off_t off = tail ? tail_start(fd, lines) : 0;
 		if (tail && lines == 0) {

@@ -45,9 +45,9 @@ static int wait_cmd(struct cmd *c)
 	size_t n;
 	if (!jobset_ids(c->args.argc, c->args.argv, &refs, &n, "gpuctl wait"))
 		return EXIT_USAGE;
-	struct jobset js = {0};
-	int rc = jobset_find(&js, refs, n, true, "gpuctl wait");
 	double until = timeout > 0 ? now_mono() + timeout : 0;
+	struct jobset js = {.until = until};
+	int rc = jobset_find(&js, refs, n, true, "gpuctl wait");
 	size_t left = 0;
 	const struct job *first = NULL;
 	for (size_t i = 0; rc == EXIT_OK && i < n; i++)

@@ -403,12 +403,16 @@ bool job_read(int dirfd, uint64_t id, struct job *j)
 
 bool job_write(int dirfd, const struct job *j, struct gpu_error *err)
 {
-	char name[40], tmp[48];
+	char name[40], tmp[64];
 	struct strbuf sb = {0};
 	job_encode(j, &sb);
 	snprintf(name, sizeof name, "%llu.job", (unsigned long long)j->id);
-	snprintf(tmp, sizeof tmp, ".%s.tmp", name);
-	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	/* Each writer its own temporary file: a Slurm job's record is written by whichever gpuctl
+	 * saw it change (two at once: `jobs` and `wait`), and two writers of one file interleave. */
+	snprintf(tmp, sizeof tmp, ".%s.%ld.tmp", name, (long)getpid());
+	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST && unlinkat(dirfd, tmp, 0) == 0) /* a dead writer's, same pid */
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	bool ok = fd >= 0 && sb.len <= RECORD_MAX && write(fd, sb.buf, sb.len) == (ssize_t)sb.len;
 	int e = errno;
 	if (fd >= 0 && close(fd) != 0 && ok) {

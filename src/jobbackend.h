@@ -60,7 +60,8 @@ struct job_backend {
 	 * message is printed, prefixed with who, and its code returned: EXIT_DENIED (another
 	 * user's), EXIT_NO_SUCH_JOB, or the backend's failure. */
 	int (*find)(struct jobs_of *s, const uint64_t *ids, size_t n, struct job **out, const char *who);
-	/* The job's output, open for reading, and its path for messages; -1 with errno. */
+	/* The job's output, open for reading, and its path for messages; -1 with errno (EPERM: a
+	 * file another user owns, EINVAL: not a regular file, neither of which is read). */
 	int (*log_open)(struct jobs_of *s, const struct job *j, char **path);
 	/* Asks to be told when j (one of s's) ends; cancel: end it first (a queued job leaves its
 	 * queue, a running one gets SIGTERM and later SIGKILL: after grace seconds here, Slurm's
@@ -80,6 +81,10 @@ struct job_backend {
 	int (*submit)(struct submit_req *rq, char **argv, const char *command, uint64_t *id,
 		      struct gpu_error *err);
 	void (*submit_end)(struct submit_req *rq);
+	/* No question to the backend's source of truth lasts past until (monotonic; wait
+	 * --timeout): one cut short by it fails with EXIT_TIMEOUT. NULL: the backend's answers are
+	 * bounded otherwise (the runner's by GPUCTL_DAEMON_TIMEOUT). */
+	void (*deadline)(struct jobs_of *s, double until);
 };
 
 extern const struct job_backend job_backend_local, job_backend_slurm;
@@ -93,6 +98,7 @@ struct jobset {
 	struct job_ref *refs;
 	size_t n;
 	bool asked;                      /* jobset_watch has asked the backends */
+	double until;                    /* set before jobset_find: the backends' deadline (0: none) */
 };
 
 /* The ids the arguments give; false: the message printed (prefixed with who). */

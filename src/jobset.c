@@ -42,6 +42,8 @@ struct jobs_of *jobset_of(struct jobset *js, enum job_kind kind, bool resume, co
 		if (!js->of[kind]) {
 			fprintf(stderr, "%s: %s\n", who, err.msg);
 			*rc = err.code ? err.code : EXIT_FAIL;
+		} else if (js->until && job_backend(kind)->deadline) {
+			job_backend(kind)->deadline(js->of[kind], js->until);
 		}
 	}
 	return js->of[kind];

@@ -52,6 +52,7 @@ struct jobs_of {
 	int tfd;
 	double period;
 	int failures;
+	double until;                /* no tool runs past it (monotonic; 0: none) */
 };
 
 int slurm_jobs_dirfd(const struct jobs_of *s)
@@ -199,7 +200,17 @@ static bool refresh(struct jobs_of *s, struct sjob **v, size_t n, struct gpu_err
 	for (size_t i = 0; i < n; i++)
 		sb_addf(&ids, "%s%llu", i ? "," : "", (unsigned long long)v[i]->j.id);
 	const char *const argv[] = {"squeue", "-h", "-t", "all", "-j", ids.buf, "-O", SQUEUE_FORMAT, NULL};
-	int rc = slurm_exec(argv, TOOL_SECONDS, &out, &e);
+	double limit = s->until && s->until - now_mono() < TOOL_SECONDS ? s->until - now_mono() : TOOL_SECONDS;
+	int rc = limit > 0 ? slurm_exec(argv, limit, &out, &e) : -1;
+	if (rc < 0 && s->until && now_mono() >= s->until) {
+		err->code = EXIT_TIMEOUT;
+		snprintf(err->msg, sizeof err->msg, "--timeout ran out while asking Slurm about the jobs "
+			 "(squeue had not answered; is slurmctld up? `scontrol ping` says)");
+		sb_free(&ids);
+		sb_free(&out);
+		sb_free(&e);
+		return false;
+	}
 	/* One id, or none of several, that slurmctld does not know: "Invalid job id specified". */
 	bool none = rc == 1 && e.buf && strstr(e.buf, "Invalid job id");
 	if (rc != 0 && !none) {
@@ -336,7 +347,22 @@ static int sl_log_open(struct jobs_of *s, const struct job *j, char **path)
 		return -1;
 	}
 	*path = xstrdup(j->log);
-	return open(j->log, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+	/* slurm-N.out is named by a predictable id, often in a shared directory: what is there may
+	 * have been put there by another user before Slurm's node wrote it. Only a regular file of
+	 * the caller's (slurmstepd makes it as the job's owner) is read (EINVAL, EPERM otherwise);
+	 * O_NONBLOCK, so that a FIFO does not block the open. */
+	int fd = open(j->log, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
+		return -1;
+	int e = fstat(fd, &st) != 0 ? errno : !S_ISREG(st.st_mode) ? EINVAL
+		: st.st_uid != geteuid() ? EPERM : 0;
+	if (e) {
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
 }
 
 /* ---- watching: squeue on a timer that backs off ---- */
@@ -465,6 +491,11 @@ static bool sl_clean(struct jobs_of *s, uint64_t *gone, uint64_t *kept, struct g
 	return true;
 }
 
+static void sl_deadline(struct jobs_of *s, double until)
+{
+	s->until = until;
+}
+
 const struct job_backend job_backend_slurm = {
 	.name = "slurm",
 	.kind = JOB_SLURM,
@@ -481,4 +512,5 @@ const struct job_backend job_backend_slurm = {
 	.submit_check = slurm_submit_check,
 	.submit = slurm_submit,
 	.submit_end = slurm_submit_end,
+	.deadline = sl_deadline,
 };
