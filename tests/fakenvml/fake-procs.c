@@ -12,6 +12,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define RING 256   /* periods remembered in `read` mode */
 
@@ -68,6 +69,15 @@ static nvmlReturn_t list_procs(nvmlDevice_t h, unsigned *count, void *buf, unsig
 		return r;
 	if (!count)
 		return NVML_ERROR_INVALID_ARGUMENT;
+	/* FAKENVML_PROCS_DELAY_MS: a driver slow to list GPU 0's compute processes, so that a test's
+	 * concurrent clients overlap one refresh however loaded the machine is. */
+	const char *delay = getenv("FAKENVML_PROCS_DELAY_MS");
+	if (delay && kind == FP_COMPUTE && d.idx == 0 && !d.mg) {
+		long ms = atol(delay);
+		struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+		while (ms > 0 && nanosleep(&ts, &ts) != 0)
+			;
+	}
 	bool mig = mig_on(d.g);
 	/* Only privileged callers get a MIG parent's aggregate list. */
 	if (mig && !d.mg && M.unprivileged)
