@@ -57,12 +57,13 @@ stop_exporter
 # each client's consecutive scrapes see strictly newer refreshes.
 gen_machine "$TMP/big" 8 500
 use_machine "$TMP/big"
-# Each refresh takes 40 ms or more (a slow driver): the clients that a barrier releases together
-# overlap one however loaded the machine is.
-FAKENVML_PROCS_DELAY_MS=40 start_exporter --cache-ms 0
+# Each refresh takes 150 ms or more (a slow driver): the clients that a barrier releases
+# together overlap one even when a loaded machine wakes them tens of milliseconds apart (with
+# 40 ms, a whole suite on 2 cores once saw no overlap at all).
+FAKENVML_PROCS_DELAY_MS=150 start_exporter --cache-ms 0
 python3 - "$PORT" >"$TMP/shared" <<'PY'
 import http.client, re, sys, threading
-port, T, N = int(sys.argv[1]), 8, 30
+port, T, N = int(sys.argv[1]), 8, 6
 seen, barrier = [[] for _ in range(T)], threading.Barrier(T)
 failed = []
 def client(k):
