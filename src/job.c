@@ -469,3 +469,22 @@ size_t job_load_all(int dirfd, struct job **jobs)
 		qsort(*jobs, n, sizeof **jobs, by_id);
 	return n;
 }
+
+int job_log_open(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
+		return -1;
+	int e = fstat(fd, &st) != 0 ? errno : !S_ISREG(st.st_mode) ? EINVAL
+		: st.st_uid != geteuid() ? EPERM : 0;
+	int fl = e ? 0 : fcntl(fd, F_GETFL);
+	if (!e && (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0))
+		e = errno;
+	if (e) {
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}

@@ -94,6 +94,12 @@ bool job_read(int dirfd, uint64_t id, struct job *j);
 bool job_write(int dirfd, const struct job *j, struct gpu_error *err);
 /* Every record, by id. */
 size_t job_load_all(int dirfd, struct job **jobs);
+/* A job's log named by a path (--log, Slurm's StdOut), open for reading: only a regular file of
+ * the caller's. A path another user could have put there (slurm-N.out in a shared directory) is
+ * refused, and so is a FIFO or a device, without blocking on it (opened O_NONBLOCK, then made
+ * blocking again). -1 with errno: the open's, EPERM another user's file, EINVAL not a regular
+ * file. */
+int job_log_open(const char *path);
 /* This boot's id (/proc/sys/kernel/random/boot_id). */
 const char *job_boot_id(void);
 /* CLOCK_REALTIME in nanoseconds. */

@@ -142,8 +142,10 @@ static int local_log_open(struct jobs_of *s, const struct job *j, char **path)
 		*path = xasprintf("%s/%s", s->x.dir, name);
 		return openat(s->x.dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	}
+	/* --log PATH: the user's word at submit, but what is there now may have been replaced
+	 * (a FIFO would block the open; another user's file is not shown). */
 	*path = xstrdup(j->log);
-	return open(j->log, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+	return job_log_open(j->log);
 }
 
 /* The request for watched job i: wait, or cancel (the runner answers when it has ended). */

@@ -39,6 +39,7 @@ struct sjob {
 	bool missing;                /* squeue does not know it */
 	uint32_t owner;              /* squeue's UserID (valid when seen) */
 	bool seen, gpus_asked, cancel;
+	bool array;                  /* a job array, or a task of one: not followed (README) */
 };
 
 struct jobs_of {
@@ -53,6 +54,7 @@ struct jobs_of {
 	double period;
 	int failures;
 	double until;                /* no tool runs past it (monotonic; 0: none) */
+	const char *who;             /* the command, for what a watch tells ("gpuctl wait") */
 };
 
 int slurm_jobs_dirfd(const struct jobs_of *s)
@@ -214,21 +216,59 @@ static bool refresh(struct jobs_of *s, struct sjob **v, size_t n, struct gpu_err
 	/* One id, or none of several, that slurmctld does not know: "Invalid job id specified". */
 	bool none = rc == 1 && e.buf && strstr(e.buf, "Invalid job id");
 	if (rc != 0 && !none) {
+		/* slurm_exec's own failures (not run, no answer in time) say what to check */
 		slurm_fail(err, rc < 0 ? "cannot ask Slurm about the jobs" : "squeue failed", &e,
-			   " (is slurmctld up? `scontrol ping` says)");
+			   rc < 0 ? NULL : " (is slurmctld up? `scontrol ping` says)");
 		sb_free(&ids);
 		sb_free(&out);
 		sb_free(&e);
 		return false;
 	}
 	struct squeue_row *rows;
-	size_t nrows = squeue_parse(out.buf ? out.buf : "", &rows);
+	size_t nrows;
+	char why[160];
+	bool parsed = squeue_parse(out.buf ? out.buf : "", &rows, &nrows, why, sizeof why);
+	/* A row of a job not asked about is as wrong as a malformed one, unless it is an array's
+	 * task (asked by the raw id of one of its tasks, squeue shows ARRAY_TASK). */
+	bool tasks = false;
+	for (size_t k = 0; parsed && k < nrows; k++) {
+		bool asked = false;
+		for (size_t i = 0; i < n && !asked; i++)
+			asked = v[i]->j.id == rows[k].id;
+		tasks |= rows[k].array && !asked;
+		if (!asked && !rows[k].array) {
+			snprintf(why, sizeof why, "squeue's answer has a row for job %llu, which was not "
+				 "asked about (a Reason holding a newline?)", (unsigned long long)rows[k].id);
+			parsed = false;
+			free(rows);
+		}
+	}
+	if (!parsed) {
+		err->code = EXIT_SLURM;
+		snprintf(err->msg, sizeof err->msg, "squeue's answer cannot be read: %s; nothing of it "
+			 "was taken (`squeue -j %s` shows it)", why, ids.buf);
+		sb_free(&ids);
+		sb_free(&out);
+		sb_free(&e);
+		return false;
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct sjob *x = v[i];
 		struct squeue_row *r = NULL;
 		for (size_t k = 0; k < nrows && !r; k++)
 			if (rows[k].id == x->j.id)
 				r = &rows[k];
+		if ((r && r->array) || (!r && tasks)) {
+			/* A job array (one id, many tasks each with its own state): not followed. */
+			x->array = true;
+			x->seen = r != NULL;
+			x->missing = false;
+			if (r)
+				x->owner = r->uid;
+			else
+				x->owner = geteuid();
+			continue;
+		}
 		struct strbuf before = {0}, after = {0};
 		if (x->recorded)
 			job_encode(&x->j, &before);
@@ -299,6 +339,7 @@ static int sl_list(struct jobs_of *s, bool all, struct job ***rows, size_t *n)
 
 int slurm_jobs_find(struct jobs_of *s, const uint64_t *ids, size_t n, struct job **out, const char *who)
 {
+	s->who = who;
 	struct sjob **ask = xcalloc(n + 1, sizeof *ask);
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -322,6 +363,12 @@ int slurm_jobs_find(struct jobs_of *s, const uint64_t *ids, size_t n, struct job
 				"existed, or ended more than MinJobAge, 300 s by default, ago; `gpuctl jobs` "
 				"lists the jobs gpuctl submitted)\n", who, (unsigned long long)ids[i]);
 			rc = EXIT_NO_SUCH_JOB;
+		} else if (x->array) {
+			fprintf(stderr, "%s: slurm:%llu is a Slurm job array, or a task of one: gpuctl does "
+				"not follow job arrays (their tasks share one id, each with its own state and "
+				"log); `squeue -j %llu` and `scontrol show job %llu` show them\n", who,
+				(unsigned long long)ids[i], (unsigned long long)ids[i], (unsigned long long)ids[i]);
+			rc = EXIT_USAGE;
 		} else if (!x->recorded && x->owner != geteuid()) {
 			user_name(x->owner, user, sizeof user);
 			fprintf(stderr, "%s: job slurm:%llu is %s's, not yours: `squeue` shows it, but "
@@ -348,21 +395,9 @@ static int sl_log_open(struct jobs_of *s, const struct job *j, char **path)
 	}
 	*path = xstrdup(j->log);
 	/* slurm-N.out is named by a predictable id, often in a shared directory: what is there may
-	 * have been put there by another user before Slurm's node wrote it. Only a regular file of
-	 * the caller's (slurmstepd makes it as the job's owner) is read (EINVAL, EPERM otherwise);
-	 * O_NONBLOCK, so that a FIFO does not block the open. */
-	int fd = open(j->log, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-	struct stat st;
-	if (fd < 0)
-		return -1;
-	int e = fstat(fd, &st) != 0 ? errno : !S_ISREG(st.st_mode) ? EINVAL
-		: st.st_uid != geteuid() ? EPERM : 0;
-	if (e) {
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	return fd;
+	 * have been put there by another user before Slurm's node wrote it (slurmstepd makes it as
+	 * the job's owner). */
+	return job_log_open(j->log);
 }
 
 /* ---- watching: squeue on a timer that backs off ---- */
@@ -453,9 +488,15 @@ static bool sl_watch_step(struct jobs_of *s, struct gpu_error *err)
 	if (!ok && ++s->failures >= POLL_FAILURES) {
 		*err = e;
 		snprintf(err->msg + strlen(err->msg), sizeof err->msg - strlen(err->msg),
-			 "; asked %d times in a row", s->failures);
+			 "; asked %d times in a row, so gpuctl stopped waiting (the jobs go on: ask again "
+			 "once `scontrol ping` says slurmctld is up)", s->failures);
 		return false;
 	}
+	/* A hung slurmctld costs up to TOOL_SECONDS a look: on a terminal, each failed look is
+	 * told, so that the wait is not silent for minutes. */
+	if (!ok && e.code != EXIT_TIMEOUT && isatty(STDERR_FILENO))
+		fprintf(stderr, "%s: %s; asking again (%d of %d)\n", s->who ? s->who : "gpuctl", e.msg,
+			s->failures + 1, POLL_FAILURES);
 	if (ok)
 		s->failures = 0;
 	/* A job that slurmctld forgot between two looks, without a record, is over too. */

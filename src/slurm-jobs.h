@@ -27,7 +27,8 @@
 		      "NodeList:|,Reason:|"
 
 struct squeue_row {
-	uint64_t id;
+	uint64_t id;                 /* of an array's task (ID_TASK): the array's */
+	bool array;                  /* a task, or tasks, of job array id */
 	uint32_t uid;
 	char state[32];              /* PENDING, RUNNING, COMPLETED, ... */
 	long status;                 /* the wait status (exit << 8 | signal); -1: none */
@@ -38,8 +39,9 @@ struct squeue_row {
 
 /* One line of squeue's output in SQUEUE_FORMAT; false when it is not one. */
 bool squeue_parse_line(const char *line, size_t len, struct squeue_row *r);
-/* Every line of text; rows by id (lines that are not rows are skipped). */
-size_t squeue_parse(const char *text, struct squeue_row **rows);
+/* Every line of text, as rows by id into *rows (*nrows of them). false (why) when a line is not a
+ * row or two rows have one id (other than an array's tasks): the answer is not to be read. */
+bool squeue_parse(const char *text, struct squeue_row **rows, size_t *nrows, char *why, size_t whylen);
 /* "2025-06-01T14:03:00" (local time, as Slurm prints it) in ns; 0 for N/A, Unknown, NONE. */
 uint64_t slurm_time_ns(const char *s);
 /* What the row means in gpuctl's terms, into j: state, exit status or signal, times, node,

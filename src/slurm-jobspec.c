@@ -57,11 +57,24 @@ bool squeue_parse_line(const char *line, size_t len, struct squeue_row *r)
 		p = bar + 1;
 	}
 	size_t rlen = (size_t)(end - p);
-	if (rlen && p[rlen - 1] == '|')
-		rlen--;
 	uint64_t v;
 	char t[32];
-	if (!field_u64(f[0], flen[0], UINT64_MAX, &r->id) || !r->id ||
+	/* The job id, or ID_TASK / ID_[TASKS] for the tasks of a job array (all with the array's id). */
+	const char *us = memchr(f[0], '_', flen[0]);
+	size_t idlen = us ? (size_t)(us - f[0]) : flen[0];
+	if (us) {
+		if (us + 1 == f[0] + flen[0])
+			return false;
+		for (const char *c = us + 1; c < f[0] + flen[0]; c++)
+			if (!isdigit((unsigned char)*c) && !strchr("[]-,%", *c))
+				return false;
+		r->array = true;
+	}
+	/* Every field ends with its '|', the Reason too: a line that does not is a part of a row. */
+	if (!rlen || p[rlen - 1] != '|')
+		return false;
+	rlen--;
+	if (!field_u64(f[0], idlen, UINT64_MAX, &r->id) || !r->id ||
 	    !field_u64(f[1], flen[1], UINT32_MAX, &v) || !field_copy(r->state, sizeof r->state, f[2], flen[2]) ||
 	    !r->state[0] || !field_copy(r->nodes, sizeof r->nodes, f[7], flen[7]) ||
 	    !field_copy(r->reason, sizeof r->reason, p, rlen))
@@ -87,23 +100,42 @@ static int row_by_id(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-size_t squeue_parse(const char *text, struct squeue_row **rows)
+bool squeue_parse(const char *text, struct squeue_row **rows, size_t *nrows, char *why, size_t whylen)
 {
-	size_t n = 0, cap = 0;
+	size_t n = 0, cap = 0, lineno = 0;
 	*rows = NULL;
+	*nrows = 0;
+	/* Every line must be one row, and each job one row (the tasks of an array share its id):
+	 * Slurm's Reason is free text and may hold a newline, after which a line could look like a
+	 * row of another job. Such an answer is not read at all: no row of it can be trusted. */
 	for (const char *line = text; line && *line;) {
 		const char *nl = strchr(line, '\n');
 		size_t len = nl ? (size_t)(nl - line) : strlen(line);
 		struct squeue_row r;
-		if (squeue_parse_line(line, len, &r)) {
-			*rows = grow_array(*rows, &cap, n + 1, sizeof **rows);
-			(*rows)[n++] = r;
+		lineno++;
+		if (!squeue_parse_line(line, len, &r)) {
+			snprintf(why, whylen, "line %zu of squeue's answer is not a row of the format asked "
+				 "for (a Reason holding a newline?)", lineno);
+			free(*rows);
+			*rows = NULL;
+			return false;
 		}
+		*rows = grow_array(*rows, &cap, n + 1, sizeof **rows);
+		(*rows)[n++] = r;
 		line = nl ? nl + 1 : NULL;
 	}
 	if (n)
 		qsort(*rows, n, sizeof **rows, row_by_id);
-	return n;
+	for (size_t i = 1; i < n; i++)
+		if ((*rows)[i].id == (*rows)[i - 1].id && !((*rows)[i].array && (*rows)[i - 1].array)) {
+			snprintf(why, whylen, "squeue's answer has two rows for job %llu (a Reason holding a "
+				 "newline?)", (unsigned long long)(*rows)[i].id);
+			free(*rows);
+			*rows = NULL;
+			return false;
+		}
+	*nrows = n;
+	return true;
 }
 
 static bool one_of(const char *s, const char *const *list)
@@ -123,9 +155,12 @@ static void set_reason(struct job *j, char *text)
 void slurm_row_apply(const struct squeue_row *r, struct job *j)
 {
 	static const char *const queued[] = {"PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED",
-					     "RESV_DEL_HOLD", NULL};
+					     "RESV_DEL_HOLD", "SPECIAL_EXIT", NULL};
+	/* Requeued and held: they start again only once released. SPECIAL_EXIT is a job that
+	 * ended with a status the site's EpilogSlurmctld asked to requeue it for, held. */
+	static const char *const held[] = {"REQUEUE_HOLD", "SPECIAL_EXIT", NULL};
 	static const char *const failed[] = {"FAILED", "TIMEOUT", "OUT_OF_MEMORY", "BOOT_FAIL",
-					     "DEADLINE", "PREEMPTED", "SPECIAL_EXIT", "REVOKED", NULL};
+					     "DEADLINE", "PREEMPTED", "REVOKED", NULL};
 	static const struct {
 		const char *state, *why;
 	} words[] = {
@@ -151,6 +186,10 @@ void slurm_row_apply(const struct squeue_row *r, struct job *j)
 		if (never)
 			set_reason(j, xstrdup("it will never start: a job it runs after did not succeed "
 					      "(Slurm: DependencyNeverSatisfied); cancel it"));
+		else if (one_of(r->state, held))
+			set_reason(j, xasprintf("requeued and held by Slurm (Slurm: %s, %s): `scontrol "
+						"release %llu` lets it start again", r->state, r->reason,
+						(unsigned long long)r->id));
 		else
 			set_reason(j, strcmp(r->reason, "None") ? xasprintf("Slurm: %s", r->reason) : NULL);
 		return;

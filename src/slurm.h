@@ -54,8 +54,10 @@ bool slurm_gpu_mask(const struct gpu_set *set, const char *ids, uint64_t *mask, 
 
 /* ---- Slurm's tools ---- */
 
-/* Runs argv (argv[0] looked up in PATH) with no shell, stdin from /dev/null, for at most
- * timeout_s seconds (then killed). Its stdout is appended to out, its stderr to errtext (both
+/* Runs argv (argv[0] looked up in PATH) with no shell, stdin from /dev/null, in a process group
+ * of its own, for at most timeout_s seconds in all (its output and its exit; then the group is
+ * killed). SIGINT, SIGTERM or SIGHUP meanwhile kill the group first, then end gpuctl as they
+ * would have (raised again with its own disposition). Its stdout is appended to out, its stderr to errtext (both
  * bounded to 1 MiB). Returns its exit status (128+N after signal N), or -1 when it could not be
  * run or ran out of time (errtext says which). */
 int slurm_exec(const char *const *argv, double timeout_s, struct strbuf *out, struct strbuf *errtext);

@@ -7,7 +7,7 @@
 # does not hold `wait --timeout` past its timeout.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/daemon.sh"
-plan 13
+plan 31
 G=$GPUCTL
 W=$TMP/shared
 mkdir -p "$W" "$TMP/bin"
@@ -63,3 +63,79 @@ check_exit "wait --timeout 2 on a running job, then slurmctld hung: the timeout 
 	env PATH="$TMP/bin:$PATH" timeout 20 "$G" wait --timeout 2 slurm:905
 check "within a few seconds" test "$SECONDS" -le 8
 check_grep "saying the timeout ran out" "--timeout ran out" "$TMP/stderr"
+
+# A squeue that closes its output and then hangs, leaving a child of its own behind: the whole
+# call is bounded (not only its output), and the tool's process group is killed with it.
+# dead PID: gone, or a zombie its new parent has not reaped yet.
+dead() { ! [ -e "/proc/$1" ] || grep -q '^[0-9]* ([^)]*) Z' "/proc/$1/stat" 2>/dev/null; }
+printf '#!/bin/sh\nsleep 120 </dev/null >/dev/null 2>&1 &\necho $! >"%s"\nexec >&- 2>&-\nexec sleep 120\n' \
+	"$TMP/grandchild" >"$TMP/bin/squeue"
+SECONDS=0
+check_exit "wait --timeout 2, squeue closed its output and hung: the timeout (11)" 11 \
+	env PATH="$TMP/bin:$PATH" timeout 20 "$G" wait --timeout 2 slurm:904
+check "within a few seconds" test "$SECONDS" -le 8
+check "squeue's own child killed with it (its process group)" wait_for dead "$(cat "$TMP/grandchild")"
+
+# squeue's answers that cannot be trusted are not read: a Reason holding a newline makes a second
+# row for a job; an array's tasks; a task id. ROWS is what the stand-in prints.
+printf '#!/bin/sh\nprintf "%%b" "$ROWS"\n' >"$TMP/bin/squeue"
+U=$(id -u)
+ROWS="911|$U|PENDING|0|N/A|N/A|N/A||x|\n911|$U|COMPLETED|0|N/A|N/A|N/A|n1|None|\n911|$U|RUNNING|0|N/A|N/A|N/A|n1|None|\n"
+check_exit "squeue answering two rows for one job: a failed query (18)" 18 \
+	env PATH="$TMP/bin:$PATH" ROWS="$ROWS" "$G" jobs slurm:911
+check_grep "saying why" "squeue's answer cannot be read: .*two rows for job 911" "$TMP/stderr"
+ROWS="912_1|$U|RUNNING|0|N/A|N/A|N/A|n1|None|\n912_[2-3]|$U|PENDING|0|N/A|N/A|N/A||Resources|\n"
+check_exit "a job array: refused (2)" 2 env PATH="$TMP/bin:$PATH" ROWS="$ROWS" "$G" jobs slurm:912
+check_grep "saying so" "slurm:912 is a Slurm job array.*does not follow" "$TMP/stderr"
+check_exit "an array's task id: refused (2)" 2 "$G" jobs slurm:912_1
+check_grep "saying so" "a task of Slurm's job array 912" "$TMP/stderr"
+
+# The local backend's --log path is held to the same rule: a FIFO there is refused, not opened.
+HD=$XDG_STATE_HOME/gpuctl/jobs/$(hostname | tr -c 'A-Za-z0-9._\n-' '_')
+mkdir -p "$HD" && chmod 700 "$HD"
+mkfifo "$W/local.fifo"
+printf 'job\nid 31\nuid %s\nstate done\nboot x\ncommand true\ncwd %s\nlog %s\ncount 1\nexit 0\n' \
+	"$U" "$W" "$W/local.fifo" >"$HD/31.job"
+check_exit "logs of a local job whose --log is now a FIFO: refused, not blocked (1)" 1 timeout 10 "$G" logs 31
+check_grep "saying it is not a regular file" "local.fifo.*not a regular file" "$TMP/stderr"
+
+# A squeue that answers once (the job runs), then hangs: Ctrl-C (SIGINT to gpuctl) during
+# `wait` and `logs -f` ends gpuctl at once, by the signal (the shell's 130), and kills the hung
+# squeue. SIGINT is reset to its default: bash ignores it in background jobs.
+cat >"$TMP/bin/squeue" <<EOS
+#!/bin/sh
+id=; while [ \$# -gt 0 ]; do [ "\$1" = -j ] && id=\$2; shift; done
+if [ ! -e "$TMP/once" ]; then
+	: >"$TMP/once"
+	echo "\$id|$U|RUNNING|0|2025-01-01T00:00:00|2025-01-01T00:00:01|N/A|node1|None|"
+	exit 0
+fi
+echo \$\$ >"$TMP/hung.pid"
+exec sleep 120
+EOS
+for what in wait logs; do
+	rm -f "$TMP/once" "$TMP/hung.pid"
+	record 906 running "$W/slurm-906.out"
+	: >"$W/slurm-906.out"
+	if [ $what = wait ]; then set -- wait slurm:906; else set -- logs -f slurm:906; fi
+	(PATH="$TMP/bin:$PATH" exec env --default-signal=INT "$G" "$@" >/dev/null 2>"$TMP/int.err") &
+	pid=$!
+	await_line '^[0-9]' "$TMP/hung.pid" 20
+	kill -INT "$pid"
+	(sleep 20; kill -KILL "$pid" 2>/dev/null) &   # the deadline: only a hung gpuctl meets it
+	dog=$!
+	wait "$pid"
+	rc=$?
+	kill "$dog" 2>/dev/null
+	check_eq "$what with slurmctld hung: Ctrl-C ends it, by SIGINT (130)" 130 "$rc"
+	check "$what: the hung squeue is killed too" wait_for dead "$(cat "$TMP/hung.pid")"
+done
+
+# On a terminal, a wait whose squeue keeps failing says so at each look, and why it gives up.
+printf '#!/bin/sh\n[ -e "%s" ] && { echo "slurm_load_jobs error: Socket timed out on send/recv operation" >&2; exit 1; }\n: >"%s"\necho "908|%s|RUNNING|0|2025-01-01T00:00:00|2025-01-01T00:00:01|N/A|node1|None|"\n' \
+	"$TMP/once8" "$TMP/once8" "$U" >"$TMP/bin/squeue"
+record 908 running "$W/slurm-908.out"
+check_exit "wait with squeue failing: Slurm's failure (18), after 5 looks" 18 \
+	env PATH="$TMP/bin:$PATH" SHELL=/bin/sh timeout 30 script -qec "$G wait slurm:908" /dev/null
+check_grep "each failed look told on the terminal" "squeue failed: slurm_load_jobs error: Socket timed out.*asking again \(4 of 5\)" "$TMP/stdout"
+check_grep "and why it stopped" "asked 5 times in a row, so gpuctl stopped waiting" "$TMP/stdout"

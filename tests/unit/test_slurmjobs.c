@@ -18,7 +18,6 @@ static const char squeue_text[] =
 	"3|0|COMPLETED|0|2026-11-30T21:56:30|2026-11-30T21:56:35|2026-11-30T21:56:35|vm|None|\n"
 	"1|0|FAILED|768|2026-11-30T21:56:30|2026-11-30T21:56:33|2026-11-30T21:56:34|vm|NonZeroExitCode|\n"
 	"2|1000|FAILED|9|2026-11-30T21:56:30|2026-11-30T21:56:33|2026-11-30T21:56:33|vm|JobLaunchFailure|\n"
-	"not a row\n"
 	"4|0|PENDING|0|2026-11-30T21:56:30|N/A|N/A||DependencyNeverSatisfied|\n"
 	"12|0|RUNNING|0|2026-11-30T21:56:30|2026-11-30T21:56:33|NONE|vm|None|\n"
 	"13|0|PENDING|0|2026-11-30T21:56:30|N/A|N/A||Resources|";
@@ -26,7 +25,9 @@ static const char squeue_text[] =
 static void squeue_rows(void)
 {
 	struct squeue_row *r;
-	size_t n = squeue_parse(squeue_text, &r);
+	size_t n = 0;
+	char why[160];
+	CHECK(squeue_parse(squeue_text, &r, &n, why, sizeof why));
 	CHECK(n == 6);
 	if (n != 6) {
 		free(r);
@@ -64,6 +65,59 @@ static void squeue_rows(void)
 	CHECK(one.submitted == 0);
 	CHECK(slurm_time_ns("Unknown") == 0 && slurm_time_ns("N/A") == 0 && slurm_time_ns("NONE") == 0);
 	CHECK(slurm_time_ns("2026-11-30T21:56:30x") == 0);
+	/* A row whose Reason ends short (no closing '|') is a part of a row. */
+	const char *part = "7|0|PENDING|0|N/A|N/A|N/A||a";
+	CHECK(!squeue_parse_line(part, strlen(part), &one));
+}
+
+/* Answers that must not be read at all: a Reason holding a newline, after which a line looks like
+ * a row of another of the user's jobs (or of the same one); a line that is not a row. */
+static void squeue_hostile(void)
+{
+	static const char *const bad[] = {
+		/* job 12's Reason is "x\n13|...|None": a second row for 13 */
+		"12|0|PENDING|0|2026-11-30T21:56:30|N/A|N/A||x\n"
+		"13|0|COMPLETED|0|2026-11-30T21:56:30|2026-11-30T21:56:31|2026-11-30T21:56:32|vm|None|\n"
+		"13|0|RUNNING|0|2026-11-30T21:56:30|2026-11-30T21:56:33|NONE|vm|None|\n",
+		/* the Reason ends with '|' before its newline: two well-formed rows for 12 */
+		"12|0|PENDING|0|2026-11-30T21:56:30|N/A|N/A||a|\n"
+		"12|0|COMPLETED|0|2026-11-30T21:56:30|2026-11-30T21:56:31|2026-11-30T21:56:32|vm|None|\n",
+		/* a line that is no row, among rows */
+		"12|0|RUNNING|0|2026-11-30T21:56:30|2026-11-30T21:56:33|NONE|vm|None|\nnot a row\n",
+		/* an empty line (a Reason ending in a newline) */
+		"12|0|PENDING|0|2026-11-30T21:56:30|N/A|N/A||a|\n\n",
+		/* an array's task beside a job of the same id */
+		"12|0|RUNNING|0|2026-11-30T21:56:30|2026-11-30T21:56:33|NONE|vm|None|\n"
+		"12_1|0|RUNNING|0|2026-11-30T21:56:30|2026-11-30T21:56:33|NONE|vm|None|\n",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		struct squeue_row *r = NULL;
+		size_t n = 99;
+		char why[160] = "", what[80];
+		bool ok = squeue_parse(bad[i], &r, &n, why, sizeof why);
+		snprintf(what, sizeof what, "squeue: hostile answer %zu refused, not read", i);
+		tap_check(!ok && n == 0 && !r && why[0], what, __FILE__, __LINE__);
+		free(r);
+	}
+	/* The tasks of an array: one id, marked as an array (gpuctl does not follow them). */
+	const char *arr = "123_[3-4%2]|0|PENDING|0|2026-11-30T21:56:30|N/A|N/A||JobArrayTaskLimit|\n"
+			  "123_1|0|RUNNING|0|2026-11-30T21:56:30|2026-11-30T21:56:33|NONE|vm|None|\n"
+			  "123_2|0|COMPLETED|0|2026-11-30T21:56:30|2026-11-30T21:56:33|2026-11-30T21:56:34|vm|None|\n";
+	struct squeue_row *r;
+	size_t n = 0;
+	char why[160];
+	CHECK(squeue_parse(arr, &r, &n, why, sizeof why));
+	CHECK(n == 3 && r && r[0].id == 123 && r[0].array && r[1].array && r[2].array);
+	free(r);
+	struct squeue_row one;
+	const char *bad_task[] = {"123_|0|RUNNING|0|N/A|N/A|N/A||None|", "123_x|0|RUNNING|0|N/A|N/A|N/A||None|",
+				  "_1|0|RUNNING|0|N/A|N/A|N/A||None|"};
+	for (size_t i = 0; i < ARRAY_SIZE(bad_task); i++)
+		tap_check(!squeue_parse_line(bad_task[i], strlen(bad_task[i]), &one), bad_task[i], __FILE__,
+			  __LINE__);
+	/* An empty answer: no rows, read. */
+	CHECK(squeue_parse("", &r, &n, why, sizeof why) && n == 0);
+	free(r);
 }
 
 /* One row in gpuctl's terms. */
@@ -124,6 +178,13 @@ static void states(void)
 	apply("10|0|OUT_OF_MEMORY|0|2026-11-30T21:56:30|2026-11-30T21:56:33|2026-11-30T21:57:33|vm|OutOfMemory|", &j);
 	CHECK(j.state == JOB_FAILED);
 	CHECK_STR(j.reason, "it ran out of memory (Slurm: OUT_OF_MEMORY)");
+	/* Requeued and held after a special exit: queued (it can run again once released). */
+	apply("11|0|SPECIAL_EXIT|256|2026-11-30T21:56:30|2026-11-30T21:56:33|2026-11-30T21:57:33|vm|JobHeldAdmin|", &j);
+	CHECK(j.state == JOB_QUEUED && !j.never && j.exit_code == -1 && !job_final(j.state));
+	CHECK_STR(j.reason, "requeued and held by Slurm (Slurm: SPECIAL_EXIT, JobHeldAdmin): `scontrol "
+		  "release 11` lets it start again");
+	apply("11|0|REQUEUE_HOLD|0|2026-11-30T21:56:30|N/A|N/A||JobHeldAdmin|", &j);
+	CHECK(j.state == JOB_QUEUED && j.reason && strstr(j.reason, "scontrol release 11"));
 	job_free(&j);
 }
 
@@ -266,6 +327,12 @@ static void refs(void)
 		tap_check(!parse_job_refs(bad[i], &r, &n, why, sizeof why), what, __FILE__, __LINE__);
 		free(r);
 	}
+	/* A task of a job array: refused, saying so. */
+	r = NULL;
+	n = 0;
+	CHECK(!parse_job_refs("slurm:123_4", &r, &n, why, sizeof why));
+	CHECK(strstr(why, "a task of Slurm's job array 123") && strstr(why, "does not follow job arrays"));
+	free(r);
 	CHECK_STR(job_id_text(JOB_SLURM, 42, buf, sizeof buf), "slurm:42");
 	CHECK_STR(job_id_text(JOB_LOCAL, 17, buf, sizeof buf), "17");
 }
@@ -273,6 +340,7 @@ static void refs(void)
 void test_slurmjobs(void)
 {
 	squeue_rows();
+	squeue_hostile();
 	states();
 	scontrol();
 	sbatch();
