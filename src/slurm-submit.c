@@ -93,12 +93,13 @@ static int check_after(struct sconn *c, const struct submit_req *rq, struct gpu_
 }
 
 /* The submit's environment for the job, less what a lease of gpuctl's or another job would leave
- * in it: Slurm sets the GPU variables of its own allocation. */
+ * in it: Slurm sets the GPU variables of its own allocation. sbatch also reads it: SBATCH_ARRAY
+ * left in a shell would make the job an array, which gpuctl's commands refuse to follow. */
 static char **job_env(void)
 {
 	static const char *const drop[] = {"CUDA_VISIBLE_DEVICES=", "NVIDIA_VISIBLE_DEVICES=",
 					   "CUDA_DEVICE_ORDER=", "GPUCTL_LEASE_", "GPUCTL_LEASED_AT=",
-					   "GPUCTL_QUEUED_AT=", "GPUCTL_JOB_ID=", NULL};
+					   "GPUCTL_QUEUED_AT=", "GPUCTL_JOB_ID=", "SBATCH_ARRAY_INX=", NULL};
 	size_t n = 0;
 	while (environ[n])
 		n++;

@@ -15,7 +15,7 @@
 . "$ROOT/tests/jobs.sh"
 . "$ROOT/tests/slurm.sh"
 trap '[ "$BASHPID" = "$$" ] && { slurm_down; jobs_cleanup; cleanup_jobs; rm -rf "$TMP"; }' EXIT
-plan 63
+plan 64
 N=63
 if ! slurm_usable; then
 	skip "real Slurm" "$SLURM_WHY" $N
@@ -135,6 +135,8 @@ echo >goa
 check_exit "wait for the end of the chain" 0 "$G" wait "$c"
 check_eq "each ran after the one before it" "a b c" "$(tr '\n' ' ' <chain | sed 's/ $//')"
 check_exit "a job killed by SIGKILL: wait says 137" 137 "$G" wait "$k"
+sa=$(SBATCH_ARRAY_INX=1-2 "$G" submit --slurm -- true)
+check_exit "SBATCH_ARRAY_INX left in the shell does not make the job an array" 0 "$G" wait "$sa"
 "$G" jobs --json "$a" "$b" "$c" >"$TMP/out"
 check_eq "jobs: the chain done, each with its after" "[[\"done\",0,[]],[\"done\",0,[\"$a\"]],[\"done\",0,[\"$a\",\"$b\"]]]" \
 	"$(jqv '[.jobs[] | [.state, .exit_code, .after]]')"
