@@ -93,8 +93,9 @@ static int check_after(struct sconn *c, const struct submit_req *rq, struct gpu_
 }
 
 /* The submit's environment for the job, less what a lease of gpuctl's or another job would leave
- * in it: Slurm sets the GPU variables of its own allocation. sbatch also reads it: SBATCH_ARRAY
- * left in a shell would make the job an array, which gpuctl's commands refuse to follow. */
+ * in it: Slurm sets the GPU variables of its own allocation. sbatch also reads it:
+ * SBATCH_ARRAY_INX (sbatch -a) left in a shell would make the job an array, which gpuctl's
+ * commands refuse to follow. */
 static char **job_env(void)
 {
 	static const char *const drop[] = {"CUDA_VISIBLE_DEVICES=", "NVIDIA_VISIBLE_DEVICES=",
