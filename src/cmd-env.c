@@ -211,6 +211,7 @@ static int env_cmd(struct cmd *c)
 			die(EXIT_FAIL, "fork: %s", strerror(errno));
 		if (pid == 0) {
 			close(ready[0]);
+			grant_env_free(env); /* the parent's to print */
 			hold(&g, (pid_t)bound, bst.start, ready[1]);
 		}
 		close(ready[1]);
