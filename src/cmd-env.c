@@ -25,9 +25,20 @@ static void on_term(int sig)
 	release_now = 1;
 }
 
+/* Whether pid still names the process that started at `start` (no pidfds: looked at now and
+ * then). */
+static bool still_bound(pid_t pid, unsigned long long start)
+{
+	struct pid_stat st;
+	return pid_stat((unsigned)pid, &st) && st.start == start;
+}
+
 /* The holder: no stdio (so $(...) returns), its own session; it holds the lease's descriptors
- * until the bound process exits or it is told to let go (`gpuctl release`: SIGTERM). */
-static void hold(struct grant *g, pid_t bound, int ready)
+ * until the bound process exits or it is told to let go (`gpuctl release`: SIGTERM). The bound
+ * process is the one that started at `start`, read when `env` began: if it exited while we were
+ * queued and its pid now names another process (anyone's), the lease is not tied to that
+ * stranger but ends here, before it is committed; `ready` then closes with nothing written. */
+static void hold(struct grant *g, pid_t bound, unsigned long long start, int ready)
 {
 	int null = open("/dev/null", O_RDWR);
 	if (null >= 0) {
@@ -43,13 +54,20 @@ static void hold(struct grant *g, pid_t bound, int ready)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	/* Opened first, its start time checked after: this pidfd can only be on that process. */
+	int pfd = pid_open((unsigned)bound, start);
+	if (pfd < 0 && (errno != ENOSYS || !still_bound(bound, start)))
+		_exit(1);
 	grant_hold(g, bound);
-	close(ready); /* the daemon knows the holder: `gpuctl release` can find it from now on */
-	int pfd = pid_open((unsigned)bound, 0);
+	/* The daemon knows the holder (`gpuctl release` can find it from now on), and the bound
+	 * process was still there: say so, then close. */
+	if (write(ready, "1", 1) != 1)
+		_exit(1);
+	close(ready);
 	struct pollfd p = {.fd = pfd, .events = POLLIN};
 	while (!release_now && pfd >= 0 && poll(&p, 1, -1) == 0)
 		;
-	while (!release_now && pfd < 0 && kill(bound, 0) == 0)
+	while (!release_now && pfd < 0 && still_bound(bound, start))
 		sleep(5); /* no pidfd (an old kernel): look now and then */
 	_exit(0); /* the lease ends with this process's descriptors */
 }
@@ -153,6 +171,17 @@ static int env_cmd(struct cmd *c)
 	if (c->args.argc)
 		return cmd_bad_usage(c->entry, "unexpected argument '%s' (to run a command, use gpuctl run)",
 				     c->args.argv[0]);
+	/* The pid and its start time name the process: a pid alone may be another's by the time
+	 * the lease is granted (a queue wait is long enough for the pid to come round again). */
+	struct pid_stat bst;
+	if (!pid_stat((unsigned)bound, &bst)) {
+		if (args_has(&c->args, O_HOLD))
+			return cmd_bad_usage(c->entry, "--hold-pid: cannot read /proc/%lu/stat (the process "
+					     "exited, or lives in another PID namespace)", bound);
+		fprintf(stderr, "gpuctl env: the process that started it (pid %lu) has already exited; "
+			"nothing leased\n", bound);
+		return EXIT_FAIL;
+	}
 	int rc = lease_opts_read(c, &o);
 	if (rc != EXIT_OK)
 		return rc;
@@ -182,14 +211,25 @@ static int env_cmd(struct cmd *c)
 			die(EXIT_FAIL, "fork: %s", strerror(errno));
 		if (pid == 0) {
 			close(ready[0]);
-			hold(&g, (pid_t)bound, ready[1]);
+			grant_env_free(env); /* the parent's to print */
+			hold(&g, (pid_t)bound, bst.start, ready[1]);
 		}
 		close(ready[1]);
 		struct pollfd rp = {.fd = ready[0], .events = POLLIN};
-		poll(&rp, 1, 2000); /* EOF once it committed (or died); the lease holds either way */
+		char ok = 0;
+		/* A byte once it committed; EOF alone when it gave up, the lease with it (the bound
+		 * process is gone); nothing yet: a slow daemon, and the lease holds regardless. */
+		bool gone = poll(&rp, 1, 2000) == 1 && read(ready[0], &ok, 1) == 0;
 		close(ready[0]);
-		print_exports(env, fmt, &g, o.uuid);
-		if (!o.quiet) {
+		if (gone) {
+			fprintf(stderr, "gpuctl env: process %lu, which the lease was to be bound to, exited "
+				"before the lease was granted (its pid may name another process now); the "
+				"lease (%s) is released and nothing is exported\n", bound, g.id);
+			rc = EXIT_FAIL;
+		} else {
+			print_exports(env, fmt, &g, o.uuid);
+		}
+		if (!o.quiet && !gone) {
 			fprintf(stderr, "gpuctl env: leased GPU");
 			for (size_t i = 0; i < g.n; i++)
 				fprintf(stderr, "%s%u", i ? "," : " ", set->gpus[g.pos[i]].index);

@@ -4,7 +4,10 @@
  * details. The parts are in tui-*.c (tui.h has the map). Here: the options, and one loop that
  * sleeps in ppoll on the terminal, the pidfds of processes being signalled and the signals
  * (INT, TERM, HUP: quit cleanly; WINCH: resize), until the next refresh is due. A refresh reads
- * only the NVML groups the layout shows, /proc once per process, and the daemon's list once. */
+ * only the NVML groups the layout shows, /proc once per process, and asks the daemon for its list
+ * once; the answer is awaited in the same ppoll, never in a blocking call: a daemon that accepts
+ * but does not answer leaves the screen live and q / Ctrl-C prompt, and is asked again only
+ * after LEASE_RETRY_SECONDS. */
 #include "gpu.h"
 #include "gpuctl.h"
 #include "term.h"
@@ -23,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#define LEASE_RETRY_SECONDS 30.0    /* after the daemon did not answer: ask again this much later */
+
 static volatile sig_atomic_t got_quit, got_winch;
 
 static void on_signal(int sig)
@@ -40,11 +45,45 @@ struct top {
 	struct tui_layout L;
 	struct tui_screen scr;
 	struct tui_acts acts;
-	struct leaseview lv;
+	struct leaseview lv;         /* the daemon's last answer (kept while the next is awaited) */
+	struct leaseview_query lq;   /* the question in flight, if any */
+	double lease_retry;          /* monotonic: the daemon did not answer; not asked before this */
 	bool lease_warned;
 	unsigned last_what;          /* the groups the last refresh read */
 	double next;                 /* monotonic: the next refresh */
 };
+
+/* The daemon's answer arrived (done 1) or not (-1): use it, or say why there is none. */
+static void lease_answer(struct top *t, int done, struct leaseview *nv, const struct gpu_error *err)
+{
+	double now = now_mono();
+	if (done >= 0) {
+		leaseview_free(&t->lv);
+		t->lv = *nv;   /* in place: the model's pointer to t->lv stays right */
+		t->lease_retry = 0;
+		if (!strncmp(t->v.msg, "leases: ", 8))
+			t->v.msg_until = 0;
+	} else if (err->code == EXIT_TIMEOUT) {
+		/* Leases are extra: the GPUs still show, and a stuck daemon is not asked at each refresh. */
+		t->lease_retry = now + LEASE_RETRY_SECONDS;
+		leaseview_free(&t->lv);
+	} else if (!t->lease_warned) {
+		tui_message(&t->v, ST_WARN, "leases not shown: %s", err->msg);
+		t->lease_warned = true;
+	}
+}
+
+/* Keeps the status line saying why leases are missing while top waits to ask again. */
+static void lease_status(struct top *t)
+{
+	double now = now_mono();
+	if (t->lease_retry <= now || (t->v.msg_until > now && strncmp(t->v.msg, "leases: ", 8)))
+		return;
+	t->v.now = now;
+	tui_message(&t->v, ST_WARN, "leases: the daemon did not answer (retrying in %.0f s)",
+		    t->lease_retry - now + 0.5);
+	t->v.msg_until = t->lease_retry < now + 1.0 ? t->lease_retry : now + 1.0;
+}
 
 static void refresh(struct top *t)
 {
@@ -53,14 +92,28 @@ static void refresh(struct top *t)
 	bool pcie = (what & REFRESH_PCIE) && tui_pcie_due(&t->m, t->v.delay, now_mono());
 	gpu_set_refresh(t->set, what | (pcie ? REFRESH_PCIE_THROUGHPUT : 0));
 	t->last_what = what;
-	struct gpu_error err = {0};
-	leaseview_free(&t->lv);
-	/* Leases are extra: without the daemon's answer the GPUs still show. */
-	if (!leaseview_load(&t->lv, &err) && !t->lease_warned) {
-		tui_message(&t->v, ST_WARN, "leases not shown: %s", err.msg);
-		t->lease_warned = true;
+	if (!t->lq.dc && now_mono() >= t->lease_retry) {
+		struct gpu_error err = {0};
+		struct leaseview nv;
+		int r = leaseview_query_start(&t->lq, &nv, &err);
+		if (r <= 0)
+			lease_answer(t, r == 0 ? 0 : -1, &nv, &err);
 	}
 	tui_model_update(&t->m, &t->lv, pcie, t->v.tree, time(NULL), now_mono());
+	tui_model_order(&t->m, &t->v);
+}
+
+/* Whatever has come of the question in flight. */
+static void lease_step(struct top *t)
+{
+	if (!t->lq.dc)
+		return;
+	struct gpu_error err = {0};
+	struct leaseview nv;
+	int r = leaseview_query_step(&t->lq, &nv, &err);
+	if (r == 0)
+		return;
+	lease_answer(t, r > 0 ? 1 : -1, &nv, &err); /* the model reads t->lv: shown at the next draw */
 	tui_model_order(&t->m, &t->v);
 }
 
@@ -118,8 +171,11 @@ static int run(struct top *t, const sigset_t *waitmask)
 			wake = d;
 		if (t->v.msg[0] && t->v.msg_until > now && t->v.msg_until < wake)
 			wake = t->v.msg_until;
-		struct pollfd fds[65] = {{.fd = STDIN_FILENO, .events = POLLIN}};
-		nfds_t n = 1 + (nfds_t)tui_acts_fds(&t->acts, fds + 1, ARRAY_SIZE(fds) - 1);
+		if (t->lq.dc && t->lq.deadline < wake)
+			wake = t->lq.deadline;
+		struct pollfd fds[66] = {{.fd = STDIN_FILENO, .events = POLLIN},
+					 {.fd = leaseview_query_fd(&t->lq), .events = POLLIN}};
+		nfds_t n = 2 + (nfds_t)tui_acts_fds(&t->acts, fds + 2, ARRAY_SIZE(fds) - 2);
 		double left = wake > now ? wake - now : 0;
 		struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
 		int r = ppoll(fds, n, &ts, waitmask);
@@ -143,7 +199,9 @@ static int run(struct top *t, const sigset_t *waitmask)
 			if (idle_wakes > 100)
 				return EXIT_OK;
 		}
+		lease_step(t);
 		t->v.now = now_mono();
+		lease_status(t);
 		if (tui_acts_step(&t->acts, &t->v) || shows_more(t))
 			refresh_now = true;
 		now = now_mono();
@@ -231,6 +289,7 @@ static int top(struct cmd *c)
 	tui_layout_free(&t.L);
 	tui_model_free(&t.m);
 	tui_view_free(&t.v);
+	leaseview_query_cancel(&t.lq);
 	leaseview_free(&t.lv);
 	return rc;
 }

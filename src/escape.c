@@ -46,6 +46,25 @@ const char *text_head(char *buf, size_t bufsize, const char *s, size_t max)
 	return buf;
 }
 
+bool esc_invisible(unsigned cp)
+{
+	/* Format characters (Unicode category Cf) that reorder or hide text, and the line and
+	 * paragraph separators. Kept: the zero-width joiner and non-joiner (U+200C, U+200D), which
+	 * scripts and emoji sequences need and which change no order. */
+	return cp == 0x00AD || cp == 0x061C || cp == 0x180E || cp == 0x200B || cp == 0x200E ||
+	       cp == 0x200F || (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x206F) ||
+	       cp == 0xFEFF || (cp >= 0xFFF9 && cp <= 0xFFFB) || (cp >= 0xE0000 && cp <= 0xE007F);
+}
+
+/* The code point of the valid UTF-8 sequence of n bytes at s. */
+static unsigned utf8_cp(const unsigned char *s, size_t n)
+{
+	unsigned cp = n == 1 ? s[0] : n == 2 ? s[0] & 0x1F : n == 3 ? s[0] & 0x0F : s[0] & 0x07;
+	for (size_t i = 1; i < n; i++)
+		cp = cp << 6 | (s[i] & 0x3F);
+	return cp;
+}
+
 void esc_printable_n(struct strbuf *sb, const char *str, size_t max)
 {
 	const unsigned char *s = (const unsigned char *)str;
@@ -63,6 +82,10 @@ void esc_printable_n(struct strbuf *sb, const char *str, size_t max)
 		size_t n = utf8_seq_len(s + i, len - i);
 		if (n == 2 && c == 0xC2 && s[i + 1] < 0xA0) {
 			sb_addf(sb, "\\u%04x", (unsigned)s[i + 1]); /* C1 control, e.g. CSI */
+		} else if (n > 1 && esc_invisible(utf8_cp(s + i, n))) {
+			/* A right-to-left override can make "gpt.py" of "yp.tpg": shown as \u202e. */
+			unsigned cp = utf8_cp(s + i, n);
+			sb_addf(sb, cp > 0xFFFF ? "\\U%08x" : "\\u%04x", cp);
 		} else if (n > 1) {
 			sb_add(sb, (const char *)s + i, n);
 		} else if (n == 1 && c >= 0x20 && c != 0x7f) {
@@ -85,17 +108,6 @@ void esc_printable_n(struct strbuf *sb, const char *str, size_t max)
 void esc_printable(struct strbuf *sb, const char *s)
 {
 	esc_printable_n(sb, s, (size_t)-1);
-}
-
-const char *esc_str(const char *s, int slot)
-{
-	static char bufs[4][1024];
-	char *out = bufs[slot & 3];
-	struct strbuf sb = {0};
-	esc_printable(&sb, s ? s : "");
-	snprintf(out, sizeof bufs[0], "%s", sb.buf ? sb.buf : "");
-	sb_free(&sb);
-	return out;
 }
 
 /* Widths come from the C library's tables for UTF-8 (C.UTF-8, whatever the caller's locale:
@@ -142,13 +154,14 @@ int text_cols(const char *s)
 	return n;
 }
 
-/* Bytes of the unit at s in escaped text: an escape (\\, \e, \xHH, \uHHHH) or one character.
+/* Bytes of the unit at s in escaped text: an escape (\\, \e, \xHH, \uHHHH, \UHHHHHHHH) or one
+ * character.
  * *w: the columns it takes (an escape is ASCII: one per byte; a character: its width). */
 static size_t unit_len(const char *s, int *w)
 {
 	size_t n = 1;
 	if (*s == '\\')
-		n = s[1] == 'x' ? 4 : s[1] == 'u' ? 6 : 2;
+		n = s[1] == 'x' ? 4 : s[1] == 'u' ? 6 : s[1] == 'U' ? 10 : 2;
 	else
 		while ((s[n] & 0xC0) == 0x80)
 			n++;
@@ -164,6 +177,29 @@ static size_t plain_len(const char *s)
 	while (*p >= 0x20 && *p < 0x7f && *p != '\\')
 		p++;
 	return (size_t)(p - (const unsigned char *)s);
+}
+
+const char *esc_str(const char *s, int slot)
+{
+	static char bufs[4][ESC_STR_MAX];
+	char *out = bufs[slot & 3];
+	struct strbuf sb = {0};
+	esc_printable(&sb, s ? s : "");
+	const char *t = sb.buf ? sb.buf : "";
+	size_t len = sb.len;
+	if (len >= sizeof bufs[0]) {
+		/* Cut between escapes and characters (never "\x1" of "\x1b"), and say so. */
+		size_t keep = 0;
+		int w;
+		for (size_t u; t[keep] && keep + (u = unit_len(t + keep, &w)) <= sizeof bufs[0] - 4;)
+			keep += u;
+		memcpy(out, t, keep);
+		memcpy(out + keep, "\xe2\x80\xa6", 4); /* the ellipsis and the NUL */
+	} else {
+		memcpy(out, t, len + 1);
+	}
+	sb_free(&sb);
+	return out;
 }
 
 int esc_cols(const char *s)

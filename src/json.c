@@ -1,5 +1,6 @@
 /* json.c: streaming JSON writer (see json.h). */
 #include "json.h"
+#include "escape.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -112,6 +113,20 @@ void json_escape(struct strbuf *sb, const char *str)
 		if (n == 0) {
 			sb_add(sb, "\\ufffd", 6);
 			s++;
+			continue;
+		}
+		unsigned cp = n == 2 ? s[0] & 0x1F : n == 3 ? s[0] & 0x0F : s[0] & 0x07;
+		for (size_t i = 1; i < n; i++)
+			cp = cp << 6 | (s[i] & 0x3F);
+		if (n > 1 && (esc_invisible(cp) || cp < 0xA0)) {
+			/* The same string, but neither a bidi override nor a C1 control (0x9b: CSI)
+			 * acts on a terminal that shows the document. */
+			if (cp > 0xFFFF)
+				sb_addf(sb, "\\u%04x\\u%04x", 0xD800 + ((cp - 0x10000) >> 10),
+					0xDC00 + ((cp - 0x10000) & 0x3FF));
+			else
+				sb_addf(sb, "\\u%04x", cp);
+			s += n;
 			continue;
 		}
 		if (n > 1) {

@@ -130,6 +130,87 @@ bool leaseview_load(struct leaseview *v, struct gpu_error *err)
 	return ok;
 }
 
+int leaseview_query_start(struct leaseview_query *q, struct leaseview *out, struct gpu_error *err)
+{
+	*q = (struct leaseview_query){0};
+	*out = (struct leaseview){0};
+	struct dclient *dc = xmalloc(sizeof *dc);
+	if (!dclient_open(dc, DC_READ, err)) {
+		free(dc);
+		return err->code == EXIT_OK ? 0 : -1;
+	}
+	struct strbuf req = {0};
+	msg_begin(&req, "list");
+	msg_add_u64(&req, "id", 1);
+	bool ok = dclient_send(dc, &req, err);
+	sb_free(&req);
+	if (!ok) {
+		dclient_close(dc);
+		free(dc);
+		return -1;
+	}
+	q->dc = dc;
+	q->timeout = dc->timeout;
+	q->deadline = now_mono() + dc->timeout;
+	return 1;
+}
+
+int leaseview_query_fd(const struct leaseview_query *q)
+{
+	return q->dc ? ((const struct dclient *)q->dc)->fd : -1;
+}
+
+int leaseview_query_step(struct leaseview_query *q, struct leaseview *out, struct gpu_error *err)
+{
+	struct dclient *dc = q->dc;
+	if (!dc)
+		return -1;
+	int done = 0;
+	while (!done) {
+		struct msg m;
+		int fds[PROTO_MAX_FDS];
+		size_t nfds;
+		int r = dclient_recv(dc, &m, fds, &nfds, 0, NULL, err);
+		for (size_t i = 0; r == 1 && i < nfds; i++)
+			close(fds[i]);
+		if (r < 0) {
+			done = -1;
+		} else if (r == 0) {
+			if (now_mono() < q->deadline)
+				return 0;
+			err->code = EXIT_TIMEOUT;
+			snprintf(err->msg, sizeof err->msg, "the gpuctl daemon (pid %d, %s) did not answer "
+				 "within %.0f s", (int)dc->daemon_pid, dc->path ? dc->path : "?", q->timeout);
+			done = -1;
+		} else if (!strcmp(msg_verb(&m), "error")) {
+			daemon_error(&m, err);
+			msg_free(&m);
+			done = -1;
+		} else {
+			take_part(&q->v, &m);
+			done = msg_line(&m, "end") ? 1 : 0;
+			msg_free(&m);
+		}
+	}
+	if (done == 1) {
+		q->v.present = true;
+		*out = q->v;
+		q->v = (struct leaseview){0};
+	}
+	leaseview_query_cancel(q);
+	return done;
+}
+
+void leaseview_query_cancel(struct leaseview_query *q)
+{
+	if (q->dc) {
+		dclient_close(q->dc);
+		free(q->dc);
+	}
+	leaseview_free(&q->v);
+	q->dc = NULL;
+}
+
 void leaseview_free(struct leaseview *v)
 {
 	for (size_t i = 0; i < v->nleases; i++) {

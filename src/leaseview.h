@@ -63,4 +63,22 @@ bool leaseview_held(const struct leaseview *v, const char *uuid);
  * the caller may end this lease is the caller's to decide first. */
 int leaseview_end_holder(const struct lease_info *l, char *why, size_t whylen);
 
+/* The same question asked without waiting, for a loop that must stay responsive (top): a daemon
+ * that accepts but never answers must not freeze the screen or keep Ctrl-C waiting. */
+struct leaseview_query {
+	void *dc;                    /* the connection (struct dclient), NULL when none is open */
+	struct leaseview v;          /* the parts received so far */
+	double deadline;             /* monotonic: give up on the answer then */
+	double timeout;              /* the client's answer timeout, seconds */
+};
+/* Sends the request. 1: asked (poll leaseview_query_fd, then leaseview_query_step); 0: answered
+ * already (no daemon running: *out empty, not present); -1: failed (err). */
+int leaseview_query_start(struct leaseview_query *q, struct leaseview *out, struct gpu_error *err);
+int leaseview_query_fd(const struct leaseview_query *q);
+/* Takes what has arrived, without waiting. 1: complete, *out holds the list (the caller frees);
+ * 0: not yet; -1: failed or past the deadline (err; EXIT_TIMEOUT when it did not answer in time).
+ * The query is closed after 1 or -1. */
+int leaseview_query_step(struct leaseview_query *q, struct leaseview *out, struct gpu_error *err);
+void leaseview_query_cancel(struct leaseview_query *q);
+
 #endif

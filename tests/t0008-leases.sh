@@ -4,7 +4,7 @@
 # cleaning the shell, what another user may not do, user config and the daemon's policy.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/daemon.sh"
-plan 84
+plan 86
 H=$MACHINES/h100x8.machine
 use_machine "$H"
 daemon_setup
@@ -140,6 +140,17 @@ check_grep "says so" "no env lease $a of yours to release \(it has ended\)" "$TM
 check_exit "release (all of mine)" 0 "$GPUCTL" release
 check_eq "all released" 0 "$(live_leases)"
 kill $holdp
+# The shell an env lease is for exits while the request is queued and its pid is reused: the
+# lease is not bound to that other process (the pid's start time is taken when env starts).
+if [ "$(id -u)" = 0 ] && unshare --pid --fork --mount-proc true 2>/dev/null; then
+	mkfifo "$TMP/reuse"
+	"$GPUCTL" run -q -g 0 --ignore-usage -- "$WL" --log "$LOG" --tag reuse --until "$TMP/reuse" & rr=$!
+	await_line '^start reuse' "$LOG"
+	unshare --pid --fork --mount-proc python3 "$ROOT/tests/env_reuse.py" "$GPUCTL" "$B/sleeper" "$TMP/reuse"
+	wait $rr
+else
+	skip "env, pid reuse" "needs root and a PID namespace of its own (unshare --pid)" 2
+fi
 
 # Releasing the lease this shell exports says how to clean the shell, or does it.
 mkfifo "$TMP/go2"

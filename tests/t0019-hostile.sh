@@ -3,23 +3,25 @@
 # none of their control bytes (ESC, OSC, BEL, CR, newline, DEL, C1 CSI) may reach a terminal
 # (issue 11.12): status (table, lease line, loop on a pty), the nvidia-smi CSV (a newline must
 # not forge a row), kill's list, prompt and report, doctor's messages, map/which --pid.
-# Shown escaped, as ps and ls do (\e, \n, \x7f, \u009b; a backslash doubled).
+# Shown escaped, as ps and ls do (\e, \n, \x7f, \u009b; a backslash doubled). Nor may their
+# invisible format characters: a right-to-left override (U+202E) shows "txt.py" as "yp.txt", so it
+# is escaped too (\u202e), and in JSON written as the escape \u202e (the same string).
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/daemon.sh"
-plan 18
+plan 22
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
 daemon_setup
 daemon_start
 WL=$B/workload
-H=$'job\e]0;owned\a\e[2J\r\nforged\x7f\xc2\x9bx'
-SHOWN='job\e]0;owned\a\e[2J\r\nforged\x7f\u009bx'
+H=$'job\e]0;owned\a\e[2J\r\nforged\x7f\xc2\x9bx\xe2\x80\xaeyp.txt'
+SHOWN='job\e]0;owned\a\e[2J\r\nforged\x7f\u009bx\u202eyp.txt'
 # raw FILE: the lines of FILE holding a control byte other than the newline ending each line
 # (our own codes are removed first: colours, clearing, the cursor, and the CR a terminal adds
-# before each newline).
+# before each newline), or a bidirectional control (U+200E/F, U+202A-E, U+2066-9).
 raw() {
 	sed 's/\x1b\[[0-9;]*[mKJH]//g; s/\x1b\[?25[hl]//g; s/\r$//' "$1" |
-		LC_ALL=C grep -an $'[\x01-\x08\x0b-\x1f\x7f]\|\xc2[\x80-\x9f]'
+		LC_ALL=C grep -an $'[\x01-\x08\x0b-\x1f\x7f]\|\xc2[\x80-\x9f]\|\xe2\x80[\x8e\x8f\xaa-\xae]\|\xe2\x81[\xa6-\xa9]'
 }
 shown() { grep -aqF -- "$SHOWN" "$1"; }
 
@@ -40,6 +42,13 @@ python3 "$ROOT/tests/pty_run.py" --rows 40 "$TMP/tty" "$GPUCTL" status -l 0.05 -
 check_eq "status -l on a terminal: no control byte of theirs" "" "$(raw "$TMP/tty")"
 "$GPUCTL" status --query-compute-apps=pid,process_name --format=csv,noheader >"$TMP/csv"
 check_eq "CSV: one row per process; the newline forges no row" 5 "$(wc -l <"$TMP/csv")"
+check_eq "CSV: no control byte or bidi override of theirs" "" "$(raw "$TMP/csv")"
+"$GPUCTL" status --json >"$TMP/json"
+check_eq "JSON: the override and the C1 control written as escapes, not raw" "" "$(raw "$TMP/json")"
+check_eq "JSON: and the lease name read back is theirs, byte for byte" "${H}x" \
+	"$(jq -j '.gpus[1].lease.name' "$TMP/json"; echo x)"
+"$GPUCTL" leases >"$TMP/leases"
+check_eq "leases: no control byte or bidi override of theirs" "" "$(raw "$TMP/leases")"
 check_grep "CSV: the name escaped in its row" "^$P, job\\\\e\\]0;owned\\\\a\\\\e\\[2J\\\\r\\\\nforged" "$TMP/csv"
 
 "$GPUCTL" kill --pid $P --dry-run >"$TMP/kill"

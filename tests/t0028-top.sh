@@ -6,7 +6,7 @@
 # Ctrl-C, SIGTERM and a lost terminal. Every wait is for something on the screen (or a process's
 # end), with a deadline only a failure reaches.
 . "$(dirname "$0")/lib.sh"
-plan 85
+plan 90
 use_state
 chmod 755 "$TMP"
 WL=$B/workload
@@ -336,6 +336,45 @@ check_eq "and the waiter got the GPU" 0 $?
 check "and the queue panel goes" await_gone lease "^Queue: "
 keys lease q
 kill $holdp 2>/dev/null
+
+# A daemon that accepts but never answers (a stand-in at GPUCTL_SOCKET): the screen stays live,
+# the status line says so and when top asks again (not before 30 s), and q or Ctrl-C while the
+# question is pending quit at once, not when the client's timeout runs out.
+cat >"$TMP/stuck.py" <<'EOF'
+import socket, sys
+path, log = sys.argv[1:3]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind(path)
+s.listen(16)
+conns = []
+print("listening", file=open(log, "a"), flush=True)
+while True:
+    conns.append(s.accept()[0])   # kept open, never answered
+    print("accepted %d" % len(conns), file=open(log, "a"), flush=True)
+EOF
+python3 "$TMP/stuck.py" "$TMP/stuck.sock" "$TMP/stuck.log" & stuck=$!
+await_line '^listening' "$TMP/stuck.log"
+top_in stuck 80 24 GPUCTL_SOCKET="$TMP/stuck.sock" GPUCTL_DAEMON_TIMEOUT=1 -- "$GPUCTL" top -d 0.1
+check "stuck daemon: the screen is live meanwhile" await_screen stuck "processes" 5
+check "and the status line says why there are no leases, and when it asks again" \
+	await_screen stuck "leases: the daemon did not answer \(retrying in [0-9]+ s\)" 10
+check_eq "and it is not asked at every refresh (0.1 s): once so far" 1 "$(grep -c accepted "$TMP/stuck.log")"
+keys stuck q
+await_exit stuck >/dev/null
+# Quitting while the question is pending (an answer timeout of 60 s).
+for how in q C-c; do
+	n=$(grep -c accepted "$TMP/stuck.log")
+	top_in "stuck$how" 80 24 GPUCTL_SOCKET="$TMP/stuck.sock" GPUCTL_DAEMON_TIMEOUT=60 -- "$GPUCTL" top -d 0.1
+	await_count accepted "$TMP/stuck.log" $((n + 1)) >/dev/null
+	await_screen "stuck$how" "processes" 5 >/dev/null
+	t0=$(date +%s%N)
+	keys "stuck$how" "$how"
+	rc=$(await_exit "stuck$how")
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	check "$how while the daemon has not answered: top quits at once (exit $rc in $ms ms)" \
+		test "$rc" = 0 -a "$ms" -lt 3000
+done
+kill $stuck
 
 # Clean exits: the status and the terminal given back (no alternate screen, cursor shown).
 keys main q

@@ -46,6 +46,12 @@ void test_json(void)
 		{"\xc0\xaf", "\"\\ufffd\\ufffd\""},                 /* overlong */
 		{"\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""},      /* surrogate */
 		{"\xe2\x82", "\"\\ufffd\\ufffd\""},                 /* truncated */
+		/* Bidi overrides and other invisible format characters: the same string, escaped. */
+		{"a\xe2\x80\xae" "b", "\"a\\u202eb\""},
+		{"\xe2\x81\xa6x\xe2\x81\xa9\xe2\x80\x8f", "\"\\u2066x\\u2069\\u200f\""},
+		{"\xf3\xa0\x80\x81", "\"\\udb40\\udc01\""},     /* U+E0001, a tag: a surrogate pair */
+		{"\xe2\x80\x8d", "\"\xe2\x80\x8d\""},              /* the zero-width joiner stays */
+		{"csi\xc2\x9b" "1m\xc2\xa0", "\"csi\\u009b1m\xc2\xa0\""},  /* C1 control escaped, NBSP kept */
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(esc); i++) {
 		struct strbuf sb = {0};

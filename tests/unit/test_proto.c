@@ -93,6 +93,17 @@ void test_proto(void)
 	CHECK_STR(escaped("csi\xc2\x9b" "31m"), "csi\\u009b31m");   /* C1 control */
 	CHECK_STR(escaped("\xed\xa0\x80"), "\\xed\\xa0\\x80");       /* a surrogate */
 	CHECK_STR(escaped("\xc0\xaf"), "\\xc0\\xaf");                /* overlong */
+	/* Bidi controls and other invisible format characters: another user's "evil\u202egpj.py"
+	 * must not show as "evilyp.jpg". */
+	CHECK_STR(escaped("evil\xe2\x80\xaegpj.py"), "evil\\u202egpj.py");
+	CHECK_STR(escaped("\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad"), "\\u202a\\u202b\\u202c\\u202d");
+	CHECK_STR(escaped("\xe2\x81\xa6\xe2\x81\xa7\xe2\x81\xa8\xe2\x81\xa9"), "\\u2066\\u2067\\u2068\\u2069");
+	CHECK_STR(escaped("\xe2\x80\x8e\xe2\x80\x8f\xd8\x9c"), "\\u200e\\u200f\\u061c");
+	CHECK_STR(escaped("ro\xe2\x80\x8bot\xef\xbb\xbf"), "ro\\u200bot\\ufeff"); /* zero width */
+	CHECK_STR(escaped("\xe2\x80\xa8"), "\\u2028");                /* line separator */
+	CHECK_STR(escaped("\xf3\xa0\x80\x81"), "\\U000e0001");       /* a tag character */
+	CHECK_STR(escaped("\xe2\x80\x8d\xe2\x80\x8c\xd7\x90"), "\xe2\x80\x8d\xe2\x80\x8c\xd7\x90"); /* ZWJ, ZWNJ, alef */
+	CHECK(!esc_invisible(0x200D) && esc_invisible(0x202E) && esc_invisible(0x2066));
 	/* Fitting into columns: an ellipsis marks a cut, never inside an escape or a character. */
 	int used;
 	CHECK_STR(fitted("abc", 5, true, &used), "abc  ");
@@ -116,6 +127,28 @@ void test_proto(void)
 	CHECK_STR(fitted("\xe8\xae\xad\xe7\xbb\x83\xe8\xae\xad\xe7\xbb\x83", 6, true, &used),
 		  "\xe8\xae\xad\xe7\xbb\x83\xe2\x80\xa6 ");
 	CHECK(used == 6);
+	/* An escape counts its length in columns, also the long form, and is never cut. */
+	CHECK_STR(fitted("a\xe2\x80\xae" "bcdefgh", 8, false, &used), "a\\u202e\xe2\x80\xa6");
+	CHECK(esc_cols("\xe2\x80\xae") == 6 && esc_cols("\xf3\xa0\x80\x81") == 10);
+	/* esc_str: a long text is cut between escapes, never inside one, and marked. */
+	char longtext[ESC_STR_MAX + 8];
+	for (size_t off = 0; off < 4; off++) {
+		memset(longtext, 'a', sizeof longtext - 1);
+		longtext[sizeof longtext - 1] = '\0';
+		for (size_t i = off; i + 1 < sizeof longtext; i += 4)
+			longtext[i] = 0x1b;                  /* \e: 2 bytes, so cuts fall everywhere */
+		longtext[ESC_STR_MAX - 3 + off] = 0x01;   /* \x01 around the end of the buffer */
+		const char *e = esc_str(longtext, 1);
+		size_t n = strlen(e);
+		CHECK(n < ESC_STR_MAX && n > ESC_STR_MAX - 16);
+		CHECK(n >= 3 && !strcmp(e + n - 3, "\xe2\x80\xa6"));
+		/* Whole escapes only before the ellipsis: walking them ends exactly there. */
+		size_t i = 0;
+		while (i < n - 3)
+			i += e[i] != '\\' ? 1 : e[i + 1] == 'x' ? 4 : 2;
+		CHECK(i == n - 3);
+	}
+	CHECK_STR(esc_str("short\x01", 2), "short\\x01");      /* unchanged when it fits */
 	/* text_head: cut between characters, and said. */
 	char head[16];
 	CHECK_STR(text_head(head, sizeof head, "caf\xc3\xa9", 5), "caf\xc3\xa9");
