@@ -57,9 +57,12 @@ stop_exporter
 # each client's consecutive scrapes see strictly newer refreshes.
 gen_machine "$TMP/big" 8 500
 use_machine "$TMP/big"
-# Each refresh takes 150 ms or more (a slow driver): the clients that a barrier releases
-# together overlap one even when a loaded machine wakes them tens of milliseconds apart (with
-# 40 ms, a whole suite on 2 cores once saw no overlap at all).
+# Each refresh takes 150 ms or more (a slow driver), so the clients that a barrier releases
+# together overlap one even when a loaded machine wakes them tens of milliseconds apart. Each
+# scrape opens its own connection: libmicrohttpd keeps a connection on the thread that accepted
+# it, and on a loaded machine one thread could accept all eight keep-alive connections and
+# serve them one after another (a whole suite once saw 240 scrapes take 240 refreshes); a new
+# connection is accepted by a thread that is free.
 FAKENVML_PROCS_DELAY_MS=150 start_exporter --cache-ms 0
 python3 - "$PORT" >"$TMP/shared" <<'PY'
 import http.client, re, sys, threading
@@ -68,11 +71,12 @@ seen, barrier = [[] for _ in range(T)], threading.Barrier(T)
 failed = []
 def client(k):
     try:
-        c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         for _ in range(N):
             barrier.wait(timeout=60)
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
             c.request("GET", "/metrics")
             body = c.getresponse().read().decode()
+            c.close()
             seen[k].append(int(re.search(r"^gpuctl_exporter_refreshes_total (\d+)$", body, re.M).group(1)))
     except Exception as e:   # one client failing must not leave the others at the barrier
         failed.append(repr(e))
