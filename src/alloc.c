@@ -1,7 +1,11 @@
-/* alloc.c: the free-GPU rule, preference order, and the queue with a reservation for its head. */
+/* alloc.c: the free-GPU rule, preference order, and the queue with a reservation for its head,
+ * in fair-share or arrival order. */
 #include "alloc.h"
+#include "util.h"
 
 #include <stdlib.h>
+
+#define NONE SIZE_MAX
 
 const char *alloc_why_not(const struct alloc_gpu *g, const struct alloc_req *r,
 			  const struct alloc_policy *p)
@@ -64,12 +68,137 @@ uint64_t alloc_pick(const struct alloc_gpu *g, size_t n, const struct alloc_req 
 	return got == r->count ? m : 0;
 }
 
+/* The fair order as a merge of each user's requests (in arrival order): a min-heap of users
+ * keyed by (GPUs held, index of their next request), so a pass costs O(n log users). */
+struct merge {
+	unsigned *held;              /* per user, plus what was charged */
+	size_t *head;                /* per user: its next request, or NONE */
+	size_t *next;                /* per request: the same user's next one, or NONE */
+	size_t *heap, nheap;
+};
+
+static bool before(const struct merge *m, size_t u, size_t v)
+{
+	if (m->held[u] != m->held[v])
+		return m->held[u] < m->held[v];
+	return m->head[u] < m->head[v];
+}
+
+static void sift_up(struct merge *m, size_t k)
+{
+	while (k > 0 && before(m, m->heap[k], m->heap[(k - 1) / 2])) {
+		size_t t = m->heap[k];
+		m->heap[k] = m->heap[(k - 1) / 2];
+		m->heap[(k - 1) / 2] = t;
+		k = (k - 1) / 2;
+	}
+}
+
+static void sift_down(struct merge *m, size_t k)
+{
+	for (;;) {
+		size_t l = 2 * k + 1, r = l + 1, best = k;
+		if (l < m->nheap && before(m, m->heap[l], m->heap[best]))
+			best = l;
+		if (r < m->nheap && before(m, m->heap[r], m->heap[best]))
+			best = r;
+		if (best == k)
+			return;
+		size_t t = m->heap[k];
+		m->heap[k] = m->heap[best];
+		m->heap[best] = t;
+		k = best;
+	}
+}
+
+static void merge_init(struct merge *m, const struct alloc_req *reqs, size_t nreqs,
+		       const struct alloc_queue *q)
+{
+	size_t nu = q->nusers ? q->nusers : 1;
+	m->held = xmalloc(nu * sizeof *m->held);
+	m->head = xmalloc(nu * sizeof *m->head);
+	m->next = xmalloc((nreqs ? nreqs : 1) * sizeof *m->next);
+	m->heap = xmalloc(nu * sizeof *m->heap);
+	m->nheap = 0;
+	for (size_t u = 0; u < nu; u++) {
+		m->held[u] = q->held && u < q->nusers ? q->held[u] : 0;
+		m->head[u] = NONE;
+	}
+	for (size_t i = nreqs; i-- > 0;) {
+		size_t u = reqs[i].user < nu ? reqs[i].user : 0;
+		m->next[i] = m->head[u];
+		m->head[u] = i;
+	}
+	for (size_t u = 0; u < nu; u++)
+		if (m->head[u] != NONE) {
+			m->heap[m->nheap++] = u;
+			sift_up(m, m->nheap - 1);
+		}
+}
+
+/* The next request in the fair order; merge_charge must follow before the next call. */
+static size_t merge_pop(struct merge *m)
+{
+	size_t u = m->heap[0], i = m->head[u];
+	m->head[u] = m->next[i];
+	m->heap[0] = m->heap[--m->nheap];
+	sift_down(m, 0);
+	return i;
+}
+
+/* User u of the request just popped: charged `add` GPUs, and back in line if it has more. */
+static void merge_charge(struct merge *m, size_t u, unsigned add)
+{
+	m->held[u] += add;
+	if (m->head[u] != NONE) {
+		m->heap[m->nheap++] = u;
+		sift_up(m, m->nheap - 1);
+	}
+}
+
+static void merge_free(struct merge *m)
+{
+	free(m->held);
+	free(m->head);
+	free(m->next);
+	free(m->heap);
+}
+
+static size_t user_of(const struct alloc_req *r, const struct alloc_queue *q)
+{
+	return r->user < q->nusers ? r->user : 0;
+}
+
+void alloc_order(const struct alloc_req *reqs, size_t nreqs, const struct alloc_queue *q,
+		 size_t *order)
+{
+	if (q->order == QUEUE_FIFO) {
+		for (size_t k = 0; k < nreqs; k++)
+			order[k] = k;
+		return;
+	}
+	struct merge m;
+	merge_init(&m, reqs, nreqs, q);
+	for (size_t k = 0; k < nreqs; k++) {
+		size_t i = merge_pop(&m);
+		order[k] = i;
+		merge_charge(&m, user_of(&reqs[i], q), reqs[i].count);
+	}
+	merge_free(&m);
+}
+
 uint64_t alloc_schedule(const struct alloc_gpu *g, size_t n, const struct alloc_req *reqs,
-			size_t nreqs, const struct alloc_policy *p, uint64_t avail, uint64_t *picks)
+			size_t nreqs, const struct alloc_policy *p, uint64_t avail,
+			const struct alloc_queue *q, uint64_t *picks, size_t *order)
 {
 	uint64_t reserved = 0;
-	bool head = false;
-	for (size_t i = 0; i < nreqs; i++) {
+	bool head = false, fair = q->order == QUEUE_FAIR;
+	struct merge m;
+	if (fair)
+		merge_init(&m, reqs, nreqs, q);
+	for (size_t k = 0; k < nreqs; k++) {
+		size_t i = fair ? merge_pop(&m) : k;
+		order[k] = i;
 		picks[i] = alloc_pick(g, n, &reqs[i], p, avail);
 		if (picks[i]) {
 			avail &= ~picks[i];
@@ -79,6 +208,10 @@ uint64_t alloc_schedule(const struct alloc_gpu *g, size_t n, const struct alloc_
 			avail &= ~reserved;
 			head = true;
 		}
+		if (fair)
+			merge_charge(&m, user_of(&reqs[i], q), picks[i] ? reqs[i].count : 0);
 	}
+	if (fair)
+		merge_free(&m);
 	return reserved;
 }

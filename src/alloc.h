@@ -1,5 +1,6 @@
-/* alloc.h: which GPUs a request gets: the free-GPU rule and the fair queue, as a pure function
- * of the machine's state and the requests in arrival order (no I/O: unit-tested directly). */
+/* alloc.h: which GPUs a request gets: the free-GPU rule and the queue (fair share across users,
+ * or first come first served), as a pure function of the machine's state and the requests in
+ * arrival order (no I/O: unit-tested directly). */
 #ifndef GPUCTL_ALLOC_H
 #define GPUCTL_ALLOC_H
 
@@ -37,6 +38,21 @@ struct alloc_req {
 	bool skip;                   /* keeps its place but takes and reserves nothing (stopped) */
 	bool queued;                 /* waits when refused (a request that does not is never the
 				      * head that GPUs are reserved for) */
+	unsigned user;               /* who asks: an index into alloc_queue.held (fair queue) */
+};
+
+/* The order a scheduling pass considers the waiting requests in ([daemon] queue). */
+enum queue_order {
+	QUEUE_FAIR,                  /* fewest GPUs held first (counting this pass's grants), then
+				      * arrival: a user's 500 requests do not hold up another's one */
+	QUEUE_FIFO,                  /* arrival order across all users */
+};
+
+struct alloc_queue {
+	enum queue_order order;
+	const unsigned *held;        /* fair: GPUs each user holds now (leases and open offers),
+				      * indexed by alloc_req.user */
+	size_t nusers;
 };
 
 /* Why a GPU is not free for a request; NULL when it is. */
@@ -48,11 +64,19 @@ uint64_t alloc_pick(const struct alloc_gpu *g, size_t n, const struct alloc_req 
 /* Up to r->count GPUs of avail that are free for r, best first; *got says how many. */
 uint64_t alloc_best(const struct alloc_gpu *g, size_t n, const struct alloc_req *r,
 		    const struct alloc_policy *p, uint64_t avail, unsigned *got);
-/* The queue, first come first served, in one pass over the requests in arrival order:
- * picks[i] is what reqs[i] gets now (0: nothing). Each request that can run takes its GPUs; the
- * first queued one that cannot (and is neither capped nor skipped) reserves the free GPUs it
- * could use, so later, smaller requests cannot starve it. Returns that reservation. */
+/* The queue in one pass over the requests (given in arrival order), considered in q's order:
+ * fifo, the array's; fair, always the earliest request of the user who holds the fewest GPUs,
+ * counting what this pass granted (so one user's requests keep their order, and users take
+ * turns). picks[i] is what reqs[i] gets now (0: nothing); order[k] is the k-th request
+ * considered. Each request that can run takes its GPUs; the first one considered that cannot
+ * (queued, neither capped nor skipped) reserves the free GPUs it could use, so smaller requests
+ * after it cannot starve it. Returns that reservation. */
 uint64_t alloc_schedule(const struct alloc_gpu *g, size_t n, const struct alloc_req *reqs,
-			size_t nreqs, const struct alloc_policy *p, uint64_t avail, uint64_t *picks);
+			size_t nreqs, const struct alloc_policy *p, uint64_t avail,
+			const struct alloc_queue *q, uint64_t *picks, size_t *order);
+/* The order the queue would serve reqs in as GPUs free, each charged its count to its user in
+ * turn (what `leases` and a waiter are told their place is): order[k] is the k-th. */
+void alloc_order(const struct alloc_req *reqs, size_t nreqs, const struct alloc_queue *q,
+		 size_t *order);
 
 #endif

@@ -68,6 +68,7 @@ static void print_json(const struct leaseview *v, const struct gpu_set *set)
 	}
 	json_end_arr(&j);
 	json_uuids(&j, "held_unknown", set, v->held, v->nheld);
+	json_str(&j, "queue_order", strcmp(v->order, "fair") ? "fifo" : "fair");
 	json_arr(&j, "queue");
 	for (size_t i = 0; i < v->nqueue; i++) {
 		const struct waiter_info *w = &v->queue[i];
@@ -138,7 +139,8 @@ static void print_table(const struct leaseview *v, const struct gpu_set *set)
 		sb_addf(&sb, "%-7d held by a process the daemon cannot name (since it restarted)\n", idx);
 	}
 	if (v->nqueue)
-		sb_adds(&sb, "\nwaiting (first come, first served):\n");
+		sb_adds(&sb, strcmp(v->order, "fair") ? "\nwaiting (first come, first served):\n"
+			: "\nwaiting (fair share: fewest GPUs held first, then first come):\n");
 	time_t now = time(NULL);
 	for (size_t i = 0; i < v->nqueue; i++) {
 		const struct waiter_info *w = &v->queue[i];

@@ -533,6 +533,13 @@ static int daemon_key(struct parse_ctx *x, const char *k, const char *v)
 	} else if (!strcmp(k, "orphan_grace")) {
 		if (!parse_secs(v, &c->orphan_grace, 0))
 			return bad(x, k, v, "a duration such as 30s");
+	} else if (!strcmp(k, "queue")) {
+		if (!strcmp(v, "fair"))
+			c->queue = QUEUE_FAIR;
+		else if (!strcmp(v, "fifo"))
+			c->queue = QUEUE_FIFO;
+		else
+			return bad(x, k, v, "fair (fewest GPUs held first) or fifo (arrival order)");
 	} else if (!strcmp(k, "free_max_memory_used")) {
 		if (!parse_size_mib(v, &mib))
 			return bad(x, k, v, "a size such as 1G or 512M (at most " MAX_SIZE_TEXT ")");
@@ -564,6 +571,7 @@ bool dconf_load(struct dconf *c, const char *path)
 		.idle_timeout = 30,
 		.usage_poll = 5,
 		.orphan_grace = 30,
+		.queue = QUEUE_FAIR,
 		.free = {.max_used_mib = 1024, .max_util = 10, .allow_procs = false},
 	};
 	struct parse_ctx x = {.dc = c, .path = path ? path : SYSTEM_CONFIG, .admin = true};

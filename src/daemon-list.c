@@ -1,5 +1,5 @@
 /* daemon-list.c: what the daemon tells about its state: `list` for clients (leases, GPUs held
- * by unknown processes, the queue in order), and the queue file STATE/queue that lets waiters
+ * by unknown processes, the queue in the order it would be served), and the queue file STATE/queue that lets waiters
  * keep their place across a restart. Both use proto.h's format; the queue file is a sequence of
  * "<length>\n<message>" records, since one message holds at most PROTO_MAX_MSG bytes. */
 #include "daemon.h"
@@ -86,11 +86,13 @@ void queue_list(struct daemon *d, struct conn *c, const struct msg *m)
 			msg_add(&sb, "held", d->slots[i].uuid, NULL);
 			lines++;
 		}
-	size_t pos = 0;
-	for (size_t i = 0; i < d->nreqs; i++) {
-		const struct request *r = d->reqs[i];
-		if (!r->req.queued)
-			continue;
+	/* The waiters in the order they would be served, their positions that order's. */
+	msg_add(&sb, "queue", d->conf.queue == QUEUE_FIFO ? "fifo" : "fair", NULL);
+	lines++;
+	struct request **w;
+	size_t nw = queue_in_order(d, &w), pos = 0;
+	for (size_t i = 0; i < nw; i++) {
+		const struct request *r = w[i];
 		room(d, c, &sb, id, &lines);
 		snprintf(n[0], sizeof n[0], "%llu", (unsigned long long)r->seq);
 		snprintf(n[1], sizeof n[1], "%zu", ++pos);
@@ -106,6 +108,7 @@ void queue_list(struct daemon *d, struct conn *c, const struct msg *m)
 			msg_add(&sb, "wcmd", r->command, NULL);
 		lines += 3 + gpu_lines(&sb, d, "wgpu", r->req.cand);
 	}
+	free(w);
 	flush_chunk(d, c, &sb, id, true);
 	sb_free(&sb);
 }

@@ -2,8 +2,9 @@
  * file that keeps the order across a restart, and `list` (design: daemon.h).
  *
  * A request either waits in the queue (`wait`) or is answered at once. Every pass looks at the
- * requests in arrival order over one NVML refresh (alloc_schedule): what can run is offered, and
- * the first waiter that cannot keeps the free GPUs it could use. An offer must be taken within
+ * requests over one NVML refresh (alloc_schedule), fair-share across users or in arrival order
+ * (daemon-order.c): what can run is offered, and the first waiter that cannot keeps the free GPUs
+ * it could use. An offer must be taken within
  * offer_timeout: a client that does not (stopped, Ctrl-S on its terminal) loses the offer but
  * keeps its place, and is offered again once it answers. */
 #include "daemon.h"
@@ -177,14 +178,6 @@ static void random_ticket(char out[33])
 		snprintf(out + 2 * i, 3, "%02x", b[i]);
 }
 
-static size_t position(const struct daemon *d, const struct request *r)
-{
-	size_t pos = 1;
-	for (size_t i = 0; i < d->nreqs && d->reqs[i] != r; i++)
-		pos += d->reqs[i]->req.queued;
-	return pos;
-}
-
 void queue_acquire(struct daemon *d, struct conn *c, const struct msg *m)
 {
 	uint64_t id = 0;
@@ -256,7 +249,7 @@ queued:
 		msg_begin(&sb, "queued");
 		msg_add_u64(&sb, "id", id);
 		msg_add(&sb, "ticket", r->ticket, NULL);
-		msg_add_u64(&sb, "position", position(d, r));
+		msg_add_u64(&sb, "position", queue_position(d, r));
 		msg_add_i64(&sb, "since", (int64_t)r->since);
 		msg_add_u64(&sb, "arrived", r->arrived_ns);
 		conn_send(d, c, &sb, NULL, 0);
@@ -361,7 +354,7 @@ void queue_where(struct daemon *d, struct conn *c, const struct msg *m)
 	struct strbuf sb = {0};
 	msg_begin(&sb, "queued");
 	msg_add_u64(&sb, "id", id);
-	msg_add_u64(&sb, "position", position(d, r));
+	msg_add_u64(&sb, "position", queue_position(d, r));
 	conn_send(d, c, &sb, NULL, 0);
 	sb_free(&sb);
 }
@@ -460,14 +453,17 @@ static unsigned held_by(const struct daemon *d, uid_t uid)
 	return n;
 }
 
-/* The per-user cap over one pass: a pick that would take its user past the cap is capped
- * instead. Returns true when it changed anything (the pass is then run again). */
-static bool apply_cap(const struct daemon *d, struct alloc_req *rq, const uint64_t *picks)
+/* The per-user cap over one pass, in the order the pass took the requests: a pick that would
+ * take its user past the cap is capped instead. Returns true when it changed anything (the pass
+ * is then run again). */
+static bool apply_cap(const struct daemon *d, struct alloc_req *rq, const uint64_t *picks,
+		      const size_t *order, size_t nreqs)
 {
 	unsigned cap = d->conf.max_gpus_per_user;
 	struct extra { uid_t uid; unsigned n; } extra[GPU_MAX];
 	size_t nx = 0;
-	for (size_t i = 0; cap && i < d->nreqs; i++) {
+	for (size_t o = 0; cap && o < nreqs; o++) {
+		size_t i = order[o];
 		if (!picks[i])
 			continue;
 		uid_t uid = d->reqs[i]->uid;
@@ -530,17 +526,26 @@ void queue_schedule(struct daemon *d)
 		if (r->state == R_OFFERED)
 			avail &= ~r->offer;
 	}
+	struct alloc_queue q = {.order = d->conf.queue};
+	unsigned *held = NULL;
+	if (q.order == QUEUE_FAIR) {
+		q.nusers = queue_users(d, d->reqs, nreqs, rq, &held);
+		q.held = held;
+	}
+	size_t *order = xmalloc(nreqs * sizeof *order);
 	uint64_t kept;
 	do
-		kept = alloc_schedule(g, d->nslots, rq, nreqs, &d->conf.free, avail, picks);
-	while (apply_cap(d, rq, picks));
-	/* Act in arrival order; refusals and dry runs leave the array, so walk a copy. */
-	struct request **order = xmalloc(nreqs * sizeof *order);
-	memcpy(order, d->reqs, nreqs * sizeof *order);
+		kept = alloc_schedule(g, d->nslots, rq, nreqs, &d->conf.free, avail, &q, picks, order);
+	while (apply_cap(d, rq, picks, order, nreqs));
+	free(held);
+	/* Act in the order the pass took them; refusals and dry runs leave the array, so walk a copy. */
+	struct request **all = xmalloc(nreqs * sizeof *all);
+	memcpy(all, d->reqs, nreqs * sizeof *all);
 	size_t ahead = 0;
 	bool blocked_by_use = false;
-	for (size_t i = 0; i < nreqs; i++) {
-		struct request *r = order[i];
+	for (size_t o = 0; o < nreqs; o++) {
+		size_t i = order[o];
+		struct request *r = all[i];
 		bool queued = r->req.queued; /* r may be freed below */
 		r->req.capped = rq[i].capped;
 		if (picks[i]) {
@@ -559,6 +564,7 @@ void queue_schedule(struct daemon *d)
 	}
 	if (blocked_by_use)
 		d->usage_due = d->now + (d->now - d->last_end < 3 ? SETTLE_SECONDS : d->conf.usage_poll);
+	free(all);
 	free(order);
 	free(rq);
 	free(picks);

@@ -18,7 +18,9 @@
  *   that reconnect with their ticket keep their place.
  * - The queue: arrival order by the daemon's counter; every event (a request, a lease ending, a
  *   waiter leaving, a usage change) runs one scheduling pass (alloc_schedule) over one shared
- *   NVML refresh. A grant is first offered; the client must take it within offer_timeout or it
+ *   NVML refresh. The pass takes the waiters fair-share (the user holding the fewest GPUs first,
+ *   each user's requests in arrival order; daemon-order.c) or, with `queue = fifo`, in arrival
+ *   order; every position the daemon tells is that order. A grant is first offered; the client must take it within offer_timeout or it
  *   passes on (a stopped waiter keeps its place but holds nothing up).
  * - Bounded: message size, connections per user and in all, queued requests per user, output
  *   queued per connection, idle connections, and every file descriptor accounted for. */
@@ -120,6 +122,7 @@ struct dconf {
 	unsigned max_conn_per_user, max_conn, max_queued_per_user;
 	double offer_timeout, idle_timeout, usage_poll, orphan_grace;
 	struct alloc_policy free;       /* when a GPU counts as free */
+	enum queue_order queue;         /* fair (default) or fifo */
 };
 
 struct daemon {
@@ -188,6 +191,16 @@ void queue_timers(struct daemon *d, double *next);
 void queue_save(struct daemon *d);
 void queue_load(struct daemon *d);
 void usage_refresh(struct daemon *d);
+
+/* daemon-order.c: the queue's order (fair or fifo) and the positions it gives. */
+/* Sets rq[i].user for reqs[0..n) (users as indices from 0) and *held (xmalloc'd): the GPUs each
+ * of those users holds now, leases and open offers. Returns how many users. */
+size_t queue_users(const struct daemon *d, struct request *const *reqs, size_t n,
+		   struct alloc_req *rq, unsigned **held);
+/* The waiters (queued requests) in the order they would be served; *out is xmalloc'd. */
+size_t queue_in_order(const struct daemon *d, struct request ***out);
+/* r's place in that order, from 1. */
+size_t queue_position(const struct daemon *d, const struct request *r);
 
 /* config.c */
 bool dconf_load(struct dconf *c, const char *path);

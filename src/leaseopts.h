@@ -36,8 +36,8 @@ enum {
 	"      --ignore-usage         only leases count, not observed memory, load or processes\n" \
 	"      --uuid                 CUDA_VISIBLE_DEVICES with UUIDs instead of indices\n"       \
 	"      --name NAME            shown by `gpuctl leases` and `gpuctl status`\n"            \
-	"      --wait[=DURATION]      queue until the GPUs are free (fair, first come first\n"   \
-	"                             served), at most DURATION (90, 30s, 5m, 2h)\n"            \
+	"      --wait[=DURATION]      queue until the GPUs are free (fair share: fewest GPUs\n"   \
+	"                             held first), at most DURATION (90, 30s, 5m, 2h)\n"       \
 	"      --profile NAME         defaults from [profile NAME] in the config\n"              \
 	"      --dry-run              show the choice and the environment, change nothing\n"     \
 	"  -q, --quiet                no line on stderr about what was leased\n"

@@ -47,6 +47,9 @@ static void take_part(struct leaseview *v, const struct msg *m)
 		const char *k = l->w[0];
 		if (!strcmp(k, "daemon") && l->nwords > 1) {
 			v->daemon_pid = (pid_t)num(l->w[1], INT32_MAX);
+		} else if (!strcmp(k, "queue") && l->nwords > 1) {
+			snprintf(v->order, sizeof v->order, "%s",
+				 !strcmp(l->w[1], "fair") || !strcmp(l->w[1], "fifo") ? l->w[1] : "");
 		} else if (!strcmp(k, "private") && l->nwords > 1) {
 			v->private_mode = num(l->w[1], 1);
 		} else if (!strcmp(k, "lease") && l->nwords >= 8) {

@@ -46,8 +46,10 @@ struct leaseview {
 	size_t nleases;
 	char (*held)[96];            /* GPUs held by processes no record names */
 	size_t nheld;
-	struct waiter_info *queue;
+	struct waiter_info *queue;   /* in the order the daemon would serve them */
 	size_t nqueue;
+	char order[8];               /* the daemon's queue: "fair", "fifo", or "" (a daemon too old
+				      * to say: first come, first served) */
 };
 
 /* Asks the daemon. No daemon running: true with v->present false (nothing is leased). */

@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 """check_schedule.py LOG JOBS: checks a workload log from the lease stress tests.
 
-JOBS lines: "TAG COUNT" for every job that must have run. Prints ok/not ok lines:
+JOBS lines: "TAG COUNT [USER]" for every job that must have run. Prints ok/not ok lines:
 no GPU ever had two jobs at once, every listed job ran, and equal requests were granted in the
-order they arrived (GPUCTL_QUEUED_AT, or the grant itself when they did not wait)."""
+order they arrived (GPUCTL_QUEUED_AT, or the grant itself when they did not wait): across all
+users (a `queue = fifo` daemon), or, when the lines name users (the fair queue), each user's.
+"""
 import sys
 
 log, jobs = sys.argv[1], sys.argv[2]
-want = dict(line.split() for line in open(jobs) if line.strip())
+rows = [line.split() for line in open(jobs) if line.strip()]
+want = {r[0]: r[1] for r in rows}
+user = {r[0]: r[2] if len(r) > 2 else "" for r in rows}
+per_user = any(user.values())
 start, end, gpus, arrival, granted = {}, {}, {}, {}, {}
 for line in open(log):
     f = line.split()
@@ -41,12 +46,14 @@ for g, iv in by_gpu.items():
             overlaps.append((g[:12], a[2], b[2]))
 check("no GPU ever had two jobs at once (%d intervals)" % sum(map(len, by_gpu.values())), not overlaps, overlaps)
 bad = []
-for n in set(want.values()):
-    same = sorted((arrival[t], granted[t], t) for t in want if want[t] == n and t in start)
+for n, u in set((want[t], user[t]) for t in want):
+    same = sorted((arrival[t], granted[t], t) for t in want
+                  if want[t] == n and user[t] == u and t in start)
     for a, b in zip(same, same[1:]):
         if b[1] < a[1]:
             bad.append((n, a[2], b[2]))
-check("equal requests were granted in arrival order", not bad, bad)
+check("equal requests %swere granted in arrival order" % ("of one user " if per_user else ""),
+      not bad, bad)
 waits = sorted(((granted[t] - arrival[t]) / 1e9, t, want[t]) for t in want if t in start)
 if waits:
     print("# longest waits:", ", ".join("%s (%s GPUs) %.2fs" % (t, n, w) for w, t, n in waits[-3:]))

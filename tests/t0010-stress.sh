@@ -3,6 +3,8 @@
 # users; gpuctl killed with SIGKILL at random moments; and the daemon killed with SIGKILL and
 # restarted in the middle of a 40-contender two-user storm. No GPU may ever have two jobs at
 # once, every job runs, equal requests run in arrival order, nothing stays leased at the end.
+# The daemon runs `queue = fifo`: this is about the queue's mechanics (offers, places kept across
+# kills and a restart) under strict arrival order across users; the fair order is t0036's.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/daemon.sh"
 plan 19
@@ -11,7 +13,7 @@ use_machine "$TMP/m4"
 daemon_setup
 # Generous: on a loaded 2-core machine a waiter may take a while to answer its offer, and a
 # pass-over would (rightly) break strict arrival order.
-printf '[daemon]\noffer_timeout = 20s\n' >"$TMP/daemon.conf"
+printf '[daemon]\noffer_timeout = 20s\nqueue = fifo\n' >"$TMP/daemon.conf"
 daemon_start
 WL=$B/workload
 LOG=$TMP/log

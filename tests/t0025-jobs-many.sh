@@ -3,8 +3,9 @@
 # --file`, at the same time) on an idle simulated 4-GPU machine, through the shared daemon. Each
 # job is the test workload (it records the GPUs CUDA_VISIBLE_DEVICES gives it, and its start and
 # end) between a line on stdout and one on stderr, then exits with a status of its own; some are
-# killed by a signal. Every job ran exactly once, no GPU ever had two jobs, equal requests were
-# granted in arrival order, every log is complete, every exit status and signal recorded right.
+# killed by a signal. Every job ran exactly once, no GPU ever had two jobs, each user's jobs were
+# granted in their order (the fair queue interleaves the two users; t0036 checks the interleaving),
+# every log is complete, every exit status and signal recorded right.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/daemon.sh"
 . "$ROOT/tests/jobs.sh"
@@ -14,7 +15,7 @@ quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
 daemon_setup
 # Generous: on a loaded 2-core machine a runner may take a while to answer an offer, and a
-# pass-over would (rightly) break strict arrival order.
+# pass-over would (rightly) break a user's arrival order.
 printf '[daemon]\noffer_timeout = 20s\n' >"$TMP/daemon.conf"
 daemon_start
 WL=$B/workload
@@ -36,7 +37,7 @@ jobfile() {
 	printf '# %s: the workload, one per line\n\n' "$1" >>"$TMP/jobs-$1"
 	for i in $(seq 0 99); do
 		tag=$1$i
-		echo "$tag 1" >>"$TMP/tags"
+		echo "$tag 1 $1" >>"$TMP/tags"
 		if [ $((i % 25)) = 7 ]; then
 			echo "echo out-$tag; $WL --seconds 0 --log $LOG --tag $tag; echo err-$tag >&2; kill -KILL \$\$" >>"$TMP/jobs-$1"
 			echo "$tag null 9" >>"$TMP/expected-$1"

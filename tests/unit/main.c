@@ -35,6 +35,7 @@ int main(void)
 	test_list_gpus();
 	test_visibility();
 	test_alloc();
+	test_alloc_order();
 	test_config_values();
 	test_proto();
 	test_proc();
