@@ -40,6 +40,7 @@
  *   daemon.c        the event loop: the socket, connections and their bounds, dispatch
  *   daemon-lease.c  the lease table: lock files, FIFOs, records, recovery after a restart
  *   daemon-queue.c  requests, the scheduling pass (alloc.c), offers, timeouts
+ *   daemon-order.c  the queue's order (fair share or first come) and the positions users see
  *   daemon-list.c   `list` for clients, and the queue file kept across a restart
  *   proto.c         the one message format (and its strict decoder) of socket and state files
  * Leases: the clients
