@@ -35,6 +35,7 @@ struct parse_ctx {
 	struct dconf *dc;            /* the daemon's policy, when the daemon reads the file */
 	const char *path;
 	bool admin;
+	bool in_defaults;            /* the daemon reading [defaults] (its older home of admin keys) */
 	bool failed;
 	int line;
 	size_t bytes;                /* read so far: at most MAX_CONFIG_BYTES, even if it grows */
@@ -297,9 +298,9 @@ static int daemon_key(struct parse_ctx *x, const char *k, const char *v);
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
 	struct parse_ctx *x = user;
+	x->in_defaults = !strcmp(section, "defaults");
 	if (x->dc)
-		return !strcmp(section, "daemon") || !strcmp(section, "defaults") ? daemon_key(x, name, value)
-										  : 1;
+		return !strcmp(section, "daemon") || x->in_defaults ? daemon_key(x, name, value) : 1;
 	if (!strcmp(section, "daemon"))
 		return 1; /* the daemon's section: read by `gpuctl daemon` */
 	if (!strcmp(section, "defaults"))
@@ -566,9 +567,9 @@ static int daemon_key(struct parse_ctx *x, const char *k, const char *v)
 		   !strcmp(k, "prometheus") || !strcmp(k, "backend")) {
 		return 1; /* [defaults] keys of the clients */
 	} else {
-		if (!x->c) /* `gpuctl config` warned about it already, as a client */
-			fprintf(stderr, "gpuctl daemon: warning: %s:%d: unknown key '%s'; ignored\n",
-				x->path, x->line, k);
+		if (!x->c || !x->in_defaults) /* `gpuctl config` warned of [defaults]'s as a client */
+			fprintf(stderr, "gpuctl%s: warning: %s:%d: unknown key '%s'; ignored\n",
+				x->c ? "" : " daemon", x->path, x->line, k);
 		return 1;
 	}
 	if (x->c) { /* `gpuctl config`: where each of the daemon's settings came from */

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/daemon.sh"
 . "$ROOT/tests/jobs.sh"
-plan 52
+plan 53
 use_machine "$MACHINES/h100x8.machine" # free: GPUs 1, 4 and 7
 daemon_setup
 daemon_start
@@ -123,10 +123,11 @@ check "and no daemon setting is claimed" test "$(grep -c '	daemon\.' "$TMP/stdou
 # The daemon's policy: [daemon] of the system file (GPUCTL_SYSTEM_CONFIG here), with its lines,
 # the admin keys an older file keeps in [defaults], and the daemon's built-in values.
 SYS=$TMP/system.conf
-printf '[defaults]\nreserved_gpus = 7\n[daemon]\nqueue = fifo\nfree_max_util = 20\noffer_timeout = 5s\n' >"$SYS"
+printf '[defaults]\nreserved_gpus = 7\n[daemon]\nqueue = fifo\nfree_max_util = 20\noffer_timeout = 5s\nofer_timeout = 1s\n' >"$SYS"
 check_exit "gpuctl config with a system file" 0 env -u GPUCTL_CONFIG_NOSYSTEM GPUCTL_SYSTEM_CONFIG="$SYS" "$GPUCTL" config
 check_grep "a [daemon] key with its file and line" "^file:$SYS:4	daemon.queue=fifo\$" "$TMP/stdout"
 check_grep "an admin key of [defaults] is the daemon's" "^file:$SYS:2	daemon.reserved_gpus=7\$" "$TMP/stdout"
+check_grep "a misspelt [daemon] key: a warning with its line" "system.conf:7: unknown key 'ofer_timeout'; ignored" "$TMP/stderr"
 check_grep "a daemon default, so marked" '^default	daemon.orphan_grace=30s$' "$TMP/stdout"
 check_grep "which file, and that a running daemon may use another" "^# daemon: $SYS: read; the file's values: .*--config FILE" "$TMP/stdout"
 env -u GPUCTL_CONFIG_NOSYSTEM GPUCTL_SYSTEM_CONFIG="$SYS" "$GPUCTL" config --json >"$TMP/out"
