@@ -1,7 +1,9 @@
 /* cmd-config.c: `gpuctl config`: every effective setting and where it came from, as
  * `git config --list --show-origin` shows git's: the files read (or why not), each key of
  * [defaults] and of every profile with the FILE:LINE that set it last, the built-in defaults,
- * and the environment variables gpuctl reads that are set. Read-only: files are edited by hand. */
+ * the daemon's policy ([daemon] of the system file, as a daemon started without --config reads
+ * it), and the environment variables gpuctl reads that are set. Read-only: files are edited by
+ * hand. */
 #include "config.h"
 #include "escape.h"
 #include "gpuctl.h"
@@ -15,7 +17,7 @@
 static const char *const environment[] = {
 	"GPUCTL_CONFIG_NOSYSTEM", "XDG_CONFIG_HOME", "GPUCTL_SOCKET", "GPUCTL_STATE_DIR",
 	"XDG_RUNTIME_DIR", "GPUCTL_DAEMON_TIMEOUT", "GPUCTL_NVML_LIBRARY", "GPUCTL_CUDA_LIBRARY",
-	"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "GPUCTL_LEASE_ID", "COLUMNS", "LINES", "NO_COLOR",
+	"GPUCTL_SYSTEM_CONFIG", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "GPUCTL_LEASE_ID", "COLUMNS", "LINES", "NO_COLOR",
 	NULL,
 };
 
@@ -25,12 +27,25 @@ static const struct { const char *key, *value; } builtin[] = {
 	{"defaults.wait", "no"},
 };
 
+/* The daemon reads its file when it starts, and systemd may start it with --config: this is
+ * what the file says, which the running daemon may not be using. */
+#define DAEMON_NOTE "the file's values: the running daemon read them when it started (restart it " \
+	"to apply a change), unless it was started with --config FILE (systemctl cat gpuctl)"
+
 static bool is_set(const struct config *cfg, const char *key)
 {
 	for (size_t i = 0; i < cfg->nsettings; i++)
 		if (!strcmp(cfg->settings[i].key, key))
 			return true;
 	return false;
+}
+
+static bool is_daemon_set(const struct config *cfg, const char *key)
+{
+	char *k = xasprintf("daemon.%s", key);
+	bool set = is_set(cfg, k);
+	free(k);
+	return set;
 }
 
 /* Profiles in the order the files define them (the list is kept newest first). */
@@ -65,6 +80,11 @@ static void print_json(const struct config *cfg)
 		json_end_obj(&j);
 	}
 	json_end_arr(&j);
+	json_obj(&j, "daemon");
+	json_str(&j, "path", cfg->daemon_file.path);
+	json_str(&j, "state", cfg->daemon_file.state);
+	json_str(&j, "note", DAEMON_NOTE);
+	json_end_obj(&j);
 	json_arr(&j, "profiles");
 	for (size_t i = 0; i < np; i++)
 		json_str(&j, NULL, names[i]);
@@ -75,6 +95,16 @@ static void print_json(const struct config *cfg)
 			json_obj(&j, NULL);
 			json_str(&j, "key", builtin[i].key);
 			json_str(&j, "value", builtin[i].value);
+			json_str(&j, "origin", "default");
+			json_end_obj(&j);
+		}
+	for (const struct dconf_default *dd = dconf_defaults; cfg->daemon_read && dd->key; dd++)
+		if (!is_daemon_set(cfg, dd->key)) {
+			json_obj(&j, NULL);
+			char *key = xasprintf("daemon.%s", dd->key);
+			json_str(&j, "key", key);
+			free(key);
+			json_str(&j, "value", dd->value);
 			json_str(&j, "origin", "default");
 			json_end_obj(&j);
 		}
@@ -106,6 +136,8 @@ static void print_text(const struct config *cfg)
 	for (int i = 0; i < 2; i++)
 		if (cfg->files[i].path)
 			printf("# %s: %s\n", esc_str(cfg->files[i].path, 0), esc_str(cfg->files[i].state, 1));
+	printf("# daemon: %s: %s; %s\n", esc_str(cfg->daemon_file.path, 0),
+	       esc_str(cfg->daemon_file.state, 1), DAEMON_NOTE);
 	printf("# profiles:");
 	for (size_t i = 0; i < np; i++)
 		printf("%s %s", i ? "," : "", esc_str(names[i], 0));
@@ -113,6 +145,9 @@ static void print_text(const struct config *cfg)
 	for (size_t i = 0; i < ARRAY_SIZE(builtin); i++)
 		if (!is_set(cfg, builtin[i].key))
 			printf("default\t%s=%s\n", builtin[i].key, builtin[i].value);
+	for (const struct dconf_default *dd = dconf_defaults; cfg->daemon_read && dd->key; dd++)
+		if (!is_daemon_set(cfg, dd->key))
+			printf("default\tdaemon.%s=%s\n", dd->key, dd->value);
 	for (size_t i = 0; i < cfg->nsettings; i++)
 		printf("file:%s\t%s=%s\n", esc_str(cfg->settings[i].origin, 0),
 		       esc_str(cfg->settings[i].key, 1), esc_str(cfg->settings[i].value, 2));
@@ -126,6 +161,10 @@ static int config_cmd(struct cmd *c)
 	struct config cfg;
 	if (!config_load(&cfg))
 		return EXIT_USAGE; /* the file, line and what is wrong were said */
+	if (!config_load_daemon(&cfg)) {
+		config_free(&cfg);
+		return EXIT_USAGE; /* a bad [daemon] value: the daemon would not start either */
+	}
 	if (args_has(&c->args, 'j'))
 		print_json(&cfg);
 	else
@@ -145,8 +184,12 @@ const struct cmd_entry cmd_config_entry = {
 		 "then the environment. Each line is ORIGIN<TAB>KEY=VALUE, as\n"
 		 "`git config --list --show-origin` prints: ORIGIN is file:PATH:LINE (the last file\n"
 		 "and line that set it), default (built in) or environment. Profiles' keys are\n"
-		 "profile.NAME.KEY, their job variables profile.NAME.env.VAR. Edit the files by hand.\n\n"
-		 "  --json      {\"files\": [{path, state}], \"profiles\": [...],\n"
+		 "profile.NAME.KEY, their job variables profile.NAME.env.VAR. Edit the files by hand.\n"
+		 "The daemon's policy is daemon.KEY: the [daemon] section of the system file\n"
+		 "($GPUCTL_SYSTEM_CONFIG, else /etc/gpuctl.conf) as a daemon started without --config\n"
+		 "reads it when it starts; the running daemon may have been started with another.\n\n"
+		 "  --json      {\"files\": [{path, state}], \"daemon\": {path, state, note},\n"
+		 "              \"profiles\": [...],\n"
 		 "              \"settings\": [{key, value, origin}]}\n",
 	.args = {.longs = longopts},
 	.exec = config_cmd,

@@ -42,7 +42,8 @@ const struct cmd_entry cmd_daemon_entry = {
 		 "Serve GPU leases to every user of this machine, in the foreground. Clients find it at\n"
 		 "$GPUCTL_SOCKET or " DEFAULT_SOCKET "; it keeps its state in DIR (default\n"
 		 DEFAULT_STATE_DIR ", which must be its own and private), and reads its policy from\n"
-		 "the [daemon] section of FILE (default /etc/gpuctl.conf). It takes NVML from\n"
+		 "the [daemon] section of FILE (default $GPUCTL_SYSTEM_CONFIG, else /etc/gpuctl.conf;\n"
+		 "`gpuctl config` shows what it says). It takes NVML from\n"
 		 "GPUCTL_NVML_LIBRARY like every command. Leases outlive it: a restarted daemon finds\n"
 		 "them again. See README: Administration.\n",
 	.args = {.longs = longopts},

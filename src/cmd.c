@@ -54,6 +54,7 @@ static void main_usage(FILE *f, const struct cmd_entry *const *table, size_t n)
 		   "  GPUCTL_CUDA_LIBRARY     path of libcuda.so.1 for map --verify\n"
 		   "  GPUCTL_STATE_DIR        the shared lease directory (state_dir in the config)\n"
 		   "  GPUCTL_CONFIG_NOSYSTEM  when set, /etc/gpuctl.conf is not read\n"
+		   "  GPUCTL_SYSTEM_CONFIG    the system file to read instead of /etc/gpuctl.conf\n"
 		   "  NO_COLOR                when set and not empty, no colour unless --color=always\n");
 }
 

@@ -22,11 +22,20 @@
 #define SYSTEM_CONFIG "/etc/gpuctl.conf"
 #define MAX_CONFIG_BYTES (1024 * 1024)
 
+/* GPUCTL_SYSTEM_CONFIG names another system file, as git's GIT_CONFIG_SYSTEM does (tests; a
+ * machine whose /etc is read-only). */
+const char *system_config_path(void)
+{
+	const char *p = getenv("GPUCTL_SYSTEM_CONFIG");
+	return p && *p ? p : SYSTEM_CONFIG;
+}
+
 struct parse_ctx {
 	struct config *c;
 	struct dconf *dc;            /* the daemon's policy, when the daemon reads the file */
 	const char *path;
 	bool admin;
+	bool in_defaults;            /* the daemon reading [defaults] (its older home of admin keys) */
 	bool failed;
 	int line;
 	size_t bytes;                /* read so far: at most MAX_CONFIG_BYTES, even if it grows */
@@ -134,7 +143,8 @@ static int defaults_key(struct parse_ctx *x, const char *k, const char *v)
 		if (!strcmp(k, *dk)) {
 			if (!x->admin)
 				fprintf(stderr, "gpuctl: warning: %s:%d: %s is the administrator's, honoured only "
-					"in %s (the daemon reads it); ignored\n", x->path, x->line, k, SYSTEM_CONFIG);
+					"in %s (the daemon reads it); ignored\n", x->path, x->line, k,
+					system_config_path());
 			return 1;
 		}
 	if (!strcmp(k, "state_dir")) {
@@ -288,9 +298,9 @@ static int daemon_key(struct parse_ctx *x, const char *k, const char *v);
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
 	struct parse_ctx *x = user;
+	x->in_defaults = !strcmp(section, "defaults");
 	if (x->dc)
-		return !strcmp(section, "daemon") || !strcmp(section, "defaults") ? daemon_key(x, name, value)
-										  : 1;
+		return !strcmp(section, "daemon") || x->in_defaults ? daemon_key(x, name, value) : 1;
 	if (!strcmp(section, "daemon"))
 		return 1; /* the daemon's section: read by `gpuctl daemon` */
 	if (!strcmp(section, "defaults"))
@@ -420,9 +430,9 @@ bool config_load(struct config *c)
 	 * admin's rules are the daemon's), so a user may skip it; tests do, to stay hermetic. */
 	const char *nosys = getenv("GPUCTL_CONFIG_NOSYSTEM");
 	if (nosys && *nosys) {
-		c->files[0].path = xstrdup(SYSTEM_CONFIG);
+		c->files[0].path = xstrdup(system_config_path());
 		c->files[0].state = xstrdup("not read: GPUCTL_CONFIG_NOSYSTEM is set");
-	} else if (!load_file(c, 0, SYSTEM_CONFIG, true)) {
+	} else if (!load_file(c, 0, system_config_path(), true)) {
 		config_free(c);
 		return false;
 	}
@@ -460,6 +470,8 @@ void config_free(struct config *c)
 		free(c->files[i].path);
 		free(c->files[i].state);
 	}
+	free(c->daemon_file.path);
+	free(c->daemon_file.state);
 	free(c->prometheus);
 	free(c->backend);
 	free(c->slurm_gres_memory);
@@ -553,15 +565,31 @@ static int daemon_key(struct parse_ctx *x, const char *k, const char *v)
 			return bad(x, k, v, "true or false");
 	} else if (!strcmp(k, "prefer") || !strcmp(k, "wait") || !strcmp(k, "state_dir") ||
 		   !strcmp(k, "prometheus") || !strcmp(k, "backend")) {
-		/* [defaults] keys of the clients */
+		return 1; /* [defaults] keys of the clients */
 	} else {
-		fprintf(stderr, "gpuctl daemon: warning: %s:%d: unknown key '%s'; ignored\n", x->path,
-			x->line, k);
+		if (!x->c || !x->in_defaults) /* `gpuctl config` warned of [defaults]'s as a client */
+			fprintf(stderr, "gpuctl%s: warning: %s:%d: unknown key '%s'; ignored\n",
+				x->c ? "" : " daemon", x->path, x->line, k);
+		return 1;
+	}
+	if (x->c) { /* `gpuctl config`: where each of the daemon's settings came from */
+		char *key = xasprintf("daemon.%s", k);
+		remember(x, key, v);
+		free(key);
 	}
 	return 1;
 }
 
-bool dconf_load(struct dconf *c, const char *path)
+/* The daemon's built-in values, as `gpuctl config` shows them (dconf_init sets them). */
+const struct dconf_default dconf_defaults[] = {
+	{"free_max_memory_used", "1G"}, {"free_max_util", "10"}, {"free_allow_processes", "false"},
+	{"reserved_gpus", ""}, {"max_gpus_per_user", "0"}, {"max_wait", "none"},
+	{"max_connections_per_user", "1024"}, {"max_connections", "8192"},
+	{"max_queued_per_user", "4096"}, {"queue", "fair"}, {"offer_timeout", "2s"},
+	{"idle_timeout", "30s"}, {"usage_poll", "5s"}, {"orphan_grace", "30s"}, {NULL, NULL},
+};
+
+static void dconf_init(struct dconf *c)
 {
 	*c = (struct dconf){
 		.max_conn_per_user = 1024,
@@ -574,7 +602,40 @@ bool dconf_load(struct dconf *c, const char *path)
 		.queue = QUEUE_FAIR,
 		.free = {.max_used_mib = 1024, .max_util = 10, .allow_procs = false},
 	};
-	struct parse_ctx x = {.dc = c, .path = path ? path : SYSTEM_CONFIG, .admin = true};
+}
+
+bool config_load_daemon(struct config *c)
+{
+	const char *path = system_config_path(), *nosys = getenv("GPUCTL_CONFIG_NOSYSTEM");
+	struct dconf dc;
+	struct parse_ctx x = {.c = c, .dc = &dc, .path = path, .admin = true};
+	char why[256];
+	bool missing;
+	dconf_init(&dc);
+	c->daemon_file.path = xstrdup(path);
+	if (nosys && *nosys) {
+		c->daemon_file.state = xstrdup("not read: GPUCTL_CONFIG_NOSYSTEM is set");
+		return true;
+	}
+	x.f = open_config(path, why, sizeof why, &missing);
+	if (!x.f) {
+		c->daemon_file.state = xstrdup(missing ? "none" : why);
+		c->daemon_read = missing; /* no file: the daemon's built-in values */
+		if (!missing)
+			fprintf(stderr, "gpuctl: cannot read %s: %s\n", path, why);
+		return missing;
+	}
+	c->daemon_file.state = xstrdup("read");
+	c->daemon_read = true;
+	bool ok = parse_ini(&x);
+	dconf_free(&dc);
+	return ok;
+}
+
+bool dconf_load(struct dconf *c, const char *path)
+{
+	dconf_init(c);
+	struct parse_ctx x = {.dc = c, .path = path ? path : system_config_path(), .admin = true};
 	char why[256];
 	bool missing;
 	x.f = open_config(x.path, why, sizeof why, &missing);

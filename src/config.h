@@ -47,6 +47,10 @@ struct config {
 	struct {                      /* /etc's and the user's, for `gpuctl config` */
 		char *path, *state;   /* state: "read", "none", or why it was not read */
 	} files[2];
+	struct {                      /* the system file as the daemon reads it (config_load_daemon) */
+		char *path, *state;
+	} daemon_file;
+	bool daemon_read;             /* its [daemon] keys are in settings as daemon.KEY */
 };
 
 /* Loads defaults, the files and the environment. false (message printed, nothing left to free)
@@ -55,6 +59,15 @@ struct config {
  * most 1 MiB (a FIFO or a device put there neither hangs nor eats memory). */
 bool config_load(struct config *c);
 void config_free(struct config *c);
+/* The system file: GPUCTL_SYSTEM_CONFIG, else /etc/gpuctl.conf. */
+const char *system_config_path(void);
+/* For `gpuctl config`: the [daemon] settings of the system file as a daemon started without
+ * --config reads them, into c->settings as daemon.KEY with their origins. false (said why) on a
+ * bad value or a file that cannot be read. */
+bool config_load_daemon(struct config *c);
+/* The daemon's keys and built-in values as text, NULL-terminated. */
+struct dconf_default { const char *key, *value; };
+extern const struct dconf_default dconf_defaults[];
 const struct profile *config_profile(const struct config *c, const char *name);
 bool parse_prefer(const char *s, enum prefer *out);
 /* "20G", "512M", "1024" (MiB) -> MiB, at most MAX_SIZE_MIB (what the text says). */

@@ -130,10 +130,24 @@ static bool parse_request(struct daemon *d, struct conn *c, const struct msg *m,
 	}
 	if (!r->req.cand)
 		r->req.cand = all_slots(d);
-	if (msg_get_u64(m, "min_free", UINT32_MAX, &v))
+	/* A constraint the daemon cannot honour is refused, never dropped: a min_free past the
+	 * bound read as "no constraint" would lease a GPU the client asked to rule out. The bound is
+	 * the clients' (--min-free-memory at most 1024T), so both sides agree. */
+	if ((s = msg_get(m, "min_free"))) {
+		if (!word_u64(s, MAX_SIZE_MIB, &v)) {
+			conn_error(d, c, r->id, EXIT_USAGE, "min_free is MiB, at most %llu (" MAX_SIZE_TEXT
+				   "), not %.30s", (unsigned long long)MAX_SIZE_MIB, s);
+			return false;
+		}
 		r->req.min_free_mib = v;
-	if (msg_get_u64(m, "max_util", 100, &v))
+	}
+	if ((s = msg_get(m, "max_util"))) {
+		if (!word_u64(s, 100, &v)) {
+			conn_error(d, c, r->id, EXIT_USAGE, "max_util is a percentage 0-100, not %.30s", s);
+			return false;
+		}
 		r->req.max_util = (int)v;
+	}
 	r->req.ignore_usage = msg_get_u64(m, "ignore_usage", 1, &v) && v;
 	if ((s = msg_get(m, "prefer")) && !parse_prefer(s, &r->req.prefer)) {
 		conn_error(d, c, r->id, EXIT_USAGE, "prefer is free-memory, index or util");

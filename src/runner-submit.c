@@ -114,7 +114,12 @@ static int fill(struct runner *r, const struct msg *m, int specfd, struct job *j
 		j->retries = (unsigned)v;
 	if (msg_get_u64(m, "umask", 0777, &v))
 		j->umask = (unsigned)v;
-	if (msg_get_u64(m, "min_free", UINT64_MAX, &v))
+	if ((s = msg_get(m, "min_free")) && !word_u64(s, MAX_SIZE_MIB, &v)) {
+		snprintf(why, n, "min_free is MiB, at most %llu (" MAX_SIZE_TEXT ")",
+			 (unsigned long long)MAX_SIZE_MIB);
+		return EXIT_USAGE; /* the daemon would refuse it when the job's turn came */
+	}
+	if (s)
 		j->min_free_mib = v;
 	if (msg_get_u64(m, "max_util", 100, &v))
 		j->max_util = (int)v;

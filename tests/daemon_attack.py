@@ -10,6 +10,8 @@ directly (SOCK_SEQPACKET). Prints ok/not ok lines for tests/t0014-daemon-attacks
   forge      claims another identity in the message, and commits a lease that is not ours
   fds        sends descriptors along with a request
   noread     asks and asks and never reads the answers
+  bounds     a request whose constraint is past the bound (min_free 2^40 MiB, max_util 101) is
+             refused naming the bound, never read as no constraint
   stall N    N connections that ask for less than the size bound and then never read: each is
              closed once idle (its replies stuck for idle_timeout), not held for ever
 """
@@ -143,6 +145,17 @@ elif mode == "forge":
     check("the lease is ours (uid %d), not root's" % os.getuid(), len(mine) == 1 and b"lname forged" in l, l)
     for fd in fds:
         os.close(fd)
+elif mode == "bounds":
+    s = conn()
+    for i, (line, bound) in enumerate([(b"min_free 1099511627776", b"at most 1073741824 (1024T)"),
+                                       (b"min_free 4294967296", b"at most 1073741824 (1024T)"),
+                                       (b"max_util 101", b"0-100")]):
+        r = ask(s, b"acquire\nid %d\ncount 1\ndry 1\n%s" % (10 + i, line))
+        check("%s is refused (exit 2), naming the bound" % line.decode(),
+              r.startswith(b"error") and b"\ncode 2\n" in r and bound in r.replace(b"%20", b" "), r)
+    r = ask(s, b"acquire\nid 20\ncount 1\ndry 1\nmin_free 1073741824")
+    check("min_free at the bound (1024T) is a constraint: no GPU has it",
+          r.startswith(b"busy") and b"not%20enough%20free%20memory" in r, r)
 elif mode == "fds":
     s = conn()
     r, w = os.pipe()

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # t0020-config.sh: bad numbers are clear errors, never a lease (issue 11.18); configuration files
 # that cannot be read, or are not files (issue 11.20); profiles that set their jobs' environment,
-# and `gpuctl config` showing every effective setting with the file:line it came from (11.22).
+# and `gpuctl config` showing every effective setting with the file:line it came from (11.22),
+# the daemon's [daemon] policy among them.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/daemon.sh"
 . "$ROOT/tests/jobs.sh"
-plan 42
+plan 53
 use_machine "$MACHINES/h100x8.machine" # free: GPUs 1, 4 and 7
 daemon_setup
 daemon_start
@@ -116,3 +117,22 @@ check_grep "the system file skipped, and why" '^# /etc/gpuctl.conf: not read: GP
 check_grep "the environment that matters" "^environment	GPUCTL_SOCKET=$GPUCTL_SOCKET\$" "$TMP/stdout"
 "$GPUCTL" config --json >"$TMP/out"
 check_eq "config --json" "[\"index\",\"$CONF:7\"]" "$(jqv '.settings[] | select(.key == "defaults.prefer") | [.value, .origin]')"
+check_grep "the daemon's file skipped too, and why" '^# daemon: /etc/gpuctl.conf: not read: GPUCTL_CONFIG_NOSYSTEM is set; the file.s values' "$TMP/stdout"
+check "and no daemon setting is claimed" test "$(grep -c '	daemon\.' "$TMP/stdout")" = 0
+
+# The daemon's policy: [daemon] of the system file (GPUCTL_SYSTEM_CONFIG here), with its lines,
+# the admin keys an older file keeps in [defaults], and the daemon's built-in values.
+SYS=$TMP/system.conf
+printf '[defaults]\nreserved_gpus = 7\n[daemon]\nqueue = fifo\nfree_max_util = 20\noffer_timeout = 5s\nofer_timeout = 1s\n' >"$SYS"
+check_exit "gpuctl config with a system file" 0 env -u GPUCTL_CONFIG_NOSYSTEM GPUCTL_SYSTEM_CONFIG="$SYS" "$GPUCTL" config
+check_grep "a [daemon] key with its file and line" "^file:$SYS:4	daemon.queue=fifo\$" "$TMP/stdout"
+check_grep "an admin key of [defaults] is the daemon's" "^file:$SYS:2	daemon.reserved_gpus=7\$" "$TMP/stdout"
+check_grep "a misspelt [daemon] key: a warning with its line" "system.conf:7: unknown key 'ofer_timeout'; ignored" "$TMP/stderr"
+check_grep "a daemon default, so marked" '^default	daemon.orphan_grace=30s$' "$TMP/stdout"
+check_grep "which file, and that a running daemon may use another" "^# daemon: $SYS: read; the file's values: .*--config FILE" "$TMP/stdout"
+env -u GPUCTL_CONFIG_NOSYSTEM GPUCTL_SYSTEM_CONFIG="$SYS" "$GPUCTL" config --json >"$TMP/out"
+check_eq "config --json: the daemon's settings" "[\"5s\",\"$SYS:6\",\"none\",\"default\",\"$SYS\"]" \
+	"$(jqv '[(.settings[] | select(.key == "daemon.offer_timeout") | .value, .origin), (.settings[] | select(.key == "daemon.max_wait") | .value, .origin), .daemon.path]')"
+printf '[daemon]\nqueue = lifo\n' >"$SYS"
+check_exit "a bad [daemon] value: exit 2 (the daemon would not start)" 2 env -u GPUCTL_CONFIG_NOSYSTEM GPUCTL_SYSTEM_CONFIG="$SYS" "$GPUCTL" config
+check_grep "naming file and line" "system.conf:2: bad value 'lifo' for queue" "$TMP/stderr"
