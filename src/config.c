@@ -2,6 +2,7 @@
  * an unknown key is a warning, a bad value an error. Admin keys are honoured only from /etc, so a
  * user cannot lift a cap or use a reserved GPU by writing their own file. */
 #include "config.h"
+#include "config-parse.h"
 #include "daemon.h"
 #include "dl.h"
 #include "gpu.h"
@@ -20,7 +21,6 @@
 #include <unistd.h>
 
 #define SYSTEM_CONFIG "/etc/gpuctl.conf"
-#define MAX_CONFIG_BYTES (1024 * 1024)
 
 /* GPUCTL_SYSTEM_CONFIG names another system file, as git's GIT_CONFIG_SYSTEM does (tests; a
  * machine whose /etc is read-only). */
@@ -30,20 +30,8 @@ const char *system_config_path(void)
 	return p && *p ? p : SYSTEM_CONFIG;
 }
 
-struct parse_ctx {
-	struct config *c;
-	struct dconf *dc;            /* the daemon's policy, when the daemon reads the file */
-	const char *path;
-	bool admin;
-	bool in_defaults;            /* the daemon reading [defaults] (its older home of admin keys) */
-	bool failed;
-	int line;
-	size_t bytes;                /* read so far: at most MAX_CONFIG_BYTES, even if it grows */
-	FILE *f;
-};
-
 /* Records key = value as set at the current line (a later file's replaces an earlier one's). */
-static void remember(struct parse_ctx *x, const char *key, const char *value)
+void remember(struct parse_ctx *x, const char *key, const char *value)
 {
 	struct config *c = x->c;
 	char *origin = xasprintf("%s:%d", x->path, x->line);
@@ -111,7 +99,7 @@ bool parse_duration(const char *s, double *secs)
 	return true;
 }
 
-static bool parse_bool(const char *v, bool *out)
+bool parse_bool(const char *v, bool *out)
 {
 	if (!strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "1"))
 		*out = true;
@@ -122,7 +110,7 @@ static bool parse_bool(const char *v, bool *out)
 	return true;
 }
 
-static int bad(struct parse_ctx *x, const char *key, const char *value, const char *want)
+int bad(struct parse_ctx *x, const char *key, const char *value, const char *want)
 {
 	fprintf(stderr, "gpuctl: %s:%d: bad value '%s' for %s: %s\n", x->path, x->line, value, key, want);
 	x->failed = true;
@@ -293,7 +281,6 @@ static struct profile *profile_get(struct config *c, const char *name)
 	return p;
 }
 
-static int daemon_key(struct parse_ctx *x, const char *k, const char *v);
 
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
@@ -349,7 +336,7 @@ static parse_stream_fn load_inih(void)
 }
 
 /* Parses x->f (open) into x->c or x->dc; false (said why) on a syntax error or a bad value. */
-static bool parse_ini(struct parse_ctx *x)
+bool parse_ini(struct parse_ctx *x)
 {
 	parse_stream_fn parse = load_inih();
 	int r = parse ? parse(reader, x, handler, x) : 0;
@@ -368,7 +355,7 @@ static bool parse_ini(struct parse_ctx *x)
  * /dev/null, which reads as empty). Opened
  * without blocking, so a FIFO put in its place is refused, not waited on. NULL with why set;
  * *missing when there is no such file (not an error). */
-static FILE *open_config(const char *path, char *why, size_t n, bool *missing)
+FILE *open_config(const char *path, char *why, size_t n, bool *missing)
 {
 	*missing = false;
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -485,174 +472,4 @@ const struct profile *config_profile(const struct config *c, const char *name)
 		if (!strcmp(p->name, name))
 			return p;
 	return NULL;
-}
-
-/* ---- the daemon's policy ([daemon], and the admin keys of [defaults] of older files) ---- */
-
-static bool parse_limit(const char *v, unsigned *out)
-{
-	unsigned long n;
-	if (!parse_uint(v, &n) || n == 0 || n > 1000000)
-		return false;
-	*out = (unsigned)n;
-	return true;
-}
-
-static bool parse_secs(const char *v, double *out, double min)
-{
-	double d;
-	if (!parse_duration(v, &d) || d < min || d > 1e7)
-		return false;
-	*out = d;
-	return true;
-}
-
-static int daemon_key(struct parse_ctx *x, const char *k, const char *v)
-{
-	struct dconf *c = x->dc;
-	unsigned long n;
-	uint64_t mib;
-	if (!strcmp(k, "reserved_gpus")) {
-		free(c->reserved);
-		c->reserved = *v ? xstrdup(v) : NULL;
-	} else if (!strcmp(k, "max_gpus_per_user")) {
-		if (!parse_uint(v, &n) || n > 64)
-			return bad(x, k, v, "a number of GPUs (0: no cap)");
-		c->max_gpus_per_user = (unsigned)n;
-	} else if (!strcmp(k, "max_wait")) {
-		if (!strcmp(v, "none"))
-			c->max_wait = 0;
-		else if (!parse_secs(v, &c->max_wait, 1))
-			return bad(x, k, v, "none, or a duration such as 12h");
-	} else if (!strcmp(k, "max_connections_per_user")) {
-		if (!parse_limit(v, &c->max_conn_per_user))
-			return bad(x, k, v, "a positive number");
-	} else if (!strcmp(k, "max_connections")) {
-		if (!parse_limit(v, &c->max_conn))
-			return bad(x, k, v, "a positive number");
-	} else if (!strcmp(k, "max_queued_per_user")) {
-		if (!parse_limit(v, &c->max_queued_per_user))
-			return bad(x, k, v, "a positive number");
-	} else if (!strcmp(k, "offer_timeout")) {
-		if (!parse_secs(v, &c->offer_timeout, 0.01))
-			return bad(x, k, v, "a duration such as 2s");
-	} else if (!strcmp(k, "idle_timeout")) {
-		if (!parse_secs(v, &c->idle_timeout, 0.01))
-			return bad(x, k, v, "a duration such as 30s");
-	} else if (!strcmp(k, "usage_poll")) {
-		if (!parse_secs(v, &c->usage_poll, 0.01))
-			return bad(x, k, v, "a duration such as 5s");
-	} else if (!strcmp(k, "orphan_grace")) {
-		if (!parse_secs(v, &c->orphan_grace, 0))
-			return bad(x, k, v, "a duration such as 30s");
-	} else if (!strcmp(k, "queue")) {
-		if (!strcmp(v, "fair"))
-			c->queue = QUEUE_FAIR;
-		else if (!strcmp(v, "fifo"))
-			c->queue = QUEUE_FIFO;
-		else
-			return bad(x, k, v, "fair (fewest GPUs held first) or fifo (arrival order)");
-	} else if (!strcmp(k, "free_max_memory_used")) {
-		if (!parse_size_mib(v, &mib))
-			return bad(x, k, v, "a size such as 1G or 512M (at most " MAX_SIZE_TEXT ")");
-		c->free.max_used_mib = mib;
-	} else if (!strcmp(k, "free_max_util")) {
-		if (!parse_uint(v, &n) || n > 100)
-			return bad(x, k, v, "a percentage 0-100");
-		c->free.max_util = (int)n;
-	} else if (!strcmp(k, "free_allow_processes")) {
-		if (!parse_bool(v, &c->free.allow_procs))
-			return bad(x, k, v, "true or false");
-	} else if (!strcmp(k, "prefer") || !strcmp(k, "wait") || !strcmp(k, "state_dir") ||
-		   !strcmp(k, "prometheus") || !strcmp(k, "backend")) {
-		return 1; /* [defaults] keys of the clients */
-	} else {
-		if (!x->c || !x->in_defaults) /* `gpuctl config` warned of [defaults]'s as a client */
-			fprintf(stderr, "gpuctl%s: warning: %s:%d: unknown key '%s'; ignored\n",
-				x->c ? "" : " daemon", x->path, x->line, k);
-		return 1;
-	}
-	if (x->c) { /* `gpuctl config`: where each of the daemon's settings came from */
-		char *key = xasprintf("daemon.%s", k);
-		remember(x, key, v);
-		free(key);
-	}
-	return 1;
-}
-
-/* The daemon's built-in values, as `gpuctl config` shows them (dconf_init sets them). */
-const struct dconf_default dconf_defaults[] = {
-	{"free_max_memory_used", "1G"}, {"free_max_util", "10"}, {"free_allow_processes", "false"},
-	{"reserved_gpus", ""}, {"max_gpus_per_user", "0"}, {"max_wait", "none"},
-	{"max_connections_per_user", "1024"}, {"max_connections", "8192"},
-	{"max_queued_per_user", "4096"}, {"queue", "fair"}, {"offer_timeout", "2s"},
-	{"idle_timeout", "30s"}, {"usage_poll", "5s"}, {"orphan_grace", "30s"}, {NULL, NULL},
-};
-
-static void dconf_init(struct dconf *c)
-{
-	*c = (struct dconf){
-		.max_conn_per_user = 1024,
-		.max_conn = 8192,
-		.max_queued_per_user = 4096,
-		.offer_timeout = 2,
-		.idle_timeout = 30,
-		.usage_poll = 5,
-		.orphan_grace = 30,
-		.queue = QUEUE_FAIR,
-		.free = {.max_used_mib = 1024, .max_util = 10, .allow_procs = false},
-	};
-}
-
-bool config_load_daemon(struct config *c)
-{
-	const char *path = system_config_path(), *nosys = getenv("GPUCTL_CONFIG_NOSYSTEM");
-	struct dconf dc;
-	struct parse_ctx x = {.c = c, .dc = &dc, .path = path, .admin = true};
-	char why[256];
-	bool missing;
-	dconf_init(&dc);
-	c->daemon_file.path = xstrdup(path);
-	if (nosys && *nosys) {
-		c->daemon_file.state = xstrdup("not read: GPUCTL_CONFIG_NOSYSTEM is set");
-		return true;
-	}
-	x.f = open_config(path, why, sizeof why, &missing);
-	if (!x.f) {
-		c->daemon_file.state = xstrdup(missing ? "none" : why);
-		c->daemon_read = missing; /* no file: the daemon's built-in values */
-		if (!missing)
-			fprintf(stderr, "gpuctl: cannot read %s: %s\n", path, why);
-		return missing;
-	}
-	c->daemon_file.state = xstrdup("read");
-	c->daemon_read = true;
-	bool ok = parse_ini(&x);
-	dconf_free(&dc);
-	return ok;
-}
-
-bool dconf_load(struct dconf *c, const char *path)
-{
-	dconf_init(c);
-	struct parse_ctx x = {.dc = c, .path = path ? path : system_config_path(), .admin = true};
-	char why[256];
-	bool missing;
-	x.f = open_config(x.path, why, sizeof why, &missing);
-	if (!x.f) {
-		if (missing && !path)
-			return true; /* no /etc/gpuctl.conf: the defaults */
-		fprintf(stderr, "gpuctl daemon: cannot read %s: %s\n", x.path, why);
-		return false;
-	}
-	bool ok = parse_ini(&x);
-	if (!ok)
-		dconf_free(c);
-	return ok;
-}
-
-void dconf_free(struct dconf *c)
-{
-	free(c->reserved);
-	c->reserved = NULL;
 }

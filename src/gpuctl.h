@@ -34,6 +34,7 @@
  *   status-json.c   the keys of status --json --details: what top shows beyond the plain JSON
  *   cudaprobe.c     map --verify's side of the CUDA probe
  *   config.c        settings (inih) and where each came from (cmd-config.c lists them);
+ *                   config-daemon.c the daemon's policy ([daemon]), sharing config-parse.h;
  *                   term.c: colour, width and height; util.c: the exit codes, errors,
  *                   allocation, string buffers, number parsers, MiB
  * Leases: the daemon (one trusted writer; its design is the comment in daemon.h)
