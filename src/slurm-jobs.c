@@ -179,17 +179,84 @@ static void details(struct sjob *x)
 	sb_free(&e);
 }
 
-/* A record's job that slurmctld no longer knows: over, and how is not known. */
-static void forgotten(struct sjob *x, const char *why)
+/* A record's job that slurmctld no longer knows: over, and how is not known. acct: why Slurm's
+ * accounting did not tell either. */
+static void forgotten(struct sjob *x, const char *why, const char *acct)
 {
 	const char *last = job_state_name(x->j.state);
-	char *reason = xasprintf("%s (gpuctl last saw it %s); without Slurm's accounting (sacct) how "
-				 "it ended cannot be learnt", why, last);
+	char *reason = acct ? xasprintf("%s (gpuctl last saw it %s); Slurm's accounting could not say "
+					"how it ended: %s", why, last, acct)
+			    : xasprintf("%s (gpuctl last saw it %s)", why, last);
 	free(x->j.reason);
 	x->j.reason = reason;
 	x->j.state = JOB_UNKNOWN;
 	x->j.exit_code = -1;
 	x->j.signal = 0;
+}
+
+#define ACCT_SKEW 600e9 /* ns: sacct's Submit and gpuctl's record of it (clocks of two hosts) */
+
+/* Slurm's accounting (sacct, which needs slurmdbd) on the jobs squeue no longer knows (slurmctld
+ * forgets a job MinJobAge after it ends): its row of each that has ended, is the caller's and
+ * was submitted when gpuctl's record says, into acct[i] (acct[i].id 0: none, *why says why not).
+ * Without slurmdbd sacct fails or says nothing: none. false: the deadline ran out (err). */
+static bool accounting(struct jobs_of *s, struct sjob **v, size_t n, struct squeue_row *acct,
+		       char *why, size_t whylen, struct gpu_error *err)
+{
+	struct strbuf ids = {0}, out = {0}, e = {0};
+	for (size_t i = 0; i < n; i++)
+		sb_addf(&ids, "%s%llu", i ? "," : "", (unsigned long long)v[i]->j.id);
+	const char *const argv[] = {"sacct", "-j", ids.buf, "--parsable2", "--noheader",
+				    "--format=" SACCT_FORMAT, NULL};
+	double limit = s->until && s->until - now_mono() < TOOL_SECONDS ? s->until - now_mono() : TOOL_SECONDS;
+	int rc = limit > 0 ? slurm_exec(argv, limit, &out, &e) : -1;
+	bool ok = true;
+	struct squeue_row *rows = NULL;
+	size_t nrows = 0;
+	snprintf(why, whylen, "sacct has no ended job of yours of this id");
+	if (rc < 0 && s->until && now_mono() >= s->until) {
+		err->code = EXIT_TIMEOUT;
+		snprintf(err->msg, sizeof err->msg, "--timeout ran out while asking Slurm's accounting "
+			 "about the jobs (sacct had not answered; is slurmdbd up?)");
+		ok = false;
+	} else if (rc != 0) {
+		struct gpu_error f = {0};
+		slurm_fail(&f, "sacct failed (is slurmdbd configured?)", &e, NULL);
+		size_t len = strlen(f.msg) < whylen ? strlen(f.msg) : whylen - 1;
+		memcpy(why, f.msg, len);
+		why[len] = '\0';
+	} else if (!sacct_parse(out.buf ? out.buf : "", &rows, &nrows, why, whylen)) {
+		/* why: what cannot be read; nothing of it is taken */
+	} else {
+		for (size_t k = 0; k < nrows; k++) {
+			bool asked = false;
+			for (size_t i = 0; i < n && !asked; i++)
+				asked = v[i]->j.id == rows[k].id;
+			if (!asked) {
+				snprintf(why, whylen, "sacct's answer has job %llu, which was not asked about",
+					 (unsigned long long)rows[k].id);
+				nrows = 0;
+			}
+		}
+		for (size_t i = 0; i < n; i++)
+			for (size_t k = 0; k < nrows; k++) {
+				struct squeue_row *r = &rows[k];
+				struct job t = {.exit_code = -1};
+				if (r->id != v[i]->j.id || r->uid != geteuid())
+					continue;
+				slurm_row_apply(r, &t);
+				bool final = job_final(t.state);
+				job_free(&t);
+				uint64_t a = r->submitted, b = v[i]->j.submitted;
+				if (final && !(a && b && (a > b ? a - b : b - a) > ACCT_SKEW))
+					acct[i] = *r;
+			}
+	}
+	free(rows);
+	sb_free(&ids);
+	sb_free(&out);
+	sb_free(&e);
+	return ok;
 }
 
 /* Asks squeue about these jobs and updates them (records that changed are written). false: Slurm
@@ -252,12 +319,36 @@ static bool refresh(struct jobs_of *s, struct sjob **v, size_t n, struct gpu_err
 		sb_free(&e);
 		return false;
 	}
+	/* The jobs squeue does not know: Slurm's accounting, where there is one. */
+	struct sjob **gone = xcalloc(n + 1, sizeof *gone);
+	struct squeue_row *acct = xcalloc(n + 1, sizeof *acct);
+	size_t ngone = 0;
+	char awhy[512] = "";
+	for (size_t i = 0; i < n && !tasks; i++) {
+		bool known = false;
+		for (size_t k = 0; k < nrows && !known; k++)
+			known = rows[k].id == v[i]->j.id;
+		if (!known)
+			gone[ngone++] = v[i];
+	}
+	if (ngone && !accounting(s, gone, ngone, acct, awhy, sizeof awhy, err)) {
+		free(gone);
+		free(acct);
+		free(rows);
+		sb_free(&ids);
+		sb_free(&out);
+		sb_free(&e);
+		return false;
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct sjob *x = v[i];
-		struct squeue_row *r = NULL;
+		struct squeue_row *r = NULL, *a = NULL;
 		for (size_t k = 0; k < nrows && !r; k++)
 			if (rows[k].id == x->j.id)
 				r = &rows[k];
+		for (size_t k = 0; k < ngone && !r && !a; k++)
+			if (gone[k] == x && acct[k].id)
+				a = &acct[k];
 		if ((r && r->array) || (!r && tasks)) {
 			/* A job array (one id, many tasks each with its own state): not followed. */
 			x->array = true;
@@ -272,20 +363,24 @@ static bool refresh(struct jobs_of *s, struct sjob **v, size_t n, struct gpu_err
 		struct strbuf before = {0}, after = {0};
 		if (x->recorded)
 			job_encode(&x->j, &before);
-		x->missing = !r;
+		x->missing = !r && !a;
 		x->seen = r != NULL;
 		if (r)
 			x->owner = r->uid;
-		if (r && r->uid == geteuid()) {
+		if (a) {
+			/* ended, by Slurm's accounting: the caller's (accounting() checked) */
+			x->owner = a->uid;
+			slurm_row_apply(a, &x->j);
+		} else if (r && r->uid == geteuid()) {
 			slurm_row_apply(r, &x->j);
 			if (!x->gpus_asked && !x->j.ngpus && x->j.node && (x->j.count || !x->recorded))
 				details(x);
 		} else if (x->recorded && !r) {
 			forgotten(x, "Slurm no longer knows it: slurmctld forgets a job MinJobAge "
-				  "(300 s by default) after it ends");
+				  "(300 s by default) after it ends", awhy);
 		} else if (x->recorded) {
 			forgotten(x, "Slurm's job of this id is now another user's (were its ids started "
-				  "again?)");
+				  "again?)", NULL);
 		}
 		if (x->recorded) {
 			job_encode(&x->j, &after);
@@ -297,6 +392,8 @@ static bool refresh(struct jobs_of *s, struct sjob **v, size_t n, struct gpu_err
 		sb_free(&before);
 		sb_free(&after);
 	}
+	free(gone);
+	free(acct);
 	free(rows);
 	sb_free(&ids);
 	sb_free(&out);
@@ -502,7 +599,8 @@ static bool sl_watch_step(struct jobs_of *s, struct gpu_error *err)
 	/* A job that slurmctld forgot between two looks, without a record, is over too. */
 	for (size_t i = 0; i < s->nwatched; i++)
 		if (s->watched[i]->missing && !s->watched[i]->recorded && !job_final(s->watched[i]->j.state))
-			forgotten(s->watched[i], "Slurm no longer knows it");
+			forgotten(s->watched[i], "Slurm no longer knows it", "sacct has no ended job of "
+				  "yours of this id");
 	s->period = s->period * 1.5 < POLL_MAX ? s->period * 1.5 : POLL_MAX;
 	return arm(s, err);
 }

@@ -48,6 +48,16 @@ uint64_t slurm_time_ns(const char *s);
  * Slurm's state word, and a reason where Slurm gave one worth showing. */
 void slurm_row_apply(const struct squeue_row *r, struct job *j);
 
+/* ---- sacct (Slurm's accounting, through slurmdbd) ---- */
+
+/* The --format gpuctl asks `sacct --parsable2 --noheader` for: no free text (no job name). */
+#define SACCT_FORMAT "JobIDRaw,UID,State,ExitCode,Submit,Start,End,NodeList"
+/* sacct's answer as one row per job (its steps' lines folded in: a signalled batch script's
+ * status from its .batch line where the job's own line says 0:0), by squeue_row's fields (Reason
+ * None). false (why) when a line is not of the format, a job or its batch step has two lines, or a
+ * step has no job line: no row of such an answer is to be taken. */
+bool sacct_parse(const char *text, struct squeue_row **rows, size_t *nrows, char *why, size_t whylen);
+
 /* ---- scontrol show job [-d] ID ---- */
 
 struct scontrol_job {
