@@ -6,7 +6,8 @@
  * What gpuctl submitted is recorded in $XDG_STATE_HOME/gpuctl/slurm/ID.job (job.c's format), so
  * `jobs` lists those jobs beside this machine's, knows their names, commands and logs, and
  * remembers how each ended after slurmctld forgets it (MinJobAge after its end). A job that
- * slurmctld forgot before gpuctl saw it end is shown as `unknown`, never as done. Slurm tells no
+ * slurmctld forgot before gpuctl saw it end is asked of Slurm's accounting (sacct, once, when
+ * squeue first does not know it); where that cannot say, it is `unknown`, never done. Slurm tells no
  * one when a job ends: a watch looks again on a timer (timerfd) whose period grows from 0.2 s to
  * 5 s, so a long wait costs slurmctld one small query every 5 s. */
 #include "escape.h"
@@ -194,71 +195,6 @@ static void forgotten(struct sjob *x, const char *why, const char *acct)
 	x->j.signal = 0;
 }
 
-#define ACCT_SKEW 600e9 /* ns: sacct's Submit and gpuctl's record of it (clocks of two hosts) */
-
-/* Slurm's accounting (sacct, which needs slurmdbd) on the jobs squeue no longer knows (slurmctld
- * forgets a job MinJobAge after it ends): its row of each that has ended, is the caller's and
- * was submitted when gpuctl's record says, into acct[i] (acct[i].id 0: none, *why says why not).
- * Without slurmdbd sacct fails or says nothing: none. false: the deadline ran out (err). */
-static bool accounting(struct jobs_of *s, struct sjob **v, size_t n, struct squeue_row *acct,
-		       char *why, size_t whylen, struct gpu_error *err)
-{
-	struct strbuf ids = {0}, out = {0}, e = {0};
-	for (size_t i = 0; i < n; i++)
-		sb_addf(&ids, "%s%llu", i ? "," : "", (unsigned long long)v[i]->j.id);
-	const char *const argv[] = {"sacct", "-j", ids.buf, "--parsable2", "--noheader",
-				    "--format=" SACCT_FORMAT, NULL};
-	double limit = s->until && s->until - now_mono() < TOOL_SECONDS ? s->until - now_mono() : TOOL_SECONDS;
-	int rc = limit > 0 ? slurm_exec(argv, limit, &out, &e) : -1;
-	bool ok = true;
-	struct squeue_row *rows = NULL;
-	size_t nrows = 0;
-	snprintf(why, whylen, "sacct has no ended job of yours of this id");
-	if (rc < 0 && s->until && now_mono() >= s->until) {
-		err->code = EXIT_TIMEOUT;
-		snprintf(err->msg, sizeof err->msg, "--timeout ran out while asking Slurm's accounting "
-			 "about the jobs (sacct had not answered; is slurmdbd up?)");
-		ok = false;
-	} else if (rc != 0) {
-		struct gpu_error f = {0};
-		slurm_fail(&f, "sacct failed (is slurmdbd configured?)", &e, NULL);
-		size_t len = strlen(f.msg) < whylen ? strlen(f.msg) : whylen - 1;
-		memcpy(why, f.msg, len);
-		why[len] = '\0';
-	} else if (!sacct_parse(out.buf ? out.buf : "", &rows, &nrows, why, whylen)) {
-		/* why: what cannot be read; nothing of it is taken */
-	} else {
-		for (size_t k = 0; k < nrows; k++) {
-			bool asked = false;
-			for (size_t i = 0; i < n && !asked; i++)
-				asked = v[i]->j.id == rows[k].id;
-			if (!asked) {
-				snprintf(why, whylen, "sacct's answer has job %llu, which was not asked about",
-					 (unsigned long long)rows[k].id);
-				nrows = 0;
-			}
-		}
-		for (size_t i = 0; i < n; i++)
-			for (size_t k = 0; k < nrows; k++) {
-				struct squeue_row *r = &rows[k];
-				struct job t = {.exit_code = -1};
-				if (r->id != v[i]->j.id || r->uid != geteuid())
-					continue;
-				slurm_row_apply(r, &t);
-				bool final = job_final(t.state);
-				job_free(&t);
-				uint64_t a = r->submitted, b = v[i]->j.submitted;
-				if (final && !(a && b && (a > b ? a - b : b - a) > ACCT_SKEW))
-					acct[i] = *r;
-			}
-	}
-	free(rows);
-	sb_free(&ids);
-	sb_free(&out);
-	sb_free(&e);
-	return ok;
-}
-
 /* Asks squeue about these jobs and updates them (records that changed are written). false: Slurm
  * could not be asked (err). */
 static bool refresh(struct jobs_of *s, struct sjob **v, size_t n, struct gpu_error *err)
@@ -331,7 +267,15 @@ static bool refresh(struct jobs_of *s, struct sjob **v, size_t n, struct gpu_err
 		if (!known)
 			gone[ngone++] = v[i];
 	}
-	if (ngone && !accounting(s, gone, ngone, acct, awhy, sizeof awhy, err)) {
+	uint64_t *gid = xcalloc(2 * ngone + 1, sizeof *gid);
+	for (size_t i = 0; i < ngone; i++) {
+		gid[i] = gone[i]->j.id;
+		gid[ngone + i] = gone[i]->j.submitted;
+	}
+	bool acct_ok = !ngone || slurm_accounting(gid, gid + ngone, ngone, s->until, TOOL_SECONDS, acct,
+						  awhy, sizeof awhy, err);
+	free(gid);
+	if (!acct_ok) {
 		free(gone);
 		free(acct);
 		free(rows);
@@ -368,7 +312,7 @@ static bool refresh(struct jobs_of *s, struct sjob **v, size_t n, struct gpu_err
 		if (r)
 			x->owner = r->uid;
 		if (a) {
-			/* ended, by Slurm's accounting: the caller's (accounting() checked) */
+			/* ended, by Slurm's accounting: the caller's (slurm_accounting() checked) */
 			x->owner = a->uid;
 			slurm_row_apply(a, &x->j);
 		} else if (r && r->uid == geteuid()) {

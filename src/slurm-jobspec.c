@@ -22,7 +22,7 @@ uint64_t slurm_time_ns(const char *s)
 	return t > 0 ? (uint64_t)t * 1000000000ULL : 0;
 }
 
-static bool field_u64(const char *s, size_t len, uint64_t max, uint64_t *v)
+bool slurm_field_u64(const char *s, size_t len, uint64_t max, uint64_t *v)
 {
 	char buf[24];
 	if (!len || len >= sizeof buf)
@@ -32,7 +32,7 @@ static bool field_u64(const char *s, size_t len, uint64_t max, uint64_t *v)
 	return word_u64(buf, max, v);
 }
 
-static bool field_copy(char *dst, size_t cap, const char *s, size_t len)
+bool slurm_field_copy(char *dst, size_t cap, const char *s, size_t len)
 {
 	if (len >= cap)
 		return false;
@@ -74,20 +74,20 @@ bool squeue_parse_line(const char *line, size_t len, struct squeue_row *r)
 	if (!rlen || p[rlen - 1] != '|')
 		return false;
 	rlen--;
-	if (!field_u64(f[0], idlen, UINT64_MAX, &r->id) || !r->id ||
-	    !field_u64(f[1], flen[1], UINT32_MAX, &v) || !field_copy(r->state, sizeof r->state, f[2], flen[2]) ||
-	    !r->state[0] || !field_copy(r->nodes, sizeof r->nodes, f[7], flen[7]) ||
-	    !field_copy(r->reason, sizeof r->reason, p, rlen))
+	if (!slurm_field_u64(f[0], idlen, UINT64_MAX, &r->id) || !r->id ||
+	    !slurm_field_u64(f[1], flen[1], UINT32_MAX, &v) || !slurm_field_copy(r->state, sizeof r->state, f[2], flen[2]) ||
+	    !r->state[0] || !slurm_field_copy(r->nodes, sizeof r->nodes, f[7], flen[7]) ||
+	    !slurm_field_copy(r->reason, sizeof r->reason, p, rlen))
 		return false;
 	r->uid = (uint32_t)v;
 	for (const char *s = r->state; *s; s++)
 		if (!isupper((unsigned char)*s) && *s != '_')
 			return false;
-	if (field_u64(f[3], flen[3], 0xFFFF, &v))
+	if (slurm_field_u64(f[3], flen[3], 0xFFFF, &v))
 		r->status = (long)v;
 	uint64_t *times[] = {&r->submitted, &r->started, &r->ended};
 	for (int i = 0; i < 3; i++)
-		if (field_copy(t, sizeof t, f[4 + i], flen[4 + i]))
+		if (slurm_field_copy(t, sizeof t, f[4 + i], flen[4 + i]))
 			*times[i] = slurm_time_ns(t);
 	if (!strcmp(r->nodes, "(null)"))
 		r->nodes[0] = '\0';
@@ -237,163 +237,6 @@ void slurm_row_apply(const struct squeue_row *r, struct job *j)
 		set_reason(j, xasprintf("Slurm: %s (%s)", r->state, r->reason));
 	else
 		set_reason(j, NULL);
-}
-
-/* ---- sacct ---- */
-
-/* "COMPLETED", or "CANCELLED by 1000" (who cancelled it): the word alone. */
-static bool sacct_state(const char *s, size_t len, char *dst, size_t cap)
-{
-	size_t w = 0;
-	while (w < len && (isupper((unsigned char)s[w]) || s[w] == '_'))
-		w++;
-	if (!w || w >= cap)
-		return false;
-	if (w < len) {
-		if (len - w < 5 || memcmp(s + w, " by ", 4))
-			return false;
-		for (size_t i = w + 4; i < len; i++)
-			if (!isdigit((unsigned char)s[i]))
-				return false;
-	}
-	memcpy(dst, s, w);
-	dst[w] = '\0';
-	return true;
-}
-
-/* "EXIT:SIGNAL" as a wait status (squeue's exit_code). */
-static bool sacct_exit(const char *s, size_t len, long *status)
-{
-	const char *colon = memchr(s, ':', len);
-	uint64_t e, sig;
-	if (!colon || !field_u64(s, (size_t)(colon - s), 255, &e) ||
-	    !field_u64(colon + 1, (size_t)(s + len - colon - 1), 127, &sig))
-		return false;
-	*status = (long)(e << 8 | sig);
-	return true;
-}
-
-/* A time as Slurm prints it, or Unknown/None (0); anything else (SLURM_TIME_FORMAT) is not read. */
-static bool sacct_time(const char *s, size_t len, uint64_t *t)
-{
-	char buf[32];
-	if (!field_copy(buf, sizeof buf, s, len))
-		return false;
-	*t = 0;
-	if (!strcmp(buf, "Unknown") || !strcmp(buf, "None"))
-		return true;
-	*t = slurm_time_ns(buf);
-	return *t != 0;
-}
-
-struct sacct_line {
-	struct squeue_row r;
-	bool step, batch;
-};
-
-/* One line in SACCT_FORMAT: exactly eight fields, none of them free text. */
-static bool sacct_parse_line(const char *line, size_t len, struct sacct_line *l)
-{
-	enum { NF = 8 };
-	const char *f[NF], *p = line, *end = line + len;
-	size_t flen[NF];
-	*l = (struct sacct_line){.r = {.status = -1}};
-	for (int i = 0; i < NF; i++) {
-		const char *bar = memchr(p, '|', (size_t)(end - p));
-		if ((i < NF - 1) != (bar != NULL))
-			return false;
-		f[i] = p;
-		flen[i] = (size_t)((bar ? bar : end) - p);
-		p = bar ? bar + 1 : end;
-	}
-	/* JobIDRaw: ID, or ID.STEP (batch, extern, 0, 0+1, ...) */
-	const char *dot = memchr(f[0], '.', flen[0]);
-	size_t idlen = dot ? (size_t)(dot - f[0]) : flen[0];
-	if (dot) {
-		size_t slen = flen[0] - idlen - 1;
-		if (!slen)
-			return false;
-		for (size_t i = 0; i < slen; i++)
-			if (!isalnum((unsigned char)dot[1 + i]) && dot[1 + i] != '+')
-				return false;
-		l->step = true;
-		l->batch = slen == 5 && !memcmp(dot + 1, "batch", 5);
-	}
-	uint64_t v;
-	if (!field_u64(f[0], idlen, UINT64_MAX, &l->r.id) || !l->r.id ||
-	    !field_u64(f[1], flen[1], UINT32_MAX, &v) ||
-	    !sacct_state(f[2], flen[2], l->r.state, sizeof l->r.state) ||
-	    !sacct_exit(f[3], flen[3], &l->r.status) || !sacct_time(f[4], flen[4], &l->r.submitted) ||
-	    !sacct_time(f[5], flen[5], &l->r.started) || !sacct_time(f[6], flen[6], &l->r.ended))
-		return false;
-	l->r.uid = (uint32_t)v;
-	strcpy(l->r.reason, "None");
-	/* NodeList: Slurm's host list, or "None assigned" (it never ran) */
-	if (flen[7] == 13 && !memcmp(f[7], "None assigned", 13))
-		return true;
-	for (size_t i = 0; i < flen[7]; i++)
-		if (!isalnum((unsigned char)f[7][i]) && !strchr("._-,[]", f[7][i]))
-			return false;
-	return field_copy(l->r.nodes, sizeof l->r.nodes, f[7], flen[7]);
-}
-
-bool sacct_parse(const char *text, struct squeue_row **rows, size_t *nrows, char *why, size_t whylen)
-{
-	struct sacct_line *v = NULL;
-	size_t n = 0, cap = 0, lineno = 0, njobs = 0;
-	*rows = NULL;
-	*nrows = 0;
-	for (const char *line = text; line && *line;) {
-		const char *nl = strchr(line, '\n');
-		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-		lineno++;
-		v = grow_array(v, &cap, n + 1, sizeof *v);
-		if (!sacct_parse_line(line, len, &v[n])) {
-			snprintf(why, whylen, "line %zu of sacct's answer is not a line of the format asked "
-				 "for", lineno);
-			free(v);
-			return false;
-		}
-		/* A job, or its batch step, twice (a requeued job's records, another cluster's job of
-		 * that id): which is meant cannot be told. */
-		for (size_t i = 0; i < n; i++)
-			if (v[i].r.id == v[n].r.id && ((!v[i].step && !v[n].step) || (v[i].batch && v[n].batch))) {
-				snprintf(why, whylen, "sacct's answer has two lines for %s of job %llu",
-					 v[n].step ? "the batch step" : "the allocation",
-					 (unsigned long long)v[n].r.id);
-				free(v);
-				return false;
-			}
-		njobs += !v[n].step;
-		n++;
-		line = nl ? nl + 1 : NULL;
-	}
-	*rows = xcalloc(njobs + 1, sizeof **rows);
-	for (size_t i = 0; i < n; i++) {
-		bool job = false;
-		for (size_t k = 0; k < n && !job; k++)
-			job = !v[k].step && v[k].r.id == v[i].r.id;
-		if (!job) {
-			snprintf(why, whylen, "sacct's answer has a step of job %llu but not the job",
-				 (unsigned long long)v[i].r.id);
-			free(v);
-			free(*rows);
-			*rows = NULL;
-			return false;
-		}
-		if (v[i].step)
-			continue;
-		struct squeue_row r = v[i].r;
-		/* The rule: the job's own line says how the batch script ended. Where it says 0:0 of
-		 * a job that did not complete and its batch step has a status, the batch step's is
-		 * taken (Slurm puts a signalled batch script's signal on the step). */
-		for (size_t k = 0; k < n; k++)
-			if (v[k].batch && v[k].r.id == r.id && r.status == 0 && strcmp(r.state, "COMPLETED"))
-				r.status = v[k].r.status;
-		(*rows)[(*nrows)++] = r;
-	}
-	free(v);
-	return true;
 }
 
 /* ---- scontrol show job ---- */
