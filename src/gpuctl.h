@@ -74,7 +74,8 @@
  *                   requests and dependencies, starting and reaping jobs
  *   slurm-jobs.c    the Slurm backend: the user's Slurm jobs from squeue/scontrol, cancel,
  *                   watching; slurm-submit.c: one sbatch a job; slurm-jobspec.c (pure: sbatch's
- *                   argv, the squeue/scontrol parsers, the site's memory mappings)
+ *                   argv, the squeue/scontrol parsers, the site's memory mappings);
+ *                   slurm-sacct.c: Slurm's accounting (sacct) on jobs slurmctld forgot
  *
  * Flow: main -> cmd_main -> cmd_find -> args_parse -> exec (checks its option values) ->
  * cmd_open (gpu_set_open: backend open; gpu_set_select) -> gpu_set_refresh (backend refresh,

@@ -6,7 +6,8 @@
  * What gpuctl submitted is recorded in $XDG_STATE_HOME/gpuctl/slurm/ID.job (job.c's format), so
  * `jobs` lists those jobs beside this machine's, knows their names, commands and logs, and
  * remembers how each ended after slurmctld forgets it (MinJobAge after its end). A job that
- * slurmctld forgot before gpuctl saw it end is shown as `unknown`, never as done. Slurm tells no
+ * slurmctld forgot before gpuctl saw it end is asked of Slurm's accounting (sacct, once, when
+ * squeue first does not know it); where that cannot say, it is `unknown`, never done. Slurm tells no
  * one when a job ends: a watch looks again on a timer (timerfd) whose period grows from 0.2 s to
  * 5 s, so a long wait costs slurmctld one small query every 5 s. */
 #include "escape.h"
@@ -179,12 +180,14 @@ static void details(struct sjob *x)
 	sb_free(&e);
 }
 
-/* A record's job that slurmctld no longer knows: over, and how is not known. */
-static void forgotten(struct sjob *x, const char *why)
+/* A record's job that slurmctld no longer knows: over, and how is not known. acct: why Slurm's
+ * accounting did not tell either. */
+static void forgotten(struct sjob *x, const char *why, const char *acct)
 {
 	const char *last = job_state_name(x->j.state);
-	char *reason = xasprintf("%s (gpuctl last saw it %s); without Slurm's accounting (sacct) how "
-				 "it ended cannot be learnt", why, last);
+	char *reason = acct ? xasprintf("%s (gpuctl last saw it %s); Slurm's accounting could not say "
+					"how it ended: %s", why, last, acct)
+			    : xasprintf("%s (gpuctl last saw it %s)", why, last);
 	free(x->j.reason);
 	x->j.reason = reason;
 	x->j.state = JOB_UNKNOWN;
@@ -252,12 +255,44 @@ static bool refresh(struct jobs_of *s, struct sjob **v, size_t n, struct gpu_err
 		sb_free(&e);
 		return false;
 	}
+	/* The jobs squeue does not know: Slurm's accounting, where there is one. */
+	struct sjob **gone = xcalloc(n + 1, sizeof *gone);
+	struct squeue_row *acct = xcalloc(n + 1, sizeof *acct);
+	size_t ngone = 0;
+	char awhy[512] = "";
+	for (size_t i = 0; i < n && !tasks; i++) {
+		bool known = false;
+		for (size_t k = 0; k < nrows && !known; k++)
+			known = rows[k].id == v[i]->j.id;
+		if (!known)
+			gone[ngone++] = v[i];
+	}
+	uint64_t *gid = xcalloc(2 * ngone + 1, sizeof *gid);
+	for (size_t i = 0; i < ngone; i++) {
+		gid[i] = gone[i]->j.id;
+		gid[ngone + i] = gone[i]->j.submitted;
+	}
+	bool acct_ok = !ngone || slurm_accounting(gid, gid + ngone, ngone, s->until, TOOL_SECONDS, acct,
+						  awhy, sizeof awhy, err);
+	free(gid);
+	if (!acct_ok) {
+		free(gone);
+		free(acct);
+		free(rows);
+		sb_free(&ids);
+		sb_free(&out);
+		sb_free(&e);
+		return false;
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct sjob *x = v[i];
-		struct squeue_row *r = NULL;
+		struct squeue_row *r = NULL, *a = NULL;
 		for (size_t k = 0; k < nrows && !r; k++)
 			if (rows[k].id == x->j.id)
 				r = &rows[k];
+		for (size_t k = 0; k < ngone && !r && !a; k++)
+			if (gone[k] == x && acct[k].id)
+				a = &acct[k];
 		if ((r && r->array) || (!r && tasks)) {
 			/* A job array (one id, many tasks each with its own state): not followed. */
 			x->array = true;
@@ -272,20 +307,24 @@ static bool refresh(struct jobs_of *s, struct sjob **v, size_t n, struct gpu_err
 		struct strbuf before = {0}, after = {0};
 		if (x->recorded)
 			job_encode(&x->j, &before);
-		x->missing = !r;
+		x->missing = !r && !a;
 		x->seen = r != NULL;
 		if (r)
 			x->owner = r->uid;
-		if (r && r->uid == geteuid()) {
+		if (a) {
+			/* ended, by Slurm's accounting: the caller's (slurm_accounting() checked) */
+			x->owner = a->uid;
+			slurm_row_apply(a, &x->j);
+		} else if (r && r->uid == geteuid()) {
 			slurm_row_apply(r, &x->j);
 			if (!x->gpus_asked && !x->j.ngpus && x->j.node && (x->j.count || !x->recorded))
 				details(x);
 		} else if (x->recorded && !r) {
 			forgotten(x, "Slurm no longer knows it: slurmctld forgets a job MinJobAge "
-				  "(300 s by default) after it ends");
+				  "(300 s by default) after it ends", awhy);
 		} else if (x->recorded) {
 			forgotten(x, "Slurm's job of this id is now another user's (were its ids started "
-				  "again?)");
+				  "again?)", NULL);
 		}
 		if (x->recorded) {
 			job_encode(&x->j, &after);
@@ -297,6 +336,8 @@ static bool refresh(struct jobs_of *s, struct sjob **v, size_t n, struct gpu_err
 		sb_free(&before);
 		sb_free(&after);
 	}
+	free(gone);
+	free(acct);
 	free(rows);
 	sb_free(&ids);
 	sb_free(&out);
@@ -502,7 +543,8 @@ static bool sl_watch_step(struct jobs_of *s, struct gpu_error *err)
 	/* A job that slurmctld forgot between two looks, without a record, is over too. */
 	for (size_t i = 0; i < s->nwatched; i++)
 		if (s->watched[i]->missing && !s->watched[i]->recorded && !job_final(s->watched[i]->j.state))
-			forgotten(s->watched[i], "Slurm no longer knows it");
+			forgotten(s->watched[i], "Slurm no longer knows it", "sacct has no ended job of "
+				  "yours of this id");
 	s->period = s->period * 1.5 < POLL_MAX ? s->period * 1.5 : POLL_MAX;
 	return arm(s, err);
 }

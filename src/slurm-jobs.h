@@ -6,7 +6,8 @@
  *
  * What is read, and why so: sacct needs slurmdbd, which many sites (and the tests) do not run, so
  * the job's state comes from slurmctld, through `squeue -t all`, which lists ended jobs too until
- * slurmctld forgets them (MinJobAge, 300 s by default). squeue is asked only for fields that hold
+ * slurmctld forgets them (MinJobAge, 300 s by default); only then is sacct asked (slurm-sacct.c),
+ * and where it fails the job is `unknown`. squeue is asked only for fields that hold
  * no free text (no job name, command or path), separated by '|', with Slurm's Reason last, so a
  * job name, even another user's, cannot fake a field. Names, commands and log paths come from
  * gpuctl's own record of what it submitted; for a job gpuctl did not submit, from `scontrol show
@@ -42,11 +43,32 @@ bool squeue_parse_line(const char *line, size_t len, struct squeue_row *r);
 /* Every line of text, as rows by id into *rows (*nrows of them). false (why) when a line is not a
  * row or two rows have one id (other than an array's tasks): the answer is not to be read. */
 bool squeue_parse(const char *text, struct squeue_row **rows, size_t *nrows, char *why, size_t whylen);
+/* A field of len bytes as a number (no more than max) / a string (shorter than cap). */
+bool slurm_field_u64(const char *s, size_t len, uint64_t max, uint64_t *v);
+bool slurm_field_copy(char *dst, size_t cap, const char *s, size_t len);
 /* "2025-06-01T14:03:00" (local time, as Slurm prints it) in ns; 0 for N/A, Unknown, NONE. */
 uint64_t slurm_time_ns(const char *s);
 /* What the row means in gpuctl's terms, into j: state, exit status or signal, times, node,
  * Slurm's state word, and a reason where Slurm gave one worth showing. */
 void slurm_row_apply(const struct squeue_row *r, struct job *j);
+
+/* ---- sacct (Slurm's accounting, through slurmdbd; slurm-sacct.c) ---- */
+
+/* The --format gpuctl asks `sacct --parsable2 --noheader` for: no free text (no job name). */
+#define SACCT_FORMAT "JobIDRaw,UID,State,ExitCode,Submit,Start,End,NodeList"
+/* sacct's answer as one row per job (its steps' lines folded in: a signalled batch script's
+ * status from its .batch line where the job's own line says 0:0), by squeue_row's fields (Reason
+ * None). false (why) when a line is not of the format, a job or its batch step has two lines, or a
+ * step has no job line: no row of such an answer is to be taken. */
+bool sacct_parse(const char *text, struct squeue_row **rows, size_t *nrows, char *why, size_t whylen);
+/* Asks sacct about jobs ids[n] (that squeue no longer knows), each no longer than tool_seconds
+ * nor past until (monotonic; 0: none): acct[i] is Slurm's row of ids[i] when it has ended, is the
+ * caller's and was submitted within 10 minutes of submitted[i] (0: not known); else acct[i].id is
+ * 0 and why says why (sacct failed, as it does without slurmdbd; its answer odd; no such job).
+ * false: until passed (err, EXIT_TIMEOUT). */
+bool slurm_accounting(const uint64_t *ids, const uint64_t *submitted, size_t n, double until,
+		      double tool_seconds, struct squeue_row *acct, char *why, size_t whylen,
+		      struct gpu_error *err);
 
 /* ---- scontrol show job [-d] ID ---- */
 

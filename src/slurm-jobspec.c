@@ -22,7 +22,7 @@ uint64_t slurm_time_ns(const char *s)
 	return t > 0 ? (uint64_t)t * 1000000000ULL : 0;
 }
 
-static bool field_u64(const char *s, size_t len, uint64_t max, uint64_t *v)
+bool slurm_field_u64(const char *s, size_t len, uint64_t max, uint64_t *v)
 {
 	char buf[24];
 	if (!len || len >= sizeof buf)
@@ -32,7 +32,7 @@ static bool field_u64(const char *s, size_t len, uint64_t max, uint64_t *v)
 	return word_u64(buf, max, v);
 }
 
-static bool field_copy(char *dst, size_t cap, const char *s, size_t len)
+bool slurm_field_copy(char *dst, size_t cap, const char *s, size_t len)
 {
 	if (len >= cap)
 		return false;
@@ -74,20 +74,20 @@ bool squeue_parse_line(const char *line, size_t len, struct squeue_row *r)
 	if (!rlen || p[rlen - 1] != '|')
 		return false;
 	rlen--;
-	if (!field_u64(f[0], idlen, UINT64_MAX, &r->id) || !r->id ||
-	    !field_u64(f[1], flen[1], UINT32_MAX, &v) || !field_copy(r->state, sizeof r->state, f[2], flen[2]) ||
-	    !r->state[0] || !field_copy(r->nodes, sizeof r->nodes, f[7], flen[7]) ||
-	    !field_copy(r->reason, sizeof r->reason, p, rlen))
+	if (!slurm_field_u64(f[0], idlen, UINT64_MAX, &r->id) || !r->id ||
+	    !slurm_field_u64(f[1], flen[1], UINT32_MAX, &v) || !slurm_field_copy(r->state, sizeof r->state, f[2], flen[2]) ||
+	    !r->state[0] || !slurm_field_copy(r->nodes, sizeof r->nodes, f[7], flen[7]) ||
+	    !slurm_field_copy(r->reason, sizeof r->reason, p, rlen))
 		return false;
 	r->uid = (uint32_t)v;
 	for (const char *s = r->state; *s; s++)
 		if (!isupper((unsigned char)*s) && *s != '_')
 			return false;
-	if (field_u64(f[3], flen[3], 0xFFFF, &v))
+	if (slurm_field_u64(f[3], flen[3], 0xFFFF, &v))
 		r->status = (long)v;
 	uint64_t *times[] = {&r->submitted, &r->started, &r->ended};
 	for (int i = 0; i < 3; i++)
-		if (field_copy(t, sizeof t, f[4 + i], flen[4 + i]))
+		if (slurm_field_copy(t, sizeof t, f[4 + i], flen[4 + i]))
 			*times[i] = slurm_time_ns(t);
 	if (!strcmp(r->nodes, "(null)"))
 		r->nodes[0] = '\0';

@@ -7,7 +7,7 @@
 # does not hold `wait --timeout` past its timeout.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/daemon.sh"
-plan 31
+plan 45
 G=$GPUCTL
 W=$TMP/shared
 mkdir -p "$W" "$TMP/bin"
@@ -139,3 +139,42 @@ check_exit "wait with squeue failing: Slurm's failure (18), after 5 looks" 18 \
 	env PATH="$TMP/bin:$PATH" SHELL=/bin/sh timeout 30 script -qec "$G wait slurm:908" /dev/null
 check_grep "each failed look told on the terminal" "squeue failed: slurm_load_jobs error: Socket timed out.*asking again \(4 of 5\)" "$TMP/stdout"
 check_grep "and why it stopped" "asked 5 times in a row, so gpuctl stopped waiting" "$TMP/stdout"
+
+# A job slurmctld has forgotten (squeue: Invalid job id): Slurm's accounting, where sacct works,
+# says how it ended; where it fails or its answer is odd, the job is `unknown` (wait: 16). The
+# stand-in sacct answers by the job asked for (--parsable2, SACCT_FORMAT), as sacct(1) documents.
+printf '#!/bin/sh\necho "slurm_load_jobs error: Invalid job id specified" >&2\nexit 1\n' >"$TMP/bin/squeue"
+T=2025-01-01T00:00:00
+cat >"$TMP/bin/sacct" <<EOS
+#!/bin/sh
+echo "\$*" >>"$TMP/sacct.args"
+case "\$2" in
+921) printf '921|$U|COMPLETED|0:0|$T|$T|$T|node1\n921.batch|$U|COMPLETED|0:0|$T|$T|$T|node1\n921.extern|$U|COMPLETED|0:0|$T|$T|$T|node1\n' ;;
+922) printf '922|$U|FAILED|3:0|$T|$T|$T|node1\n922.batch|$U|FAILED|3:0|$T|$T|$T|node1\n' ;;
+923) printf '923|$U|FAILED|0:0|$T|$T|$T|node1\n923.batch|$U|FAILED|0:9|$T|$T|$T|node1\n' ;;
+924) echo "sacct: error: Slurm accounting storage is disabled" >&2; exit 1 ;;
+925) printf '925|$U|COMPLETED|0:0|$T|$T|$T|node1\n925|$U|FAILED|1:0|$T|$T|$T|node1\n' ;;
+926) printf '926|12345|COMPLETED|0:0|$T|$T|$T|node1\n' ;;
+927) ;;
+928) exec sleep 120 ;;
+esac
+EOS
+chmod 755 "$TMP/bin/sacct"
+for id in 921 922 923 924 925 926 927 928; do record $id running "$W/slurm-$id.out"; done
+check_exit "forgotten job, sacct: COMPLETED: wait 0" 0 env PATH="$TMP/bin:$PATH" "$G" wait slurm:921
+check_grep "sacct asked with an argv for the job's fields" "^-j 921 --parsable2 --noheader --format=JobIDRaw,UID,State,ExitCode" "$TMP/sacct.args"
+check_exit "forgotten job, sacct: FAILED 3:0: wait 3" 3 env PATH="$TMP/bin:$PATH" "$G" wait slurm:922
+check_exit "forgotten job, sacct: batch step signalled 0:9: wait 137" 137 env PATH="$TMP/bin:$PATH" "$G" wait slurm:923
+check_exit "forgotten job, sacct fails (no slurmdbd): unknown, wait 16" 16 env PATH="$TMP/bin:$PATH" "$G" wait slurm:924
+check_exit "forgotten job, sacct's answer has the job twice: unknown, 16" 16 env PATH="$TMP/bin:$PATH" "$G" wait slurm:925
+check_exit "forgotten job, sacct's job of that id is another user's: unknown, 16" 16 env PATH="$TMP/bin:$PATH" "$G" wait slurm:926
+check_exit "forgotten job, sacct says nothing: unknown, 16" 16 env PATH="$TMP/bin:$PATH" "$G" wait slurm:927
+check_exit "jobs --json of them" 0 env PATH="$TMP/bin:$PATH" "$G" jobs --json slurm:921,slurm:922,slurm:923,slurm:924
+check_eq "states by sacct, unknown where it failed" "done 0 null failed 3 null failed null 9 unknown null null" \
+	"$(python3 -c 'import json,sys; print(" ".join("%s %s %s" % (j["state"], json.dumps(j["exit_code"]), json.dumps(j["signal"])) for j in json.load(open(sys.argv[1]))["jobs"]))' "$TMP/stdout")"
+check_exit "jobs slurm:924" 0 env PATH="$TMP/bin:$PATH" "$G" jobs slurm:924
+check_grep "saying why sacct could not tell" "could not say how it ended: sacct failed .*accounting storage is disabled" "$TMP/stdout"
+SECONDS=0
+check_exit "forgotten job, sacct hung (slurmdbd down): wait --timeout 1 ends by the timeout (11)" 11 \
+	env PATH="$TMP/bin:$PATH" timeout 20 "$G" wait --timeout 1 slurm:928
+check "within a few seconds" test "$SECONDS" -le 8
