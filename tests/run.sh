@@ -10,6 +10,14 @@
 set -u
 cd "$(dirname "$0")/.."
 export GPUCTL_BUILD=${GPUCTL_BUILD:-build}
+# The scripts need the test binaries beside gpuctl; without them every script would fail slowly,
+# waiting for what cannot start. `make test` builds them (`make` alone builds gpuctl only).
+for f in gpuctl unit-tests workload sleeper fakenvml/libnvidia-ml.so.1; do
+	if [ ! -e "$GPUCTL_BUILD/$f" ]; then
+		echo "tests/run.sh: $GPUCTL_BUILD/$f is missing: run \`make test\` (or \`make asan\` for build-asan) to build the test binaries" >&2
+		exit 2
+	fi
+done
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/gpuctl-run.XXXXXX")
 trap 'rm -rf "$OUT"' EXIT
 pass=0 fail=0 skipped=0 running=0
