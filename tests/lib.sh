@@ -164,6 +164,10 @@ wait_leases() {
 }
 
 # Background processes a test starts end with it. Only the script's own shell cleans up: a subshell
-# that ends before it has exec'd (await_line's tail, stopped early) must not remove $TMP.
+# that ends before it has exec'd (await_line's tail, a watchdog `( sleep; kill ) &` killed at once)
+# must not remove $TMP. main_shell asks the kernel which process runs it (/proc/self, opened by
+# this shell itself): bash's $BASHPID is stale in a subshell killed just after its fork, whose
+# EXIT trap then ran as the script's and removed $TMP under it (t0035 lost 18 checks so).
+main_shell() { local me _; read -r me _ </proc/self/stat; [ "$me" = "$$" ]; }
 cleanup_jobs() { local p; p=$(jobs -p); [ -n "$p" ] && kill $p 2>/dev/null; wait 2>/dev/null; }
-trap '[ "$BASHPID" = "$$" ] && { cleanup_jobs; rm -rf "$TMP"; }' EXIT
+trap 'main_shell && { cleanup_jobs; rm -rf "$TMP"; }' EXIT

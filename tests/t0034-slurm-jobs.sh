@@ -14,7 +14,7 @@
 . "$ROOT/tests/daemon.sh"
 . "$ROOT/tests/jobs.sh"
 . "$ROOT/tests/slurm.sh"
-trap '[ "$BASHPID" = "$$" ] && { slurm_down; jobs_cleanup; cleanup_jobs; rm -rf "$TMP"; }' EXIT
+trap 'main_shell && { slurm_down; jobs_cleanup; cleanup_jobs; rm -rf "$TMP"; }' EXIT
 plan 64
 N=63
 if ! slurm_usable; then
