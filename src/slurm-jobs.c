@@ -202,6 +202,11 @@ static bool refresh(struct jobs_of *s, struct sjob **v, size_t n, struct gpu_err
 	if (!n)
 		return true;
 	struct strbuf ids = {0}, out = {0}, e = {0};
+	/* Freed at one exit, whichever way the answer turned out. */
+	struct squeue_row *rows = NULL, *acct = NULL;
+	struct sjob **gone = NULL;
+	size_t nrows = 0;
+	bool ok = false;
 	for (size_t i = 0; i < n; i++)
 		sb_addf(&ids, "%s%llu", i ? "," : "", (unsigned long long)v[i]->j.id);
 	const char *const argv[] = {"squeue", "-h", "-t", "all", "-j", ids.buf, "-O", SQUEUE_FORMAT, NULL};
@@ -211,10 +216,7 @@ static bool refresh(struct jobs_of *s, struct sjob **v, size_t n, struct gpu_err
 		err->code = EXIT_TIMEOUT;
 		snprintf(err->msg, sizeof err->msg, "--timeout ran out while asking Slurm about the jobs "
 			 "(squeue had not answered; is slurmctld up? `scontrol ping` says)");
-		sb_free(&ids);
-		sb_free(&out);
-		sb_free(&e);
-		return false;
+		goto done;
 	}
 	/* One id, or none of several, that slurmctld does not know: "Invalid job id specified". */
 	bool none = rc == 1 && e.buf && strstr(e.buf, "Invalid job id");
@@ -222,13 +224,8 @@ static bool refresh(struct jobs_of *s, struct sjob **v, size_t n, struct gpu_err
 		/* slurm_exec's own failures (not run, no answer in time) say what to check */
 		slurm_fail(err, rc < 0 ? "cannot ask Slurm about the jobs" : "squeue failed", &e,
 			   rc < 0 ? NULL : " (is slurmctld up? `scontrol ping` says)");
-		sb_free(&ids);
-		sb_free(&out);
-		sb_free(&e);
-		return false;
+		goto done;
 	}
-	struct squeue_row *rows;
-	size_t nrows;
 	char why[160];
 	bool parsed = squeue_parse(out.buf ? out.buf : "", &rows, &nrows, why, sizeof why);
 	/* A row of a job not asked about is as wrong as a malformed one, unless it is an array's
@@ -243,21 +240,17 @@ static bool refresh(struct jobs_of *s, struct sjob **v, size_t n, struct gpu_err
 			snprintf(why, sizeof why, "squeue's answer has a row for job %llu, which was not "
 				 "asked about (a Reason holding a newline?)", (unsigned long long)rows[k].id);
 			parsed = false;
-			free(rows);
 		}
 	}
 	if (!parsed) {
 		err->code = EXIT_SLURM;
 		snprintf(err->msg, sizeof err->msg, "squeue's answer cannot be read: %s; nothing of it "
 			 "was taken (`squeue -j %s` shows it)", why, ids.buf);
-		sb_free(&ids);
-		sb_free(&out);
-		sb_free(&e);
-		return false;
+		goto done;
 	}
 	/* The jobs squeue does not know: Slurm's accounting, where there is one. */
-	struct sjob **gone = xcalloc(n + 1, sizeof *gone);
-	struct squeue_row *acct = xcalloc(n + 1, sizeof *acct);
+	gone = xcalloc(n + 1, sizeof *gone);
+	acct = xcalloc(n + 1, sizeof *acct);
 	size_t ngone = 0;
 	char awhy[512] = "";
 	for (size_t i = 0; i < n && !tasks; i++) {
@@ -275,15 +268,8 @@ static bool refresh(struct jobs_of *s, struct sjob **v, size_t n, struct gpu_err
 	bool acct_ok = !ngone || slurm_accounting(gid, gid + ngone, ngone, s->until, TOOL_SECONDS, acct,
 						  awhy, sizeof awhy, err);
 	free(gid);
-	if (!acct_ok) {
-		free(gone);
-		free(acct);
-		free(rows);
-		sb_free(&ids);
-		sb_free(&out);
-		sb_free(&e);
-		return false;
-	}
+	if (!acct_ok)
+		goto done;
 	for (size_t i = 0; i < n; i++) {
 		struct sjob *x = v[i];
 		struct squeue_row *r = NULL, *a = NULL;
@@ -336,13 +322,15 @@ static bool refresh(struct jobs_of *s, struct sjob **v, size_t n, struct gpu_err
 		sb_free(&before);
 		sb_free(&after);
 	}
+	ok = true;
+done:
 	free(gone);
 	free(acct);
 	free(rows);
 	sb_free(&ids);
 	sb_free(&out);
 	sb_free(&e);
-	return true;
+	return ok;
 }
 
 /* Every record not known to have ended. */
