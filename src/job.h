@@ -111,8 +111,6 @@ uint64_t job_now_ns(void);
 void spec_build(struct strbuf *out, char *const *argv, char *const *env);
 /* Parses buf[0..len) in place: argv and env point into buf (free the two arrays only). */
 bool spec_parse(char *buf, size_t len, char ***argv, char ***env, char *why, size_t whylen);
-/* A list of job ids: "3,5,7" (added to *ids). false: why says what is wrong. */
-bool parse_job_ids(const char *s, uint64_t **ids, size_t *n, char *why, size_t whylen);
 /* `submit --file`: one command per line; blank lines and lines starting with '#' are skipped,
  * surrounding blanks and a CR before the newline removed. lines[i] points into text (modified);
  * linenos[i] is its line number. false (why) on a NUL byte. */

@@ -64,40 +64,6 @@ bool spec_parse(char *buf, size_t len, char ***argv, char ***env, char *why, siz
 	return true;
 }
 
-bool parse_job_ids(const char *s, uint64_t **ids, size_t *n, char *why, size_t whylen)
-{
-	const char *p = s;
-	if (!*p) {
-		snprintf(why, whylen, "an empty list of job ids");
-		return false;
-	}
-	for (;;) {
-		size_t len = strcspn(p, ",");
-		char word[32];
-		uint64_t v;
-		if (len == 0 || len >= sizeof word) {
-			snprintf(why, whylen, "'%s' is not a list of job ids such as 3,5,7", s);
-			return false;
-		}
-		memcpy(word, p, len);
-		word[len] = '\0';
-		if (!word_u64(word, UINT64_MAX, &v) || v == 0) {
-			snprintf(why, whylen, "'%s' is not a job id (a number from `gpuctl jobs`)", word);
-			return false;
-		}
-		size_t k = 0;
-		while (k < *n && (*ids)[k] != v)
-			k++;
-		if (k == *n) {
-			*ids = xrealloc(*ids, (*n + 1) * sizeof **ids);
-			(*ids)[(*n)++] = v;
-		}
-		if (!p[len])
-			return true;
-		p += len + 1;
-	}
-}
-
 #define SLURM_PREFIX "slurm:"
 
 bool parse_job_refs(const char *s, struct job_ref **refs, size_t *n, char *why, size_t whylen)

@@ -1,6 +1,7 @@
 /* test_jobs.c: the parsers of detached jobs: `submit --file` lines, lists of job ids (--after and
  * the commands' arguments), the spec file (arguments and environment), the record (a round trip
  * with hostile text, refusals), and the id in a job's label in the daemon's lists. */
+#include "jobbackend.h"
 #include "jobconn.h"
 #include "tap.h"
 
@@ -34,19 +35,19 @@ static const char *lines_of(const char *text, size_t len)
 static const char *ids_of(const char *s)
 {
 	static char out[256];
-	uint64_t *ids = NULL;
+	struct job_ref *refs = NULL;
 	size_t n = 0;
-	char why[128];
-	if (!parse_job_ids(s, &ids, &n, why, sizeof why)) {
+	char why[200];
+	if (!parse_job_refs(s, &refs, &n, why, sizeof why)) {
 		snprintf(out, sizeof out, "error: %s", why);
-		free(ids); /* what it parsed before the error */
+		free(refs); /* what it parsed before the error */
 		return out;
 	}
 	out[0] = '\0';
 	for (size_t i = 0; i < n; i++)
-		snprintf(out + strlen(out), sizeof out - strlen(out), "%s%llu", i ? " " : "",
-			 (unsigned long long)ids[i]);
-	free(ids);
+		snprintf(out + strlen(out), sizeof out - strlen(out), "%s%s%llu", i ? " " : "",
+			 refs[i].kind == JOB_SLURM ? "slurm:" : "", (unsigned long long)refs[i].id);
+	free(refs);
 	return out;
 }
 
@@ -78,17 +79,18 @@ static void test_ids(void)
 		{"3", "3"},
 		{"3,5,7", "3 5 7"},
 		{"5,3,5", "5 3"},                                         /* repeats once */
+		{"5,slurm:5,5", "5 slurm:5"},                             /* two kinds of id */
 		{"18446744073709551615", "18446744073709551615"},
 		{"", "error: an empty list of job ids"},
-		{"3,", "error: '3,' is not a list of job ids such as 3,5,7"},
-		{",3", "error: ',3' is not a list of job ids such as 3,5,7"},
-		{"3,,5", "error: '3,,5' is not a list of job ids such as 3,5,7"},
-		{"0", "error: '0' is not a job id (a number from `gpuctl jobs`)"},
-		{"-1", "error: '-1' is not a job id (a number from `gpuctl jobs`)"},
-		{"3 5", "error: '3 5' is not a job id (a number from `gpuctl jobs`)"},
-		{"3-7", "error: '3-7' is not a job id (a number from `gpuctl jobs`)"},
-		{"x", "error: 'x' is not a job id (a number from `gpuctl jobs`)"},
-		{"18446744073709551616", "error: '18446744073709551616' is not a job id (a number from `gpuctl jobs`)"},
+		{"3,", "error: '3,' is not a list of job ids such as 3,5,7 or slurm:42"},
+		{",3", "error: ',3' is not a list of job ids such as 3,5,7 or slurm:42"},
+		{"3,,5", "error: '3,,5' is not a list of job ids such as 3,5,7 or slurm:42"},
+		{"0", "error: '0' is not a job id (a number from `gpuctl jobs`, or slurm:N for Slurm's job N)"},
+		{"-1", "error: '-1' is not a job id (a number from `gpuctl jobs`, or slurm:N for Slurm's job N)"},
+		{"3 5", "error: '3 5' is not a job id (a number from `gpuctl jobs`, or slurm:N for Slurm's job N)"},
+		{"3-7", "error: '3-7' is not a job id (a number from `gpuctl jobs`, or slurm:N for Slurm's job N)"},
+		{"x", "error: 'x' is not a job id (a number from `gpuctl jobs`, or slurm:N for Slurm's job N)"},
+		{"18446744073709551616", "error: '18446744073709551616' is not a job id (a number from `gpuctl jobs`, or slurm:N for Slurm's job N)"},
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
 		CHECK_STR(ids_of(cases[i].s), cases[i].want);
