@@ -62,10 +62,12 @@ void tui_kill_ask(struct tui_view *v, const struct tui_model *m)
 	v->input[0] = '\0';
 	if (r->uid == m->me) {
 		v->prompt = PR_KILL;
+		/* What to answer first, the command after it: on 80 columns a long command line
+		 * would otherwise push the [y/N] off the screen. */
 		char head[64];
-		snprintf(v->question, sizeof v->question, "Send SIGTERM to pid %u (%s)? SIGKILL follows "
-			 "after %g s if it still runs [y/N]", r->pid,
-			 text_head(head, sizeof head, r->cmd ? r->cmd : "?", 60), v->grace);
+		snprintf(v->question, sizeof v->question, "Send SIGTERM to pid %u, then SIGKILL after %g s? "
+			 "[y/N]  %s", r->pid, v->grace,
+			 text_head(head, sizeof head, r->cmd ? r->cmd : "?", 60));
 	} else if (m->me == 0) {
 		v->prompt = PR_KILL_NAME;
 		snprintf(v->question, sizeof v->question, "pid %u is %s's: to signal it (TERM, then KILL), "
@@ -162,10 +164,10 @@ void tui_release_ask(struct tui_view *v, const struct tui_model *m)
 		v->prompt = PR_RELEASE;
 		snprintf(v->act_lease, sizeof v->act_lease, "%s", l->id);
 		char head[48];
-		snprintf(v->question, sizeof v->question, "Release your lease %s%s%s%s (%zu GPU%s)? Its "
-			 "holder, pid %d, gets SIGTERM [y/N]", l->id, l->name ? " '" : "",
-			 text_head(head, sizeof head, l->name ? l->name : "", 40), l->name ? "'" : "", l->ngpus, l->ngpus == 1 ? "" : "s",
-			 (int)l->pid);
+		snprintf(v->question, sizeof v->question, "Release lease %s (%zu GPU%s, holder pid %d gets "
+			 "SIGTERM)? [y/N]%s%s%s", l->id, l->ngpus, l->ngpus == 1 ? "" : "s", (int)l->pid,
+			 l->name ? "  '" : "", text_head(head, sizeof head, l->name ? l->name : "", 40),
+			 l->name ? "'" : "");
 	}
 }
 

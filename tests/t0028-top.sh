@@ -222,7 +222,8 @@ keys hist q
 keys main / ; typed main "$wl1"; keys main Enter
 check "own process selected" await_screen main "1 row shown.*filter '$wl1'"
 keys main k
-check "k asks first" await_screen main "^Send SIGTERM to pid $wl1 \($WL --mem 3000\)\? SIGKILL"
+# The answer first, the command after it (a long command line must not push [y/N] off 80 columns).
+check "k asks first" await_screen main "^Send SIGTERM to pid $wl1, then SIGKILL after 10 s\? \[y/N\]  /"
 keys main y
 check "y signals it: it ends" await_screen main "pid $wl1 ended"
 wait $wl1 2>/dev/null
@@ -328,7 +329,7 @@ check "the card shows my lease, and for how long" await_screen lease "^  lease $
 check "the queue panel: the waiting request, its user, size and wait" \
 	await_screen lease "^ +1\. $(id -un) +pid $waiter +wants 1 GPU +waiting [0-9]+:[0-9]{2}"
 keys lease Tab R
-check "R asks first" await_screen lease "^Release your lease [0-9a-f]{16} \(1 GPU\)\? Its holder, pid [0-9]+"
+check "R asks first" await_screen lease "^Release lease [0-9a-f]{16} \(1 GPU, holder pid [0-9]+ gets SIGTERM\)\? \[y/N\]"
 keys lease y
 check "y releases it" await_screen lease "lease [0-9a-f]{16} released"
 wait $waiter
