@@ -539,10 +539,15 @@ void queue_schedule(struct daemon *d)
 	struct alloc_queue q = {.order = d->conf.queue, .held = held, .nusers = nusers};
 	size_t *order = xmalloc(nreqs * sizeof *order);
 	uint64_t kept;
+	size_t head;
 	do
-		kept = alloc_schedule(g, d->nslots, rq, nreqs, &d->conf.free, avail, &q, picks, order);
+		kept = alloc_schedule(g, d->nslots, rq, nreqs, &d->conf.free, avail, &q, picks, order,
+				      &head);
 	while (apply_cap(d, rq, picks, order, nreqs, held));
 	free(held);
+	/* The head keeps its place at the front (and its GPUs) in the passes to come, until it runs. */
+	for (size_t i = 0; i < nreqs; i++)
+		d->reqs[i]->req.head = i == head;
 	/* Act in the order the pass took them; refusals and dry runs leave the array, so walk a copy. */
 	struct request **all = xmalloc(nreqs * sizeof *all);
 	memcpy(all, d->reqs, nreqs * sizeof *all);
