@@ -111,8 +111,14 @@ static void sift_down(struct merge *m, size_t k)
 	}
 }
 
+static size_t user_of(const struct alloc_req *r, const struct alloc_queue *q)
+{
+	return r->user < q->nusers ? r->user : 0;
+}
+
+/* Request `first` (NONE: none) was taken before the merge: it is left out, its user charged add. */
 static void merge_init(struct merge *m, const struct alloc_req *reqs, size_t nreqs,
-		       const struct alloc_queue *q)
+		       const struct alloc_queue *q, size_t first, unsigned add)
 {
 	size_t nu = q->nusers ? q->nusers : 1;
 	m->held = xmalloc(nu * sizeof *m->held);
@@ -124,7 +130,11 @@ static void merge_init(struct merge *m, const struct alloc_req *reqs, size_t nre
 		m->held[u] = q->held && u < q->nusers ? q->held[u] : 0;
 		m->head[u] = NONE;
 	}
+	if (first != NONE)
+		m->held[user_of(&reqs[first], q)] += add;
 	for (size_t i = nreqs; i-- > 0;) {
+		if (i == first)
+			continue;
 		size_t u = reqs[i].user < nu ? reqs[i].user : 0;
 		m->next[i] = m->head[u];
 		m->head[u] = i;
@@ -164,22 +174,30 @@ static void merge_free(struct merge *m)
 	free(m->heap);
 }
 
-static size_t user_of(const struct alloc_req *r, const struct alloc_queue *q)
+/* The request marked head that may run, or NONE. */
+static size_t first_of(const struct alloc_req *reqs, size_t nreqs)
 {
-	return r->user < q->nusers ? r->user : 0;
+	for (size_t i = 0; i < nreqs; i++)
+		if (reqs[i].head && reqs[i].queued && !reqs[i].capped && !reqs[i].skip)
+			return i;
+	return NONE;
 }
 
 void alloc_order(const struct alloc_req *reqs, size_t nreqs, const struct alloc_queue *q,
 		 size_t *order)
 {
+	size_t first = first_of(reqs, nreqs), k = 0;
+	if (first != NONE)
+		order[k++] = first;
 	if (q->order == QUEUE_FIFO) {
-		for (size_t k = 0; k < nreqs; k++)
-			order[k] = k;
+		for (size_t i = 0; i < nreqs; i++)
+			if (i != first)
+				order[k++] = i;
 		return;
 	}
 	struct merge m;
-	merge_init(&m, reqs, nreqs, q);
-	for (size_t k = 0; k < nreqs; k++) {
+	merge_init(&m, reqs, nreqs, q, first, first != NONE ? reqs[first].count : 0);
+	for (; k < nreqs; k++) {
 		size_t i = merge_pop(&m);
 		order[k] = i;
 		merge_charge(&m, user_of(&reqs[i], q), reqs[i].count);
@@ -187,27 +205,45 @@ void alloc_order(const struct alloc_req *reqs, size_t nreqs, const struct alloc_
 	merge_free(&m);
 }
 
+/* Request i's turn in the pass: it takes its GPUs, or, the first that cannot, keeps those free
+ * it could use. */
+static void consider(const struct alloc_gpu *g, size_t n, const struct alloc_req *reqs, size_t i,
+		     const struct alloc_policy *p, uint64_t *avail, uint64_t *picks,
+		     uint64_t *reserved, size_t *head)
+{
+	picks[i] = alloc_pick(g, n, &reqs[i], p, *avail);
+	if (picks[i]) {
+		*avail &= ~picks[i];
+	} else if (*head == NONE && !reqs[i].capped && !reqs[i].skip && reqs[i].queued) {
+		unsigned got;
+		*reserved = alloc_best(g, n, &reqs[i], p, *avail, &got);
+		*avail &= ~*reserved;
+		*head = i;
+	}
+}
+
 uint64_t alloc_schedule(const struct alloc_gpu *g, size_t n, const struct alloc_req *reqs,
 			size_t nreqs, const struct alloc_policy *p, uint64_t avail,
-			const struct alloc_queue *q, uint64_t *picks, size_t *order)
+			const struct alloc_queue *q, uint64_t *picks, size_t *order, size_t *head)
 {
 	uint64_t reserved = 0;
-	bool head = false, fair = q->order == QUEUE_FAIR;
+	bool fair = q->order == QUEUE_FAIR;
+	size_t first = first_of(reqs, nreqs), k = 0;
+	*head = NONE;
+	if (first != NONE) {
+		order[k++] = first;
+		consider(g, n, reqs, first, p, &avail, picks, &reserved, head);
+	}
 	struct merge m;
 	if (fair)
-		merge_init(&m, reqs, nreqs, q);
-	for (size_t k = 0; k < nreqs; k++) {
-		size_t i = fair ? merge_pop(&m) : k;
-		order[k] = i;
-		picks[i] = alloc_pick(g, n, &reqs[i], p, avail);
-		if (picks[i]) {
-			avail &= ~picks[i];
-		} else if (!head && !reqs[i].capped && !reqs[i].skip && reqs[i].queued) {
-			unsigned got;
-			reserved = alloc_best(g, n, &reqs[i], p, avail, &got);
-			avail &= ~reserved;
-			head = true;
-		}
+		merge_init(&m, reqs, nreqs, q, first,
+			   first != NONE && picks[first] ? reqs[first].count : 0);
+	for (size_t s = 0; k < nreqs; s++) {
+		size_t i = fair ? merge_pop(&m) : s;
+		if (i == first)
+			continue;
+		order[k++] = i;
+		consider(g, n, reqs, i, p, &avail, picks, &reserved, head);
 		if (fair)
 			merge_charge(&m, user_of(&reqs[i], q), picks[i] ? reqs[i].count : 0);
 	}

@@ -39,6 +39,10 @@ struct alloc_req {
 	bool queued;                 /* waits when refused (a request that does not is never the
 				      * head that GPUs are reserved for) */
 	unsigned user;               /* who asks: an index into alloc_queue.held (fair queue) */
+	bool head;                   /* the last pass's head: considered first, before the order,
+				      * so its reservation holds until it runs (else, in the fair
+				      * order, each GPU freed could go to whoever then holds fewer,
+				      * and a big request wait forever beside GPUs kept idle for it) */
 };
 
 /* The order a scheduling pass considers the waiting requests in ([daemon] queue). */
@@ -70,12 +74,15 @@ uint64_t alloc_best(const struct alloc_gpu *g, size_t n, const struct alloc_req 
  * turns). picks[i] is what reqs[i] gets now (0: nothing); order[k] is the k-th request
  * considered. Each request that can run takes its GPUs; the first one considered that cannot
  * (queued, neither capped nor skipped) reserves the free GPUs it could use, so smaller requests
- * after it cannot starve it. Returns that reservation. */
+ * after it cannot starve it; a request marked `head` that may run (neither capped nor skipped)
+ * is considered before all others. Returns that reservation; *head is the index of the request
+ * that made it (SIZE_MAX: none), for the next pass to mark. */
 uint64_t alloc_schedule(const struct alloc_gpu *g, size_t n, const struct alloc_req *reqs,
 			size_t nreqs, const struct alloc_policy *p, uint64_t avail,
-			const struct alloc_queue *q, uint64_t *picks, size_t *order);
+			const struct alloc_queue *q, uint64_t *picks, size_t *order, size_t *head);
 /* The order the queue would serve reqs in as GPUs free, each charged its count to its user in
- * turn (what `leases` and a waiter are told their place is): order[k] is the k-th. */
+ * turn (what `leases` and a waiter are told their place is), a `head` first: order[k] is the
+ * k-th. */
 void alloc_order(const struct alloc_req *reqs, size_t nreqs, const struct alloc_queue *q,
 		 size_t *order);
 

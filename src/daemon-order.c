@@ -69,14 +69,20 @@ size_t queue_in_order(const struct daemon *d, struct request ***out)
 		if (d->reqs[i]->req.queued)
 			w[n++] = d->reqs[i];
 	*out = w;
-	if (d->conf.queue == QUEUE_FIFO || n < 2)
+	if (n < 2)
 		return n;
 	struct alloc_req *rq = xcalloc(n, sizeof *rq);
 	unsigned *held;
 	size_t nu = queue_users(d, w, n, rq, &held);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		/* An open offer's GPUs are already counted as held. */
 		rq[i].count = w[i]->state == R_OFFERED ? 0 : w[i]->req.count;
+		/* The last pass's head is served first, in either order. */
+		rq[i].queued = true;
+		rq[i].head = w[i]->req.head;
+		rq[i].capped = w[i]->req.capped;
+		rq[i].skip = w[i]->state != R_WAITING;
+	}
 	size_t *order = xmalloc(n * sizeof *order);
 	struct alloc_queue q = {.order = d->conf.queue, .held = held, .nusers = nu};
 	alloc_order(rq, n, &q, order);

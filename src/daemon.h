@@ -20,7 +20,8 @@
  *   waiter leaving, a usage change) runs one scheduling pass (alloc_schedule) over one shared
  *   NVML refresh. The pass takes the waiters fair-share (the user holding the fewest GPUs first,
  *   each user's requests in arrival order; daemon-order.c) or, with `queue = fifo`, in arrival
- *   order; every position the daemon tells is that order. A grant is first offered; the client must take it within offer_timeout or it
+ *   order; every position the daemon tells is that order. The first waiter that cannot run keeps
+ *   the free GPUs it could use and stays first in later passes until it runs (no starvation). A grant is first offered; the client must take it within offer_timeout or it
  *   passes on (a stopped waiter keeps its place but holds nothing up).
  * - Bounded: message size, connections per user and in all, queued requests per user, output
  *   queued per connection, idle connections, and every file descriptor accounted for. */

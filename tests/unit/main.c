@@ -36,6 +36,7 @@ int main(void)
 	test_visibility();
 	test_alloc();
 	test_alloc_order();
+	test_alloc_head();
 	test_config_values();
 	test_proto();
 	test_proc();

@@ -62,28 +62,28 @@ void test_alloc(void)
 	three.count = 3;
 	struct alloc_req reqs[] = {one, three, one, one};
 	uint64_t picks[4];
-	size_t order[4];
+	size_t order[4], head;
 	const struct alloc_queue fifo = {.order = QUEUE_FIFO};
-	uint64_t kept = alloc_schedule(q, 4, reqs, 4, &pol, 0xF, &fifo, picks, order);
+	uint64_t kept = alloc_schedule(q, 4, reqs, 4, &pol, 0xF, &fifo, picks, order, &head);
 	CHECK(picks[0] == 0x1);                  /* first takes GPU 0 */
 	CHECK(picks[1] == 0);                    /* the 3-GPU head waits... */
 	CHECK(kept == 0x2);                      /* ...and GPU 1 is kept for it */
 	CHECK(picks[2] == 0 && picks[3] == 0);
 	struct alloc_req two_ones[] = {one, one};
-	alloc_schedule(q, 4, two_ones, 2, &pol, 0xF, &fifo, picks, order);
+	alloc_schedule(q, 4, two_ones, 2, &pol, 0xF, &fifo, picks, order, &head);
 	CHECK(picks[0] == 0x1 && picks[1] == 0x2); /* both fit: one each */
 	reqs[1].capped = true;                   /* a capped head reserves nothing */
-	alloc_schedule(q, 4, reqs, 4, &pol, 0xF, &fifo, picks, order);
+	alloc_schedule(q, 4, reqs, 4, &pol, 0xF, &fifo, picks, order, &head);
 	CHECK(picks[2] == 0x2);
 	reqs[1].capped = false;
 	reqs[1].skip = true;                     /* a stopped head keeps its place, holds nothing */
-	alloc_schedule(q, 4, reqs, 4, &pol, 0xF, &fifo, picks, order);
+	alloc_schedule(q, 4, reqs, 4, &pol, 0xF, &fifo, picks, order, &head);
 	CHECK(picks[1] == 0 && picks[2] == 0x2);
 	reqs[1].skip = false;
 	reqs[1].queued = false;                  /* a request that will not wait reserves nothing */
-	alloc_schedule(q, 4, reqs, 4, &pol, 0xF, &fifo, picks, order);
+	alloc_schedule(q, 4, reqs, 4, &pol, 0xF, &fifo, picks, order, &head);
 	CHECK(picks[2] == 0x2);
-	CHECK(alloc_schedule(q, 4, reqs, 4, &pol, 0x0, &fifo, picks, order) == 0 && picks[0] == 0); /* nothing free */
+	CHECK(alloc_schedule(q, 4, reqs, 4, &pol, 0x0, &fifo, picks, order, &head) == 0 && picks[0] == 0); /* nothing free */
 }
 
 /* The queue's order. Eight GPUs, the first `free` of them free, the rest leased; users A, B, C
@@ -159,9 +159,9 @@ void test_alloc_order(void)
 		}
 		struct alloc_queue q = {.order = t->order, .held = t->held, .nusers = 3};
 		uint64_t picks[16];
-		size_t order[16];
+		size_t order[16], head;
 		char got[64];
-		uint64_t kept = alloc_schedule(g, 8, r, n, &pol, 0xFF, &q, picks, order);
+		uint64_t kept = alloc_schedule(g, 8, r, n, &pol, 0xFF, &q, picks, order, &head);
 		join(got, sizeof got, order, n, NULL);
 		if (strcmp(got, t->order_want))
 			printf("# %s\n", t->what);
@@ -186,7 +186,8 @@ void test_alloc_order(void)
 					  .user = (unsigned)(i % 7 ? 0 : i / 7 % 50)};
 	struct alloc_gpu one = G(0, 0, 80000, 0, 0);
 	struct alloc_queue q = {.order = QUEUE_FAIR, .held = held, .nusers = 50};
-	alloc_schedule(&one, 1, r, n, &pol, 1, &q, picks, order);
+	size_t head;
+	alloc_schedule(&one, 1, r, n, &pol, 1, &q, picks, order, &head);
 	bool seen[50] = {false}, in_order = true;
 	size_t last[50];
 	for (size_t k = 0; k < n; k++) {
@@ -201,4 +202,56 @@ void test_alloc_order(void)
 	free(r);
 	free(picks);
 	free(order);
+}
+
+/* A big request is not starved by a user who holds fewer: the head of one pass is considered
+ * first in the next, so a GPU freed goes to it, not to whoever holds fewest then. 4 GPUs: A holds
+ * GPU 0 and wants 3 more; B, holding GPU 1, queues 1-GPU jobs after A's. Each time B's job ends
+ * B holds 0 < A's 1: without the head kept, B's next took the freed GPU every time while GPUs 2
+ * and 3 stayed idle, kept for A, for ever. */
+void test_alloc_head(void)
+{
+	struct alloc_gpu g[4];
+	for (unsigned i = 0; i < 4; i++)
+		g[i] = (struct alloc_gpu)G(i, 0, 80000, 0, 0);
+	g[0].leased = g[1].leased = true;
+	struct alloc_req r[3];
+	for (size_t i = 0; i < 3; i++)
+		r[i] = (struct alloc_req){.cand = 0xF, .count = 1, .max_util = -1,
+					  .prefer = PREFER_INDEX, .queued = true, .user = 1};
+	r[0].count = 3;
+	r[0].user = 0;
+	unsigned held[2] = {1, 1};
+	struct alloc_queue q = {.order = QUEUE_FAIR, .held = held, .nusers = 2};
+	uint64_t picks[3];
+	size_t order[3], head;
+	/* Pass 1: a tie, A first by arrival: A cannot run and keeps GPUs 2 and 3. */
+	CHECK(alloc_schedule(g, 4, r, 3, &pol, 0xF, &q, picks, order, &head) == 0xC);
+	CHECK(head == 0 && !picks[0] && !picks[1] && !picks[2]);
+	/* B's job on GPU 1 ends: B holds 0, fewer than A; A's request, the head, goes first. */
+	g[1].leased = false;
+	held[1] = 0;
+	r[head].head = true;
+	size_t listed[3];
+	alloc_order(r, 3, &q, listed);
+	CHECK(listed[0] == 0 && listed[1] == 1 && listed[2] == 2); /* and is told it is first */
+	alloc_schedule(g, 4, r, 3, &pol, 0xF, &q, picks, order, &head);
+	CHECK(order[0] == 0 && picks[0] == 0xE && !picks[1] && !picks[2]);
+	CHECK(head == 1); /* B's first is the head now, with nothing free to keep */
+	/* Without the mark (the order alone), B's 1-GPU request would take GPU 1 again. */
+	r[0].head = false;
+	alloc_schedule(g, 4, r, 3, &pol, 0xF, &q, picks, order, &head);
+	CHECK(order[0] == 1 && picks[1] == 0x2 && !picks[0]);
+	/* A head that may not run now (stopped, or capped) gives up its turn to the order. */
+	r[0].head = true;
+	r[0].skip = true;
+	alloc_schedule(g, 4, r, 3, &pol, 0xF, &q, picks, order, &head);
+	CHECK(order[0] == 1 && picks[1] == 0x2 && picks[2] == 0x4 && head == SIZE_MAX);
+	/* fifo too: the head first, every request once. */
+	r[0].skip = false;
+	r[2].head = true;
+	r[0].head = false;
+	q.order = QUEUE_FIFO;
+	alloc_schedule(g, 4, r, 3, &pol, 0xF, &q, picks, order, &head);
+	CHECK(order[0] == 2 && order[1] == 0 && order[2] == 1 && picks[2] == 0x2 && head == 0);
 }
