@@ -69,9 +69,11 @@ uint64_t alloc_pick(const struct alloc_gpu *g, size_t n, const struct alloc_req 
 }
 
 /* The fair order as a merge of each user's requests (in arrival order): a min-heap of users
- * keyed by (GPUs held, index of their next request), so a pass costs O(n log users). */
+ * keyed by (GPUs held, when last served, index of their next request), so a pass costs
+ * O(n log users). */
 struct merge {
 	unsigned *held;              /* per user, plus what was charged */
+	uint64_t *served, clock;     /* per user, when last served; each charge serves anew */
 	size_t *head;                /* per user: its next request, or NONE */
 	size_t *next;                /* per request: the same user's next one, or NONE */
 	size_t *heap, nheap;
@@ -81,6 +83,8 @@ static bool before(const struct merge *m, size_t u, size_t v)
 {
 	if (m->held[u] != m->held[v])
 		return m->held[u] < m->held[v];
+	if (m->served[u] != m->served[v])
+		return m->served[u] < m->served[v];
 	return m->head[u] < m->head[v];
 }
 
@@ -122,16 +126,23 @@ static void merge_init(struct merge *m, const struct alloc_req *reqs, size_t nre
 {
 	size_t nu = q->nusers ? q->nusers : 1;
 	m->held = xmalloc(nu * sizeof *m->held);
+	m->served = xmalloc(nu * sizeof *m->served);
+	m->clock = 0;
 	m->head = xmalloc(nu * sizeof *m->head);
 	m->next = xmalloc((nreqs ? nreqs : 1) * sizeof *m->next);
 	m->heap = xmalloc(nu * sizeof *m->heap);
 	m->nheap = 0;
 	for (size_t u = 0; u < nu; u++) {
 		m->held[u] = q->held && u < q->nusers ? q->held[u] : 0;
+		m->served[u] = q->served && u < q->nusers ? q->served[u] : 0;
+		if (m->served[u] > m->clock)
+			m->clock = m->served[u];
 		m->head[u] = NONE;
 	}
-	if (first != NONE)
+	if (first != NONE && add) {
 		m->held[user_of(&reqs[first], q)] += add;
+		m->served[user_of(&reqs[first], q)] = ++m->clock;
+	}
 	for (size_t i = nreqs; i-- > 0;) {
 		if (i == first)
 			continue;
@@ -160,6 +171,8 @@ static size_t merge_pop(struct merge *m)
 static void merge_charge(struct merge *m, size_t u, unsigned add)
 {
 	m->held[u] += add;
+	if (add)
+		m->served[u] = ++m->clock;
 	if (m->head[u] != NONE) {
 		m->heap[m->nheap++] = u;
 		sift_up(m, m->nheap - 1);
@@ -169,6 +182,7 @@ static void merge_charge(struct merge *m, size_t u, unsigned add)
 static void merge_free(struct merge *m)
 {
 	free(m->held);
+	free(m->served);
 	free(m->head);
 	free(m->next);
 	free(m->heap);

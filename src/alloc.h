@@ -48,7 +48,8 @@ struct alloc_req {
 /* The order a scheduling pass considers the waiting requests in ([daemon] queue). */
 enum queue_order {
 	QUEUE_FAIR,                  /* fewest GPUs held first (counting this pass's grants), then
-				      * arrival: a user's 500 requests do not hold up another's one */
+				      * the user served longest ago, then arrival: a user's 500
+				      * requests do not hold up another's one */
 	QUEUE_FIFO,                  /* arrival order across all users */
 };
 
@@ -56,6 +57,11 @@ struct alloc_queue {
 	enum queue_order order;
 	const unsigned *held;        /* fair: GPUs each user holds now (leases and open offers),
 				      * indexed by alloc_req.user */
+	const uint64_t *served;      /* fair: when each user was last offered GPUs (a counter; 0:
+				      * never, NULL: nobody). Of users holding as many GPUs, the one
+				      * served longest ago goes first: on one GPU, or whenever jobs
+				      * end as fast as they start, held counts tie at each turn, and
+				      * arrival alone would serve one user's 500 before another's 1 */
 	size_t nusers;
 };
 

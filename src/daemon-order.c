@@ -34,8 +34,20 @@ static size_t find_uid(const uid_t *uids, size_t n, uid_t uid)
 	return lo < n && uids[lo] == uid ? lo : n;
 }
 
+void queue_served(struct daemon *d, uid_t uid)
+{
+	size_t k = 0;
+	while (k < d->nserved && d->served[k].uid != uid)
+		k++;
+	if (k == d->nserved) {
+		d->served = grow_array(d->served, &d->served_cap, d->nserved + 1, sizeof *d->served);
+		d->served[d->nserved++] = (struct served){.uid = uid};
+	}
+	d->served[k].at = ++d->serve_clock;
+}
+
 size_t queue_users(const struct daemon *d, struct request *const *reqs, size_t n,
-		   struct alloc_req *rq, unsigned **held)
+		   struct alloc_req *rq, unsigned **held, uint64_t **served)
 {
 	struct uid_idx *s = xmalloc((n ? n : 1) * sizeof *s);
 	uid_t *uids = xmalloc((n ? n : 1) * sizeof *uids);
@@ -56,6 +68,10 @@ size_t queue_users(const struct daemon *d, struct request *const *reqs, size_t n
 	for (size_t i = 0; i < d->nreqs; i++)
 		if (d->reqs[i]->state == R_OFFERED && (u = find_uid(uids, nu, d->reqs[i]->uid)) < nu)
 			(*held)[u] += (unsigned)__builtin_popcountll(d->reqs[i]->offer);
+	*served = xcalloc(nu ? nu : 1, sizeof **served);
+	for (size_t k = 0; k < d->nserved; k++)
+		if ((u = find_uid(uids, nu, d->served[k].uid)) < nu)
+			(*served)[u] = d->served[k].at;
 	free(uids);
 	free(s);
 	return nu;
@@ -73,7 +89,8 @@ size_t queue_in_order(const struct daemon *d, struct request ***out)
 		return n;
 	struct alloc_req *rq = xcalloc(n, sizeof *rq);
 	unsigned *held;
-	size_t nu = queue_users(d, w, n, rq, &held);
+	uint64_t *served;
+	size_t nu = queue_users(d, w, n, rq, &held, &served);
 	for (size_t i = 0; i < n; i++) {
 		/* An open offer's GPUs are already counted as held. */
 		rq[i].count = w[i]->state == R_OFFERED ? 0 : w[i]->req.count;
@@ -84,7 +101,7 @@ size_t queue_in_order(const struct daemon *d, struct request ***out)
 		rq[i].skip = w[i]->state != R_WAITING;
 	}
 	size_t *order = xmalloc(n * sizeof *order);
-	struct alloc_queue q = {.order = d->conf.queue, .held = held, .nusers = nu};
+	struct alloc_queue q = {.order = d->conf.queue, .held = held, .served = served, .nusers = nu};
 	alloc_order(rq, n, &q, order);
 	struct request **sorted = xmalloc(n * sizeof *sorted);
 	for (size_t k = 0; k < n; k++)
@@ -92,6 +109,7 @@ size_t queue_in_order(const struct daemon *d, struct request ***out)
 	free(w);
 	free(order);
 	free(held);
+	free(served);
 	free(rq);
 	*out = sorted;
 	return n;

@@ -515,6 +515,7 @@ static void daemon_free(struct daemon *d)
 		lease_free(d->leases[i]);
 	}
 	free(d->leases);
+	free(d->served);
 	gpu_set_free(d->set);
 	dconf_free(&d->conf);
 	int fds[] = {d->lfd, d->sigfd, d->dirfd, d->epfd, d->lockfd};

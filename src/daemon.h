@@ -19,10 +19,12 @@
  * - The queue: arrival order by the daemon's counter; every event (a request, a lease ending, a
  *   waiter leaving, a usage change) runs one scheduling pass (alloc_schedule) over one shared
  *   NVML refresh. The pass takes the waiters fair-share (the user holding the fewest GPUs first,
- *   each user's requests in arrival order; daemon-order.c) or, with `queue = fifo`, in arrival
- *   order; every position the daemon tells is that order. The first waiter that cannot run keeps
- *   the free GPUs it could use and stays first in later passes until it runs (no starvation). A grant is first offered; the client must take it within offer_timeout or it
- *   passes on (a stopped waiter keeps its place but holds nothing up).
+ *   of those the one offered GPUs longest ago, each user's requests in arrival order;
+ *   daemon-order.c) or, with `queue = fifo`, in arrival order; every position the daemon tells
+ *   is that order. The first waiter that cannot run keeps the free GPUs it could use and stays
+ *   first in later passes until it runs (no starvation). A grant is first offered; the client
+ *   must take it within offer_timeout or it passes on (a stopped waiter keeps its place but
+ *   holds nothing up).
  * - Bounded: message size, connections per user and in all, queued requests per user, output
  *   queued per connection, idle connections, and every file descriptor accounted for. */
 #ifndef GPUCTL_DAEMON_H
@@ -145,6 +147,12 @@ struct daemon {
 
 	uint64_t next_seq;
 	uint64_t next_job;              /* job ids handed out (`jobid`): unique on this machine */
+	struct served {                 /* when each user was last offered GPUs: of users holding */
+		uid_t uid;              /* as many, the fair queue serves the one served longest */
+		uint64_t at;            /* ago (a counter); one entry per user ever served */
+	} *served;
+	size_t nserved, served_cap;
+	uint64_t serve_clock;
 	double now;                     /* monotonic, at the top of the loop iteration */
 	double usage_at;                /* when the usage was last refreshed */
 	double usage_due;               /* next refresh for waiters blocked by usage; 0: none */
@@ -194,10 +202,13 @@ void queue_load(struct daemon *d);
 void usage_refresh(struct daemon *d);
 
 /* daemon-order.c: the queue's order (fair or fifo) and the positions it gives. */
-/* Sets rq[i].user for reqs[0..n) (users as indices from 0) and *held (xmalloc'd): the GPUs each
- * of those users holds now, leases and open offers. Returns how many users. */
+/* Sets rq[i].user for reqs[0..n) (users as indices from 0), *held (xmalloc'd): the GPUs each
+ * of those users holds now, leases and open offers, and *served (xmalloc'd): when each was last
+ * offered GPUs. Returns how many users. */
 size_t queue_users(const struct daemon *d, struct request *const *reqs, size_t n,
-		   struct alloc_req *rq, unsigned **held);
+		   struct alloc_req *rq, unsigned **held, uint64_t **served);
+/* Notes that uid was offered GPUs now (the fair queue's tie-break). */
+void queue_served(struct daemon *d, uid_t uid);
 /* The waiters (queued requests) in the order they would be served; *out is xmalloc'd. */
 size_t queue_in_order(const struct daemon *d, struct request ***out);
 /* r's place in that order, from 1. */

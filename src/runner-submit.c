@@ -121,7 +121,11 @@ static int fill(struct runner *r, const struct msg *m, int specfd, struct job *j
 	}
 	if (s)
 		j->min_free_mib = v;
-	if (msg_get_u64(m, "max_util", 100, &v))
+	if ((s = msg_get(m, "max_util")) && !word_u64(s, 100, &v)) {
+		snprintf(why, n, "max_util is a percentage 0-100, not '%.20s'", s);
+		return EXIT_USAGE; /* never read as no limit */
+	}
+	if (s)
 		j->max_util = (int)v;
 	if (msg_get_u64(m, "prefer", 2, &v))
 		j->prefer = (int)v;

@@ -37,6 +37,7 @@ int main(void)
 	test_alloc();
 	test_alloc_order();
 	test_alloc_head();
+	test_alloc_served();
 	test_config_values();
 	test_proto();
 	test_proc();

@@ -25,6 +25,7 @@ void test_visibility(void);
 void test_alloc(void);
 void test_alloc_order(void);
 void test_alloc_head(void);
+void test_alloc_served(void);
 void test_config_values(void);
 void test_proto(void);
 void test_proc(void);

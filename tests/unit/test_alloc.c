@@ -255,3 +255,33 @@ void test_alloc_head(void)
 	alloc_schedule(g, 4, r, 3, &pol, 0xF, &q, picks, order, &head);
 	CHECK(order[0] == 2 && order[1] == 0 && order[2] == 1 && picks[2] == 0x2 && head == 0);
 }
+
+/* One GPU, A's three requests then B's one: each job ends as the next starts, so both hold 0 at
+ * every turn. The user served longest ago goes first: B's one request is served second, not
+ * after all of A's (arrival alone would make the fair queue first come, first served). */
+void test_alloc_served(void)
+{
+	struct alloc_gpu g[1] = {G(0, 0, 80000, 0, 0)};
+	struct alloc_req r[4];
+	for (size_t i = 0; i < 4; i++)
+		r[i] = (struct alloc_req){.cand = 0x1, .count = 1, .max_util = -1,
+					  .prefer = PREFER_INDEX, .queued = true, .user = i < 3 ? 0 : 1};
+	unsigned held[2] = {0, 0};
+	uint64_t served[2] = {0, 0};
+	struct alloc_queue q = {.order = QUEUE_FAIR, .held = held, .served = served, .nusers = 2};
+	uint64_t picks[4];
+	size_t order[4], head, listed[4];
+	/* Nobody served yet: arrival decides, A's first. */
+	alloc_schedule(g, 1, r, 4, &pol, 0x1, &q, picks, order, &head);
+	CHECK(picks[0] == 0x1 && !picks[1] && !picks[3]);
+	/* It ran and ended: A holds 0 again, but was served last; B's request goes next. */
+	served[0] = 1;
+	alloc_order(r + 1, 3, &q, listed);
+	CHECK(listed[0] == 2 && listed[1] == 0 && listed[2] == 1); /* B told it is first */
+	alloc_schedule(g, 1, r + 1, 3, &pol, 0x1, &q, picks, order, &head);
+	CHECK(order[0] == 2 && picks[2] == 0x1 && !picks[0] && !picks[1]);
+	/* Without the record (served NULL), A's next request would win the tie by arrival. */
+	q.served = NULL;
+	alloc_schedule(g, 1, r + 1, 3, &pol, 0x1, &q, picks, order, &head);
+	CHECK(order[0] == 0 && picks[0] == 0x1);
+}
