@@ -1,6 +1,7 @@
 /* daemon-list.c: what the daemon tells about its state: `list` for clients (leases, GPUs held
- * by unknown processes, the queue in the order it would be served), and the queue file STATE/queue that lets waiters
- * keep their place across a restart. Both use proto.h's format; the queue file is a sequence of
+ * by unknown processes, the queue in the order it would be served), the queue file STATE/queue
+ * that lets waiters keep their place across a restart, and the machine's job-id counter it
+ * keeps (`jobid`). Both use proto.h's format; the queue file is a sequence of
  * "<length>\n<message>" records, since one message holds at most PROTO_MAX_MSG bytes. */
 #include "daemon.h"
 
@@ -119,6 +120,37 @@ static void record(struct strbuf *out, const struct strbuf *msg)
 {
 	sb_addf(out, "%zu\n", msg->len);
 	sb_add(out, msg->buf, msg->len);
+}
+
+/* Job ids for the users' job runners (`gpuctl submit`): one counter for the machine, so a job id
+ * names one job whoever asks about it. `min` is the runner's highest id so far plus one: after a
+ * reboot resets this counter, a user's new jobs still never take an id their old records hold. */
+#define JOB_IDS_PER_CALL 100000
+#define JOB_ID_MIN_MAX (1ULL << 40)
+
+void queue_job_ids(struct daemon *d, struct conn *c, const struct msg *m)
+{
+	uint64_t id = 0, n = 1, min = 0;
+	msg_get_u64(m, "id", UINT64_MAX, &id);
+	if ((msg_line(m, "count") && (!msg_get_u64(m, "count", JOB_IDS_PER_CALL, &n) || !n)) ||
+	    (msg_line(m, "min") && !msg_get_u64(m, "min", JOB_ID_MIN_MAX, &min))) {
+		conn_error(d, c, id, EXIT_USAGE, "jobid: count is 1-%d, min at most %llu", JOB_IDS_PER_CALL,
+			   (unsigned long long)JOB_ID_MIN_MAX);
+		return;
+	}
+	if (d->next_job < min)
+		d->next_job = min;
+	if (!d->next_job)
+		d->next_job = 1;
+	struct strbuf sb = {0};
+	msg_begin(&sb, "jobid");
+	msg_add_u64(&sb, "id", id);
+	msg_add_u64(&sb, "first", d->next_job);
+	msg_add_u64(&sb, "count", n);
+	conn_send(d, c, &sb, NULL, 0);
+	sb_free(&sb);
+	d->next_job += n;
+	d->queue_dirty = true;
 }
 
 void queue_save(struct daemon *d)

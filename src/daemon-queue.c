@@ -324,37 +324,6 @@ void queue_leave(struct daemon *d, struct conn *c, const struct msg *m)
 	reply(d, c, "left", id);
 }
 
-/* Job ids for the users' job runners (`gpuctl submit`): one counter for the machine, so a job id
- * names one job whoever asks about it. `min` is the runner's highest id so far plus one: after a
- * reboot resets this counter, a user's new jobs still never take an id their old records hold. */
-#define JOB_IDS_PER_CALL 100000
-#define JOB_ID_MIN_MAX (1ULL << 40)
-
-void queue_job_ids(struct daemon *d, struct conn *c, const struct msg *m)
-{
-	uint64_t id = 0, n = 1, min = 0;
-	msg_get_u64(m, "id", UINT64_MAX, &id);
-	if ((msg_line(m, "count") && (!msg_get_u64(m, "count", JOB_IDS_PER_CALL, &n) || !n)) ||
-	    (msg_line(m, "min") && !msg_get_u64(m, "min", JOB_ID_MIN_MAX, &min))) {
-		conn_error(d, c, id, EXIT_USAGE, "jobid: count is 1-%d, min at most %llu", JOB_IDS_PER_CALL,
-			   (unsigned long long)JOB_ID_MIN_MAX);
-		return;
-	}
-	if (d->next_job < min)
-		d->next_job = min;
-	if (!d->next_job)
-		d->next_job = 1;
-	struct strbuf sb = {0};
-	msg_begin(&sb, "jobid");
-	msg_add_u64(&sb, "id", id);
-	msg_add_u64(&sb, "first", d->next_job);
-	msg_add_u64(&sb, "count", n);
-	conn_send(d, c, &sb, NULL, 0);
-	sb_free(&sb);
-	d->next_job += n;
-	d->queue_dirty = true;
-}
-
 /* A waiter on a terminal asks for its place now and then. */
 void queue_where(struct daemon *d, struct conn *c, const struct msg *m)
 {

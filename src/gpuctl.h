@@ -42,7 +42,7 @@
  *   daemon-lease.c  the lease table: lock files, FIFOs, records, recovery after a restart
  *   daemon-queue.c  requests, the scheduling pass (alloc.c), offers, timeouts
  *   daemon-order.c  the queue's order (fair share or first come) and the positions users see
- *   daemon-list.c   `list` for clients, and the queue file kept across a restart
+ *   daemon-list.c   `list` for clients, the queue file kept across a restart, job ids
  *   proto.c         the one message format (and its strict decoder) of socket and state files
  * Leases: the clients
  *   client.c        finding the daemon (shared, or the user's private one, started on demand)
