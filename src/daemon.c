@@ -159,10 +159,7 @@ void conn_error(struct daemon *d, struct conn *c, uint64_t id, int code, const c
 	vsnprintf(text, sizeof text, fmt, ap);
 	va_end(ap);
 	struct strbuf sb = {0};
-	msg_begin(&sb, "error");
-	msg_add_u64(&sb, "id", id);
-	msg_add_u64(&sb, "code", (uint64_t)code);
-	msg_add(&sb, "message", text, NULL);
+	msg_error(&sb, id, code, text);
 	conn_send(d, c, &sb, NULL, 0);
 	sb_free(&sb);
 }
@@ -187,10 +184,7 @@ static void conn_free(struct daemon *d, struct conn *c)
 static void refuse(int fd, const char *why)
 {
 	struct strbuf sb = {0};
-	msg_begin(&sb, "error");
-	msg_add_u64(&sb, "id", 0);
-	msg_add_u64(&sb, "code", EXIT_BUSY);
-	msg_add(&sb, "message", why, NULL);
+	msg_error(&sb, 0, EXIT_BUSY, why);
 	(void)!send(fd, sb.buf, sb.len, MSG_DONTWAIT | MSG_NOSIGNAL);
 	sb_free(&sb);
 	close(fd);

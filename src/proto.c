@@ -194,6 +194,14 @@ void msg_begin(struct strbuf *sb, const char *verb)
 	msg_word(sb, verb);
 }
 
+void msg_error(struct strbuf *sb, uint64_t id, int code, const char *text)
+{
+	msg_begin(sb, "error");
+	msg_add_u64(sb, "id", id);
+	msg_add_u64(sb, "code", (uint64_t)code);
+	msg_add(sb, "message", text, NULL);
+}
+
 void msg_add(struct strbuf *sb, const char *key, ...)
 {
 	va_list ap;

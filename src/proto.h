@@ -46,6 +46,9 @@ bool word_u64(const char *w, uint64_t max, uint64_t *out);
 
 /* Building a message: msg_begin(sb, verb), then lines. */
 void msg_begin(struct strbuf *sb, const char *verb);
+/* The one answer that refuses request id: "error", its exit code and the message for the user
+ * (the daemon's and the job runner's). */
+void msg_error(struct strbuf *sb, uint64_t id, int code, const char *text);
 /* A line of words: key and a NULL-terminated list of values. */
 void msg_add(struct strbuf *sb, const char *key, ...) __attribute__((sentinel));
 void msg_add_u64(struct strbuf *sb, const char *key, uint64_t v);

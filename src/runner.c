@@ -137,10 +137,7 @@ void runner_error(struct runner *r, struct rclient *c, uint64_t id, int code, co
 	vsnprintf(text, sizeof text, fmt, ap);
 	va_end(ap);
 	struct strbuf sb = {0};
-	msg_begin(&sb, "error");
-	msg_add_u64(&sb, "id", id);
-	msg_add_u64(&sb, "code", (uint64_t)code);
-	msg_add(&sb, "message", text, NULL);
+	msg_error(&sb, id, code, text);
 	runner_reply(r, c, &sb);
 	sb_free(&sb);
 }

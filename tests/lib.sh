@@ -158,6 +158,9 @@ wait_for() {
 }
 live_leases() { "$GPUCTL" leases --json | jq '.leases | length'; }
 queue_len() { "$GPUCTL" leases --json | jq '.queue | length'; }
+# wait_queue N: until the daemon has N waiters (bounded, 5 s): the daemon logs no line when a
+# request joins the queue, so its length is asked.
+wait_queue() { local i; for i in $(seq 500); do [ "$(queue_len)" = "$1" ] && return 0; sleep 0.01; done; return 1; }
 wait_leases() {
 	local i; for i in $(seq 250); do [ "$(live_leases)" = "$1" ] && return 0; sleep 0.02; done
 	return 1

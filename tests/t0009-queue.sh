@@ -19,8 +19,6 @@ WL=$B/workload
 LOG=$TMP/log
 : >"$LOG"
 starts() { awk '$1 == "start" {print $3, $2}' "$LOG" | sort -n | awk '{print $2}' | tr '\n' ' '; }
-# wait_queue N: until the daemon has N waiters.
-wait_queue() { local i; for i in $(seq 500); do [ "$(queue_len)" = "$1" ] && return 0; sleep 0.01; done; return 1; }
 # hold TAG N: a job holding N GPUs until `release TAG`; returns once it runs. It asks with
 # --wait: the offer timeout here is 0.3 s, and a client on a loaded machine that misses it
 # without --wait is refused (busy); with --wait it keeps its place and is offered again.

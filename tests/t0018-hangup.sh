@@ -14,7 +14,6 @@ daemon_start
 WL=$B/workload
 LOG=$TMP/log
 : >"$LOG"
-wait_queue() { local i; for i in $(seq 500); do [ "$(queue_len)" = "$1" ] && return 0; sleep 0.01; done; return 1; }
 # release FIFO: one line to a workload's --until FIFO, without blocking if it is gone.
 release() { local fd; exec {fd}<>"$1"; echo >&$fd; exec {fd}>&-; }
 

@@ -17,8 +17,6 @@ WL=$B/workload
 LOG=$TMP/log
 : >"$LOG"; chmod 666 "$LOG"
 as_third() { setpriv --reuid=65533 --regid=65533 --clear-groups env HOME=/nonexistent "$@"; }
-# wait_queue N: until the daemon has N waiters (bounded).
-wait_queue() { local i; for i in $(seq 500); do [ "$(queue_len)" = "$1" ] && return 0; sleep 0.01; done; return 1; }
 declare -A PID DONE
 # job WHO TAG: a 1-GPU job of user WHO (third, a or b) that keeps its GPU until `release TAG`.
 job() {
