@@ -7,19 +7,21 @@ PREFIX ?= /usr/local
 PYTHON ?= python3
 B ?= build
 WARN = -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -D_GNU_SOURCE
-ALL_CFLAGS = $(WARN) $(CFLAGS) -MMD -MP
+ALL_CFLAGS = $(WARN) $(CFLAGS) -Isrc -MMD -MP
 LDLIBS = -ldl -lpthread
 
-SRC = $(wildcard src/*.c)
+# src/ has a folder per layer (src/gpuctl.h has the map and the rank rule); sources are named
+# from src/ in every #include ("base/util.h").
+SRC = $(wildcard src/*.c src/*/*.c src/*/*/*.c)
 OBJ = $(SRC:src/%.c=$(B)/obj/%.o)
 # The core: everything but the commands and the table. The unit tests and the test workload link
 # only this, so the core cannot come to depend on a command unnoticed.
-LIBOBJ = $(filter-out $(B)/obj/main.o $(B)/obj/cmd-%.o,$(OBJ))
+LIBOBJ = $(filter-out $(B)/obj/main.o $(filter-out $(B)/obj/cmd/cmd.o $(B)/obj/cmd/args.o,$(filter $(B)/obj/cmd/%.o,$(OBJ))),$(OBJ))
 FAKES = $(B)/fakenvml/libnvidia-ml.so.1 $(B)/fakenvml-old/libnvidia-ml.so.1 \
 	$(B)/fakenvml-r535/libnvidia-ml.so.1
 FAKE_SRC = tests/fakenvml/fakenvml.c tests/fakenvml/fake-telemetry.c tests/fakenvml/fake-procs.c \
 	tests/fakenvml/machine.c
-FAKE_DEPS = $(FAKE_SRC) tests/fakenvml/machine.h tests/fakenvml/fake.h src/nvml_abi.h
+FAKE_DEPS = $(FAKE_SRC) tests/fakenvml/machine.h tests/fakenvml/fake.h src/machine/nvml/abi.h
 # Hidden by default: the stand-in exports NVML's functions (marked API) and nothing else.
 FAKE_CFLAGS = $(WARN) -O1 -g -fPIC -shared -fvisibility=hidden -Wl,-soname,libnvidia-ml.so.1 -Isrc
 UNIT_SRC = $(wildcard tests/unit/*.c)
@@ -90,7 +92,7 @@ bench: all $(B)/fakenvml/libnvidia-ml.so.1 $(BENCH_BINS) $(B)/workload $(B)/slee
 bench-top: all $(B)/fakenvml/libnvidia-ml.so.1 $(B)/bench-spawn $(B)/sleeper
 	B=$(B) bench/top.sh
 
-$(B)/bench-floor: bench/floor.c src/nvml_abi.h
+$(B)/bench-floor: bench/floor.c src/machine/nvml/abi.h
 	$(CC) $(WARN) -O2 -Isrc -o $@ bench/floor.c -ldl
 $(B)/bench-empty: bench/empty.c
 	$(CC) $(WARN) $(CFLAGS) -o $@ $<

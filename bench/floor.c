@@ -13,7 +13,7 @@
  *                        ECC) and per live pid /proc/PID/environ and /proc/PID/stat (its parent)
  *
  * Each reads what gpuctl legitimately needs, no more and no less; see README "Performance". */
-#include "nvml_abi.h"
+#include "machine/nvml/abi.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>

@@ -86,7 +86,7 @@
 #ifndef GPUCTL_H
 #define GPUCTL_H
 
-#include "cmd.h"
+#include "cmd/cmd.h"
 
 extern const struct cmd_entry cmd_status_entry;
 extern const struct cmd_entry cmd_map_entry;

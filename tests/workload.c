@@ -12,9 +12,9 @@
  * UUIDS" and "end TAG NS" lines (CLOCK_REALTIME ns; QUEUED and LEASED are GPUCTL_QUEUED_AT and
  * GPUCTL_LEASED_AT, or 0) for the lease tests. Once it is in the process list it appends
  * "ready PID" to the file WORKLOAD_READY names, if any: the event tests wait for. */
-#include "visenv.h"
-#include "gpu.h"
-#include "util.h"
+#include "cuda/visenv.h"
+#include "machine/gpu.h"
+#include "base/util.h"
 
 #include <fcntl.h>
 #include <poll.h>

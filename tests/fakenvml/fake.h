@@ -5,7 +5,7 @@
 #define FAKENVML_FAKE_H
 
 #include "machine.h"
-#include "nvml_abi.h"
+#include "machine/nvml/abi.h"
 
 #define API __attribute__((visibility("default")))
 

@@ -1,7 +1,7 @@
 /* fuzz_visibility.c: libFuzzer target for the CUDA_VISIBLE_DEVICES model. The first byte picks a
  * machine and CUDA_DEVICE_ORDER, the rest is the variable. Besides ASan/UBSan's checks, it traps
  * on broken invariants: a device listed twice, more devices than exist, a warning without text. */
-#include "visibility.h"
+#include "cuda/visibility.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -10,13 +10,13 @@ B=${B:-build}
 if ! command -v clang >/dev/null; then echo "skip - fuzz: clang is not installed"; exit 0; fi
 mkdir -p "$B/fuzz-corpus"
 clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	-Isrc -o "$B/fuzz-visibility" tests/fuzz/fuzz_visibility.c src/visibility.c src/util.c
+	-Isrc -o "$B/fuzz-visibility" tests/fuzz/fuzz_visibility.c src/cuda/visibility.c src/base/util.c
 i=0
 while IFS=$'\t' read -r _ v _ _ _; do
 	case $v in \"*) i=$((i + 1)); printf '\x07%s' "${v:1:${#v}-2}" >"$B/fuzz-corpus/seed$i" ;; esac
 done < <(grep -v '^#' tests/unit/visibility.cases)
 clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	-Isrc -o "$B/fuzz-proto" tests/fuzz/fuzz_proto.c src/proto.c src/util.c
+	-Isrc -o "$B/fuzz-proto" tests/fuzz/fuzz_proto.c src/base/proto.c src/base/util.c
 mkdir -p "$B/fuzz-proto-corpus"
 printf 'acquire\nid 1\ncount 2\ngpu GPU-1 GPU-2\nname a%%20b%%0A\nwait 1' >"$B/fuzz-proto-corpus/acquire"
 printf 'lease\nid 0123456789abcdef\nuid 0\nkind run\ncommand %%\ngpu GPU-x' >"$B/fuzz-proto-corpus/lease"

@@ -1,6 +1,6 @@
 /* test_alloc.c: the free-GPU rule, preference order, the queue with head reservation, and the
  * queue's order (fair share across users, or arrival) as data-driven cases. */
-#include "alloc.h"
+#include "daemon/alloc.h"
 #include "tap.h"
 
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 /* test_args.c: the command-line parser (args.c) and command lookup (cmd.c), data-driven: what is
  * accepted, what each rejection says, and which names reach which command. */
-#include "cmd.h"
+#include "cmd/cmd.h"
 #include "tap.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <limits.h>
 #include <stdlib.h>

@@ -1,9 +1,9 @@
 /* test_basic.c: number parsers, JSON escaping and PCI bus id forms: data-driven cases. */
-#include "config.h"
-#include "gpu.h"
-#include "json.h"
+#include "config/config.h"
+#include "machine/gpu.h"
+#include "base/json.h"
 #include "tap.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 

@@ -1,6 +1,6 @@
 /* test_cluster.c: the parsers of the cluster view (src/cluster.c) for Prometheus's answers: its
  * RFC 3339 times (Go's, with any zone, and its zero time for "never") and its durations. */
-#include "cluster-model.h"
+#include "cluster/model.h"
 #include "tap.h"
 
 #include <math.h>

@@ -1,7 +1,7 @@
 /* test_exitcodes.c: the README's exit-status table says exactly what the one list in util.h says
  * (the list also makes the enum and `gpuctl --help`), row by row, in order. */
 #include "tap.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,10 +1,10 @@
 /* test_fields.c: the nvidia-smi fields beyond the basics, byte for byte as real captures print
  * them (header, unit, value format, [N/A] and the other tokens), the MiB rule, the refresh groups
  * each field needs, and the -L list. */
-#include "gpu.h"
-#include "query.h"
+#include "machine/gpu.h"
+#include "view/query.h"
 #include "tap.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 

@@ -1,8 +1,8 @@
 /* test_jobs.c: the parsers of detached jobs: `submit --file` lines, lists of job ids (--after and
  * the commands' arguments), the spec file (arguments and environment), the record (a round trip
  * with hostile text, refusals), and the id in a job's label in the daemon's lists. */
-#include "jobbackend.h"
-#include "jobconn.h"
+#include "jobs/backend.h"
+#include "jobs/local-conn.h"
 #include "tap.h"
 
 #include <stdlib.h>

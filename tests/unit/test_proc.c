@@ -1,9 +1,9 @@
 /* test_proc.c: the /proc cache (src/proc.c): what it reads, that a process still the same is not
  * read again across refreshes, that one gone is seen gone, and that texts survive the
  * compaction of their chunks. */
-#include "proc.h"
+#include "machine/proc.h"
 #include "tap.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <signal.h>
 #include <stdlib.h>

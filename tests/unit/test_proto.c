@@ -1,7 +1,7 @@
 /* test_proto.c: the daemon's message format (round trips, refusals) and the escaping of hostile
  * text for terminals. */
-#include "escape.h"
-#include "proto.h"
+#include "base/escape.h"
+#include "base/proto.h"
 #include "tap.h"
 
 static bool decodes(const char *s)

@@ -1,8 +1,8 @@
 /* test_query.c: nvidia-smi query fields, header text, units, [N/A], and naming GPUs by -i. */
-#include "gpu.h"
-#include "query.h"
+#include "machine/gpu.h"
+#include "view/query.h"
 #include "tap.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 

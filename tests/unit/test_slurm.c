@@ -2,10 +2,10 @@
  * fixtures of tests/cgroup/ (both cgroup layouts, and the names a user could fake), the
  * allocation's variables, Slurm's GPU ids mapped onto a machine (with and without a device
  * cgroup), scontrol's job text on hostlists, and Slurm's tools run through exec. */
-#include "gpu.h"
-#include "slurm.h"
+#include "machine/gpu.h"
+#include "machine/slurm.h"
 #include "tap.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

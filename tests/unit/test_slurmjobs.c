@@ -4,11 +4,11 @@
  * satisfied), Slurm's states in gpuctl's terms, `scontrol show job -d` (a job name holding a
  * newline and a fake "JobId=" line), sbatch's argv for a request (GPUs, name, log, --after, the
  * site's memory mappings), and the job ids of both backends. */
-#include "jobbackend.h"
-#include "jobconn.h"
-#include "slurm-jobs.h"
+#include "jobs/backend.h"
+#include "jobs/local-conn.h"
+#include "jobs/slurm-jobs.h"
 #include "tap.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

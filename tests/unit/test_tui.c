@@ -2,13 +2,13 @@
  * layout at 80x24 and 200x50 (what goes where, which columns fit, what is read from NVML), the
  * rendered frame (every row fits, hostile text escaped), filters, sorts and the tree of a job,
  * and the keys (each one the help lists, and the help lists each one handled). */
-#include "kill.h"
-#include "leaseview.h"
-#include "pid.h"
+#include "machine/kill.h"
+#include "lease/view.h"
+#include "machine/pid.h"
 #include "tap.h"
-#include "tui-act.h"
-#include "tui-curses.h"
-#include "tui.h"
+#include "tui/act.h"
+#include "tui/curses.h"
+#include "tui/tui.h"
 
 #include <errno.h>
 #include <locale.h>

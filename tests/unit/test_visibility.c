@@ -1,7 +1,7 @@
 /* test_visibility.c: the CUDA visibility model against tests/unit/visibility.cases. */
 #include "tap.h"
-#include "util.h"
-#include "visibility.h"
+#include "base/util.h"
+#include "cuda/visibility.h"
 
 #include <stdlib.h>
 #include <string.h>

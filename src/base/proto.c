@@ -1,0 +1,283 @@
+/* proto.c: encoding and the strict decoder of gpuctl's message format (see proto.h). The decoder
+ * sees bytes from other users (the daemon) and from the daemon (clients): it trusts nothing,
+ * bounds everything and allocates once per message. */
+#include "base/proto.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static bool needs_escape(unsigned char c)
+{
+	return c <= 0x20 || c == '%' || c == 0x7f;
+}
+
+static int hexval(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+static bool fail(char *why, size_t whylen, const char *fmt, size_t at)
+{
+	snprintf(why, whylen, fmt, at);
+	return false;
+}
+
+/* Decodes one word of src[0..n) into dst (which has room for n + 1 bytes). The word "%" alone
+ * stands for the empty string. */
+static bool decode_word(const char *src, size_t n, char *dst, char *why, size_t whylen, size_t at)
+{
+	if (n == 1 && src[0] == '%') {
+		*dst = '\0';
+		return true;
+	}
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)src[i];
+		if (c == '%') {
+			if (i + 2 >= n)
+				return fail(why, whylen, "truncated %%-escape at byte %zu", at + i);
+			int h = hexval((unsigned char)src[i + 1]), l = hexval((unsigned char)src[i + 2]);
+			if (h < 0 || l < 0)
+				return fail(why, whylen, "bad %%-escape at byte %zu", at + i);
+			c = (unsigned char)(h << 4 | l);
+			if (c == 0)
+				return fail(why, whylen, "NUL byte (%%00) at byte %zu", at + i);
+			i += 2;
+		} else if (needs_escape(c)) {
+			return fail(why, whylen, "unescaped control byte at byte %zu", at + i);
+		}
+		*dst++ = (char)c;
+	}
+	*dst = '\0';
+	return true;
+}
+
+bool msg_decode(struct msg *m, const char *buf, size_t len, char *why, size_t whylen)
+{
+	*m = (struct msg){0};
+	if (len == 0)
+		return fail(why, whylen, "empty message%.0zu", 0);
+	if (len > PROTO_MAX_MSG)
+		return fail(why, whylen, "message of %zu bytes is over the limit", len);
+	if (buf[len - 1] == '\n')
+		len--;
+	size_t nlines = 1;
+	for (size_t i = 0; i < len; i++)
+		nlines += buf[i] == '\n';
+	if (nlines > PROTO_MAX_LINES)
+		return fail(why, whylen, "%zu lines is over the limit", nlines);
+	m->lines = xcalloc(nlines, sizeof *m->lines);
+	m->store = xmalloc(len + nlines * PROTO_MAX_WORDS + 1);
+	char *out = m->store;
+	size_t pos = 0;
+	while (pos <= len && m->nlines < nlines) {
+		const char *nl = memchr(buf + pos, '\n', len - pos);
+		size_t end = nl ? (size_t)(nl - buf) : len;
+		if (end == pos) {
+			msg_free(m);
+			return fail(why, whylen, "empty line at byte %zu", pos);
+		}
+		struct msg_line *ln = &m->lines[m->nlines++];
+		size_t w = pos;
+		while (w <= end) {
+			const char *sp = memchr(buf + w, ' ', end - w);
+			size_t wend = sp ? (size_t)(sp - buf) : end;
+			if (wend == w) {
+				msg_free(m);
+				return fail(why, whylen, "empty word at byte %zu", w);
+			}
+			if (ln->nwords == PROTO_MAX_WORDS) {
+				msg_free(m);
+				return fail(why, whylen, "too many words on the line at byte %zu", pos);
+			}
+			if (!decode_word(buf + w, wend - w, out, why, whylen, w)) {
+				msg_free(m);
+				return false;
+			}
+			ln->w[ln->nwords++] = out;
+			out += strlen(out) + 1;
+			w = wend + 1;
+		}
+		pos = end + 1;
+	}
+	return true;
+}
+
+void msg_free(struct msg *m)
+{
+	free(m->lines);
+	free(m->store);
+	*m = (struct msg){0};
+}
+
+const char *msg_verb(const struct msg *m)
+{
+	return m->nlines ? m->lines[0].w[0] : "";
+}
+
+const struct msg_line *msg_line(const struct msg *m, const char *key)
+{
+	for (size_t i = 1; i < m->nlines; i++)
+		if (!strcmp(m->lines[i].w[0], key))
+			return &m->lines[i];
+	return NULL;
+}
+
+const char *msg_get(const struct msg *m, const char *key)
+{
+	const struct msg_line *l = msg_line(m, key);
+	return l && l->nwords > 1 ? l->w[1] : NULL;
+}
+
+bool word_u64(const char *w, uint64_t max, uint64_t *out)
+{
+	if (!w || *w < '0' || *w > '9' || strlen(w) > 20)
+		return false;
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(w, &end, 10);
+	if (errno || *end || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+bool msg_get_u64(const struct msg *m, const char *key, uint64_t max, uint64_t *out)
+{
+	return word_u64(msg_get(m, key), max, out);
+}
+
+/* ---- encoding ---- */
+
+void msg_word(struct strbuf *sb, const char *w)
+{
+	if (sb->len && sb->buf[sb->len - 1] != '\n')
+		sb_addc(sb, ' ');
+	if (!*w) {
+		sb_addc(sb, '%');
+		return;
+	}
+	for (const unsigned char *p = (const unsigned char *)w; *p; p++)
+		if (needs_escape(*p))
+			sb_addf(sb, "%%%02X", *p);
+		else
+			sb_addc(sb, (char)*p);
+}
+
+void msg_word_u64(struct strbuf *sb, uint64_t v)
+{
+	char buf[24];
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+	msg_word(sb, buf);
+}
+
+void msg_key(struct strbuf *sb, const char *key)
+{
+	if (sb->len && sb->buf[sb->len - 1] != '\n')
+		sb_addc(sb, '\n');
+	msg_word(sb, key);
+}
+
+void msg_begin(struct strbuf *sb, const char *verb)
+{
+	sb_reset(sb);
+	msg_word(sb, verb);
+}
+
+void msg_error(struct strbuf *sb, uint64_t id, int code, const char *text)
+{
+	msg_begin(sb, "error");
+	msg_add_u64(sb, "id", id);
+	msg_add_u64(sb, "code", (uint64_t)code);
+	msg_add(sb, "message", text, NULL);
+}
+
+void msg_add(struct strbuf *sb, const char *key, ...)
+{
+	va_list ap;
+	msg_key(sb, key);
+	va_start(ap, key);
+	for (const char *w; (w = va_arg(ap, const char *));)
+		msg_word(sb, w);
+	va_end(ap);
+}
+
+void msg_add_u64(struct strbuf *sb, const char *key, uint64_t v)
+{
+	msg_key(sb, key);
+	msg_word_u64(sb, v);
+}
+
+void msg_add_i64(struct strbuf *sb, const char *key, int64_t v)
+{
+	char buf[24];
+	snprintf(buf, sizeof buf, "%lld", (long long)v);
+	msg_key(sb, key);
+	msg_word(sb, buf);
+}
+
+ssize_t proto_recv(int sock, char *buf, size_t len, int *fds, size_t maxfds, size_t *nfds, bool *cut)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * PROTO_MAX_FDS)];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {buf, len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			    .msg_controllen = sizeof u.buf};
+	ssize_t n = recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	*nfds = 0;
+	*cut = n >= 0 && (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC));
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); n >= 0 && cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
+			if (*nfds < maxfds)
+				fds[(*nfds)++] = fd;
+			else
+				close(fd);
+		}
+	}
+	return n;
+}
+
+ssize_t proto_send(int sock, const void *buf, size_t len, const int *fds, size_t nfds, int flags)
+{
+	struct iovec iov = {(void *)buf, len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * PROTO_MAX_FDS)];
+		struct cmsghdr align;
+	} u;
+	if (nfds > PROTO_MAX_FDS) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (nfds) {
+		memset(&u, 0, sizeof u); /* CMSG_SPACE pads past the fds, and the kernel copies it all */
+		mh.msg_control = u.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
+	}
+	ssize_t n;
+	do
+		n = sendmsg(sock, &mh, flags);
+	while (n < 0 && errno == EINTR);
+	return n;
+}

@@ -1,0 +1,289 @@
+/* util.c: error reporting, never-failing allocation, string buffers and small parsers. */
+#include "base/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXIT_CODE_DOC(name, code, text) {code, text},
+const struct exit_code_doc exit_code_docs[] = {EXIT_CODES(EXIT_CODE_DOC)};
+#undef EXIT_CODE_DOC
+const size_t exit_code_ndocs = ARRAY_SIZE(exit_code_docs);
+const char exit_code_passthrough[] =
+	"`run`, `wait`: otherwise the job's own exit status, 128+N when signal N ended it; 130 "
+	"when Ctrl-C ends a wait";
+
+static void vmsg(const char *prefix, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "gpuctl: %s", prefix);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void die(int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+	exit(code);
+}
+
+void warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+static void *oom(size_t n)
+{
+	fprintf(stderr, "gpuctl: out of memory (%zu bytes)\n", n);
+	abort();
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	return p ? p : oom(n);
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	return p ? p : oom(n * size);
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	return q ? q : oom(n);
+}
+
+char *xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+/* At most n bytes of s, as POSIX strndup: never reads past its NUL. */
+char *xstrndup(const char *s, size_t n)
+{
+	n = strnlen(s, n);
+	char *p = xmalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	struct strbuf sb = {0};
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	sb.buf = xmalloc((size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(sb.buf, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return sb.buf;
+}
+
+void *grow_array(void *p, size_t *cap, size_t want, size_t size)
+{
+	if (want <= *cap)
+		return p;
+	size_t n = *cap ? *cap : 8;
+	while (n < want)
+		n *= 2;
+	p = xrealloc(p, n * size);
+	*cap = n;
+	return p;
+}
+
+static void sb_reserve(struct strbuf *sb, size_t extra)
+{
+	if (sb->sink && sb->len >= 32768 && sb->len + extra + 1 > sb->cap) {
+		fwrite(sb->buf, 1, sb->len, sb->sink);
+		sb->len = 0;
+	}
+	sb->buf = grow_array(sb->buf, &sb->cap, sb->len + extra + 1, 1);
+}
+
+void sb_add(struct strbuf *sb, const char *s, size_t n)
+{
+	if (sb->len + n + 1 > sb->cap)
+		sb_reserve(sb, n);
+	memcpy(sb->buf + sb->len, s, n);
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+}
+
+void sb_adds(struct strbuf *sb, const char *s)
+{
+	sb_add(sb, s, strlen(s));
+}
+
+void sb_addc(struct strbuf *sb, char c)
+{
+	if (sb->len + 2 > sb->cap)
+		sb_reserve(sb, 1);
+	sb->buf[sb->len++] = c;
+	sb->buf[sb->len] = '\0';
+}
+
+void sb_addf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	sb_reserve(sb, 64);
+	va_start(ap, fmt);
+	int n = vsnprintf(sb->buf + sb->len, sb->cap - sb->len, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sb->cap - sb->len) {
+		sb_reserve(sb, (size_t)n);
+		va_start(ap, fmt);
+		vsnprintf(sb->buf + sb->len, sb->cap - sb->len, fmt, ap);
+		va_end(ap);
+	}
+	sb->len += (size_t)n;
+}
+
+void sb_reset(struct strbuf *sb)
+{
+	sb->len = 0;
+	if (sb->buf)
+		sb->buf[0] = '\0';
+}
+
+void sb_free(struct strbuf *sb)
+{
+	free(sb->buf);
+	*sb = (struct strbuf){0};
+}
+
+char *read_file(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct strbuf sb = {0};
+	sb_reserve(&sb, 4096);
+	for (;;) {
+		ssize_t r = read(fd, sb.buf + sb.len, sb.cap - sb.len - 1);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+			close(fd);
+			sb_free(&sb);
+			errno = e;
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		sb.len += (size_t)r;
+		if (sb.cap - sb.len < 2)
+			sb_reserve(&sb, sb.cap);
+	}
+	close(fd);
+	sb.buf[sb.len] = '\0';
+	if (len)
+		*len = sb.len;
+	return sb.buf;
+}
+
+bool parse_uint(const char *s, unsigned long *out)
+{
+	if (!s || *s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || *end)
+		return false;
+	*out = v;
+	return true;
+}
+
+bool parse_decimal(const char *s, double *out, const char **end)
+{
+	const char *p = s ? s : "";
+	size_t whole = strspn(p, "0123456789"), frac = 0;
+	if (p[whole] == '.')
+		frac = strspn(p + whole + 1, "0123456789");
+	size_t len = whole + (p[whole] == '.' ? 1 + frac : 0);
+	char num[64];
+	if (!whole && !frac)
+		return false;
+	if (len >= sizeof num)
+		return false; /* 63 digits are past any size or duration gpuctl takes */
+	memcpy(num, p, len);
+	num[len] = '\0';
+	errno = 0;
+	double v = strtod(num, NULL);
+	if (errno || !isfinite(v))
+		return false;
+	*out = v;
+	*end = p + len;
+	return true;
+}
+
+bool parse_seconds(const char *s, double *out)
+{
+	const char *end;
+	double v;
+	if (!parse_decimal(s, &v, &end) || *end || v > MAX_SECONDS)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* nvidia-smi's rule, from real captures: a partial MiB counts as a whole one (so reserved +
+ * used + free can exceed total by a MiB or two, as nvidia-smi's do). */
+unsigned long long mib(uint64_t bytes)
+{
+	return (unsigned long long)((bytes >> 20) + ((bytes & ((1U << 20) - 1)) != 0));
+}
+
+struct mib_text mib_text(uint64_t bytes)
+{
+	struct mib_text t;
+	snprintf(t.s, sizeof t.s, "%llu MiB", mib(bytes));
+	return t;
+}
+
+struct mib_text mib_of_text(uint64_t used, uint64_t total)
+{
+	struct mib_text t;
+	snprintf(t.s, sizeof t.s, "%llu / %llu MiB", mib(used), mib(total));
+	return t;
+}
+
+double now_mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int signals_fd(void)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+}

@@ -1,0 +1,241 @@
+/* cmd.c: dispatch (exact name, alias or unique prefix, as tmux does; destructive commands only by
+ * their full name; "did you mean" for a typo), the top-level help with the exit codes, and the
+ * work every command shares: its options parsed from the entry's template (args.c), the machine
+ * opened and the GPU selection resolved once, the shared errors printed here, and what was opened
+ * freed here. The table itself is in main.c, so this file links without the commands. */
+#include "cmd/cmd.h"
+#include "machine/gpu.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GPUCTL_VERSION "0.1.0"
+
+/* text after a 5-column label, folded at spaces to fit 80 columns. */
+static void folded(FILE *f, const char *label, const char *text)
+{
+	fprintf(f, "%5s", label);
+	while (*text) {
+		size_t n = strlen(text);
+		if (n > 73) {
+			n = 73;
+			while (n && text[n] != ' ')
+				n--;
+			n = n ? n : 73;
+		}
+		fprintf(f, "  %.*s\n", (int)n, text);
+		text += n;
+		text += *text == ' ';
+		if (*text)
+			fprintf(f, "%5s", "");
+	}
+}
+
+static void main_usage(FILE *f, const struct cmd_entry *const *table, size_t n)
+{
+	fprintf(f, "usage: gpuctl [--version] [--help] COMMAND [ARGS]\n\n"
+		   "gpuctl shows and controls the NVIDIA GPUs of a shared server.\n\nCommands:\n");
+	for (size_t i = 0; i < n; i++)
+		if (!(table[i]->flags & CMD_INTERNAL))
+			fprintf(f, "  %-10s %s\n", table[i]->name, table[i]->summary);
+	fprintf(f, "\nRun `gpuctl COMMAND --help` for a command's options. A unique prefix names a\n"
+		   "command (`gpuctl st`), except those that end things (kill, release, cancel).\n\n"
+		   "Exit status:\n");
+	for (size_t i = 0; i < exit_code_ndocs; i++) {
+		char code[8];
+		snprintf(code, sizeof code, "%d", exit_code_docs[i].code);
+		folded(f, code, exit_code_docs[i].text);
+	}
+	folded(f, "", exit_code_passthrough);
+	fprintf(f, "\nEnvironment:\n"
+		   "  GPUCTL_NVML_LIBRARY     path of libnvidia-ml.so.1 to load instead of the system's\n"
+		   "  GPUCTL_CUDA_LIBRARY     path of libcuda.so.1 for map --verify\n"
+		   "  GPUCTL_STATE_DIR        the shared lease directory (state_dir in the config)\n"
+		   "  GPUCTL_CONFIG_NOSYSTEM  when set, /etc/gpuctl.conf is not read\n"
+		   "  GPUCTL_SYSTEM_CONFIG    the system file to read instead of /etc/gpuctl.conf\n"
+		   "  NO_COLOR                when set and not empty, no colour unless --color=always\n");
+}
+
+static void usage(const struct cmd_entry *e, FILE *f)
+{
+	fprintf(f, "usage: gpuctl %s", e->usage);
+}
+
+int cmd_bad_usage(const struct cmd_entry *e, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "gpuctl %s: ", e->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry `gpuctl %s --help`.\n", e->name);
+	return EXIT_USAGE;
+}
+
+int cmd_args_error(struct cmd *c)
+{
+	return cmd_bad_usage(c->entry, "%s", c->args.err);
+}
+
+/* ---- lookup ---- */
+
+/* Edits (insert, delete, substitute, swap two neighbours) from a to b; names are short. */
+static size_t distance(const char *a, const char *b)
+{
+	size_t n = strlen(a), m = strlen(b), d[33][33];
+	if (n > 32 || m > 32)
+		return 99;
+	for (size_t i = 0; i <= n; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= m; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= n; i++)
+		for (size_t j = 1; j <= m; j++) {
+			size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	return d[n][m];
+}
+
+/* "unknown command": with the names within a typo or two of it, when there are any. */
+static void unknown(const struct cmd_entry *const *table, size_t n, const char *name, char *err,
+		    size_t errlen)
+{
+	size_t best = strlen(name) <= 3 ? 1 : 2;
+	struct strbuf sb = {0};
+	for (size_t i = 0; i < n; i++) {
+		const char *names[] = {table[i]->name, table[i]->alias};
+		for (size_t k = 0; k < 2 && !(table[i]->flags & CMD_INTERNAL); k++) {
+			size_t d = names[k] ? distance(name, names[k]) : 99;
+			if (d > best)
+				continue;
+			if (d < best)
+				sb_reset(&sb);
+			best = d;
+			sb_addf(&sb, "%s`gpuctl %s`", sb.len ? " or " : "", names[k]);
+		}
+	}
+	if (sb.len)
+		snprintf(err, errlen, "unknown command '%s'. Did you mean %s? (`gpuctl --help` lists the "
+				      "commands)", name, sb.buf);
+	else
+		snprintf(err, errlen, "unknown command '%s'; `gpuctl --help` lists the commands", name);
+	sb_free(&sb);
+}
+
+const struct cmd_entry *cmd_find(const struct cmd_entry *const *table, size_t n, const char *name,
+				 char *err, size_t errlen)
+{
+	const struct cmd_entry *hit = NULL, *whole = NULL;
+	size_t len = strlen(name), nhits = 0;
+	struct strbuf could = {0};
+	for (size_t i = 0; i < n; i++) {
+		const struct cmd_entry *e = table[i];
+		if (!strcmp(e->name, name) || (e->alias && !strcmp(e->alias, name))) {
+			sb_free(&could);
+			return e;
+		}
+		if (len && !(e->flags & CMD_INTERNAL) && !strncmp(e->name, name, len)) {
+			sb_addf(&could, " %s", e->name);
+			nhits++;
+			if (e->flags & CMD_NO_PREFIX)
+				whole = e;
+			else
+				hit = e;
+		}
+	}
+	/* A prefix shared with a destructive command is ambiguous: naming one never runs it. */
+	if (nhits == 1 && hit) {
+		sb_free(&could);
+		return hit;
+	}
+	if (nhits > 1)
+		snprintf(err, errlen, "ambiguous command '%s', could be:%s", name, could.buf);
+	else if (whole)
+		snprintf(err, errlen, "'%s' is not a command: `gpuctl %s` ends things, so it is never "
+				      "abbreviated; type it in full", name, whole->name);
+	else
+		unknown(table, n, name, err, errlen);
+	sb_free(&could);
+	return NULL;
+}
+
+/* ---- the shared work ---- */
+
+int cmd_open(struct cmd *c)
+{
+	const struct cmd_entry *e = c->entry;
+	c->gpus = e->flags & CMD_GPUS ? args_get(&c->args, 'g') : NULL;
+	if (c->set || (!(e->flags & CMD_NVML) && !c->gpus))
+		return EXIT_OK;
+	struct gpu_error err = {0};
+	c->set = gpu_set_open(&err);
+	if (!c->set) {
+		fprintf(stderr, "gpuctl: %s\n", err.msg);
+		return err.code;
+	}
+	if (c->gpus && !gpu_set_select(c->set, c->gpus, &err)) {
+		fprintf(stderr, "gpuctl %s: %s\n", e->name, err.msg);
+		return err.code;
+	}
+	return EXIT_OK;
+}
+
+static int run(const struct cmd_entry *e, int argc, char **argv)
+{
+	struct cmd c = {.entry = e};
+	int rc;
+	switch (args_parse(&c.args, e, argc, argv)) {
+	case ARGS_HELP:
+		usage(e, stdout);
+		rc = EXIT_OK;
+		break;
+	case ARGS_ERROR:
+		rc = cmd_args_error(&c);
+		break;
+	default:
+		rc = e->exec(&c);
+		break;
+	}
+	gpu_set_free(c.set);
+	args_free(&c.args);
+	return rc;
+}
+
+int cmd_main(const struct cmd_entry *const *table, size_t n, int argc, char **argv)
+{
+	char err[512];
+	if (argc < 2) {
+		main_usage(stderr, table, n);
+		return EXIT_USAGE;
+	}
+	const char *name = argv[1];
+	if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
+		const struct cmd_entry *e = argc > 2 && !strcmp(name, "help")
+						    ? cmd_find(table, n, argv[2], err, sizeof err) : NULL;
+		if (e)
+			usage(e, stdout);
+		else
+			main_usage(stdout, table, n);
+		return EXIT_OK;
+	}
+	if (!strcmp(name, "--version") || !strcmp(name, "-V")) {
+		printf("gpuctl %s\n", GPUCTL_VERSION);
+		return EXIT_OK;
+	}
+	const struct cmd_entry *e = cmd_find(table, n, name, err, sizeof err);
+	if (!e) {
+		fprintf(stderr, "gpuctl: %s\n", err);
+		return EXIT_USAGE;
+	}
+	return run(e, argc - 1, argv + 1);
+}

@@ -1,0 +1,103 @@
+/* cmd.h: the command table's entry and the shared work every command gets from cmd.c and args.c
+ * (tmux's cmd_entry and args_parse): options parsed once from the entry's template into one
+ * structure the command reads with small accessors, the machine opened and the GPU selection
+ * resolved once, the shared errors printed in one place and what was opened freed in one place.
+ * Parsing and command lookup return their errors instead of exiting, so both are unit-tested. */
+#ifndef GPUCTL_CMD_H
+#define GPUCTL_CMD_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/util.h"
+
+struct cmd;
+struct gpu_set;
+
+/* What a command needs from cmd.c. */
+enum cmd_flags {
+	CMD_NVML = 1,        /* cmd_open opens the GPU set */
+	CMD_GPUS = 2,        /* takes -g, --gpus LIST; cmd_open resolves it, opening the set for it */
+	CMD_COMMAND = 4,     /* options end at the first non-option: the rest is a command (run) */
+	CMD_NO_PREFIX = 8,   /* destructive: reached by its full name only, never an abbreviation */
+	CMD_INTERNAL = 16,   /* not listed, abbreviated or suggested (the cuda-probe child) */
+};
+
+struct cmd_entry {
+	const char *name;
+	const char *alias;           /* NULL when none */
+	const char *summary;         /* one line for `gpuctl --help` */
+	const char *usage;           /* full usage text for `gpuctl CMD --help` */
+	struct {
+		const char *shorts;          /* its own getopt letters ("n:f:"); -h and -g come from cmd */
+		const struct option *longs;  /* ends with {0}; NULL when none */
+		int lower, upper;            /* positional arguments: at least, at most (-1: any) */
+		int gpus_alias;              /* another letter for -g (status: 'i', as in nvidia-smi) */
+	} args;
+	unsigned flags;              /* CMD_* */
+	int (*exec)(struct cmd *c);  /* returns the exit status */
+};
+
+/* The option text every command with CMD_GPUS shows, so the selection reads the same everywhere. */
+#define CMD_GPUS_HELP                                                                            \
+	"  -g, --gpus LIST            only these GPUs: indices, UUIDs (or unique prefixes) or PCI\n" \
+	"                             bus ids, separated by commas\n"
+
+/* ---- args.c: the options as given ---- */
+
+enum args_status { ARGS_OK, ARGS_HELP, ARGS_ERROR };
+
+struct args_value {
+	int opt;                     /* the short letter, or the long option's val */
+	const char *value;           /* NULL for a flag */
+	char spelling[48];           /* as written: "-l", "--loop" (for messages) */
+};
+
+struct args {
+	struct args_value *v;        /* in the order given */
+	size_t n, cap;
+	char **argv;                 /* positional arguments (run: the command and its arguments) */
+	int argc;
+	char err[512];               /* why parsing or an accessor failed */
+};
+
+/* argv[0] is the command's name. ARGS_HELP: -h/--help was given; ARGS_ERROR: a->err says why.
+ * a is always the caller's to free. */
+enum args_status args_parse(struct args *a, const struct cmd_entry *e, int argc, char **argv);
+void args_free(struct args *a);
+bool args_has(const struct args *a, int opt);
+/* The last value given for opt (an option given twice: the last wins); NULL when absent. */
+const char *args_get(const struct args *a, int opt);
+/* Typed values. Absent: true, *v unchanged (the caller's default). A bad value: false, a->err
+ * set. */
+bool args_uint(struct args *a, int opt, unsigned long min, unsigned long max, unsigned long *v);
+bool args_seconds(struct args *a, int opt, double min, double *v);
+/* The position of the value in the NULL-terminated choices; def when absent; -1 when bad. */
+int args_choice(struct args *a, int opt, const char *const *choices, int def);
+
+/* ---- cmd.c: dispatch and the shared work ---- */
+
+struct cmd {
+	const struct cmd_entry *entry;
+	struct args args;
+	struct gpu_set *set;         /* after cmd_open: the machine (CMD_NVML, or -g given) */
+	const char *gpus;            /* -g LIST as given (its GPUs are the selected ones), or NULL */
+};
+
+int cmd_main(const struct cmd_entry *const *table, size_t n, int argc, char **argv);
+/* Exact name or alias, else a unique prefix (never of a CMD_NO_PREFIX or internal command).
+ * NULL with err set: unknown (with the nearest names, when one is close), ambiguous, or a prefix
+ * of a command that must be typed in full. */
+const struct cmd_entry *cmd_find(const struct cmd_entry *const *table, size_t n, const char *name,
+				 char *err, size_t errlen);
+/* Opens what the entry's flags ask for: the GPU set (CMD_NVML, or CMD_GPUS with -g given) and the
+ * -g selection resolved against it. A command calls it once its own option values are checked,
+ * so a usage error never depends on the driver. EXIT_OK, or the status to return (the error
+ * printed). cmd_main frees what it opened after exec. */
+int cmd_open(struct cmd *c);
+/* Usage errors: the message, a pointer to --help; returns EXIT_USAGE. */
+int cmd_bad_usage(const struct cmd_entry *e, const char *fmt, ...) PRINTF(2, 3);
+int cmd_args_error(struct cmd *c);   /* the message an args_* accessor left */
+
+#endif

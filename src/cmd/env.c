@@ -1,0 +1,266 @@
+/* cmd-env.c: `eval "$(gpuctl env -n 1)"`: lease GPUs for an interactive shell or notebook and
+ * print the exports. A small background holder keeps the lease's descriptors; it ends, and the
+ * lease with it, when the shell it is bound to exits or on `gpuctl release`. */
+#include "base/json.h"
+#include "cmd/leaseopts.h"
+#include "machine/pid.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum fmt { F_SH, F_FISH, F_JSON, F_DOCKER };
+
+static volatile sig_atomic_t release_now;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	release_now = 1;
+}
+
+/* Whether pid still names the process that started at `start` (no pidfds: looked at now and
+ * then). */
+static bool still_bound(pid_t pid, unsigned long long start)
+{
+	struct pid_stat st;
+	return pid_stat((unsigned)pid, &st) && st.start == start;
+}
+
+/* The holder: no stdio (so $(...) returns), its own session; it holds the lease's descriptors
+ * until the bound process exits or it is told to let go (`gpuctl release`: SIGTERM). The bound
+ * process is the one that started at `start`, read when `env` began: if it exited while we were
+ * queued and its pid now names another process (anyone's), the lease is not tied to that
+ * stranger but ends here, before it is committed; `ready` then closes with nothing written. */
+static void hold(struct grant *g, pid_t bound, unsigned long long start, int ready)
+{
+	int null = open("/dev/null", O_RDWR);
+	if (null >= 0) {
+		dup2(null, 0), dup2(null, 1), dup2(null, 2);
+		if (null > 2)
+			close(null);
+	}
+	setsid();
+	if (chdir("/") != 0)
+		_exit(1);
+	struct sigaction sa = {.sa_handler = on_term};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	/* Opened first, its start time checked after: this pidfd can only be on that process. */
+	int pfd = pid_open((unsigned)bound, start);
+	if (pfd < 0 && (errno != ENOSYS || !still_bound(bound, start)))
+		_exit(1);
+	grant_hold(g, bound);
+	/* The daemon knows the holder (`gpuctl release` can find it from now on), and the bound
+	 * process was still there: say so, then close. */
+	if (write(ready, "1", 1) != 1)
+		_exit(1);
+	close(ready);
+	struct pollfd p = {.fd = pfd, .events = POLLIN};
+	while (!release_now && pfd >= 0 && poll(&p, 1, -1) == 0)
+		;
+	while (!release_now && pfd < 0 && still_bound(bound, start))
+		sleep(5); /* no pidfd (an old kernel): look now and then */
+	_exit(0); /* the lease ends with this process's descriptors */
+}
+
+/* POSIX sh (and bash, zsh): in single quotes nothing is special but the quote itself. */
+static void quote_sh(struct strbuf *sb, const char *v)
+{
+	sb_addc(sb, '\'');
+	for (const char *p = v; *p; p++)
+		if (*p == '\'')
+			sb_adds(sb, "'\\''");
+		else
+			sb_addc(sb, *p);
+	sb_addc(sb, '\'');
+}
+
+/* fish: in single quotes, backslash escapes a quote and a backslash; nothing else is special. */
+static void quote_fish(struct strbuf *sb, const char *v)
+{
+	sb_addc(sb, '\'');
+	for (const char *p = v; *p; p++) {
+		if (*p == '\'' || *p == '\\')
+			sb_addc(sb, '\\');
+		sb_addc(sb, *p);
+	}
+	sb_addc(sb, '\'');
+}
+
+static void print_exports(char **env, enum fmt fmt, const struct grant *g, bool uuid)
+{
+	struct strbuf sb = {0};
+	struct json j;
+	if (fmt == F_DOCKER) {
+		/* `docker run $(gpuctl env --format=docker) IMAGE`: after command substitution the
+		 * words are split but no quotes removed, so print none but the ones docker's CSV
+		 * parser of --gpus wants around a list ("device=0,1" is one field). */
+		sb_adds(&sb, "--gpus \"device=");
+		for (size_t i = 0; i < g->n; i++) {
+			const struct gpu *gp = &g->set->gpus[g->pos[i]];
+			if (uuid)
+				sb_addf(&sb, "%s%s", i ? "," : "", gp->uuid);
+			else
+				sb_addf(&sb, "%s%u", i ? "," : "", gp->index);
+		}
+		sb_adds(&sb, "\"");
+		/* The profile's variables as -e words: only values that survive word splitting and
+		 * pathname expansion unchanged can be passed this way. */
+		for (char **p = g->profile_env; p && *p; p++) {
+			if (strpbrk(*p, " \t\n*?[\\'\"$`")) {
+				fprintf(stderr, "gpuctl env: %.*s is not passed to docker: its value does not "
+					"survive $(...) word splitting (use --format=sh and docker run -e)\n",
+					(int)strcspn(*p, "="), *p);
+				continue;
+			}
+			sb_addf(&sb, " -e %s", *p);
+		}
+		sb_addc(&sb, '\n');
+	} else if (fmt == F_JSON) {
+		json_init(&j, &sb, false);
+		json_obj(&j, NULL);
+	}
+	for (char **p = env; fmt != F_DOCKER && *p; p++) {
+		char *eq = strchr(*p, '=');
+		*eq = '\0';
+		if (fmt == F_SH) {
+			sb_addf(&sb, "export %s=", *p);
+			quote_sh(&sb, eq + 1);
+			sb_adds(&sb, ";\n");
+		} else if (fmt == F_FISH) {
+			sb_addf(&sb, "set -gx %s ", *p);
+			quote_fish(&sb, eq + 1);
+			sb_adds(&sb, ";\n");
+		} else {
+			json_str(&j, *p, eq + 1);
+		}
+		*eq = '=';
+	}
+	if (fmt == F_JSON) {
+		json_end_obj(&j);
+		sb_addc(&sb, '\n');
+	}
+	fputs(sb.buf, stdout);
+	fflush(stdout);
+	sb_free(&sb);
+}
+
+enum { O_FORMAT = 'f', O_HOLD = 'H' };
+
+static int env_cmd(struct cmd *c)
+{
+	static const char *const formats[] = {"sh", "fish", "json", "docker", NULL}; /* enum fmt */
+	struct lease_opts o = {.rq = {.max_util = -1, .prefer = -1, .kind = "env", .who = "gpuctl env"}};
+	unsigned long bound = (unsigned long)getppid();
+	int fmt = args_choice(&c->args, O_FORMAT, formats, F_SH);
+	if (fmt < 0 || !args_uint(&c->args, O_HOLD, 1, INT_MAX, &bound))
+		return cmd_args_error(c);
+	/* Another user's process may be bound too (harmless: it only decides when this lease ends). */
+	if (args_has(&c->args, O_HOLD) && kill((pid_t)bound, 0) != 0 && errno != EPERM)
+		return cmd_bad_usage(c->entry, "--hold-pid wants the pid of a running process, not '%s'",
+				     args_get(&c->args, O_HOLD));
+	if (c->args.argc)
+		return cmd_bad_usage(c->entry, "unexpected argument '%s' (to run a command, use gpuctl run)",
+				     c->args.argv[0]);
+	/* The pid and its start time name the process: a pid alone may be another's by the time
+	 * the lease is granted (a queue wait is long enough for the pid to come round again). */
+	struct pid_stat bst;
+	if (!pid_stat((unsigned)bound, &bst)) {
+		if (args_has(&c->args, O_HOLD))
+			return cmd_bad_usage(c->entry, "--hold-pid: cannot read /proc/%lu/stat (the process "
+					     "exited, or lives in another PID namespace)", bound);
+		fprintf(stderr, "gpuctl env: the process that started it (pid %lu) has already exited; "
+			"nothing leased\n", bound);
+		return EXIT_FAIL;
+	}
+	int rc = lease_opts_read(c, &o);
+	if (rc != EXIT_OK)
+		return rc;
+	char *command = xasprintf("(env lease for pid %lu)", bound);
+	o.rq.command = command;
+	struct config cfg;
+	struct grant g;
+	rc = lease_begin(c, &o, &cfg, &g);
+	if (rc != EXIT_OK) {
+		free(command);
+		return rc;
+	}
+	struct gpu_set *set = c->set;
+	if (o.rq.dry_run) {
+		char **env = grant_env(&g, o.uuid);
+		print_exports(env, fmt, &g, o.uuid);
+		grant_env_free(env);
+		grant_free(&g);
+	} else {
+		char **env = grant_env(&g, o.uuid);
+		fflush(NULL);
+		int ready[2];
+		if (pipe2(ready, O_CLOEXEC) != 0)
+			die(EXIT_FAIL, "pipe: %s", strerror(errno));
+		pid_t pid = fork();
+		if (pid < 0)
+			die(EXIT_FAIL, "fork: %s", strerror(errno));
+		if (pid == 0) {
+			close(ready[0]);
+			grant_env_free(env); /* the parent's to print */
+			hold(&g, (pid_t)bound, bst.start, ready[1]);
+		}
+		close(ready[1]);
+		struct pollfd rp = {.fd = ready[0], .events = POLLIN};
+		char ok = 0;
+		/* A byte once it committed; EOF alone when it gave up, the lease with it (the bound
+		 * process is gone); nothing yet: a slow daemon, and the lease holds regardless. */
+		bool gone = poll(&rp, 1, 2000) == 1 && read(ready[0], &ok, 1) == 0;
+		close(ready[0]);
+		if (gone) {
+			fprintf(stderr, "gpuctl env: process %lu, which the lease was to be bound to, exited "
+				"before the lease was granted (its pid may name another process now); the "
+				"lease (%s) is released and nothing is exported\n", bound, g.id);
+			rc = EXIT_FAIL;
+		} else {
+			print_exports(env, fmt, &g, o.uuid);
+		}
+		if (!o.quiet && !gone) {
+			fprintf(stderr, "gpuctl env: leased GPU");
+			for (size_t i = 0; i < g.n; i++)
+				fprintf(stderr, "%s%u", i ? "," : " ", set->gpus[g.pos[i]].index);
+			fprintf(stderr, " (lease %s) until process %lu exits or `gpuctl release`\n", g.id,
+				bound);
+		}
+		grant_free(&g); /* the holder keeps its own copies */
+		grant_env_free(env);
+	}
+	free(command);
+	config_free(&cfg);
+	return rc;
+}
+
+static const struct option longopts[] = {
+	{"format", required_argument, NULL, O_FORMAT}, {"hold-pid", required_argument, NULL, O_HOLD},
+	LEASE_LONGOPTS, {0},
+};
+
+const struct cmd_entry cmd_env_entry = {
+	.name = "env",
+	.summary = "lease GPUs for this shell or notebook: eval \"$(gpuctl env -n 1)\"",
+	.usage = "env [OPTIONS]\n\n"
+		 "Lease GPUs and print the variables to export. A background holder keeps the lease\n"
+		 "until the calling shell (or --hold-pid PID) exits, or `gpuctl release`. Set them\n"
+		 "before CUDA starts: in Python, before `import torch` touches the GPU.\n\n"
+		 "  -f, --format sh|fish|json|docker   (docker: --gpus \"device=...\" for\n"
+		 "                             `docker run $(gpuctl env --format=docker) IMAGE`)\n"
+		 "      --hold-pid PID        bind the lease to this process instead of the parent\n"
+		 LEASE_USAGE,
+	.args = {.shorts = "n:f:q", .longs = longopts, .upper = -1}, /* extra words: a hint, below */
+	.flags = CMD_NVML | CMD_GPUS,
+	.exec = env_cmd,
+};

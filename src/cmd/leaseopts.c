@@ -1,0 +1,83 @@
+/* leaseopts.c: parsing the GPU-choice options shared by `run`, `env` and `submit`. */
+#include "cmd/leaseopts.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int lease_opts_read(struct cmd *c, struct lease_opts *o)
+{
+	struct args *a = &c->args;
+	unsigned long n = 0, util = 101;
+	enum prefer p;
+	const char *prefer = args_get(a, LO_PREFER), *minfree = args_get(a, LO_MINFREE);
+	const char *wait = args_get(a, LO_WAIT);
+	if (!args_uint(a, LO_COUNT, 1, GPU_MAX, &n) || !args_uint(a, LO_MAXUTIL, 0, 100, &util))
+		return cmd_args_error(c);
+	if (minfree && !parse_size_mib(minfree, &o->rq.min_free_mib))
+		return cmd_bad_usage(c->entry, "--min-free-memory wants a size such as 20G or 512M "
+				     "(at most " MAX_SIZE_TEXT "), not '%s'", minfree);
+	if (prefer && !parse_prefer(prefer, &p))
+		return cmd_bad_usage(c->entry, "--prefer is free-memory, index or util, not '%s'", prefer);
+	o->rq.count = (unsigned)n;
+	o->rq.max_util = util <= 100 ? (int)util : -1;
+	o->rq.prefer = prefer ? (int)p : -1;
+	o->rq.gpus = args_get(a, 'g');
+	o->rq.ignore_usage = args_has(a, LO_IGNORE);
+	o->uuid = args_has(a, LO_UUID);
+	o->rq.name = args_get(a, LO_NAME);
+	o->wait_given = args_has(a, LO_WAIT);
+	o->rq.wait = 0;
+	if (wait && (!parse_duration(wait, &o->rq.wait) || o->rq.wait <= 0))
+		return cmd_bad_usage(c->entry, "--wait wants a duration such as 90, 30s, 5m or 2h "
+				     "(at most " MAX_DURATION_TEXT "; --wait alone waits as long as it takes), "
+				     "not '%s'", wait);
+	o->profile = args_get(a, LO_PROFILE);
+	o->rq.dry_run = args_has(a, LO_DRY);
+	o->quiet = args_has(a, LO_QUIET);
+	return EXIT_OK;
+}
+
+bool lease_opts_apply(const struct cmd_entry *e, struct lease_opts *o, const struct config *cfg)
+{
+	if (o->profile) {
+		const struct profile *p = config_profile(cfg, o->profile);
+		if (!p) {
+			cmd_bad_usage(e, "no [profile %s] in /etc/gpuctl.conf or ~/.config/gpuctl/config", o->profile);
+			return false;
+		}
+		if (!o->rq.count)
+			o->rq.count = p->count;
+		if (!o->rq.min_free_mib)
+			o->rq.min_free_mib = p->min_free_mib;
+		if (o->rq.max_util < 0)
+			o->rq.max_util = p->max_util;
+		if (o->rq.prefer < 0)
+			o->rq.prefer = p->prefer;
+		if (!o->rq.gpus)
+			o->rq.gpus = p->gpus;
+		if (p->uuid > 0)
+			o->uuid = true;
+		o->rq.profile_env = p->env;
+	}
+	if (!o->wait_given)
+		o->rq.wait = cfg->wait;
+	return true;
+}
+
+int lease_begin(struct cmd *c, struct lease_opts *o, struct config *cfg, struct grant *g)
+{
+	if (!config_load(cfg))
+		return EXIT_USAGE;
+	if (!lease_opts_apply(c->entry, o, cfg)) {
+		config_free(cfg);
+		return EXIT_USAGE;
+	}
+	struct gpu_error err = {0};
+	int rc = cmd_open(c);
+	if (rc == EXIT_OK && (rc = grant_acquire(c->set, cfg, &o->rq, g, &err)) == EXIT_OK)
+		return EXIT_OK;
+	if (err.msg[0])
+		fprintf(stderr, "%s: %s\n", o->rq.who, err.msg);
+	config_free(cfg);
+	return rc;
+}

@@ -1,0 +1,61 @@
+/* leaseopts.h: the options `run`, `env` and `submit` share for choosing GPUs, and profiles. */
+#ifndef GPUCTL_LEASEOPTS_H
+#define GPUCTL_LEASEOPTS_H
+
+#include "cmd/cmd.h"
+#include "config/config.h"
+#include "gpuctl.h"
+#include "lease/grant.h"
+
+enum {
+	LO_COUNT = 'n', LO_QUIET = 'q',
+	LO_MINFREE = 300, LO_MAXUTIL, LO_PREFER, LO_IGNORE, LO_UUID, LO_NAME, LO_WAIT, LO_PROFILE,
+	LO_DRY,
+};
+
+/* -g, --gpus comes with CMD_GPUS. */
+#define LEASE_LONGOPTS                                                         \
+	{"count", required_argument, NULL, LO_COUNT},                           \
+	{"min-free-memory", required_argument, NULL, LO_MINFREE},               \
+	{"max-util", required_argument, NULL, LO_MAXUTIL},                      \
+	{"prefer", required_argument, NULL, LO_PREFER},                         \
+	{"ignore-usage", no_argument, NULL, LO_IGNORE},                         \
+	{"uuid", no_argument, NULL, LO_UUID},                                   \
+	{"name", required_argument, NULL, LO_NAME},                             \
+	{"wait", optional_argument, NULL, LO_WAIT},                             \
+	{"profile", required_argument, NULL, LO_PROFILE},                       \
+	{"dry-run", no_argument, NULL, LO_DRY},                                 \
+	{"quiet", no_argument, NULL, LO_QUIET}
+
+#define LEASE_USAGE                                                                              \
+	"  -n, --count N              how many GPUs (default 1, or as many as -g names)\n"       \
+	"  -g, --gpus LIST            choose among these: indices, UUIDs or prefixes, bus ids\n"  \
+	"      --min-free-memory SIZE each GPU needs this much free memory (e.g. 20G)\n"         \
+	"      --max-util PCT         a GPU busier than this is not free (default: the daemon's)\n" \
+	"      --prefer free-memory|index|util   which free GPUs first\n"                         \
+	"      --ignore-usage         only leases count, not observed memory, load or processes\n" \
+	"      --uuid                 CUDA_VISIBLE_DEVICES with UUIDs instead of indices\n"       \
+	"      --name NAME            shown by `gpuctl leases` and `gpuctl status`\n"            \
+	"      --wait[=DURATION]      queue until the GPUs are free (fair share: fewest GPUs\n"   \
+	"                             held first), at most DURATION (90, 30s, 5m, 2h)\n"       \
+	"      --profile NAME         defaults from [profile NAME] in the config\n"              \
+	"      --dry-run              show the choice and the environment, change nothing\n"     \
+	"  -q, --quiet                no line on stderr about what was leased\n"
+
+struct lease_opts {
+	struct grant_req rq;
+	const char *profile;
+	bool uuid, wait_given, quiet;
+};
+
+/* The options above (and -g) into o. EXIT_OK, or a usage error (printed). */
+int lease_opts_read(struct cmd *c, struct lease_opts *o);
+/* Applies the profile and the config's defaults to what the options left unset; false: a usage
+ * error (printed). */
+bool lease_opts_apply(const struct cmd_entry *e, struct lease_opts *o, const struct config *cfg);
+/* What run and env start with: the configuration, the GPUs (cmd_open), then the lease
+ * (o->rq.command set by the caller). EXIT_OK: *cfg and g are the caller's to release, c->set is
+ * cmd.c's; otherwise the reason has been printed and nothing is left open. */
+int lease_begin(struct cmd *c, struct lease_opts *o, struct config *cfg, struct grant *g);
+
+#endif

@@ -1,0 +1,192 @@
+/* cmd-leases.c: `gpuctl leases`: every live lease (GPU, user, pid, kind, since, name, command)
+ * and the waiting queue in order. */
+#include "machine/gpu.h"
+#include "gpuctl.h"
+#include "base/escape.h"
+#include "base/json.h"
+#include "lease/view.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+/* The GPU's nvidia-smi index, or -1 when NVML is unavailable or does not know the UUID. */
+static int index_of(const struct gpu_set *set, const char *uuid)
+{
+	for (size_t i = 0; set && i < set->ngpus; i++)
+		if (!strcmp(set->gpus[i].uuid, uuid))
+			return (int)set->gpus[i].index;
+	return -1;
+}
+
+static void json_uuids(struct json *j, const char *key, const struct gpu_set *set,
+		       char (*uuids)[96], size_t n)
+{
+	json_arr(j, key);
+	for (size_t k = 0; k < n; k++) {
+		json_obj(j, NULL);
+		int idx = index_of(set, uuids[k]);
+		if (idx >= 0)
+			json_uint(j, "index", (unsigned)idx);
+		else
+			json_null(j, "index");
+		json_str(j, "uuid", uuids[k]);
+		json_end_obj(j);
+	}
+	json_end_arr(j);
+}
+
+static void print_json(const struct leaseview *v, const struct gpu_set *set)
+{
+	struct strbuf sb = {0};
+	struct json j;
+	json_init(&j, &sb, true);
+	json_obj(&j, NULL);
+	if (v->present)
+		json_int(&j, "daemon_pid", v->daemon_pid);
+	else
+		json_null(&j, "daemon_pid");
+	json_bool(&j, "private", v->private_mode);
+	json_arr(&j, "leases");
+	for (size_t i = 0; i < v->nleases; i++) {
+		const struct lease_info *l = &v->leases[i];
+		json_obj(&j, NULL);
+		json_str(&j, "id", l->id);
+		json_uuids(&j, "gpus", set, l->uuids, l->ngpus);
+		json_str(&j, "user", l->user);
+		json_uint(&j, "uid", l->uid);
+		json_int(&j, "pid", l->pid);
+		if (l->bound)
+			json_int(&j, "bound_pid", l->bound);
+		else
+			json_null(&j, "bound_pid");
+		json_str(&j, "kind", l->kind);
+		json_int(&j, "since", (long long)l->since);
+		json_str(&j, "name", l->name);
+		json_str(&j, "command", l->command);
+		json_end_obj(&j);
+	}
+	json_end_arr(&j);
+	json_uuids(&j, "held_unknown", set, v->held, v->nheld);
+	json_str(&j, "queue_order", strcmp(v->order, "fair") ? "fifo" : "fair");
+	json_arr(&j, "queue");
+	for (size_t i = 0; i < v->nqueue; i++) {
+		const struct waiter_info *w = &v->queue[i];
+		json_obj(&j, NULL);
+		json_uint(&j, "position", w->position);
+		json_str(&j, "user", w->user);
+		json_uint(&j, "uid", w->uid);
+		json_int(&j, "pid", w->pid);
+		json_uint(&j, "count", w->count);
+		json_int(&j, "since", (long long)w->since);
+		json_str(&j, "state", w->state);
+		json_str(&j, "kind", w->kind);
+		json_str(&j, "name", w->name);
+		json_arr(&j, "candidates");
+		for (size_t k = 0; k < w->ncand; k++)
+			json_str(&j, NULL, w->cand[k]);
+		json_end_arr(&j);
+		json_end_obj(&j);
+	}
+	json_end_arr(&j);
+	json_end_obj(&j);
+	json_print(&sb);
+}
+
+/* HH:MM:SS today, else the date too: a lease from last week must not look like this morning's. */
+static void when(char *buf, size_t n, time_t t)
+{
+	struct tm tm, now;
+	time_t tnow = time(NULL);
+	localtime_r(&t, &tm);
+	localtime_r(&tnow, &now);
+	bool today = tm.tm_year == now.tm_year && tm.tm_yday == now.tm_yday;
+	strftime(buf, n, today ? "%H:%M:%S" : "%Y-%m-%d %H:%M", &tm);
+}
+
+static void print_table(const struct leaseview *v, const struct gpu_set *set)
+{
+	struct strbuf sb = {0};
+	if (!v->present)
+		sb_adds(&sb, "no leases (no gpuctl daemon is running)\n");
+	else if (!v->nleases && !v->nheld)
+		sb_adds(&sb, "no leases\n");
+	else
+		sb_addf(&sb, "%-7s %-12s %8s %-4s %-16s %-14s %s\n", "GPUS", "USER", "PID", "KIND", "SINCE",
+			"NAME", "COMMAND");
+	for (size_t i = 0; i < v->nleases; i++) {
+		const struct lease_info *l = &v->leases[i];
+		char gpus[64] = "", since[32];
+		for (size_t k = 0; k < l->ngpus; k++) {
+			int idx = index_of(set, l->uuids[k]);
+			size_t len = strlen(gpus);
+			if (idx >= 0)
+				snprintf(gpus + len, sizeof gpus - len, "%s%d", k ? "," : "", idx);
+			else
+				snprintf(gpus + len, sizeof gpus - len, "%s%.8s", k ? "," : "", l->uuids[k]);
+		}
+		when(since, sizeof since, l->since);
+		sb_addf(&sb, "%-7s %-12s %8d %-4s %-16s ", gpus, esc_str(l->user, 0), (int)l->pid, l->kind,
+			since);
+		size_t mark = sb.len;
+		esc_printable_n(&sb, l->name ? l->name : "-", 64);
+		sb_addf(&sb, "%*s ", (int)(sb.len - mark < 14 ? 14 - (sb.len - mark) : 0), "");
+		esc_printable_n(&sb, l->command ? l->command : "", 200);
+		sb_addc(&sb, '\n');
+	}
+	for (size_t i = 0; i < v->nheld; i++) {
+		int idx = index_of(set, v->held[i]);
+		sb_addf(&sb, "%-7d held by a process the daemon cannot name (since it restarted)\n", idx);
+	}
+	if (v->nqueue)
+		sb_adds(&sb, strcmp(v->order, "fair") ? "\nwaiting (first come, first served):\n"
+			: "\nwaiting (fair share: fewest GPUs held first, then first come):\n");
+	time_t now = time(NULL);
+	for (size_t i = 0; i < v->nqueue; i++) {
+		const struct waiter_info *w = &v->queue[i];
+		long t = (long)(now - w->since);
+		sb_addf(&sb, "%3u. %-12s pid %-8d wants %u GPU%s, waiting %ld:%02ld:%02ld%s", w->position,
+			esc_str(w->user, 0), (int)w->pid, w->count, w->count == 1 ? "" : "s", t / 3600,
+			t / 60 % 60, t % 60, strcmp(w->state, "waiting") ? " " : "");
+		if (strcmp(w->state, "waiting"))
+			sb_addf(&sb, "(%s)", w->state);
+		if (w->name) {
+			sb_adds(&sb, "  ");
+			esc_printable_n(&sb, w->name, 64);
+		}
+		sb_addc(&sb, '\n');
+	}
+	fputs(sb.buf, stdout);
+	sb_free(&sb);
+}
+
+static int leases(struct cmd *c)
+{
+	bool json = args_has(&c->args, 'j');
+	struct leaseview v;
+	struct gpu_error err = {0};
+	if (!leaseview_load(&v, &err)) {
+		fprintf(stderr, "gpuctl leases: %s\n", err.msg);
+		return err.code;
+	}
+	/* Indices are a courtesy: without NVML the UUIDs still say which GPU. */
+	struct gpu_set *set = gpu_set_open(&err);
+	if (json)
+		print_json(&v, set);
+	else
+		print_table(&v, set);
+	gpu_set_free(set);
+	leaseview_free(&v);
+	return EXIT_OK;
+}
+
+static const struct option longopts[] = {{"json", no_argument, NULL, 'j'}, {0}};
+
+const struct cmd_entry cmd_leases_entry = {
+	.name = "leases",
+	.summary = "who holds which GPU, and who is waiting",
+	.usage = "leases [--json]\n\nEvery live lease (GPUs, user, pid, kind, since, name, command) and\n"
+		 "the waiting queue in order.\n",
+	.args = {.longs = longopts},
+	.exec = leases,
+};

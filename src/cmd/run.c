@@ -1,0 +1,167 @@
+/* cmd-run.c: `gpuctl run [OPTIONS] -- COMMAND`: lease GPUs, run the job with the right
+ * CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER and NVIDIA_VISIBLE_DEVICES, and release on exit.
+ * The lock descriptors are inherited by the job, so the lease outlives gpuctl itself (even
+ * SIGKILL) and ends with the job and whatever it started. */
+#include "cmd/leaseopts.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static volatile pid_t child;
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+/* A signal the terminal sent reached the job already (same process group): forwarding it would
+ * deliver it twice. Anything sent to gpuctl alone (kill, a scheduler) is passed on. */
+static void forward(int sig, siginfo_t *info, void *ctx)
+{
+	(void)ctx;
+	if (child > 0 && info->si_code != SI_KERNEL)
+		kill(child, sig);
+}
+
+static void print_env(char **env, FILE *f)
+{
+	for (char **p = env; *p; p++)
+		fprintf(f, "%s\n", *p);
+}
+
+static char *join(char **argv)
+{
+	struct strbuf sb = {0};
+	for (int i = 0; argv[i]; i++)
+		sb_addf(&sb, "%s%s", i ? " " : "", argv[i]);
+	return sb.buf;
+}
+
+/* One line on stderr: what the job got, and how long it waited for it. */
+static void say_leased(const struct grant *g)
+{
+	struct strbuf sb = {0};
+	sb_addf(&sb, "gpuctl run: leased GPU");
+	for (size_t i = 0; i < g->n; i++)
+		sb_addf(&sb, "%s%u", i ? "," : " ", g->set->gpus[g->pos[i]].index);
+	if (g->queued_at) {
+		int s = (int)(g->waited + 0.5);
+		sb_addf(&sb, " after waiting %d:%02d:%02d", s / 3600, s / 60 % 60, s % 60);
+	}
+	sb_addf(&sb, " (lease %s)\n", g->id);
+	fputs(sb.buf, stderr);
+	sb_free(&sb);
+}
+
+static int start_job(struct grant *g, char **argv, bool uuid)
+{
+	char **env = grant_env(g, uuid);
+	int errpipe[2];
+	if (pipe2(errpipe, O_CLOEXEC) != 0)
+		die(EXIT_FAIL, "pipe: %s", strerror(errno));
+	/* Signals ignored when gpuctl started (nohup) stay ignored, for gpuctl and for the job, as
+	 * with env, time and nice; the others are passed on to the job. */
+	bool ignored[ARRAY_SIZE(forwarded)];
+	struct sigaction sa = {.sa_sigaction = forward, .sa_flags = SA_SIGINFO | SA_RESTART};
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < ARRAY_SIZE(forwarded); i++) {
+		struct sigaction old;
+		sigaction(forwarded[i], NULL, &old);
+		ignored[i] = old.sa_handler == SIG_IGN;
+		if (!ignored[i])
+			sigaction(forwarded[i], &sa, NULL);
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		die(EXIT_FAIL, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		for (size_t i = 0; i < ARRAY_SIZE(forwarded); i++)
+			if (!ignored[i])
+				signal(forwarded[i], SIG_DFL);
+		/* The job inherits the lease's descriptors and holds the lease, even if gpuctl dies. */
+		grant_hold(g, 0);
+		for (char **p = env; *p; p++)
+			putenv(*p);
+		execvp(argv[0], argv);
+		int e = errno;
+		if (write(errpipe[1], &e, sizeof e) < 0)
+			_exit(127);
+		_exit(e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);
+	}
+	child = pid;
+	close(errpipe[1]);
+	grant_free(g); /* the job holds the lease now: it ends with the job and what it started */
+	int e = 0;
+	ssize_t r;
+	while ((r = read(errpipe[0], &e, sizeof e)) < 0 && errno == EINTR)
+		;
+	close(errpipe[0]);
+	if (r == sizeof e)
+		fprintf(stderr, "gpuctl run: cannot run '%s': %s\n", argv[0], strerror(e));
+	int status;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	child = 0;
+	grant_env_free(env);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int run(struct cmd *c)
+{
+	struct lease_opts o = {.rq = {.max_util = -1, .prefer = -1, .kind = "run", .who = "gpuctl run"}};
+	int rc = lease_opts_read(c, &o);
+	if (rc != EXIT_OK)
+		return rc;
+	char **argv = c->args.argv;
+	if (!c->args.argc && !o.rq.dry_run)
+		return cmd_bad_usage(c->entry, "no command given: gpuctl run [OPTIONS] -- COMMAND [ARGS...]");
+	char *command = c->args.argc ? join(argv) : NULL;
+	o.rq.command = command;
+	struct config cfg;
+	struct grant g;
+	rc = lease_begin(c, &o, &cfg, &g);
+	if (rc != EXIT_OK) {
+		free(command);
+		return rc;
+	}
+	struct gpu_set *set = c->set;
+	if (o.rq.dry_run) {
+		printf("would lease:");
+		for (size_t i = 0; i < g.n; i++)
+			printf(" GPU %u (%s)", set->gpus[g.pos[i]].index, set->gpus[g.pos[i]].uuid);
+		printf("\nwould run%s%s with:\n", command ? ": " : "", command ? command : "");
+		char **env = grant_env(&g, o.uuid);
+		print_env(env, stdout);
+		grant_env_free(env);
+		grant_free(&g);
+	} else {
+		if (!o.quiet)
+			say_leased(&g);
+		rc = start_job(&g, argv, o.uuid);
+	}
+	free(command);
+	config_free(&cfg);
+	return rc;
+}
+
+static const struct option longopts[] = {LEASE_LONGOPTS, {0}};
+
+const struct cmd_entry cmd_run_entry = {
+	.name = "run",
+	.summary = "lease free GPUs and run a job on them; released when it ends",
+	.usage = "run [OPTIONS] -- COMMAND [ARGS...]\n\n"
+		 "Lease GPUs (no other job gets them until this one and everything it started has\n"
+		 "ended, even if gpuctl is killed) and run COMMAND with CUDA_VISIBLE_DEVICES (nvidia-smi\n"
+		 "numbering), CUDA_DEVICE_ORDER=PCI_BUS_ID, NVIDIA_VISIBLE_DEVICES and GPUCTL_LEASE_*.\n"
+		 "An existing CUDA_VISIBLE_DEVICES restricts the choice. The exit status is the job's\n"
+		 "(128+N if signal N ended it); INT, TERM, HUP, QUIT, USR1, USR2 reach the job.\n\n"
+		 LEASE_USAGE
+		 "\nExit status when no job ran: 10 not enough free GPUs (without --wait), 11 --wait ran\n"
+		 "out, 2 bad request, 126/127 the command could not be run.\n",
+	.args = {.shorts = "n:q", .longs = longopts, .upper = -1},
+	.flags = CMD_NVML | CMD_GPUS | CMD_COMMAND,
+	.exec = run,
+};

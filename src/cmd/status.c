@@ -1,0 +1,532 @@
+/* cmd-status.c: `gpuctl status` (alias `ls`): what every GPU is doing and which processes use it,
+ * as a table, JSON, or nvidia-smi compatible CSV, once or in a loop. NVML is opened once per run;
+ * each refresh is a handful of NVML calls per GPU plus one /proc read per process. */
+#include "cluster/cluster.h"
+#include "config/config.h"
+#include "machine/gpu.h"
+#include "gpuctl.h"
+#include "base/json.h"
+#include "lease/view.h"
+#include "view/query.h"
+#include "view/table.h"
+#include "view/status-json.h"
+#include "base/term.h"
+#include "base/util.h"
+
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+enum mode { M_TABLE, M_JSON, M_CSV, M_LIST };
+
+struct status_opts {
+	enum mode mode;
+	struct query *query;
+	unsigned qflags;
+	double loop;                 /* seconds; 0 = once */
+	unsigned long count;         /* refreshes before stopping; 0 = until interrupted */
+	bool no_procs;
+	bool details;                /* --details: what top shows too */
+	bool color, tty;
+	int width;                   /* columns; 0: no limit (not a terminal, COLUMNS unset) */
+	int rows;                    /* lines a frame may take (a loop on a terminal); 0: any */
+	struct leaseview leases;     /* refreshed with the GPUs */
+	bool lease_warned;           /* said once why leases are not shown */
+	bool slurm;                  /* a process in a Slurm job: the table has a JOB column */
+};
+
+/* The JOB column only where it says something: on a Slurm node whose GPUs run a job's process
+ * (a login node, or one whose GPUs serve no job now, keeps the plain table). */
+static bool any_slurm_job(const struct gpu_set *set)
+{
+	for (size_t i = 0; i < set->ngpus; i++)
+		for (size_t j = 0; j < set->gpus[i].nprocs; j++)
+			if (set->gpus[i].procs[j].slurm_job)
+				return true;
+	return false;
+}
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+/* Who holds the GPU's lease: the one place status asks the lease layer. */
+static const struct lease_info *holder(const struct status_opts *o, const struct gpu *g)
+{
+	return leaseview_holder(&o->leases, g->uuid);
+}
+
+/* ---- JSON ---- */
+
+/* A measured value, or null when the driver could not give it (its validity bit f is clear). */
+static void json_measured(struct json *j, const struct gpu *g, enum gpu_field f, const char *key,
+			  unsigned long long v)
+{
+	if (GPU_HAS(g, f))
+		json_uint(j, key, v);
+	else
+		json_null(j, key);
+}
+
+static void json_watts(struct json *j, const struct gpu *g, enum gpu_field f, const char *key,
+		       unsigned mw)
+{
+	if (GPU_HAS(g, f))
+		json_num(j, key, mw / 1000.0, 3);
+	else
+		json_null(j, key);
+}
+
+static void json_mode(struct json *j, const struct gpu *g, enum gpu_field f, const char *key,
+		      const char *name)
+{
+	json_str(j, key, GPU_HAS(g, f) ? name : NULL);
+}
+
+/* Per-process utilisation: NVML's newest sample from the last second; null without one. */
+static void json_proc_util(struct json *j, const struct gpu_proc *p)
+{
+	static const char *const keys[] = {"utilization_sm_pct", "utilization_memory_pct",
+					   "utilization_encoder_pct", "utilization_decoder_pct"};
+	const unsigned v[] = {p->sm_util, p->mem_util, p->enc_util, p->dec_util};
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		if (p->util_valid)
+			json_uint(j, keys[i], v[i]);
+		else
+			json_null(j, keys[i]);
+	}
+}
+
+static void json_gpu(struct json *j, const struct status_opts *o, const struct gpu *g)
+{
+	json_obj(j, NULL);
+	json_uint(j, "index", g->index);
+	json_str(j, "uuid", g->uuid[0] ? g->uuid : NULL);
+	json_str(j, "name", g->name[0] ? g->name : NULL);
+	json_str(j, "pci_bus_id", g->pci_bus_id[0] ? g->pci_bus_id : NULL);
+	json_measured(j, g, GF_MEM_TOTAL, "memory_total_mib", mib(g->mem_total));
+	json_measured(j, g, GF_MEM_USED, "memory_used_mib", mib(g->mem_used));
+	json_measured(j, g, GF_MEM_FREE, "memory_free_mib", mib(g->mem_free));
+	json_measured(j, g, GF_MEM_RESERVED, "memory_reserved_mib", mib(g->mem_reserved));
+	json_measured(j, g, GF_UTIL_GPU, "utilization_gpu_pct", g->util_gpu);
+	json_measured(j, g, GF_UTIL_MEM, "utilization_memory_pct", g->util_mem);
+	json_measured(j, g, GF_TEMP, "temperature_c", g->temp);
+	json_watts(j, g, GF_POWER, "power_w", g->power_mw);
+	json_watts(j, g, GF_POWER_LIMIT, "power_limit_w", g->power_limit_mw);
+	json_mode(j, g, GF_COMPUTE_MODE, "compute_mode", compute_mode_name(g->compute_mode));
+	json_mode(j, g, GF_MIG_MODE, "mig_mode", g->mig_mode ? "Enabled" : "Disabled");
+	json_bool(j, "lost", g->lost);
+	json_str(j, "error", g->error);
+	if (o->details)
+		status_json_gpu_details(j, g);
+	const struct lease_info *h = holder(o, g);
+	if (h) {
+		json_obj(j, "lease");
+		json_str(j, "id", h->id);
+		json_str(j, "user", h->user);
+		json_uint(j, "uid", h->uid);
+		json_int(j, "pid", h->pid);
+		json_str(j, "kind", h->kind);
+		json_str(j, "name", h->name);
+		json_int(j, "since", (long long)h->since);
+		json_end_obj(j);
+	} else {
+		json_null(j, "lease");
+	}
+	if (!o->no_procs) {
+		if (GPU_HAS(g, GF_PROCESSES)) {
+			json_arr(j, "processes");
+			for (size_t i = 0; i < g->nprocs; i++) {
+				const struct gpu_proc *p = &g->procs[i];
+				json_obj(j, NULL);
+				json_uint(j, "pid", p->pid);
+				json_str(j, "user", p->user);
+				if (p->uid_valid)
+					json_uint(j, "uid", p->uid);
+				else
+					json_null(j, "uid");
+				json_str(j, "command", p->cmdline);
+				if (p->slurm_job)
+					json_uint(j, "slurm_job_id", p->slurm_job);
+				else
+					json_null(j, "slurm_job_id");
+				if (p->mem_valid)
+					json_uint(j, "used_memory_mib", mib(p->used_mem));
+				else
+					json_null(j, "used_memory_mib");
+				json_proc_util(j, p);
+				json_str(j, "type", proc_type_name(p->type));
+				if (p->gi != NO_INSTANCE) {
+					json_uint(j, "gpu_instance_id", p->gi);
+					json_uint(j, "compute_instance_id", p->ci);
+				}
+				if (o->details)
+					status_json_proc_details(j, p);
+				json_end_obj(j);
+			}
+			json_end_arr(j);
+		} else {
+			json_null(j, "processes");
+		}
+	}
+	if (GPU_HAS(g, GF_MIG_MODE) && g->mig_mode) {
+		json_arr(j, "mig_devices");
+		for (size_t i = 0; i < g->nmigs; i++) {
+			const struct mig_dev *m = &g->migs[i];
+			json_obj(j, NULL);
+			json_uint(j, "index", m->slot);
+			json_str(j, "uuid", m->uuid[0] ? m->uuid : NULL);
+			json_str(j, "name", m->name[0] ? m->name : NULL);
+			if (m->gi != NO_INSTANCE)
+				json_uint(j, "gpu_instance_id", m->gi);
+			else
+				json_null(j, "gpu_instance_id");
+			if (m->ci != NO_INSTANCE)
+				json_uint(j, "compute_instance_id", m->ci);
+			else
+				json_null(j, "compute_instance_id");
+			if (m->mem_valid) {
+				json_uint(j, "memory_total_mib", mib(m->mem_total));
+				json_uint(j, "memory_used_mib", mib(m->mem_used));
+			} else {
+				json_null(j, "memory_total_mib");
+				json_null(j, "memory_used_mib");
+			}
+			json_end_obj(j);
+		}
+		json_end_arr(j);
+	}
+	json_end_obj(j);
+}
+
+static void render_json(struct strbuf *sb, const struct status_opts *o, const struct gpu_set *set)
+{
+	struct json j;
+	json_init(&j, sb, o->loop == 0);
+	json_obj(&j, NULL);
+	json_str(&j, "driver_version", set->has_driver_version ? set->driver_version : NULL);
+	if (set->cuda_version) {
+		char v[32];
+		snprintf(v, sizeof v, "%d.%d", set->cuda_version / 1000, set->cuda_version % 1000 / 10);
+		json_str(&j, "cuda_driver_version", v);
+	} else {
+		json_null(&j, "cuda_driver_version");
+	}
+	json_arr(&j, "gpus");
+	for (size_t i = 0; i < set->ngpus; i++)
+		if (set->gpus[i].selected)
+			json_gpu(&j, o, &set->gpus[i]);
+	json_end_arr(&j);
+	if (o->details)
+		status_json_queue(&j, &o->leases);
+	json_end_obj(&j);
+	sb_addc(sb, '\n');
+}
+
+/* ---- driver ---- */
+
+static void timestamp(char *buf, size_t n)
+{
+	struct timeval tv;
+	gettimeofday(&tv, NULL);
+	struct tm tm;
+	localtime_r(&tv.tv_sec, &tm);
+	size_t k = strftime(buf, n, "%Y/%m/%d %H:%M:%S", &tm);
+	snprintf(buf + k, n - k, ".%03ld", (long)(tv.tv_usec / 1000));
+}
+
+static void render(struct strbuf *sb, const struct status_opts *o, const struct gpu_set *set,
+		   unsigned long iter)
+{
+	char ts[40];
+	switch (o->mode) {
+	case M_TABLE:
+		if (o->loop && o->tty)
+			sb_adds(sb, iter == 0 ? "\033[?25l\033[H\033[2J" : "\033[H");
+		else if (iter)
+			sb_addc(sb, '\n');
+		table_render(sb, &(struct table_opts){.color = o->color, .no_procs = o->no_procs,
+			     .slurm = o->slurm, .width = o->width, .rows = o->rows,
+			     .leases = &o->leases}, set);
+		if (o->loop && o->tty)
+			table_fit_frame(sb, o->width);
+		break;
+	case M_JSON:
+		render_json(sb, o, set);
+		break;
+	case M_LIST:
+		query_list_gpus(sb, set);
+		break;
+	case M_CSV:
+		ts[0] = '\0';
+		if (query_shows_time(o->query))
+			timestamp(ts, sizeof ts);
+		if (iter == 0 && !(o->qflags & QF_NOHEADER))
+			query_header(sb, o->query);
+		query_rows(sb, o->query, set, o->qflags, ts);
+		break;
+	}
+}
+
+static void report_lost(const struct gpu_set *set)
+{
+	for (size_t i = 0; i < set->ngpus; i++) {
+		const struct gpu *g = &set->gpus[i];
+		if (g->selected && g->lost)
+			fprintf(stderr, "gpuctl: GPU %u (%s) is lost: %s. The other GPUs were shown; "
+					"check `dmesg` for Xid errors, a GPU reset or reboot may be needed\n",
+				g->index, g->pci_bus_id[0] ? g->pci_bus_id : "bus id unknown",
+				g->error ? g->error : "no answer");
+		else if (g->selected && g->inaccessible)
+			fprintf(stderr, "gpuctl: GPU %u cannot be opened: %s\n", g->index,
+				g->error ? g->error : "unknown error");
+	}
+}
+
+static int run_status(struct status_opts *o, struct gpu_set *set)
+{
+	unsigned what = o->mode == M_CSV ? query_refresh_needs(o->query)
+			: o->no_procs ? 0 : REFRESH_PROCS | REFRESH_PROC_UTIL | REFRESH_SLURM;
+	if (o->details)
+		what |= STATUS_DETAILS_REFRESH;
+	/* A frame redrawn in place is built whole; any other output is written as it grows. */
+	struct strbuf sb = {.sink = o->mode == M_TABLE && o->loop && o->tty ? NULL : stdout};
+	struct sigaction sa = {.sa_handler = on_stop};
+	sigemptyset(&sa.sa_mask);
+	if (o->loop) {
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	}
+	struct timespec next;
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	for (unsigned long iter = 0;; iter++) {
+		if (o->mode != M_LIST)   /* -L shows what opening the GPUs read */
+			gpu_set_refresh(set, what);
+		o->slurm = set->slurm && any_slurm_job(set);
+		if (o->mode != M_CSV && o->mode != M_LIST) {
+			struct gpu_error lerr;
+			leaseview_free(&o->leases);
+			/* Leases are extra: without the daemon's answer the GPUs still show. */
+			if (!leaseview_load(&o->leases, &lerr) && !o->lease_warned) {
+				fprintf(stderr, "gpuctl status: leases not shown: %s\n", lerr.msg);
+				o->lease_warned = true;
+			}
+		}
+		if (o->mode == M_TABLE && o->loop && o->tty) { /* the terminal may have been resized */
+			o->width = term_width(STDOUT_FILENO);
+			o->rows = term_rows(STDOUT_FILENO);
+		}
+		sb_reset(&sb);
+		render(&sb, o, set, iter);
+		if (fwrite(sb.buf, 1, sb.len, stdout) != sb.len || fflush(stdout) != 0 || ferror(stdout))
+			break; /* reader went away (a closed pipe): stop quietly */
+		if (!o->loop || stop_requested || (o->count && iter + 1 >= o->count))
+			break;
+		/* Absolute deadlines: the period does not drift by the time a refresh takes. */
+		long long ns = next.tv_nsec + (long long)(o->loop * 1e9);
+		next.tv_sec += (time_t)(ns / 1000000000LL);
+		next.tv_nsec = (long)(ns % 1000000000LL);
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > next.tv_sec || (now.tv_sec == next.tv_sec && now.tv_nsec > next.tv_nsec))
+			next = now;
+		while (!stop_requested &&
+		       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) != 0)
+			;
+		if (stop_requested)
+			break;
+	}
+	if (o->mode == M_TABLE && o->loop && o->tty)
+		fputs("\033[?25h", stdout);
+	fflush(stdout);
+	sb_free(&sb);
+	report_lost(set);
+	for (size_t i = 0; i < set->ngpus; i++)
+		if (set->gpus[i].selected && (set->gpus[i].lost || set->gpus[i].inaccessible))
+			return EXIT_GPU_LOST;
+	return EXIT_OK;
+}
+
+enum { O_JSON = 256, O_QGPU, O_QAPPS, O_FORMAT, O_NOPROC, O_COLOR, O_HQGPU, O_HQAPPS, O_LMS,
+       O_PROM, O_FREE, O_DETAILS };
+
+/* The cluster view (cluster.h): its own mode, which opens no GPU of this machine. The URL is the
+ * option's, else the configuration's `prometheus` key. */
+static int cluster_mode(struct cmd *c)
+{
+	struct args *a = &c->args;
+	static const int others[] = {O_QGPU, O_QAPPS, O_FORMAT, 'l', O_LMS, 'c', 'L', 'g', O_NOPROC};
+	for (size_t i = 0; i < ARRAY_SIZE(others); i++)
+		if (args_has(a, others[i]))
+			return cmd_bad_usage(c->entry, "--prometheus and --free show the cluster once: they "
+					     "combine with --json and --color only");
+	int color = args_choice(a, O_COLOR, color_when_names, COLOR_AUTO);
+	if (color < 0)
+		return cmd_args_error(c);
+	struct config cfg = {0};
+	const char *url = args_get(a, O_PROM);
+	if (!url && a->argc)           /* --prometheus URL, as well as --prometheus=URL */
+		url = a->argv[0];
+	else if (a->argc)
+		return cmd_bad_usage(c->entry, "unexpected argument '%s'", a->argv[0]);
+	if (!url && !config_load(&cfg))
+		return EXIT_USAGE;
+	if (!url)
+		url = cfg.prometheus;
+	if (!url) {
+		config_free(&cfg);
+		return cmd_bad_usage(c->entry, "--prometheus needs the server's URL (--prometheus=URL), or "
+				     "`prometheus = URL` in [defaults] of the configuration");
+	}
+	struct cluster_opts o = {.url = url, .json = args_has(a, O_JSON), .free = args_has(a, O_FREE),
+				 .width = term_width(STDOUT_FILENO)};
+	o.color = !o.json && !o.free && use_color(color, STDOUT_FILENO);
+	int rc = cluster_status(&o);
+	config_free(&cfg);
+	return rc;
+}
+
+/* The option values, checked before anything is opened. */
+static int read_options(struct cmd *c, struct status_opts *o, struct gpu_error *err)
+{
+	const struct cmd_entry *e = c->entry;
+	struct args *a = &c->args;
+	const char *qgpu = args_get(a, O_QGPU), *qapps = args_get(a, O_QAPPS);
+	const char *format = args_get(a, O_FORMAT);
+	unsigned long ms = 0;
+	int color = args_choice(a, O_COLOR, color_when_names, COLOR_AUTO);
+	if (color < 0 || !args_seconds(a, 'l', 0.01, &o->loop) ||
+	    !args_uint(a, O_LMS, 10, (unsigned long)(MAX_SECONDS * 1000), &ms) ||
+	    !args_uint(a, 'c', 1, ULONG_MAX, &o->count))
+		return cmd_args_error(c);
+	if (ms)
+		o->loop = ms / 1000.0;
+	o->mode = args_has(a, O_JSON) ? M_JSON : M_TABLE;
+	o->no_procs = args_has(a, O_NOPROC);
+	o->details = args_has(a, O_DETAILS);
+	if (o->details && o->mode != M_JSON)
+		return cmd_bad_usage(e, "--details goes with --json");
+	bool list = args_has(a, 'L');
+	if (qgpu && qapps)
+		return cmd_bad_usage(e, "--query-gpu and --query-compute-apps cannot be combined");
+	if (list && (qgpu || qapps || o->mode == M_JSON))
+		return cmd_bad_usage(e, "-L cannot be combined with --json or --query-*");
+	if (qgpu || qapps) {
+		if (o->mode == M_JSON)
+			return cmd_bad_usage(e, "--json and --query-* cannot be combined");
+		if (!format)
+			return cmd_bad_usage(e, "--format=csv[,noheader][,nounits] is required with "
+						"--query-%s", qgpu ? "gpu" : "compute-apps");
+		if (!query_parse_format(format, &o->qflags))
+			return cmd_bad_usage(e, "--format is csv[,noheader][,nounits], not '%s'", format);
+		o->query = query_parse(qgpu ? Q_GPU : Q_APPS, qgpu ? qgpu : qapps, err);
+		if (!o->query) {
+			fprintf(stderr, "gpuctl status: %s\n", err->msg);
+			return err->code;
+		}
+		o->mode = M_CSV;
+	} else if (format) {
+		return cmd_bad_usage(e, "--format only applies to --query-gpu or --query-compute-apps");
+	} else if (list) {
+		o->mode = M_LIST;
+	}
+	o->tty = isatty(STDOUT_FILENO);
+	o->color = o->mode == M_TABLE && use_color(color, STDOUT_FILENO);
+	o->width = term_columns(STDOUT_FILENO);
+	return EXIT_OK;
+}
+
+static int status(struct cmd *c)
+{
+	if (args_has(&c->args, O_HQGPU) || args_has(&c->args, O_HQAPPS)) {
+		struct strbuf sb = {0};
+		query_help(&sb, args_has(&c->args, O_HQGPU) ? Q_GPU : Q_APPS);
+		fputs(sb.buf, stdout);
+		sb_free(&sb);
+		return EXIT_OK;
+	}
+	if (args_has(&c->args, O_PROM) || args_has(&c->args, O_FREE))
+		return cluster_mode(c);
+	if (c->args.argc)
+		return cmd_bad_usage(c->entry, "unexpected argument '%s'", c->args.argv[0]);
+	struct status_opts o = {.mode = M_TABLE};
+	struct gpu_error err = {0};
+	int rc = read_options(c, &o, &err);
+	if (rc == EXIT_OK)
+		rc = cmd_open(c);
+	if (rc == EXIT_OK)
+		rc = run_status(&o, c->set);
+	query_free(o.query);
+	leaseview_free(&o.leases);
+	return rc;
+}
+
+static const struct option longopts[] = {
+	{"id", required_argument, NULL, 'g'},
+	{"json", no_argument, NULL, O_JSON},
+	{"query-gpu", required_argument, NULL, O_QGPU},
+	{"query-compute-apps", required_argument, NULL, O_QAPPS},
+	{"format", required_argument, NULL, O_FORMAT},
+	{"loop", required_argument, NULL, 'l'},
+	{"loop-ms", required_argument, NULL, O_LMS},
+	{"count", required_argument, NULL, 'c'},
+	{"no-processes", no_argument, NULL, O_NOPROC},
+	{"color", required_argument, NULL, O_COLOR},
+	{"help-query-gpu", no_argument, NULL, O_HQGPU},
+	{"help-query-compute-apps", no_argument, NULL, O_HQAPPS},
+	{"list-gpus", no_argument, NULL, 'L'},
+	{"details", no_argument, NULL, O_DETAILS},
+	{"prometheus", optional_argument, NULL, O_PROM},
+	{"free", no_argument, NULL, O_FREE},
+	{0},
+};
+
+const struct cmd_entry cmd_status_entry = {
+	.name = "status",
+	.alias = "ls",
+	.summary = "show GPUs, their use and their processes (table, JSON, nvidia-smi CSV)",
+	.usage =
+		"status [OPTIONS]     (alias: ls)\n\n"
+		"Show every GPU: utilisation, memory, temperature, power and its processes\n"
+		"(user, pid, GPU memory, command line).\n\n"
+		CMD_GPUS_HELP
+		"  -i, --id LIST              the same, as nvidia-smi spells it\n"
+		"      --no-processes         leave out the process lists\n"
+		"      --json                 one JSON document (see README: JSON contract)\n"
+		"      --details              with --json: also what gpuctl top shows (fan, clocks,\n"
+		"                             codecs, PCIe, throttle reasons; per process parent,\n"
+		"                             host CPU, RSS, run time; the lease queue)\n"
+		"      --query-gpu=FIELDS     nvidia-smi compatible query, with --format\n"
+		"      --query-compute-apps=FIELDS\n"
+		"      --format=csv[,noheader][,nounits]\n"
+		"      --help-query-gpu, --help-query-compute-apps   list the query fields\n"
+		"  -L, --list-gpus            list the GPUs and MIG devices as `nvidia-smi -L` does\n"
+		"  -l, --loop SECONDS         refresh every SECONDS (fractions allowed) until Ctrl-C;\n"
+		"                             the table redraws in place, JSON prints one document\n"
+		"                             per line, CSV appends rows\n"
+		"      --loop-ms MS           the same in milliseconds\n"
+		"  -c, --count N              stop after N refreshes\n"
+		"      --color=auto|always|never   colour the table (NO_COLOR is respected)\n"
+		"      --prometheus [URL]     the cluster: every node's GPUs, processes and leases\n"
+		"                             from the gpuctl exporters this Prometheus server\n"
+		"                             scrapes, grouped by host (URL: the `prometheus` key\n"
+		"                             of the configuration when not given); stale hosts\n"
+		"                             are marked; exit 14 when Prometheus cannot be asked\n"
+		"      --free                 with --prometheus: only the free GPUs (exit 10 if none)\n"
+		"  -h, --help                 this help\n\n"
+		"The table fits the terminal's width (COLUMNS sets another); piped, nothing is cut.\n"
+		"A loop on a terminal fits its height too, as top does.\n",
+	/* One positional argument: the URL of `--prometheus URL` (the option's value is optional). */
+	.args = {.shorts = "l:c:L", .longs = longopts, .upper = 1, .gpus_alias = 'i'},
+	.flags = CMD_NVML | CMD_GPUS,
+	.exec = status,
+};

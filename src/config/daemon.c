@@ -1,0 +1,181 @@
+/* config-daemon.c: the daemon's policy in the system configuration ([daemon], and the admin
+ * keys of [defaults] of older files): parsed into struct dconf for the daemon, and listed with
+ * where each value came from for `gpuctl config`. Shares config.c's INI reading
+ * (config-parse.h). */
+#include "config/parse.h"
+#include "base/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the daemon's policy ([daemon], and the admin keys of [defaults] of older files) ---- */
+
+static bool parse_limit(const char *v, unsigned *out)
+{
+	unsigned long n;
+	if (!parse_uint(v, &n) || n == 0 || n > 1000000)
+		return false;
+	*out = (unsigned)n;
+	return true;
+}
+
+static bool parse_secs(const char *v, double *out, double min)
+{
+	double d;
+	if (!parse_duration(v, &d) || d < min || d > 1e7)
+		return false;
+	*out = d;
+	return true;
+}
+
+int daemon_key(struct parse_ctx *x, const char *k, const char *v)
+{
+	struct dconf *c = x->dc;
+	unsigned long n;
+	uint64_t mib;
+	if (!strcmp(k, "reserved_gpus")) {
+		free(c->reserved);
+		c->reserved = *v ? xstrdup(v) : NULL;
+	} else if (!strcmp(k, "max_gpus_per_user")) {
+		if (!parse_uint(v, &n) || n > 64)
+			return bad(x, k, v, "a number of GPUs (0: no cap)");
+		c->max_gpus_per_user = (unsigned)n;
+	} else if (!strcmp(k, "max_wait")) {
+		if (!strcmp(v, "none"))
+			c->max_wait = 0;
+		else if (!parse_secs(v, &c->max_wait, 1))
+			return bad(x, k, v, "none, or a duration such as 12h");
+	} else if (!strcmp(k, "max_connections_per_user")) {
+		if (!parse_limit(v, &c->max_conn_per_user))
+			return bad(x, k, v, "a positive number");
+	} else if (!strcmp(k, "max_connections")) {
+		if (!parse_limit(v, &c->max_conn))
+			return bad(x, k, v, "a positive number");
+	} else if (!strcmp(k, "max_queued_per_user")) {
+		if (!parse_limit(v, &c->max_queued_per_user))
+			return bad(x, k, v, "a positive number");
+	} else if (!strcmp(k, "offer_timeout")) {
+		if (!parse_secs(v, &c->offer_timeout, 0.01))
+			return bad(x, k, v, "a duration such as 2s");
+	} else if (!strcmp(k, "idle_timeout")) {
+		if (!parse_secs(v, &c->idle_timeout, 0.01))
+			return bad(x, k, v, "a duration such as 30s");
+	} else if (!strcmp(k, "usage_poll")) {
+		if (!parse_secs(v, &c->usage_poll, 0.01))
+			return bad(x, k, v, "a duration such as 5s");
+	} else if (!strcmp(k, "orphan_grace")) {
+		if (!parse_secs(v, &c->orphan_grace, 0))
+			return bad(x, k, v, "a duration such as 30s");
+	} else if (!strcmp(k, "queue")) {
+		if (!strcmp(v, "fair"))
+			c->queue = QUEUE_FAIR;
+		else if (!strcmp(v, "fifo"))
+			c->queue = QUEUE_FIFO;
+		else
+			return bad(x, k, v, "fair (fewest GPUs held first) or fifo (arrival order)");
+	} else if (!strcmp(k, "free_max_memory_used")) {
+		if (!parse_size_mib(v, &mib))
+			return bad(x, k, v, "a size such as 1G or 512M (at most " MAX_SIZE_TEXT ")");
+		c->free.max_used_mib = mib;
+	} else if (!strcmp(k, "free_max_util")) {
+		if (!parse_uint(v, &n) || n > 100)
+			return bad(x, k, v, "a percentage 0-100");
+		c->free.max_util = (int)n;
+	} else if (!strcmp(k, "free_allow_processes")) {
+		if (!parse_bool(v, &c->free.allow_procs))
+			return bad(x, k, v, "true or false");
+	} else if (!strcmp(k, "prefer") || !strcmp(k, "wait") || !strcmp(k, "state_dir") ||
+		   !strcmp(k, "prometheus") || !strcmp(k, "backend")) {
+		return 1; /* [defaults] keys of the clients */
+	} else {
+		if (!x->c || !x->in_defaults) /* `gpuctl config` warned of [defaults]'s as a client */
+			fprintf(stderr, "gpuctl%s: warning: %s:%d: unknown key '%s'; ignored\n",
+				x->c ? "" : " daemon", x->path, x->line, k);
+		return 1;
+	}
+	if (x->c) { /* `gpuctl config`: where each of the daemon's settings came from */
+		char *key = xasprintf("daemon.%s", k);
+		remember(x, key, v);
+		free(key);
+	}
+	return 1;
+}
+
+/* The daemon's built-in values, as `gpuctl config` shows them (dconf_init sets them). */
+const struct dconf_default dconf_defaults[] = {
+	{"free_max_memory_used", "1G"}, {"free_max_util", "10"}, {"free_allow_processes", "false"},
+	{"reserved_gpus", ""}, {"max_gpus_per_user", "0"}, {"max_wait", "none"},
+	{"max_connections_per_user", "1024"}, {"max_connections", "8192"},
+	{"max_queued_per_user", "4096"}, {"queue", "fair"}, {"offer_timeout", "2s"},
+	{"idle_timeout", "30s"}, {"usage_poll", "5s"}, {"orphan_grace", "30s"}, {NULL, NULL},
+};
+
+static void dconf_init(struct dconf *c)
+{
+	*c = (struct dconf){
+		.max_conn_per_user = 1024,
+		.max_conn = 8192,
+		.max_queued_per_user = 4096,
+		.offer_timeout = 2,
+		.idle_timeout = 30,
+		.usage_poll = 5,
+		.orphan_grace = 30,
+		.queue = QUEUE_FAIR,
+		.free = {.max_used_mib = 1024, .max_util = 10, .allow_procs = false},
+	};
+}
+
+bool config_load_daemon(struct config *c)
+{
+	const char *path = system_config_path(), *nosys = getenv("GPUCTL_CONFIG_NOSYSTEM");
+	struct dconf dc;
+	struct parse_ctx x = {.c = c, .dc = &dc, .path = path, .admin = true};
+	char why[256];
+	bool missing;
+	dconf_init(&dc);
+	c->daemon_file.path = xstrdup(path);
+	if (nosys && *nosys) {
+		c->daemon_file.state = xstrdup("not read: GPUCTL_CONFIG_NOSYSTEM is set");
+		return true;
+	}
+	x.f = open_config(path, why, sizeof why, &missing);
+	if (!x.f) {
+		c->daemon_file.state = xstrdup(missing ? "none" : why);
+		c->daemon_read = missing; /* no file: the daemon's built-in values */
+		if (!missing)
+			fprintf(stderr, "gpuctl: cannot read %s: %s\n", path, why);
+		return missing;
+	}
+	c->daemon_file.state = xstrdup("read");
+	c->daemon_read = true;
+	bool ok = parse_ini(&x);
+	dconf_free(&dc);
+	return ok;
+}
+
+bool dconf_load(struct dconf *c, const char *path)
+{
+	dconf_init(c);
+	struct parse_ctx x = {.dc = c, .path = path ? path : system_config_path(), .admin = true};
+	char why[256];
+	bool missing;
+	x.f = open_config(x.path, why, sizeof why, &missing);
+	if (!x.f) {
+		if (missing && !path)
+			return true; /* no /etc/gpuctl.conf: the defaults */
+		fprintf(stderr, "gpuctl daemon: cannot read %s: %s\n", x.path, why);
+		return false;
+	}
+	bool ok = parse_ini(&x);
+	if (!ok)
+		dconf_free(c);
+	return ok;
+}
+
+void dconf_free(struct dconf *c)
+{
+	free(c->reserved);
+	c->reserved = NULL;
+}

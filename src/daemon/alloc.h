@@ -1,0 +1,95 @@
+/* alloc.h: which GPUs a request gets: the free-GPU rule and the queue (fair share across users,
+ * or first come first served), as a pure function of the machine's state and the requests in
+ * arrival order (no I/O: unit-tested directly). */
+#ifndef GPUCTL_ALLOC_H
+#define GPUCTL_ALLOC_H
+
+#include "config/config.h"
+#include "machine/gpu.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct alloc_gpu {
+	unsigned index;              /* nvidia-smi index, for prefer=index and ties */
+	bool leased;                 /* a lease holds it */
+	bool reserved;               /* the admin keeps it out of leasing */
+	bool mem_valid, util_valid;
+	uint64_t used_mib, free_mib;
+	unsigned util;
+	unsigned procs;              /* compute processes on it (none of them leased it) */
+};
+
+struct alloc_policy {
+	uint64_t max_used_mib;       /* a GPU using more memory is busy */
+	int max_util;
+	bool allow_procs;
+};
+
+struct alloc_req {
+	uint64_t cand;               /* bit i: GPU i may be used */
+	unsigned count;
+	uint64_t min_free_mib;       /* 0: none */
+	int max_util;                /* -1: the policy's */
+	bool ignore_usage;
+	enum prefer prefer;
+	bool capped;                 /* the per-user cap stops it for now */
+	bool skip;                   /* keeps its place but takes and reserves nothing (stopped) */
+	bool queued;                 /* waits when refused (a request that does not is never the
+				      * head that GPUs are reserved for) */
+	unsigned user;               /* who asks: an index into alloc_queue.held (fair queue) */
+	bool head;                   /* the last pass's head: considered first, before the order,
+				      * so its reservation holds until it runs (else, in the fair
+				      * order, each GPU freed could go to whoever then holds fewer,
+				      * and a big request wait forever beside GPUs kept idle for it) */
+};
+
+/* The order a scheduling pass considers the waiting requests in ([daemon] queue). */
+enum queue_order {
+	QUEUE_FAIR,                  /* fewest GPUs held first (counting this pass's grants), then
+				      * the user served longest ago, then arrival: a user's 500
+				      * requests do not hold up another's one */
+	QUEUE_FIFO,                  /* arrival order across all users */
+};
+
+struct alloc_queue {
+	enum queue_order order;
+	const unsigned *held;        /* fair: GPUs each user holds now (leases and open offers),
+				      * indexed by alloc_req.user */
+	const uint64_t *served;      /* fair: when each user was last offered GPUs (a counter; 0:
+				      * never, NULL: nobody). Of users holding as many GPUs, the one
+				      * served longest ago goes first: on one GPU, or whenever jobs
+				      * end as fast as they start, held counts tie at each turn, and
+				      * arrival alone would serve one user's 500 before another's 1 */
+	size_t nusers;
+};
+
+/* Why a GPU is not free for a request; NULL when it is. */
+const char *alloc_why_not(const struct alloc_gpu *g, const struct alloc_req *r,
+			  const struct alloc_policy *p);
+/* The best `count` of the GPUs in avail that are free for r (prefer order), or 0. */
+uint64_t alloc_pick(const struct alloc_gpu *g, size_t n, const struct alloc_req *r,
+		    const struct alloc_policy *p, uint64_t avail);
+/* Up to r->count GPUs of avail that are free for r, best first; *got says how many. */
+uint64_t alloc_best(const struct alloc_gpu *g, size_t n, const struct alloc_req *r,
+		    const struct alloc_policy *p, uint64_t avail, unsigned *got);
+/* The queue in one pass over the requests (given in arrival order), considered in q's order:
+ * fifo, the array's; fair, always the earliest request of the user who holds the fewest GPUs,
+ * counting what this pass granted (so one user's requests keep their order, and users take
+ * turns). picks[i] is what reqs[i] gets now (0: nothing); order[k] is the k-th request
+ * considered. Each request that can run takes its GPUs; the first one considered that cannot
+ * (queued, neither capped nor skipped) reserves the free GPUs it could use, so smaller requests
+ * after it cannot starve it; a request marked `head` that may run (neither capped nor skipped)
+ * is considered before all others. Returns that reservation; *head is the index of the request
+ * that made it (SIZE_MAX: none), for the next pass to mark. */
+uint64_t alloc_schedule(const struct alloc_gpu *g, size_t n, const struct alloc_req *reqs,
+			size_t nreqs, const struct alloc_policy *p, uint64_t avail,
+			const struct alloc_queue *q, uint64_t *picks, size_t *order, size_t *head);
+/* The order the queue would serve reqs in as GPUs free, each charged its count to its user in
+ * turn (what `leases` and a waiter are told their place is), a `head` first: order[k] is the
+ * k-th. */
+void alloc_order(const struct alloc_req *reqs, size_t nreqs, const struct alloc_queue *q,
+		 size_t *order);
+
+#endif

@@ -1,0 +1,221 @@
+/* daemon.h: `gpuctl daemon`, the one trusted writer of shared GPU state.
+ *
+ * Design (nq's lesson: let the kernel keep the state):
+ * - Clients talk to the daemon over a SOCK_SEQPACKET Unix socket (one message per datagram, in
+ *   the format of proto.h). Who they are comes from the kernel (SO_PEERCRED), never from what
+ *   they say. Only the daemon writes its state directory (mode 0700): users can neither create,
+ *   open, lock nor delete anything in it.
+ * - A lease on a GPU is flock(LOCK_EX) on a fresh lock file per lease (STATE/GPU-<uuid>.lock,
+ *   opened read-only, mode 0600), handed to the client with SCM_RIGHTS together with the write
+ *   end of a FIFO (STATE/lease-<id>.fifo) whose read end the daemon keeps. The job inherits both,
+ *   so the lease lasts exactly as long as the job and everything it started, survives the death
+ *   of gpuctl and of the daemon, and ends when the last copy of the FIFO's write end closes: the
+ *   daemon sees POLLHUP at once (a pipe end cannot fake it). A record STATE/lease-<id>, written
+ *   by the daemon alone, says who holds what.
+ * - A restarted daemon re-learns held GPUs from the kernel: a lock file it cannot lock is held;
+ *   a lease's FIFO, reopened, tells whether any writer is left (open and close one writer, then
+ *   POLLHUP means none). The queue (arrival order, tickets) is kept in STATE/queue so waiters
+ *   that reconnect with their ticket keep their place.
+ * - The queue: arrival order by the daemon's counter; every event (a request, a lease ending, a
+ *   waiter leaving, a usage change) runs one scheduling pass (alloc_schedule) over one shared
+ *   NVML refresh. The pass takes the waiters fair-share (the user holding the fewest GPUs first,
+ *   of those the one offered GPUs longest ago, each user's requests in arrival order;
+ *   daemon-order.c) or, with `queue = fifo`, in arrival order; every position the daemon tells
+ *   is that order. The first waiter that cannot run keeps the free GPUs it could use and stays
+ *   first in later passes until it runs (no starvation). A grant is first offered; the client
+ *   must take it within offer_timeout or it passes on (a stopped waiter keeps its place but
+ *   holds nothing up).
+ * - Bounded: message size, connections per user and in all, queued requests per user, output
+ *   queued per connection, idle connections, and every file descriptor accounted for. */
+#ifndef GPUCTL_DAEMON_H
+#define GPUCTL_DAEMON_H
+
+#include "daemon/alloc.h"
+#include "config/config.h"
+#include "machine/gpu.h"
+#include "base/proto.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+
+struct outmsg {
+	char *buf;
+	size_t len;
+	int fds[PROTO_MAX_FDS];
+	size_t nfds;
+	struct outmsg *next;
+};
+
+/* What an epoll event is about: the first member of everything registered. */
+enum ev_kind { EV_LISTEN, EV_SIGNAL, EV_CONN, EV_LEASE };
+
+struct conn {
+	enum ev_kind ev;
+	int fd;
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+	double last_active;       /* monotonic */
+	unsigned nreqs;           /* requests of this connection in the queue */
+	struct outmsg *out, *out_tail;
+	size_t out_bytes;
+	double out_moved;         /* monotonic: when its queued output last moved (or began) */
+	bool dead;                /* closed at the end of this loop iteration */
+	bool want_out;            /* EPOLLOUT registered */
+};
+
+enum req_state {
+	R_WAITING,                /* in the queue (or, not queued, being evaluated) */
+	R_OFFERED,                /* GPUs offered; the client must take them */
+	R_SKIPPED,                /* did not take an offer in time: keeps its place, holds nothing */
+	R_ORPHAN,                 /* from the queue file of a previous daemon: its client may return */
+};
+
+struct request {
+	uint64_t seq;             /* arrival order */
+	struct conn *conn;        /* NULL for an orphan */
+	uint64_t id;              /* the client's request id */
+	char ticket[33];          /* secret that lets a reconnecting waiter keep its place */
+	uid_t uid;
+	pid_t pid;
+	struct alloc_req req;
+	char kind[8];
+	char *name, *command;
+	time_t since;             /* wall clock at arrival, for display */
+	double deadline;          /* monotonic: max_wait, or an orphan's return; 0: none */
+	enum req_state state;
+	uint64_t offer;           /* GPUs offered */
+	uint64_t offer_serial;    /* which offer a `take` answers */
+	double offer_until;
+	uint64_t arrived_ns, offered_ns; /* CLOCK_REALTIME: the daemon's word on the order */
+	bool dry;                 /* --dry-run: say what would be granted, grant nothing */
+};
+
+struct lease {
+	enum ev_kind ev;
+	char id[17];
+	char token[33];           /* lets the job's process commit its pid */
+	uid_t uid;
+	pid_t pid, bound;
+	unsigned long long start; /* pid's start time (clock ticks since boot); 0: unknown */
+	char kind[8];
+	time_t since;
+	uint64_t seq;             /* the request it granted: that request's queue entry is stale */
+	char *name, *command;
+	uint64_t gpus;            /* bit i: slot i */
+	int fifo;                 /* read end; -1 once ended */
+};
+
+struct slot {
+	char uuid[96];
+	unsigned index;
+	struct lease *holder;
+	bool held_unknown;        /* locked by a process no live lease accounts for */
+	bool reserved;            /* the admin keeps it out of leasing */
+	struct alloc_gpu use;     /* observed at the last refresh */
+};
+
+struct dconf {
+	char *reserved;                 /* GPUs never leased, as for -g */
+	unsigned max_gpus_per_user;     /* 0: no cap */
+	double max_wait;                /* seconds; 0: none */
+	unsigned max_conn_per_user, max_conn, max_queued_per_user;
+	double offer_timeout, idle_timeout, usage_poll, orphan_grace;
+	struct alloc_policy free;       /* when a GPU counts as free */
+	enum queue_order queue;         /* fair (default) or fifo */
+};
+
+struct daemon {
+	struct dconf conf;
+	char *socket_path, *state_dir;
+	bool private_mode;              /* a user's own daemon: only that user, exits when idle */
+	int epfd, lfd, sigfd, dirfd;
+	int lockfd;                     /* flock on STATE/daemon.lock: one daemon per state */
+	struct gpu_set *set;
+	size_t nslots;
+	struct slot slots[GPU_MAX];
+
+	struct conn **conns;
+	size_t nconns, conns_cap;
+	struct request **reqs;          /* in arrival order */
+	size_t nreqs, reqs_cap;
+	struct lease **leases;
+	size_t nleases, leases_cap;
+
+	uint64_t next_seq;
+	uint64_t next_job;              /* job ids handed out (`jobid`): unique on this machine */
+	struct served {                 /* when each user was last offered GPUs: of users holding */
+		uid_t uid;              /* as many, the fair queue serves the one served longest */
+		uint64_t at;            /* ago (a counter); one entry per user ever served */
+	} *served;
+	size_t nserved, served_cap;
+	uint64_t serve_clock;
+	double now;                     /* monotonic, at the top of the loop iteration */
+	double usage_at;                /* when the usage was last refreshed */
+	double usage_due;               /* next refresh for waiters blocked by usage; 0: none */
+	double probe_due;               /* next look at GPUs held by unknown processes; 0: none */
+	double last_end;                /* when a lease last ended */
+	double settle_until;            /* after a restart: waiters of the old queue coming back */
+	bool queue_dirty, sched_due, stop;
+	double idle_since;              /* private mode: nothing to do since then */
+};
+
+/* daemon.c */
+int daemon_main(const char *socket_path, const char *state_dir, const char *config_path,
+		bool private_mode);
+void conn_send(struct daemon *d, struct conn *c, struct strbuf *msg, const int *fds, size_t nfds);
+void conn_error(struct daemon *d, struct conn *c, uint64_t id, int code, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+size_t conns_of(const struct daemon *d, uid_t uid);
+
+/* daemon-lease.c: the lease table, its files, and recovery after a restart. */
+bool state_dir_open(struct daemon *d, struct gpu_error *err);
+void leases_recover(struct daemon *d);
+struct lease *lease_grant(struct daemon *d, struct request *r, int *fds, size_t *nfds,
+			  struct gpu_error *err);
+void lease_commit(struct daemon *d, struct conn *c, const struct msg *m);
+void lease_fifo_event(struct daemon *d, struct lease *l, unsigned events);
+void leases_reap(struct daemon *d);
+void probe_unknown(struct daemon *d);
+void lease_free(struct lease *l);
+unsigned leased_by(const struct daemon *d, uid_t uid);
+/* Writes STATE/name atomically (making the directory again if it was removed). */
+bool daemon_write_state(struct daemon *d, const char *name, const char *buf, size_t len);
+unsigned long long proc_start_time(pid_t pid);
+
+/* daemon-queue.c: requests, the scheduling pass, offers, the queue file, and `list`. */
+void request_free(struct request *r);
+void queue_acquire(struct daemon *d, struct conn *c, const struct msg *m);
+void queue_take(struct daemon *d, struct conn *c, const struct msg *m);
+void queue_leave(struct daemon *d, struct conn *c, const struct msg *m);
+void queue_where(struct daemon *d, struct conn *c, const struct msg *m);
+void queue_drop_conn(struct daemon *d, struct conn *c);
+void queue_list(struct daemon *d, struct conn *c, const struct msg *m);
+void queue_job_ids(struct daemon *d, struct conn *c, const struct msg *m);
+void queue_schedule(struct daemon *d);
+void queue_timers(struct daemon *d, double *next);
+void queue_save(struct daemon *d);
+void queue_load(struct daemon *d);
+void usage_refresh(struct daemon *d);
+
+/* daemon-order.c: the queue's order (fair or fifo) and the positions it gives. */
+/* Sets rq[i].user for reqs[0..n) (users as indices from 0), *held (xmalloc'd): the GPUs each
+ * of those users holds now, leases and open offers, and *served (xmalloc'd): when each was last
+ * offered GPUs. Returns how many users. */
+size_t queue_users(const struct daemon *d, struct request *const *reqs, size_t n,
+		   struct alloc_req *rq, unsigned **held, uint64_t **served);
+/* Notes that uid was offered GPUs now (the fair queue's tie-break). */
+void queue_served(struct daemon *d, uid_t uid);
+/* The waiters (queued requests) in the order they would be served; *out is xmalloc'd. */
+size_t queue_in_order(const struct daemon *d, struct request ***out);
+/* r's place in that order, from 1. */
+size_t queue_position(const struct daemon *d, const struct request *r);
+
+/* config.c */
+bool dconf_load(struct dconf *c, const char *path);
+void dconf_free(struct dconf *c);
+
+#endif

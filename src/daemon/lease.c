@@ -1,0 +1,561 @@
+/* daemon-lease.c: the daemon's lease table and the files behind it (design: daemon.h).
+ *
+ * Files in the state directory (mode 0700, the daemon's alone; every file 0600, so a descriptor
+ * a client holds cannot be reopened through /proc/PID/fd either):
+ *   GPU-<uuid>.lock   a fresh inode per lease, flock'ed LOCK_EX, opened read-only, handed over
+ *   lease-<id>.fifo   the lease's FIFO: the client gets the write end, the daemon keeps the read
+ *   lease-<id>        the record (proto.h format): who holds what, for `list` after a restart
+ *   daemon.lock       one daemon per state directory
+ * A fresh lock inode per lease means a process that kept an old lock descriptor after its lease
+ * ended holds nothing that matters; the current file is always the current lease's. */
+#include "daemon/daemon.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PROBE_SECONDS 5.0          /* how often GPUs held by unknown processes are looked at */
+
+static void random_hex(char *out, size_t bytes)
+{
+	unsigned char b[32];
+	if (bytes > sizeof b)
+		bytes = sizeof b;
+	if (getrandom(b, bytes, 0) != (ssize_t)bytes)
+		die(EXIT_FAIL, "getrandom: %s", strerror(errno));
+	for (size_t i = 0; i < bytes; i++)
+		snprintf(out + 2 * i, 3, "%02x", b[i]);
+}
+
+static void lock_name(const struct slot *s, char *buf, size_t n, const char *suffix)
+{
+	/* UUIDs come from NVML; keep the name to a safe alphabet all the same. */
+	char safe[96];
+	size_t k = 0;
+	for (const char *p = s->uuid; *p && k + 1 < sizeof safe; p++)
+		safe[k++] = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			    (*p >= '0' && *p <= '9') || *p == '-' ? *p : '_';
+	safe[k] = '\0';
+	snprintf(buf, n, "%s.lock%s", safe, suffix);
+}
+
+static bool check_private(int fd, const char *what, struct gpu_error *err)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 022)) {
+		err->code = EXIT_FAIL;
+		snprintf(err->msg, sizeof err->msg, "%s must be a directory owned by the daemon's user "
+			 "(uid %u) that nobody else can write; it is owned by uid %u with mode %04o. Fix or "
+			 "remove it", what, (unsigned)geteuid(), (unsigned)st.st_uid,
+			 (unsigned)(st.st_mode & 07777));
+		return false;
+	}
+	return true;
+}
+
+static bool open_dir(struct daemon *d, struct gpu_error *err)
+{
+	if (mkdir(d->state_dir, 0700) != 0 && errno != EEXIST) {
+		err->code = EXIT_FAIL;
+		snprintf(err->msg, sizeof err->msg, "cannot create the state directory %s: %s",
+			 d->state_dir, strerror(errno));
+		return false;
+	}
+	int fd = open(d->state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		err->code = EXIT_FAIL;
+		snprintf(err->msg, sizeof err->msg, "cannot open the state directory %s: %s",
+			 d->state_dir, strerror(errno));
+		return false;
+	}
+	if (!check_private(fd, d->state_dir, err)) {
+		close(fd);
+		return false;
+	}
+	if (d->dirfd >= 0)
+		close(d->dirfd);
+	d->dirfd = fd;
+	return true;
+}
+
+bool state_dir_open(struct daemon *d, struct gpu_error *err)
+{
+	if (!open_dir(d, err))
+		return false;
+	d->lockfd = openat(d->dirfd, "daemon.lock", O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (d->lockfd < 0 || flock(d->lockfd, LOCK_EX | LOCK_NB) != 0) {
+		err->code = EXIT_FAIL;
+		snprintf(err->msg, sizeof err->msg, "another gpuctl daemon already serves %s (%s)",
+			 d->state_dir, d->lockfd < 0 ? strerror(errno) : "daemon.lock is locked");
+		return false;
+	}
+	return true;
+}
+
+static bool record_write(struct daemon *d, const struct lease *l);
+
+/* Someone (root, or a tmpfs cleaner) removed the state directory under us. The leases live on
+ * in memory and in the kernel: make the directory again and write their records back, so the
+ * next daemon still finds them (their lock files and FIFOs cannot be brought back). */
+static bool ensure_dir(struct daemon *d)
+{
+	struct stat st;
+	if (d->dirfd >= 0 && fstat(d->dirfd, &st) == 0 && st.st_nlink > 0)
+		return true;
+	struct gpu_error err = {0};
+	fprintf(stderr, "gpuctl daemon: the state directory %s was removed; making it again\n",
+		d->state_dir);
+	if (!open_dir(d, &err)) {
+		fprintf(stderr, "gpuctl daemon: %s\n", err.msg);
+		return false;
+	}
+	if (d->lockfd >= 0)
+		close(d->lockfd);
+	d->lockfd = openat(d->dirfd, "daemon.lock", O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (d->lockfd >= 0)
+		flock(d->lockfd, LOCK_EX | LOCK_NB);
+	for (size_t i = 0; i < d->nleases; i++)
+		record_write(d, d->leases[i]);
+	d->queue_dirty = true;
+	return true;
+}
+
+/* Writes name in the state directory atomically (a temporary file, then rename). */
+static bool write_state(struct daemon *d, const char *name, const char *buf, size_t len)
+{
+	if (!ensure_dir(d))
+		return false;
+	char tmp[128];
+	snprintf(tmp, sizeof tmp, "%s.tmp", name);
+	int fd = openat(d->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	bool ok = fd >= 0 && write(fd, buf, len) == (ssize_t)len;
+	if (fd >= 0)
+		close(fd);
+	ok = ok && renameat(d->dirfd, tmp, d->dirfd, name) == 0;
+	if (!ok) {
+		fprintf(stderr, "gpuctl daemon: cannot write %s/%s: %s\n", d->state_dir, name, strerror(errno));
+		unlinkat(d->dirfd, tmp, 0);
+	}
+	return ok;
+}
+
+bool daemon_write_state(struct daemon *d, const char *name, const char *buf, size_t len)
+{
+	return write_state(d, name, buf, len);
+}
+
+static bool record_write(struct daemon *d, const struct lease *l)
+{
+	struct strbuf sb = {0};
+	msg_begin(&sb, "lease");
+	msg_add(&sb, "id", l->id, NULL);
+	msg_add(&sb, "token", l->token, NULL);
+	msg_add_u64(&sb, "uid", l->uid);
+	msg_add_u64(&sb, "pid", (uint64_t)l->pid);
+	msg_add_u64(&sb, "start", l->start);
+	msg_add_u64(&sb, "bound", (uint64_t)l->bound);
+	msg_add(&sb, "kind", l->kind, NULL);
+	msg_add_i64(&sb, "since", (int64_t)l->since);
+	if (l->seq)
+		msg_add_u64(&sb, "seq", l->seq);
+	if (l->name)
+		msg_add(&sb, "name", l->name, NULL);
+	if (l->command)
+		msg_add(&sb, "command", l->command, NULL);
+	for (size_t i = 0; i < d->nslots; i++)
+		if (l->gpus >> i & 1)
+			msg_add(&sb, "gpu", d->slots[i].uuid, NULL);
+	char name[64];
+	snprintf(name, sizeof name, "lease-%s", l->id);
+	bool ok = write_state(d, name, sb.buf, sb.len);
+	sb_free(&sb);
+	return ok;
+}
+
+void lease_free(struct lease *l)
+{
+	if (!l)
+		return;
+	free(l->name);
+	free(l->command);
+	free(l);
+}
+
+unsigned leased_by(const struct daemon *d, uid_t uid)
+{
+	unsigned n = 0;
+	for (size_t i = 0; i < d->nleases; i++)
+		if (d->leases[i]->uid == uid)
+			n += (unsigned)__builtin_popcountll(d->leases[i]->gpus);
+	return n;
+}
+
+static void lease_add(struct daemon *d, struct lease *l)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = l};
+	epoll_ctl(d->epfd, EPOLL_CTL_ADD, l->fifo, &ev);
+	d->leases = grow_array(d->leases, &d->leases_cap, d->nleases + 1, sizeof *d->leases);
+	d->leases[d->nleases++] = l;
+	for (size_t i = 0; i < d->nslots; i++)
+		if (l->gpus >> i & 1) {
+			d->slots[i].holder = l;
+			d->slots[i].held_unknown = false;
+		}
+}
+
+static void gpu_list(const struct daemon *d, uint64_t mask, char *buf, size_t n)
+{
+	size_t k = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < d->nslots && k + 8 < n; i++)
+		if (mask >> i & 1)
+			k += (size_t)snprintf(buf + k, n - k, "%s%u", k ? "," : "", d->slots[i].index);
+}
+
+/* One lock file per GPU of the lease, each a fresh inode locked before it takes the name. */
+static int fresh_lock(struct daemon *d, const struct slot *s, struct gpu_error *err)
+{
+	char name[128], tmp[128];
+	lock_name(s, name, sizeof name, "");
+	lock_name(s, tmp, sizeof tmp, ".new");
+	unlinkat(d->dirfd, tmp, 0);
+	int fd = openat(d->dirfd, tmp, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0 || renameat(d->dirfd, tmp, d->dirfd, name) != 0) {
+		err->code = EXIT_FAIL;
+		snprintf(err->msg, sizeof err->msg, "the daemon cannot create %s/%s: %s", d->state_dir,
+			 name, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		unlinkat(d->dirfd, tmp, 0);
+		return -1;
+	}
+	return fd;
+}
+
+struct lease *lease_grant(struct daemon *d, struct request *r, int *fds, size_t *nfds,
+			  struct gpu_error *err)
+{
+	*nfds = 0;
+	if (!ensure_dir(d)) {
+		err->code = EXIT_FAIL;
+		snprintf(err->msg, sizeof err->msg, "the daemon's state directory %s is gone and cannot "
+			 "be made again", d->state_dir);
+		return NULL;
+	}
+	struct lease *l = xcalloc(1, sizeof *l);
+	l->ev = EV_LEASE;
+	random_hex(l->id, 8);
+	random_hex(l->token, 16);
+	l->uid = r->uid;
+	l->pid = r->pid;
+	snprintf(l->kind, sizeof l->kind, "%s", r->kind);
+	l->since = time(NULL);
+	l->seq = r->seq;
+	l->name = r->name ? xstrdup(r->name) : NULL;
+	l->command = r->command ? xstrdup(r->command) : NULL;
+	l->gpus = r->offer;
+	l->fifo = -1;
+	char fifo[64];
+	snprintf(fifo, sizeof fifo, "lease-%s.fifo", l->id);
+	int w = -1;
+	if (mkfifoat(d->dirfd, fifo, 0600) != 0 ||
+	    (l->fifo = openat(d->dirfd, fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW)) < 0 ||
+	    (w = openat(d->dirfd, fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+		err->code = EXIT_FAIL;
+		snprintf(err->msg, sizeof err->msg, "the daemon cannot create %s/%s: %s", d->state_dir,
+			 fifo, strerror(errno));
+		goto fail;
+	}
+	fds[(*nfds)++] = w;
+	for (size_t i = 0; i < d->nslots; i++) {
+		if (!(l->gpus >> i & 1))
+			continue;
+		int fd = fresh_lock(d, &d->slots[i], err);
+		if (fd < 0)
+			goto fail;
+		fds[(*nfds)++] = fd;
+	}
+	if (!record_write(d, l)) {
+		err->code = EXIT_FAIL;
+		snprintf(err->msg, sizeof err->msg, "the daemon cannot write its lease record in %s",
+			 d->state_dir);
+		goto fail;
+	}
+	lease_add(d, l);
+	char gpus[256];
+	gpu_list(d, l->gpus, gpus, sizeof gpus);
+	fprintf(stderr, "gpuctl daemon: lease %s: uid %u pid %d, GPU %s (%s)\n", l->id, (unsigned)l->uid,
+		(int)l->pid, gpus, l->kind);
+	return l;
+fail:
+	for (size_t i = 0; i < *nfds; i++)
+		close(fds[i]);
+	*nfds = 0;
+	if (l->fifo >= 0)
+		close(l->fifo);
+	unlinkat(d->dirfd, fifo, 0);
+	lease_free(l);
+	return NULL;
+}
+
+/* Field 22 of /proc/PID/stat (after the last ')': comm may hold anything). */
+unsigned long long proc_start_time(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	char *text = read_file(path, NULL);
+	const char *p = text ? strrchr(text, ')') : NULL;
+	unsigned long long st = 0;
+	if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+			       "%*d %*d %llu", &st) != 1)
+		st = 0;
+	free(text);
+	return st;
+}
+
+/* The process that will hold the lease (the job, or env's holder) says so itself: its pid is
+ * the kernel's word (SO_PEERCRED), and the token proves it got the lease from the grantee. */
+void lease_commit(struct daemon *d, struct conn *c, const struct msg *m)
+{
+	const char *id = msg_get(m, "lease"), *token = msg_get(m, "token");
+	struct lease *l = NULL;
+	for (size_t i = 0; id && i < d->nleases; i++)
+		if (!strcmp(d->leases[i]->id, id))
+			l = d->leases[i];
+	if (!l || !token || strcmp(l->token, token) || l->uid != c->uid) {
+		conn_error(d, c, 0, EXIT_DENIED, "no such lease of yours to commit");
+		return;
+	}
+	uint64_t v;
+	l->pid = c->pid;
+	l->start = proc_start_time(c->pid);
+	if (!l->start && msg_get_u64(m, "start", UINT64_MAX, &v))
+		l->start = v; /* /proc hidden from the daemon (hidepid): the process's own word */
+	if (msg_get_u64(m, "bound", INT32_MAX, &v))
+		l->bound = (pid_t)v;
+	record_write(d, l);
+	struct strbuf sb = {0};
+	msg_begin(&sb, "ok");
+	msg_add_u64(&sb, "id", 0);
+	conn_send(d, c, &sb, NULL, 0);
+	sb_free(&sb);
+}
+
+static void lease_end(struct daemon *d, struct lease *l)
+{
+	char name[64];
+	epoll_ctl(d->epfd, EPOLL_CTL_DEL, l->fifo, NULL);
+	close(l->fifo);
+	l->fifo = -1;
+	if (ensure_dir(d)) {
+		snprintf(name, sizeof name, "lease-%s.fifo", l->id);
+		unlinkat(d->dirfd, name, 0);
+		snprintf(name, sizeof name, "lease-%s", l->id);
+		unlinkat(d->dirfd, name, 0);
+	}
+	for (size_t i = 0; i < d->nslots; i++)
+		if (d->slots[i].holder == l)
+			d->slots[i].holder = NULL;
+	fprintf(stderr, "gpuctl daemon: lease %s ended\n", l->id);
+	size_t k = 0;
+	for (size_t i = 0; i < d->nleases; i++)
+		if (d->leases[i] != l)
+			d->leases[k++] = d->leases[i];
+	d->nleases = k;
+	lease_free(l);
+	/* The job's memory may linger in the driver for a moment: look again before judging. */
+	d->usage_at = 0;
+	d->last_end = d->now;
+	d->sched_due = true;
+}
+
+void lease_fifo_event(struct daemon *d, struct lease *l, unsigned events)
+{
+	if (events & EPOLLIN) {
+		/* A holder writing into its FIFO gets nothing for it: drain and ignore. */
+		char buf[4096];
+		for (int k = 0; k < 16 && read(l->fifo, buf, sizeof buf) > 0; k++)
+			;
+	}
+	if (events & (EPOLLHUP | EPOLLERR)) {
+		struct pollfd p = {.fd = l->fifo, .events = POLLIN};
+		if (poll(&p, 1, 0) == 1 && (p.revents & POLLHUP))
+			lease_end(d, l);
+	}
+}
+
+void leases_reap(struct daemon *d)
+{
+	for (size_t i = 0; i < d->nleases;) {
+		struct lease *l = d->leases[i];
+		struct pollfd p = {.fd = l->fifo, .events = POLLIN};
+		if (poll(&p, 1, 0) == 1 && (p.revents & POLLHUP))
+			lease_end(d, l); /* removes it from the array */
+		else
+			i++;
+	}
+}
+
+/* Whether the current lock file of slot s is locked by someone (true) or not (false). */
+static bool lock_held(struct daemon *d, const struct slot *s)
+{
+	char name[128];
+	lock_name(s, name, sizeof name, "");
+	int fd = openat(d->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	bool held = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+	close(fd); /* drops our probe's lock when we got it */
+	return held;
+}
+
+void probe_unknown(struct daemon *d)
+{
+	d->probe_due = 0;
+	for (size_t i = 0; i < d->nslots; i++) {
+		struct slot *s = &d->slots[i];
+		if (s->held_unknown && !lock_held(d, s)) {
+			s->held_unknown = false;
+			d->sched_due = true;
+			fprintf(stderr, "gpuctl daemon: GPU %u is no longer held\n", s->index);
+		}
+		if (s->held_unknown)
+			d->probe_due = d->now + PROBE_SECONDS;
+	}
+}
+
+/* A record of a previous daemon: its lease lives on if anyone still has its FIFO open. */
+static void recover_one(struct daemon *d, const char *file)
+{
+	char fifo[64];
+	snprintf(fifo, sizeof fifo, "%s.fifo", file);
+	int fd = openat(d->dirfd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	char buf[PROTO_MAX_MSG], why[128];
+	ssize_t n = -1;
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid())
+		n = read(fd, buf, sizeof buf);
+	if (fd >= 0)
+		close(fd);
+	struct msg m = {0};
+	struct lease *l = NULL;
+	int r = -1;
+	if (n > 0 && msg_decode(&m, buf, (size_t)n, why, sizeof why) && !strcmp(msg_verb(&m), "lease") &&
+	    msg_get(&m, "id") && strlen(msg_get(&m, "id")) == 16 && msg_get(&m, "token")) {
+		l = xcalloc(1, sizeof *l);
+		l->ev = EV_LEASE;
+		snprintf(l->id, sizeof l->id, "%s", msg_get(&m, "id"));
+		snprintf(l->token, sizeof l->token, "%s", msg_get(&m, "token"));
+		uint64_t v;
+		l->uid = msg_get_u64(&m, "uid", UINT32_MAX, &v) ? (uid_t)v : (uid_t)-1;
+		l->pid = msg_get_u64(&m, "pid", INT32_MAX, &v) ? (pid_t)v : 0;
+		l->bound = msg_get_u64(&m, "bound", INT32_MAX, &v) ? (pid_t)v : 0;
+		l->start = msg_get_u64(&m, "start", UINT64_MAX, &v) ? v : 0;
+		l->since = msg_get_u64(&m, "since", INT64_MAX, &v) ? (time_t)v : 0;
+		l->seq = msg_get_u64(&m, "seq", UINT64_MAX, &v) ? v : 0;
+		snprintf(l->kind, sizeof l->kind, "%s", msg_get(&m, "kind") ? msg_get(&m, "kind") : "run");
+		l->name = msg_get(&m, "name") ? xstrdup(msg_get(&m, "name")) : NULL;
+		l->command = msg_get(&m, "command") ? xstrdup(msg_get(&m, "command")) : NULL;
+		for (size_t i = 1; i < m.nlines; i++)
+			for (size_t k = 0; k < d->nslots; k++)
+				if (!strcmp(m.lines[i].w[0], "gpu") && m.lines[i].nwords > 1 &&
+				    !strcmp(m.lines[i].w[1], d->slots[k].uuid))
+					l->gpus |= 1ULL << k;
+		/* Reopen the read end, then open and close a writer once: from then on POLLHUP
+		 * means no writer is left (an O_NONBLOCK reader sees no hang-up before a writer). */
+		l->fifo = openat(d->dirfd, fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+		if (l->fifo >= 0 && fstat(l->fifo, &st) == 0 && S_ISFIFO(st.st_mode) &&
+		    st.st_uid == geteuid() && (r = openat(d->dirfd, fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) >= 0) {
+			close(r);
+			struct pollfd p = {.fd = l->fifo, .events = POLLIN};
+			r = poll(&p, 1, 0) == 1 && (p.revents & POLLHUP) ? -1 : 0;
+		} else {
+			r = -1;
+		}
+	}
+	msg_free(&m);
+	if (r == 0 && l->gpus) {
+		lease_add(d, l);
+		return;
+	}
+	if (l && l->fifo >= 0)
+		close(l->fifo);
+	lease_free(l);
+	unlinkat(d->dirfd, file, 0);
+	unlinkat(d->dirfd, fifo, 0);
+}
+
+void leases_recover(struct daemon *d)
+{
+	int dfd = dup(d->dirfd);
+	DIR *dir = dfd >= 0 ? fdopendir(dfd) : NULL;
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	for (struct dirent *e; dir && (e = readdir(dir));) {
+		const char *s = e->d_name;
+		size_t len = strlen(s);
+		if (!strncmp(s, "lease-", 6) && len == 22)
+			;
+		else if ((len > 4 && !strcmp(s + len - 4, ".tmp")) || (len > 4 && !strcmp(s + len - 4, ".new")))
+			; /* half-written files of a daemon that died: removed below */
+		else if (!strncmp(s, "lease-", 6) && len == 27 && !strcmp(s + 22, ".fifo"))
+			continue; /* handled with its record */
+		else
+			continue;
+		names = grow_array(names, &cap, n + 1, sizeof *names);
+		names[n++] = xstrdup(s);
+	}
+	if (dir)
+		closedir(dir);
+	else if (dfd >= 0)
+		close(dfd);
+	for (size_t i = 0; i < n; i++) {
+		if (!strncmp(names[i], "lease-", 6) && strlen(names[i]) == 22)
+			recover_one(d, names[i]);
+		else
+			unlinkat(d->dirfd, names[i], 0);
+		free(names[i]);
+	}
+	free(names);
+	/* FIFOs whose record is gone belong to no lease. */
+	dfd = dup(d->dirfd);
+	dir = dfd >= 0 ? fdopendir(dfd) : NULL;
+	for (struct dirent *e; dir && (e = readdir(dir));) {
+		size_t len = strlen(e->d_name);
+		if (strncmp(e->d_name, "lease-", 6) || len != 27 || strcmp(e->d_name + 22, ".fifo"))
+			continue;
+		bool known = false;
+		for (size_t i = 0; i < d->nleases; i++)
+			known |= !strncmp(d->leases[i]->id, e->d_name + 6, 16);
+		if (!known)
+			unlinkat(d->dirfd, e->d_name, 0);
+	}
+	if (dir)
+		closedir(dir);
+	else if (dfd >= 0)
+		close(dfd);
+	size_t unknown = 0;
+	for (size_t i = 0; i < d->nslots; i++) {
+		struct slot *s = &d->slots[i];
+		if (!s->holder && lock_held(d, s)) {
+			s->held_unknown = true;
+			unknown++;
+		}
+	}
+	if (unknown)
+		d->probe_due = d->now + PROBE_SECONDS;
+	if (d->nleases || unknown)
+		fprintf(stderr, "gpuctl daemon: recovered %zu live lease%s; %zu GPU%s held by processes "
+			"no record accounts for\n", d->nleases, d->nleases == 1 ? "" : "s", unknown,
+			unknown == 1 ? "" : "s");
+}

@@ -1,0 +1,490 @@
+/* job.c: a job's record and the user's jobs directory (see job.h). A record is one message in
+ * proto.h's format, so names, commands and paths of any content survive intact; keys a reader
+ * does not know are skipped, so an older gpuctl still reads a newer record. */
+#include "jobs/job.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RECORD_MAX PROTO_MAX_MSG
+
+static const char *const state_names[] = {"queued", "running", "done", "failed", "cancelled", "lost",
+					  "unknown"};
+
+const char *job_state_name(enum job_state s)
+{
+	return (size_t)s < ARRAY_SIZE(state_names) ? state_names[s] : "?";
+}
+
+bool job_state_parse(const char *s, enum job_state *out)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(state_names); i++)
+		if (!strcmp(s, state_names[i])) {
+			*out = (enum job_state)i;
+			return true;
+		}
+	return false;
+}
+
+void job_free(struct job *j)
+{
+	free(j->name);
+	free(j->command);
+	free(j->cwd);
+	free(j->log);
+	free(j->after);
+	free(j->cand);
+	free(j->uuids);
+	free(j->reason);
+	free(j->warning);
+	free(j->node);
+	free(j->slurm_state);
+	memset(j, 0, sizeof *j);
+}
+
+void jobs_free(struct job *jobs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		job_free(&jobs[i]);
+	free(jobs);
+}
+
+uint64_t job_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+const char *job_boot_id(void)
+{
+	static char id[40];
+	if (!id[0]) {
+		char *s = read_file("/proc/sys/kernel/random/boot_id", NULL);
+		snprintf(id, sizeof id, "%.*s", s ? (int)strcspn(s, "\n") : 7, s ? s : "unknown");
+		free(s);
+	}
+	return id;
+}
+
+/* ---- the record ---- */
+
+static void add_str(struct strbuf *sb, const char *key, const char *v)
+{
+	if (v)
+		msg_add(sb, key, v, NULL);
+}
+
+static void add_num(struct strbuf *sb, const char *key, uint64_t v)
+{
+	if (v)
+		msg_add_u64(sb, key, v);
+}
+
+/* Lists go 15 values to a line (a line holds 16 words). */
+static void add_ids(struct strbuf *sb, const char *key, const uint64_t *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (i % 15 == 0)
+			msg_key(sb, key);
+		msg_word_u64(sb, v[i]);
+	}
+}
+
+static void add_uuids(struct strbuf *sb, const char *key, char (*v)[96], size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (i % 15 == 0)
+			msg_key(sb, key);
+		msg_word(sb, v[i]);
+	}
+}
+
+void job_encode(const struct job *j, struct strbuf *out)
+{
+	msg_begin(out, "job");
+	msg_add_u64(out, "id", j->id);
+	msg_add_u64(out, "uid", j->uid);
+	msg_add(out, "state", job_state_name(j->state), NULL);
+	msg_add(out, "boot", j->boot, NULL);
+	add_str(out, "name", j->name);
+	add_str(out, "command", j->command);
+	add_str(out, "cwd", j->cwd);
+	add_str(out, "log", j->log);
+	add_num(out, "ownlog", j->own_log);
+	add_ids(out, "after", j->after, j->nafter);
+	add_num(out, "retries", j->retries);
+	add_num(out, "attempt", j->attempt);
+	msg_add_u64(out, "umask", j->umask);
+	msg_add_u64(out, "count", j->count);
+	add_uuids(out, "cand", j->cand, j->ncand);
+	add_num(out, "min_free", j->min_free_mib);
+	if (j->max_util >= 0)
+		msg_add_u64(out, "max_util", (uint64_t)j->max_util);
+	if (j->prefer >= 0)
+		msg_add_u64(out, "prefer", (uint64_t)j->prefer);
+	add_num(out, "ignore_usage", j->ignore_usage);
+	add_num(out, "uuid", j->uuid);
+	add_num(out, "submitted", j->submitted);
+	add_num(out, "queued", j->queued_at);
+	add_num(out, "started", j->started);
+	add_num(out, "ended", j->ended);
+	if (j->pid) {
+		msg_key(out, "pid");
+		msg_word_u64(out, (uint64_t)j->pid);
+		msg_word_u64(out, j->pid_start);
+	}
+	if (j->exit_code >= 0)
+		msg_add_u64(out, "exit", (uint64_t)j->exit_code);
+	add_num(out, "signal", (uint64_t)j->signal);
+	for (size_t i = 0; i < j->ngpus; i++) {
+		if (i % 15 == 0)
+			msg_key(out, "gpus");
+		msg_word_u64(out, j->gpus[i]);
+	}
+	add_uuids(out, "uuids", j->uuids, j->uuids ? j->ngpus : 0); /* a Slurm job has indices only */
+	if (j->lease[0])
+		msg_add(out, "lease", j->lease, NULL);
+	if (j->ticket[0])
+		msg_add(out, "ticket", j->ticket, NULL);
+	add_str(out, "reason", j->reason);
+	add_str(out, "warning", j->warning);
+	add_num(out, "again", j->again_of);
+	add_str(out, "node", j->node);
+	add_str(out, "sstate", j->slurm_state);
+	add_num(out, "never", j->never);
+}
+
+static bool num(const struct msg_line *l, size_t w, uint64_t max, uint64_t *v)
+{
+	return w < l->nwords && word_u64(l->w[w], max, v);
+}
+
+static void take_uuids(char (**list)[96], size_t *n, const struct msg_line *l)
+{
+	for (size_t w = 1; w < l->nwords && *n < GPU_MAX; w++) {
+		*list = xrealloc(*list, (*n + 1) * sizeof **list);
+		snprintf((*list)[(*n)++], sizeof **list, "%s", l->w[w]);
+	}
+}
+
+static bool decode_line(struct job *j, const struct msg_line *l, size_t *nuuids)
+{
+	const char *k = l->w[0], *v = l->nwords > 1 ? l->w[1] : NULL;
+	uint64_t n = 0;
+	if (!strcmp(k, "after") || !strcmp(k, "gpus")) {
+		for (size_t w = 1; w < l->nwords; w++) {
+			if (!word_u64(l->w[w], k[0] == 'a' ? UINT64_MAX : UINT32_MAX, &n))
+				return false;
+			if (k[0] == 'a') {
+				j->after = xrealloc(j->after, (j->nafter + 1) * sizeof *j->after);
+				j->after[j->nafter++] = n;
+			} else if (j->ngpus < GPU_MAX) {
+				j->gpus[j->ngpus++] = (unsigned)n;
+			}
+		}
+		return true;
+	}
+	if (!strcmp(k, "cand")) {
+		take_uuids(&j->cand, &j->ncand, l);
+		return true;
+	}
+	if (!strcmp(k, "uuids")) {
+		take_uuids(&j->uuids, nuuids, l);
+		return true;
+	}
+	if (!v)
+		return true;
+	char **str = !strcmp(k, "name") ? &j->name : !strcmp(k, "command") ? &j->command
+		   : !strcmp(k, "cwd") ? &j->cwd : !strcmp(k, "log") ? &j->log
+		   : !strcmp(k, "reason") ? &j->reason : !strcmp(k, "warning") ? &j->warning
+		   : !strcmp(k, "node") ? &j->node : !strcmp(k, "sstate") ? &j->slurm_state : NULL;
+	if (str) {
+		free(*str);
+		*str = xstrdup(v);
+		return true;
+	}
+	if (!strcmp(k, "state"))
+		return job_state_parse(v, &j->state);
+	if (!strcmp(k, "boot")) {
+		snprintf(j->boot, sizeof j->boot, "%s", v);
+		return true;
+	}
+	if (!strcmp(k, "lease") || !strcmp(k, "ticket")) {
+		char *dst = k[0] == 'l' ? j->lease : j->ticket;
+		size_t cap = k[0] == 'l' ? sizeof j->lease : sizeof j->ticket;
+		if (strlen(v) >= cap)
+			return false;
+		memcpy(dst, v, strlen(v) + 1);
+		return true;
+	}
+	if (!strcmp(k, "pid")) {
+		uint64_t st;
+		if (!num(l, 1, INT32_MAX, &n) || !num(l, 2, UINT64_MAX, &st))
+			return false;
+		j->pid = (pid_t)n;
+		j->pid_start = st;
+		return true;
+	}
+	static const struct {
+		const char *key;
+		uint64_t max;
+	} nums[] = {
+		{"id", UINT64_MAX}, {"uid", UINT32_MAX}, {"ownlog", 1}, {"retries", 1000},
+		{"attempt", 1001}, {"umask", 0777}, {"count", GPU_MAX}, {"min_free", UINT64_MAX},
+		{"max_util", 100}, {"prefer", 2}, {"ignore_usage", 1}, {"uuid", 1},
+		{"submitted", UINT64_MAX}, {"queued", UINT64_MAX}, {"started", UINT64_MAX},
+		{"ended", UINT64_MAX}, {"exit", 255}, {"signal", 64}, {"never", 1},
+		{"again", UINT64_MAX},
+	};
+	size_t i = 0;
+	while (i < ARRAY_SIZE(nums) && strcmp(k, nums[i].key))
+		i++;
+	if (i == ARRAY_SIZE(nums))
+		return true; /* a newer gpuctl's key */
+	if (!word_u64(v, nums[i].max, &n))
+		return false;
+	switch (i) {
+	case 0: j->id = n; break;
+	case 1: j->uid = (uid_t)n; break;
+	case 2: j->own_log = n; break;
+	case 3: j->retries = (unsigned)n; break;
+	case 4: j->attempt = (unsigned)n; break;
+	case 5: j->umask = (unsigned)n; break;
+	case 6: j->count = (unsigned)n; break;
+	case 7: j->min_free_mib = n; break;
+	case 8: j->max_util = (int)n; break;
+	case 9: j->prefer = (int)n; break;
+	case 10: j->ignore_usage = n; break;
+	case 11: j->uuid = n; break;
+	case 12: j->submitted = n; break;
+	case 13: j->queued_at = n; break;
+	case 14: j->started = n; break;
+	case 15: j->ended = n; break;
+	case 16: j->exit_code = (int)n; break;
+	case 17: j->signal = (int)n; break;
+	case 18: j->never = n; break;
+	default: j->again_of = n; break;
+	}
+	return true;
+}
+
+bool job_decode(struct job *j, const char *buf, size_t len, char *why, size_t whylen)
+{
+	struct msg m;
+	*j = (struct job){.exit_code = -1, .max_util = -1, .prefer = -1};
+	if (!msg_decode(&m, buf, len, why, whylen))
+		return false;
+	bool ok = !strcmp(msg_verb(&m), "job");
+	size_t nuuids = 0;
+	for (size_t i = 1; ok && i < m.nlines; i++)
+		if (!decode_line(j, &m.lines[i], &nuuids)) {
+			snprintf(why, whylen, "bad value on line %zu (%s)", i + 1, m.lines[i].w[0]);
+			ok = false;
+		}
+	msg_free(&m);
+	if (ok && (!j->id || !j->command || !j->boot[0] || nuuids != (j->uuids ? j->ngpus : 0))) {
+		snprintf(why, whylen, "id, command, boot or GPU lines missing");
+		ok = false;
+	}
+	if (!ok)
+		job_free(j);
+	return ok;
+}
+
+/* ---- the directory ---- */
+
+static bool private_dir(int fd, const char *path, struct gpu_error *err)
+{
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & 077))
+		return true;
+	err->code = EXIT_FAIL;
+	snprintf(err->msg, sizeof err->msg, "%s is not a private directory of yours (owner, mode "
+		 "0700); fix or remove it", path);
+	return false;
+}
+
+/* mkdir -p with mode 0700, opening each level without following links. */
+static int make_dirs(const char *path, struct gpu_error *err)
+{
+	int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char *copy = xstrdup(path), *save = NULL;
+	bool ok = fd >= 0;
+	for (char *part = strtok_r(copy, "/", &save); ok && part; part = strtok_r(NULL, "/", &save)) {
+		if (mkdirat(fd, part, 0700) != 0 && errno != EEXIST) {
+			ok = false;
+			break;
+		}
+		int next = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		fd = next;
+		ok = fd >= 0;
+	}
+	if (!ok) {
+		err->code = EXIT_FAIL;
+		snprintf(err->msg, sizeof err->msg, "cannot create the jobs directory %s: %s", path,
+			 strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
+	}
+	free(copy);
+	return fd;
+}
+
+/* $XDG_STATE_HOME/gpuctl/SUB (default ~/.local/state), made private if missing. */
+static int state_dir_open(const char *sub, char **path, struct gpu_error *err)
+{
+	const char *x = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	char *base;
+	if (x && *x == '/')
+		base = xstrdup(x);
+	else if (home && *home == '/')
+		base = xasprintf("%s/.local/state", home);
+	else {
+		err->code = EXIT_FAIL;
+		snprintf(err->msg, sizeof err->msg, "neither XDG_STATE_HOME nor HOME names a directory "
+			 "for your jobs' records; set one");
+		return -1;
+	}
+	*path = xasprintf("%s/gpuctl/%s", base, sub);
+	free(base);
+	int fd = make_dirs(*path, err);
+	if (fd >= 0 && !private_dir(fd, *path, err)) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0) {
+		free(*path);
+		*path = NULL;
+	}
+	return fd;
+}
+
+int job_dir_open(char **path, struct gpu_error *err)
+{
+	char host[72] = "", sub[96];
+	gethostname(host, sizeof host - 1);
+	for (char *p = host; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      *p == '-' || *p == '.' || *p == '_') || (p == host && *p == '.'))
+			*p = '_';
+	snprintf(sub, sizeof sub, "jobs/%s", host[0] ? host : "localhost");
+	return state_dir_open(sub, path, err);
+}
+
+int job_slurm_dir_open(char **path, struct gpu_error *err)
+{
+	return state_dir_open("slurm", path, err);
+}
+
+bool job_read(int dirfd, uint64_t id, struct job *j)
+{
+	char name[40], buf[RECORD_MAX + 1], why[160];
+	snprintf(name, sizeof name, "%llu.job", (unsigned long long)id);
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
+		return false;
+	ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid()
+		    ? read(fd, buf, sizeof buf) : -1;
+	close(fd);
+	errno = EINVAL;
+	return n > 0 && n <= RECORD_MAX && job_decode(j, buf, (size_t)n, why, sizeof why) && j->id == id;
+}
+
+bool job_write(int dirfd, const struct job *j, struct gpu_error *err)
+{
+	char name[40], tmp[64];
+	struct strbuf sb = {0};
+	job_encode(j, &sb);
+	snprintf(name, sizeof name, "%llu.job", (unsigned long long)j->id);
+	/* Each writer its own temporary file: a Slurm job's record is written by whichever gpuctl
+	 * saw it change (two at once: `jobs` and `wait`), and two writers of one file interleave. */
+	snprintf(tmp, sizeof tmp, ".%s.%ld.tmp", name, (long)getpid());
+	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST && unlinkat(dirfd, tmp, 0) == 0) /* a dead writer's, same pid */
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	bool ok = fd >= 0 && sb.len <= RECORD_MAX && write(fd, sb.buf, sb.len) == (ssize_t)sb.len;
+	int e = errno;
+	if (fd >= 0 && close(fd) != 0 && ok) {
+		ok = false;
+		e = errno;
+	}
+	if (ok && renameat(dirfd, tmp, dirfd, name) != 0) {
+		ok = false;
+		e = errno;
+	}
+	if (!ok) {
+		if (fd >= 0)
+			unlinkat(dirfd, tmp, 0);
+		err->code = EXIT_FAIL;
+		snprintf(err->msg, sizeof err->msg, "cannot write the record of job %llu: %s",
+			 (unsigned long long)j->id, sb.len > RECORD_MAX ? "it is too long" : strerror(e));
+	}
+	sb_free(&sb);
+	return ok;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const struct job *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+size_t job_load_all(int dirfd, struct job **jobs)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	size_t n = 0, cap = 0;
+	*jobs = NULL;
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	for (struct dirent *e; (e = readdir(dir));) {
+		size_t len = strlen(e->d_name), digits = strspn(e->d_name, "0123456789");
+		uint64_t id;
+		if (len < 5 || digits != len - 4 || strcmp(e->d_name + digits, ".job"))
+			continue;
+		char num[32];
+		snprintf(num, sizeof num, "%.*s", (int)digits, e->d_name);
+		if (!word_u64(num, UINT64_MAX, &id))
+			continue;
+		*jobs = grow_array(*jobs, &cap, n + 1, sizeof **jobs);
+		if (job_read(dirfd, id, &(*jobs)[n]))
+			n++;
+	}
+	closedir(dir);
+	if (n)
+		qsort(*jobs, n, sizeof **jobs, by_id);
+	return n;
+}
+
+int job_log_open(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
+		return -1;
+	int e = fstat(fd, &st) != 0 ? errno : !S_ISREG(st.st_mode) ? EINVAL
+		: st.st_uid != geteuid() ? EPERM : 0;
+	int fl = e ? 0 : fcntl(fd, F_GETFL);
+	if (!e && (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0))
+		e = errno;
+	if (e) {
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}

@@ -1,0 +1,287 @@
+/* grant-env.c: what a lease request starts from and what the job gets: the GPUs a request may
+ * choose among (-g, the Slurm allocation we run in, and the caller's CUDA_VISIBLE_DEVICES: a
+ * Slurm step, a container or an enclosing lease restricts us), why GPUs were not free (from the
+ * daemon's answer), and the job's environment. */
+#include "base/escape.h"
+#include "lease/grant.h"
+#include "machine/pid.h"
+#include "machine/slurm.h"
+#include "cuda/visenv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *job_getenv(const struct grant_req *rq, const char *name);
+
+/* The lease whose shell we are in, for messages: GPUCTL_LEASE_ID, when it looks like one. */
+static const char *enclosing_lease(const struct grant_req *rq)
+{
+	const char *id = rq ? job_getenv(rq, "GPUCTL_LEASE_ID") : getenv("GPUCTL_LEASE_ID");
+	return id && strlen(id) == 16 && strspn(id, "0123456789abcdef") == 16 ? id : NULL;
+}
+
+/* A variable of the job's environment: rq->env when given, else this process's. */
+static const char *job_getenv(const struct grant_req *rq, const char *name)
+{
+	if (!rq->env)
+		return getenv(name);
+	size_t n = strlen(name);
+	for (char *const *p = rq->env; *p; p++)
+		if (!strncmp(*p, name, n) && (*p)[n] == '=')
+			return *p + n + 1;
+	return NULL;
+}
+
+bool grant_candidates(struct gpu_set *set, const struct grant_req *rq, uint64_t *cand,
+		      unsigned *count, struct gpu_error *err)
+{
+	uint64_t m = 0;
+	for (size_t i = 0; i < set->ngpus && i < GPU_MAX; i++)
+		if (!set->gpus[i].lost && !set->gpus[i].inaccessible && set->gpus[i].uuid[0])
+			m |= 1ULL << i;
+	unsigned listed = 0;
+	if (rq->gpus) {
+		if (!gpu_set_select(set, rq->gpus, err))
+			return false;
+		uint64_t g = 0;
+		for (size_t i = 0; i < set->ngpus && i < GPU_MAX; i++)
+			if (set->gpus[i].selected) {
+				g |= 1ULL << i;
+				listed++;
+			}
+		m &= g;
+		for (size_t i = 0; i < set->ngpus; i++)
+			set->gpus[i].selected = true;
+	}
+	/* Inside a Slurm allocation only its GPUs may be chosen: the ones Slurm gave the step, else
+	 * the job (slurm.h says how its ids name GPUs). */
+	struct slurm_alloc sa;
+	slurm_alloc_self(&sa);
+	char slurm_from[160] = "";
+	if (sa.in_job && !sa.var) {
+		err->code = EXIT_USAGE;
+		snprintf(err->msg, sizeof err->msg, "you are in Slurm job %.20s, which was given no GPUs "
+			 "(neither SLURM_STEP_GPUS nor SLURM_JOB_GPUS is set): ask Slurm for them "
+			 "(--gres=gpu:N or --gpus=N); where Slurm does not manage this node's GPUs, run "
+			 "gpuctl outside the job's environment (env -u SLURM_JOB_ID gpuctl ...)", sa.job_id);
+		return false;
+	}
+	if (sa.var) {
+		uint64_t sm;
+		char why[256];
+		if (!slurm_gpu_mask(set, sa.gpus, &sm, why, sizeof why)) {
+			err->code = EXIT_USAGE;
+			snprintf(err->msg, sizeof err->msg, "you are in Slurm job %.20s, but %s=%.64s does not "
+				 "name GPUs of this machine (%s): is gpuctl running on the job's node?",
+				 sa.job_id, sa.var, sa.gpus, why);
+			return false;
+		}
+		m &= sm;
+		snprintf(slurm_from, sizeof slurm_from, "%s=%.64s of Slurm job %.20s", sa.var, sa.gpus,
+			 sa.job_id);
+	}
+	const char *cvd = job_getenv(rq, "CUDA_VISIBLE_DEVICES"), *lease = enclosing_lease(rq);
+	/* The CUDA_VISIBLE_DEVICES Slurm set beside its list is that list, in nvidia-smi's
+	 * numbering: read under CUDA's default order it could name other GPUs on a mixed machine.
+	 * A value the user set in the job restricts the choice further. */
+	if (cvd && sa.var && !strcmp(cvd, sa.gpus))
+		cvd = NULL;
+	char from[80] = "";
+	if (cvd && lease)
+		snprintf(from, sizeof from, " from your lease %s", lease);
+	if (cvd) {
+		struct vis_machine *vm = vis_machine_new(set);
+		struct vis_result *r = vis_resolve(vm, cvd, job_getenv(rq, "CUDA_DEVICE_ORDER"));
+		uint64_t vis = 0;
+		for (size_t i = 0; i < r->ndevs; i++)
+			if (r->devs[i].mig < 0 && r->devs[i].gpu < GPU_MAX)
+				vis |= 1ULL << r->devs[i].gpu;
+		vis_result_free(r);
+		vis_machine_free(vm);
+		if (!vis) {
+			err->code = EXIT_USAGE;
+			snprintf(err->msg, sizeof err->msg, "your CUDA_VISIBLE_DEVICES='%.64s'%s makes no "
+				 "whole GPU visible, so there is nothing to choose from (see `gpuctl map`); "
+				 "unset it to choose among all GPUs", cvd, from);
+			return false;
+		}
+		m &= vis;
+	}
+	*count = rq->count ? rq->count : listed ? listed : 1;
+	*cand = m;
+	unsigned have = (unsigned)__builtin_popcountll(m);
+	if (*count > have) {
+		err->code = EXIT_USAGE;
+		if (slurm_from[0] && !cvd)
+			snprintf(err->msg, sizeof err->msg, "%u GPU%s wanted, but only %u can be chosen here: "
+				 "%s restricts the choice to the GPUs Slurm allocated (ask Slurm for more, "
+				 "e.g. --gres=gpu:%u)", *count, *count == 1 ? "" : "s", have, slurm_from, *count);
+		else if (cvd)
+			snprintf(err->msg, sizeof err->msg, "%u GPU%s wanted, but only %u can be chosen here: "
+				 "CUDA_VISIBLE_DEVICES=%.64s%s restricts the choice (run outside that shell, or "
+				 "`unset CUDA_VISIBLE_DEVICES` first)", *count, *count == 1 ? "" : "s", have,
+				 cvd, from);
+		else
+			snprintf(err->msg, sizeof err->msg, "%u GPU%s wanted, but only %u can be chosen "
+				 "here%s", *count, *count == 1 ? "" : "s", have,
+				 rq->gpus ? " (-g restricts the choice)" : "");
+		return false;
+	}
+	return true;
+}
+
+static const struct gpu *by_uuid(const struct gpu_set *set, const char *uuid)
+{
+	for (size_t i = 0; i < set->ngpus; i++)
+		if (!strcmp(set->gpus[i].uuid, uuid))
+			return &set->gpus[i];
+	return NULL;
+}
+
+/* The daemon's `busy` answer, told the way a person reads it. */
+void grant_explain_busy(const struct gpu_set *set, bool ignore_usage, unsigned count,
+			const struct msg *m, struct gpu_error *err)
+{
+	struct strbuf sb = {0};
+	const char *mine = enclosing_lease(NULL);
+	uint64_t v;
+	size_t cands = 0, own = 0;
+	bool usage = false;
+	sb_addf(&sb, "%u GPU%s wanted, not enough free now%s:\n", count, count == 1 ? "" : "s",
+		msg_line(m, "capped") ? " (you are at the per-user GPU cap)" : "");
+	for (size_t i = 1; i < m->nlines; i++) {
+		const struct msg_line *l = &m->lines[i];
+		if (strcmp(l->w[0], "gpu") || l->nwords < 3)
+			continue;
+		const struct gpu *g = by_uuid(set, l->w[1]);
+		const char *code = l->w[2];
+		cands++;
+		if (g)
+			sb_addf(&sb, "  GPU %u (%.12s): ", g->index, l->w[1]);
+		else
+			sb_addf(&sb, "  GPU ? (%.12s): ", l->w[1]);
+		if (!strcmp(code, "leased") && l->nwords >= 8) {
+			time_t since = word_u64(l->w[5], INT64_MAX, &v) ? (time_t)v : 0;
+			char when[32];
+			strftime(when, sizeof when, "%H:%M", localtime(&since));
+			uid_t uid = word_u64(l->w[3], UINT32_MAX, &v) ? (uid_t)v : (uid_t)-1;
+			sb_addf(&sb, "leased by ");
+			char name[64];
+			esc_printable(&sb, user_name(uid, name, sizeof name));
+			sb_addf(&sb, ", pid %s", l->w[4]);
+			if (*l->w[7]) {
+				sb_adds(&sb, " '");
+				esc_printable(&sb, l->w[7]);
+				sb_addc(&sb, '\'');
+			}
+			sb_addf(&sb, ", since %s\n", when);
+			own += mine && uid == getuid();
+		} else if (!strcmp(code, "usage") && l->nwords >= 7) {
+			usage = true;
+			esc_printable(&sb, l->w[3]);
+			if (strcmp(l->w[4], "-"))
+				sb_addf(&sb, " (%s MiB used, ", l->w[4]);
+			else
+				sb_adds(&sb, " (memory use N/A, ");
+			if (strcmp(l->w[5], "-"))
+				sb_addf(&sb, "%s%% util, ", l->w[5]);
+			else
+				sb_adds(&sb, "util N/A, ");
+			sb_addf(&sb, "%s process%s)\n", l->w[6], strcmp(l->w[6], "1") ? "es" : "");
+		} else if (!strcmp(code, "queued")) {
+			sb_adds(&sb, "kept for a request ahead in the queue\n");
+		} else if (!strcmp(code, "held")) {
+			sb_adds(&sb, "held by a process the daemon cannot name (a lease from before it "
+				     "restarted)\n");
+		} else if (!strcmp(code, "reserved")) {
+			sb_adds(&sb, "reserved by the administrator\n");
+		} else if (!strcmp(code, "lost")) {
+			sb_adds(&sb, "lost (fell off the bus)\n");
+		} else {
+			sb_addf(&sb, "%s\n", code);
+		}
+	}
+	if (msg_get_u64(m, "ahead", UINT32_MAX, &v) && v)
+		sb_addf(&sb, "  %llu request%s already waiting (see `gpuctl leases`)\n", (unsigned long long)v,
+			v == 1 ? "" : "s");
+	if (mine && cands && own == cands && getenv("CUDA_VISIBLE_DEVICES"))
+		sb_addf(&sb, "CUDA_VISIBLE_DEVICES=%.64s from your lease %s restricts the choice to GPUs "
+			"that lease holds: use them directly, or run outside that shell.",
+			getenv("CUDA_VISIBLE_DEVICES"), mine);
+	else
+		sb_addf(&sb, "Use --wait to queue%s.", ignore_usage || !usage
+			? "" : ", or --ignore-usage to disregard observed use");
+	err->code = EXIT_BUSY;
+	snprintf(err->msg, sizeof err->msg, "%s", sb.buf);
+	sb_free(&sb);
+}
+
+char **grant_env(const struct grant *g, bool uuid)
+{
+	/* With CUDA_DEVICE_ORDER=PCI_BUS_ID, CUDA's ordinal of a GPU is its rank in PCI order;
+	 * usually nvidia-smi's index, computed rather than assumed. */
+	struct vis_machine *vm = vis_machine_new(g->set);
+	struct vis_result *vr = vis_resolve(vm, NULL, "PCI_BUS_ID");
+	struct strbuf ids = {0}, smi = {0}, uuids = {0};
+	for (size_t i = 0; i < g->n; i++) {
+		const struct gpu *gp = &g->set->gpus[g->pos[i]];
+		sb_addf(&ids, "%s%d", i ? "," : "", vis_rank(vm, vr->pci, g->pos[i]));
+		sb_addf(&smi, "%s%u", i ? "," : "", gp->index);
+		sb_addf(&uuids, "%s%s", i ? "," : "", gp->uuid);
+	}
+	size_t nextra = 0;
+	while (g->profile_env && g->profile_env[nextra])
+		nextra++;
+	char **env = xcalloc(10 + nextra, sizeof *env);
+	size_t k = 0;
+	env[k++] = xasprintf("CUDA_VISIBLE_DEVICES=%s", uuid ? uuids.buf : ids.buf);
+	env[k++] = xstrdup("CUDA_DEVICE_ORDER=PCI_BUS_ID");
+	env[k++] = xasprintf("NVIDIA_VISIBLE_DEVICES=%s", uuid ? uuids.buf : smi.buf);
+	env[k++] = xasprintf("GPUCTL_LEASE_ID=%s", g->id[0] ? g->id : "dry-run");
+	env[k++] = xasprintf("GPUCTL_LEASE_GPUS=%s", uuids.buf);
+	if (g->name)
+		env[k++] = xasprintf("GPUCTL_LEASE_NAME=%s", g->name);
+	if (g->queued_at)
+		env[k++] = xasprintf("GPUCTL_QUEUED_AT=%llu", g->queued_at);
+	if (g->leased_at)
+		env[k++] = xasprintf("GPUCTL_LEASED_AT=%llu", g->leased_at);
+	for (size_t i = 0; i < nextra; i++)
+		env[k++] = xstrdup(g->profile_env[i]); /* the profile's (config.c keeps the lease's names out) */
+	sb_free(&ids);
+	sb_free(&smi);
+	sb_free(&uuids);
+	vis_result_free(vr);
+	vis_machine_free(vm);
+	return env;
+}
+
+char **grant_env_profile(char *const *base, char *const *profile)
+{
+	size_t nb = 0, np = 0, k = 0;
+	while (base && base[nb])
+		nb++;
+	while (profile && profile[np])
+		np++;
+	char **env = xcalloc(nb + np + 1, sizeof *env);
+	for (size_t i = 0; i < nb; i++) {
+		size_t n = strcspn(base[i], "=");
+		bool replaced = false;
+		for (size_t j = 0; j < np && !replaced; j++)
+			replaced = !strncmp(profile[j], base[i], n) && profile[j][n] == '=';
+		if (!replaced)
+			env[k++] = base[i];
+	}
+	for (size_t j = 0; j < np; j++)
+		env[k++] = profile[j];
+	return env;
+}
+
+void grant_env_free(char **env)
+{
+	for (char **p = env; p && *p; p++)
+		free(*p);
+	free(env);
+}

@@ -1,0 +1,412 @@
+/* client.c: connecting to the daemon, and starting this user's private daemon when no shared
+ * one is installed (see client.h).
+ *
+ * Which daemon: the shared one at $GPUCTL_SOCKET or /run/gpuctl/gpuctl.sock. Only when no socket
+ * exists there at all does gpuctl fall back to a private daemon (state in $GPUCTL_STATE_DIR,
+ * $XDG_RUNTIME_DIR/gpuctl, or /tmp/gpuctl-UID, a directory that must be the user's own and
+ * private), and it says so: private leases coordinate one user's jobs, not other users'. A
+ * socket that exists but refuses (the daemon is restarting) is waited for, never bypassed:
+ * leasing around the shared daemon would let two jobs hold one GPU. */
+#include "lease/client.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CONNECT_RETRY_SECONDS 10   /* a shared daemon that is restarting */
+#define SPAWN_SECONDS 10           /* a private daemon opening NVML */
+
+const char *daemon_socket_path(void)
+{
+	const char *s = getenv("GPUCTL_SOCKET");
+	return s && *s ? s : DEFAULT_SOCKET;
+}
+
+static double answer_timeout(void)
+{
+	const char *s = getenv("GPUCTL_DAEMON_TIMEOUT");
+	double t;
+	return s && parse_seconds(s, &t) && t > 0 ? t : 5.0;
+}
+
+/* A directory for this user alone: made if missing, refused if anyone else owns or can write it
+ * (another user could have made it first in /tmp). */
+static bool own_dir(const char *dir, struct gpu_error *err)
+{
+	struct stat st;
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		err->code = EXIT_FAIL;
+		snprintf(err->msg, sizeof err->msg, "cannot create %s for your private leases: %s", dir,
+			 strerror(errno));
+		return false;
+	}
+	if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
+		err->code = EXIT_FAIL;
+		snprintf(err->msg, sizeof err->msg, "%s is not a private directory of yours (owner, mode "
+			 "or a symbolic link); remove it or set GPUCTL_STATE_DIR", dir);
+		return false;
+	}
+	return true;
+}
+
+char *private_state_dir(struct gpu_error *err)
+{
+	const char *s = getenv("GPUCTL_STATE_DIR"), *x = getenv("XDG_RUNTIME_DIR");
+	char *dir = s && *s ? xstrdup(s) : x && *x == '/' ? xasprintf("%s/gpuctl", x)
+			  : xasprintf("/tmp/gpuctl-%u", (unsigned)geteuid());
+	if (!own_dir(dir, err)) {
+		free(dir);
+		return NULL;
+	}
+	return dir;
+}
+
+int client_connect(struct dclient *dc, const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof sa.sun_path)
+		return ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+		int e = errno;
+		close(fd);
+		return e;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	struct ucred cr;
+	socklen_t len = sizeof cr;
+	dc->daemon_pid = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 ? cr.pid : 0;
+	dc->fd = fd;
+	free(dc->path);
+	dc->path = xstrdup(path);
+	return 0;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+bool client_spawn(const char *dir, const char *logname, const char *const *args, const char *what,
+		  struct gpu_error *err)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) != 0)
+		die(EXIT_FAIL, "pipe: %s", strerror(errno));
+	char *logp = xasprintf("%s/%s", dir, logname);
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		die(EXIT_FAIL, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		setsid();
+		if (fork() != 0)
+			_exit(0);
+		struct stat st;
+		int flags = O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC;
+		if (stat(logp, &st) == 0 && st.st_size > (1 << 20))
+			flags |= O_TRUNC;
+		int log = open(logp, flags, 0600), null = open("/dev/null", O_RDWR);
+		dup2(null, 0);
+		dup2(log >= 0 ? log : null, 1);
+		dup2(log >= 0 ? log : null, 2);
+		dup2(p[1], 3);
+		syscall(SYS_close_range, 4U, ~0U, 0U);
+		setenv("GPUCTL_READY_FD", "3", 1);
+		/* Signals the caller ignored or blocked (nohup, a waiter's mask) are not ours. */
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGHUP, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		execv("/proc/self/exe", (char *const *)args);
+		_exit(127);
+	}
+	close(p[1]);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	struct pollfd pf = {.fd = p[0], .events = POLLIN};
+	char c = 0;
+	int r;
+	while ((r = poll(&pf, 1, SPAWN_SECONDS * 1000)) < 0 && errno == EINTR)
+		;
+	bool ready = r == 1 && read(p[0], &c, 1) == 1;
+	close(p[0]);
+	if (!ready && r == 0) {
+		err->code = EXIT_DAEMON;
+		snprintf(err->msg, sizeof err->msg, "%s did not start within %d s (see %s)", what,
+			 SPAWN_SECONDS, logp);
+	}
+	free(logp);
+	return ready || r != 0; /* EOF: another one won the race, or it failed: try to connect */
+}
+
+void client_ready(void)
+{
+	const char *s = getenv("GPUCTL_READY_FD");
+	unsigned long fd;
+	if (s && parse_uint(s, &fd) && fd > 2 && fd < 1024) {
+		(void)!write((int)fd, "1", 1);
+		close((int)fd);
+	}
+	unsetenv("GPUCTL_READY_FD");
+}
+
+/* Starts `gpuctl daemon --private` in its own session (it outlives this command while anyone
+ * is connected) and waits until it listens, or says why it could not. */
+static bool spawn_private(const char *dir, const char *sock, struct gpu_error *err)
+{
+	const char *args[] = {"gpuctl", "daemon", "--private", "--socket", sock, "--state-dir", dir,
+			      NULL};
+	return client_spawn(dir, "daemon.log", args, "your private gpuctl daemon", err);
+}
+
+void client_private_notice(const char *shared, const char *dir)
+{
+	static bool said;
+	if (said)
+		return;
+	said = true;
+	fprintf(stderr, "gpuctl: note: no gpuctl daemon at %s, so leases coordinate only your own "
+		"jobs (private state in %s); an administrator enables the shared one with `systemctl "
+		"enable --now gpuctl` (README: Administration)\n", shared, dir);
+}
+
+/* Lease records in the private state directory: a private daemon exits when idle, and the leases
+ * it granted live on in their holders; the next one recovers them from these. Read with
+ * getdents64 into the stack, not opendir, whose buffer would be allocated at every refresh of a
+ * long-running reader (the exporter) while no daemon runs. */
+static bool has_records(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_Alignas(struct dirent64) char buf[4096];
+	ssize_t n;
+	bool found = false;
+	while (fd >= 0 && !found && (n = getdents64(fd, buf, sizeof buf)) > 0)
+		for (ssize_t off = 0; off < n && !found;) {
+			const struct dirent64 *e = (const struct dirent64 *)(buf + off);
+			found = !strncmp(e->d_name, "lease-", 6);
+			off += e->d_reclen;
+		}
+	if (fd >= 0)
+		close(fd);
+	return found;
+}
+
+static bool open_private(struct dclient *dc, enum dclient_mode mode, const char *shared,
+			 struct gpu_error *err)
+{
+	char *dir = private_state_dir(err);
+	if (!dir)
+		return false;
+	char *sock = xasprintf("%s/gpuctl.sock", dir);
+	bool ok = false;
+	int e = client_connect(dc, sock);
+	if (e == 0) {
+		ok = true;
+	} else if (mode == DC_READ && !has_records(dir)) {
+		err->code = EXIT_OK; /* no daemon of any kind, no lease it left: nothing is leased */
+	} else if (spawn_private(dir, sock, err)) {
+		for (int i = 0; i < 50 && (e = client_connect(dc, sock)) != 0; i++)
+			sleep_ms(20);
+		ok = e == 0;
+		if (!ok) {
+			err->code = EXIT_DAEMON;
+			snprintf(err->msg, sizeof err->msg, "cannot reach your private gpuctl daemon at %s: "
+				 "%s (see %s/daemon.log)", sock, strerror(e), dir);
+		}
+	}
+	if (ok) {
+		dc->private_mode = true;
+		if (mode == DC_LEASE)
+			client_private_notice(shared, dir);
+	}
+	free(sock);
+	free(dir);
+	return ok;
+}
+
+bool dclient_open(struct dclient *dc, enum dclient_mode mode, struct gpu_error *err)
+{
+	*dc = (struct dclient){.fd = -1, .timeout = answer_timeout(), .next_id = 1};
+	const char *path = daemon_socket_path();
+	/* A shared daemon restarting comes back in a moment: wait for it, twice the answer timeout
+	 * (10 s by default), before saying it is not there. */
+	double wait = 2 * dc->timeout < CONNECT_RETRY_SECONDS ? 2 * dc->timeout : CONNECT_RETRY_SECONDS;
+	double until = now_mono() + (mode == DC_LEASE ? wait : 0);
+	if (mode == DC_LEASE_NOW)
+		mode = DC_LEASE;
+	bool told = false;
+	for (;;) {
+		int e = client_connect(dc, path);
+		if (e == 0)
+			return true;
+		if (e == ENOENT)
+			return open_private(dc, mode, path, err);
+		if ((e == ECONNREFUSED || e == EAGAIN) && now_mono() < until) {
+			if (!told)
+				fprintf(stderr, "gpuctl: waiting up to %.0f s for the gpuctl daemon at %s (%s)\n",
+					wait, path, strerror(e));
+			told = true;
+			sleep_ms(100);
+			continue;
+		}
+		err->code = EXIT_DAEMON;
+		snprintf(err->msg, sizeof err->msg, "cannot reach the gpuctl daemon at %s: %s; %s", path,
+			 strerror(e), e == ECONNREFUSED ? "it is not running (an administrator can start it: "
+			 "`systemctl start gpuctl`)" : e == EAGAIN ? "it is not accepting connections "
+			 "(stopped or overloaded?)" : "check GPUCTL_SOCKET");
+		return false;
+	}
+}
+
+bool dclient_open_at(struct dclient *dc, const char *path, struct gpu_error *err)
+{
+	*dc = (struct dclient){.fd = -1, .timeout = answer_timeout(), .next_id = 1};
+	int e = client_connect(dc, path);
+	if (e) {
+		err->code = EXIT_DAEMON;
+		snprintf(err->msg, sizeof err->msg, "cannot reach the gpuctl daemon at %s: %s", path,
+			 strerror(e));
+	}
+	return e == 0;
+}
+
+void dclient_close(struct dclient *dc)
+{
+	if (dc->fd >= 0)
+		close(dc->fd);
+	free(dc->path);
+	*dc = (struct dclient){.fd = -1};
+}
+
+static void lost(const struct dclient *dc, struct gpu_error *err, const char *what)
+{
+	err->code = EXIT_DAEMON;
+	snprintf(err->msg, sizeof err->msg, "%s (pid %d, %.200s) %.300s",
+		 dc->peer ? dc->peer : "the gpuctl daemon", (int)dc->daemon_pid, dc->path ? dc->path : "?",
+		 what);
+}
+
+bool dclient_send(struct dclient *dc, const struct strbuf *msg, struct gpu_error *err)
+{
+	return dclient_send_fds(dc, msg, NULL, 0, err);
+}
+
+bool dclient_send_fds(struct dclient *dc, const struct strbuf *msg, const int *fds, size_t nfds,
+		      struct gpu_error *err)
+{
+	struct pollfd p = {.fd = dc->fd, .events = POLLOUT};
+	if (poll(&p, 1, (int)(dc->timeout * 1000)) != 1) {
+		lost(dc, err, "does not take requests (stopped or overloaded?)");
+		return false;
+	}
+	if (proto_send(dc->fd, msg->buf, msg->len, fds, nfds, MSG_NOSIGNAL | MSG_DONTWAIT) !=
+	    (ssize_t)msg->len) {
+		char why[128];
+		snprintf(why, sizeof why, "closed the connection (%s): it stopped or restarted",
+			 strerror(errno));
+		lost(dc, err, why);
+		return false;
+	}
+	return true;
+}
+
+void daemon_error(const struct msg *m, struct gpu_error *err)
+{
+	uint64_t code = EXIT_FAIL;
+	msg_get_u64(m, "code", 255, &code);
+	const char *text = msg_get(m, "message");
+	err->code = code ? (int)code : EXIT_FAIL;
+	snprintf(err->msg, sizeof err->msg, "%s", text ? text : "the daemon refused the request");
+}
+
+int dclient_recv(struct dclient *dc, struct msg *m, int *fds, size_t *nfds, int timeout_ms,
+		 const sigset_t *sigmask, struct gpu_error *err)
+{
+	static char buf[PROTO_MAX_MSG + 1];
+	*nfds = 0;
+	struct pollfd p = {.fd = dc->fd, .events = POLLIN};
+	struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
+	int r = ppoll(&p, 1, timeout_ms < 0 ? NULL : &ts, sigmask);
+	if (r < 0 && errno != EINTR) {
+		lost(dc, err, strerror(errno));
+		return -1;
+	}
+	if (r <= 0)
+		return 0;
+	bool cut;
+	ssize_t n = proto_recv(dc->fd, buf, sizeof buf, fds, PROTO_MAX_FDS, nfds, &cut);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	char why[200];
+	if (n <= 0 || cut) {
+		for (size_t i = 0; i < *nfds; i++)
+			close(fds[i]);
+		*nfds = 0;
+		lost(dc, err, n <= 0 ? "closed the connection: it stopped or restarted"
+				     : "sent a message gpuctl cannot read (is the daemon newer?)");
+		return -1;
+	}
+	if (!msg_decode(m, buf, (size_t)n, why, sizeof why)) {
+		for (size_t i = 0; i < *nfds; i++)
+			close(fds[i]);
+		*nfds = 0;
+		char what[300];
+		snprintf(what, sizeof what, "sent a malformed message (%s)", why);
+		lost(dc, err, what);
+		return -1;
+	}
+	return 1;
+}
+
+bool dclient_call(struct dclient *dc, const struct strbuf *req, struct msg *reply,
+		  struct gpu_error *err)
+{
+	if (!dclient_send(dc, req, err))
+		return false;
+	int fds[PROTO_MAX_FDS];
+	size_t nfds;
+	double until = now_mono() + dc->timeout;
+	for (;;) {
+		double left = until - now_mono();
+		int r = left > 0 ? dclient_recv(dc, reply, fds, &nfds, (int)(left * 1000) + 1, NULL, err) : 0;
+		for (size_t i = 0; r == 1 && i < nfds; i++)
+			close(fds[i]); /* none expected here */
+		if (r < 0)
+			return false;
+		if (r == 0 && now_mono() >= until) {
+			char why[160];
+			snprintf(why, sizeof why, "did not answer within %.0f s: it may be stopped or "
+				 "overloaded%s", dc->timeout, dc->peer ? "" : " (an administrator can check "
+				 "`systemctl status gpuctl`)");
+			lost(dc, err, why);
+			return false;
+		}
+		if (r == 1) {
+			if (!strcmp(msg_verb(reply), "error")) {
+				daemon_error(reply, err);
+				msg_free(reply);
+				return false;
+			}
+			return true;
+		}
+	}
+}

@@ -1,0 +1,306 @@
+/* grant.c: from a request to a lease held in this process's descriptors, for `run` and `env`
+ * (see grant.h): one request (lreq.c holds the exchange with the daemon) on a connection of its
+ * own. While queued, this process sleeps in ppoll(2) on its socket, with INT, TERM and HUP let
+ * through only there: a signal ends the wait and the request (the daemon drops it with the
+ * connection), and is never followed by a job starting later. A daemon that restarts is rejoined
+ * with our ticket, keeping our place. */
+#include "lease/client.h"
+#include "lease/request.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define KEEPALIVE_SECONDS 60.0     /* a quiet waiter checks the daemon still answers */
+#define REJOIN_SECONDS 30.0        /* how long a waiter waits for a restarting daemon */
+#define REJOIN_TIMES 5             /* daemons that go away again before answering: give up */
+
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	interrupted = sig;
+}
+
+struct waiter {
+	struct dclient dc;
+	struct lreq r;
+	bool tty, warned;
+	unsigned rejoins;             /* since the daemon last answered a request of ours */
+	double started, deadline, next_tick, ping_at;
+	sigset_t waitmask;            /* the mask while in ppoll: our signals let through */
+	struct sigaction old[3];
+	bool caught[3];
+};
+
+static const int wait_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+/* Signals are caught only while we wait, and only those not ignored when gpuctl started
+ * (nohup's SIGHUP stays ignored, for us and for the job). Outside ppoll they stay blocked. */
+static void signals_on(struct waiter *w)
+{
+	sigset_t block;
+	sigemptyset(&block);
+	interrupted = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(wait_signals); i++) {
+		sigaction(wait_signals[i], NULL, &w->old[i]);
+		w->caught[i] = w->old[i].sa_handler != SIG_IGN;
+		if (!w->caught[i])
+			continue;
+		struct sigaction sa = {.sa_handler = on_signal};
+		sigemptyset(&sa.sa_mask);
+		sigaction(wait_signals[i], &sa, NULL);
+		sigaddset(&block, wait_signals[i]);
+	}
+	sigprocmask(SIG_BLOCK, &block, &w->waitmask);
+}
+
+static void signals_off(struct waiter *w)
+{
+	/* A signal that came with the grant is still pending: it counts as an interruption. */
+	sigset_t pending;
+	sigpending(&pending);
+	for (size_t i = 0; i < ARRAY_SIZE(wait_signals); i++)
+		if (w->caught[i] && sigismember(&pending, wait_signals[i]) && !interrupted) {
+			sigset_t one;
+			sigemptyset(&one);
+			sigaddset(&one, wait_signals[i]);
+			int sig;
+			if (sigwait(&one, &sig) == 0)
+				interrupted = sig;
+		}
+	for (size_t i = 0; i < ARRAY_SIZE(wait_signals); i++)
+		if (w->caught[i])
+			sigaction(wait_signals[i], &w->old[i], NULL);
+	sigprocmask(SIG_SETMASK, &w->waitmask, NULL);
+}
+
+static const char *ordinal(size_t n)
+{
+	return n % 100 / 10 == 1 ? "th" : n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
+}
+
+static void progress(struct waiter *w, bool clear)
+{
+	if (!w->tty || w->r.state != LREQ_QUEUED)
+		return;
+	if (clear) {
+		fputs("\r\033[K", stderr);
+		return;
+	}
+	int secs = (int)(now_mono() - w->started);
+	unsigned count = w->r.count;
+	fprintf(stderr, "\rgpuctl: waiting for %u GPU%s, %zu%s in queue, %d:%02d\033[K", count,
+		count == 1 ? "" : "s", w->r.position, ordinal(w->r.position), secs / 60, secs % 60);
+}
+
+/* Back into the queue after the daemon went away (restart): our ticket keeps our place. */
+static bool rejoin(struct waiter *w, struct gpu_error *err)
+{
+	double until = now_mono() + REJOIN_SECONDS;
+	progress(w, true);
+	if (++w->rejoins > REJOIN_TIMES) {
+		char why[sizeof err->msg - 200];
+		snprintf(why, sizeof why, "%.3800s", err->msg);
+		snprintf(err->msg, sizeof err->msg, "%s, %u times in a row; giving up (the daemon's log "
+			 "says why: `journalctl -u gpuctl`, or daemon.log in a private daemon's directory)",
+			 why, w->rejoins);
+		return false;
+	}
+	fprintf(stderr, "gpuctl: %s; %s\n", err->msg, w->r.state == LREQ_QUEUED ? "rejoining the queue"
+										 : "asking again");
+	dclient_close(&w->dc);
+	while (!interrupted) {
+		struct gpu_error e = {0};
+		if (dclient_open(&w->dc, DC_LEASE, &e)) {
+			struct strbuf sb = {0};
+			lreq_message(&w->r, &sb);
+			bool ok = dclient_send(&w->dc, &sb, &e);
+			sb_free(&sb);
+			if (ok)
+				return true;
+			/* Connected to a daemon on its way out (a killed one's backlog): again. */
+			dclient_close(&w->dc);
+		}
+		if (now_mono() >= until) {
+			*err = e;
+			return false;
+		}
+		struct timespec ts = {0, 200000000L};
+		nanosleep(&ts, NULL);
+	}
+	return false;
+}
+
+/* One message from the daemon: 1 done (granted / would), 0 go on waiting, -1 failed (err). */
+static int on_message(struct waiter *w, const struct msg *m, const int *fds, size_t nfds,
+		      struct gpu_error *err)
+{
+	struct strbuf out = {0};
+	int r = lreq_on_message(&w->r, m, fds, nfds, &out, err);
+	if (r == 0 && out.len && !dclient_send(&w->dc, &out, err) && !rejoin(w, err))
+		r = -1;
+	sb_free(&out);
+	if (r == 0 && w->r.state == LREQ_QUEUED) {
+		w->rejoins = 0; /* it answered */
+		progress(w, false);
+	}
+	return r;
+}
+
+/* Sleeps until the daemon says something, a signal, the deadline, or the next tick. */
+static int wait_step(struct waiter *w, struct gpu_error *err)
+{
+	bool queued = w->r.state == LREQ_QUEUED;
+	double now = now_mono(), until = queued ? w->next_tick : now + w->dc.timeout;
+	if (w->deadline && w->deadline < until)
+		until = w->deadline;
+	if (queued && w->ping_at && w->ping_at + w->dc.timeout < until)
+		until = w->ping_at + w->dc.timeout;
+	struct msg m;
+	int fds[PROTO_MAX_FDS];
+	size_t nfds;
+	int ms = until > now ? (int)((until - now) * 1000) + 1 : 0;
+	int r = dclient_recv(&w->dc, &m, fds, &nfds, ms, &w->waitmask, err);
+	if (r < 0) /* the daemon went away (a restart): ask again, keeping our place if we had one */
+		return !interrupted && rejoin(w, err) ? 0 : -1;
+	if (interrupted) {
+		if (r == 1) {
+			for (size_t i = 0; i < nfds; i++)
+				close(fds[i]);
+			msg_free(&m);
+		}
+		return -1;
+	}
+	if (r == 1) {
+		w->ping_at = 0; /* it answers */
+		r = on_message(w, &m, fds, nfds, err);
+		msg_free(&m);
+		return r;
+	}
+	now = now_mono();
+	if (w->deadline && now >= w->deadline) {
+		err->code = EXIT_TIMEOUT;
+		snprintf(err->msg, sizeof err->msg, "no GPU became free within --wait; left the queue");
+		return -1;
+	}
+	if (!queued) {
+		char why[128];
+		snprintf(why, sizeof why, "did not answer within %.0f s", w->dc.timeout);
+		err->code = EXIT_DAEMON;
+		snprintf(err->msg, sizeof err->msg, "the gpuctl daemon (pid %d, %s) %s: it may be stopped "
+			 "or overloaded (an administrator can check `systemctl status gpuctl`)",
+			 (int)w->dc.daemon_pid, w->dc.path, why);
+		return -1;
+	}
+	if (w->ping_at && now >= w->ping_at + w->dc.timeout && !w->warned) {
+		progress(w, true);
+		fprintf(stderr, "gpuctl: the gpuctl daemon (pid %d, %s) has not answered for %.0f s (is it "
+			"stopped?); still waiting in its queue\n", (int)w->dc.daemon_pid, w->dc.path,
+			w->dc.timeout);
+		w->warned = true;
+	}
+	if (now >= w->next_tick) {
+		/* On a terminal: where are we now? Elsewhere: is the daemon still there? */
+		struct strbuf sb = {0};
+		msg_begin(&sb, w->tty ? "where" : "ping");
+		msg_add_u64(&sb, "id", w->r.id);
+		if (!w->ping_at)
+			w->ping_at = now;
+		if (!dclient_send(&w->dc, &sb, err) && !rejoin(w, err)) {
+			sb_free(&sb);
+			return -1;
+		}
+		sb_free(&sb);
+		w->next_tick = now + (w->tty ? 1.0 : KEEPALIVE_SECONDS);
+		progress(w, false);
+	}
+	return 0;
+}
+
+int grant_acquire(struct gpu_set *set, const struct config *cfg, const struct grant_req *rq,
+		  struct grant *g, struct gpu_error *err)
+{
+	*g = (struct grant){.set = set};
+	for (size_t i = 0; i < ARRAY_SIZE(g->fds); i++)
+		g->fds[i] = -1;
+	uint64_t cand;
+	unsigned count;
+	if (!grant_candidates(set, rq, &cand, &count, err))
+		return err->code;
+	struct waiter w = {.tty = isatty(STDERR_FILENO), .started = now_mono()};
+	if (!dclient_open(&w.dc, DC_LEASE, err))
+		return err->code;
+	w.deadline = rq->wait > 0 ? w.started + rq->wait : 0;
+	w.next_tick = w.started + 1.0;
+	lreq_init(&w.r, 1, set, cfg, rq, cand, count);
+	signals_on(&w);
+	int r = dclient_send(&w.dc, &w.r.acquire, err) || rejoin(&w, err) ? 0 : -1;
+	while (r == 0 && !interrupted)
+		r = wait_step(&w, err);
+	progress(&w, true);
+	signals_off(&w);
+	if (interrupted) {
+		r = -1;
+		err->code = 128 + interrupted;
+		snprintf(err->msg, sizeof err->msg, "interrupted while waiting; left the queue");
+	}
+	bool queued = w.r.g.queued_at != 0;
+	lreq_take_grant(&w.r, g);
+	g->waited = queued ? now_mono() - w.started : 0;
+	g->socket = w.dc.path ? xstrdup(w.dc.path) : NULL;
+	dclient_close(&w.dc); /* also leaves the queue, if we are still in it */
+	lreq_free(&w.r);
+	if (r < 0) {
+		grant_free(g);
+		return err->code;
+	}
+	return EXIT_OK;
+}
+
+void grant_hold(const struct grant *g, pid_t bound)
+{
+	for (size_t i = 0; i < g->nfds; i++)
+		fcntl(g->fds[i], F_SETFD, 0);
+	if (!g->id[0] || !g->socket)
+		return;
+	/* Answered, so that once the job runs `gpuctl leases` names it; a daemon that does not
+	 * answer delays the job by at most a second (the lease holds regardless). */
+	struct dclient dc;
+	struct gpu_error err;
+	struct msg m;
+	if (!dclient_open_at(&dc, g->socket, &err))
+		return;
+	dc.timeout = 1;
+	struct strbuf sb = {0};
+	msg_begin(&sb, "commit");
+	msg_add(&sb, "lease", g->id, NULL);
+	msg_add(&sb, "token", g->token, NULL);
+	if (bound)
+		msg_add_u64(&sb, "bound", (uint64_t)bound);
+	if (dclient_call(&dc, &sb, &m, &err))
+		msg_free(&m);
+	sb_free(&sb);
+	dclient_close(&dc);
+}
+
+void grant_free(struct grant *g)
+{
+	for (size_t i = 0; i < g->nfds; i++)
+		if (g->fds[i] >= 0)
+			close(g->fds[i]);
+	g->nfds = 0;
+	free(g->name);
+	free(g->socket);
+	g->name = g->socket = NULL;
+	for (char **p = g->profile_env; p && *p; p++)
+		free(*p);
+	free(g->profile_env);
+	g->profile_env = NULL;
+}

@@ -1,0 +1,182 @@
+/* lreq.c: one request for GPUs, driven by the daemon's answers (see lreq.h). The exchange:
+ * `acquire` -> `busy` | `error` | `queued` ... `offer`; an offer is answered with `take` and
+ * brings `granted` with the descriptors, or `withdrawn` when the offer ran out meanwhile (the
+ * request is still in line and is offered again). */
+#include "lease/client.h"
+#include "lease/request.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static unsigned long long realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
+
+void lreq_init(struct lreq *r, uint64_t id, struct gpu_set *set, const struct config *cfg,
+	       const struct grant_req *rq, uint64_t cand, unsigned count)
+{
+	*r = (struct lreq){.id = id, .state = LREQ_SENT, .count = count,
+			   .ignore_usage = rq->ignore_usage};
+	r->g = (struct grant){.set = set, .name = rq->name ? xstrdup(rq->name) : NULL};
+	size_t nenv = 0;
+	while (rq->profile_env && rq->profile_env[nenv])
+		nenv++;
+	if (nenv) { /* the profile's variables: grant_env gives them to the job */
+		r->g.profile_env = xcalloc(nenv + 1, sizeof *r->g.profile_env);
+		for (size_t i = 0; i < nenv; i++)
+			r->g.profile_env[i] = xstrdup(rq->profile_env[i]);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(r->g.fds); i++)
+		r->g.fds[i] = -1;
+	struct strbuf *sb = &r->acquire;
+	msg_begin(sb, "acquire");
+	msg_add_u64(sb, "id", id);
+	msg_add_u64(sb, "count", count);
+	uint64_t all = set->ngpus >= 64 ? ~0ULL : (1ULL << set->ngpus) - 1;
+	for (size_t i = 0; cand != all && i < set->ngpus; i++)
+		if (cand >> i & 1)
+			msg_add(sb, "gpu", set->gpus[i].uuid, NULL);
+	if (rq->min_free_mib)
+		msg_add_u64(sb, "min_free", rq->min_free_mib);
+	if (rq->max_util >= 0)
+		msg_add_u64(sb, "max_util", (uint64_t)rq->max_util);
+	if (rq->ignore_usage)
+		msg_add_u64(sb, "ignore_usage", 1);
+	static const char *const prefers[] = {"free-memory", "index", "util"};
+	int prefer = rq->prefer >= 0 ? rq->prefer : (int)cfg->prefer;
+	msg_add(sb, "prefer", prefers[prefer >= 0 && prefer < 3 ? prefer : 0], NULL);
+	if (rq->wait >= 0 && !rq->dry_run)
+		msg_add_u64(sb, "wait", 1);
+	if (rq->dry_run)
+		msg_add_u64(sb, "dry", 1);
+	msg_add(sb, "kind", rq->kind ? rq->kind : "run", NULL);
+	const char *label = rq->label ? rq->label : rq->name;
+	if (label)
+		msg_add(sb, "name", label, NULL);
+	if (rq->command)
+		msg_add(sb, "command", rq->command, NULL);
+}
+
+void lreq_message(const struct lreq *r, struct strbuf *out)
+{
+	sb_add(out, r->acquire.buf, r->acquire.len);
+	if (r->ticket[0])
+		msg_add(out, "ticket", r->ticket, NULL);
+}
+
+static bool take_fds(struct grant *g, const struct msg *m, const int *fds, size_t nfds,
+		     struct gpu_error *err)
+{
+	const char *id = msg_get(m, "lease"), *token = msg_get(m, "token");
+	if (!id || strlen(id) >= sizeof g->id || !token || strlen(token) >= sizeof g->token || nfds < 2) {
+		err->code = EXIT_DAEMON;
+		snprintf(err->msg, sizeof err->msg, "the gpuctl daemon granted a lease without its "
+			 "descriptors (%zu received); nothing was leased", nfds);
+		for (size_t i = 0; i < nfds; i++)
+			close(fds[i]);
+		return false;
+	}
+	snprintf(g->id, sizeof g->id, "%s", id);
+	snprintf(g->token, sizeof g->token, "%s", token);
+	memcpy(g->fds, fds, nfds * sizeof *fds);
+	g->nfds = nfds;
+	return true;
+}
+
+/* The GPUs named by `gpu` lines, as positions in the set, in nvidia-smi order. */
+static bool gpus_of(struct grant *g, const struct msg *m, struct gpu_error *err)
+{
+	g->n = 0;
+	for (size_t i = 0; i < g->set->ngpus && g->n < GPU_MAX; i++)
+		for (size_t k = 1; k < m->nlines; k++)
+			if (!strcmp(m->lines[k].w[0], "gpu") && m->lines[k].nwords > 1 &&
+			    !strcmp(m->lines[k].w[1], g->set->gpus[i].uuid)) {
+				g->pos[g->n++] = i;
+				break;
+			}
+	if (g->n)
+		return true;
+	err->code = EXIT_DAEMON;
+	snprintf(err->msg, sizeof err->msg, "the gpuctl daemon answered with GPUs this process does "
+		 "not see (NVML disagrees between them?)");
+	return false;
+}
+
+static int fail(struct lreq *r)
+{
+	r->state = LREQ_FAILED;
+	return -1;
+}
+
+int lreq_on_message(struct lreq *r, const struct msg *m, const int *fds, size_t nfds,
+		    struct strbuf *out, struct gpu_error *err)
+{
+	const char *verb = msg_verb(m);
+	uint64_t v;
+	if (!strcmp(verb, "granted") && r->state != LREQ_DONE) {
+		if (!gpus_of(&r->g, m, err)) {
+			for (size_t i = 0; i < nfds; i++)
+				close(fds[i]);
+			return fail(r);
+		}
+		if (!take_fds(&r->g, m, fds, nfds, err))
+			return fail(r);
+		r->g.leased_at = msg_get_u64(m, "offered", UINT64_MAX, &v) ? v : realtime_ns();
+		r->state = LREQ_DONE;
+		return 1;
+	}
+	for (size_t i = 0; i < nfds; i++)
+		close(fds[i]); /* only a grant carries descriptors */
+	if (!strcmp(verb, "would")) {
+		if (!gpus_of(&r->g, m, err))
+			return fail(r);
+		r->state = LREQ_DONE;
+		return 1;
+	}
+	if (!strcmp(verb, "offer")) {
+		msg_begin(out, "take");
+		msg_add_u64(out, "id", r->id);
+		msg_add_u64(out, "offer", msg_get_u64(m, "offer", UINT64_MAX, &v) ? v : 0);
+		return 0;
+	}
+	if (!strcmp(verb, "queued")) {
+		if (r->state == LREQ_SENT && !r->g.queued_at)
+			r->g.queued_at = msg_get_u64(m, "arrived", UINT64_MAX, &v) ? v : realtime_ns();
+		r->state = LREQ_QUEUED;
+		const char *t = msg_get(m, "ticket");
+		if (t && strlen(t) < sizeof r->ticket)
+			snprintf(r->ticket, sizeof r->ticket, "%s", t);
+		if (msg_get_u64(m, "position", UINT32_MAX, &v))
+			r->position = (size_t)v;
+		return 0;
+	}
+	if (!strcmp(verb, "busy")) {
+		grant_explain_busy(r->g.set, r->ignore_usage, r->count, m, err);
+		return fail(r);
+	}
+	if (!strcmp(verb, "error")) {
+		daemon_error(m, err);
+		return fail(r);
+	}
+	return 0; /* withdrawn, pong, left: nothing to do */
+}
+
+void lreq_take_grant(struct lreq *r, struct grant *g)
+{
+	*g = r->g;
+	r->g = (struct grant){.set = g->set};
+	for (size_t i = 0; i < ARRAY_SIZE(r->g.fds); i++)
+		r->g.fds[i] = -1;
+}
+
+void lreq_free(struct lreq *r)
+{
+	sb_free(&r->acquire);
+	grant_free(&r->g);
+}

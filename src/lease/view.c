@@ -1,0 +1,281 @@
+/* leaseview.c: reading the daemon's `list` answer (see leaseview.h). The answer comes in parts
+ * (each at most one message); a `lease` or `waiter` line starts a record and the lines after it
+ * (names, commands, GPUs) belong to it. */
+#include "lease/client.h"
+#include "lease/view.h"
+#include "machine/pid.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void add_uuids(char (**list)[96], size_t *n, const struct msg_line *l)
+{
+	for (size_t w = 1; w < l->nwords; w++) {
+		*list = xrealloc(*list, (*n + 1) * sizeof **list);
+		snprintf((*list)[(*n)++], sizeof **list, "%s", l->w[w]);
+	}
+}
+
+static uint64_t num(const char *w, uint64_t max)
+{
+	uint64_t v = 0;
+	return word_u64(w, max, &v) ? v : 0;
+}
+
+/* A user's name: waiters of one user come in runs, so the last answer is kept. */
+static void name_of(uid_t uid, char *buf, size_t len)
+{
+	static uid_t last = (uid_t)-1;
+	static char name[64];
+	if (uid != last) {
+		user_name(uid, name, sizeof name);
+		last = uid;
+	}
+	snprintf(buf, len, "%s", name);
+}
+
+static void take_part(struct leaseview *v, const struct msg *m)
+{
+	struct lease_info *li = NULL;
+	struct waiter_info *wi = NULL;
+	for (size_t i = 1; i < m->nlines; i++) {
+		const struct msg_line *l = &m->lines[i];
+		const char *k = l->w[0];
+		if (!strcmp(k, "daemon") && l->nwords > 1) {
+			v->daemon_pid = (pid_t)num(l->w[1], INT32_MAX);
+		} else if (!strcmp(k, "queue") && l->nwords > 1) {
+			snprintf(v->order, sizeof v->order, "%s",
+				 !strcmp(l->w[1], "fair") || !strcmp(l->w[1], "fifo") ? l->w[1] : "");
+		} else if (!strcmp(k, "private") && l->nwords > 1) {
+			v->private_mode = num(l->w[1], 1);
+		} else if (!strcmp(k, "lease") && l->nwords >= 8) {
+			v->leases = xrealloc(v->leases, (v->nleases + 1) * sizeof *v->leases);
+			li = &v->leases[v->nleases++];
+			wi = NULL;
+			*li = (struct lease_info){0};
+			snprintf(li->id, sizeof li->id, "%s", l->w[1]);
+			li->uid = (uid_t)num(l->w[2], UINT32_MAX);
+			name_of(li->uid, li->user, sizeof li->user);
+			li->pid = (pid_t)num(l->w[3], INT32_MAX);
+			li->start = num(l->w[4], UINT64_MAX);
+			li->bound = (pid_t)num(l->w[5], INT32_MAX);
+			snprintf(li->kind, sizeof li->kind, "%s", l->w[6]);
+			li->since = (time_t)num(l->w[7], INT64_MAX);
+		} else if (!strcmp(k, "lname") && li && l->nwords > 1 && !li->name) {
+			li->name = xstrdup(l->w[1]);
+		} else if (!strcmp(k, "lcmd") && li && l->nwords > 1 && !li->command) {
+			li->command = xstrdup(l->w[1]);
+		} else if (!strcmp(k, "lgpu") && li) {
+			add_uuids(&li->uuids, &li->ngpus, l);
+		} else if (!strcmp(k, "held")) {
+			add_uuids(&v->held, &v->nheld, l);
+		} else if (!strcmp(k, "waiter") && l->nwords >= 9) {
+			v->queue = xrealloc(v->queue, (v->nqueue + 1) * sizeof *v->queue);
+			wi = &v->queue[v->nqueue++];
+			li = NULL;
+			*wi = (struct waiter_info){0};
+			wi->position = (unsigned)num(l->w[2], UINT32_MAX);
+			wi->uid = (uid_t)num(l->w[3], UINT32_MAX);
+			name_of(wi->uid, wi->user, sizeof wi->user);
+			wi->pid = (pid_t)num(l->w[4], INT32_MAX);
+			wi->count = (unsigned)num(l->w[5], 64);
+			wi->since = (time_t)num(l->w[6], INT64_MAX);
+			snprintf(wi->state, sizeof wi->state, "%s", l->w[7]);
+			snprintf(wi->kind, sizeof wi->kind, "%s", l->w[8]);
+		} else if (!strcmp(k, "wname") && wi && l->nwords > 1 && !wi->name) {
+			wi->name = xstrdup(l->w[1]);
+		} else if (!strcmp(k, "wcmd") && wi && l->nwords > 1 && !wi->command) {
+			wi->command = xstrdup(l->w[1]);
+		} else if (!strcmp(k, "wgpu") && wi) {
+			add_uuids(&wi->cand, &wi->ncand, l);
+		}
+	}
+}
+
+bool leaseview_load(struct leaseview *v, struct gpu_error *err)
+{
+	*v = (struct leaseview){0};
+	struct dclient dc;
+	if (!dclient_open(&dc, DC_READ, err))
+		return err->code == EXIT_OK;
+	struct strbuf req = {0};
+	msg_begin(&req, "list");
+	msg_add_u64(&req, "id", 1);
+	struct msg m;
+	bool ok = dclient_call(&dc, &req, &m, err), more = ok;
+	while (more) {
+		take_part(v, &m);
+		more = !msg_line(&m, "end");
+		msg_free(&m);
+		int fds[PROTO_MAX_FDS];
+		size_t nfds;
+		int r = more ? dclient_recv(&dc, &m, fds, &nfds, (int)(dc.timeout * 1000), NULL, err) : 0;
+		for (size_t i = 0; r == 1 && i < nfds; i++)
+			close(fds[i]);
+		if (more && r != 1) {
+			if (r == 0) {
+				err->code = EXIT_DAEMON;
+				snprintf(err->msg, sizeof err->msg, "the gpuctl daemon (pid %d) stopped answering "
+					 "in the middle of its list", (int)dc.daemon_pid);
+			}
+			ok = more = false;
+		}
+	}
+	v->present = ok;
+	sb_free(&req);
+	dclient_close(&dc);
+	if (!ok)
+		leaseview_free(v);
+	return ok;
+}
+
+int leaseview_query_start(struct leaseview_query *q, struct leaseview *out, struct gpu_error *err)
+{
+	*q = (struct leaseview_query){0};
+	*out = (struct leaseview){0};
+	struct dclient *dc = xmalloc(sizeof *dc);
+	if (!dclient_open(dc, DC_READ, err)) {
+		free(dc);
+		return err->code == EXIT_OK ? 0 : -1;
+	}
+	struct strbuf req = {0};
+	msg_begin(&req, "list");
+	msg_add_u64(&req, "id", 1);
+	bool ok = dclient_send(dc, &req, err);
+	sb_free(&req);
+	if (!ok) {
+		dclient_close(dc);
+		free(dc);
+		return -1;
+	}
+	q->dc = dc;
+	q->timeout = dc->timeout;
+	q->deadline = now_mono() + dc->timeout;
+	return 1;
+}
+
+int leaseview_query_fd(const struct leaseview_query *q)
+{
+	return q->dc ? ((const struct dclient *)q->dc)->fd : -1;
+}
+
+int leaseview_query_step(struct leaseview_query *q, struct leaseview *out, struct gpu_error *err)
+{
+	struct dclient *dc = q->dc;
+	if (!dc)
+		return -1;
+	int done = 0;
+	while (!done) {
+		struct msg m;
+		int fds[PROTO_MAX_FDS];
+		size_t nfds;
+		int r = dclient_recv(dc, &m, fds, &nfds, 0, NULL, err);
+		for (size_t i = 0; r == 1 && i < nfds; i++)
+			close(fds[i]);
+		if (r < 0) {
+			done = -1;
+		} else if (r == 0) {
+			if (now_mono() < q->deadline)
+				return 0;
+			err->code = EXIT_TIMEOUT;
+			snprintf(err->msg, sizeof err->msg, "the gpuctl daemon (pid %d, %s) did not answer "
+				 "within %.0f s", (int)dc->daemon_pid, dc->path ? dc->path : "?", q->timeout);
+			done = -1;
+		} else if (!strcmp(msg_verb(&m), "error")) {
+			daemon_error(&m, err);
+			msg_free(&m);
+			done = -1;
+		} else {
+			take_part(&q->v, &m);
+			done = msg_line(&m, "end") ? 1 : 0;
+			msg_free(&m);
+		}
+	}
+	if (done == 1) {
+		q->v.present = true;
+		*out = q->v;
+		q->v = (struct leaseview){0};
+	}
+	leaseview_query_cancel(q);
+	return done;
+}
+
+void leaseview_query_cancel(struct leaseview_query *q)
+{
+	if (q->dc) {
+		dclient_close(q->dc);
+		free(q->dc);
+	}
+	leaseview_free(&q->v);
+	q->dc = NULL;
+}
+
+void leaseview_free(struct leaseview *v)
+{
+	for (size_t i = 0; i < v->nleases; i++) {
+		free(v->leases[i].name);
+		free(v->leases[i].command);
+		free(v->leases[i].uuids);
+	}
+	for (size_t i = 0; i < v->nqueue; i++) {
+		free(v->queue[i].name);
+		free(v->queue[i].command);
+		free(v->queue[i].cand);
+	}
+	free(v->leases);
+	free(v->queue);
+	free(v->held);
+	*v = (struct leaseview){0};
+}
+
+const struct lease_info *leaseview_holder(const struct leaseview *v, const char *uuid)
+{
+	for (size_t i = 0; i < v->nleases; i++)
+		for (size_t k = 0; k < v->leases[i].ngpus; k++)
+			if (!strcmp(v->leases[i].uuids[k], uuid))
+				return &v->leases[i];
+	return NULL;
+}
+
+bool leaseview_held(const struct leaseview *v, const char *uuid)
+{
+	for (size_t i = 0; i < v->nheld; i++)
+		if (!strcmp(v->held[i], uuid))
+			return true;
+	return false;
+}
+
+int leaseview_end_holder(const struct lease_info *l, char *why, size_t whylen)
+{
+	int fd = l->pid > 0 ? pid_open((unsigned)l->pid, l->start) : -1;
+	if (fd < 0 && errno == ENOSYS) {
+		snprintf(why, whylen, "lease %s: its holder (pid %d) left alone: %s", l->id,
+			 (int)l->pid, PID_NO_PIDFD);
+		return -1;
+	}
+	/* The holder runs as the lease's user. The pid and start time the daemon recorded are those
+	 * of the process that committed, read at commit: a client that hands its connection to a
+	 * child and exits could have its pid (and start) be another user's process by then, and
+	 * root ending that user's leases must not reach it. And with no start time (0: /proc hidden
+	 * from the daemon) a pid reused since is caught here too. */
+	if (fd >= 0 && !pid_runs_as((unsigned)l->pid, l->uid)) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0) {
+		snprintf(why, whylen, "lease %s: its holder (pid %d) is gone or its pid was reused; left "
+			 "alone (the lease ends by itself when its holder does)", l->id, (int)l->pid);
+		return -1;
+	}
+	if (!pid_signal(fd, SIGTERM)) {
+		snprintf(why, whylen, "cannot signal the holder of lease %s (pid %d): %s", l->id,
+			 (int)l->pid, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}

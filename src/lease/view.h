@@ -1,0 +1,86 @@
+/* leaseview.h: who holds which GPU and who waits, as the daemon tells it (`list`), for the
+ * commands that show or act on leases (leases, release, status, doctor, exporter). Users are
+ * named from their uid here, in the reader's own name service. */
+#ifndef GPUCTL_LEASEVIEW_H
+#define GPUCTL_LEASEVIEW_H
+
+#include "base/util.h"
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <time.h>
+
+struct lease_info {
+	char id[17];
+	uid_t uid;
+	char user[64];
+	pid_t pid;                   /* the job (run) or the holder process (env) */
+	unsigned long long start;    /* pid's start time in clock ticks; 0: unknown */
+	pid_t bound;                 /* env: the process the lease ends with */
+	char kind[8];                /* run, env or job */
+	time_t since;
+	char *name, *command;        /* NULL when not given */
+	size_t ngpus;
+	char (*uuids)[96];
+};
+
+struct waiter_info {
+	unsigned position;           /* 1: next in line */
+	uid_t uid;
+	char user[64];
+	pid_t pid;
+	unsigned count;
+	time_t since;
+	char state[12];              /* waiting, offered, stopped, returning */
+	char kind[8];
+	char *name, *command;        /* NULL when not given */
+	size_t ncand;
+	char (*cand)[96];
+};
+
+struct leaseview {
+	bool present;                /* a daemon answered */
+	bool private_mode;           /* it is this user's private daemon */
+	pid_t daemon_pid;
+	struct lease_info *leases;
+	size_t nleases;
+	char (*held)[96];            /* GPUs held by processes no record names */
+	size_t nheld;
+	struct waiter_info *queue;   /* in the order the daemon would serve them */
+	size_t nqueue;
+	char order[8];               /* the daemon's queue: "fair", "fifo", or "" (a daemon too old
+				      * to say: first come, first served) */
+};
+
+/* Asks the daemon. No daemon running: true with v->present false (nothing is leased). */
+bool leaseview_load(struct leaseview *v, struct gpu_error *err);
+void leaseview_free(struct leaseview *v);
+/* The lease holding GPU uuid, or NULL. */
+const struct lease_info *leaseview_holder(const struct leaseview *v, const char *uuid);
+/* GPU uuid is held by a process the daemon cannot name. */
+bool leaseview_held(const struct leaseview *v, const char *uuid);
+/* Ends a lease by sending SIGTERM to its holder, the very process the daemon recorded (a pidfd
+ * checked against the start time it recorded, so a reused pid is never hit): returns the pidfd,
+ * readable once the holder has gone (release and top wait on it), or -1 with why set. Whether
+ * the caller may end this lease is the caller's to decide first. */
+int leaseview_end_holder(const struct lease_info *l, char *why, size_t whylen);
+
+/* The same question asked without waiting, for a loop that must stay responsive (top): a daemon
+ * that accepts but never answers must not freeze the screen or keep Ctrl-C waiting. */
+struct leaseview_query {
+	void *dc;                    /* the connection (struct dclient), NULL when none is open */
+	struct leaseview v;          /* the parts received so far */
+	double deadline;             /* monotonic: give up on the answer then */
+	double timeout;              /* the client's answer timeout, seconds */
+};
+/* Sends the request. 1: asked (poll leaseview_query_fd, then leaseview_query_step); 0: answered
+ * already (no daemon running: *out empty, not present); -1: failed (err). */
+int leaseview_query_start(struct leaseview_query *q, struct leaseview *out, struct gpu_error *err);
+int leaseview_query_fd(const struct leaseview_query *q);
+/* Takes what has arrived, without waiting. 1: complete, *out holds the list (the caller frees);
+ * 0: not yet; -1: failed or past the deadline (err; EXIT_TIMEOUT when it did not answer in time).
+ * The query is closed after 1 or -1. */
+int leaseview_query_step(struct leaseview_query *q, struct leaseview *out, struct gpu_error *err);
+void leaseview_query_cancel(struct leaseview_query *q);
+
+#endif

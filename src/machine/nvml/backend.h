@@ -1,0 +1,105 @@
+/* nvml_backend.h: what the two halves of the NVIDIA backend share (nvml.c: loading, opening,
+ * the base refresh and process lists; nvml_extra.c: the groups read only when asked for, static
+ * facts, per-process utilisation). Not for other modules: they read struct gpu. */
+#ifndef GPUCTL_NVML_BACKEND_H
+#define GPUCTL_NVML_BACKEND_H
+
+#include "machine/gpu.h"
+#include "machine/nvml/abi.h"
+
+typedef nvmlReturn_t (*proc_fn)(nvmlDevice_t, unsigned *, void *);
+typedef nvmlReturn_t (*uint_fn)(nvmlDevice_t, unsigned *);
+enum { PK_COMPUTE, PK_GRAPHICS, PK_MPS, PK_N };
+
+/* The loaded library: one per process, gpuctl never opens two. Enumerations (compute mode,
+ * enable states, performance state) are 4-byte enums, read through unsigned *. */
+struct nvml_lib {
+	void *dl;
+	const char *path;
+	nvmlReturn_t (*init)(void);
+	nvmlReturn_t (*shutdown)(void);
+	nvmlReturn_t (*count)(unsigned *);
+	nvmlReturn_t (*by_index)(unsigned, nvmlDevice_t *);
+	const char *(*error_string)(nvmlReturn_t);
+	nvmlReturn_t (*driver_version)(char *, unsigned);
+	nvmlReturn_t (*cuda_version)(int *);
+	nvmlReturn_t (*name)(nvmlDevice_t, char *, unsigned);
+	nvmlReturn_t (*uuid)(nvmlDevice_t, char *, unsigned);
+	void *pci;
+	int pci_ver;
+	nvmlReturn_t (*mem_v2)(nvmlDevice_t, nvmlMemory_v2_t *);
+	nvmlReturn_t (*mem_v1)(nvmlDevice_t, nvmlMemory_t *);
+	nvmlReturn_t (*util)(nvmlDevice_t, nvmlUtilization_t *);
+	nvmlReturn_t (*temp)(nvmlDevice_t, int, unsigned *);
+	uint_fn power, power_limit, fan, compute_mode, persistence;
+	nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned *);
+	nvmlReturn_t (*ecc)(nvmlDevice_t, unsigned *, unsigned *);
+	nvmlReturn_t (*ecc_errors)(nvmlDevice_t, int, int, unsigned long long *);
+	nvmlReturn_t (*cc)(nvmlDevice_t, int *, int *);
+	uint_fn cores;
+	nvmlReturn_t (*mig_mode)(nvmlDevice_t, unsigned *, unsigned *);
+	uint_fn max_mig;
+	nvmlReturn_t (*mig_by_index)(nvmlDevice_t, unsigned, nvmlDevice_t *);
+	uint_fn gi_id, ci_id;
+	proc_fn procs[PK_N];
+	size_t proc_stride[PK_N];
+	void *cc_mem_size, *detail_list;   /* only probed, for the r535 layout heuristic */
+	/* read when asked for */
+	uint_fn pstate, mgmt_limit, pcie_gen, pcie_width, display_active, accounting;
+	nvmlReturn_t (*events)(nvmlDevice_t, unsigned long long *);
+	nvmlReturn_t (*pcie_throughput)(nvmlDevice_t, int, unsigned *);
+	nvmlReturn_t (*encoder)(nvmlDevice_t, unsigned *, unsigned *);
+	nvmlReturn_t (*decoder)(nvmlDevice_t, unsigned *, unsigned *);
+	nvmlReturn_t (*field_values)(nvmlDevice_t, int, nvmlFieldValue_t *);
+	nvmlReturn_t (*proc_util_info)(nvmlDevice_t, nvmlProcessesUtilizationInfo_v1_t *);
+	nvmlReturn_t (*proc_util)(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned *,
+				  unsigned long long);
+	/* static */
+	nvmlReturn_t (*serial)(nvmlDevice_t, char *, unsigned);
+	nvmlReturn_t (*vbios)(nvmlDevice_t, char *, unsigned);
+	nvmlReturn_t (*events_supported)(nvmlDevice_t, unsigned long long *);
+	nvmlReturn_t (*limit_constraints)(nvmlDevice_t, unsigned *, unsigned *);
+	uint_fn default_limit, pcie_gen_max, pcie_gen_gpu_max, pcie_width_max, display_mode;
+	nvmlReturn_t (*max_clock)(nvmlDevice_t, int, unsigned *);
+	nvmlReturn_t (*threshold)(nvmlDevice_t, int, unsigned *);
+	/* Process entries, shared by every GPU (a list is used up before the next is asked for)
+	 * and kept across refreshes: 10 KB, not 10 KB per GPU on a 64-GPU machine. */
+	unsigned char *procbuf;
+	size_t procbuf_cap;      /* in entries of the widest stride */
+};
+extern struct nvml_lib nvml;
+
+/* The newest utilisation sample of a process, kept across refreshes. */
+struct util_sample {
+	unsigned pid;
+	uint64_t ts;
+	unsigned sm, mem, enc, dec;
+};
+
+struct nvml_dev {
+	nvmlDevice_t h;
+	nvmlDevice_t *mig_h;
+	bool static_read;        /* REFRESH_STATIC done */
+	uint64_t last_seen;      /* the newest utilisation sample taken, microseconds */
+	void *ubuf;              /* utilisation entries as NVML writes them, reused */
+	size_t ubuf_cap;
+	struct util_sample *samples;
+	size_t nsamples, samples_cap;
+};
+
+const char *nvml_errstr(nvmlReturn_t r);
+/* Record the outcome of the query behind field f (NVML_SUCCESS: the caller sets the value).
+ * GPU_IS_LOST marks the GPU lost; a failure other than "not supported" is counted and its text
+ * kept in g->why[f]. Returns whether the query succeeded. */
+bool nvml_got(struct gpu *g, enum gpu_field f, nvmlReturn_t r);
+void nvml_set(struct gpu *g, enum gpu_field f);
+/* One unsigned reading into *dst (skipped when the symbol is missing or the GPU lost). */
+void nvml_read_uint(struct gpu *g, enum gpu_field f, unsigned *dst, uint_fn fn, nvmlDevice_t h);
+
+/* nvml_extra.c */
+void nvml_refresh_extra(struct gpu *g, struct nvml_dev *d, unsigned what);
+void nvml_read_static(struct gpu *g, struct nvml_dev *d);
+void nvml_refresh_proc_util(struct gpu *g, struct nvml_dev *d);
+void nvml_dev_free(struct nvml_dev *d);
+
+#endif

@@ -1,0 +1,142 @@
+/* pid.c: one process by pid, and user names (see pid.h). */
+#include "machine/pid.h"
+#include "base/util.h"
+
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+bool pid_stat(unsigned pid, struct pid_stat *st)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%u/stat", pid);
+	char *text = read_file(path, NULL);
+	/* The command name in parentheses may hold anything, ')' included: parse after the last. */
+	const char *p = text ? strrchr(text, ')') : NULL;
+	unsigned long long utime, stime;
+	bool ok = p && sscanf(p + 1, " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d "
+				    "%*d %*d %*d %llu %*u %lu", &st->state, &st->ppid, &utime, &stime,
+			      &st->start, &st->rss) == 6;
+	if (ok)
+		st->cpu = utime + stime;
+	free(text);
+	return ok;
+}
+
+bool pid_getenv(unsigned pid, const char *const *names, char **values, size_t n, char *msg,
+		size_t msglen)
+{
+	char path[64];
+	size_t len;
+	for (size_t k = 0; k < n; k++)
+		values[k] = NULL;
+	snprintf(path, sizeof path, "/proc/%u/environ", pid);
+	char *buf = read_file(path, &len);
+	if (!buf) {
+		int e = errno;
+		struct stat st;
+		snprintf(path, sizeof path, "/proc/%u", pid);
+		if (e == ENOENT || stat(path, &st) != 0) {
+			snprintf(msg, msglen, "no process %u (it has exited, or lives in another PID "
+					      "namespace)", pid);
+		} else {
+			char name[64];
+			snprintf(msg, msglen, "cannot read the environment of process %u (owned by %s): "
+					      "%s; run as that user or as root", pid,
+				 user_name(st.st_uid, name, sizeof name), strerror(e));
+		}
+		return false;
+	}
+	for (size_t off = 0; off < len; off += strlen(buf + off) + 1) {
+		const char *kv = buf + off, *eq = NULL;
+		/* Most of an environment is other variables: one byte tells for most of them. */
+		for (size_t k = 0; k < n && !eq; k++)
+			if (kv[0] == names[k][0])
+				eq = strchr(kv, '=');
+		for (size_t k = 0; eq && k < n; k++)
+			if (strlen(names[k]) == (size_t)(eq - kv) && !strncmp(kv, names[k], (size_t)(eq - kv))) {
+				free(values[k]);
+				values[k] = xstrdup(eq + 1);
+			}
+	}
+	free(buf);
+	return true;
+}
+
+int pid_open(unsigned pid, unsigned long long start)
+{
+	struct pid_stat st;
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	/* Checked after opening: a pidfd stays on the process it was opened on, so a match now
+	 * means this fd can never signal a successor. */
+	if (fd >= 0 && start && (!pid_stat(pid, &st) || st.start != start)) {
+		close(fd);
+		fd = -1;
+		errno = ESRCH;
+	}
+	return fd;
+}
+
+bool pid_owner_is(unsigned pid, uid_t uid)
+{
+	char path[64];
+	struct stat st;
+	snprintf(path, sizeof path, "/proc/%u", pid);
+	return stat(path, &st) == 0 && st.st_uid == uid;
+}
+
+bool pid_runs_as(unsigned pid, uid_t uid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%u/status", pid);
+	char *text = read_file(path, NULL);
+	const char *u = text ? strstr(text, "\nUid:") : NULL;
+	unsigned real, eff;
+	bool ok = u && sscanf(u + 5, "%u %u", &real, &eff) == 2 && (real == uid || eff == uid);
+	free(text);
+	return ok;
+}
+
+bool pid_pidfds(void)
+{
+	int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	if (fd < 0)
+		return errno != ENOSYS;
+	close(fd);
+	return true;
+}
+
+bool pid_signal(int pidfd, int sig)
+{
+	return syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) == 0;
+}
+
+const char *user_name(uid_t uid, char *buf, size_t len)
+{
+	char pwbuf[4096];
+	struct passwd pw, *res = NULL;
+	if (getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &res) == 0 && res)
+		snprintf(buf, len, "%s", res->pw_name);
+	else
+		snprintf(buf, len, "%u", (unsigned)uid);
+	return buf;
+}
+
+bool user_uid(const char *name, uid_t *uid)
+{
+	char pwbuf[4096];
+	struct passwd pw, *res = NULL;
+	unsigned long n;
+	if (getpwnam_r(name, &pw, pwbuf, sizeof pwbuf, &res) == 0 && res)
+		*uid = res->pw_uid;
+	else if (parse_uint(name, &n) && n < (uid_t)-1)
+		*uid = (uid_t)n;
+	else
+		return false;
+	return true;
+}

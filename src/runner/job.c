@@ -1,0 +1,515 @@
+/* runner-job.c: the runner's jobs once submitted (design: runner.h): a job asks the daemon for
+ * GPUs once the jobs it runs after have succeeded; the daemon's answers drive its request; a
+ * cancel takes it out of the queue or signals it; finished jobs leave memory, and dependents
+ * of a job that did not succeed are cancelled with the reason; a runner starting reads back the
+ * records of the last one. Submits are runner-submit.c's; starting and reaping runner-exec.c's. */
+#include "machine/pid.h"
+#include "runner/runner.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+
+/* ---- the table ---- */
+
+struct rjob *rjob_find(struct runner *r, uint64_t id)
+{
+	size_t lo = 0, hi = r->njobs;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (r->jobs[mid]->j.id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < r->njobs && r->jobs[lo]->j.id == id ? r->jobs[lo] : NULL;
+}
+
+static struct rjob *add(struct runner *r, struct job *j)
+{
+	struct rjob *rj = xcalloc(1, sizeof *rj);
+	*rj = (struct rjob){.ev = REV_JOB, .j = *j, .pidfd = -1, .logfd = -1, .errpipe = -1};
+	*j = (struct job){0};
+	r->jobs = grow_array(r->jobs, &r->jobs_cap, r->njobs + 1, sizeof *r->jobs);
+	size_t i = r->njobs;
+	while (i > 0 && r->jobs[i - 1]->j.id > rj->j.id) {
+		r->jobs[i] = r->jobs[i - 1];
+		i--;
+	}
+	r->jobs[i] = rj;
+	r->njobs++;
+	if (rj->j.id > r->max_id)
+		r->max_id = rj->j.id;
+	return rj;
+}
+
+void rjob_free(struct rjob *rj)
+{
+	if (rj->req) {
+		lreq_free(rj->req);
+		free(rj->req);
+	}
+	int fds[] = {rj->pidfd, rj->logfd, rj->errpipe};
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	job_free(&rj->j);
+	free(rj->waiters);
+	free(rj);
+}
+
+bool rjob_pending(const struct runner *r)
+{
+	for (size_t i = 0; i < r->njobs; i++)
+		if (r->jobs[i]->req)
+			return true;
+	return r->allocs != NULL;
+}
+
+void rjob_save(struct runner *r, struct rjob *rj)
+{
+	struct gpu_error err = {0};
+	if (!job_write(r->dirfd, &rj->j, &err))
+		fprintf(stderr, "gpuctl runner: %s\n", err.msg);
+}
+
+static void set_reason(char **dst, const char *fmt, ...) PRINTF(2, 3);
+static void set_reason(char **dst, const char *fmt, ...)
+{
+	char text[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
+	free(*dst);
+	*dst = xstrdup(text);
+}
+
+/* How a finished job ended, in words: "exit status 1", "signal 9", "cancelled". */
+void rjob_how(const struct job *j, char *buf, size_t n)
+{
+	if (j->exit_code >= 0)
+		snprintf(buf, n, "%s, exit status %d", job_state_name(j->state), j->exit_code);
+	else if (j->signal)
+		snprintf(buf, n, "%s, killed by signal %d (%s)", job_state_name(j->state), j->signal,
+			 strsignal(j->signal));
+	else
+		snprintf(buf, n, "%s", job_state_name(j->state));
+}
+
+static void ended_message(struct strbuf *sb, uint64_t id, const struct job *j)
+{
+	msg_begin(sb, "ended");
+	msg_add_u64(sb, "id", id);
+	msg_add_u64(sb, "job", j->id);
+	msg_add(sb, "state", job_state_name(j->state), NULL);
+	if (j->exit_code >= 0)
+		msg_add_u64(sb, "exit", (uint64_t)j->exit_code);
+	if (j->signal)
+		msg_add_u64(sb, "signal", (uint64_t)j->signal);
+	if (j->reason)
+		msg_add(sb, "reason", j->reason, NULL);
+}
+
+static void remove_job(struct runner *r, struct rjob *rj)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < r->njobs; i++)
+		if (r->jobs[i] != rj)
+			r->jobs[k++] = r->jobs[i];
+	r->njobs = k;
+	rjob_free(rj);
+}
+
+/* Whether the jobs rj runs after let it go: 1 all succeeded, 0 some still to end, -1 one did
+ * not succeed (why says which). */
+static int deps(struct runner *r, const struct rjob *rj, char *why, size_t n)
+{
+	int st = 1;
+	for (size_t i = 0; i < rj->j.nafter; i++) {
+		uint64_t id = rj->j.after[i];
+		struct job d;
+		if (rjob_find(r, id)) {
+			st = 0;
+			continue;
+		}
+		if (!job_read(r->dirfd, id, &d)) {
+			snprintf(why, n, "job %llu, which it was to run after, is gone (forgotten with "
+				 "`gpuctl jobs --clean`?)", (unsigned long long)id);
+			return -1;
+		}
+		bool ok = d.state == JOB_DONE;
+		if (!ok) {
+			char h[160];
+			rjob_how(&d, h, sizeof h);
+			snprintf(why, n, "job %llu, which it was to run after, did not succeed (%s)",
+				 (unsigned long long)id, h);
+		}
+		job_free(&d);
+		if (!ok)
+			return -1;
+	}
+	return st;
+}
+
+/* Dependents of jobs that ended: asked for or cancelled, until nothing changes. */
+static void resolve(struct runner *r)
+{
+	for (bool changed = true; changed;) {
+		changed = false;
+		for (size_t i = 0; i < r->njobs && !changed; i++) {
+			struct rjob *rj = r->jobs[i];
+			char why[512];
+			int st = rj->held ? deps(r, rj, why, sizeof why) : 0;
+			if (st > 0) {
+				rj->held = false;
+				rjob_request(r, rj);
+			} else if (st < 0) {
+				rj->held = false;
+				rj->j.state = JOB_CANCELLED;
+				set_reason(&rj->j.reason, "%s", why);
+				rjob_finish(r, rj);
+				changed = true;
+			}
+		}
+	}
+}
+
+void rjob_finish(struct runner *r, struct rjob *rj)
+{
+	char h[200];
+	if (!rj->j.ended)
+		rj->j.ended = job_now_ns();
+	rj->j.ticket[0] = '\0';
+	rjob_save(r, rj);
+	rjob_how(&rj->j, h, sizeof h);
+	fprintf(stderr, "gpuctl runner: job %llu ended: %s%s%s\n", (unsigned long long)rj->j.id, h,
+		rj->j.reason ? "; " : "", rj->j.reason ? rj->j.reason : "");
+	for (size_t i = 0; i < rj->nwaiters; i++) {
+		struct strbuf sb = {0};
+		ended_message(&sb, rj->waiters[i].id, &rj->j);
+		runner_reply(r, rj->waiters[i].c, &sb);
+		sb_free(&sb);
+	}
+	if (rj->req) {
+		struct strbuf sb = {0};
+		msg_begin(&sb, "leave");
+		msg_add_u64(&sb, "id", rj->j.id);
+		if (r->up)
+			runner_daemon_send(r, &sb);
+		sb_free(&sb);
+	}
+	remove_job(r, rj);
+	if (!r->loading)
+		resolve(r);
+}
+
+void rjob_add_new(struct runner *r, struct job *j)
+{
+	struct rjob *rj = add(r, j);
+	rj->held = rj->j.nafter > 0;
+	if (rj->held)
+		resolve(r);
+	else
+		rjob_request(r, rj);
+}
+
+/* ---- asking the daemon ---- */
+
+void rjob_request(struct runner *r, struct rjob *rj)
+{
+	struct gpu_error err = {0};
+	if (!runner_set(r, &err)) {
+		rj->j.state = JOB_FAILED;
+		set_reason(&rj->j.reason, "the runner cannot see the GPUs: %s", err.msg);
+		rjob_finish(r, rj);
+		return;
+	}
+	uint64_t cand = 0;
+	size_t known = 0;
+	for (size_t i = 0; i < r->set->ngpus && i < GPU_MAX; i++) {
+		bool want = !rj->j.ncand;
+		for (size_t k = 0; k < rj->j.ncand && !want; k++)
+			want = !strcmp(rj->j.cand[k], r->set->gpus[i].uuid);
+		if (want && !r->set->gpus[i].lost) {
+			cand |= 1ULL << i;
+			known++;
+		}
+	}
+	if (known < rj->j.count) {
+		rj->j.state = JOB_FAILED;
+		set_reason(&rj->j.reason, "%u GPU%s wanted, but only %zu of those it may use are on this "
+			   "machine now", rj->j.count, rj->j.count == 1 ? "" : "s", known);
+		rjob_finish(r, rj);
+		return;
+	}
+	char *label = xasprintf("#%llu%s%s", (unsigned long long)rj->j.id, rj->j.name ? " " : "",
+				rj->j.name ? rj->j.name : "");
+	struct grant_req rq = {
+		.count = rj->j.count, .min_free_mib = rj->j.min_free_mib, .max_util = rj->j.max_util,
+		.ignore_usage = rj->j.ignore_usage, .prefer = rj->j.prefer, .wait = 0,
+		.name = rj->j.name, .label = label, .kind = "job", .command = rj->j.command,
+	};
+	rj->req = xcalloc(1, sizeof *rj->req);
+	lreq_init(rj->req, rj->j.id, r->set, &r->cfg, &rq, cand, rj->j.count);
+	free(label);
+	snprintf(rj->req->ticket, sizeof rj->req->ticket, "%s", rj->j.ticket);
+	struct strbuf sb = {0};
+	lreq_message(rj->req, &sb);
+	runner_daemon_send(r, &sb); /* not reachable now: sent again once it is */
+	sb_free(&sb);
+}
+
+bool rjob_resend(struct runner *r, struct gpu_error *err)
+{
+	struct strbuf sb = {0};
+	bool ok = true;
+	for (size_t i = 0; ok && i < r->njobs; i++)
+		if (r->jobs[i]->req) {
+			sb_reset(&sb);
+			lreq_message(r->jobs[i]->req, &sb);
+			ok = dclient_send(&r->dc, &sb, err);
+		}
+	if (ok && r->ids_req) { /* the ask for job ids went with the old connection */
+		sb_reset(&sb);
+		rjob_ids_message(r, &sb);
+		ok = dclient_send(&r->dc, &sb, err);
+	}
+	sb_free(&sb);
+	return ok;
+}
+
+void rjob_daemon_msg(struct runner *r, const struct msg *m, const int *fds, size_t nfds)
+{
+	uint64_t id = 0;
+	struct gpu_error err = {0};
+	msg_get_u64(m, "id", UINT64_MAX, &id);
+	if (id & RUNNER_ALLOC_BIT) {
+		for (size_t i = 0; i < nfds; i++)
+			close(fds[i]);
+		if (!strcmp(msg_verb(m), "error"))
+			rjob_ids_failed(r, m);
+		return;
+	}
+	struct rjob *rj = rjob_find(r, id);
+	if (!rj || !rj->req) {
+		for (size_t i = 0; i < nfds; i++)
+			close(fds[i]); /* a grant for a job cancelled meanwhile: closing releases it */
+		return;
+	}
+	struct strbuf out = {0};
+	int res = lreq_on_message(rj->req, m, fds, nfds, &out, &err);
+	if (out.len)
+		runner_daemon_send(r, &out);
+	sb_free(&out);
+	if (rj->req->ticket[0])
+		snprintf(rj->j.ticket, sizeof rj->j.ticket, "%s", rj->req->ticket);
+	if (res > 0) {
+		struct grant g;
+		lreq_take_grant(rj->req, &g);
+		lreq_free(rj->req);
+		free(rj->req);
+		rj->req = NULL;
+		g.socket = xstrdup(r->dc.path);
+		rjob_start(r, rj, &g);
+	} else if (res < 0) {
+		lreq_free(rj->req);
+		free(rj->req);
+		rj->req = NULL;
+		rj->j.state = JOB_FAILED;
+		set_reason(&rj->j.reason, "the gpuctl daemon refused it: %s", err.msg);
+		rjob_finish(r, rj);
+	}
+}
+
+/* ---- cancel, wait, clean ---- */
+
+static void add_waiter(struct rjob *rj, struct rclient *c, uint64_t id)
+{
+	rj->waiters = xrealloc(rj->waiters, (rj->nwaiters + 1) * sizeof *rj->waiters);
+	rj->waiters[rj->nwaiters++] = (struct rwaiter){c, id};
+}
+
+/* A job not in memory: it ended (answer from its record), or there is no such job of ours. */
+static void answer_from_record(struct runner *r, struct rclient *c, uint64_t id, uint64_t job)
+{
+	struct job j;
+	if (!job_read(r->dirfd, job, &j)) {
+		runner_error(r, c, id, EXIT_NO_SUCH_JOB, "no job %llu of yours", (unsigned long long)job);
+		return;
+	}
+	struct strbuf sb = {0};
+	ended_message(&sb, id, &j);
+	runner_reply(r, c, &sb);
+	sb_free(&sb);
+	job_free(&j);
+}
+
+void rjob_wait(struct runner *r, struct rclient *c, const struct msg *m)
+{
+	uint64_t id = 0, job = 0;
+	msg_get_u64(m, "id", UINT64_MAX, &id);
+	msg_get_u64(m, "job", UINT64_MAX, &job);
+	struct rjob *rj = rjob_find(r, job);
+	if (rj)
+		add_waiter(rj, c, id);
+	else
+		answer_from_record(r, c, id, job);
+}
+
+/* The job's process, and its process group too while the group's number cannot name another:
+ * ours until we reap it; one adopted from an earlier runner while its pidfd says it lives. */
+void rjob_signal(struct rjob *rj, int sig)
+{
+	if (rj->pidfd < 0)
+		return;
+	struct pollfd p = {.fd = rj->pidfd, .events = POLLIN};
+	bool alive = rj->child || poll(&p, 1, 0) == 0;
+	pid_signal(rj->pidfd, sig);
+	if (alive && rj->j.pid > 0)
+		kill(-rj->j.pid, sig);
+}
+
+void rjob_cancel(struct runner *r, struct rclient *c, const struct msg *m)
+{
+	uint64_t id = 0, job = 0, grace_ms = 10000;
+	msg_get_u64(m, "id", UINT64_MAX, &id);
+	msg_get_u64(m, "job", UINT64_MAX, &job);
+	msg_get_u64(m, "grace", 24ULL * 3600 * 1000, &grace_ms);
+	struct rjob *rj = rjob_find(r, job);
+	if (!rj) {
+		answer_from_record(r, c, id, job);
+		return;
+	}
+	add_waiter(rj, c, id);
+	if (rj->j.state == JOB_QUEUED) {
+		rj->j.state = JOB_CANCELLED;
+		set_reason(&rj->j.reason, "cancelled while queued (`gpuctl cancel`)");
+		rjob_finish(r, rj);
+		return;
+	}
+	if (!rj->cancelling) {
+		rj->cancelling = true;
+		rj->kill_at = r->now + (double)grace_ms / 1000;
+		fprintf(stderr, "gpuctl runner: job %llu: SIGTERM, SIGKILL in %.1f s if it is still "
+			"running\n", (unsigned long long)rj->j.id, (double)grace_ms / 1000);
+		rjob_signal(rj, SIGTERM);
+	}
+}
+
+void rjob_timers(struct runner *r, double *next)
+{
+	for (size_t i = 0; i < r->njobs; i++) {
+		struct rjob *rj = r->jobs[i];
+		if (!rj->cancelling || !rj->kill_at)
+			continue;
+		if (r->now >= rj->kill_at) {
+			fprintf(stderr, "gpuctl runner: job %llu outlived its grace period: SIGKILL\n",
+				(unsigned long long)rj->j.id);
+			rjob_signal(rj, SIGKILL);
+			rj->kill_at = 0;
+		} else if (!*next || rj->kill_at < *next) {
+			*next = rj->kill_at;
+		}
+	}
+}
+
+static bool needed(const struct runner *r, uint64_t id)
+{
+	for (size_t i = 0; i < r->njobs; i++)
+		for (size_t k = 0; k < r->jobs[i]->j.nafter; k++)
+			if (r->jobs[i]->j.after[k] == id)
+				return true;
+	return false;
+}
+
+void rjob_clean(struct runner *r, struct rclient *c, const struct msg *m)
+{
+	uint64_t id = 0;
+	msg_get_u64(m, "id", UINT64_MAX, &id);
+	struct job *all;
+	size_t n = job_load_all(r->dirfd, &all), gone = 0, kept = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct job *j = &all[i];
+		if (!job_final(j->state) || rjob_find(r, j->id))
+			continue;
+		if (needed(r, j->id)) {
+			kept++;
+			continue;
+		}
+		char name[40];
+		snprintf(name, sizeof name, "%llu.log", (unsigned long long)j->id);
+		if (j->own_log)
+			unlinkat(r->dirfd, name, 0);
+		snprintf(name, sizeof name, "%llu.spec", (unsigned long long)j->id);
+		unlinkat(r->dirfd, name, 0);
+		snprintf(name, sizeof name, "%llu.job", (unsigned long long)j->id);
+		gone += unlinkat(r->dirfd, name, 0) == 0;
+	}
+	jobs_free(all, n);
+	struct strbuf sb = {0};
+	msg_begin(&sb, "cleaned");
+	msg_add_u64(&sb, "id", id);
+	msg_add_u64(&sb, "count", gone);
+	msg_add_u64(&sb, "kept", kept);
+	runner_reply(r, c, &sb);
+	sb_free(&sb);
+}
+
+void rjob_drop_client(struct runner *r, struct rclient *c)
+{
+	for (size_t i = 0; i < r->njobs; i++) {
+		struct rjob *rj = r->jobs[i];
+		size_t k = 0;
+		for (size_t w = 0; w < rj->nwaiters; w++)
+			if (rj->waiters[w].c != c)
+				rj->waiters[k++] = rj->waiters[w];
+		rj->nwaiters = k;
+	}
+	for (struct ralloc *a = r->allocs; a; a = a->next)
+		if (a->c == c)
+			a->c = NULL;
+}
+
+/* ---- a runner starting: the records of the last one ---- */
+
+void rjob_load(struct runner *r)
+{
+	struct job *all;
+	size_t n = job_load_all(r->dirfd, &all);
+	const char *boot = job_boot_id();
+	r->loading = true; /* dependents are looked at once every record is in */
+	for (size_t i = 0; i < n; i++) {
+		struct job *j = &all[i];
+		if (j->id > r->max_id)
+			r->max_id = j->id;
+		if (job_final(j->state))
+			continue;
+		struct rjob *rj = add(r, j);
+		if (strcmp(rj->j.boot, boot)) {
+			const char *was = rj->j.state == JOB_RUNNING ? "running" : "queued";
+			rj->j.state = JOB_LOST;
+			set_reason(&rj->j.reason, "the machine restarted while it was %s (`gpuctl submit "
+				   "--again %llu` runs it again)", was, (unsigned long long)rj->j.id);
+			rjob_finish(r, rj);
+		} else if (rj->j.state == JOB_RUNNING) {
+			rjob_adopt(r, rj);
+		} else {
+			rj->held = rj->j.nafter > 0;
+			if (!rj->held)
+				rjob_request(r, rj);
+		}
+	}
+	jobs_free(all, n); /* those not moved into the table */
+	r->loading = false;
+	resolve(r);
+}

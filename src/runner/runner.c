@@ -1,0 +1,415 @@
+/* runner.c: the job runner's event loop (design: runner.h): one runner per user and machine
+ * (flock on runner.lock), its socket, its clients, and its one connection to the daemon, which
+ * it makes again when the daemon restarts, asking for every queued job again with its ticket. */
+#include "runner/runner.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define LINGER_SECONDS 2.0         /* nothing left to do for this long: the runner exits */
+#define LOCK_SECONDS 3             /* a runner that is exiting lets go of runner.lock by then */
+#define BACKOFF_MAX 5.0            /* between attempts to reach a restarting daemon */
+
+static const enum rev_kind listen_tag = REV_LISTEN, signal_tag = REV_SIGNAL,
+			   daemon_tag = REV_DAEMON;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+bool runner_set(struct runner *r, struct gpu_error *err)
+{
+	if (!r->set && !(r->set = gpu_set_open(err)))
+		return false;
+	return true;
+}
+
+/* ---- the daemon ---- */
+
+static void link_down(struct runner *r, const char *why)
+{
+	if (!r->up)
+		return;
+	fprintf(stderr, "gpuctl runner: %s; connecting again\n", why);
+	snprintf(r->link_err, sizeof r->link_err, "%.500s", why);
+	epoll_ctl(r->epfd, EPOLL_CTL_DEL, r->dc.fd, NULL);
+	dclient_close(&r->dc);
+	r->up = false;
+	r->reconnect_at = r->now;
+}
+
+static bool link_up(struct runner *r)
+{
+	if (r->up)
+		return true;
+	if (r->reconnect_at && r->now < r->reconnect_at)
+		return false;
+	struct gpu_error err = {0};
+	/* Once a shared daemon served us, only it does: while it restarts its socket may be
+	 * missing for a moment, and a private daemon started then would lease around it. */
+	bool ok = r->shared ? dclient_open_at(&r->dc, r->shared, &err)
+			    : dclient_open(&r->dc, DC_LEASE_NOW, &err);
+	if (ok && !r->shared && !r->dc.private_mode)
+		r->shared = xstrdup(r->dc.path);
+	if (!ok) {
+		snprintf(r->link_err, sizeof r->link_err, "%.500s", err.msg);
+		if (!r->backoff)
+			fprintf(stderr, "gpuctl runner: %s; trying again\n", err.msg);
+		r->backoff = r->backoff ? r->backoff * 2 : 0.1;
+		if (r->backoff > BACKOFF_MAX)
+			r->backoff = BACKOFF_MAX;
+		r->reconnect_at = now_mono() + r->backoff;
+		return false;
+	}
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = (void *)&daemon_tag};
+	epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->dc.fd, &ev);
+	r->up = true;
+	r->backoff = r->reconnect_at = 0;
+	fprintf(stderr, "gpuctl runner: connected to the gpuctl daemon (pid %d) at %s\n",
+		(int)r->dc.daemon_pid, r->dc.path);
+	r->link_err[0] = '\0';
+	if (!rjob_resend(r, &err))
+		link_down(r, err.msg);
+	return r->up;
+}
+
+bool runner_daemon_send(struct runner *r, const struct strbuf *msg)
+{
+	bool was_up = r->up;
+	if (!link_up(r))
+		return false;
+	if (!was_up)
+		return true; /* link_up sent everything pending, this included */
+	struct gpu_error err = {0};
+	if (dclient_send(&r->dc, msg, &err))
+		return true;
+	link_down(r, err.msg);
+	return false;
+}
+
+static void daemon_read(struct runner *r)
+{
+	for (int k = 0; k < 64 && r->up; k++) {
+		struct msg m;
+		int fds[PROTO_MAX_FDS];
+		size_t nfds;
+		struct gpu_error err = {0};
+		int got = dclient_recv(&r->dc, &m, fds, &nfds, 0, NULL, &err);
+		if (got < 0)
+			link_down(r, err.msg);
+		if (got <= 0)
+			return;
+		if (!strcmp(msg_verb(&m), "jobid"))
+			rjob_ids(r, &m);
+		else
+			rjob_daemon_msg(r, &m, fds, nfds);
+		msg_free(&m);
+	}
+}
+
+/* ---- clients ---- */
+
+void runner_reply(struct runner *r, struct rclient *c, struct strbuf *msg)
+{
+	(void)r;
+	if (!c->dead && send(c->fd, msg->buf, msg->len, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)msg->len)
+		c->dead = true; /* gone, or not reading its answers */
+}
+
+void runner_error(struct runner *r, struct rclient *c, uint64_t id, int code, const char *fmt, ...)
+{
+	char text[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
+	struct strbuf sb = {0};
+	msg_error(&sb, id, code, text);
+	runner_reply(r, c, &sb);
+	sb_free(&sb);
+}
+
+static void accept_all(struct runner *r)
+{
+	for (;;) {
+		int fd = accept4(r->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			return;
+		struct ucred cr;
+		socklen_t len = sizeof cr;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0 || cr.uid != geteuid()) {
+			close(fd); /* the socket is the user's alone: this cannot be anyone else */
+			continue;
+		}
+		struct rclient *c = xcalloc(1, sizeof *c);
+		*c = (struct rclient){.ev = REV_CLIENT, .fd = fd};
+		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+		epoll_ctl(r->epfd, EPOLL_CTL_ADD, fd, &ev);
+		r->clients = grow_array(r->clients, &r->clients_cap, r->nclients + 1, sizeof *r->clients);
+		r->clients[r->nclients++] = c;
+	}
+}
+
+static void dispatch(struct runner *r, struct rclient *c, const struct msg *m, int fd)
+{
+	const char *verb = msg_verb(m);
+	uint64_t id = 0;
+	msg_get_u64(m, "id", UINT64_MAX, &id);
+	if (!strcmp(verb, "submit")) {
+		rjob_submit(r, c, m, fd);
+		return;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (!strcmp(verb, "cancel")) {
+		rjob_cancel(r, c, m);
+	} else if (!strcmp(verb, "wait")) {
+		rjob_wait(r, c, m);
+	} else if (!strcmp(verb, "clean")) {
+		rjob_clean(r, c, m);
+	} else if (!strcmp(verb, "ping")) {
+		struct strbuf sb = {0};
+		msg_begin(&sb, "pong");
+		msg_add_u64(&sb, "id", id);
+		msg_add_u64(&sb, "pid", (uint64_t)getpid());
+		runner_reply(r, c, &sb);
+		sb_free(&sb);
+	} else {
+		runner_error(r, c, id, EXIT_USAGE, "unknown request '%.40s' (a newer gpuctl started "
+			     "this runner?)", verb);
+	}
+}
+
+static void client_read(struct runner *r, struct rclient *c)
+{
+	static char buf[PROTO_MAX_MSG + 1];
+	for (int k = 0; k < 16 && !c->dead; k++) {
+		/* One descriptor at most (a job's log or terminal); proto_recv closes the rest. */
+		int fd = -1;
+		size_t nfds;
+		bool cut;
+		ssize_t n = proto_recv(c->fd, buf, sizeof buf, &fd, 1, &nfds, &cut);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		struct msg m;
+		char why[160];
+		if (n <= 0 || cut || !msg_decode(&m, buf, (size_t)n, why, sizeof why)) {
+			if (fd >= 0)
+				close(fd);
+			c->dead = true;
+			return;
+		}
+		dispatch(r, c, &m, fd);
+		msg_free(&m);
+	}
+}
+
+static void reap_clients(struct runner *r)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < r->nclients; i++) {
+		struct rclient *c = r->clients[i];
+		if (!c->dead) {
+			r->clients[k++] = c;
+			continue;
+		}
+		rjob_drop_client(r, c);
+		epoll_ctl(r->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+		close(c->fd);
+		free(c);
+	}
+	r->nclients = k;
+}
+
+/* ---- start and the loop ---- */
+
+static bool take_lock(struct runner *r)
+{
+	r->lockfd = openat(r->dirfd, "runner.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (r->lockfd < 0) {
+		fprintf(stderr, "gpuctl runner: cannot open %s/runner.lock: %s\n", r->dir, strerror(errno));
+		return false;
+	}
+	/* Bounded: a runner that is exiting lets go at once; one that serves keeps it, and then
+	 * whoever started us connects to it instead. */
+	struct sigaction sa = {.sa_handler = on_alarm}, old;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, &old);
+	alarm(LOCK_SECONDS);
+	int rc = flock(r->lockfd, LOCK_EX);
+	alarm(0);
+	sigaction(SIGALRM, &old, NULL);
+	if (rc != 0)
+		fprintf(stderr, "gpuctl runner: another job runner serves %s; leaving it to that one\n",
+			r->dir);
+	return rc == 0;
+}
+
+static bool listen_on(struct runner *r)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	r->sock = xasprintf("%s/runner.sock", r->dir);
+	if (strlen(r->sock) >= sizeof sa.sun_path) {
+		fprintf(stderr, "gpuctl runner: the socket path %s is too long; set XDG_STATE_HOME to a "
+			"shorter directory\n", r->sock);
+		return false;
+	}
+	strcpy(sa.sun_path, r->sock);
+	unlinkat(r->dirfd, "runner.sock", 0); /* a stale one: the lock says no runner owns it */
+	r->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	mode_t old = umask(0177);
+	int rc = r->lfd < 0 ? -1 : bind(r->lfd, (struct sockaddr *)&sa, sizeof sa);
+	umask(old);
+	if (rc != 0 || listen(r->lfd, 128) != 0) {
+		fprintf(stderr, "gpuctl runner: cannot listen on %s: %s\n", r->sock, strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+static int loop_timeout(struct runner *r)
+{
+	double next = 0;
+	rjob_timers(r, &next);
+	if (!r->up && r->reconnect_at && rjob_pending(r) && (!next || r->reconnect_at < next))
+		next = r->reconnect_at;
+	if (!r->njobs && !r->nclients && !r->allocs) {
+		double t = r->idle_since + LINGER_SECONDS;
+		if (!next || t < next)
+			next = t;
+	}
+	if (!next)
+		return -1;
+	double ms = (next - now_mono()) * 1000;
+	return ms <= 0 ? 0 : ms > 3600000 ? 3600000 : (int)ms + 1;
+}
+
+static void serve(struct runner *r)
+{
+	struct epoll_event evs[64];
+	r->idle_since = now_mono();
+	while (!r->stop) {
+		r->now = now_mono();
+		double ignored = 0;
+		rjob_timers(r, &ignored);
+		if (!r->up && r->reconnect_at && r->now >= r->reconnect_at && rjob_pending(r))
+			link_up(r);
+		reap_clients(r);
+		struct stat st;
+		if (fstat(r->dirfd, &st) == 0 && st.st_nlink == 0) {
+			/* Its records are gone (rm -r): nothing is left to keep or to resume. */
+			fprintf(stderr, "gpuctl runner: %s was removed; exiting\n", r->dir);
+			break;
+		}
+		if (r->njobs || r->nclients || r->allocs)
+			r->idle_since = r->now;
+		else if (r->now - r->idle_since >= LINGER_SECONDS)
+			break;
+		int n = epoll_wait(r->epfd, evs, (int)ARRAY_SIZE(evs), loop_timeout(r));
+		if (n < 0 && errno != EINTR) {
+			fprintf(stderr, "gpuctl runner: epoll_wait: %s\n", strerror(errno));
+			break;
+		}
+		r->now = now_mono();
+		for (int i = 0; i < n; i++) {
+			enum rev_kind k = *(const enum rev_kind *)evs[i].data.ptr;
+			if (k == REV_LISTEN) {
+				accept_all(r);
+			} else if (k == REV_SIGNAL) {
+				struct signalfd_siginfo si;
+				while (read(r->sigfd, &si, sizeof si) == sizeof si)
+					if (si.ssi_signo != SIGHUP)
+						r->stop = true;
+			} else if (k == REV_DAEMON) {
+				daemon_read(r);
+			} else if (k == REV_CLIENT) {
+				client_read(r, evs[i].data.ptr);
+			} else if (k == REV_JOB) {
+				rjob_exited(r, evs[i].data.ptr);
+			}
+		}
+	}
+}
+
+int runner_main(void)
+{
+	struct runner r = {.epfd = -1, .lfd = -1, .sigfd = -1, .lockfd = -1, .next_alloc = 1};
+	struct gpu_error err = {0};
+	r.dc.fd = -1;
+	int rc = EXIT_FAIL;
+	r.dirfd = job_dir_open(&r.dir, &err);
+	if (r.dirfd < 0) {
+		fprintf(stderr, "gpuctl runner: %s\n", err.msg);
+		return err.code;
+	}
+	if (!take_lock(&r)) {
+		rc = EXIT_OK;
+		goto out;
+	}
+	if (!config_load(&r.cfg))
+		goto out;
+	if (!listen_on(&r))
+		goto out;
+	if ((r.epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 || (r.sigfd = signals_fd()) < 0) {
+		fprintf(stderr, "gpuctl runner: %s\n", strerror(errno));
+		goto out;
+	}
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = (void *)&listen_tag};
+	epoll_ctl(r.epfd, EPOLL_CTL_ADD, r.lfd, &ev);
+	ev.data.ptr = (void *)&signal_tag;
+	epoll_ctl(r.epfd, EPOLL_CTL_ADD, r.sigfd, &ev);
+	r.now = now_mono();
+	rjob_load(&r);
+	fprintf(stderr, "gpuctl runner: pid %d serving %s (%zu job%s queued or running)\n",
+		(int)getpid(), r.dir, r.njobs, r.njobs == 1 ? "" : "s");
+	client_ready();
+	serve(&r);
+	/* Nobody new can reach us from here on; a client caught in the backlog sees the socket
+	 * reset and starts another runner (which waits for our lock). */
+	unlinkat(r.dirfd, "runner.sock", 0);
+	close(r.lfd);
+	r.lfd = -1;
+	fprintf(stderr, "gpuctl runner: pid %d exits (%zu job%s queued or running%s)\n", (int)getpid(),
+		r.njobs, r.njobs == 1 ? "" : "s", r.njobs ? "; the next gpuctl job command resumes them"
+							    : "");
+	rc = EXIT_OK;
+out:
+	for (size_t i = 0; i < r.nclients; i++) {
+		r.clients[i]->dead = true;
+	}
+	reap_clients(&r);
+	free(r.clients);
+	for (size_t i = 0; i < r.njobs; i++)
+		rjob_free(r.jobs[i]);
+	free(r.jobs);
+	for (struct ralloc *a = r.allocs, *next; a; a = next) {
+		next = a->next;
+		job_free(&a->j);
+		sb_free(&a->spec);
+		free(a);
+	}
+	dclient_close(&r.dc);
+	gpu_set_free(r.set);
+	config_free(&r.cfg);
+	int fds[] = {r.lfd, r.sigfd, r.epfd, r.lockfd, r.dirfd};
+	for (size_t k = 0; k < ARRAY_SIZE(fds); k++)
+		if (fds[k] >= 0)
+			close(fds[k]);
+	free(r.sock);
+	free(r.dir);
+	free(r.shared);
+	return rc;
+}

@@ -1,0 +1,136 @@
+/* runner.h: the job runner, `gpuctl runner` (internal): one process per user and machine that
+ * looks after that user's detached jobs (job.h), started on demand by `gpuctl submit` in a
+ * session of its own, so it survives logout and a dropped SSH connection.
+ *
+ * Design:
+ * - The shared daemon stays the only arbiter of GPUs. The runner holds one connection to it
+ *   with one request (lreq.h) per queued job, in the same fair queue as `run --wait`; a job
+ *   waiting for others (--after) asks only once they have succeeded.
+ * - A grant starts the job at once: its own session, stdin /dev/null, stdout and stderr to its
+ *   log, the directory, umask and environment of its submit plus the lease's variables; it
+ *   commits the lease itself (grant_hold) before exec, so it holds its GPUs whatever becomes of
+ *   the runner. The runner waits on pidfds and records the exit status or signal.
+ * - Records are written before every step that cannot be undone (a job is marked running
+ *   before it is forked), so a job runs at most once; a runner that dies leaves records that
+ *   the next one reads back: queued jobs are queued again, a job still running is watched again
+ *   (its exit status is then unknown: `lost`), a job of an earlier boot is `lost`.
+ * - Clients (submit, cancel, wait, logs -f, jobs --clean) talk to it over a SEQPACKET socket in
+ *   the jobs directory (0700), checked by SO_PEERCRED to be the user's own, in proto.h's format.
+ * - No polling: epoll on the listening socket, clients, the daemon, pidfds and a signalfd; the
+ *   only timers are a cancel's grace period, reconnecting to a restarting daemon, and the short
+ *   linger before the runner exits when it has nothing left to do.
+ * - Memory: a queued job costs its record and its request (about 1 KiB); finished jobs leave
+ *   memory (their records stay on disk). */
+#ifndef GPUCTL_RUNNER_H
+#define GPUCTL_RUNNER_H
+
+#include "config/config.h"
+#include "jobs/job.h"
+#include "lease/request.h"
+
+#define RUNNER_ALLOC_BIT (1ULL << 63) /* ids of `jobid` asks on the daemon connection */
+
+enum rev_kind { REV_LISTEN, REV_SIGNAL, REV_DAEMON, REV_CLIENT, REV_JOB };
+
+struct rclient {
+	enum rev_kind ev;
+	int fd;
+	bool dead;
+};
+
+/* A client waiting for a job's end: `wait`, `logs -f`, `cancel`. */
+struct rwaiter {
+	struct rclient *c;
+	uint64_t id;                 /* the client's request id */
+};
+
+struct rjob {
+	enum rev_kind ev;            /* epoll tag of pidfd */
+	struct job j;                /* the record, as last written */
+	struct lreq *req;            /* in the daemon's queue */
+	bool held;                   /* waits for its --after jobs before it asks */
+	int pidfd, logfd, errpipe;   /* while it runs; -1 otherwise */
+	bool child;                  /* ours to reap (not adopted from an earlier runner) */
+	bool cancelling;
+	double kill_at;              /* monotonic: SIGKILL then, unless it ended */
+	struct rwaiter *waiters;
+	size_t nwaiters;
+};
+
+/* A submit waiting for its job id from the daemon. */
+struct ralloc {
+	struct rclient *c;
+	uint64_t id;                 /* the client's request id */
+	struct job j;                /* the job, id still 0 */
+	struct strbuf spec;
+	struct ralloc *next;
+};
+
+struct runner {
+	int epfd, lfd, sigfd, dirfd, lockfd;
+	char *dir, *sock;
+	struct gpu_set *set;         /* opened when first needed */
+	struct config cfg;
+	struct dclient dc;
+	char *shared;                /* the shared daemon's socket, once it served us */
+	bool up;                     /* dc is connected */
+	double reconnect_at, backoff;
+	struct rjob **jobs;          /* queued and running, by id */
+	size_t njobs, jobs_cap;
+	struct rclient **clients;
+	size_t nclients, clients_cap;
+	struct ralloc *allocs, *allocs_tail;
+	uint64_t pool_next, pool_end; /* job ids the daemon gave and no job has yet */
+	uint64_t ids_req;            /* the ask for more in flight (0: none) */
+	uint64_t next_alloc;
+	uint64_t max_id;             /* the highest id of the user's records */
+	double now, idle_since;
+	bool stop, loading;
+	char link_err[512];          /* why the daemon cannot be reached, while it cannot */
+};
+
+/* runner.c: the loop, clients, the daemon connection. */
+int runner_main(void);
+bool runner_daemon_send(struct runner *r, const struct strbuf *msg);
+void runner_reply(struct runner *r, struct rclient *c, struct strbuf *msg);
+void runner_error(struct runner *r, struct rclient *c, uint64_t id, int code, const char *fmt, ...)
+	PRINTF(5, 6);
+bool runner_set(struct runner *r, struct gpu_error *err);
+
+/* runner-submit.c: a submit checked, given its id, recorded and queued. */
+void rjob_submit(struct runner *r, struct rclient *c, const struct msg *m, int specfd);
+void rjob_ids(struct runner *r, const struct msg *m);
+void rjob_ids_failed(struct runner *r, const struct msg *m);
+void rjob_ids_message(const struct runner *r, struct strbuf *sb);
+bool rjob_read_spec(struct runner *r, uint64_t id, struct strbuf *sb);
+
+/* runner-job.c: the jobs: requested, ended, cancelled, forgotten. */
+struct rjob *rjob_find(struct runner *r, uint64_t id);
+/* A new job (moved from j): asks the daemon, or waits for its --after jobs. */
+void rjob_add_new(struct runner *r, struct job *j);
+/* "done, exit status 1", "failed, killed by signal 9 (Killed)", "cancelled". */
+void rjob_how(const struct job *j, char *buf, size_t n);
+void rjob_daemon_msg(struct runner *r, const struct msg *m, const int *fds, size_t nfds);
+/* Everything the daemon should know, again (a new connection). false: a send failed (err). */
+bool rjob_resend(struct runner *r, struct gpu_error *err);
+void rjob_request(struct runner *r, struct rjob *rj);
+/* The job reached a final state: recorded, waiters told, forgotten, dependents looked at. */
+void rjob_finish(struct runner *r, struct rjob *rj);
+void rjob_save(struct runner *r, struct rjob *rj);
+void rjob_signal(struct rjob *rj, int sig);
+void rjob_cancel(struct runner *r, struct rclient *c, const struct msg *m);
+void rjob_wait(struct runner *r, struct rclient *c, const struct msg *m);
+void rjob_clean(struct runner *r, struct rclient *c, const struct msg *m);
+void rjob_timers(struct runner *r, double *next);
+void rjob_load(struct runner *r);
+void rjob_drop_client(struct runner *r, struct rclient *c);
+void rjob_free(struct rjob *rj);
+bool rjob_pending(const struct runner *r);
+
+/* runner-exec.c: a granted job started; its end read. */
+void rjob_start(struct runner *r, struct rjob *rj, struct grant *g);
+void rjob_exited(struct runner *r, struct rjob *rj);
+/* A job an earlier runner started and that still runs: watched till it ends. */
+void rjob_adopt(struct runner *r, struct rjob *rj);
+
+#endif

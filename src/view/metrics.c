@@ -1,0 +1,429 @@
+/* metrics.c: Prometheus text format (version 0.0.4). Each family is written whole (HELP, TYPE,
+ * then its samples) and a value the driver cannot give is left out, never written as 0. Labels
+ * that could grow without bound are capped: processes per GPU (the rest summed as pid="other")
+ * and command names (the program's base name, 64 bytes at most). */
+#include "view/metrics.h"
+#include "base/escape.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define REPLACEMENT "\xef\xbf\xbd"    /* U+FFFD, for a byte that is not UTF-8 */
+
+/* A label value: valid UTF-8 (Prometheus refuses the whole scrape otherwise, and a process
+ * name may hold any bytes: those that are not UTF-8 become U+FFFD), with backslash, double
+ * quote and newline escaped as the text format wants. */
+static void metrics_label(struct strbuf *sb, const char *v)
+{
+	const unsigned char *p = (const unsigned char *)(v ? v : "");
+	for (size_t len = strlen((const char *)p), n; *p; p += n, len -= n) {
+		n = utf8_seq_len(p, len);
+		if (!n) {
+			sb_adds(sb, REPLACEMENT);
+			n = 1;
+		} else if (*p == '\\' || *p == '"') {
+			sb_addc(sb, '\\');
+			sb_addc(sb, (char)*p);
+		} else if (*p == '\n') {
+			sb_adds(sb, "\\n");
+		} else {
+			sb_add(sb, (const char *)p, n);
+		}
+	}
+}
+
+static void family(struct strbuf *sb, const char *name, const char *type, const char *help)
+{
+	sb_addf(sb, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* On a Slurm node, the jobs whose processes use the GPU, as dcgm-exporter's hpc_job label: one
+ * job id, or several joined by commas in ascending order (dcgm-exporter repeats the series per
+ * job instead, which double-counts in sum()); no label for a GPU no job uses. */
+static void hpc_job(struct strbuf *sb, const struct gpu *g)
+{
+	unsigned last = 0;
+	for (;;) {
+		unsigned next = 0;
+		for (size_t i = 0; i < g->nprocs; i++) {
+			unsigned j = g->procs[i].slurm_job;
+			if (j > last && (!next || j < next))
+				next = j;
+		}
+		if (!next)
+			break;
+		sb_addf(sb, last ? ",%u" : ",hpc_job=\"%u", next);
+		last = next;
+	}
+	if (last)
+		sb_addc(sb, '"');
+}
+
+/* name{gpu="0",uuid="...",name="...",hostname="..."[,hpc_job="..."][,extra]}; gpu_jobs: the
+ * GPU's jobs as hpc_job (a process's series name its own job in extra instead). */
+static void sample_head(struct strbuf *sb, const char *metric, const struct gpu *g,
+			const struct metrics_opts *o, const char *extra, bool gpu_jobs)
+{
+	sb_addf(sb, "%s{gpu=\"%u\",uuid=\"", metric, g->index);
+	metrics_label(sb, g->uuid);
+	sb_adds(sb, "\",name=\"");
+	metrics_label(sb, g->name);
+	sb_adds(sb, "\",hostname=\"");
+	metrics_label(sb, o->hostname);
+	sb_addc(sb, '"');
+	if (o->slurm && gpu_jobs)
+		hpc_job(sb, g);
+	sb_addf(sb, "%s%s} ", extra ? "," : "", extra ? extra : "");
+}
+
+static void gpu_sample(struct strbuf *sb, const char *metric, const struct gpu *g,
+		       const struct metrics_opts *o, const char *extra)
+{
+	sample_head(sb, metric, g, o, extra, true);
+}
+
+static void mig_sample(struct strbuf *sb, const char *metric, const struct gpu *g,
+		       const struct mig_dev *m, const struct metrics_opts *o, uint64_t value)
+{
+	if (!m->mem_valid)
+		return;
+	struct strbuf x = {0};
+	sb_adds(&x, "mig_uuid=\"");
+	metrics_label(&x, m->uuid);
+	sb_addf(&x, "\",gpu_instance=\"%u\",compute_instance=\"%u\"", m->gi, m->ci);
+	gpu_sample(sb, metric, g, o, x.buf);
+	sb_addf(sb, "%llu\n", (unsigned long long)value);
+	sb_free(&x);
+}
+
+struct gauge {
+	const char *name, *help;
+	enum gpu_field field;
+};
+
+static double gauge_value(const struct gpu *g, enum gpu_field f)
+{
+	switch (f) {
+	case GF_UTIL_GPU: return g->util_gpu;
+	case GF_UTIL_MEM: return g->util_mem;
+	case GF_MEM_TOTAL: return (double)g->mem_total;
+	case GF_MEM_USED: return (double)g->mem_used;
+	case GF_MEM_FREE: return (double)g->mem_free;
+	case GF_MEM_RESERVED: return (double)g->mem_reserved;
+	case GF_TEMP: return g->temp;
+	case GF_POWER: return g->power_mw / 1000.0;
+	case GF_POWER_LIMIT: return g->power_limit_mw / 1000.0;
+	case GF_FAN: return g->fan;
+	case GF_MIG_MODE: return g->mig_mode;
+	case GF_PERSISTENCE: return g->persistence;
+	case GF_UTIL_ENC: return g->util_enc;
+	case GF_UTIL_DEC: return g->util_dec;
+	case GF_TEMP_MEM: return g->temp_mem;
+	case GF_PSTATE: return g->pstate;
+	case GF_EVENTS_ACTIVE: return (double)g->events_active;
+	case GF_PCIE_GEN: return g->pcie_gen;
+	case GF_PCIE_WIDTH: return g->pcie_width;
+	default: return 0;
+	}
+}
+
+static const struct gauge gauges[] = {
+	{"gpuctl_gpu_utilization_percent", "Percent of time a kernel ran (DCGM_FI_DEV_GPU_UTIL).", GF_UTIL_GPU},
+	{"gpuctl_gpu_memory_utilization_percent", "Percent of time memory was read or written (DCGM_FI_DEV_MEM_COPY_UTIL).", GF_UTIL_MEM},
+	{"gpuctl_gpu_memory_total_bytes", "Total GPU memory (DCGM_FI_DEV_FB_TOTAL, there in MiB).", GF_MEM_TOTAL},
+	{"gpuctl_gpu_memory_used_bytes", "GPU memory used (DCGM_FI_DEV_FB_USED, there in MiB).", GF_MEM_USED},
+	{"gpuctl_gpu_memory_free_bytes", "GPU memory free (DCGM_FI_DEV_FB_FREE, there in MiB).", GF_MEM_FREE},
+	{"gpuctl_gpu_memory_reserved_bytes", "GPU memory reserved by the driver (DCGM_FI_DEV_FB_RESERVED).", GF_MEM_RESERVED},
+	{"gpuctl_gpu_temperature_celsius", "GPU core temperature (DCGM_FI_DEV_GPU_TEMP).", GF_TEMP},
+	{"gpuctl_gpu_power_watts", "Power draw (DCGM_FI_DEV_POWER_USAGE).", GF_POWER},
+	{"gpuctl_gpu_power_limit_watts", "Enforced power limit (DCGM_FI_DEV_ENFORCED_POWER_LIMIT).", GF_POWER_LIMIT},
+	{"gpuctl_gpu_fan_speed_percent", "Intended fan speed (DCGM_FI_DEV_FAN_SPEED).", GF_FAN},
+	{"gpuctl_gpu_mig_enabled", "1 when MIG mode is on.", GF_MIG_MODE},
+	{"gpuctl_gpu_persistence_enabled", "1 when persistence mode is on.", GF_PERSISTENCE},
+	{"gpuctl_gpu_encoder_utilization_percent", "Video encoder use (DCGM_FI_DEV_ENC_UTIL).", GF_UTIL_ENC},
+	{"gpuctl_gpu_decoder_utilization_percent", "Video decoder use (DCGM_FI_DEV_DEC_UTIL).", GF_UTIL_DEC},
+	{"gpuctl_gpu_memory_temperature_celsius", "HBM temperature (DCGM_FI_DEV_MEMORY_TEMP).", GF_TEMP_MEM},
+	{"gpuctl_gpu_performance_state", "Performance state: 0 (P0, fastest) to 15.", GF_PSTATE},
+	{"gpuctl_gpu_clocks_event_reasons", "Bit mask of why the clocks are held down (DCGM_FI_DEV_CLOCKS_EVENT_REASONS).", GF_EVENTS_ACTIVE},
+	{"gpuctl_gpu_pcie_link_generation", "PCIe link generation now (DCGM_FI_DEV_PCIE_LINK_GEN).", GF_PCIE_GEN},
+	{"gpuctl_gpu_pcie_link_width", "PCIe lanes now (DCGM_FI_DEV_PCIE_LINK_WIDTH).", GF_PCIE_WIDTH},
+};
+
+static void gpu_info(struct strbuf *sb, const struct gpu_set *set, const struct gpu *g,
+		     const struct metrics_opts *o)
+{
+	struct strbuf x = {0};
+	sb_adds(&x, "pci_bus_id=\"");
+	metrics_label(&x, g->pci_bus_id);
+	sb_adds(&x, "\",driver_version=\"");
+	metrics_label(&x, set->has_driver_version ? set->driver_version : "");
+	sb_addc(&x, '"');
+	gpu_sample(sb, "gpuctl_gpu_info", g, o, x.buf);
+	sb_adds(sb, "1\n");
+	sb_free(&x);
+}
+
+static void clocks(struct strbuf *sb, const struct gpu *g, const struct metrics_opts *o)
+{
+	static const struct {
+		const char *label;
+		enum gpu_field f;
+	} clk[] = {{"clock=\"graphics\"", GF_CLK_GFX}, {"clock=\"sm\"", GF_CLK_SM},
+		   {"clock=\"memory\"", GF_CLK_MEM}, {"clock=\"video\"", GF_CLK_VIDEO}};
+	const unsigned mhz[] = {g->clk_gfx, g->clk_sm, g->clk_mem, g->clk_video};
+	for (size_t c = 0; c < ARRAY_SIZE(clk); c++) {
+		if (!GPU_HAS(g, clk[c].f))
+			continue;
+		gpu_sample(sb, "gpuctl_gpu_clock_hertz", g, o, clk[c].label);
+		sb_addf(sb, "%llu\n", (unsigned long long)mhz[c] * 1000000ULL);
+	}
+}
+
+static void gpu_metrics(struct strbuf *sb, const struct gpu_set *set, const struct metrics_opts *o)
+{
+	const struct gpu *g, *end = set->gpus + set->ngpus;
+	family(sb, "gpuctl_gpu_info", "gauge", "Always 1: the GPU's identity.");
+	for (g = set->gpus; g < end; g++)
+		gpu_info(sb, set, g, o);
+	family(sb, "gpuctl_gpu_lost", "gauge", "1 when the GPU fell off the bus or stopped answering.");
+	for (g = set->gpus; g < end; g++) {
+		gpu_sample(sb, "gpuctl_gpu_lost", g, o, NULL);
+		sb_addf(sb, "%d\n", g->lost || g->inaccessible);
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(gauges); k++) {
+		family(sb, gauges[k].name, "gauge", gauges[k].help);
+		for (g = set->gpus; g < end; g++) {
+			if (!GPU_HAS(g, gauges[k].field))
+				continue;
+			gpu_sample(sb, gauges[k].name, g, o, NULL);
+			sb_addf(sb, "%.17g\n", gauge_value(g, gauges[k].field));
+		}
+	}
+	family(sb, "gpuctl_gpu_clock_hertz", "gauge",
+	       "Current clocks (DCGM_FI_DEV_SM_CLOCK, DCGM_FI_DEV_MEM_CLOCK, there in MHz).");
+	for (g = set->gpus; g < end; g++)
+		clocks(sb, g, o);
+	family(sb, "gpuctl_gpu_compute_mode", "gauge", "1 for the GPU's compute mode.");
+	for (g = set->gpus; g < end; g++) {
+		if (!GPU_HAS(g, GF_COMPUTE_MODE))
+			continue;
+		char mode[48];
+		snprintf(mode, sizeof mode, "mode=\"%s\"", compute_mode_name(g->compute_mode));
+		gpu_sample(sb, "gpuctl_gpu_compute_mode", g, o, mode);
+		sb_adds(sb, "1\n");
+	}
+	family(sb, "gpuctl_gpu_ecc_uncorrected_errors_total", "counter",
+	       "Uncorrectable ECC errors since the driver loaded (DCGM_FI_DEV_ECC_DBE_VOL_TOTAL).");
+	for (g = set->gpus; g < end; g++) {
+		if (!GPU_HAS(g, GF_ECC_UNCORRECTED))
+			continue;
+		gpu_sample(sb, "gpuctl_gpu_ecc_uncorrected_errors_total", g, o, NULL);
+		sb_addf(sb, "%llu\n", (unsigned long long)g->ecc_uncorrected);
+	}
+	family(sb, "gpuctl_nvml_errors_total", "counter", "NVML queries that failed (other than not supported).");
+	for (g = set->gpus; g < end; g++) {
+		gpu_sample(sb, "gpuctl_nvml_errors_total", g, o, NULL);
+		sb_addf(sb, "%u\n", g->errors);
+	}
+	family(sb, "gpuctl_mig_device_memory_used_bytes", "gauge", "Memory used on a MIG device.");
+	for (g = set->gpus; g < end; g++)
+		for (size_t m = 0; m < g->nmigs; m++)
+			mig_sample(sb, "gpuctl_mig_device_memory_used_bytes", g, &g->migs[m], o,
+				   g->migs[m].mem_used);
+	family(sb, "gpuctl_mig_device_memory_total_bytes", "gauge", "Memory of a MIG device.");
+	for (g = set->gpus; g < end; g++)
+		for (size_t m = 0; m < g->nmigs; m++)
+			mig_sample(sb, "gpuctl_mig_device_memory_total_bytes", g, &g->migs[m], o,
+				   g->migs[m].mem_total);
+}
+
+/* The program's base name as a label: at most MAX_COMMAND_LABEL bytes, cut between characters
+ * (a name cut inside an "é" would not be UTF-8), bytes that are not UTF-8 already U+FFFD. */
+#define MAX_COMMAND_LABEL 64
+static const char *base_name(const char *cmd, char buf[MAX_COMMAND_LABEL + 1])
+{
+	if (!cmd)
+		return "";
+	size_t len = strcspn(cmd, " ");
+	const char *start = cmd;
+	for (const char *p = cmd; p < cmd + len; p++)
+		if (*p == '/')
+			start = p + 1;
+	const unsigned char *p = (const unsigned char *)start, *end = (const unsigned char *)cmd + len;
+	size_t k = 0;
+	for (size_t n; p < end; p += n) {
+		n = utf8_seq_len(p, (size_t)(end - p));
+		const char *add = n ? (const char *)p : REPLACEMENT;
+		size_t alen = n ? n : 3;
+		if (k + alen > MAX_COMMAND_LABEL)
+			break;
+		memcpy(buf + k, add, alen);
+		k += alen;
+		n = n ? n : 1;
+	}
+	buf[k] = '\0';
+	return buf;
+}
+
+struct user_sum {
+	const char *user;
+	uint64_t mem;
+	unsigned gpus;
+	const struct gpu *last;   /* the last GPU counted in gpus */
+};
+
+static void process_metrics(struct strbuf *sb, const struct gpu_set *set, const struct metrics_opts *o)
+{
+	struct user_sum *users = NULL;
+	size_t nusers = 0, cap = 0;
+	family(sb, "gpuctl_process_gpu_memory_bytes", "gauge",
+	       "GPU memory used by a process (at most max_procs per GPU; the rest under pid=\"other\").");
+	for (const struct gpu *g = set->gpus; g < set->gpus + set->ngpus; g++) {
+		uint64_t other = 0;
+		bool any_other = false;
+		for (size_t j = 0; j < g->nprocs; j++) {
+			const struct gpu_proc *p = &g->procs[j];
+			if (!p->mem_valid)
+				continue;
+			const char *user = p->user ? p->user : "unknown";
+			size_t u = 0;
+			while (u < nusers && strcmp(users[u].user, user))
+				u++;
+			if (u == nusers) {
+				users = grow_array(users, &cap, nusers + 1, sizeof *users);
+				users[nusers++] = (struct user_sum){user, 0, 0, NULL};
+			}
+			users[u].mem += p->used_mem;
+			if (users[u].last != g) { /* count the GPU once per user */
+				users[u].last = g;
+				users[u].gpus++;
+			}
+			if (j >= o->max_procs) {
+				other += p->used_mem;
+				any_other = true;
+				continue;
+			}
+			char cmd[MAX_COMMAND_LABEL + 1];
+			struct strbuf x = {0};
+			sb_addf(&x, "pid=\"%u\",user=\"", p->pid);
+			metrics_label(&x, user);
+			sb_adds(&x, "\",command=\"");
+			metrics_label(&x, base_name(p->cmdline, cmd));
+			sb_addc(&x, '"');
+			if (p->slurm_job)
+				sb_addf(&x, ",hpc_job=\"%u\"", p->slurm_job);
+			sample_head(sb, "gpuctl_process_gpu_memory_bytes", g, o, x.buf, false);
+			sb_addf(sb, "%llu\n", (unsigned long long)p->used_mem);
+			sb_free(&x);
+		}
+		if (any_other) {
+			gpu_sample(sb, "gpuctl_process_gpu_memory_bytes", g, o, "pid=\"other\",user=\"\",command=\"\"");
+			sb_addf(sb, "%llu\n", (unsigned long long)other);
+		}
+	}
+	family(sb, "gpuctl_user_gpu_memory_bytes", "gauge", "GPU memory used by a user's processes, all GPUs.");
+	for (size_t u = 0; u < nusers; u++) {
+		sb_adds(sb, "gpuctl_user_gpu_memory_bytes{user=\"");
+		metrics_label(sb, users[u].user);
+		sb_adds(sb, "\",hostname=\"");
+		metrics_label(sb, o->hostname);
+		sb_addf(sb, "\"} %llu\n", (unsigned long long)users[u].mem);
+	}
+	family(sb, "gpuctl_user_gpus", "gauge", "GPUs on which a user has processes.");
+	for (size_t u = 0; u < nusers; u++) {
+		sb_adds(sb, "gpuctl_user_gpus{user=\"");
+		metrics_label(sb, users[u].user);
+		sb_adds(sb, "\",hostname=\"");
+		metrics_label(sb, o->hostname);
+		sb_addf(sb, "\"} %u\n", users[u].gpus);
+	}
+	free(users);
+}
+
+/* Who holds the GPU's lease: the one place the exporter asks the lease layer about a GPU. */
+static const struct lease_info *holder(const struct leaseview *lv, const struct gpu *g)
+{
+	return leaseview_holder(lv, g->uuid);
+}
+
+/* Per-process utilisation by engine, for the processes that have a sample (an idle one has none). */
+static void process_util_metrics(struct strbuf *sb, const struct gpu_set *set, const struct metrics_opts *o)
+{
+	static const char *const engines[] = {"sm", "memory", "encoder", "decoder"};
+	family(sb, "gpuctl_process_utilization_percent", "gauge",
+	       "A process's share of the GPU's engines in NVML's newest sample of the last second.");
+	for (const struct gpu *g = set->gpus; g < set->gpus + set->ngpus; g++)
+		for (size_t j = 0; j < g->nprocs && j < o->max_procs; j++) {
+			const struct gpu_proc *p = &g->procs[j];
+			if (!p->util_valid)
+				continue;
+			const unsigned v[] = {p->sm_util, p->mem_util, p->enc_util, p->dec_util};
+			char cmd[MAX_COMMAND_LABEL + 1];
+			for (size_t e = 0; e < ARRAY_SIZE(engines); e++) {
+				struct strbuf x = {0};
+				sb_addf(&x, "pid=\"%u\",user=\"", p->pid);
+				metrics_label(&x, p->user ? p->user : "unknown");
+				sb_adds(&x, "\",command=\"");
+				metrics_label(&x, base_name(p->cmdline, cmd));
+				sb_addf(&x, "\",engine=\"%s\"", engines[e]);
+				if (p->slurm_job)
+					sb_addf(&x, ",hpc_job=\"%u\"", p->slurm_job);
+				sample_head(sb, "gpuctl_process_utilization_percent", g, o, x.buf, false);
+				sb_addf(sb, "%u\n", v[e]);
+				sb_free(&x);
+			}
+		}
+}
+
+static void lease_metrics(struct strbuf *sb, const struct gpu_set *set, const struct leaseview *lv,
+			  const struct metrics_opts *o)
+{
+	const struct gpu *g, *end = set->gpus + set->ngpus;
+	family(sb, "gpuctl_gpu_leased", "gauge", "1 when a gpuctl lease holds the GPU.");
+	for (g = set->gpus; g < end; g++) {
+		gpu_sample(sb, "gpuctl_gpu_leased", g, o, NULL);
+		sb_addf(sb, "%d\n", holder(lv, g) || leaseview_held(lv, g->uuid));
+	}
+	family(sb, "gpuctl_gpu_lease_info", "gauge", "Always 1: who holds the GPU's lease.");
+	for (g = set->gpus; g < end; g++) {
+		const struct lease_info *h = holder(lv, g);
+		if (!h)
+			continue;
+		struct strbuf x = {0};
+		sb_adds(&x, "holder=\"");
+		metrics_label(&x, h->user);
+		sb_adds(&x, "\",lease_name=\"");
+		metrics_label(&x, h->name ? h->name : "");
+		sb_addf(&x, "\",kind=\"%s\"", h->kind);
+		gpu_sample(sb, "gpuctl_gpu_lease_info", g, o, x.buf);
+		sb_adds(sb, "1\n");
+		sb_free(&x);
+	}
+	time_t now = time(NULL), oldest = 0;
+	for (size_t i = 0; i < lv->nqueue; i++)
+		if (!oldest || lv->queue[i].since < oldest)
+			oldest = lv->queue[i].since;
+	family(sb, "gpuctl_lease_queue_length", "gauge", "Requests waiting for GPUs.");
+	sb_adds(sb, "gpuctl_lease_queue_length{hostname=\"");
+	metrics_label(sb, o->hostname);
+	sb_addf(sb, "\"} %zu\n", lv->nqueue);
+	family(sb, "gpuctl_lease_queue_oldest_wait_seconds", "gauge", "How long the oldest waiter has waited.");
+	sb_adds(sb, "gpuctl_lease_queue_oldest_wait_seconds{hostname=\"");
+	metrics_label(sb, o->hostname);
+	sb_addf(sb, "\"} %lld\n", oldest ? (long long)(now - oldest) : 0LL);
+}
+
+void metrics_render(struct strbuf *sb, const struct gpu_set *set, const struct leaseview *lv,
+		    const struct metrics_opts *o)
+{
+	gpu_metrics(sb, set, o);
+	process_metrics(sb, set, o);
+	process_util_metrics(sb, set, o);
+	lease_metrics(sb, set, lv, o);
+	family(sb, "gpuctl_exporter_refreshes_total", "counter", "NVML refreshes (shared by the scrapes of a cache period).");
+	sb_addf(sb, "gpuctl_exporter_refreshes_total %llu\n", o->refreshes);
+	family(sb, "gpuctl_exporter_refresh_seconds", "gauge", "How long the last refresh took.");
+	sb_addf(sb, "gpuctl_exporter_refresh_seconds %.6f\n", o->refresh_seconds);
+}

@@ -1,0 +1,367 @@
+/* table.c: the status table (table.h): a line per GPU, its lease and its processes, in the
+ * columns there are; for a loop on a terminal, in the lines there are too, as top draws. What
+ * another user controls (process names, command lines, user and lease names) is escaped. */
+#include "view/table.h"
+
+#include "base/escape.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define C_RESET "\033[0m"
+#define C_BOLD "\033[1m"
+#define C_DIM "\033[2m"
+#define C_RED "\033[31m"
+#define C_GREEN "\033[32m"
+#define C_YELLOW "\033[33m"
+
+#define GPU_LINE_FIXED 51     /* a GPU line's columns besides its name */
+#define PROC_LINE_FIXED 42    /* a process line's columns before the command, besides the user */
+#define MIN_COMMAND 20        /* the user column grows only while this much is left */
+
+/* Column widths of one frame, from what it shows and the room there is. */
+struct layout {
+	int width;                /* 0: no limit (not a terminal): nothing is cut */
+	int name_w, user_w;
+	size_t sub_limit;         /* lines under each GPU (a loop on a terminal); SIZE_MAX: all */
+	size_t spare;             /* lines left over: one more each for the first clipped GPUs */
+};
+
+/* Green says "free": only for a GPU with no lease, no process and little use (the daemon's
+ * default rule), never for a busy or leased one whose load happens to be low. */
+static const char *level_color(const struct table_opts *o, double pct, bool busy)
+{
+	if (!o->color)
+		return "";
+	return pct >= 90 ? C_RED : pct >= 50 ? C_YELLOW : busy ? "" : C_GREEN;
+}
+
+/* Pads s to w visible columns; colour codes take no room, so they are added around the padding. */
+static void col(struct strbuf *sb, const struct table_opts *o, const char *color, int w,
+		const char *s)
+{
+	bool c = o->color && color && *color;
+	if (c)
+		sb_adds(sb, color);
+	sb_addf(sb, "%*s", w, s);
+	if (c)
+		sb_adds(sb, C_RESET);
+}
+
+/* Who holds the GPU's lease. */
+static const struct lease_info *holder(const struct table_opts *o, const struct gpu *g)
+{
+	return o->leases ? leaseview_holder(o->leases, g->uuid) : NULL;
+}
+
+static bool gpu_busy(const struct table_opts *o, const struct gpu *g)
+{
+	return holder(o, g) || (o->leases && leaseview_held(o->leases, g->uuid)) || g->nprocs ||
+	       (GPU_HAS(g, GF_UTIL_GPU) && g->util_gpu > 10) ||
+	       (GPU_HAS(g, GF_MEM_USED) && g->mem_used > (1ULL << 30));
+}
+
+/* A GPU's name in w columns: whole when it fits; else without the words every NVIDIA board
+ * repeats ("NVIDIA ", "GeForce "), and only then cut, with an ellipsis. */
+static void gpu_name(struct strbuf *sb, const char *name, int w)
+{
+	static const char *const redundant[] = {"NVIDIA ", "GeForce "};
+	for (size_t i = 0; i < ARRAY_SIZE(redundant) && esc_cols(name) > w; i++)
+		if (!strncmp(name, redundant[i], strlen(redundant[i])) && name[strlen(redundant[i])])
+			name += strlen(redundant[i]);
+	esc_fit(sb, name, w, true);
+}
+
+static void table_gpu(struct strbuf *sb, const struct table_opts *o, const struct layout *lay,
+		      const struct gpu *g)
+{
+	char util[16] = "N/A", temp[16] = "N/A", pw[40] = "N/A";
+	struct mib_text mem = {"N/A"};
+	sb_addf(sb, "%3u ", g->index);
+	if (o->color)
+		sb_adds(sb, C_BOLD);
+	gpu_name(sb, g->name[0] ? g->name : "N/A", lay->name_w);
+	if (o->color)
+		sb_adds(sb, C_RESET);
+	if (g->lost || g->inaccessible) {
+		struct strbuf why = {0};
+		esc_printable(&why, g->error ? g->error : "");
+		sb_addf(sb, "  %s%s: %s%s\n", o->color ? C_RED : "", g->lost ? "LOST" : "NO ACCESS",
+			why.buf ? why.buf : "", o->color ? C_RESET : "");
+		sb_free(&why);
+		return;
+	}
+	if (GPU_HAS(g, GF_UTIL_GPU))
+		snprintf(util, sizeof util, "%u%%", g->util_gpu);
+	if (GPU_HAS(g, GF_MEM_USED) && GPU_HAS(g, GF_MEM_TOTAL))
+		mem = mib_of_text(g->mem_used, g->mem_total);
+	if (GPU_HAS(g, GF_TEMP))
+		snprintf(temp, sizeof temp, "%uC", g->temp);
+	if (GPU_HAS(g, GF_POWER))
+		snprintf(pw, sizeof pw, GPU_HAS(g, GF_POWER_LIMIT) ? "%u / %u W" : "%u W",
+			 (g->power_mw + 500) / 1000, (g->power_limit_mw + 500) / 1000);
+	double mem_pct = GPU_HAS(g, GF_MEM_TOTAL) && g->mem_total
+				 ? 100.0 * (double)g->mem_used / (double)g->mem_total : 0;
+	bool busy = gpu_busy(o, g);
+	sb_adds(sb, "  ");
+	col(sb, o, GPU_HAS(g, GF_UTIL_GPU) ? level_color(o, g->util_gpu, busy) : C_DIM, 4, util);
+	sb_adds(sb, "  ");
+	col(sb, o, GPU_HAS(g, GF_MEM_USED) ? level_color(o, mem_pct, busy) : C_DIM, 18, mem.s);
+	sb_adds(sb, "  ");
+	col(sb, o, GPU_HAS(g, GF_TEMP) ? "" : C_DIM, 4, temp);
+	sb_adds(sb, "  ");
+	col(sb, o, GPU_HAS(g, GF_POWER) ? "" : C_DIM, 13, pw);
+	sb_addc(sb, '\n');
+}
+
+/* The lease line; the holder's name and the lease's are another user's text: escaped. */
+static void table_lease(struct strbuf *sb, const struct table_opts *o, const struct layout *lay,
+			const struct gpu *g)
+{
+	const struct lease_info *h = holder(o, g);
+	if (!h)
+		return;
+	char when[16];
+	strftime(when, sizeof when, "%H:%M", localtime(&h->since));
+	char *text = xasprintf("lease: %s%s%s%s, pid %d, %s since %s", h->user, h->name ? " '" : "",
+			       h->name ? h->name : "", h->name ? "'" : "", (int)h->pid, h->kind, when);
+	sb_addf(sb, "      %s", o->color ? C_YELLOW : "");
+	esc_fit(sb, text, lay->width ? lay->width - 6 : -1, false);
+	sb_addf(sb, "%s\n", o->color ? C_RESET : "");
+	free(text);
+}
+
+/* "sm  5%" or "sm   -" (no sample: idle for the last second, or none given, as nvidia-smi pmon). */
+static void util_col(char *buf, size_t n, const char *label, bool valid, unsigned pct)
+{
+	if (valid)
+		snprintf(buf, n, "%s%3u%%", label, pct);
+	else
+		snprintf(buf, n, "%s   -", label);
+}
+
+/* Lines under a GPU: its MIG devices, then its processes (or the line saying there are none to
+ * show). A loop on a terminal clips them to fit the screen. */
+static size_t sub_lines(const struct table_opts *o, const struct gpu *g)
+{
+	if (g->lost || g->inaccessible)
+		return 0;
+	return g->nmigs + (o->no_procs ? 0 : GPU_HAS(g, GF_PROCESSES) ? g->nprocs : 1);
+}
+
+static void table_proc(struct strbuf *sb, const struct table_opts *o, const struct layout *lay,
+		       const struct gpu_proc *p)
+{
+	char mig[24] = "", sm[16], fb[16], codec[32] = "";
+	struct mib_text mem = {"N/A"};
+	if (p->mem_valid)
+		mem = mib_text(p->used_mem);
+	if (p->gi != NO_INSTANCE)
+		snprintf(mig, sizeof mig, "mig %u/%u ", p->gi, p->ci);
+	util_col(sm, sizeof sm, "sm", p->util_valid, p->sm_util);
+	util_col(fb, sizeof fb, "mem", p->util_valid, p->mem_util);
+	if (p->util_valid && (p->enc_util || p->dec_util))
+		snprintf(codec, sizeof codec, "enc %u%% dec %u%% ", p->enc_util, p->dec_util);
+	sb_adds(sb, "      ");
+	int cols = 6 + esc_fit(sb, p->user ? p->user : "-", lay->user_w, true);
+	char line[192], job[24] = "";
+	/* Beside the user on a Slurm node: the job its cgroup names, "-" for none. */
+	if (o->slurm && p->slurm_job)
+		snprintf(job, sizeof job, "job %-8u ", p->slurm_job);
+	else if (o->slurm)
+		snprintf(job, sizeof job, "%-13s", "-");
+	int n = snprintf(line, sizeof line, " %s%7u %10s  %s %s %s%s%s", job, p->pid, mem.s, sm, fb,
+			 codec, mig, p->type & PROC_GRAPHICS ? (p->type & PROC_COMPUTE ? "C+G " : "G ") : "");
+	sb_add(sb, line, (size_t)n);
+	cols += n;
+	/* At least 8 columns of the command, however narrow the terminal; all of it when piped. */
+	int room = !lay->width ? -1 : lay->width - cols < 8 ? 8 : lay->width - cols;
+	esc_fit(sb, p->cmdline ? p->cmdline : "(not in /proc: exited, or another PID namespace)", room,
+		false);
+	sb_addc(sb, '\n');
+}
+
+static void table_procs(struct strbuf *sb, const struct table_opts *o, struct layout *lay,
+			const struct gpu *g)
+{
+	size_t total = sub_lines(o, g), limit = lay->sub_limit;
+	if (total > limit && lay->spare) {
+		limit++;
+		lay->spare--;
+	}
+	size_t shown = total <= limit ? total : limit - 1;
+	if (!total)
+		return;
+	for (size_t i = 0; i < g->nmigs && i < shown; i++) {
+		const struct mig_dev *m = &g->migs[i];
+		struct mib_text mem = {"N/A"};
+		if (m->mem_valid)
+			mem = mib_of_text(m->mem_used, m->mem_total);
+		/* "NVIDIA A100-SXM4-40GB MIG 3g.20gb": the profile is what tells instances apart. */
+		const char *profile = strstr(m->name, "MIG ");
+		sb_addf(sb, "      mig %u/%u  %-10.10s %20s  %s\n", m->gi, m->ci,
+			profile ? profile + 4 : m->name, mem.s, m->uuid);
+	}
+	if (!o->no_procs && !GPU_HAS(g, GF_PROCESSES) && shown > g->nmigs)
+		sb_addf(sb, "      %sprocesses: N/A%s\n", o->color ? C_DIM : "", o->color ? C_RESET : "");
+	/* One formatted print per process: on 10,000 processes the table's cost is its printf. */
+	for (size_t i = 0; !o->no_procs && GPU_HAS(g, GF_PROCESSES) && i < g->nprocs &&
+			   g->nmigs + i < shown; i++)
+		table_proc(sb, o, lay, &g->procs[i]);
+	if (shown < total)
+		sb_addf(sb, "      %s+%zu more%s%s\n", o->color ? C_DIM : "", total - shown,
+			shown >= g->nmigs ? " processes" : "", o->color ? C_RESET : "");
+}
+
+/* The widths of this frame: GPU names whole when there is room (always at 100 columns and
+ * more, and when nothing is cut), user names as long as the command keeps MIN_COMMAND
+ * columns. */
+static void layout_columns(struct layout *lay, const struct table_opts *o,
+			   const struct gpu_set *set)
+{
+	int longest_name = 4, longest_user = 10;
+	for (size_t i = 0; i < set->ngpus; i++) {
+		const struct gpu *g = &set->gpus[i];
+		if (!g->selected)
+			continue;
+		int w = esc_cols(g->name);
+		longest_name = w > longest_name ? w : longest_name;
+		const char *last = NULL; /* one name per uid, shared: measure each run once */
+		for (size_t j = 0; !o->no_procs && j < g->nprocs; j++) {
+			const char *u = g->procs[j].user;
+			if (!u || u == last)
+				continue;
+			last = u;
+			w = esc_cols(u);
+			longest_user = w > longest_user ? w : longest_user;
+		}
+	}
+	lay->width = o->width;
+	lay->name_w = longest_name;
+	lay->user_w = longest_user > 64 ? 64 : longest_user;
+	if (o->width && o->width < 100 && longest_name > o->width - GPU_LINE_FIXED)
+		lay->name_w = o->width - GPU_LINE_FIXED < 8 ? 8 : o->width - GPU_LINE_FIXED;
+	int users_room = o->width - PROC_LINE_FIXED - (o->slurm ? 13 : 0) - MIN_COMMAND;
+	if (o->width && lay->user_w > users_room)
+		lay->user_w = users_room > 10 ? users_room : 10;
+}
+
+/* A loop on a terminal draws a frame that fits the screen, as top does: the header and every
+ * GPU line stay; the lines under each GPU are cut to the same largest number that fits, the
+ * last of them saying how many more there are. Returns the GPU lines that fit (all, usually). */
+static size_t layout_rows(struct layout *lay, const struct table_opts *o,
+			  const struct gpu_set *set)
+{
+	size_t ngpus = 0, fixed = 2, total = 0, most = 0;
+	lay->sub_limit = SIZE_MAX;
+	lay->spare = 0;
+	for (size_t i = 0; i < set->ngpus; i++) {
+		const struct gpu *g = &set->gpus[i];
+		if (!g->selected)
+			continue;
+		size_t n = sub_lines(o, g);
+		ngpus++;
+		fixed += 1 + (holder(o, g) != NULL);
+		total += n;
+		most = n > most ? n : most;
+	}
+	if (!o->rows)
+		return ngpus;
+	size_t budget = (size_t)o->rows - 1; /* a last newline on the last row would scroll */
+	if (fixed > budget) {
+		lay->sub_limit = 0;
+		return budget > 3 ? budget - 3 : 0; /* and a line saying how many more */
+	}
+	size_t avail = budget - fixed;
+	if (total <= avail)
+		return ngpus;
+	lay->sub_limit = 0;
+	for (size_t k = 1; k <= most; k++) {
+		size_t cost = 0;
+		for (size_t i = 0; i < set->ngpus; i++)
+			if (set->gpus[i].selected) {
+				size_t n = sub_lines(o, &set->gpus[i]);
+				cost += n < k ? n : k;
+			}
+		if (cost > avail)
+			break;
+		lay->sub_limit = k;
+		lay->spare = avail - cost;
+	}
+	return ngpus;
+}
+
+void table_render(struct strbuf *sb, const struct table_opts *o, const struct gpu_set *set)
+{
+	char when[16];
+	time_t t = time(NULL);
+	strftime(when, sizeof when, "%H:%M:%S", localtime(&t));
+	struct layout lay;
+	layout_columns(&lay, o, set);
+	size_t fit = layout_rows(&lay, o, set);
+	char head[160];
+	int n = snprintf(head, sizeof head, "driver %s  CUDA ",
+			 set->has_driver_version ? set->driver_version : "N/A");
+	if (set->cuda_version)
+		n += snprintf(head + n, sizeof head - (size_t)n, "%d.%d", set->cuda_version / 1000,
+			      set->cuda_version % 1000 / 10);
+	else
+		n += snprintf(head + n, sizeof head - (size_t)n, "N/A");
+	snprintf(head + n, sizeof head - (size_t)n, "  %zu GPU%s", set->ngpus,
+		 set->ngpus == 1 ? "" : "s");
+	int w = (o->width ? o->width : 80) - (int)strlen(when);
+	if (w < (int)strlen(head) + 2) /* a narrow terminal: the time after the header, spaced */
+		w = (int)strlen(head) + 2;
+	sb_addf(sb, "%-*s%s\n", w, head, when);
+	sb_addf(sb, "%s%3s %-*s  %4s  %18s  %4s  %13s%s\n", o->color ? C_DIM : "", "GPU", lay.name_w,
+		"NAME", "UTIL", "MEMORY", "TEMP", "POWER", o->color ? C_RESET : "");
+	if (!set->ngpus)
+		sb_adds(sb, "  (no NVIDIA GPUs found)\n");
+	size_t shown = 0, hidden = 0, hidden_sub = 0;
+	for (size_t i = 0; i < set->ngpus; i++) {
+		const struct gpu *g = &set->gpus[i];
+		if (!g->selected)
+			continue;
+		if (shown++ >= fit) {
+			hidden++;
+			continue;
+		}
+		table_gpu(sb, o, &lay, g);
+		table_lease(sb, o, &lay, g);
+		if (lay.sub_limit)
+			table_procs(sb, o, &lay, g);
+		else
+			hidden_sub += sub_lines(o, g);
+	}
+	if (hidden)
+		sb_addf(sb, "  +%zu more GPUs: the terminal is too short (-g LIST shows some)\n", hidden);
+	else if (hidden_sub)
+		sb_addf(sb, "  +%zu process lines: the terminal is too short to show them\n", hidden_sub);
+}
+
+/* A frame drawn in place: each line cut to the terminal's width (a wrapped line would push the
+ * header off the screen), the rest of each line and of the screen cleared, so a shorter frame
+ * leaves no debris. Our colour codes take no columns; nothing else here is a control byte. */
+void table_fit_frame(struct strbuf *sb, int width)
+{
+	struct strbuf out = {0};
+	for (char *p = sb->buf, *nl; p && (nl = strchr(p, '\n')); p = nl + 1) {
+		const char *q = p;
+		for (int cols = 0; q < nl; q++) {
+			if (*q == '\033') {
+				while (q < nl && !(*q >= '@' && *q <= '~' && *q != '['))
+					q++;
+				continue;
+			}
+			if ((*q & 0xC0) != 0x80 && ++cols > width)
+				break;
+		}
+		sb_add(&out, p, (size_t)(q - p));
+		sb_adds(&out, q < nl ? C_RESET "\033[K\n" : "\033[K\n");
+	}
+	sb_adds(&out, "\033[J");
+	sb_free(sb);
+	*sb = out;
+}

@@ -1,0 +1,22 @@
+/* table.h: the `gpuctl status` table, laid out for the terminal it is drawn on (table.c). */
+#ifndef GPUCTL_TABLE_H
+#define GPUCTL_TABLE_H
+
+#include "machine/gpu.h"
+#include "lease/view.h"
+
+struct table_opts {
+	bool color, no_procs;
+	bool slurm;                     /* a Slurm node: each process's job beside its user */
+	int width;                      /* columns; 0: no limit (piped: nothing is cut) */
+	int rows;                       /* lines a frame may take (a loop on a terminal); 0: any */
+	const struct leaseview *leases; /* each GPU's holder; NULL: none shown */
+};
+
+/* The table, header first. Cuts are marked with an ellipsis; names and command lines escaped. */
+void table_render(struct strbuf *sb, const struct table_opts *o, const struct gpu_set *set);
+/* For a frame redrawn in place: each line cut to width columns and cleared to its end, the rest
+ * of the screen cleared (sb is replaced). */
+void table_fit_frame(struct strbuf *sb, int width);
+
+#endif
