@@ -19,9 +19,9 @@ OBJ = $(SRC:src/%.c=$(B)/obj/%.o)
 LIBOBJ = $(filter-out $(B)/obj/main.o $(filter-out $(B)/obj/cmd/cmd.o $(B)/obj/cmd/args.o,$(filter $(B)/obj/cmd/%.o,$(OBJ))),$(OBJ))
 FAKES = $(B)/fakenvml/libnvidia-ml.so.1 $(B)/fakenvml-old/libnvidia-ml.so.1 \
 	$(B)/fakenvml-r535/libnvidia-ml.so.1
-FAKE_SRC = tests/fakenvml/fakenvml.c tests/fakenvml/fake-telemetry.c tests/fakenvml/fake-procs.c \
-	tests/fakenvml/machine.c
-FAKE_DEPS = $(FAKE_SRC) tests/fakenvml/machine.h tests/fakenvml/fake.h src/machine/nvml/abi.h
+FAKE_SRC = tests/fake/fakenvml/fakenvml.c tests/fake/fakenvml/fake-telemetry.c tests/fake/fakenvml/fake-procs.c \
+	tests/fake/fakenvml/machine.c
+FAKE_DEPS = $(FAKE_SRC) tests/fake/fakenvml/machine.h tests/fake/fakenvml/fake.h src/machine/nvml/abi.h
 # Hidden by default: the stand-in exports NVML's functions (marked API) and nothing else.
 FAKE_CFLAGS = $(WARN) -O1 -g -fPIC -shared -fvisibility=hidden -Wl,-soname,libnvidia-ml.so.1 -Isrc
 UNIT_SRC = $(wildcard tests/unit/*.c)
@@ -53,15 +53,15 @@ $(B)/unit-tests: $(UNIT_SRC) $(LIBOBJ) tests/unit/tap.h
 	$(CC) $(ALL_CFLAGS) -Isrc -o $@ $(UNIT_SRC) $(LIBOBJ) $(LDLIBS)
 
 # A stand-in libcuda.so.1 that reports the device list a test gives it (map --verify's plumbing).
-$(B)/fakecuda/libcuda.so.1: tests/fakecuda/fakecuda.c
+$(B)/fakecuda/libcuda.so.1: tests/fake/fakecuda/fakecuda.c
 	@mkdir -p $(@D)
 	$(CC) $(WARN) -O1 -g -fPIC -shared -Wl,-soname,libcuda.so.1 -o $@ $<
 
-# Test-only CUDA application stand-in (tests/workload.c), built on gpuctl's own modules.
-$(B)/workload: tests/workload.c $(LIBOBJ)
-	$(CC) $(ALL_CFLAGS) -Isrc -o $@ tests/workload.c $(LIBOBJ) $(LDLIBS)
+# Test-only CUDA application stand-in (tests/helper/workload.c), built on gpuctl's own modules.
+$(B)/workload: tests/helper/workload.c $(LIBOBJ)
+	$(CC) $(ALL_CFLAGS) -Isrc -o $@ tests/helper/workload.c $(LIBOBJ) $(LDLIBS)
 
-$(B)/sleeper: tests/sleeper.c
+$(B)/sleeper: tests/helper/sleeper.c
 	$(CC) $(WARN) -O1 -o $@ $<
 
 test: all $(TEST_BINS)
@@ -69,7 +69,7 @@ test: all $(TEST_BINS)
 
 # The proof that the suite is deterministic: it, 20 times, on a machine stress-ng keeps busy.
 stress: all $(TEST_BINS)
-	GPUCTL_BUILD=$(B) tests/stress.sh
+	GPUCTL_BUILD=$(B) tools/stress.sh
 
 # ASan + UBSan build of gpuctl and the unit tests, then the whole suite against it.
 asan:
@@ -81,7 +81,7 @@ fuzz:
 	B=$(B) tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 demo: all $(B)/fakenvml/libnvidia-ml.so.1 $(B)/sleeper
-	@B=$(B) tests/demo.sh
+	@B=$(B) tools/demo.sh
 
 # Every benchmark runs to its end, even when one fails; each figure is printed beside its target.
 BENCH_BINS = $(B)/bench-floor $(B)/bench-measure $(B)/bench-spawn $(B)/bench-scrape $(B)/bench-empty

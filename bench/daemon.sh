@@ -20,7 +20,7 @@ trap cleanup EXIT
 export GPUCTL_NVML_LIBRARY=$PWD/$B/fakenvml/libnvidia-ml.so.1 GPUCTL_CONFIG_NOSYSTEM=1
 export FAKENVML_PROC_DIR=$tmp/procs GPUCTL_SOCKET=$tmp/run/gpuctl.sock
 mkdir -p "$tmp/procs" "$tmp/run"
-bash tests/gen-machine.sh "$tmp/m1" 1 0
+bash tests/fake/gen-machine.sh "$tmp/m1" 1 0
 sed -i 's/^memory_used_mib = .*/memory_used_mib = 0/; s/^util_gpu = .*/util_gpu = 0/' "$tmp/m1"
 export FAKENVML_MACHINE=$tmp/m1
 
@@ -80,7 +80,7 @@ if [ -x "$B/bench-floor" ]; then
 	kill "$DAEMON"; wait "$DAEMON" 2>/dev/null || true
 	sleepers=()
 	for _ in $(seq 100); do "$B/sleeper" & sleepers+=($!); pids+=($!); done
-	bash tests/gen-machine.sh "$tmp/m16" 16 1000 "${sleepers[@]}" "${sleepers[@]}" "${sleepers[@]}"
+	bash tests/fake/gen-machine.sh "$tmp/m16" 16 1000 "${sleepers[@]}" "${sleepers[@]}" "${sleepers[@]}"
 	export FAKENVML_MACHINE=$tmp/m16
 	start_daemon
 	for i in 0 1 2 3 4 5 6 7; do "$G" run -q -g $i --ignore-usage -- sleep 600 & pids+=($!); done

@@ -15,7 +15,7 @@ export HOME=$tmp/home XDG_CONFIG_HOME=$tmp/config XDG_STATE_HOME=$tmp/state XDG_
 export GPUCTL_STATE_DIR=$tmp/private GPUCTL_SOCKET=$tmp/gpuctl.sock GPUCTL_CONFIG_NOSYSTEM=1
 export FAKENVML_PROC_DIR=$tmp/procs GPUCTL_NVML_LIBRARY=$PWD/$B/fakenvml/libnvidia-ml.so.1
 mkdir -p "$HOME" "$XDG_CONFIG_HOME" "$XDG_STATE_HOME" "$XDG_RUNTIME_DIR" "$FAKENVML_PROC_DIR"
-bash tests/gen-machine.sh "$tmp/m4" 4 0
+bash tests/fake/gen-machine.sh "$tmp/m4" 4 0
 sed -i 's/^memory_used_mib = .*/memory_used_mib = 0/; s/^util_gpu = .*/util_gpu = 0/' "$tmp/m4"
 export FAKENVML_MACHINE=$tmp/m4
 G=$PWD/$B/gpuctl

@@ -32,7 +32,7 @@ live_machine() {
 	done
 	[ -e "$tmp/pids" ] || { echo "bench: $nprocs processes did not start within 60 s" >&2; exit 1; }
 	mapfile -t live <"$tmp/pids"
-	bash tests/gen-machine.sh "$file" "$ngpus" "$nprocs" "${live[@]}"
+	bash tests/fake/gen-machine.sh "$file" "$ngpus" "$nprocs" "${live[@]}"
 }
 stop_live() {
 	if [ -n "$spawner" ]; then kill "$spawner" 2>/dev/null || true; wait "$spawner" 2>/dev/null || true; fi

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/live-machine.sh FILE NGPUS NPROCS: writes a simulated machine (tests/machines/README.md)
+# bench/live-machine.sh FILE NGPUS NPROCS: writes a simulated machine (tests/fake/machines/README.md)
 # whose NPROCS process entries are real live processes with realistic command lines, owners and
 # environments (bench/spawn.c), spread over NGPUS GPUs, and keeps them alive until interrupted;
 # they end with it, however it ends. For trying gpuctl on a big machine by hand:

@@ -99,7 +99,7 @@ for t in $(ls tests/t[0-9]*.sh | xargs -n1 basename | sort -t- -k1,1r); do
 done
 start unit-tests "$GPUCTL_BUILD/unit-tests"
 if command -v python3 >/dev/null; then
-	start nvml-ctypes-client python3 tests/nvml_client.py "$GPUCTL_BUILD"
+	start nvml-ctypes-client python3 tests/helper/nvml_client.py "$GPUCTL_BUILD"
 elif wanted nvml-ctypes-client "${WORDS[@]}"; then
 	skipped=$((skipped + 1)); echo "nvml-ctypes-client: skipped, python3 is not installed"
 fi

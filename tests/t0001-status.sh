@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # t0001-status.sh: `gpuctl status` on the simulated 8-GPU machine: table, JSON, CSV, selection,
-# with live processes (every value of each machine in each format: t0014's golden files).
-. "$(dirname "$0")/lib.sh"
+# with live processes (every value of each machine in each format: t0006's golden files).
+. "$(dirname "$0")/lib/lib.sh"
 plan 49
 
 spawn python3 train.py --epochs 10; P1=$SPAWNED

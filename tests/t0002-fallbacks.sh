@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # t0002-fallbacks.sh: older drivers: each symbol fallback is read with its own struct layout.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 plan 24
 H=$MACHINES/h100x8.machine
 export FAKENVML_STATS=$TMP/stats

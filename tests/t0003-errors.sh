@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # t0003-errors.sh: every failure class has its exit code and a message that says what to do.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 plan 56
 H=$MACHINES/h100x8.machine
 M=$TMP/m.machine

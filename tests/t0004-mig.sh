@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # t0004-mig.sh: MIG devices and the GPU/compute instance ids of their processes in the table, and
-# where NVML refuses or fails (every value of the MIG machine: t0014's golden files).
-. "$(dirname "$0")/lib.sh"
+# where NVML refuses or fails (every value of the MIG machine: t0006's golden files).
+. "$(dirname "$0")/lib/lib.sh"
 plan 6
 use_machine "$MACHINES/a100-mig.machine"
 "$GPUCTL" status >"$TMP/t"

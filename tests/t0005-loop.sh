@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # t0005-loop.sh: -l/--loop: NVML opened once, one JSON document per line, CSV appends rows,
 # Ctrl-C ends with status 0, processes that come and go are seen, a GPU lost mid-run.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 plan 20
 H=$MACHINES/h100x8.machine
 use_machine "$H"
@@ -63,7 +63,7 @@ check_eq "first refresh fine, later ones lost, others fine" '[[false,false],[fal
 # processes it left out. Frames begin with the cursor-home code.
 gen_machine "$TMP/busy.machine" 8 200
 use_machine "$TMP/busy.machine"
-python3 "$ROOT/tests/pty_run.py" --rows 24 --cols 80 "$TMP/tty" "$GPUCTL" status -l 0.05 -c 3
+python3 "$ROOT/tests/helper/pty_run.py" --rows 24 --cols 80 "$TMP/tty" "$GPUCTL" status -l 0.05 -c 3
 frames() { python3 -c 'import sys; print("\n".join(f for f in open(sys.argv[1], "rb").read().decode("utf-8", "replace").split("\x1b[H")[1:]))' "$TMP/tty" | sed 's/\x1b\[[0-9;]*[mKJ]//g; s/\x1b\[?25[hl]//g; s/\r$//'; }
 python3 -c '
 import sys

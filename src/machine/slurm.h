@@ -3,7 +3,7 @@
  * Slurm set: SLURM_JOB_GPUS, SLURM_STEP_GPUS), a job's GPUs as Slurm's controller tells them
  * (`scontrol show job -d`), and running Slurm's own tools through exec with an argv, bounded in
  * time, with their words kept verbatim. The parsers are pure and unit-tested
- * (tests/unit/test_slurm.c, tests/cgroup/). */
+ * (tests/unit/test_slurm.c, tests/fake/cgroup/). */
 #ifndef GPUCTL_SLURM_H
 #define GPUCTL_SLURM_H
 

@@ -1,5 +1,5 @@
 /* test_slurm.c: Slurm on a node (src/slurm.c): job attribution from the /proc/PID/cgroup
- * fixtures of tests/cgroup/ (both cgroup layouts, and the names a user could fake), the
+ * fixtures of tests/fake/cgroup/ (both cgroup layouts, and the names a user could fake), the
  * allocation's variables, Slurm's GPU ids mapped onto a machine (with and without a device
  * cgroup), scontrol's job text on hostlists, and Slurm's tools run through exec. */
 #include "machine/gpu.h"
@@ -12,7 +12,7 @@
 
 static void cgroup_cases(void)
 {
-	char *cases = read_file("tests/cgroup/cases", NULL);
+	char *cases = read_file("tests/fake/cgroup/cases", NULL);
 	CHECK(cases != NULL);
 	int n = 0;
 	for (char *line = cases, *next; line && *line; line = next) {
@@ -23,12 +23,12 @@ static void cgroup_cases(void)
 			continue;
 		char *tab = strchr(line, '\t');
 		if (!tab) {
-			CHECK(!"tests/cgroup/cases: FILE<TAB>JOB");
+			CHECK(!"tests/fake/cgroup/cases: FILE<TAB>JOB");
 			continue;
 		}
 		*tab = '\0';
 		char path[256], what[320];
-		snprintf(path, sizeof path, "tests/cgroup/%s", line);
+		snprintf(path, sizeof path, "tests/fake/cgroup/%s", line);
 		char *text = read_file(path, NULL);
 		unsigned long want = strtoul(tab + 1, NULL, 10);
 		unsigned got = text ? slurm_cgroup_job(text) : 0xFFFFFFFFU;

@@ -1,5 +1,5 @@
 /* test_slurmjobs.c: the pure half of the Slurm job backend (src/slurm-jobspec.c): squeue's rows
- * (lines captured from Debian 12's Slurm 22.05 with tests/slurm.sh: running, pending for
+ * (lines captured from Debian 12's Slurm 22.05 with tests/lib/slurm.sh: running, pending for
  * resources and for a dependency, failed with a status and by a signal, a dependency never
  * satisfied), Slurm's states in gpuctl's terms, `scontrol show job -d` (a job name holding a
  * newline and a fake "JobId=" line), sbatch's argv for a request (GPUs, name, log, --after, the

@@ -1,0 +1,106 @@
+/* machine.h: the simulated machine behind the test stand-in libnvidia-ml.so.1. Test code only.
+ * The file format is documented in tests/fake/machines/README.md. */
+#ifndef FAKENVML_MACHINE_H
+#define FAKENVML_MACHINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define FM_MAX_GPUS 64
+#define FM_MAX_MIGS 8
+#define FM_MAX_FAILS 16
+#define FM_MAX_SEQ 16
+
+/* Numeric [gpu] keys. Memory is held in bytes (the _mib keys are multiplied out). */
+enum fm_num {
+	N_MEM_TOTAL, N_MEM_USED, N_MEM_RESERVED, N_UTIL_GPU, N_UTIL_MEM, N_TEMP, N_POWER,
+	N_POWER_LIMIT, N_FAN, N_CLK_GFX, N_CLK_SM, N_CLK_MEM, N_COMPUTE_MODE, N_PERSISTENCE, N_ECC,
+	N_CC, N_CORES, N_ARCH, N_MIG_MODE, N_MAX_MIG, N_PCI_DEVICE_ID, N_LOST_AFTER, N_MINOR,
+	N_ECC_UNCORRECTED,
+	N_CLK_VIDEO, N_MAX_CLK_GFX, N_MAX_CLK_SM, N_MAX_CLK_MEM, N_MAX_CLK_VIDEO,
+	N_POWER_MGMT_LIMIT, N_POWER_DEFAULT_LIMIT, N_POWER_MIN_LIMIT, N_POWER_MAX_LIMIT,
+	N_PSTATE, N_EVENTS, N_EVENTS_SUPPORTED,
+	N_PCIE_GEN, N_PCIE_GEN_MAX, N_PCIE_GEN_GPU_MAX, N_PCIE_WIDTH, N_PCIE_WIDTH_MAX,
+	N_PCIE_TX, N_PCIE_RX, N_UTIL_ENC, N_UTIL_DEC, N_TEMP_MEM,
+	N_TEMP_SHUTDOWN, N_TEMP_SLOWDOWN, N_TEMP_MEM_MAX, N_TEMP_GPU_MAX,
+	N_DISPLAY_MODE, N_DISPLAY_ACTIVE, N_ACCOUNTING, N_PCI_SUBSYS_ID,
+	N_COUNT
+};
+
+/* A value that may change over time: one number, or a list that advances at every read
+ * (period_ms 0) or every period_ms since nvmlInit, wrapping around. n == 0: absent. */
+struct fm_spec {
+	long long v[FM_MAX_SEQ];
+	int n;
+	unsigned period_ms;
+};
+
+struct fm_fail {
+	char fn[80];        /* function name, without a _vN suffix to cover every version */
+	int code;
+};
+
+struct fm_mig {
+	int magic;
+	int gpu;
+	unsigned slot, gi, ci;
+	char uuid[96], name[96];
+	long long mem_total_mib, mem_used_mib;
+};
+
+struct fm_gpu {
+	int magic;
+	char name[96], uuid[96];
+	char serial[64], vbios[64];   /* "": NOT_SUPPORTED */
+	unsigned dom, bus, dev, fn;
+	struct fm_spec num[N_COUNT];
+	int handle_error;
+	struct fm_fail fails[FM_MAX_FAILS];
+	int nfails;
+	struct fm_mig migs[FM_MAX_MIGS];
+	int nmigs;
+};
+
+/* FP_GONE: in no process list, yet in the utilisation samples (a pid that exited). */
+enum { FP_COMPUTE = 1, FP_GRAPHICS = 2, FP_MPS = 4, FP_GONE = 8 };
+enum { U_SM, U_MEM, U_ENC, U_DEC, U_COUNT };
+
+struct fm_proc {
+	int gpu;
+	unsigned pid;
+	long long used_mib;  /* -1: not available */
+	unsigned type;       /* FP_* */
+	unsigned gi, ci;
+	bool dynamic;        /* from FAKENVML_PROC_DIR: its memory counts in the GPU's */
+	/* Utilisation in its samples; a list advances per sample unless it has a period. */
+	struct fm_spec util[U_COUNT];
+};
+
+struct fm_machine {
+	char driver[80], nvml[80];
+	int cuda;            /* 0: not available */
+	int init_error;
+	int race_grow;
+	int unprivileged;    /* the caller is not root: MIG parents refuse their process lists */
+	unsigned sample_period_ms;  /* process utilisation sampling; 0: one period per read-out */
+	unsigned sample_buffer;     /* samples the driver keeps per GPU */
+	bool util_count_quirk;      /* the sizing call answers at least 100 */
+	struct fm_fail fails[FM_MAX_FAILS];
+	int nfails;
+	struct fm_gpu gpus[FM_MAX_GPUS];
+	int ngpus;
+	struct fm_proc *procs;
+	size_t nprocs, procs_cap;
+};
+
+/* 0 on success; otherwise err holds "file:line: reason". */
+int fm_load(struct fm_machine *m, const char *path, char *err, size_t errlen);
+/* Appends the [process] sections of one file (a workload's) to m. */
+int fm_load_procs(struct fm_machine *m, const char *path, char *err, size_t errlen);
+void fm_free(struct fm_machine *m);
+int fm_code(const char *name);        /* NVML return code by name, -1 if unknown */
+const char *fm_code_name(int code);
+/* The value of s at read number `reads` and `ms` milliseconds after nvmlInit. */
+long long fm_spec_at(const struct fm_spec *s, unsigned long reads, unsigned long long ms);
+
+#endif

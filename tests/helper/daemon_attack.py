@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""daemon_attack.py MODE SOCKET [ARGS]: a hostile client of gpuctl's daemon, speaking its socket
+directly (SOCK_SEQPACKET). Prints ok/not ok lines for tests/t2003-daemon-attacks.sh.
+
+  garbage    malformed messages get an error and the door, one each
+  oversize   a message over the size limit likewise
+  idle N     N connections that say nothing; prints "open N" once they are up, then waits for
+             the daemon to drop them (idle_timeout) and says how many it dropped
+  flood N    N connections opened and closed in a row
+  forge      claims another identity in the message, and commits a lease that is not ours
+  fds        sends descriptors along with a request
+  noread     asks and asks and never reads the answers
+  bounds     a request whose constraint is past the bound (min_free 2^40 MiB, max_util 101) is
+             refused naming the bound, never read as no constraint
+  stall N    N connections that ask for less than the size bound and then never read: each is
+             closed once idle (its replies stuck for idle_timeout), not held for ever
+"""
+import array, os, resource, select, socket, sys, time
+
+mode, path = sys.argv[1], sys.argv[2]
+
+
+def check(name, cond, detail=""):
+    print(("ok - " if cond else "not ok - ") + name)
+    if not cond and detail:
+        print("#   " + str(detail)[:1500])
+    sys.stdout.flush()
+
+
+def conn():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(path)
+    return s
+
+
+def recv_all(s, timeout=5.0):
+    """Messages until EOF or timeout; returns (messages, eof)."""
+    out, end = [], time.monotonic() + timeout
+    while True:
+        left = end - time.monotonic()
+        if left <= 0 or not select.select([s], [], [], left)[0]:
+            return out, False
+        try:
+            m = s.recv(70000)
+        except ConnectionResetError:
+            return out, True
+        if not m:
+            return out, True
+        out.append(m)
+
+
+def ask(s, msg, timeout=5.0):
+    s.send(msg)
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if select.select([s], [], [], end - time.monotonic())[0]:
+            return s.recv(70000)
+    return b""
+
+
+if mode == "garbage":
+    bad = [b"\x00\x01\x02", b"acquire\nid  1", b"acquire\ncount 1\nname %zz", b"\n\n\n",
+           b"a b c d e f g h i j k l m n o p q r", "é%\x1b[31m".encode()]
+    for b in bad:
+        s = conn()
+        s.send(b)
+        msgs, eof = recv_all(s)
+        check("malformed %r: an error, then disconnected" % b[:20],
+              eof and msgs and msgs[0].startswith(b"error"), msgs)
+        s.close()
+    s = conn()
+    check("the daemon still answers", ask(s, b"ping\nid 5").startswith(b"pong"))
+elif mode == "oversize":
+    s = conn()
+    try:
+        s.send(b"list\nname " + b"a" * 100000)
+        msgs, eof = recv_all(s)
+        check("a message over 64 KiB: an error, then disconnected",
+              eof and msgs and b"over" in msgs[0], msgs)
+    except OSError as e:
+        check("a message over 64 KiB is refused (%s)" % e.strerror, True)
+    s = conn()
+    check("the daemon still answers", ask(s, b"ping\nid 5").startswith(b"pong"))
+elif mode == "idle":
+    n = int(sys.argv[3])
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, n + 100), hard))
+    socks = [conn() for _ in range(n)]
+    print("open %d" % n)
+    sys.stdout.flush()
+    dropped, refused, end = 0, 0, time.monotonic() + 30
+    alive = list(socks)
+    while alive and time.monotonic() < end:
+        r = select.select(alive, [], [], 0.5)[0]
+        for s in r:
+            m = s.recv(70000)
+            if m.startswith(b"error") and b"connections" in m:
+                refused += 1   # refused at the door, with the reason; EOF follows
+                continue
+            if not m:
+                dropped += 1
+                alive.remove(s)
+    print("refused %d" % refused)
+    check("the daemon dropped all %d idle connections (%d)" % (n, dropped), dropped == n)
+elif mode == "flood":
+    n = int(sys.argv[3])
+    t0 = time.monotonic()
+    for _ in range(n):
+        s = conn()
+        s.close()
+    t = time.monotonic() - t0
+    s = conn()
+    check("%d connections in %.1f s; the daemon still answers" % (n, t),
+          ask(s, b"ping\nid 5").startswith(b"pong"))
+elif mode == "forge":
+    s = conn()
+    r = ask(s, b"commit\nlease 0123456789abcdef\ntoken 00000000000000000000000000000000\nuid 0")
+    check("committing a lease that is not ours is refused", r.startswith(b"error"), r)
+    r = ask(s, b"acquire\nid 1\ncount 1\nuid 0\nuser root\nkind run\nname forged")
+    check("an acquire with a claimed uid is still served (the claim is ignored)",
+          r.startswith(b"offer"), r)
+    offer = [l.split(b" ")[1] for l in r.split(b"\n") if l.startswith(b"offer ")][0]
+    s.send(b"take\nid 1\noffer " + offer)
+    fds = array.array("i")
+    msg, anc, _, _ = s.recvmsg(70000, socket.CMSG_SPACE(70 * fds.itemsize))
+    for level, typ, data in anc:
+        fds.frombytes(data[:len(data) - len(data) % fds.itemsize])
+    check("granted, with descriptors", msg.startswith(b"granted") and len(fds) >= 2, msg)
+    # Held descriptors cannot reopen the daemon's files (mode 0600): no write, no new lock.
+    reopened = []
+    for fd in fds:
+        try:
+            os.close(os.open("/proc/self/fd/%d" % fd, os.O_RDONLY))
+            reopened.append(fd)
+        except PermissionError:
+            pass
+    check("the lease's descriptors cannot be reopened through /proc", not reopened, reopened)
+    try:
+        os.write(fds[0], b"x" * 100)   # into the FIFO: ignored by the daemon
+    except OSError:
+        pass
+    s2 = conn()
+    l = ask(s2, b"list\nid 2")
+    mine = [x for x in l.split(b"\n") if x.startswith(b"lease ") and x.split(b" ")[2] == b"%d" % os.getuid()]
+    check("the lease is ours (uid %d), not root's" % os.getuid(), len(mine) == 1 and b"lname forged" in l, l)
+    for fd in fds:
+        os.close(fd)
+elif mode == "bounds":
+    s = conn()
+    for i, (line, bound) in enumerate([(b"min_free 1099511627776", b"at most 1073741824 (1024T)"),
+                                       (b"min_free 4294967296", b"at most 1073741824 (1024T)"),
+                                       (b"max_util 101", b"0-100")]):
+        r = ask(s, b"acquire\nid %d\ncount 1\ndry 1\n%s" % (10 + i, line))
+        check("%s is refused (exit 2), naming the bound" % line.decode(),
+              r.startswith(b"error") and b"\ncode 2\n" in r and bound in r.replace(b"%20", b" "), r)
+    r = ask(s, b"acquire\nid 20\ncount 1\ndry 1\nmin_free 1073741824")
+    check("min_free at the bound (1024T) is a constraint: no GPU has it",
+          r.startswith(b"busy") and b"not%20enough%20free%20memory" in r, r)
+elif mode == "fds":
+    s = conn()
+    r, w = os.pipe()
+    fds = array.array("i", [r, w] * 5)
+    s.sendmsg([b"ping\nid 3"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
+    msgs, _ = recv_all(s, 3)
+    check("a request with descriptors attached is answered", msgs and msgs[0].startswith(b"pong"), msgs)
+    os.close(w)
+    # the daemon kept no copy of the write end: the read end sees EOF at once
+    ready = select.select([r], [], [], 2)[0]
+    check("and the daemon kept none of them", ready and os.read(r, 10) == b"")
+elif mode == "noread":
+    s = conn()
+    s.setblocking(False)
+    sent, t0 = 0, time.monotonic()
+    dropped = False
+    while time.monotonic() - t0 < 20:
+        try:
+            s.send(b"list\nid %d" % sent)
+            sent += 1
+        except BlockingIOError:
+            select.select([], [s], [], 0.05)
+        except OSError:
+            dropped = True
+            break
+        if sent % 1000 == 0:
+            try:
+                if s.recv(1, socket.MSG_PEEK) == b"":
+                    dropped = True
+                    break
+            except BlockingIOError:
+                pass
+            except OSError:
+                dropped = True
+                break
+    check("a client that never reads is disconnected (after %d requests)" % sent, dropped)
+    s2 = conn()
+    check("the daemon still answers", ask(s2, b"ping\nid 5").startswith(b"pong"))
+elif mode == "stall":
+    n = int(sys.argv[3])
+    size = len(ask(conn(), b"list\nid 0"))
+    # Enough replies to fill the socket and queue about 512 KiB in the daemon: under the bound
+    # that disconnects a client at once.
+    per = 300 + (512 << 10) // max(size, 1)
+    socks, early = [], 0
+    for i in range(n):
+        s = conn()
+        s.setblocking(False)
+        k = 0
+        while k < per:
+            try:
+                s.send(b"list\nid %d" % k)
+                k += 1
+            except BlockingIOError:
+                select.select([], [s], [], 1)
+            except (ConnectionResetError, BrokenPipeError):
+                # Dropped already (a slow machine let it sit idle, or its replies passed the
+                # bound): disconnected is what is checked.
+                early += 1
+                break
+        else:
+            socks.append(s)
+    p = select.poll()
+    for s in socks:
+        p.register(s, select.POLLHUP)
+    hung, end = set(range(-early, 0)), time.monotonic() + 20
+    while len(hung) < n and time.monotonic() < end:
+        for fd, ev in p.poll(200):
+            if ev & (select.POLLHUP | select.POLLERR):
+                hung.add(fd)
+                p.unregister(fd)
+    check("%d clients that stopped reading %d replies of theirs are disconnected once idle "
+          "(%d were)" % (n, per, len(hung)), len(hung) == n)
+else:
+    sys.exit("unknown mode " + mode)

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# t2002-queue.sh: run --wait through the daemon: waiting costs no CPU and starts soon after a
+# release; first come, first served with a reservation for the head; timeouts, signals and
+# SIGKILL leave the queue and never start a job later; a stopped waiter holds nobody up and
+# keeps its place; the progress line on a terminal.
+. "$(dirname "$0")/lib/lib.sh"
+. "$ROOT/tests/lib/daemon.sh"
+plan 31
+# The bounds below are the real build's. Under ASan a process start alone costs tens of
+# milliseconds of CPU and of time, and the ASan suite checks memory, not speed: 5 times looser.
+slow=1
+[[ ${GPUCTL_BUILD:-build} == *asan* ]] && slow=5
+quiet_machine "$TMP/m4" 4
+use_machine "$TMP/m4"
+daemon_setup
+printf '[daemon]\noffer_timeout = 0.3s\n' >"$TMP/daemon.conf"
+daemon_start
+WL=$B/workload
+LOG=$TMP/log
+: >"$LOG"
+starts() { awk '$1 == "start" {print $3, $2}' "$LOG" | sort -n | awk '{print $2}' | tr '\n' ' '; }
+# hold TAG N: a job holding N GPUs until `release TAG`; returns once it runs. It asks with
+# --wait: the offer timeout here is 0.3 s, and a client on a loaded machine that misses it
+# without --wait is refused (busy); with --wait it keeps its place and is offered again.
+declare -A HOLDER
+hold() {
+	mkfifo "$TMP/fifo-$1"
+	"$GPUCTL" run -q -n "$2" --wait -- "$WL" --log "$LOG" --tag "$1" --until "$TMP/fifo-$1" &
+	HOLDER[$1]=$!
+	await_line "^start $1 " "$LOG"
+}
+release() { echo >"$TMP/fifo-$1"; }
+# released TAG: release it and wait for its gpuctl run to end (its lease with it).
+released() { release "$1"; wait "${HOLDER[$1]}"; }
+
+# A waiter starts soon after the GPUs free up, and costs no CPU meanwhile.
+hold h 4
+TIMEFORMAT='%U %S'
+{ time "$GPUCTL" run -q -n 1 --wait -- "$WL" --seconds 0 --log "$LOG" --tag waiter; } 2>"$TMP/cpu" &
+w=$!
+wait_queue 1
+"$WL" --seconds 1 --mode ignore >/dev/null 2>&1 # one second passes while it waits
+release h
+wait $w
+check_eq "the waiter ran" 0 $?
+cpu=$(awk 'END {printf "%d", ($1 + $2) * 1000}' "$TMP/cpu")
+check "waiting over a second cost no CPU ($cpu ms)" test "$cpu" -le $((30 * slow))
+lat=$(awk '$1=="end" && $2=="h"{e=$3} $1=="start" && $2=="waiter"{s=$3} END{print int((s-e)/1000000)}' "$LOG")
+check "it started soon after the release (${lat} ms)" test "$lat" -lt 1000
+
+# First come, first served: one GPU free at a time, three waiters in order.
+: >"$LOG"
+hold a 3
+hold b 1
+for t in w1 w2 w3; do
+	"$GPUCTL" run -q -n 1 --wait -- "$WL" --seconds 0 --log "$LOG" --tag $t &
+	wait_queue ${t#w}
+done
+"$GPUCTL" leases >"$TMP/out"
+check_grep "leases shows the queue in order" '^  1\. .* wants 1 GPU' "$TMP/out"
+"$GPUCTL" leases --json >"$TMP/out"
+check_eq "with positions" "[1,2,3]" "$(jqv '[.queue[].position]')"
+release b
+await_count '^end w' "$LOG" 3
+release a
+check_eq "equal requests run in arrival order" "w1 w2 w3 " "$(starts | sed 's/^a b //')"
+
+# The head's request is reserved: a 3-GPU request is not starved by later 1-GPU ones.
+: >"$LOG"
+hold x 2
+hold y 2
+"$GPUCTL" run -q -n 3 --wait -- "$WL" --seconds 0 --log "$LOG" --tag big &
+wait_queue 1
+for t in s1 s2 s3; do
+	"$GPUCTL" run -q -n 1 --wait -- "$WL" --seconds 0 --log "$LOG" --tag $t &
+done
+wait_queue 4
+ended=$(count_lines "$DLOG" 'lease [0-9a-f]+ ended')
+release x
+wait_ended $((ended + 1))
+check_eq "two GPUs free, and they are kept for the head" "1 4" "$(live_leases) $(queue_len)"
+release y
+await_count '^end s' "$LOG" 3
+granted() { awk '$1 == "start" {print $5, $2}' "$LOG" | sort -n | awk '{print $2}' | tr '\n' ' '; }
+check_eq "the big request was granted first" "big" "$(granted | awk '{print $3}')"
+
+# Leaving the queue: timeout, signals, SIGKILL; never a job started later.
+hold h2 4
+start=$(date +%s%N)
+check_exit "--wait=1 times out" 11 "$GPUCTL" run --wait=1 -- true
+took=$((($(date +%s%N) - start) / 1000000))
+check "after about a second ($took ms)" test "$took" -ge 900 -a "$took" -lt 4000
+check_grep "says so" 'no GPU became free within --wait' "$TMP/stderr"
+check_eq "and left the queue" 0 "$(queue_len)"
+python3 "$ROOT/tests/helper/progress_tty.py" "$GPUCTL"
+check_eq "and nobody is left in it" 0 "$(queue_len)"
+for sig in INT TERM; do
+	env --default-signal=INT "$GPUCTL" run -q --wait -- "$WL" --seconds 0 --log "$LOG" --tag "late$sig" & w=$!
+	wait_queue 1
+	kill -$sig $w; wait $w
+	rc=$?
+	check_eq "SIG$sig while waiting: 128+N" $((128 + $(kill -l $sig))) $rc
+	check_eq "and left the queue" 0 "$(queue_len)"
+done
+"$GPUCTL" run -q --wait -- true & w1=$!
+wait_queue 1
+"$GPUCTL" run -q --wait -- "$WL" --seconds 0 --log "$LOG" --tag second & w2=$!
+wait_queue 2
+kill -KILL $w1; wait $w1 2>/dev/null
+wait_queue 1
+check_eq "a waiter killed with SIGKILL vanishes from the queue" 1 "$(queue_len)"
+release h2
+wait $w2
+check_grep "and the one behind it runs" '^end second' "$LOG"
+check_eq "an interrupted waiter never started its job" 0 "$(count_lines "$LOG" '^start late')"
+
+# A stopped waiter (SIGSTOP; Ctrl-S on its terminal blocks it the same way) holds nobody up
+# and keeps its place.
+: >"$LOG"
+hold rest 3
+hold s 1
+"$GPUCTL" run -q -n 1 --wait -- "$WL" --seconds 0 --log "$LOG" --tag stopped & ws=$!
+wait_queue 1
+"$GPUCTL" run -q -n 1 --wait -- "$WL" --seconds 0 --log "$LOG" --tag next & wn=$!
+wait_queue 2
+kill -STOP $ws
+release s
+await_line '^end next' "$LOG"
+check "the waiter behind a stopped one got the GPU" true
+"$GPUCTL" leases --json >"$TMP/out"
+check_eq "the stopped one keeps its place" '[[1,"stopped"]]' "$(jqv '[.queue[] | [.position, .state]]')"
+check_grep "the daemon says why it passed it over" 'did not take its offer within 0.3 s; it keeps its place' "$DLOG"
+kill -CONT $ws
+wait $ws
+check_eq "once it goes on, it runs" 0 $?
+check_grep "its job ran" '^end stopped' "$LOG"
+released rest
+check_eq "nothing left leased or queued" "0 0" "$(live_leases) $(queue_len)"
+
+# A long queue is listed whole (its answer comes in several bounded parts).
+hold long 4
+exec 7> >(python3 "$ROOT/bench/queue_requests.py" "$GPUCTL_SOCKET" 700 7 >"$TMP/queued")
+await_line '^queued 700' "$TMP/queued"
+check_eq "700 waiters listed, in order" "700 1 700" "$("$GPUCTL" leases --json | jq -r '[(.queue | length), .queue[0].position, .queue[-1].position] | join(" ")')"
+exec 7>&-
+released long
+
+# The daemon writes its queue file after each batch of events: killed between a grant and that
+# write, it leaves the granted request in the file. The next daemon must recognise it by the
+# lease it became, not list it as a waiter (for orphan_grace, 30 s) that never comes back.
+: >"$LOG"
+hold q1 4
+mkfifo "$TMP/fifo-q2"
+"$GPUCTL" run -q -n 1 --wait -- "$WL" --log "$LOG" --tag q2 --until "$TMP/fifo-q2" & wq=$!
+wait_queue 1
+cp "$DRUN/state/queue" "$TMP/queue-then"
+released q1
+await_line '^start q2 ' "$LOG"
+kill -KILL "$DAEMON"
+wait "$DAEMON" 2>/dev/null
+cp "$TMP/queue-then" "$DRUN/state/queue" # the file as a kill before its write left it
+daemon_start
+check_eq "a request granted before the daemon died is its lease, not a waiter, after the restart" \
+	"1 0" "$(live_leases) $(queue_len)"
+echo >"$TMP/fifo-q2"
+wait $wq
+check_eq "nothing left leased or queued" "0 0" "$(live_leases) $(queue_len)"

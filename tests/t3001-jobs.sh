@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# t3001-jobs.sh: detached jobs of one user, through the shared daemon: submit prints the id
+# alone at once; the job runs detached (own session, stdin /dev/null) in the submit's directory
+# with its environment and the lease's; logs and wait's exit statuses (failure, a signal, a
+# command that cannot be run); --after chains and a failed dependency; cancel of a queued and of
+# running jobs; logs -f; the --json contract; bad input; a second user's attempts; --clean.
+. "$(dirname "$0")/lib/lib.sh"
+. "$ROOT/tests/lib/daemon.sh"
+. "$ROOT/tests/lib/jobs.sh"
+jobs_yield
+plan 63
+quiet_machine "$TMP/m4" 4
+use_machine "$TMP/m4"
+daemon_setup
+daemon_start
+WL=$B/workload
+LOG=$TMP/wl.log
+: >"$LOG"; chmod 666 "$LOG"
+mkdir -p "$TMP/work dir"
+cd "$TMP/work dir" || exit 1
+G=$GPUCTL
+
+# Submit: the id alone, at once; the job runs detached, as submitted.
+check_exit "submit succeeds" 0 env FOO='bar baz' "$G" submit --name envcheck -- sh -c \
+	'echo "cvd=$CUDA_VISIBLE_DEVICES order=$CUDA_DEVICE_ORDER job=$GPUCTL_JOB_ID foo=$FOO pwd=$(pwd)"
+	 echo "sid=$(ps -o sid= -p $$ | tr -d " ") pid=$$"; readlink /proc/self/fd/0; echo to-stderr >&2'
+id=$(cat "$TMP/stdout")
+check "it prints the id alone on stdout" grep -qxE '[0-9]+' "$TMP/stdout"
+check_eq "and nothing on stderr" "" "$(cat "$TMP/stderr")"
+"$G" wait "$id"
+check_eq "wait: it succeeded" 0 $?
+"$G" logs "$id" >"$TMP/out"
+check_grep "the lease's variables, the submit's environment and directory" \
+	"^cvd=0 order=PCI_BUS_ID job=$id foo=bar baz pwd=$TMP/work dir\$" "$TMP/out"
+check "in a session of its own" awk -F'[= ]' '/^sid=/ {ok = $2 == $4} END {exit !ok}' "$TMP/out"
+check_grep "stdin from /dev/null" '^/dev/null$' "$TMP/out"
+check_grep "stdout and stderr in its log" '^to-stderr$' "$TMP/out"
+
+# Exit statuses: wait returns them, the records keep them.
+mkfifo "$TMP/go-x"
+a=$("$G" submit -- sh -c "read x <'$TMP/go-x'; exit 3")
+k=$("$G" submit -- sh -c 'kill -KILL $$')
+m=$("$G" submit -- /nonexistent/command)
+echo >"$TMP/go-x"
+"$G" wait "$a"
+check_eq "wait: the job's exit status" 3 $?
+"$G" wait "$k" 2>/dev/null
+check_eq "128+9 for a job killed by SIGKILL" 137 $?
+check_exit "a command that cannot be run: 127" 127 "$G" wait "$m"
+check_grep "wait says why" "job $m failed with exit status 127: cannot run '/nonexistent/command'" "$TMP/stderr"
+"$G" logs "$m" >"$TMP/out"
+check_grep "so does its log" "cannot run '/nonexistent/command': No such file" "$TMP/out"
+"$G" jobs --json >"$TMP/out"
+check_eq "the records: exit code, signal, state" '[[3,null,"failed"],[null,9,"failed"],[127,null,"failed"]]' \
+	"$(jq -c "[.jobs[] | select(.id == $a or .id == $k or .id == $m) | [.exit_code, .signal, .state]]" "$TMP/out")"
+"$G" wait "$id" "$a" "$k" 2>/dev/null
+check_eq "wait ID...: the status of the first that failed" 3 $?
+check "the --json contract" jq -e --argjson id "$id" '.jobs[] | select(.id == $id) |
+	(.name == "envcheck") and (.user == "root" or (.user | type) == "string") and .state == "done" and
+	.exit_code == 0 and .signal == null and .gpus == [0] and (.command | startswith("sh -c")) and
+	(.submitted_at | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?Z$")) and
+	(.started_at | type) == "string" and (.ended_at | type) == "string" and .queue_position == null' "$TMP/out"
+
+# --after: chains, and a dependency that fails.
+mkfifo "$TMP/go-a"
+a=$("$G" submit --name first -- "$WL" --log "$LOG" --tag chain-a --until "$TMP/go-a")
+b=$("$G" submit --after "$a" -- "$WL" --log "$LOG" --tag chain-b --seconds 0)
+c=$("$G" submit --after "$a,$b" -- "$WL" --log "$LOG" --tag chain-c --seconds 0)
+await_started "$a"
+check_eq "a job after a running one waits" '"queued"' "$(job_field "$b" .state)"
+check_eq "without a place in the shared queue yet" null "$(job_field "$b" .queue_position)"
+echo >"$TMP/go-a"
+"$G" wait "$c"
+check_eq "the chain ran to its end" 0 $?
+order=$(awk '$1 == "start" {s[$2] = $3} $1 == "end" {e[$2] = $3}
+	END {print (e["chain-a"] <= s["chain-b"] && e["chain-b"] <= s["chain-c"]) ? "ordered" : "overlap"}' "$LOG")
+check_eq "each started after the one before it ended" ordered "$order"
+mkfifo "$TMP/go-f"
+f=$("$G" submit -- sh -c "read x <'$TMP/go-f'; exit 1")
+g=$("$G" submit --after "$f" -- echo never)
+h=$("$G" submit --after "$g" -- echo never)
+echo >"$TMP/go-f"
+check_exit "a job after a failed one is cancelled: 15" 15 "$G" wait "$g"
+check_grep "with the reason" "job $f, which it was to run after, did not succeed \(failed, exit status 1\)" "$TMP/stderr"
+check_exit "and so is the one after it" 15 "$G" wait "$h"
+check_exit "submit --after a failed job is refused" 2 "$G" submit --after "$f" -- true
+check_grep "since it could never start" "job $f did not succeed \(failed, exit status 1\), so this job could never start" "$TMP/stderr"
+
+# cancel: a queued job leaves the queue; a running one gets SIGTERM, then SIGKILL.
+mkfifo "$TMP/go-h"
+hold=$("$G" submit -n 4 -- "$WL" --mode all --log "$LOG" --tag hold --until "$TMP/go-h")
+await_started "$hold"
+q=$("$G" submit -- echo queued)
+check_eq "with every GPU held, a job waits first in the shared queue" 1 "$(job_field "$q" .queue_position)"
+"$G" jobs >"$TMP/out"
+check_grep "jobs shows its place" "^ *$q +- +queued #1 " "$TMP/out"
+check_exit "cancel a queued job" 0 "$G" cancel "$q"
+check_grep "it says so" "^job $q cancelled \(it was queued\)$" "$TMP/stdout"
+check_eq "its record says cancelled" '"cancelled"' "$(job_field "$q" .state)"
+check_eq "it left the daemon's queue" 0 "$(queue_len)"
+echo >"$TMP/go-h"
+await_ended "$hold"
+t=$("$G" submit -- "$WL" --log "$LOG" --tag stubborn --ignore-term 1 --seconds 60)
+await_line '^start stubborn' "$LOG"
+s0=$(date +%s%N)
+check_exit "cancel a running job that ignores SIGTERM" 0 "$G" cancel --grace 0.5 "$t"
+took=$((($(date +%s%N) - s0) / 1000000))
+check_grep "SIGKILL after the grace period" "^job $t cancelled: killed with SIGKILL after the grace period$" "$TMP/stdout"
+check "not before it ($took ms)" test "$took" -ge 450
+check_eq "its record: cancelled by signal 9" '["cancelled",9]' "$(job_field "$t" '[.state, .signal]')"
+u=$("$G" submit -- "$WL" --log "$LOG" --tag obeys --seconds 60)
+await_line '^start obeys' "$LOG"
+check_exit "cancel a running job that ends on SIGTERM" 0 "$G" cancel "$u"
+check_grep "it says how it ended" "^job $u cancelled: exited with status 0 after SIGTERM$" "$TMP/stdout"
+check_exit "cancel --all with nothing left to cancel" 0 "$G" cancel --all
+check_exit "cancel of a job that ended: said, not an error" 0 "$G" cancel "$id"
+check_grep "it had ended" "^job $id had already ended \(done\)$" "$TMP/stdout"
+
+# logs -f follows a running job and ends with it.
+mkfifo "$TMP/go-l"
+l=$("$G" submit -- sh -c "echo one; read x <'$TMP/go-l'; echo two; exit 5")
+"$G" logs -f "$l" >"$TMP/follow" 2>&1 &
+lf=$!
+await_line '^one$' "$TMP/follow"
+echo >"$TMP/go-l"
+wait $lf
+check_eq "logs -f ends when the job does" 0 $?
+check_eq "having printed all of it" "one two" "$(tr '\n' ' ' <"$TMP/follow" | sed 's/ $//')"
+check_eq "logs -n 1: the last line" two "$("$G" logs -n 1 "$l")"
+
+# Bad input: a clear error, nothing lost or created.
+check_exit "logs of an unknown id: 17" 17 "$G" logs 999999
+check_grep "says so" 'no job 999999 of yours' "$TMP/stderr"
+check_exit "wait of an unknown id: 17" 17 "$G" wait 999999
+check_exit "cancel of an unknown id: 17" 17 "$G" cancel "$id" 999999
+check_exit "submit --after an unknown id: 17" 17 "$G" submit --after 999999 -- true
+check_exit "a malformed id: 2" 2 "$G" logs 12x
+n0=$("$G" jobs --json | jq '.jobs | length')
+check_exit "an unwritable --log is refused" 2 "$G" submit --log /proc/version/x -- true
+check_grep "clearly" "cannot write the log /proc/version/x: Not a directory; nothing was submitted" "$TMP/stderr"
+check_eq "and nothing was submitted" "$n0" "$("$G" jobs --json | jq '.jobs | length')"
+check_exit "no command: 2" 2 "$G" submit
+check_exit "--wait belongs to run: 2" 2 "$G" submit --wait -- true
+
+# A second user sees root's running job (--all) but cannot read, wait for or cancel it.
+if can_switch; then
+	mkfifo -m 666 "$TMP/go-o"
+	o=$("$G" submit --name secret -- "$WL" --log "$LOG" --tag other --until "$TMP/go-o")
+	await_started "$o"
+	as_nb "$G" jobs --all --json >"$TMP/out"
+	check_eq "jobs --all shows another user's running job" '["root","running","secret",[0]]' \
+		"$(jq -c ".jobs[] | select(.id == $o) | [.user, .state, .name, .gpus]" "$TMP/out")"
+	check_exit "logs of another user's job: refused (12)" 12 as_nb "$G" logs "$o"
+	check_grep "with a clear message" "job $o is root's, not yours" "$TMP/stderr"
+	check_exit "cancel: refused" 12 as_nb "$G" cancel "$o"
+	check_exit "wait: refused" 12 as_nb "$G" wait "$o"
+	check_eq "the job runs on" '"running"' "$(job_field "$o" .state)"
+	echo >"$TMP/go-o"
+	await_ended "$o"
+else
+	skip "a second user" "needs root and setpriv" 6
+fi
+
+# --clean forgets finished jobs.
+check_exit "jobs --clean" 0 "$G" jobs --clean
+check_eq "no finished job is left" 0 "$("$G" jobs --json | jq '.jobs | length')"
+check "nor their logs" test ! -e "$(jobs_dir)/$id.log"
