@@ -67,6 +67,10 @@ $(B)/sleeper: tests/helper/sleeper.c
 test: all $(TEST_BINS)
 	GPUCTL_BUILD=$(B) tests/run.sh
 
+# The rank rule of src/gpuctl.h, read from the objects' symbols and the includes (tools/).
+check-layers: all
+	tools/check-layers.sh $(B)/obj src
+
 # The proof that the suite is deterministic: it, 20 times, on a machine stress-ng keeps busy.
 stress: all $(TEST_BINS)
 	GPUCTL_BUILD=$(B) tools/stress.sh
@@ -131,5 +135,5 @@ install-python:
 clean:
 	rm -rf build build-asan
 
-.PHONY: all test stress asan fuzz demo bench bench-top install install-bin install-python clean
+.PHONY: all test check-layers stress asan fuzz demo bench bench-top install install-bin install-python clean
 -include $(OBJ:.o=.d)

@@ -1,81 +1,63 @@
-/* gpuctl.h: the commands of the table in main.c (each cmd-*.c file exports one entry), and the
- * map of the modules: which file owns what, in the order data flows.
+/* gpuctl.h: the map of the source, a folder per layer, and the rank rule between the folders.
+ * Each folder's design is the comment at the top of its first header (named below); this is the
+ * one place that says how they stand to each other.
  *
- * Dispatch
- *   main.c          the command table and main()
- *   cmd.c, args.c   lookup (prefixes, no abbreviation of kill/release, did-you-mean), options
- *                   parsed once from each entry's template, cmd_open (NVML and -g resolved once),
- *                   the shared errors and the top-level help; cmd.h declares it all
- *   cmd-*.c         one file per command; cmd-cuda-probe.c is the internal child of map --verify
- * The machine
- *   gpu.c, gpu.h    the vendor-neutral model with validity bits, the backend vtable, and the one
- *                   parser of GPU lists (indices, UUID prefixes, bus ids)
- *   nvml.c          the NVIDIA backend (nvml_abi.h: NVML's ABI, declared here, loaded at run time)
- *   dl.c            loading a shared library and resolving its functions (NVML, libmicrohttpd,
- *                   libcuda, ncurses)
- *   proc.c          owner and command line of the GPU processes, once per pid and refresh; for
- *                   top (REFRESH_PROC_STATS) parent, start, host CPU and RSS
- *   pid.c           one process by pid: /proc/PID/stat, its environment, pidfds; user names
- *   kill.c          the safe path of signalling a listed process (kill, top): who may, a pidfd
- *                   checked against the start time, TERM escalating to KILL
- *   slurm.c         Slurm on a node: a process's job from its cgroup (read by proc.c on Slurm
- *                   nodes only), the allocation we run in (SLURM_*_GPUS: run/env, map, which),
- *                   a job's GPUs from scontrol (doctor), Slurm's tools through exec
- * Pure cores (no I/O: unit-tested directly)
- *   visibility.c    CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as the driver reads them
- *   alloc.c         the free-GPU rule and the fair queue
- *   query.c         nvidia-smi's --query-* fields and CSV
- *   json.c          the JSON writer; metrics.c: the Prometheus exposition; table.c: the
- *                   status table, laid out for the terminal's width (and height, in a loop)
- * Glue
- *   visenv.c        the visibility model on this machine and an environment (the caller's, the
- *                   options', a running process's): map, which, doctor, run
- *   doctor.c        the doctor's findings (the command prints them; top shows one process's)
- *   status-json.c   the keys of status --json --details: what top shows beyond the plain JSON
- *   cudaprobe.c     map --verify's side of the CUDA probe
- *   config.c        settings (inih) and where each came from (cmd-config.c lists them);
- *                   config-daemon.c the daemon's policy ([daemon]), sharing config-parse.h;
- *                   term.c: colour, width and height; util.c: the exit codes, errors,
- *                   allocation, string buffers, number parsers, MiB
- * Leases: the daemon (one trusted writer; its design is the comment in daemon.h)
- *   daemon.c        the event loop: the socket, connections and their bounds, dispatch
- *   daemon-lease.c  the lease table: lock files, FIFOs, records, recovery after a restart
- *   daemon-queue.c  requests, the scheduling pass (alloc.c), offers, timeouts
- *   daemon-order.c  the queue's order (fair share or first come) and the positions users see
- *   daemon-list.c   `list` for clients, the queue file kept across a restart, job ids
- *   proto.c         the one message format (and its strict decoder) of socket and state files
- * Leases: the clients
- *   client.c        finding the daemon (shared, or the user's private one, started on demand)
- *   grant.c         a request through the queue to the lease's descriptors; grant-env.c: the
- *                   candidates, why GPUs are busy, the job's environment
- *   lreq.c          one request's exchange with the daemon, as a state machine without I/O:
- *                   grant.c drives one (run, env), the job runner one per queued job
- *   leaseview.c     who holds what and who waits (`list`): status, leases, release, doctor,
- *                   the exporter; leaseopts.c: the options run, env and submit share
- *   escape.c        another user's text made safe for a terminal
- * The full-screen view (gpuctl top; tui.h has its map)
- *   tui-text.c, tui-model.c, tui-layout.c, tui-gpus.c, tui-procs.c, tui-keys.c: pure (frames,
- *                   the model, what goes where, the cards, the table and overlays, the keys)
- *   tui-act.c       signal, release, details; tui-draw.c the one file that calls curses, which
- *                   tui-curses.c loads at run time (tui-curses.h: the ABI and why)
- * The cluster view (status --prometheus)
- *   promapi.c       Prometheus's HTTP API: libcurl and json-c loaded at run time (dl.c)
- *   cluster.c       the model: targets, GPUs current and last known, staleness, host names;
- *                   cluster-view.c shows it (table by host, JSON, --free)
- * Detached jobs (submit, jobs, logs, cancel, wait)
- *   jobbackend.h    where a job runs, behind one table of functions (as gpu.h for GPUs): this
- *                   machine (jobs-local.c) or Slurm (slurm-jobs.c); ids "17" and "slurm:42"
- *   jobset.c        the jobs a command names, across backends, and one loop that waits on them
- *   job.c           a job's record and the user's jobs directories; jobspec.c its parsers (the
- *                   spec file, id lists of both kinds, --file lines)
- *   jobs-local.c    the local backend: the user's job runner and the shared daemon
- *   jobconn.c       what it shares with the runner: reaching it, reading records, exit statuses
- *   runner*.c       the per-user job runner (runner.h has the design): its loop, submits,
- *                   requests and dependencies, starting and reaping jobs
- *   slurm-jobs.c    the Slurm backend: the user's Slurm jobs from squeue/scontrol, cancel,
- *                   watching; slurm-submit.c: one sbatch a job; slurm-jobspec.c (pure: sbatch's
- *                   argv, the squeue/scontrol parsers, the site's memory mappings);
- *                   slurm-sacct.c: Slurm's accounting (sacct) on jobs slurmctld forgot
+ * Ranks (checked by `make check-layers`, tools/check-layers.sh, which reads this block):
+ *   0 base
+ *   1 config machine
+ *   2 cuda daemon cluster
+ *   3 lease
+ *   4 view jobs
+ *   5 tui runner
+ *   6 cmd
+ * Programs: daemon runner
+ * A file uses its own folder and lower ranks only (calls and includes alike); folders of one rank
+ * never use each other; main.c, at the top, uses cmd/. The three programs (the CLI, `gpuctl
+ * daemon`, `gpuctl runner`) are one binary and meet only below them, in base/ (the wire format
+ * and the peer module): daemon/ and runner/ are entered from cmd/ only. Only cmd/ reads argv or
+ * prints usage; everything below returns an error (struct gpu_error) that a command prints. No
+ * circle of files, inside a folder or across. The unit tests and the test workload link all but
+ * cmd/ and main.c (the Makefile's LIBOBJ), so the core cannot come to need a command.
+ *
+ * base/      rank 0, no gpuctl concept (util.h): exit codes, errors, allocation, string buffers,
+ *            number, size and duration parsers (util.c); loading a shared library and resolving
+ *            its functions (dl.c); another user's text made safe for a terminal (escape.c); the
+ *            JSON writer (json.c); colour and size of the terminal (term.c); the one message
+ *            format of socket and state files (proto.c); running a tool with an argv and a
+ *            deadline (exec.c); the peer module under both servers: sockets, peers known by the
+ *            kernel's credentials, bounded out-queues, the loop (peer.c, as tmux's proc.c)
+ * config/    rank 1 (config.h): the users' settings and profiles and where each came from
+ *            (config.c), the INI reading (parse.c), the daemon's policy (daemon.c)
+ * machine/   rank 1 (gpu.h): the vendor-neutral GPU model with validity bits and the one parser
+ *            of GPU lists (gpu.c); the facade a command opens and refreshes (machine.c); owner and
+ *            command line of the GPU processes (proc.c); one process by pid (pid.c); signalling a
+ *            listed process safely (kill.c); Slurm on a node (slurm.c); nvml/: the NVIDIA
+ *            backend, NVML's ABI declared by us (abi.h), loaded at run time (lib.c), read into the
+ *            model (backend.c, fields.c)
+ * cuda/      rank 2 (visibility.h): CUDA_VISIBLE_DEVICES as the driver reads it, pure
+ *            (visibility.c); that model on this machine and an environment (visenv.c); map
+ *            --verify's probe (probe.c)
+ * daemon/    rank 2, `gpuctl daemon`, the one trusted writer (design: daemon.h): the free-GPU rule
+ *            and fair queue, pure (alloc.c); connections (conn.c); the lease table (lease.c);
+ *            requests, offers and timeouts (queue.c); the queue's order (order.c); `list`, the
+ *            queue file, job ids (list.c); the loop and dispatch (daemon.c)
+ * cluster/   rank 2, the cluster view of status --prometheus (cluster.h): Prometheus's HTTP API
+ *            (promapi.c), the model (cluster.c), its table and JSON (view.c)
+ * lease/     rank 3, the daemon's clients (grant.h): finding or starting the daemon (client.c);
+ *            one request's exchange as a state machine without I/O (request.c); the candidates,
+ *            why GPUs are busy, the job's environment (choose.c); a lease acquired and held
+ *            (grant.c); who holds what and who waits (view.c)
+ * view/      rank 4, what the machine commands print: nvidia-smi's --query-* fields (query.c),
+ *            the status table (table.c), the Prometheus exposition (metrics.c), status's JSON
+ *            (status-json.c), the doctor's findings (doctor.c)
+ * jobs/      rank 4, detached jobs (design: backend.h): the record and the user's directories
+ *            (job.c), its parsers (spec.c), the jobs a command names and the wait on them (set.c);
+ *            this machine's backend (local.c, local-conn.c) and Slurm's (slurm.c, slurm-*.c)
+ * tui/       rank 5, `gpuctl top` (design: tui.h)
+ * runner/    rank 5, `gpuctl runner`, the user's job runner (design: runner.h)
+ * cmd/       rank 6, git's builtin/ (cmd.h): lookup, options parsed once from each entry's
+ *            template (args.c), the shared work and errors (cmd.c), the options several commands
+ *            share (leaseopts.c, visopts.c), and one file per command
  *
  * Flow: main -> cmd_main -> cmd_find -> args_parse -> exec (checks its option values) ->
  * cmd_open (gpu_set_open: backend open; gpu_set_select) -> gpu_set_refresh (backend refresh,
@@ -87,26 +69,5 @@
 #define GPUCTL_H
 
 #include "cmd/cmd.h"
-
-extern const struct cmd_entry cmd_status_entry;
-extern const struct cmd_entry cmd_map_entry;
-extern const struct cmd_entry cmd_which_entry;
-extern const struct cmd_entry cmd_run_entry;
-extern const struct cmd_entry cmd_env_entry;
-extern const struct cmd_entry cmd_leases_entry;
-extern const struct cmd_entry cmd_release_entry;
-extern const struct cmd_entry cmd_doctor_entry;
-extern const struct cmd_entry cmd_kill_entry;
-extern const struct cmd_entry cmd_top_entry;
-extern const struct cmd_entry cmd_exporter_entry;
-extern const struct cmd_entry cmd_daemon_entry;
-extern const struct cmd_entry cmd_submit_entry;
-extern const struct cmd_entry cmd_jobs_entry;
-extern const struct cmd_entry cmd_logs_entry;
-extern const struct cmd_entry cmd_cancel_entry;
-extern const struct cmd_entry cmd_wait_entry;
-extern const struct cmd_entry cmd_runner_entry;
-extern const struct cmd_entry cmd_config_entry;
-extern const struct cmd_entry cmd_cuda_probe_entry;
 
 #endif

@@ -4,7 +4,7 @@
  * Slurm job (slurm:N) is scancel'ed, and Slurm's KillWait is its grace period. This waits,
  * bounded, until each has ended (jobset.c), then says what happened. Only the caller's own jobs:
  * every id is checked before anything is cancelled (and Slurm refuses another user's anyway). */
-#include "gpuctl.h"
+#include "cmd/cmd.h"
 #include "jobs/backend.h"
 
 #include <signal.h>

@@ -100,4 +100,27 @@ int cmd_open(struct cmd *c);
 int cmd_bad_usage(const struct cmd_entry *e, const char *fmt, ...) PRINTF(2, 3);
 int cmd_args_error(struct cmd *c);   /* the message an args_* accessor left */
 
+/* ---- the commands: one file each, its entry carries its option template; main.c lists them ---- */
+
+extern const struct cmd_entry cmd_status_entry;
+extern const struct cmd_entry cmd_map_entry;
+extern const struct cmd_entry cmd_which_entry;
+extern const struct cmd_entry cmd_run_entry;
+extern const struct cmd_entry cmd_env_entry;
+extern const struct cmd_entry cmd_leases_entry;
+extern const struct cmd_entry cmd_release_entry;
+extern const struct cmd_entry cmd_doctor_entry;
+extern const struct cmd_entry cmd_kill_entry;
+extern const struct cmd_entry cmd_top_entry;
+extern const struct cmd_entry cmd_exporter_entry;
+extern const struct cmd_entry cmd_daemon_entry;
+extern const struct cmd_entry cmd_submit_entry;
+extern const struct cmd_entry cmd_jobs_entry;
+extern const struct cmd_entry cmd_logs_entry;
+extern const struct cmd_entry cmd_cancel_entry;
+extern const struct cmd_entry cmd_wait_entry;
+extern const struct cmd_entry cmd_runner_entry;
+extern const struct cmd_entry cmd_config_entry;
+extern const struct cmd_entry cmd_cuda_probe_entry;
+
 #endif

@@ -6,7 +6,7 @@
  * hand. */
 #include "config/config.h"
 #include "base/escape.h"
-#include "gpuctl.h"
+#include "cmd/cmd.h"
 #include "base/json.h"
 
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as it initialises, and prints the devices it then
  * shows, in the form cudaprobe.h describes. Not listed, abbreviated or suggested. */
 #include "base/dl.h"
-#include "gpuctl.h"
+#include "cmd/cmd.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

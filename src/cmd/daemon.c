@@ -3,7 +3,7 @@
  * daemon.h. */
 #include "lease/client.h"
 #include "daemon/daemon.h"
-#include "gpuctl.h"
+#include "cmd/cmd.h"
 
 #include <stdio.h>
 #include <stdlib.h>

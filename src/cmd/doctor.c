@@ -5,7 +5,7 @@
 #include "view/doctor.h"
 #include "base/escape.h"
 #include "machine/gpu.h"
-#include "gpuctl.h"
+#include "cmd/cmd.h"
 #include "base/json.h"
 #include "lease/view.h"
 #include "base/term.h"

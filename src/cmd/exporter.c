@@ -6,7 +6,7 @@
  * response is reference counted by libmicrohttpd, so serving it copies nothing. */
 #include "base/dl.h"
 #include "machine/gpu.h"
-#include "gpuctl.h"
+#include "cmd/cmd.h"
 #include "lease/view.h"
 #include "view/metrics.h"
 

@@ -4,7 +4,7 @@
  * signal, command); with --all, every user's queued and running work on this machine too, as the
  * daemon lists it (other users' records and logs are theirs: never read). */
 #include "base/escape.h"
-#include "gpuctl.h"
+#include "cmd/cmd.h"
 #include "jobs/backend.h"
 #include "base/json.h"
 #include "machine/pid.h"

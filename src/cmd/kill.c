@@ -4,7 +4,7 @@
  * start time checked), so a pid that is reused meanwhile is never hit. */
 #include "base/escape.h"
 #include "machine/gpu.h"
-#include "gpuctl.h"
+#include "cmd/cmd.h"
 #include "machine/kill.h"
 #include "machine/pid.h"
 

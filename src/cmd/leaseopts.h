@@ -4,7 +4,6 @@
 
 #include "cmd/cmd.h"
 #include "config/config.h"
-#include "gpuctl.h"
 #include "lease/grant.h"
 
 enum {

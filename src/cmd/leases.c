@@ -1,7 +1,7 @@
 /* cmd-leases.c: `gpuctl leases`: every live lease (GPU, user, pid, kind, since, name, command)
  * and the waiting queue in order. */
 #include "machine/gpu.h"
-#include "gpuctl.h"
+#include "cmd/cmd.h"
 #include "base/escape.h"
 #include "base/json.h"
 #include "lease/view.h"

@@ -2,7 +2,7 @@
  * of it or its last lines; with -f it follows the log as `tail -f` does, woken by inotify, and
  * ends when the job does (jobset.c: the runner says so; for a Slurm job, squeue on a timer), never
  * by polling the file. Only the caller's own jobs. */
-#include "gpuctl.h"
+#include "cmd/cmd.h"
 #include "base/escape.h"
 #include "jobs/backend.h"
 #include "machine/pid.h"

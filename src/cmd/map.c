@@ -4,7 +4,7 @@
 #include "cuda/probe.h"
 #include "base/escape.h"
 #include "machine/gpu.h"
-#include "gpuctl.h"
+#include "cmd/cmd.h"
 #include "base/json.h"
 #include "base/term.h"
 #include "base/util.h"

@@ -7,7 +7,7 @@
  * abbreviated: it ends things. */
 #include "base/escape.h"
 #include "machine/gpu.h"
-#include "gpuctl.h"
+#include "cmd/cmd.h"
 #include "lease/view.h"
 #include "machine/pid.h"
 

@@ -1,6 +1,6 @@
 /* cmd-runner.c: `gpuctl runner` (internal): the user's job runner (runner.h), started detached by
  * the job commands when it is not running. */
-#include "gpuctl.h"
+#include "cmd/cmd.h"
 #include "machine/pid.h"
 #include "runner/runner.h"
 

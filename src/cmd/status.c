@@ -4,7 +4,7 @@
 #include "cluster/cluster.h"
 #include "config/config.h"
 #include "machine/gpu.h"
-#include "gpuctl.h"
+#include "cmd/cmd.h"
 #include "base/json.h"
 #include "lease/view.h"
 #include "view/query.h"

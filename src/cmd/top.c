@@ -9,7 +9,7 @@
  * but does not answer leaves the screen live and q / Ctrl-C prompt, and is asked again only
  * after LEASE_RETRY_SECONDS. */
 #include "machine/gpu.h"
-#include "gpuctl.h"
+#include "cmd/cmd.h"
 #include "base/term.h"
 #include "tui/act.h"
 #include "tui/curses.h"

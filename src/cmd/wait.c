@@ -3,7 +3,7 @@
  * cancelled or never to start, 16 lost or unknown), else 0. Jobs of this machine: the runner says
  * when each ends (no polling); Slurm's: squeue is asked on a timer that backs off to 5 s
  * (jobset.c). Ctrl-C or --timeout end the wait, and on a terminal it says what it waits for. */
-#include "gpuctl.h"
+#include "cmd/cmd.h"
 #include "jobs/backend.h"
 #include "jobs/local-conn.h"
 

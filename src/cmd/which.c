@@ -2,7 +2,7 @@
  * CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER, for people and for scripts (--format). */
 #include "base/escape.h"
 #include "machine/gpu.h"
-#include "gpuctl.h"
+#include "cmd/cmd.h"
 #include "base/util.h"
 #include "cuda/visenv.h"
 
