@@ -193,10 +193,13 @@ static inline bool gpu_has(const struct gpu *g, enum gpu_field f)
 	return (g->valid >> f) & 1U;
 }
 
-/* gpu.c */
+/* machine.c: open the machine through the first backend that opens, refresh it (the backend,
+ * then the processes' owners and jobs), free it. */
 struct gpu_set *gpu_set_open(struct gpu_error *err);
 void gpu_set_refresh(struct gpu_set *set, unsigned what);
 void gpu_set_free(struct gpu_set *set);
+
+/* gpu.c: the model's helpers (they stand on base/ only, so backends and slurm.c may use them). */
 void gpu_mark_lost(struct gpu *g, const char *why);
 /* Select GPUs by a -g list (indices, UUIDs or unique prefixes, PCI bus ids, by commas): the one
  * parser of GPU lists (options, profiles, reserved_gpus). */
