@@ -1,7 +1,7 @@
-/* nvml_extra.c: the NVIDIA backend's reads beyond the base refresh, each group only when a command
+/* fields.c: the NVIDIA backend's reads beyond the base refresh, each group only when a command
  * asks for it (REFRESH_* bits), static facts once, and per-process utilisation with NVML's
- * lastSeenTimeStamp protocol. See nvml.c for loading and the base refresh. */
-#include "machine/nvml/backend.h"
+ * lastSeenTimeStamp protocol. See lib.c for loading and backend.c for the base refresh. */
+#include "machine/nvml/fields.h"
 #include "base/util.h"
 
 #include <stdlib.h>
