@@ -29,10 +29,6 @@ enum gpu_field {
 	GF_N
 };
 _Static_assert(GF_N <= 64, "validity bits fit one uint64_t");
-struct gpu;
-static inline bool gpu_has(const struct gpu *g, enum gpu_field f);
-/* The older spelling, kept while other modules still use it. */
-#define GPU_HAS(g, f) gpu_has(g, f)
 
 /* Clock event (throttle) reasons: the bits of events_active and events_supported. */
 enum {
@@ -188,6 +184,8 @@ struct gpu_backend {
 
 extern const struct gpu_backend nvml_backend;
 
+/* Whether field f of g holds a value (its validity bit): the one way every output asks, so an
+ * unavailable field is shown as N/A or null, never as 0. */
 static inline bool gpu_has(const struct gpu *g, enum gpu_field f)
 {
 	return (g->valid >> f) & 1U;
