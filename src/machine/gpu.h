@@ -169,9 +169,6 @@ enum {
 	REFRESH_SLURM = 1 << 15,          /* each process's Slurm job, on a Slurm node (slurm.h) */
 	REFRESH_PROC_STATS = 1 << 16,     /* host CPU, RSS, start and parent of each process (top) */
 	REFRESH_EXTRA = REFRESH_FAN | REFRESH_CLOCKS | REFRESH_MODES | REFRESH_ECC_ERRORS,
-	REFRESH_ALL = REFRESH_PROCS | REFRESH_EXTRA | REFRESH_PERF | REFRESH_PCIE |
-		      REFRESH_PCIE_THROUGHPUT | REFRESH_ENGINES | REFRESH_PROC_UTIL |
-		      REFRESH_MEM_TEMP | REFRESH_POWER_MGMT | REFRESH_STATIC,
 };
 
 struct gpu_backend {
