@@ -71,7 +71,7 @@ static const struct lease_info *holder(const struct status_opts *o, const struct
 static void json_measured(struct json *j, const struct gpu *g, enum gpu_field f, const char *key,
 			  unsigned long long v)
 {
-	if (GPU_HAS(g, f))
+	if (gpu_has(g, f))
 		json_uint(j, key, v);
 	else
 		json_null(j, key);
@@ -80,7 +80,7 @@ static void json_measured(struct json *j, const struct gpu *g, enum gpu_field f,
 static void json_watts(struct json *j, const struct gpu *g, enum gpu_field f, const char *key,
 		       unsigned mw)
 {
-	if (GPU_HAS(g, f))
+	if (gpu_has(g, f))
 		json_num(j, key, mw / 1000.0, 3);
 	else
 		json_null(j, key);
@@ -89,7 +89,7 @@ static void json_watts(struct json *j, const struct gpu *g, enum gpu_field f, co
 static void json_mode(struct json *j, const struct gpu *g, enum gpu_field f, const char *key,
 		      const char *name)
 {
-	json_str(j, key, GPU_HAS(g, f) ? name : NULL);
+	json_str(j, key, gpu_has(g, f) ? name : NULL);
 }
 
 /* Per-process utilisation: NVML's newest sample from the last second; null without one. */
@@ -143,7 +143,7 @@ static void json_gpu(struct json *j, const struct status_opts *o, const struct g
 		json_null(j, "lease");
 	}
 	if (!o->no_procs) {
-		if (GPU_HAS(g, GF_PROCESSES)) {
+		if (gpu_has(g, GF_PROCESSES)) {
 			json_arr(j, "processes");
 			for (size_t i = 0; i < g->nprocs; i++) {
 				const struct gpu_proc *p = &g->procs[i];
@@ -178,7 +178,7 @@ static void json_gpu(struct json *j, const struct status_opts *o, const struct g
 			json_null(j, "processes");
 		}
 	}
-	if (GPU_HAS(g, GF_MIG_MODE) && g->mig_mode) {
+	if (gpu_has(g, GF_MIG_MODE) && g->mig_mode) {
 		json_arr(j, "mig_devices");
 		for (size_t i = 0; i < g->nmigs; i++) {
 			const struct mig_dev *m = &g->migs[i];

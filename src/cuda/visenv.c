@@ -24,9 +24,9 @@ struct vis_machine *vis_machine_new(const struct gpu_set *set)
 			.name = g->name,
 			.pci_bus_id = g->pci_bus_id,
 			.dom = g->pci_domain, .bus = g->pci_bus, .dev = g->pci_dev, .fn = g->pci_fn,
-			.cc = GPU_HAS(g, GF_CC) ? g->cc_major * 10 + g->cc_minor : -1,
-			.cores = GPU_HAS(g, GF_CORES) ? (int)g->cores : -1,
-			.mig_enabled = GPU_HAS(g, GF_MIG_MODE) && g->mig_mode,
+			.cc = gpu_has(g, GF_CC) ? g->cc_major * 10 + g->cc_minor : -1,
+			.cores = gpu_has(g, GF_CORES) ? (int)g->cores : -1,
+			.mig_enabled = gpu_has(g, GF_MIG_MODE) && g->mig_mode,
 		};
 		for (size_t j = 0; j < g->nmigs; j++)
 			migs[nmigs++] = (struct vis_mig){i, g->migs[j].slot, g->migs[j].gi, g->migs[j].ci,

@@ -9,6 +9,7 @@
  * A fresh lock inode per lease means a process that kept an old lock descriptor after its lease
  * ended holds nothing that matters; the current file is always the current lease's. */
 #include "daemon/daemon.h"
+#include "machine/pid.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -308,19 +309,11 @@ fail:
 	return NULL;
 }
 
-/* Field 22 of /proc/PID/stat (after the last ')': comm may hold anything). */
+/* Its start time (clock ticks after boot), read by machine/pid.c; 0 when it cannot be read. */
 unsigned long long proc_start_time(pid_t pid)
 {
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	char *text = read_file(path, NULL);
-	const char *p = text ? strrchr(text, ')') : NULL;
-	unsigned long long st = 0;
-	if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-			       "%*d %*d %llu", &st) != 1)
-		st = 0;
-	free(text);
-	return st;
+	struct pid_stat st;
+	return pid > 0 && pid_stat((unsigned)pid, &st) ? st.start : 0;
 }
 
 /* The process that will hold the lease (the job, or env's holder) says so itself: its pid is

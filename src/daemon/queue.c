@@ -87,10 +87,10 @@ void usage_refresh(struct daemon *d)
 			procs += (g->procs[j].type & PROC_COMPUTE) != 0;
 		d->slots[i].use = (struct alloc_gpu){
 			.index = g->index,
-			.mem_valid = GPU_HAS(g, GF_MEM_USED) && GPU_HAS(g, GF_MEM_FREE),
+			.mem_valid = gpu_has(g, GF_MEM_USED) && gpu_has(g, GF_MEM_FREE),
 			.used_mib = g->mem_used >> 20,
 			.free_mib = g->mem_free >> 20,
-			.util_valid = GPU_HAS(g, GF_UTIL_GPU),
+			.util_valid = gpu_has(g, GF_UTIL_GPU),
 			.util = g->util_gpu,
 			.procs = procs,
 		};

@@ -1,6 +1,6 @@
 /* slurm-jobs.c: the Slurm job backend (jobbackend.h, slurm-jobs.h): `submit --slurm` is one
  * sbatch, and jobs, logs, cancel and wait ask squeue, scontrol and scancel, each run with an argv
- * (slurm_exec: no shell) and a time limit. Slurm decides who may do what to a job (scancel refuses
+ * (exec_run: no shell) and a time limit. Slurm decides who may do what to a job (scancel refuses
  * another user's); gpuctl checks the owner first too, to say so plainly.
  *
  * What gpuctl submitted is recorded in $XDG_STATE_HOME/gpuctl/slurm/ID.job (job.c's format), so
@@ -14,6 +14,7 @@
 #include "jobs/backend.h"
 #include "machine/pid.h"
 #include "jobs/slurm-jobs.h"
+#include "base/exec.h"
 #include "machine/slurm.h"
 
 #include <ctype.h>
@@ -163,7 +164,7 @@ static void details(struct sjob *x)
 	snprintf(id, sizeof id, "%llu", (unsigned long long)x->j.id);
 	const char *const argv[] = {"scontrol", "show", "job", "-d", id, NULL};
 	bool one_node = x->j.node && !strpbrk(x->j.node, ",[");
-	if (slurm_exec(argv, TOOL_SECONDS, &out, &e) == 0 && out.buf) {
+	if (exec_run(argv, TOOL_SECONDS, SLURM_LATE, &out, &e) == 0 && out.buf) {
 		struct scontrol_job sj;
 		scontrol_parse_job(out.buf, one_node ? x->j.node : NULL, &sj);
 		if (sj.gpus[0])
@@ -211,7 +212,7 @@ static bool refresh(struct jobs_of *s, struct sjob **v, size_t n, struct gpu_err
 		sb_addf(&ids, "%s%llu", i ? "," : "", (unsigned long long)v[i]->j.id);
 	const char *const argv[] = {"squeue", "-h", "-t", "all", "-j", ids.buf, "-O", SQUEUE_FORMAT, NULL};
 	double limit = s->until && s->until - now_mono() < TOOL_SECONDS ? s->until - now_mono() : TOOL_SECONDS;
-	int rc = limit > 0 ? slurm_exec(argv, limit, &out, &e) : -1;
+	int rc = limit > 0 ? exec_run(argv, limit, SLURM_LATE, &out, &e) : -1;
 	if (rc < 0 && s->until && now_mono() >= s->until) {
 		err->code = EXIT_TIMEOUT;
 		snprintf(err->msg, sizeof err->msg, "--timeout ran out while asking Slurm about the jobs "
@@ -221,7 +222,7 @@ static bool refresh(struct jobs_of *s, struct sjob **v, size_t n, struct gpu_err
 	/* One id, or none of several, that slurmctld does not know: "Invalid job id specified". */
 	bool none = rc == 1 && e.buf && strstr(e.buf, "Invalid job id");
 	if (rc != 0 && !none) {
-		/* slurm_exec's own failures (not run, no answer in time) say what to check */
+		/* exec_run's own failures (not run, no answer in time) say what to check */
 		slurm_fail(err, rc < 0 ? "cannot ask Slurm about the jobs" : "squeue failed", &e,
 			   rc < 0 ? NULL : " (is slurmctld up? `scontrol ping` says)");
 		goto done;
@@ -453,7 +454,7 @@ static bool sl_watch(struct jobs_of *s, struct job *j, bool cancel, double grace
 		struct strbuf out = {0}, e = {0};
 		snprintf(id, sizeof id, "%llu", (unsigned long long)j->id);
 		const char *const argv[] = {"scancel", id, NULL};
-		int rc = slurm_exec(argv, TOOL_SECONDS, &out, &e);
+		int rc = exec_run(argv, TOOL_SECONDS, SLURM_LATE, &out, &e);
 		if (rc != 0) {
 			char what[80];
 			snprintf(what, sizeof what, "Slurm did not cancel job slurm:%s (scancel)", id);

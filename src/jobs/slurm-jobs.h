@@ -1,7 +1,7 @@
 /* slurm-jobs.h: Slurm as a backend of detached jobs (`gpuctl submit --slurm`): the request turned
  * into sbatch's arguments, and Slurm's answers (squeue, scontrol) turned into gpuctl's job states.
  * The parsers and the argument builder are pure (slurm-jobspec.c, unit-tested in
- * tests/unit/test_slurmjobs.c); slurm-jobs.c runs the tools (slurm_exec: an argv, never a shell)
+ * tests/unit/test_slurmjobs.c); slurm-jobs.c runs the tools (exec_run: an argv, never a shell)
  * and keeps the records.
  *
  * What is read, and why so: sacct needs slurmdbd, which many sites (and the tests) do not run, so

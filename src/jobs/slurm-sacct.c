@@ -1,9 +1,10 @@
 /* slurm-sacct.c: Slurm's accounting asked and read (the parser pure; tests/unit/test_slurmjobs.c):
  * `sacct --parsable2 --noheader --format=SACCT_FORMAT`, asked (slurm_accounting, through
- * slurm_exec: an argv, a time limit) only about jobs that slurmctld has forgotten (slurm-jobs.c). Every field asked for is Slurm's own (no job
+ * exec_run: an argv, a time limit) only about jobs that slurmctld has forgotten (slurm-jobs.c). Every field asked for is Slurm's own (no job
  * name or path), so a line that is not exactly eight of them is not sacct's answer to that
  * question, and no line of such an answer is taken. */
 #include "jobs/slurm-jobs.h"
+#include "base/exec.h"
 #include "machine/slurm.h"
 
 #include <ctype.h>
@@ -183,7 +184,7 @@ bool slurm_accounting(const uint64_t *ids, const uint64_t *submitted, size_t n, 
 	const char *const argv[] = {"sacct", "-j", list.buf, "--parsable2", "--noheader",
 				    "--format=" SACCT_FORMAT, NULL};
 	double limit = until && until - now_mono() < tool_seconds ? until - now_mono() : tool_seconds;
-	int rc = limit > 0 ? slurm_exec(argv, limit, &out, &e) : -1;
+	int rc = limit > 0 ? exec_run(argv, limit, SLURM_LATE, &out, &e) : -1;
 	bool ok = true;
 	struct squeue_row *rows = NULL;
 	size_t nrows = 0;

@@ -6,6 +6,7 @@
 #include "jobs/backend.h"
 #include "runner/runner.h"
 #include "jobs/slurm-jobs.h"
+#include "base/exec.h"
 #include "machine/slurm.h"
 
 #include <errno.h>
@@ -169,7 +170,8 @@ int slurm_submit(struct submit_req *rq, char **argv, const char *command, uint64
 		return EXIT_USAGE;
 	}
 	struct strbuf out = {0}, e = {0};
-	int rc = slurm_exec_full((const char *const *)sargv, c->env, sbatch_script, SBATCH_SECONDS, &out, &e);
+	int rc = exec_run_full((const char *const *)sargv, c->env, sbatch_script, SBATCH_SECONDS,
+			       SLURM_LATE, &out, &e);
 	argv_free(sargv);
 	if (rc != 0 || !sbatch_parse_id(out.buf ? out.buf : "", id)) {
 		if (rc == 0)

@@ -1,8 +1,7 @@
-/* gpu.c: opening the machine through a backend, refreshing it, and naming GPUs the way users do
- * (index, UUID or unique prefix, PCI bus id). */
+/* gpu.c: the model's own helpers, which stand on nothing but base/: marking a GPU lost, naming
+ * GPUs the way users do (index, UUID or unique prefix, PCI bus id) and selecting them by a list,
+ * and the names of modes and process types. Opening and refreshing the machine is machine.c's. */
 #include "machine/gpu.h"
-#include "machine/proc.h"
-#include "machine/slurm.h"
 #include "base/util.h"
 
 #include <ctype.h>
@@ -10,76 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-/* Tried in order; the first that opens serves the run. */
-static const struct gpu_backend *const backends[] = {&nvml_backend};
-
-struct gpu_set *gpu_set_open(struct gpu_error *err)
-{
-	struct gpu_set *set = xcalloc(1, sizeof *set);
-	for (size_t i = 0; i < ARRAY_SIZE(backends); i++) {
-		if (backends[i]->open(set, err)) {
-			set->backend = backends[i];
-			set->pc = proc_cache_new();
-			return set;
-		}
-	}
-	free(set->gpus);
-	free(set);
-	return NULL;
-}
-
-void gpu_set_refresh(struct gpu_set *set, unsigned what)
-{
-	set->backend->refresh(set, what);
-	if (!(what & REFRESH_PROCS) || (what & REFRESH_NO_PROC_INFO))
-		return;
-	proc_cache_stats(set->pc, what & REFRESH_PROC_STATS);
-	proc_cache_begin(set->pc);
-	/* A few stats tell a Slurm node; anywhere else no cgroup file is read. */
-	set->slurm = (what & REFRESH_SLURM) && slurm_node();
-	proc_cache_want_jobs(set->pc, set->slurm);
-	for (size_t i = 0; i < set->ngpus; i++) {
-		struct gpu *g = &set->gpus[i];
-		if (!g->selected)
-			continue;
-		for (size_t j = 0; j < g->nprocs; j++) {
-			struct gpu_proc *p = &g->procs[j];
-			struct proc_info pi;
-			proc_lookup(set->pc, p->pid, &pi);
-			p->user = pi.user;
-			p->cmdline = pi.cmdline;
-			p->name = pi.name;
-			p->uid = pi.uid;
-			p->uid_valid = pi.found;
-			p->stat_valid = pi.stat_valid;
-			p->ppid = pi.ppid;
-			p->start = pi.start;
-			p->rss = pi.rss;
-			p->cpu_time = pi.cpu_time;
-			p->elapsed = pi.elapsed;
-			p->cpu_valid = pi.cpu_valid;
-			p->cpu_pct = pi.cpu_pct;
-			p->slurm_job = pi.slurm_job;
-		}
-	}
-	proc_cache_end(set->pc);
-}
-
-void gpu_set_free(struct gpu_set *set)
-{
-	if (!set)
-		return;
-	set->backend->close(set);
-	for (size_t i = 0; i < set->ngpus; i++) {
-		free(set->gpus[i].procs);
-		free(set->gpus[i].migs);
-		free(set->gpus[i].error);
-	}
-	free(set->gpus);
-	proc_cache_free(set->pc);
-	free(set);
-}
 
 void gpu_mark_lost(struct gpu *g, const char *why)
 {

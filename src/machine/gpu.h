@@ -29,10 +29,6 @@ enum gpu_field {
 	GF_N
 };
 _Static_assert(GF_N <= 64, "validity bits fit one uint64_t");
-struct gpu;
-static inline bool gpu_has(const struct gpu *g, enum gpu_field f);
-/* The older spelling, kept while other modules still use it. */
-#define GPU_HAS(g, f) gpu_has(g, f)
 
 /* Clock event (throttle) reasons: the bits of events_active and events_supported. */
 enum {
@@ -173,9 +169,6 @@ enum {
 	REFRESH_SLURM = 1 << 15,          /* each process's Slurm job, on a Slurm node (slurm.h) */
 	REFRESH_PROC_STATS = 1 << 16,     /* host CPU, RSS, start and parent of each process (top) */
 	REFRESH_EXTRA = REFRESH_FAN | REFRESH_CLOCKS | REFRESH_MODES | REFRESH_ECC_ERRORS,
-	REFRESH_ALL = REFRESH_PROCS | REFRESH_EXTRA | REFRESH_PERF | REFRESH_PCIE |
-		      REFRESH_PCIE_THROUGHPUT | REFRESH_ENGINES | REFRESH_PROC_UTIL |
-		      REFRESH_MEM_TEMP | REFRESH_POWER_MGMT | REFRESH_STATIC,
 };
 
 struct gpu_backend {
@@ -188,15 +181,20 @@ struct gpu_backend {
 
 extern const struct gpu_backend nvml_backend;
 
+/* Whether field f of g holds a value (its validity bit): the one way every output asks, so an
+ * unavailable field is shown as N/A or null, never as 0. */
 static inline bool gpu_has(const struct gpu *g, enum gpu_field f)
 {
 	return (g->valid >> f) & 1U;
 }
 
-/* gpu.c */
+/* machine.c: open the machine through the first backend that opens, refresh it (the backend,
+ * then the processes' owners and jobs), free it. */
 struct gpu_set *gpu_set_open(struct gpu_error *err);
 void gpu_set_refresh(struct gpu_set *set, unsigned what);
 void gpu_set_free(struct gpu_set *set);
+
+/* gpu.c: the model's helpers (they stand on base/ only, so backends and slurm.c may use them). */
 void gpu_mark_lost(struct gpu *g, const char *why);
 /* Select GPUs by a -g list (indices, UUIDs or unique prefixes, PCI bus ids, by commas): the one
  * parser of GPU lists (options, profiles, reserved_gpus). */

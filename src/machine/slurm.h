@@ -1,8 +1,7 @@
 /* slurm.h: what gpuctl knows of Slurm on a node: the job a process belongs to (from its cgroup,
  * which slurmstepd, root, placed it in), the allocation gpuctl itself runs in (the variables
- * Slurm set: SLURM_JOB_GPUS, SLURM_STEP_GPUS), a job's GPUs as Slurm's controller tells them
- * (`scontrol show job -d`), and running Slurm's own tools through exec with an argv, bounded in
- * time, with their words kept verbatim. The parsers are pure and unit-tested
+ * Slurm set: SLURM_JOB_GPUS, SLURM_STEP_GPUS) and a job's GPUs as Slurm's controller tells them
+ * (`scontrol show job -d`, run through base/exec.h). The parsers are pure and unit-tested
  * (tests/unit/test_slurm.c, tests/fake/cgroup/). */
 #ifndef GPUCTL_SLURM_H
 #define GPUCTL_SLURM_H
@@ -52,19 +51,11 @@ void slurm_alloc_self(struct slurm_alloc *a);
 bool slurm_gpu_mask(const struct gpu_set *set, const char *ids, uint64_t *mask, char *err,
 		    size_t errlen);
 
-/* ---- Slurm's tools ---- */
+/* ---- a job's GPUs, from Slurm's controller ---- */
 
-/* Runs argv (argv[0] looked up in PATH) with no shell, stdin from /dev/null, in a process group
- * of its own, for at most timeout_s seconds in all (its output and its exit; then the group is
- * killed). SIGINT, SIGTERM or SIGHUP meanwhile kill the group first, then end gpuctl as they
- * would have (raised again with its own disposition). Its stdout is appended to out, its stderr to errtext (both
- * bounded to 1 MiB). Returns its exit status (128+N after signal N), or -1 when it could not be
- * run or ran out of time (errtext says which). */
-int slurm_exec(const char *const *argv, double timeout_s, struct strbuf *out, struct strbuf *errtext);
-/* The same with envp as its environment (NULL: this process's) and in (NULL: /dev/null; shorter
- * than PIPE_BUF, so it is written whole before anything is read) as its stdin. */
-int slurm_exec_full(const char *const *argv, char *const *envp, const char *in, double timeout_s,
-		    struct strbuf *out, struct strbuf *errtext);
+/* What to check when a Slurm tool does not answer in time: the hint exec_run (base/exec.h) puts
+ * in its words, for every tool that asks slurmctld. */
+#define SLURM_LATE "is slurmctld up and answering? `scontrol ping` says"
 
 /* The GPU ids on node `node` from `scontrol show job -d --oneliner` output: the IDX list of the
  * node group that names it ("Nodes=vm CPU_IDs=0 Mem=0 GRES=gpu:2(IDX:0-1)"), written as "0-1"

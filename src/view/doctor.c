@@ -333,7 +333,7 @@ static void check_processes(struct doctor *d)
 		if (d->focus)
 			continue;
 		/* Several jobs on one GPU with little memory left. */
-		if (compute >= 2 && GPU_HAS(g, GF_MEM_FREE) && GPU_HAS(g, GF_MEM_TOTAL) &&
+		if (compute >= 2 && gpu_has(g, GF_MEM_FREE) && gpu_has(g, GF_MEM_TOTAL) &&
 		    g->mem_free * 100 < g->mem_total * LOW_FREE_PCT) {
 			struct doctor_finding *f = add(d, SEV_WARNING, "oom_risk",
 				"move a job to a free GPU (gpuctl run picks one), or lower batch sizes",
@@ -346,7 +346,7 @@ static void check_processes(struct doctor *d)
 					add_pid(f, g->procs[j].pid);
 		}
 		/* Memory in use that no visible process accounts for. */
-		if (GPU_HAS(g, GF_PROCESSES) && GPU_HAS(g, GF_MEM_USED) &&
+		if (gpu_has(g, GF_PROCESSES) && gpu_has(g, GF_MEM_USED) &&
 		    g->mem_used > procs_mem + ((uint64_t)SMALL_MIB << 20)) {
 			struct doctor_finding *f = add(d, SEV_WARNING, "hidden_memory",
 				"look for processes in other containers or PID namespaces (run gpuctl on the "
@@ -402,7 +402,7 @@ static void check_machine(struct doctor *d)
 			add_gpu(f, g->index);
 			continue;
 		}
-		if (GPU_HAS(g, GF_PERSISTENCE) && !g->persistence) {
+		if (gpu_has(g, GF_PERSISTENCE) && !g->persistence) {
 			if (!pers)
 				pers = add(d, SEV_INFO, "persistence_off",
 					   "enable persistence (nvidia-persistenced, or nvidia-smi -pm 1 as root)",
@@ -410,19 +410,19 @@ static void check_machine(struct doctor *d)
 					   "of delay)");
 			add_gpu(pers, g->index);
 		}
-		if (GPU_HAS(g, GF_COMPUTE_MODE) && g->compute_mode == 2) {
+		if (gpu_has(g, GF_COMPUTE_MODE) && g->compute_mode == 2) {
 			f = add(d, SEV_WARNING, "compute_prohibited", "nvidia-smi -i N -c DEFAULT (as root)",
 				"GPU %u is in Prohibited compute mode: no CUDA process can use it", g->index);
 			add_gpu(f, g->index);
 		}
-		if (GPU_HAS(g, GF_COMPUTE_MODE) && g->compute_mode == 3) {
+		if (gpu_has(g, GF_COMPUTE_MODE) && g->compute_mode == 3) {
 			if (!excl)
 				excl = add(d, SEV_INFO, "compute_exclusive", "nothing to do",
 					   "Exclusive_Process compute mode: the driver itself refuses a second "
 					   "process on these GPUs");
 			add_gpu(excl, g->index);
 		}
-		if (GPU_HAS(g, GF_ECC_UNCORRECTED) && g->ecc_uncorrected) {
+		if (gpu_has(g, GF_ECC_UNCORRECTED) && g->ecc_uncorrected) {
 			f = add(d, SEV_ERROR, "ecc_errors",
 				"drain it (reserved_gpus in /etc/gpuctl.conf), look at `nvidia-smi -q -d ECC,"
 				"ROW_REMAPPER`, then reset the GPU or have it replaced",
@@ -431,7 +431,7 @@ static void check_machine(struct doctor *d)
 				(unsigned long long)g->ecc_uncorrected, g->ecc_uncorrected == 1 ? "" : "s");
 			add_gpu(f, g->index);
 		}
-		if (GPU_HAS(g, GF_ECC) && !g->ecc) {
+		if (gpu_has(g, GF_ECC) && !g->ecc) {
 			f = add(d, SEV_INFO, "ecc_off", "nvidia-smi -i N -e 1 (as root; takes effect after a reset)",
 				"GPU %u runs with ECC off: memory errors go undetected", g->index);
 			add_gpu(f, g->index);

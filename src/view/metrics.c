@@ -174,7 +174,7 @@ static void clocks(struct strbuf *sb, const struct gpu *g, const struct metrics_
 		   {"clock=\"memory\"", GF_CLK_MEM}, {"clock=\"video\"", GF_CLK_VIDEO}};
 	const unsigned mhz[] = {g->clk_gfx, g->clk_sm, g->clk_mem, g->clk_video};
 	for (size_t c = 0; c < ARRAY_SIZE(clk); c++) {
-		if (!GPU_HAS(g, clk[c].f))
+		if (!gpu_has(g, clk[c].f))
 			continue;
 		gpu_sample(sb, "gpuctl_gpu_clock_hertz", g, o, clk[c].label);
 		sb_addf(sb, "%llu\n", (unsigned long long)mhz[c] * 1000000ULL);
@@ -195,7 +195,7 @@ static void gpu_metrics(struct strbuf *sb, const struct gpu_set *set, const stru
 	for (size_t k = 0; k < ARRAY_SIZE(gauges); k++) {
 		family(sb, gauges[k].name, "gauge", gauges[k].help);
 		for (g = set->gpus; g < end; g++) {
-			if (!GPU_HAS(g, gauges[k].field))
+			if (!gpu_has(g, gauges[k].field))
 				continue;
 			gpu_sample(sb, gauges[k].name, g, o, NULL);
 			sb_addf(sb, "%.17g\n", gauge_value(g, gauges[k].field));
@@ -207,7 +207,7 @@ static void gpu_metrics(struct strbuf *sb, const struct gpu_set *set, const stru
 		clocks(sb, g, o);
 	family(sb, "gpuctl_gpu_compute_mode", "gauge", "1 for the GPU's compute mode.");
 	for (g = set->gpus; g < end; g++) {
-		if (!GPU_HAS(g, GF_COMPUTE_MODE))
+		if (!gpu_has(g, GF_COMPUTE_MODE))
 			continue;
 		char mode[48];
 		snprintf(mode, sizeof mode, "mode=\"%s\"", compute_mode_name(g->compute_mode));
@@ -217,7 +217,7 @@ static void gpu_metrics(struct strbuf *sb, const struct gpu_set *set, const stru
 	family(sb, "gpuctl_gpu_ecc_uncorrected_errors_total", "counter",
 	       "Uncorrectable ECC errors since the driver loaded (DCGM_FI_DEV_ECC_DBE_VOL_TOTAL).");
 	for (g = set->gpus; g < end; g++) {
-		if (!GPU_HAS(g, GF_ECC_UNCORRECTED))
+		if (!gpu_has(g, GF_ECC_UNCORRECTED))
 			continue;
 		gpu_sample(sb, "gpuctl_gpu_ecc_uncorrected_errors_total", g, o, NULL);
 		sb_addf(sb, "%llu\n", (unsigned long long)g->ecc_uncorrected);

@@ -59,8 +59,8 @@ static const struct lease_info *holder(const struct table_opts *o, const struct 
 static bool gpu_busy(const struct table_opts *o, const struct gpu *g)
 {
 	return holder(o, g) || (o->leases && leaseview_held(o->leases, g->uuid)) || g->nprocs ||
-	       (GPU_HAS(g, GF_UTIL_GPU) && g->util_gpu > 10) ||
-	       (GPU_HAS(g, GF_MEM_USED) && g->mem_used > (1ULL << 30));
+	       (gpu_has(g, GF_UTIL_GPU) && g->util_gpu > 10) ||
+	       (gpu_has(g, GF_MEM_USED) && g->mem_used > (1ULL << 30));
 }
 
 /* A GPU's name in w columns: whole when it fits; else without the words every NVIDIA board
@@ -93,26 +93,26 @@ static void table_gpu(struct strbuf *sb, const struct table_opts *o, const struc
 		sb_free(&why);
 		return;
 	}
-	if (GPU_HAS(g, GF_UTIL_GPU))
+	if (gpu_has(g, GF_UTIL_GPU))
 		snprintf(util, sizeof util, "%u%%", g->util_gpu);
-	if (GPU_HAS(g, GF_MEM_USED) && GPU_HAS(g, GF_MEM_TOTAL))
+	if (gpu_has(g, GF_MEM_USED) && gpu_has(g, GF_MEM_TOTAL))
 		mem = mib_of_text(g->mem_used, g->mem_total);
-	if (GPU_HAS(g, GF_TEMP))
+	if (gpu_has(g, GF_TEMP))
 		snprintf(temp, sizeof temp, "%uC", g->temp);
-	if (GPU_HAS(g, GF_POWER))
-		snprintf(pw, sizeof pw, GPU_HAS(g, GF_POWER_LIMIT) ? "%u / %u W" : "%u W",
+	if (gpu_has(g, GF_POWER))
+		snprintf(pw, sizeof pw, gpu_has(g, GF_POWER_LIMIT) ? "%u / %u W" : "%u W",
 			 (g->power_mw + 500) / 1000, (g->power_limit_mw + 500) / 1000);
-	double mem_pct = GPU_HAS(g, GF_MEM_TOTAL) && g->mem_total
+	double mem_pct = gpu_has(g, GF_MEM_TOTAL) && g->mem_total
 				 ? 100.0 * (double)g->mem_used / (double)g->mem_total : 0;
 	bool busy = gpu_busy(o, g);
 	sb_adds(sb, "  ");
-	col(sb, o, GPU_HAS(g, GF_UTIL_GPU) ? level_color(o, g->util_gpu, busy) : C_DIM, 4, util);
+	col(sb, o, gpu_has(g, GF_UTIL_GPU) ? level_color(o, g->util_gpu, busy) : C_DIM, 4, util);
 	sb_adds(sb, "  ");
-	col(sb, o, GPU_HAS(g, GF_MEM_USED) ? level_color(o, mem_pct, busy) : C_DIM, 18, mem.s);
+	col(sb, o, gpu_has(g, GF_MEM_USED) ? level_color(o, mem_pct, busy) : C_DIM, 18, mem.s);
 	sb_adds(sb, "  ");
-	col(sb, o, GPU_HAS(g, GF_TEMP) ? "" : C_DIM, 4, temp);
+	col(sb, o, gpu_has(g, GF_TEMP) ? "" : C_DIM, 4, temp);
 	sb_adds(sb, "  ");
-	col(sb, o, GPU_HAS(g, GF_POWER) ? "" : C_DIM, 13, pw);
+	col(sb, o, gpu_has(g, GF_POWER) ? "" : C_DIM, 13, pw);
 	sb_addc(sb, '\n');
 }
 
@@ -148,7 +148,7 @@ static size_t sub_lines(const struct table_opts *o, const struct gpu *g)
 {
 	if (g->lost || g->inaccessible)
 		return 0;
-	return g->nmigs + (o->no_procs ? 0 : GPU_HAS(g, GF_PROCESSES) ? g->nprocs : 1);
+	return g->nmigs + (o->no_procs ? 0 : gpu_has(g, GF_PROCESSES) ? g->nprocs : 1);
 }
 
 static void table_proc(struct strbuf *sb, const struct table_opts *o, const struct layout *lay,
@@ -204,10 +204,10 @@ static void table_procs(struct strbuf *sb, const struct table_opts *o, struct la
 		sb_addf(sb, "      mig %u/%u  %-10.10s %20s  %s\n", m->gi, m->ci,
 			profile ? profile + 4 : m->name, mem.s, m->uuid);
 	}
-	if (!o->no_procs && !GPU_HAS(g, GF_PROCESSES) && shown > g->nmigs)
+	if (!o->no_procs && !gpu_has(g, GF_PROCESSES) && shown > g->nmigs)
 		sb_addf(sb, "      %sprocesses: N/A%s\n", o->color ? C_DIM : "", o->color ? C_RESET : "");
 	/* One formatted print per process: on 10,000 processes the table's cost is its printf. */
-	for (size_t i = 0; !o->no_procs && GPU_HAS(g, GF_PROCESSES) && i < g->nprocs &&
+	for (size_t i = 0; !o->no_procs && gpu_has(g, GF_PROCESSES) && i < g->nprocs &&
 			   g->nmigs + i < shown; i++)
 		table_proc(sb, o, lay, &g->procs[i]);
 	if (shown < total)

@@ -1,7 +1,7 @@
-/* nvml_extra.c: the NVIDIA backend's reads beyond the base refresh, each group only when a command
+/* fields.c: the NVIDIA backend's reads beyond the base refresh, each group only when a command
  * asks for it (REFRESH_* bits), static facts once, and per-process utilisation with NVML's
- * lastSeenTimeStamp protocol. See nvml.c for loading and the base refresh. */
-#include "machine/nvml/backend.h"
+ * lastSeenTimeStamp protocol. See lib.c for loading and backend.c for the base refresh. */
+#include "machine/nvml/fields.h"
 #include "base/util.h"
 
 #include <stdlib.h>
@@ -102,7 +102,7 @@ void nvml_refresh_extra(struct gpu *g, struct nvml_dev *d, unsigned what)
 	}
 	if (what & REFRESH_PERF) {
 		nvml_read_uint(g, GF_PSTATE, &g->pstate, nvml.pstate, h);
-		if (GPU_HAS(g, GF_PSTATE) && g->pstate > 15)   /* NVML_PSTATE_UNKNOWN */
+		if (gpu_has(g, GF_PSTATE) && g->pstate > 15)   /* NVML_PSTATE_UNKNOWN */
 			g->valid &= ~(1ULL << GF_PSTATE);
 		read_mask(g, d, GF_EVENTS_ACTIVE, &g->events_active, nvml.events);
 	}
@@ -235,9 +235,9 @@ static struct util_sample *find_sample(struct nvml_dev *d, unsigned pid)
  * refreshes while it is under a second old, so a refresh between two driver samples loses none. */
 void nvml_refresh_proc_util(struct gpu *g, struct nvml_dev *d)
 {
-	if (g->lost || !GPU_HAS(g, GF_PROCESSES) || (!nvml.proc_util_info && !nvml.proc_util))
+	if (g->lost || !gpu_has(g, GF_PROCESSES) || (!nvml.proc_util_info && !nvml.proc_util))
 		return;
-	if (GPU_HAS(g, GF_MIG_MODE) && g->mig_mode) {
+	if (gpu_has(g, GF_MIG_MODE) && g->mig_mode) {
 		d->nsamples = 0;   /* not supported under MIG: not worth a call per refresh */
 		return;
 	}

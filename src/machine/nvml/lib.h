@@ -1,8 +1,8 @@
-/* nvml_backend.h: what the two halves of the NVIDIA backend share (nvml.c: loading, opening,
- * the base refresh and process lists; nvml_extra.c: the groups read only when asked for, static
- * facts, per-process utilisation). Not for other modules: they read struct gpu. */
-#ifndef GPUCTL_NVML_BACKEND_H
-#define GPUCTL_NVML_BACKEND_H
+/* lib.h: the loaded NVML library (lib.c) and the primitives both halves of the NVIDIA backend
+ * read it with: backend.c (opening, the base refresh, process lists) and fields.c (the groups
+ * read only when asked for). Not for other modules: they read struct gpu. */
+#ifndef GPUCTL_NVML_LIB_H
+#define GPUCTL_NVML_LIB_H
 
 #include "machine/gpu.h"
 #include "machine/nvml/abi.h"
@@ -69,23 +69,10 @@ struct nvml_lib {
 };
 extern struct nvml_lib nvml;
 
-/* The newest utilisation sample of a process, kept across refreshes. */
-struct util_sample {
-	unsigned pid;
-	uint64_t ts;
-	unsigned sm, mem, enc, dec;
-};
-
-struct nvml_dev {
-	nvmlDevice_t h;
-	nvmlDevice_t *mig_h;
-	bool static_read;        /* REFRESH_STATIC done */
-	uint64_t last_seen;      /* the newest utilisation sample taken, microseconds */
-	void *ubuf;              /* utilisation entries as NVML writes them, reused */
-	size_t ubuf_cap;
-	struct util_sample *samples;
-	size_t nsamples, samples_cap;
-};
+/* Loads the library (GPUCTL_NVML_LIBRARY, else the driver's libnvidia-ml.so.1) and resolves its
+ * functions, each with its versioned fallbacks; false with err set when it is missing or is not
+ * NVML. */
+bool nvml_load(struct gpu_error *err);
 
 const char *nvml_errstr(nvmlReturn_t r);
 /* Record the outcome of the query behind field f (NVML_SUCCESS: the caller sets the value).
@@ -95,11 +82,5 @@ bool nvml_got(struct gpu *g, enum gpu_field f, nvmlReturn_t r);
 void nvml_set(struct gpu *g, enum gpu_field f);
 /* One unsigned reading into *dst (skipped when the symbol is missing or the GPU lost). */
 void nvml_read_uint(struct gpu *g, enum gpu_field f, unsigned *dst, uint_fn fn, nvmlDevice_t h);
-
-/* nvml_extra.c */
-void nvml_refresh_extra(struct gpu *g, struct nvml_dev *d, unsigned what);
-void nvml_read_static(struct gpu *g, struct nvml_dev *d);
-void nvml_refresh_proc_util(struct gpu *g, struct nvml_dev *d);
-void nvml_dev_free(struct nvml_dev *d);
 
 #endif
