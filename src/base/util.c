@@ -1,4 +1,5 @@
-/* util.c: error reporting, never-failing allocation, string buffers and small parsers. */
+/* util.c: error reporting, never-failing allocation, string buffers and small parsers (numbers,
+ * seconds, sizes, durations, booleans: the command line's and the configuration's alike). */
 #include "base/util.h"
 
 #include <errno.h>
@@ -245,6 +246,56 @@ bool parse_seconds(const char *s, double *out)
 	if (!parse_decimal(s, &v, &end) || *end || v > MAX_SECONDS)
 		return false;
 	*out = v;
+	return true;
+}
+
+bool parse_size_mib(const char *s, uint64_t *mib)
+{
+	const char *end;
+	double v, mul = 1;
+	if (!parse_decimal(s, &v, &end))
+		return false;
+	if (*end == 'G' || *end == 'g')
+		mul = 1024, end++;
+	else if (*end == 'T' || *end == 't')
+		mul = 1024 * 1024, end++;
+	else if (*end == 'M' || *end == 'm')
+		end++;
+	if ((*end == 'i' && end[1] == 'B') || *end == 'B')
+		end += *end == 'i' ? 2 : 1;
+	/* Compared as a double before any conversion: 20000000000000T does not fit 64 bits. */
+	if (*end || v * mul > (double)MAX_SIZE_MIB)
+		return false;
+	*mib = (uint64_t)(v * mul);
+	return true;
+}
+
+bool parse_duration(const char *s, double *secs)
+{
+	const char *end;
+	double v;
+	if (!parse_decimal(s, &v, &end))
+		return false;
+	if (!strcmp(end, "m"))
+		v *= 60;
+	else if (!strcmp(end, "h"))
+		v *= 3600;
+	else if (*end && strcmp(end, "s"))
+		return false;
+	if (v > MAX_DURATION)
+		return false;
+	*secs = v;
+	return true;
+}
+
+bool parse_bool(const char *v, bool *out)
+{
+	if (!strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "1"))
+		*out = true;
+	else if (!strcmp(v, "false") || !strcmp(v, "no") || !strcmp(v, "0"))
+		*out = false;
+	else
+		return false;
 	return true;
 }
 

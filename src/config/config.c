@@ -5,7 +5,6 @@
 #include "config/parse.h"
 #include "daemon/daemon.h"
 #include "base/dl.h"
-#include "machine/gpu.h"
 #include "jobs/slurm-jobs.h"
 #include "base/util.h"
 
@@ -55,56 +54,6 @@ bool parse_prefer(const char *s, enum prefer *out)
 		*out = PREFER_INDEX;
 	else if (!strcmp(s, "util"))
 		*out = PREFER_UTIL;
-	else
-		return false;
-	return true;
-}
-
-bool parse_size_mib(const char *s, uint64_t *mib)
-{
-	const char *end;
-	double v, mul = 1;
-	if (!parse_decimal(s, &v, &end))
-		return false;
-	if (*end == 'G' || *end == 'g')
-		mul = 1024, end++;
-	else if (*end == 'T' || *end == 't')
-		mul = 1024 * 1024, end++;
-	else if (*end == 'M' || *end == 'm')
-		end++;
-	if ((*end == 'i' && end[1] == 'B') || *end == 'B')
-		end += *end == 'i' ? 2 : 1;
-	/* Compared as a double before any conversion: 20000000000000T does not fit 64 bits. */
-	if (*end || v * mul > (double)MAX_SIZE_MIB)
-		return false;
-	*mib = (uint64_t)(v * mul);
-	return true;
-}
-
-bool parse_duration(const char *s, double *secs)
-{
-	const char *end;
-	double v;
-	if (!parse_decimal(s, &v, &end))
-		return false;
-	if (!strcmp(end, "m"))
-		v *= 60;
-	else if (!strcmp(end, "h"))
-		v *= 3600;
-	else if (*end && strcmp(end, "s"))
-		return false;
-	if (v > MAX_DURATION)
-		return false;
-	*secs = v;
-	return true;
-}
-
-bool parse_bool(const char *v, bool *out)
-{
-	if (!strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "1"))
-		*out = true;
-	else if (!strcmp(v, "false") || !strcmp(v, "no") || !strcmp(v, "0"))
-		*out = false;
 	else
 		return false;
 	return true;

@@ -70,13 +70,5 @@ struct dconf_default { const char *key, *value; };
 extern const struct dconf_default dconf_defaults[];
 const struct profile *config_profile(const struct config *c, const char *name);
 bool parse_prefer(const char *s, enum prefer *out);
-/* "20G", "512M", "1024" (MiB) -> MiB, at most MAX_SIZE_MIB (what the text says). */
-#define MAX_SIZE_MIB (1024ULL * 1024 * 1024)
-#define MAX_SIZE_TEXT "1024T"
-bool parse_size_mib(const char *s, uint64_t *mib);
-/* "90", "30s", "5m", "2h" -> seconds, at most MAX_DURATION (a year). */
-#define MAX_DURATION (365 * 86400.0)
-#define MAX_DURATION_TEXT "8760h"
-bool parse_duration(const char *s, double *secs);
 
 #endif

@@ -28,7 +28,6 @@ struct parse_ctx {
 void remember(struct parse_ctx *x, const char *key, const char *value);
 /* Says what is wrong with key = value at the current line, marks the file failed; returns 1. */
 int bad(struct parse_ctx *x, const char *key, const char *value, const char *want);
-bool parse_bool(const char *v, bool *out);
 /* Parses x->f (closed after) with inih; false on a syntax error or a bad value. */
 bool parse_ini(struct parse_ctx *x);
 /* A regular file of at most MAX_CONFIG_BYTES, or /dev/null, opened without blocking; NULL with
