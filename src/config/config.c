@@ -5,7 +5,6 @@
 #include "config/parse.h"
 #include "daemon/daemon.h"
 #include "base/dl.h"
-#include "jobs/slurm-jobs.h"
 #include "base/util.h"
 
 #include <ctype.h>
@@ -194,6 +193,34 @@ static int profile_key(struct parse_ctx *x, struct profile *p, const char *k, co
 	return 1;
 }
 
+/* NAME:SIZE words: at most 32, a name of at most 63 characters and none of the characters
+ * sbatch --constraint gives a meaning to, a size of more than 0. */
+bool config_parse_mem_map(const char *text, struct mem_map *m, char *why, size_t whylen)
+{
+	*m = (struct mem_map){0};
+	char *copy = xstrdup(text), *save = NULL;
+	bool ok = true;
+	for (char *t = strtok_r(copy, " \t,", &save); t && ok; t = strtok_r(NULL, " \t,", &save)) {
+		char *colon = strrchr(t, ':');
+		if (!colon || colon == t || m->n == ARRAY_SIZE(m->e) ||
+		    (size_t)(colon - t) >= sizeof m->e[0].name || !parse_size_mib(colon + 1, &m->e[m->n].mib) ||
+		    !m->e[m->n].mib || strcspn(t, "|&!()[]*") < (size_t)(colon - t)) {
+			snprintf(why, whylen, "'%s' is not NAME:SIZE (a GRES type or node feature and the "
+				 "memory of each of its GPUs, e.g. a100:40G)", t);
+			ok = false;
+			break;
+		}
+		snprintf(m->e[m->n].name, sizeof m->e[0].name, "%.*s", (int)(colon - t), t);
+		m->n++;
+	}
+	if (ok && !m->n) {
+		snprintf(why, whylen, "an empty list (want NAME:SIZE ..., e.g. a100:40G h100:80G)");
+		ok = false;
+	}
+	free(copy);
+	return ok;
+}
+
 /* [slurm]: how --min-free-memory reads on this site's Slurm. */
 static int slurm_key(struct parse_ctx *x, const char *k, const char *v)
 {
@@ -207,7 +234,7 @@ static int slurm_key(struct parse_ctx *x, const char *k, const char *v)
 			x->line, k);
 		return 1;
 	}
-	if (!mem_map_parse(v, &m, why, sizeof why))
+	if (!config_parse_mem_map(v, &m, why, sizeof why))
 		return bad(x, k, v, why);
 	free(*dst);
 	*dst = xstrdup(v);

@@ -40,7 +40,7 @@ struct config {
 	char *prometheus;             /* the cluster view's server: status --prometheus */
 	char *backend;                /* where `submit` sends jobs: "local" (NULL) or "slurm" */
 	/* [slurm]: --min-free-memory as Slurm GPU types or node features, "NAME:SIZE ..." (checked
-	 * when read; slurm-jobs.h) */
+	 * when read: struct mem_map) */
 	char *slurm_gres_memory, *slurm_feature_memory;
 	struct setting *settings;     /* in the order first set; a later file's value replaces */
 	size_t nsettings, cap;
@@ -69,6 +69,18 @@ bool config_load_daemon(struct config *c);
 struct dconf_default { const char *key, *value; };
 extern const struct dconf_default dconf_defaults[];
 const struct profile *config_profile(const struct config *c, const char *name);
+/* [slurm] gres_by_memory / features_by_memory: the site's Slurm GPU types or node features with
+ * the memory of each of their GPUs ("a100:40G h100:80G"), for --min-free-memory on Slurm
+ * (slurm-jobs.h). */
+struct mem_map {
+	size_t n;
+	struct {
+		char name[64];
+		uint64_t mib;
+	} e[32];
+};
+/* false with why set when text is not NAME:SIZE words. */
+bool config_parse_mem_map(const char *text, struct mem_map *m, char *why, size_t whylen);
 bool parse_prefer(const char *s, enum prefer *out);
 
 #endif
