@@ -3,7 +3,6 @@
  * user cannot lift a cap or use a reserved GPU by writing their own file. */
 #include "config/config.h"
 #include "config/parse.h"
-#include "daemon/daemon.h"
 #include "base/dl.h"
 #include "base/util.h"
 

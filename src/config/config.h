@@ -32,7 +32,7 @@ struct setting {
 };
 
 /* A user's settings. The machine's rules (when a GPU is free, reserved GPUs, per-user caps) are
- * the daemon's: struct dconf in daemon.h, read from the [daemon] section of /etc/gpuctl.conf. */
+ * the daemon's: struct dconf below, read from the [daemon] section of /etc/gpuctl.conf. */
 struct config {
 	enum prefer prefer;
 	double wait;                  /* default for run: <0 no wait, 0 forever, >0 seconds */
@@ -52,6 +52,41 @@ struct config {
 	} daemon_file;
 	bool daemon_read;             /* its [daemon] keys are in settings as daemon.KEY */
 };
+
+/* ---- the daemon's policy: the [daemon] section of the system file (config/daemon.c) ---- */
+
+/* When a GPU counts as free ([daemon] free_max_memory_used, free_max_util,
+ * free_allow_processes): alloc.c's rule. */
+struct alloc_policy {
+	uint64_t max_used_mib;       /* a GPU using more memory is busy */
+	int max_util;
+	bool allow_procs;
+};
+
+/* The order a scheduling pass considers the waiting requests in ([daemon] queue). */
+enum queue_order {
+	QUEUE_FAIR,                  /* fewest GPUs held first (counting this pass's grants), then
+				      * the user served longest ago, then arrival: a user's 500
+				      * requests do not hold up another's one */
+	QUEUE_FIFO,                  /* arrival order across all users */
+};
+
+/* The daemon's policy, as `gpuctl daemon` reads it (dconf_defaults: its built-in values). */
+struct dconf {
+	char *reserved;                 /* GPUs never leased, as for -g */
+	unsigned max_gpus_per_user;     /* 0: no cap */
+	double max_wait;                /* seconds; 0: none */
+	unsigned max_conn_per_user, max_conn, max_queued_per_user;
+	double offer_timeout, idle_timeout, usage_poll, orphan_grace;
+	struct alloc_policy free;       /* when a GPU counts as free */
+	enum queue_order queue;         /* fair (default) or fifo */
+};
+
+/* The daemon's policy from path (NULL: the system file, whose absence means the built-in
+ * values); false (said why on stderr, nothing to free) on a bad value or a file that cannot be
+ * read. */
+bool dconf_load(struct dconf *c, const char *path);
+void dconf_free(struct dconf *c);
 
 /* Loads defaults, the files and the environment. false (message printed, nothing left to free)
  * on a bad value. A user's file that cannot be read (another user's home under sudo) is a

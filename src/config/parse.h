@@ -5,7 +5,6 @@
 #define CONFIG_PARSE_H
 
 #include "config/config.h"
-#include "daemon/daemon.h"
 
 #include <stdbool.h>
 #include <stdio.h>
