@@ -16,7 +16,7 @@ int lease_opts_read(struct cmd *c, struct lease_opts *o)
 	if (minfree && !parse_size_mib(minfree, &o->rq.min_free_mib))
 		return cmd_bad_usage(c->entry, "--min-free-memory wants a size such as 20G or 512M "
 				     "(at most " MAX_SIZE_TEXT "), not '%s'", minfree);
-	if (prefer && !parse_prefer(prefer, &p))
+	if (prefer && !config_parse_prefer(prefer, &p))
 		return cmd_bad_usage(c->entry, "--prefer is free-memory, index or util, not '%s'", prefer);
 	o->rq.count = (unsigned)n;
 	o->rq.max_util = util <= 100 ? (int)util : -1;

@@ -95,7 +95,7 @@ void dconf_free(struct dconf *c);
 bool config_load(struct config *c);
 void config_free(struct config *c);
 /* The system file: GPUCTL_SYSTEM_CONFIG, else /etc/gpuctl.conf. */
-const char *system_config_path(void);
+const char *config_system_path(void);
 /* For `gpuctl config`: the [daemon] settings of the system file as a daemon started without
  * --config reads them, into c->settings as daemon.KEY with their origins. false (said why) on a
  * bad value or a file that cannot be read. */
@@ -116,6 +116,6 @@ struct mem_map {
 };
 /* false with why set when text is not NAME:SIZE words. */
 bool config_parse_mem_map(const char *text, struct mem_map *m, char *why, size_t whylen);
-bool parse_prefer(const char *s, enum prefer *out);
+bool config_parse_prefer(const char *s, enum prefer *out);
 
 #endif

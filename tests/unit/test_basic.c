@@ -138,8 +138,8 @@ void test_config_values(void)
 		CHECK(ok == durs[i].ok && (!ok || v == durs[i].s));
 	}
 	enum prefer p;
-	CHECK(parse_prefer("free-memory", &p) && p == PREFER_FREE_MEMORY);
-	CHECK(parse_prefer("index", &p) && p == PREFER_INDEX);
-	CHECK(parse_prefer("util", &p) && p == PREFER_UTIL);
-	CHECK(!parse_prefer("fastest", &p));
+	CHECK(config_parse_prefer("free-memory", &p) && p == PREFER_FREE_MEMORY);
+	CHECK(config_parse_prefer("index", &p) && p == PREFER_INDEX);
+	CHECK(config_parse_prefer("util", &p) && p == PREFER_UTIL);
+	CHECK(!config_parse_prefer("fastest", &p));
 }
