@@ -239,16 +239,6 @@ bool parse_decimal(const char *s, double *out, const char **end)
 	return true;
 }
 
-bool parse_seconds(const char *s, double *out)
-{
-	const char *end;
-	double v;
-	if (!parse_decimal(s, &v, &end) || *end || v > MAX_SECONDS)
-		return false;
-	*out = v;
-	return true;
-}
-
 bool parse_size_mib(const char *s, uint64_t *mib)
 {
 	const char *end;
@@ -270,21 +260,40 @@ bool parse_size_mib(const char *s, uint64_t *mib)
 	return true;
 }
 
-bool parse_duration(const char *s, double *secs)
+/* Longest first: "5ms" is milliseconds, not 5 minutes and junk. A year is 365 days, as
+ * Prometheus counts it. */
+static const struct {
+	const char *name;
+	double mul, div;          /* seconds = number * mul / div: 500ms is 0.5 exactly */
+} duration_units[] = {
+	{"ms", 1, 1000}, {"s", 1, 1}, {"m", 60, 1}, {"h", 3600, 1}, {"d", 86400, 1},
+	{"w", 7 * 86400, 1}, {"y", 365 * 86400, 1},
+};
+
+bool parse_duration(const char *s, double max, double *secs)
 {
 	const char *end;
-	double v;
+	double v, total = 0;
 	if (!parse_decimal(s, &v, &end))
 		return false;
-	if (!strcmp(end, "m"))
-		v *= 60;
-	else if (!strcmp(end, "h"))
-		v *= 3600;
-	else if (*end && strcmp(end, "s"))
+	if (!*end)
+		total = v; /* plain seconds */
+	while (*end) {
+		size_t u = 0;
+		while (u < ARRAY_SIZE(duration_units) &&
+		       strncmp(end, duration_units[u].name, strlen(duration_units[u].name)))
+			u++;
+		if (u == ARRAY_SIZE(duration_units))
+			return false;
+		total += v * duration_units[u].mul / duration_units[u].div;
+		end += strlen(duration_units[u].name);
+		/* the next term: a number and its unit ("1m30s"; "1m30" is not one) */
+		if (*end && (!parse_decimal(end, &v, &end) || !*end))
+			return false;
+	}
+	if (total > max)
 		return false;
-	if (v > MAX_DURATION)
-		return false;
-	*secs = v;
+	*secs = total;
 	return true;
 }
 

@@ -27,7 +27,7 @@ int lease_opts_read(struct cmd *c, struct lease_opts *o)
 	o->rq.name = args_get(a, LO_NAME);
 	o->wait_given = args_has(a, LO_WAIT);
 	o->rq.wait = 0;
-	if (wait && (!parse_duration(wait, &o->rq.wait) || o->rq.wait <= 0))
+	if (wait && (!parse_duration(wait, MAX_DURATION, &o->rq.wait) || o->rq.wait <= 0))
 		return cmd_bad_usage(c->entry, "--wait wants a duration such as 90, 30s, 5m or 2h "
 				     "(at most " MAX_DURATION_TEXT "; --wait alone waits as long as it takes), "
 				     "not '%s'", wait);

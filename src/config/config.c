@@ -72,7 +72,7 @@ static int defaults_key(struct parse_ctx *x, const char *k, const char *v)
 			c->wait = -1;
 		else if (!strcmp(v, "forever"))
 			c->wait = 0;
-		else if (parse_duration(v, &d) && d > 0)
+		else if (parse_duration(v, MAX_DURATION, &d) && d > 0)
 			c->wait = d;
 		else
 			return config_bad(x, k, v, "no, forever, or a duration such as 30m (at most "

@@ -24,7 +24,7 @@ static bool parse_limit(const char *v, unsigned *out)
 static bool parse_secs(const char *v, double *out, double min)
 {
 	double d;
-	if (!parse_duration(v, &d) || d < min || d > 1e7)
+	if (!parse_duration(v, MAX_DURATION, &d) || d < min || d > 1e7)
 		return false;
 	*out = d;
 	return true;
