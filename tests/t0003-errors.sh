@@ -67,7 +67,7 @@ check_exit "--help" 0 "$GPUCTL" --help
 check_grep "--help documents exit codes" '^ +5  a GPU was lost' "$TMP/stdout"
 check_exit "status --help" 0 "$GPUCTL" status --help
 check_exit "unique prefix runs the command" 0 "$GPUCTL" stat --no-processes
-check_exit "-l with junk" 2 "$GPUCTL" status -l 1s
+check_exit "-l with junk" 2 "$GPUCTL" status -l 1x
 check_exit "-l negative" 2 "$GPUCTL" status -l -1
 check_exit "--count 0" 2 "$GPUCTL" status -c 0
 check_exit "-i without value" 2 "$GPUCTL" status -i
@@ -92,5 +92,5 @@ check_exit "kill --gpus 9" 6 "$GPUCTL" kill --gpus 9
 
 # Usage errors and help do not depend on the driver.
 use_machine "$H" /nonexistent/libnvidia-ml.so.1
-check_exit "a bad value without a driver is still a usage error" 2 "$GPUCTL" status -l 1s
+check_exit "a bad value without a driver is still a usage error" 2 "$GPUCTL" status -l 1x
 check_exit "--help-query-gpu needs no driver" 0 "$GPUCTL" status --help-query-gpu

@@ -2,7 +2,7 @@
 # t0009-kill.sh: gpuctl kill: own processes end, escalation to KILL after the grace period,
 # another user's processes untouched, dry run, and no PID-reuse accident.
 . "$(dirname "$0")/lib/lib.sh"
-plan 26
+plan 28
 use_state
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
@@ -37,6 +37,8 @@ check "which took about the grace period ($took ms)" test "$took" -ge 450 -a "$t
 wait $p 2>/dev/null
 check_exit "--signal USR1 does not escalate" 0 "$GPUCTL" kill --mine --signal USR1 --grace 0.1
 check_exit "unknown signal" 2 "$GPUCTL" kill --mine --signal FOO
+check_exit "--grace takes a duration, as run --wait does (none of mine left)" 0 "$GPUCTL" kill --mine --grace 1m
+check_exit "and refuses what is not one" 2 "$GPUCTL" kill --mine --grace 1x
 
 # Another user's processes.
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then

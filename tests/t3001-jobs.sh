@@ -8,7 +8,7 @@
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/jobs.sh"
 jobs_yield
-plan 63
+plan 67
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
 daemon_setup
@@ -115,6 +115,11 @@ check_grep "it says how it ended" "^job $u cancelled: exited with status 0 after
 check_exit "cancel --all with nothing left to cancel" 0 "$G" cancel --all
 check_exit "cancel of a job that ended: said, not an error" 0 "$G" cancel "$id"
 check_grep "it had ended" "^job $id had already ended \(done\)$" "$TMP/stdout"
+# --timeout and --grace read durations as run --wait does (they took plain seconds only).
+check_exit "wait --timeout 5m: a duration, as run --wait's" 0 "$G" wait --timeout 5m "$id"
+check_exit "cancel --grace 1m too" 0 "$G" cancel --grace 1m "$id"
+check_exit "wait --timeout 5x: refused" 2 "$G" wait --timeout 5x "$id"
+check_grep "saying what a duration is" "^gpuctl wait: --timeout wants seconds from 0 to 1000000 \(fractions allowed\) or a duration such as 500ms, 30s or 5m, not '5x'" "$TMP/stderr"
 
 # logs -f follows a running job and ends with it.
 mkfifo "$TMP/go-l"

@@ -6,10 +6,15 @@
 # Ctrl-C, SIGTERM and a lost terminal. Every wait is for something on the screen (or a process's
 # end), with a deadline only a failure reaches.
 . "$(dirname "$0")/lib/lib.sh"
-plan 90
+plan 94
 use_state
 chmod 755 "$TMP"
 WL=$B/workload
+# -d and --grace read durations as run --wait does; values are checked before the terminal is.
+check_exit "-d 500ms --grace 1m: accepted" 2 "$GPUCTL" top -d 500ms --grace 1m
+check_grep "then refused for want of a terminal" "needs a terminal" "$TMP/stderr"
+check_exit "-d 10ms: refused, under the least delay (0.05 s)" 2 "$GPUCTL" top -d 10ms
+check_grep "says so" "^gpuctl top: -d wants seconds from 0.05 to 1000000 \(fractions allowed\) or a duration such as 500ms, 30s or 5m, not '10ms'" "$TMP/stderr"
 if ! command -v tmux >/dev/null; then
 	skip "top" "tmux is not installed" 85
 	exit 0

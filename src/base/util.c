@@ -1,4 +1,5 @@
-/* util.c: error reporting, never-failing allocation, string buffers and small parsers. */
+/* util.c: error reporting, never-failing allocation, string buffers and small parsers (numbers,
+ * seconds, sizes, durations, booleans: the command line's and the configuration's alike). */
 #include "base/util.h"
 
 #include <errno.h>
@@ -238,13 +239,72 @@ bool parse_decimal(const char *s, double *out, const char **end)
 	return true;
 }
 
-bool parse_seconds(const char *s, double *out)
+bool parse_size_mib(const char *s, uint64_t *mib)
 {
 	const char *end;
-	double v;
-	if (!parse_decimal(s, &v, &end) || *end || v > MAX_SECONDS)
+	double v, mul = 1;
+	if (!parse_decimal(s, &v, &end))
 		return false;
-	*out = v;
+	if (*end == 'G' || *end == 'g')
+		mul = 1024, end++;
+	else if (*end == 'T' || *end == 't')
+		mul = 1024 * 1024, end++;
+	else if (*end == 'M' || *end == 'm')
+		end++;
+	if ((*end == 'i' && end[1] == 'B') || *end == 'B')
+		end += *end == 'i' ? 2 : 1;
+	/* Compared as a double before any conversion: 20000000000000T does not fit 64 bits. */
+	if (*end || v * mul > (double)MAX_SIZE_MIB)
+		return false;
+	*mib = (uint64_t)(v * mul);
+	return true;
+}
+
+/* Longest first: "5ms" is milliseconds, not 5 minutes and junk. A year is 365 days, as
+ * Prometheus counts it. */
+static const struct {
+	const char *name;
+	double mul, div;          /* seconds = number * mul / div: 500ms is 0.5 exactly */
+} duration_units[] = {
+	{"ms", 1, 1000}, {"s", 1, 1}, {"m", 60, 1}, {"h", 3600, 1}, {"d", 86400, 1},
+	{"w", 7 * 86400, 1}, {"y", 365 * 86400, 1},
+};
+
+bool parse_duration(const char *s, double max, double *secs)
+{
+	const char *end;
+	double v, total = 0;
+	if (!parse_decimal(s, &v, &end))
+		return false;
+	if (!*end)
+		total = v; /* plain seconds */
+	while (*end) {
+		size_t u = 0;
+		while (u < ARRAY_SIZE(duration_units) &&
+		       strncmp(end, duration_units[u].name, strlen(duration_units[u].name)))
+			u++;
+		if (u == ARRAY_SIZE(duration_units))
+			return false;
+		total += v * duration_units[u].mul / duration_units[u].div;
+		end += strlen(duration_units[u].name);
+		/* the next term: a number and its unit ("1m30s"; "1m30" is not one) */
+		if (*end && (!parse_decimal(end, &v, &end) || !*end))
+			return false;
+	}
+	if (total > max)
+		return false;
+	*secs = total;
+	return true;
+}
+
+bool parse_bool(const char *v, bool *out)
+{
+	if (!strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "1"))
+		*out = true;
+	else if (!strcmp(v, "false") || !strcmp(v, "no") || !strcmp(v, "0"))
+		*out = false;
+	else
+		return false;
 	return true;
 }
 

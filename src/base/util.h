@@ -1,5 +1,6 @@
 /* util.h: process-wide helpers: the exit codes, error reporting, allocation that never fails,
- * string buffers, strict number parsers and MiB formatting.
+ * string buffers, strict parsers of numbers and values (sizes, durations, booleans), MiB
+ * formatting and the GPU_MAX limit.
  * Ownership rule: a function returning char * hands it to the caller; every _new has a _free. */
 #ifndef GPUCTL_UTIL_H
 #define GPUCTL_UTIL_H
@@ -120,13 +121,25 @@ char *read_file(const char *path, size_t *len);
 
 /* Strict number parsers: whole string, no sign surprises; false on any junk. */
 bool parse_uint(const char *s, unsigned long *out);
-/* Seconds, fractions allowed ("0.5", ".25"), at most MAX_SECONDS: every wait and period
- * converts to milliseconds in an int without overflow. */
-#define MAX_SECONDS 1000000.0
-bool parse_seconds(const char *s, double *out);
 /* A plain decimal at the start of s: digits, a fraction or both; no sign, exponent, hex, inf
  * or nan (so "1e300T" is not a size). *end: the first character after it. */
 bool parse_decimal(const char *s, double *out, const char **end);
+/* "20G", "512M", "1024" (MiB) -> MiB, at most MAX_SIZE_MIB (what the text says). */
+#define MAX_SIZE_MIB (1024ULL * 1024 * 1024)
+#define MAX_SIZE_TEXT "1024T"
+bool parse_size_mib(const char *s, uint64_t *mib);
+/* gpuctl's one reader of a duration, for options, the configuration and Prometheus's answers:
+ * plain seconds ("90", "1.5", ".25") or terms of a number and a unit, ms, s, m, h, d, w or y
+ * (365 d), as Prometheus writes them ("500ms", "30s", "5m", "2h", "1m30s"); no sign, exponent,
+ * hex or space. At most max seconds: MAX_SECONDS for an option's seconds (every wait and period
+ * converts to milliseconds in an int without overflow), MAX_DURATION for the configuration's
+ * and run --wait's. false on anything else, *secs untouched. */
+#define MAX_SECONDS 1000000.0
+#define MAX_DURATION (365 * 86400.0)
+#define MAX_DURATION_TEXT "8760h"
+bool parse_duration(const char *s, double max, double *secs);
+/* true, yes, 1 or false, no, 0. */
+bool parse_bool(const char *v, bool *out);
 
 /* Memory as nvidia-smi shows it: whole MiB, a partial MiB counted as one (its rule in real
  * captures); as text, "71234 MiB" and "71234 / 81559 MiB" (returned by value: use .s within the
@@ -137,6 +150,11 @@ struct mib_text {
 };
 struct mib_text mib_text(uint64_t bytes);
 struct mib_text mib_of_text(uint64_t used, uint64_t total);
+
+/* The most GPUs gpuctl handles on one machine: choices and masks are 64-bit sets. A backend
+ * that finds more uses the first GPU_MAX. Here, below every layer, so that the configuration
+ * (a profile's count) and the machine's model share it. */
+enum { GPU_MAX = 64 };
 
 /* Monotonic clock in seconds. */
 double now_mono(void);

@@ -59,26 +59,12 @@ double cl_parse_time(const char *s)
 	return (double)timegm(&tm) + frac - off;
 }
 
-/* Prometheus durations: "15s", "1m30s", "500ms", "1h". NAN when not one. */
-double cl_parse_duration(const char *s)
+/* A target's scrape interval or timeout, a Prometheus duration ("15s", "1m30s", "500ms"): gpuctl's
+ * one reader of durations, unbounded here. NAN when it is not one. */
+static double prom_duration(const char *s)
 {
-	double total = 0;
-	if (!s || !*s)
-		return NAN;
-	while (*s) {
-		char *end;
-		double v = strtod(s, &end);
-		if (end == s || v < 0)
-			return NAN;
-		s = end;
-		double unit = !strncmp(s, "ms", 2) ? 0.001 : *s == 's' ? 1 : *s == 'm' ? 60 : *s == 'h' ? 3600
-			    : *s == 'd' ? 86400 : *s == 'w' ? 604800 : *s == 'y' ? 31536000 : -1;
-		if (unit < 0)
-			return NAN;
-		s += !strncmp(s, "ms", 2) ? 2 : 1;
-		total += v * unit;
-	}
-	return total;
+	double d;
+	return parse_duration(s, HUGE_VAL, &d) ? d : NAN;
 }
 
 static char *dup_or_null(const char *s)
@@ -119,8 +105,8 @@ static bool load_targets(struct cluster *c, struct prom *p, struct gpu_error *er
 			.health = xstrdup(health ? health : "unknown"),
 			.error = e && *e ? xstrdup(e) : NULL,
 			.last_scrape = cl_parse_time(pj_str(pj_get(t, "lastScrape"))),
-			.interval = cl_parse_duration(pj_str(pj_get(t, "scrapeInterval"))),
-			.timeout = cl_parse_duration(pj_str(pj_get(t, "scrapeTimeout"))),
+			.interval = prom_duration(pj_str(pj_get(t, "scrapeInterval"))),
+			.timeout = prom_duration(pj_str(pj_get(t, "scrapeTimeout"))),
 		};
 	}
 	if (c->nt)

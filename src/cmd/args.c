@@ -156,12 +156,13 @@ bool args_seconds(struct args *a, int opt, double min, double *v)
 	double d;
 	if (!x)
 		return true;
-	if (x->value && parse_seconds(x->value, &d) && d >= min) {
+	if (x->value && parse_duration(x->value, MAX_SECONDS, &d) && d >= min) {
 		*v = d;
 		return true;
 	}
-	snprintf(a->err, sizeof a->err, "%s wants seconds from %g to %.0f (fractions allowed), not '%s'",
-		 x->spelling, min, MAX_SECONDS, x->value ? x->value : "");
+	snprintf(a->err, sizeof a->err, "%s wants seconds from %g to %.0f (fractions allowed) or a "
+		 "duration such as 500ms, 30s or 5m, not '%s'", x->spelling, min, MAX_SECONDS,
+		 x->value ? x->value : "");
 	return false;
 }
 

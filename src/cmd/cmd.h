@@ -72,6 +72,8 @@ const char *args_get(const struct args *a, int opt);
 /* Typed values. Absent: true, *v unchanged (the caller's default). A bad value: false, a->err
  * set. */
 bool args_uint(struct args *a, int opt, unsigned long min, unsigned long max, unsigned long *v);
+/* Seconds from min to MAX_SECONDS, as any duration gpuctl reads (parse_duration: 90, 1.5,
+ * 500ms, 30s, 5m). */
 bool args_seconds(struct args *a, int opt, double min, double *v);
 /* The position of the value in the NULL-terminated choices; def when absent; -1 when bad. */
 int args_choice(struct args *a, int opt, const char *const *choices, int def);

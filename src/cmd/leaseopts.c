@@ -16,7 +16,7 @@ int lease_opts_read(struct cmd *c, struct lease_opts *o)
 	if (minfree && !parse_size_mib(minfree, &o->rq.min_free_mib))
 		return cmd_bad_usage(c->entry, "--min-free-memory wants a size such as 20G or 512M "
 				     "(at most " MAX_SIZE_TEXT "), not '%s'", minfree);
-	if (prefer && !parse_prefer(prefer, &p))
+	if (prefer && !config_parse_prefer(prefer, &p))
 		return cmd_bad_usage(c->entry, "--prefer is free-memory, index or util, not '%s'", prefer);
 	o->rq.count = (unsigned)n;
 	o->rq.max_util = util <= 100 ? (int)util : -1;
@@ -27,7 +27,7 @@ int lease_opts_read(struct cmd *c, struct lease_opts *o)
 	o->rq.name = args_get(a, LO_NAME);
 	o->wait_given = args_has(a, LO_WAIT);
 	o->rq.wait = 0;
-	if (wait && (!parse_duration(wait, &o->rq.wait) || o->rq.wait <= 0))
+	if (wait && (!parse_duration(wait, MAX_DURATION, &o->rq.wait) || o->rq.wait <= 0))
 		return cmd_bad_usage(c->entry, "--wait wants a duration such as 90, 30s, 5m or 2h "
 				     "(at most " MAX_DURATION_TEXT "; --wait alone waits as long as it takes), "
 				     "not '%s'", wait);

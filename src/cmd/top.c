@@ -316,7 +316,7 @@ const struct cmd_entry cmd_top_entry = {
 		 "--details` does not tell. Needs a terminal (not TERM=dumb) and ncurses\n"
 		 "(libncursesw6).\n\n"
 		 CMD_GPUS_HELP
-		 "  -d, --delay SECONDS        between refreshes (default 1; fractions allowed)\n"
+		 "  -d, --delay SECONDS        between refreshes (default 1; fractions or units: 0.5, 500ms)\n"
 		 "      --sort COL             user, pid, gpu, gmem (default), sm, mem, enc, dec, cpu,\n"
 		 "                             rss, time or command\n"
 		 "      --reverse              the other way round\n"

@@ -1,53 +1,27 @@
-/* config.c: INI configuration through inih (Debian's libinih). Errors name the file and line;
- * an unknown key is a warning, a bad value an error. Admin keys are honoured only from /etc, so a
- * user cannot lift a cap or use a reserved GPU by writing their own file. */
+/* config.c: a user's settings: [defaults], [profile NAME] and [slurm] of the system file and the
+ * user's (read by parse.c, through inih). Errors name the file and line; an unknown key is a
+ * warning, a bad value an error. Admin keys are honoured only from /etc, so a user cannot lift
+ * a cap or use a reserved GPU by writing their own file. */
 #include "config/config.h"
 #include "config/parse.h"
-#include "daemon/daemon.h"
-#include "base/dl.h"
-#include "machine/gpu.h"
-#include "jobs/slurm-jobs.h"
 #include "base/util.h"
 
 #include <ctype.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <ini.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
-#include <unistd.h>
 
 #define SYSTEM_CONFIG "/etc/gpuctl.conf"
 
 /* GPUCTL_SYSTEM_CONFIG names another system file, as git's GIT_CONFIG_SYSTEM does (tests; a
  * machine whose /etc is read-only). */
-const char *system_config_path(void)
+const char *config_system_path(void)
 {
 	const char *p = getenv("GPUCTL_SYSTEM_CONFIG");
 	return p && *p ? p : SYSTEM_CONFIG;
 }
 
-/* Records key = value as set at the current line (a later file's replaces an earlier one's). */
-void remember(struct parse_ctx *x, const char *key, const char *value)
-{
-	struct config *c = x->c;
-	char *origin = xasprintf("%s:%d", x->path, x->line);
-	for (size_t i = 0; i < c->nsettings; i++)
-		if (!strcmp(c->settings[i].key, key)) {
-			free(c->settings[i].value);
-			free(c->settings[i].origin);
-			c->settings[i].value = xstrdup(value);
-			c->settings[i].origin = origin;
-			return;
-		}
-	c->settings = grow_array(c->settings, &c->cap, c->nsettings + 1, sizeof *c->settings);
-	c->settings[c->nsettings++] = (struct setting){xstrdup(key), xstrdup(value), origin};
-}
-
-bool parse_prefer(const char *s, enum prefer *out)
+bool config_parse_prefer(const char *s, enum prefer *out)
 {
 	if (!strcmp(s, "free-memory"))
 		*out = PREFER_FREE_MEMORY;
@@ -58,63 +32,6 @@ bool parse_prefer(const char *s, enum prefer *out)
 	else
 		return false;
 	return true;
-}
-
-bool parse_size_mib(const char *s, uint64_t *mib)
-{
-	const char *end;
-	double v, mul = 1;
-	if (!parse_decimal(s, &v, &end))
-		return false;
-	if (*end == 'G' || *end == 'g')
-		mul = 1024, end++;
-	else if (*end == 'T' || *end == 't')
-		mul = 1024 * 1024, end++;
-	else if (*end == 'M' || *end == 'm')
-		end++;
-	if ((*end == 'i' && end[1] == 'B') || *end == 'B')
-		end += *end == 'i' ? 2 : 1;
-	/* Compared as a double before any conversion: 20000000000000T does not fit 64 bits. */
-	if (*end || v * mul > (double)MAX_SIZE_MIB)
-		return false;
-	*mib = (uint64_t)(v * mul);
-	return true;
-}
-
-bool parse_duration(const char *s, double *secs)
-{
-	const char *end;
-	double v;
-	if (!parse_decimal(s, &v, &end))
-		return false;
-	if (!strcmp(end, "m"))
-		v *= 60;
-	else if (!strcmp(end, "h"))
-		v *= 3600;
-	else if (*end && strcmp(end, "s"))
-		return false;
-	if (v > MAX_DURATION)
-		return false;
-	*secs = v;
-	return true;
-}
-
-bool parse_bool(const char *v, bool *out)
-{
-	if (!strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "1"))
-		*out = true;
-	else if (!strcmp(v, "false") || !strcmp(v, "no") || !strcmp(v, "0"))
-		*out = false;
-	else
-		return false;
-	return true;
-}
-
-int bad(struct parse_ctx *x, const char *key, const char *value, const char *want)
-{
-	fprintf(stderr, "gpuctl: %s:%d: bad value '%s' for %s: %s\n", x->path, x->line, value, key, want);
-	x->failed = true;
-	return 1;
 }
 
 /* Keys the daemon reads from /etc/gpuctl.conf: the machine's rules, not one user's choice. */
@@ -132,7 +49,7 @@ static int defaults_key(struct parse_ctx *x, const char *k, const char *v)
 			if (!x->admin)
 				fprintf(stderr, "gpuctl: warning: %s:%d: %s is the administrator's, honoured only "
 					"in %s (the daemon reads it); ignored\n", x->path, x->line, k,
-					system_config_path());
+					config_system_path());
 			return 1;
 		}
 	if (!strcmp(k, "state_dir")) {
@@ -140,14 +57,14 @@ static int defaults_key(struct parse_ctx *x, const char *k, const char *v)
 			"the state (gpuctl daemon --state-dir); ignored\n", x->path, x->line);
 		return 1;
 	} else if (!strcmp(k, "prefer")) {
-		if (!parse_prefer(v, &c->prefer))
-			return bad(x, k, v, "free-memory, index or util");
+		if (!config_parse_prefer(v, &c->prefer))
+			return config_bad(x, k, v, "free-memory, index or util");
 	} else if (!strcmp(k, "prometheus")) {
 		free(c->prometheus);
 		c->prometheus = *v ? xstrdup(v) : NULL;
 	} else if (!strcmp(k, "backend")) {
 		if (strcmp(v, "local") && strcmp(v, "slurm"))
-			return bad(x, k, v, "local or slurm");
+			return config_bad(x, k, v, "local or slurm");
 		free(c->backend);
 		c->backend = xstrdup(v);
 	} else if (!strcmp(k, "wait")) {
@@ -155,10 +72,10 @@ static int defaults_key(struct parse_ctx *x, const char *k, const char *v)
 			c->wait = -1;
 		else if (!strcmp(v, "forever"))
 			c->wait = 0;
-		else if (parse_duration(v, &d) && d > 0)
+		else if (parse_duration(v, MAX_DURATION, &d) && d > 0)
 			c->wait = d;
 		else
-			return bad(x, k, v, "no, forever, or a duration such as 30m (at most "
+			return config_bad(x, k, v, "no, forever, or a duration such as 30m (at most "
 				   MAX_DURATION_TEXT ")");
 	} else {
 		fprintf(stderr, "gpuctl: warning: %s:%d: unknown key '%s' in [defaults]; ignored\n",
@@ -166,7 +83,7 @@ static int defaults_key(struct parse_ctx *x, const char *k, const char *v)
 		return 1;
 	}
 	char *key = xasprintf("defaults.%s", k);
-	remember(x, key, v);
+	config_remember(x, key, v);
 	free(key);
 	return 1;
 }
@@ -206,29 +123,29 @@ static int profile_key(struct parse_ctx *x, struct profile *p, const char *k, co
 	bool b;
 	if (!strcmp(k, "count")) {
 		if (!parse_uint(v, &n) || n == 0 || n > GPU_MAX)
-			return bad(x, k, v, "a number of GPUs, 1-64");
+			return config_bad(x, k, v, "a number of GPUs, 1-64");
 		p->count = (unsigned)n;
 	} else if (!strcmp(k, "min_free_memory")) {
 		if (!parse_size_mib(v, &p->min_free_mib))
-			return bad(x, k, v, "a size such as 20G (at most " MAX_SIZE_TEXT ")");
+			return config_bad(x, k, v, "a size such as 20G (at most " MAX_SIZE_TEXT ")");
 	} else if (!strcmp(k, "max_util")) {
 		if (!parse_uint(v, &n) || n > 100)
-			return bad(x, k, v, "a percentage 0-100");
+			return config_bad(x, k, v, "a percentage 0-100");
 		p->max_util = (int)n;
 	} else if (!strcmp(k, "prefer")) {
-		if (!parse_prefer(v, &pr))
-			return bad(x, k, v, "free-memory, index or util");
+		if (!config_parse_prefer(v, &pr))
+			return config_bad(x, k, v, "free-memory, index or util");
 		p->prefer = (int)pr;
 	} else if (!strcmp(k, "uuid")) {
 		if (!parse_bool(v, &b))
-			return bad(x, k, v, "true or false");
+			return config_bad(x, k, v, "true or false");
 		p->uuid = b;
 	} else if (!strcmp(k, "gpus")) {
 		free(p->gpus);
 		p->gpus = xstrdup(v);
 	} else if (!strcmp(k, "backend")) {
 		if (strcmp(v, "local") && strcmp(v, "slurm"))
-			return bad(x, k, v, "local or slurm");
+			return config_bad(x, k, v, "local or slurm");
 		free(p->backend);
 		p->backend = xstrdup(v);
 	} else if (!strncmp(k, "env.", 4)) {
@@ -240,9 +157,37 @@ static int profile_key(struct parse_ctx *x, struct profile *p, const char *k, co
 		return 1;
 	}
 	char *key = xasprintf("profile.%s.%s", p->name, k);
-	remember(x, key, v);
+	config_remember(x, key, v);
 	free(key);
 	return 1;
+}
+
+/* NAME:SIZE words: at most 32, a name of at most 63 characters and none of the characters
+ * sbatch --constraint gives a meaning to, a size of more than 0. */
+bool config_parse_mem_map(const char *text, struct mem_map *m, char *why, size_t whylen)
+{
+	*m = (struct mem_map){0};
+	char *copy = xstrdup(text), *save = NULL;
+	bool ok = true;
+	for (char *t = strtok_r(copy, " \t,", &save); t && ok; t = strtok_r(NULL, " \t,", &save)) {
+		char *colon = strrchr(t, ':');
+		if (!colon || colon == t || m->n == ARRAY_SIZE(m->e) ||
+		    (size_t)(colon - t) >= sizeof m->e[0].name || !parse_size_mib(colon + 1, &m->e[m->n].mib) ||
+		    !m->e[m->n].mib || strcspn(t, "|&!()[]*") < (size_t)(colon - t)) {
+			snprintf(why, whylen, "'%s' is not NAME:SIZE (a GRES type or node feature and the "
+				 "memory of each of its GPUs, e.g. a100:40G)", t);
+			ok = false;
+			break;
+		}
+		snprintf(m->e[m->n].name, sizeof m->e[0].name, "%.*s", (int)(colon - t), t);
+		m->n++;
+	}
+	if (ok && !m->n) {
+		snprintf(why, whylen, "an empty list (want NAME:SIZE ..., e.g. a100:40G h100:80G)");
+		ok = false;
+	}
+	free(copy);
+	return ok;
 }
 
 /* [slurm]: how --min-free-memory reads on this site's Slurm. */
@@ -258,12 +203,12 @@ static int slurm_key(struct parse_ctx *x, const char *k, const char *v)
 			x->line, k);
 		return 1;
 	}
-	if (!mem_map_parse(v, &m, why, sizeof why))
-		return bad(x, k, v, why);
+	if (!config_parse_mem_map(v, &m, why, sizeof why))
+		return config_bad(x, k, v, why);
 	free(*dst);
 	*dst = xstrdup(v);
 	char *key = xasprintf("slurm.%s", k);
-	remember(x, key, v);
+	config_remember(x, key, v);
 	free(key);
 	return 1;
 }
@@ -282,12 +227,10 @@ static struct profile *profile_get(struct config *c, const char *name)
 }
 
 
-static int handler(void *user, const char *section, const char *name, const char *value)
+/* The sections of a user's settings ([defaults], [profile NAME], [slurm]); [daemon] is the
+ * daemon's (config/daemon.c). */
+static int user_section(struct parse_ctx *x, const char *section, const char *name, const char *value)
 {
-	struct parse_ctx *x = user;
-	x->in_defaults = !strcmp(section, "defaults");
-	if (x->dc)
-		return !strcmp(section, "daemon") || x->in_defaults ? daemon_key(x, name, value) : 1;
 	if (!strcmp(section, "daemon"))
 		return 1; /* the daemon's section: read by `gpuctl daemon` */
 	if (!strcmp(section, "defaults"))
@@ -301,95 +244,14 @@ static int handler(void *user, const char *section, const char *name, const char
 	return 1;
 }
 
-/* inih's handler has no line number: count the lines as inih reads them. */
-static char *reader(char *buf, int size, void *stream)
-{
-	struct parse_ctx *x = stream;
-	if (x->bytes >= MAX_CONFIG_BYTES)
-		return NULL; /* grew after it was opened: read no more than the cap */
-	char *r = fgets(buf, size, x->f);
-	if (r) {
-		x->line++;
-		x->bytes += strlen(r);
-	}
-	return r;
-}
-
-/* inih is loaded when there is a file to parse, as the exporter loads libmicrohttpd: most runs
- * find no configuration file, and every run would otherwise pay for loading the library at its
- * start (a tenth of a millisecond, a tenth of a `status --query-gpu`). */
-typedef int (*parse_stream_fn)(ini_reader, void *, ini_handler, void *);
-
-static parse_stream_fn load_inih(void)
-{
-	static parse_stream_fn parse;
-	static const char *const sonames[] = {"libinih.so.1", NULL};
-	static const char *const names[] = {"ini_parse_stream", NULL};
-	char why[512];
-	const char *loaded;
-	void *dl;
-	if (!parse && (!(dl = dl_open(sonames, &loaded, why, sizeof why)) ||
-		       dl_resolve(dl, &parse, names) < 0))
-		fprintf(stderr, "gpuctl: cannot load the INI parser libinih.so.1 (%s); install it "
-			"(Debian: apt-get install libinih1)\n", dl ? "no ini_parse_stream" : why);
-	return parse;
-}
-
-/* Parses x->f (open) into x->c or x->dc; false (said why) on a syntax error or a bad value. */
-bool parse_ini(struct parse_ctx *x)
-{
-	parse_stream_fn parse = load_inih();
-	int r = parse ? parse(reader, x, handler, x) : 0;
-	fclose(x->f);
-	if (!parse)
-		return false;
-	if (r > 0) {
-		fprintf(stderr, "gpuctl: %s:%d: not INI syntax (expected [section] or key = value)\n",
-			x->path, r);
-		return false;
-	}
-	return !x->failed;
-}
-
-/* A configuration file opened for reading: a regular file of at most MAX_CONFIG_BYTES (or
- * /dev/null, which reads as empty). Opened
- * without blocking, so a FIFO put in its place is refused, not waited on. NULL with why set;
- * *missing when there is no such file (not an error). */
-FILE *open_config(const char *path, char *why, size_t n, bool *missing)
-{
-	*missing = false;
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	struct stat st;
-	if (fd < 0) {
-		*missing = errno == ENOENT;
-		snprintf(why, n, "%s", strerror(errno));
-		return NULL;
-	}
-	/* /dev/null is the usual way to say "no configuration" (GIT_CONFIG_GLOBAL=/dev/null). */
-	bool null = fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 &&
-		    minor(st.st_rdev) == 3;
-	if (!null && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > MAX_CONFIG_BYTES)) {
-		snprintf(why, n, "%s", !S_ISREG(st.st_mode) ? "not a regular file"
-				       : "larger than 1 MiB: not a configuration file");
-		close(fd);
-		return NULL;
-	}
-	FILE *f = fdopen(fd, "r");
-	if (!f) {
-		snprintf(why, n, "%s", strerror(errno));
-		close(fd);
-	}
-	return f;
-}
-
 /* The system file that cannot be read is an error (the administrator's profiles would silently
  * be missing); the user's own is a warning, and the run goes on without it. */
 static bool load_file(struct config *c, int which, const char *path, bool admin)
 {
-	struct parse_ctx x = {.c = c, .path = path, .admin = admin};
+	struct parse_ctx x = {.section = user_section, .c = c, .path = path, .admin = admin};
 	char why[256];
 	bool missing;
-	x.f = open_config(path, why, sizeof why, &missing);
+	x.f = config_open(path, why, sizeof why, &missing);
 	if (!x.f) {
 		c->files[which].path = xstrdup(path);
 		c->files[which].state = xstrdup(missing ? "none" : why);
@@ -404,7 +266,7 @@ static bool load_file(struct config *c, int which, const char *path, bool admin)
 	}
 	c->files[which].path = xstrdup(path);
 	c->files[which].state = xstrdup("read");
-	return parse_ini(&x);
+	return config_parse_ini(&x);
 }
 
 bool config_load(struct config *c)
@@ -417,9 +279,9 @@ bool config_load(struct config *c)
 	 * admin's rules are the daemon's), so a user may skip it; tests do, to stay hermetic. */
 	const char *nosys = getenv("GPUCTL_CONFIG_NOSYSTEM");
 	if (nosys && *nosys) {
-		c->files[0].path = xstrdup(system_config_path());
+		c->files[0].path = xstrdup(config_system_path());
 		c->files[0].state = xstrdup("not read: GPUCTL_CONFIG_NOSYSTEM is set");
-	} else if (!load_file(c, 0, system_config_path(), true)) {
+	} else if (!load_file(c, 0, config_system_path(), true)) {
 		config_free(c);
 		return false;
 	}

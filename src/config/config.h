@@ -32,7 +32,7 @@ struct setting {
 };
 
 /* A user's settings. The machine's rules (when a GPU is free, reserved GPUs, per-user caps) are
- * the daemon's: struct dconf in daemon.h, read from the [daemon] section of /etc/gpuctl.conf. */
+ * the daemon's: struct dconf below, read from the [daemon] section of /etc/gpuctl.conf. */
 struct config {
 	enum prefer prefer;
 	double wait;                  /* default for run: <0 no wait, 0 forever, >0 seconds */
@@ -40,7 +40,7 @@ struct config {
 	char *prometheus;             /* the cluster view's server: status --prometheus */
 	char *backend;                /* where `submit` sends jobs: "local" (NULL) or "slurm" */
 	/* [slurm]: --min-free-memory as Slurm GPU types or node features, "NAME:SIZE ..." (checked
-	 * when read; slurm-jobs.h) */
+	 * when read: struct mem_map) */
 	char *slurm_gres_memory, *slurm_feature_memory;
 	struct setting *settings;     /* in the order first set; a later file's value replaces */
 	size_t nsettings, cap;
@@ -53,6 +53,41 @@ struct config {
 	bool daemon_read;             /* its [daemon] keys are in settings as daemon.KEY */
 };
 
+/* ---- the daemon's policy: the [daemon] section of the system file (config/daemon.c) ---- */
+
+/* When a GPU counts as free ([daemon] free_max_memory_used, free_max_util,
+ * free_allow_processes): alloc.c's rule. */
+struct alloc_policy {
+	uint64_t max_used_mib;       /* a GPU using more memory is busy */
+	int max_util;
+	bool allow_procs;
+};
+
+/* The order a scheduling pass considers the waiting requests in ([daemon] queue). */
+enum queue_order {
+	QUEUE_FAIR,                  /* fewest GPUs held first (counting this pass's grants), then
+				      * the user served longest ago, then arrival: a user's 500
+				      * requests do not hold up another's one */
+	QUEUE_FIFO,                  /* arrival order across all users */
+};
+
+/* The daemon's policy, as `gpuctl daemon` reads it (dconf_defaults: its built-in values). */
+struct dconf {
+	char *reserved;                 /* GPUs never leased, as for -g */
+	unsigned max_gpus_per_user;     /* 0: no cap */
+	double max_wait;                /* seconds; 0: none */
+	unsigned max_conn_per_user, max_conn, max_queued_per_user;
+	double offer_timeout, idle_timeout, usage_poll, orphan_grace;
+	struct alloc_policy free;       /* when a GPU counts as free */
+	enum queue_order queue;         /* fair (default) or fifo */
+};
+
+/* The daemon's policy from path (NULL: the system file, whose absence means the built-in
+ * values); false (said why on stderr, nothing to free) on a bad value or a file that cannot be
+ * read. */
+bool dconf_load(struct dconf *c, const char *path);
+void dconf_free(struct dconf *c);
+
 /* Loads defaults, the files and the environment. false (message printed, nothing left to free)
  * on a bad value. A user's file that cannot be read (another user's home under sudo) is a
  * warning, as git does for its XDG files; a configuration file must be a regular file of at
@@ -60,7 +95,7 @@ struct config {
 bool config_load(struct config *c);
 void config_free(struct config *c);
 /* The system file: GPUCTL_SYSTEM_CONFIG, else /etc/gpuctl.conf. */
-const char *system_config_path(void);
+const char *config_system_path(void);
 /* For `gpuctl config`: the [daemon] settings of the system file as a daemon started without
  * --config reads them, into c->settings as daemon.KEY with their origins. false (said why) on a
  * bad value or a file that cannot be read. */
@@ -69,14 +104,18 @@ bool config_load_daemon(struct config *c);
 struct dconf_default { const char *key, *value; };
 extern const struct dconf_default dconf_defaults[];
 const struct profile *config_profile(const struct config *c, const char *name);
-bool parse_prefer(const char *s, enum prefer *out);
-/* "20G", "512M", "1024" (MiB) -> MiB, at most MAX_SIZE_MIB (what the text says). */
-#define MAX_SIZE_MIB (1024ULL * 1024 * 1024)
-#define MAX_SIZE_TEXT "1024T"
-bool parse_size_mib(const char *s, uint64_t *mib);
-/* "90", "30s", "5m", "2h" -> seconds, at most MAX_DURATION (a year). */
-#define MAX_DURATION (365 * 86400.0)
-#define MAX_DURATION_TEXT "8760h"
-bool parse_duration(const char *s, double *secs);
+/* [slurm] gres_by_memory / features_by_memory: the site's Slurm GPU types or node features with
+ * the memory of each of their GPUs ("a100:40G h100:80G"), for --min-free-memory on Slurm
+ * (slurm-jobs.h). */
+struct mem_map {
+	size_t n;
+	struct {
+		char name[64];
+		uint64_t mib;
+	} e[32];
+};
+/* false with why set when text is not NAME:SIZE words. */
+bool config_parse_mem_map(const char *text, struct mem_map *m, char *why, size_t whylen);
+bool config_parse_prefer(const char *s, enum prefer *out);
 
 #endif

@@ -1,7 +1,7 @@
-/* config-daemon.c: the daemon's policy in the system configuration ([daemon], and the admin
- * keys of [defaults] of older files): parsed into struct dconf for the daemon, and listed with
- * where each value came from for `gpuctl config`. Shares config.c's INI reading
- * (config-parse.h). */
+/* daemon.c: the daemon's policy in the system configuration ([daemon], and the admin keys of
+ * [defaults] of older files): parsed into struct dconf (config.h) for the daemon, and listed
+ * with where each value came from for `gpuctl config`. Reads the file through parse.c, as
+ * config.c does, with its own section callback. */
 #include "config/parse.h"
 #include "base/util.h"
 
@@ -24,13 +24,14 @@ static bool parse_limit(const char *v, unsigned *out)
 static bool parse_secs(const char *v, double *out, double min)
 {
 	double d;
-	if (!parse_duration(v, &d) || d < min || d > 1e7)
+	if (!parse_duration(v, MAX_DURATION, &d) || d < min || d > 1e7)
 		return false;
 	*out = d;
 	return true;
 }
 
-int daemon_key(struct parse_ctx *x, const char *k, const char *v)
+/* A key of [daemon] (or an admin key of [defaults]); 1 when handled, as inih's handlers. */
+static int daemon_key(struct parse_ctx *x, const char *k, const char *v)
 {
 	struct dconf *c = x->dc;
 	unsigned long n;
@@ -40,52 +41,52 @@ int daemon_key(struct parse_ctx *x, const char *k, const char *v)
 		c->reserved = *v ? xstrdup(v) : NULL;
 	} else if (!strcmp(k, "max_gpus_per_user")) {
 		if (!parse_uint(v, &n) || n > 64)
-			return bad(x, k, v, "a number of GPUs (0: no cap)");
+			return config_bad(x, k, v, "a number of GPUs (0: no cap)");
 		c->max_gpus_per_user = (unsigned)n;
 	} else if (!strcmp(k, "max_wait")) {
 		if (!strcmp(v, "none"))
 			c->max_wait = 0;
 		else if (!parse_secs(v, &c->max_wait, 1))
-			return bad(x, k, v, "none, or a duration such as 12h");
+			return config_bad(x, k, v, "none, or a duration such as 12h");
 	} else if (!strcmp(k, "max_connections_per_user")) {
 		if (!parse_limit(v, &c->max_conn_per_user))
-			return bad(x, k, v, "a positive number");
+			return config_bad(x, k, v, "a positive number");
 	} else if (!strcmp(k, "max_connections")) {
 		if (!parse_limit(v, &c->max_conn))
-			return bad(x, k, v, "a positive number");
+			return config_bad(x, k, v, "a positive number");
 	} else if (!strcmp(k, "max_queued_per_user")) {
 		if (!parse_limit(v, &c->max_queued_per_user))
-			return bad(x, k, v, "a positive number");
+			return config_bad(x, k, v, "a positive number");
 	} else if (!strcmp(k, "offer_timeout")) {
 		if (!parse_secs(v, &c->offer_timeout, 0.01))
-			return bad(x, k, v, "a duration such as 2s");
+			return config_bad(x, k, v, "a duration such as 2s");
 	} else if (!strcmp(k, "idle_timeout")) {
 		if (!parse_secs(v, &c->idle_timeout, 0.01))
-			return bad(x, k, v, "a duration such as 30s");
+			return config_bad(x, k, v, "a duration such as 30s");
 	} else if (!strcmp(k, "usage_poll")) {
 		if (!parse_secs(v, &c->usage_poll, 0.01))
-			return bad(x, k, v, "a duration such as 5s");
+			return config_bad(x, k, v, "a duration such as 5s");
 	} else if (!strcmp(k, "orphan_grace")) {
 		if (!parse_secs(v, &c->orphan_grace, 0))
-			return bad(x, k, v, "a duration such as 30s");
+			return config_bad(x, k, v, "a duration such as 30s");
 	} else if (!strcmp(k, "queue")) {
 		if (!strcmp(v, "fair"))
 			c->queue = QUEUE_FAIR;
 		else if (!strcmp(v, "fifo"))
 			c->queue = QUEUE_FIFO;
 		else
-			return bad(x, k, v, "fair (fewest GPUs held first) or fifo (arrival order)");
+			return config_bad(x, k, v, "fair (fewest GPUs held first) or fifo (arrival order)");
 	} else if (!strcmp(k, "free_max_memory_used")) {
 		if (!parse_size_mib(v, &mib))
-			return bad(x, k, v, "a size such as 1G or 512M (at most " MAX_SIZE_TEXT ")");
+			return config_bad(x, k, v, "a size such as 1G or 512M (at most " MAX_SIZE_TEXT ")");
 		c->free.max_used_mib = mib;
 	} else if (!strcmp(k, "free_max_util")) {
 		if (!parse_uint(v, &n) || n > 100)
-			return bad(x, k, v, "a percentage 0-100");
+			return config_bad(x, k, v, "a percentage 0-100");
 		c->free.max_util = (int)n;
 	} else if (!strcmp(k, "free_allow_processes")) {
 		if (!parse_bool(v, &c->free.allow_procs))
-			return bad(x, k, v, "true or false");
+			return config_bad(x, k, v, "true or false");
 	} else if (!strcmp(k, "prefer") || !strcmp(k, "wait") || !strcmp(k, "state_dir") ||
 		   !strcmp(k, "prometheus") || !strcmp(k, "backend")) {
 		return 1; /* [defaults] keys of the clients */
@@ -97,10 +98,19 @@ int daemon_key(struct parse_ctx *x, const char *k, const char *v)
 	}
 	if (x->c) { /* `gpuctl config`: where each of the daemon's settings came from */
 		char *key = xasprintf("daemon.%s", k);
-		remember(x, key, v);
+		config_remember(x, key, v);
 		free(key);
 	}
 	return 1;
+}
+
+/* The daemon reads [daemon], and the admin keys of [defaults] (their home in older files); the
+ * other sections are the users'. */
+static int daemon_section(struct parse_ctx *x, const char *section, const char *name,
+			  const char *value)
+{
+	x->in_defaults = !strcmp(section, "defaults");
+	return !strcmp(section, "daemon") || x->in_defaults ? daemon_key(x, name, value) : 1;
 }
 
 /* The daemon's built-in values, as `gpuctl config` shows them (dconf_init sets them). */
@@ -129,9 +139,10 @@ static void dconf_init(struct dconf *c)
 
 bool config_load_daemon(struct config *c)
 {
-	const char *path = system_config_path(), *nosys = getenv("GPUCTL_CONFIG_NOSYSTEM");
+	const char *path = config_system_path(), *nosys = getenv("GPUCTL_CONFIG_NOSYSTEM");
 	struct dconf dc;
-	struct parse_ctx x = {.c = c, .dc = &dc, .path = path, .admin = true};
+	struct parse_ctx x = {.section = daemon_section, .c = c, .dc = &dc, .path = path,
+			     .admin = true};
 	char why[256];
 	bool missing;
 	dconf_init(&dc);
@@ -140,7 +151,7 @@ bool config_load_daemon(struct config *c)
 		c->daemon_file.state = xstrdup("not read: GPUCTL_CONFIG_NOSYSTEM is set");
 		return true;
 	}
-	x.f = open_config(path, why, sizeof why, &missing);
+	x.f = config_open(path, why, sizeof why, &missing);
 	if (!x.f) {
 		c->daemon_file.state = xstrdup(missing ? "none" : why);
 		c->daemon_read = missing; /* no file: the daemon's built-in values */
@@ -150,7 +161,7 @@ bool config_load_daemon(struct config *c)
 	}
 	c->daemon_file.state = xstrdup("read");
 	c->daemon_read = true;
-	bool ok = parse_ini(&x);
+	bool ok = config_parse_ini(&x);
 	dconf_free(&dc);
 	return ok;
 }
@@ -158,17 +169,18 @@ bool config_load_daemon(struct config *c)
 bool dconf_load(struct dconf *c, const char *path)
 {
 	dconf_init(c);
-	struct parse_ctx x = {.dc = c, .path = path ? path : system_config_path(), .admin = true};
+	struct parse_ctx x = {.section = daemon_section, .dc = c,
+			     .path = path ? path : config_system_path(), .admin = true};
 	char why[256];
 	bool missing;
-	x.f = open_config(x.path, why, sizeof why, &missing);
+	x.f = config_open(x.path, why, sizeof why, &missing);
 	if (!x.f) {
 		if (missing && !path)
 			return true; /* no /etc/gpuctl.conf: the defaults */
 		fprintf(stderr, "gpuctl daemon: cannot read %s: %s\n", x.path, why);
 		return false;
 	}
-	bool ok = parse_ini(&x);
+	bool ok = config_parse_ini(&x);
 	if (!ok)
 		dconf_free(c);
 	return ok;

@@ -1,11 +1,11 @@
-/* config-parse.h: what config.c (the users' settings and profiles) and config-daemon.c (the
- * daemon's policy) share of reading one INI file: its context, the errors and the value
- * parsers. Private to those two files. */
-#ifndef CONFIG_PARSE_H
-#define CONFIG_PARSE_H
+/* parse.h: what config.c (the users' settings and profiles) and daemon.c (the daemon's policy)
+ * share of reading one INI file (parse.c): its context, the errors and where a setting came
+ * from. Each reader gives its own section callback, so parse.c knows no section and config.c
+ * none of the daemon's keys. Private to config/. */
+#ifndef GPUCTL_CONFIG_PARSE_H
+#define GPUCTL_CONFIG_PARSE_H
 
 #include "config/config.h"
-#include "daemon/daemon.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -13,6 +13,9 @@
 #define MAX_CONFIG_BYTES (1024 * 1024)
 
 struct parse_ctx {
+	/* Each key = value of the file, under [section]; 1 when handled, as inih's handlers (a bad
+	 * value is said with config_bad, and marks the file failed). */
+	int (*section)(struct parse_ctx *x, const char *section, const char *key, const char *value);
 	struct config *c;
 	struct dconf *dc;            /* the daemon's policy, when the daemon reads the file */
 	const char *path;
@@ -25,16 +28,14 @@ struct parse_ctx {
 };
 
 /* Records key = value as set at the current line (a later file's replaces an earlier one's). */
-void remember(struct parse_ctx *x, const char *key, const char *value);
+void config_remember(struct parse_ctx *x, const char *key, const char *value);
 /* Says what is wrong with key = value at the current line, marks the file failed; returns 1. */
-int bad(struct parse_ctx *x, const char *key, const char *value, const char *want);
-bool parse_bool(const char *v, bool *out);
-/* Parses x->f (closed after) with inih; false on a syntax error or a bad value. */
-bool parse_ini(struct parse_ctx *x);
+int config_bad(struct parse_ctx *x, const char *key, const char *value, const char *want);
+/* Parses x->f (closed after) with inih, through x->section; false on a syntax error or a bad
+ * value. */
+bool config_parse_ini(struct parse_ctx *x);
 /* A regular file of at most MAX_CONFIG_BYTES, or /dev/null, opened without blocking; NULL with
  * why set (*missing: there is no such file). */
-FILE *open_config(const char *path, char *why, size_t n, bool *missing);
-/* A key of [daemon] (or an admin key of [defaults]); 1 when handled, as inih's handlers. */
-int daemon_key(struct parse_ctx *x, const char *k, const char *v);
+FILE *config_open(const char *path, char *why, size_t n, bool *missing);
 
 #endif

@@ -21,11 +21,8 @@ struct alloc_gpu {
 	unsigned procs;              /* compute processes on it (none of them leased it) */
 };
 
-struct alloc_policy {
-	uint64_t max_used_mib;       /* a GPU using more memory is busy */
-	int max_util;
-	bool allow_procs;
-};
+/* struct alloc_policy (when a GPU counts as free) and enum queue_order (fair or fifo) are the
+ * [daemon] section's values: config.h. */
 
 struct alloc_req {
 	uint64_t cand;               /* bit i: GPU i may be used */
@@ -43,14 +40,6 @@ struct alloc_req {
 				      * so its reservation holds until it runs (else, in the fair
 				      * order, each GPU freed could go to whoever then holds fewer,
 				      * and a big request wait forever beside GPUs kept idle for it) */
-};
-
-/* The order a scheduling pass considers the waiting requests in ([daemon] queue). */
-enum queue_order {
-	QUEUE_FAIR,                  /* fewest GPUs held first (counting this pass's grants), then
-				      * the user served longest ago, then arrival: a user's 500
-				      * requests do not hold up another's one */
-	QUEUE_FIFO,                  /* arrival order across all users */
 };
 
 struct alloc_queue {

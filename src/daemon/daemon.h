@@ -118,16 +118,6 @@ struct slot {
 	struct alloc_gpu use;     /* observed at the last refresh */
 };
 
-struct dconf {
-	char *reserved;                 /* GPUs never leased, as for -g */
-	unsigned max_gpus_per_user;     /* 0: no cap */
-	double max_wait;                /* seconds; 0: none */
-	unsigned max_conn_per_user, max_conn, max_queued_per_user;
-	double offer_timeout, idle_timeout, usage_poll, orphan_grace;
-	struct alloc_policy free;       /* when a GPU counts as free */
-	enum queue_order queue;         /* fair (default) or fifo */
-};
-
 struct daemon {
 	struct dconf conf;
 	char *socket_path, *state_dir;
@@ -214,8 +204,7 @@ size_t queue_in_order(const struct daemon *d, struct request ***out);
 /* r's place in that order, from 1. */
 size_t queue_position(const struct daemon *d, const struct request *r);
 
-/* config.c */
-bool dconf_load(struct dconf *c, const char *path);
-void dconf_free(struct dconf *c);
+/* The daemon's policy, struct dconf, is read by config/daemon.c: dconf_load, dconf_free
+ * (config.h). */
 
 #endif

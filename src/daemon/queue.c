@@ -149,7 +149,7 @@ static bool parse_request(struct daemon *d, struct conn *c, const struct msg *m,
 		r->req.max_util = (int)v;
 	}
 	r->req.ignore_usage = msg_get_u64(m, "ignore_usage", 1, &v) && v;
-	if ((s = msg_get(m, "prefer")) && !parse_prefer(s, &r->req.prefer)) {
+	if ((s = msg_get(m, "prefer")) && !config_parse_prefer(s, &r->req.prefer)) {
 		conn_error(d, c, r->id, EXIT_USAGE, "prefer is free-memory, index or util");
 		return false;
 	}

@@ -15,6 +15,7 @@
 #ifndef GPUCTL_SLURM_JOBS_H
 #define GPUCTL_SLURM_JOBS_H
 
+#include "config/config.h"
 #include "jobs/job.h"
 
 #include <stdbool.h>
@@ -85,18 +86,9 @@ bool slurm_idx_list(const char *s, unsigned *gpus, unsigned *n, unsigned max);
 
 /* ---- sbatch ---- */
 
-/* --min-free-memory on Slurm: the site's GPU types or node features with their memory per GPU
- * ([slurm] gres_by_memory / features_by_memory: "a100:40G h100:80G"). Slurm gives a job whole
- * GPUs of its own, so the memory free to it is the GPU's. */
-struct mem_map {
-	size_t n;
-	struct {
-		char name[64];
-		uint64_t mib;
-	} e[32];
-};
-bool mem_map_parse(const char *text, struct mem_map *m, char *why, size_t whylen);
-
+/* --min-free-memory on Slurm: the site's GPU types or node features with their memory per GPU,
+ * struct mem_map (config.h: [slurm] gres_by_memory / features_by_memory). Slurm gives a job
+ * whole GPUs of its own, so the memory free to it is the GPU's. */
 struct sbatch_req {
 	unsigned count;              /* GPUs */
 	const char *name;            /* NULL: the program's base name */

@@ -318,32 +318,6 @@ bool slurm_idx_list(const char *s, unsigned *gpus, unsigned *n, unsigned max)
 
 /* ---- sbatch ---- */
 
-bool mem_map_parse(const char *text, struct mem_map *m, char *why, size_t whylen)
-{
-	*m = (struct mem_map){0};
-	char *copy = xstrdup(text), *save = NULL;
-	bool ok = true;
-	for (char *t = strtok_r(copy, " \t,", &save); t && ok; t = strtok_r(NULL, " \t,", &save)) {
-		char *colon = strrchr(t, ':');
-		if (!colon || colon == t || m->n == ARRAY_SIZE(m->e) ||
-		    (size_t)(colon - t) >= sizeof m->e[0].name || !parse_size_mib(colon + 1, &m->e[m->n].mib) ||
-		    !m->e[m->n].mib || strcspn(t, "|&!()[]*") < (size_t)(colon - t)) {
-			snprintf(why, whylen, "'%s' is not NAME:SIZE (a GRES type or node feature and the "
-				 "memory of each of its GPUs, e.g. a100:40G)", t);
-			ok = false;
-			break;
-		}
-		snprintf(m->e[m->n].name, sizeof m->e[0].name, "%.*s", (int)(colon - t), t);
-		m->n++;
-	}
-	if (ok && !m->n) {
-		snprintf(why, whylen, "an empty list (want NAME:SIZE ..., e.g. a100:40G h100:80G)");
-		ok = false;
-	}
-	free(copy);
-	return ok;
-}
-
 const char sbatch_script[] = "#!/bin/sh\n"
 			     "# gpuctl submit --slurm: the command is this script's arguments\n"
 			     "CUDA_DEVICE_ORDER=PCI_BUS_ID\n"

@@ -120,7 +120,7 @@ static char **job_env(void)
 static bool mem_from(const char *text, struct mem_map *m)
 {
 	char why[256];
-	return text && mem_map_parse(text, m, why, sizeof why);
+	return text && config_parse_mem_map(text, m, why, sizeof why);
 }
 
 int slurm_submit(struct submit_req *rq, char **argv, const char *command, uint64_t *id,

@@ -38,7 +38,7 @@ static double answer_timeout(void)
 {
 	const char *s = getenv("GPUCTL_DAEMON_TIMEOUT");
 	double t;
-	return s && parse_seconds(s, &t) && t > 0 ? t : 5.0;
+	return s && parse_duration(s, MAX_SECONDS, &t) && t > 0 ? t : 5.0;
 }
 
 /* A directory for this user alone: made if missing, refused if anyone else owns or can write it

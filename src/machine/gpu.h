@@ -37,9 +37,7 @@ enum {
 	GPU_EVENT_HW_THERMAL = 0x40, GPU_EVENT_HW_POWER_BRAKE = 0x80, GPU_EVENT_DISPLAY_CLOCK = 0x100,
 };
 
-/* The most GPUs gpuctl handles on one machine: choices and masks are 64-bit sets. A backend
- * that finds more uses the first GPU_MAX. */
-enum { GPU_MAX = 64 };
+/* GPU_MAX, the most GPUs gpuctl handles on one machine, is util.h's. */
 
 enum { PROC_COMPUTE = 1, PROC_GRAPHICS = 2, PROC_MPS = 4 };
 #define NO_INSTANCE 0xFFFFFFFFU

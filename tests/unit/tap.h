@@ -17,6 +17,7 @@ void test_json(void);
 void test_pci(void);
 void test_query(void);
 void test_util(void);
+void test_duration(void);
 void test_find(void);
 void test_mib(void);
 void test_fields(void);

@@ -129,7 +129,8 @@ static void test_accessors(void)
 	double loop = 7;
 	CHECK(args_seconds(&a, 'l', 0.01, &loop) && loop == 0.5);
 	CHECK(!args_seconds(&a, 'l', 1, &loop) && loop == 0.5);
-	CHECK_STR(a.err, "-l wants seconds from 1 to 1000000 (fractions allowed), not '0.5'");
+	CHECK_STR(a.err, "-l wants seconds from 1 to 1000000 (fractions allowed) or a duration such as "
+		  "500ms, 30s or 5m, not '0.5'");
 	unsigned long n = 9;
 	CHECK(!args_uint(&a, 'c', 1, ULONG_MAX, &n) && n == 9);
 	CHECK_STR(a.err, "-c wants a whole number of at least 1, not '0'");
@@ -141,6 +142,39 @@ static void test_accessors(void)
 	CHECK(args_choice(&a, 'x', colors, 2) == 2);
 	CHECK(!args_has(&a, 'g') && !args_get(&a, 'g'));
 	args_free(&a);
+}
+
+/* Every option of seconds (wait --timeout, cancel and kill --grace, top -d, status -l) takes the
+ * durations run --wait does, within its own bounds. */
+static void test_seconds(void)
+{
+	static const struct {
+		const char *value;
+		double min;
+		bool ok;
+		double v;
+	} cases[] = {
+		{"90", 0, true, 90}, {"1.5", 0, true, 1.5}, {"30s", 0, true, 30}, {"5m", 0, true, 300},
+		{"1m", 0, true, 60}, {"2h", 0, true, 7200}, {"500ms", 0.05, true, 0.5},
+		{"50ms", 0.05, true, 0.05}, {"0", 0, true, 0},
+		{"10ms", 0.05, false, 0}, {"", 0, false, 0}, {"5x", 0, false, 0}, {"-1", 0, false, 0},
+		{"m", 0, false, 0}, {"1e999", 0, false, 0}, {"1e300", 0, false, 0},
+		{"1000001", 0, false, 0}, {"16667m", 0, false, 0}, {"278h", 0, false, 0},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char *argv[] = {"plain", "-l", (char *)cases[i].value, NULL};
+		struct args a;
+		double v = -7;
+		char what[128];
+		snprintf(what, sizeof what, "args_seconds(-l '%s', min %g)", cases[i].value, cases[i].min);
+		bool parsed = args_parse(&a, &plain, 3, argv) == ARGS_OK;
+		bool ok = parsed && args_seconds(&a, 'l', cases[i].min, &v);
+		/* a refusal says what a duration is */
+		bool said = ok || strstr(a.err, "or a duration such as 500ms, 30s or 5m, not '");
+		tap_check(parsed && ok == cases[i].ok && v == (ok ? cases[i].v : -7) && said, what,
+			  __FILE__, __LINE__);
+		args_free(&a);
+	}
 }
 
 /* ---- command lookup ---- */
@@ -203,5 +237,6 @@ void test_args(void)
 {
 	test_parse_cases();
 	test_accessors();
+	test_seconds();
 	test_lookup();
 }

@@ -1,10 +1,12 @@
-/* test_basic.c: number parsers, JSON escaping and PCI bus id forms: data-driven cases. */
+/* test_basic.c: number, duration and size parsers, JSON escaping and PCI bus id forms:
+ * data-driven cases. */
 #include "config/config.h"
 #include "machine/gpu.h"
 #include "base/json.h"
 #include "tap.h"
 #include "base/util.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 void test_util(void)
@@ -18,17 +20,48 @@ void test_util(void)
 		bool ok = parse_uint(u[i].in, &v);
 		CHECK(ok == u[i].ok && (!ok || v == u[i].v));
 	}
-	static const struct { const char *in; bool ok; double v; } s[] = {
-		{"1", true, 1}, {"0.5", true, 0.5}, {".25", true, 0.25}, {"2.", true, 2},
-		{"-1", false, 0}, {"nan", false, 0}, {"inf", false, 0}, {"1s", false, 0}, {"", false, 0},
-		/* every wait converts to int milliseconds: no exponent, and at most MAX_SECONDS */
-		{"1e300", false, 0}, {"1e3", false, 0}, {"0x10", false, 0}, {".", false, 0},
-		{"1000000", true, 1000000}, {"1000000.5", false, 0}, {"99999999999999999999", false, 0},
+}
+
+/* The one reader of durations (options, the configuration, Prometheus's answers), at the bounds
+ * its callers give: MAX_SECONDS for an option's, MAX_DURATION for the configuration's, none for
+ * Prometheus's. */
+void test_duration(void)
+{
+	static const struct { const char *in; double max; bool ok; double s; } d[] = {
+		/* plain seconds, fractions allowed */
+		{"90", MAX_SECONDS, true, 90}, {"1.5", MAX_SECONDS, true, 1.5},
+		{"0.5", MAX_SECONDS, true, 0.5}, {".25", MAX_SECONDS, true, 0.25},
+		{"2.", MAX_SECONDS, true, 2}, {"0", MAX_SECONDS, true, 0},
+		/* a unit: run --wait's, the configuration's and Prometheus's */
+		{"30s", MAX_SECONDS, true, 30}, {"5m", MAX_SECONDS, true, 300},
+		{"2h", MAX_SECONDS, true, 7200}, {"500ms", MAX_SECONDS, true, 0.5},
+		{"1.5m", MAX_SECONDS, true, 90}, {"0.3s", MAX_SECONDS, true, 0.3},
+		{"5d", MAX_SECONDS, true, 432000}, {"1w", MAX_SECONDS, true, 604800},
+		{"1y", MAX_DURATION, true, 31536000},
+		/* Prometheus's terms */
+		{"1m30s", MAX_SECONDS, true, 90}, {"1h30m", MAX_SECONDS, true, 5400},
+		{"15s", HUGE_VAL, true, 15}, {"2y", HUGE_VAL, true, 63072000},
+		/* not durations */
+		{"", MAX_SECONDS, false, 0}, {"5x", MAX_SECONDS, false, 0}, {"-1", MAX_SECONDS, false, 0},
+		{"+1", MAX_SECONDS, false, 0}, {"m", MAX_SECONDS, false, 0}, {"s", HUGE_VAL, false, 0},
+		{"ms", MAX_SECONDS, false, 0}, {"5S", MAX_SECONDS, false, 0}, {"5mm", MAX_SECONDS, false, 0},
+		{"1m30", MAX_SECONDS, false, 0}, {"1 s", MAX_SECONDS, false, 0},
+		{" 1", MAX_SECONDS, false, 0}, {"1s ", MAX_SECONDS, false, 0}, {".", MAX_SECONDS, false, 0},
+		{"nan", MAX_SECONDS, false, 0}, {"inf", HUGE_VAL, false, 0}, {"0x10", MAX_SECONDS, false, 0},
+		/* no exponent, and no overflow past the bound (every option's converts to int ms) */
+		{"1e999", HUGE_VAL, false, 0}, {"1e3", MAX_SECONDS, false, 0},
+		{"1e306h", MAX_DURATION, false, 0}, {"1000000", MAX_SECONDS, true, 1000000},
+		{"1000000.5", MAX_SECONDS, false, 0}, {"16667m", MAX_SECONDS, false, 0},
+		{"99999999999999999999", MAX_SECONDS, false, 0}, {"8760h", MAX_DURATION, true, 31536000},
+		{"8761h", MAX_DURATION, false, 0}, {"8759h60m1s", MAX_DURATION, false, 0},
+		{"99999999999999999999999999999999999999999999999999999999999999999s", HUGE_VAL, false, 0},
 	};
-	for (size_t i = 0; i < ARRAY_SIZE(s); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(d); i++) {
 		double v = -7;
-		bool ok = parse_seconds(s[i].in, &v);
-		CHECK(ok == s[i].ok && (!ok || v == s[i].v));
+		bool ok = parse_duration(d[i].in, d[i].max, &v);
+		char what[160];
+		snprintf(what, sizeof what, "parse_duration(\"%s\", %g)", d[i].in, d[i].max);
+		tap_check(ok == d[i].ok && v == (ok ? d[i].s : -7), what, __FILE__, __LINE__);
 	}
 }
 
@@ -126,20 +159,9 @@ void test_config_values(void)
 		bool ok = parse_size_mib(sizes[i].in, &v);
 		CHECK(ok == sizes[i].ok && (!ok || v == sizes[i].mib));
 	}
-	static const struct { const char *in; bool ok; double s; } durs[] = {
-		{"90", true, 90}, {"30s", true, 30}, {"5m", true, 300}, {"2h", true, 7200}, {"0.5", true, 0.5},
-		{"", false, 0}, {"5d", false, 0}, {"-1", false, 0}, {"m", false, 0}, {"1h30m", false, 0},
-		{"1e400", false, 0}, {"1e306h", false, 0}, {"8760h", true, 31536000}, {"8761h", false, 0},
-		{"99999999999999999999999999999999999999999999999999999999999999999s", false, 0},
-	};
-	for (size_t i = 0; i < ARRAY_SIZE(durs); i++) {
-		double v = -7;
-		bool ok = parse_duration(durs[i].in, &v);
-		CHECK(ok == durs[i].ok && (!ok || v == durs[i].s));
-	}
 	enum prefer p;
-	CHECK(parse_prefer("free-memory", &p) && p == PREFER_FREE_MEMORY);
-	CHECK(parse_prefer("index", &p) && p == PREFER_INDEX);
-	CHECK(parse_prefer("util", &p) && p == PREFER_UTIL);
-	CHECK(!parse_prefer("fastest", &p));
+	CHECK(config_parse_prefer("free-memory", &p) && p == PREFER_FREE_MEMORY);
+	CHECK(config_parse_prefer("index", &p) && p == PREFER_INDEX);
+	CHECK(config_parse_prefer("util", &p) && p == PREFER_UTIL);
+	CHECK(!config_parse_prefer("fastest", &p));
 }

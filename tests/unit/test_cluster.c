@@ -1,5 +1,6 @@
 /* test_cluster.c: the parsers of the cluster view (src/cluster.c) for Prometheus's answers: its
- * RFC 3339 times (Go's, with any zone, and its zero time for "never") and its durations. */
+ * RFC 3339 times (Go's, with any zone, and its zero time for "never"). Its durations are read by
+ * parse_duration (test_basic.c). */
 #include "cluster/model.h"
 #include "tap.h"
 
@@ -15,11 +16,4 @@ void test_cluster(void)
 	CHECK(isnan(cl_parse_time("yesterday")));
 	CHECK(isnan(cl_parse_time("2026-11-30T20:25:34")));
 	CHECK(isnan(cl_parse_time(NULL)));
-	CHECK(cl_parse_duration("15s") == 15);
-	CHECK(cl_parse_duration("1m30s") == 90);
-	CHECK(cl_parse_duration("500ms") == 0.5);
-	CHECK(cl_parse_duration("2h") == 7200);
-	CHECK(isnan(cl_parse_duration("")));
-	CHECK(isnan(cl_parse_duration("5x")));
-	CHECK(isnan(cl_parse_duration("s")));
 }

@@ -255,15 +255,15 @@ static void sbatch(void)
 	const uint64_t after[] = {41, 42};
 	struct mem_map gres, feat;
 	char why[256];
-	CHECK(mem_map_parse("a100:40G h100:80G,l4:24G", &gres, why, sizeof why) && gres.n == 3);
+	CHECK(config_parse_mem_map("a100:40G h100:80G,l4:24G", &gres, why, sizeof why) && gres.n == 3);
 	CHECK(gres.e[1].mib == 80 * 1024 && !strcmp(gres.e[2].name, "l4"));
-	CHECK(mem_map_parse("gpu40g:40G gpu80g:80G", &feat, why, sizeof why));
+	CHECK(config_parse_mem_map("gpu40g:40G gpu80g:80G", &feat, why, sizeof why));
 	struct mem_map bad;
-	CHECK(!mem_map_parse("", &bad, why, sizeof why));
-	CHECK(!mem_map_parse("a100", &bad, why, sizeof why));
-	CHECK(!mem_map_parse("a100:lots", &bad, why, sizeof why));
-	CHECK(!mem_map_parse("a|b:40G", &bad, why, sizeof why)); /* would be an OR in --constraint */
-	CHECK(!mem_map_parse(":40G", &bad, why, sizeof why));
+	CHECK(!config_parse_mem_map("", &bad, why, sizeof why));
+	CHECK(!config_parse_mem_map("a100", &bad, why, sizeof why));
+	CHECK(!config_parse_mem_map("a100:lots", &bad, why, sizeof why));
+	CHECK(!config_parse_mem_map("a|b:40G", &bad, why, sizeof why)); /* would be an OR in --constraint */
+	CHECK(!config_parse_mem_map(":40G", &bad, why, sizeof why));
 
 	struct sbatch_req rq = {.count = 2, .cwd = "/home/a/x y"};
 	check_argv(&rq, cmd, "sbatch --parsable --nodes=1 --ntasks=1 --gres=gpu:2 --job-name=python3 "

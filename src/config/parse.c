@@ -1,0 +1,130 @@
+/* parse.c: reading one INI file for config.c (the users' settings and profiles) and daemon.c
+ * (the daemon's policy): opening it safely, inih loaded when there is a file, lines counted for
+ * the errors, each key = value handed to the reader's own section callback (parse.h), and where
+ * each setting came from recorded for `gpuctl config`. */
+#include "config/parse.h"
+#include "base/dl.h"
+#include "base/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ini.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+/* Records key = value as set at the current line (a later file's replaces an earlier one's). */
+void config_remember(struct parse_ctx *x, const char *key, const char *value)
+{
+	struct config *c = x->c;
+	char *origin = xasprintf("%s:%d", x->path, x->line);
+	for (size_t i = 0; i < c->nsettings; i++)
+		if (!strcmp(c->settings[i].key, key)) {
+			free(c->settings[i].value);
+			free(c->settings[i].origin);
+			c->settings[i].value = xstrdup(value);
+			c->settings[i].origin = origin;
+			return;
+		}
+	c->settings = grow_array(c->settings, &c->cap, c->nsettings + 1, sizeof *c->settings);
+	c->settings[c->nsettings++] = (struct setting){xstrdup(key), xstrdup(value), origin};
+}
+
+int config_bad(struct parse_ctx *x, const char *key, const char *value, const char *want)
+{
+	fprintf(stderr, "gpuctl: %s:%d: bad value '%s' for %s: %s\n", x->path, x->line, value, key, want);
+	x->failed = true;
+	return 1;
+}
+
+/* inih's handler has no line number: count the lines as inih reads them. */
+static char *reader(char *buf, int size, void *stream)
+{
+	struct parse_ctx *x = stream;
+	if (x->bytes >= MAX_CONFIG_BYTES)
+		return NULL; /* grew after it was opened: read no more than the cap */
+	char *r = fgets(buf, size, x->f);
+	if (r) {
+		x->line++;
+		x->bytes += strlen(r);
+	}
+	return r;
+}
+
+/* inih is loaded when there is a file to parse, as the exporter loads libmicrohttpd: most runs
+ * find no configuration file, and every run would otherwise pay for loading the library at its
+ * start (a tenth of a millisecond, a tenth of a `status --query-gpu`). */
+typedef int (*parse_stream_fn)(ini_reader, void *, ini_handler, void *);
+
+static parse_stream_fn load_inih(void)
+{
+	static parse_stream_fn parse;
+	static const char *const sonames[] = {"libinih.so.1", NULL};
+	static const char *const names[] = {"ini_parse_stream", NULL};
+	char why[512];
+	const char *loaded;
+	void *dl;
+	if (!parse && (!(dl = dl_open(sonames, &loaded, why, sizeof why)) ||
+		       dl_resolve(dl, &parse, names) < 0))
+		fprintf(stderr, "gpuctl: cannot load the INI parser libinih.so.1 (%s); install it "
+			"(Debian: apt-get install libinih1)\n", dl ? "no ini_parse_stream" : why);
+	return parse;
+}
+
+/* inih's handler: the key goes to the section callback of whoever reads the file. */
+static int handler(void *user, const char *section, const char *name, const char *value)
+{
+	struct parse_ctx *x = user;
+	return x->section(x, section, name, value);
+}
+
+/* Parses x->f (open) into x->c or x->dc; false (said why) on a syntax error or a bad value. */
+bool config_parse_ini(struct parse_ctx *x)
+{
+	parse_stream_fn parse = load_inih();
+	int r = parse ? parse(reader, x, handler, x) : 0;
+	fclose(x->f);
+	if (!parse)
+		return false;
+	if (r > 0) {
+		fprintf(stderr, "gpuctl: %s:%d: not INI syntax (expected [section] or key = value)\n",
+			x->path, r);
+		return false;
+	}
+	return !x->failed;
+}
+
+/* A configuration file opened for reading: a regular file of at most MAX_CONFIG_BYTES (or
+ * /dev/null, which reads as empty). Opened
+ * without blocking, so a FIFO put in its place is refused, not waited on. NULL with why set;
+ * *missing when there is no such file (not an error). */
+FILE *config_open(const char *path, char *why, size_t n, bool *missing)
+{
+	*missing = false;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0) {
+		*missing = errno == ENOENT;
+		snprintf(why, n, "%s", strerror(errno));
+		return NULL;
+	}
+	/* /dev/null is the usual way to say "no configuration" (GIT_CONFIG_GLOBAL=/dev/null). */
+	bool null = fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 &&
+		    minor(st.st_rdev) == 3;
+	if (!null && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > MAX_CONFIG_BYTES)) {
+		snprintf(why, n, "%s", !S_ISREG(st.st_mode) ? "not a regular file"
+				       : "larger than 1 MiB: not a configuration file");
+		close(fd);
+		return NULL;
+	}
+	FILE *f = fdopen(fd, "r");
+	if (!f) {
+		snprintf(why, n, "%s", strerror(errno));
+		close(fd);
+	}
+	return f;
+}
+
