@@ -26,7 +26,7 @@
 
 #include "config/config.h"
 #include "jobs/job.h"
-#include "lease/request.h"
+#include "lease/grant.h"
 
 #define RUNNER_ALLOC_BIT (1ULL << 63) /* ids of `jobid` asks on the daemon connection */
 
