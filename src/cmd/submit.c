@@ -152,7 +152,10 @@ static int submit(struct cmd *c)
 	rq.cfg = &cfg;
 	const struct job_backend *be = choose(c, &cfg, rq.o.profile, &rq.backend_why);
 	/* The options as given first (what a backend cannot do is refused), then the profile's. */
-	rc = be->submit_check(c->entry, &rq);
+	struct gpu_error err = {0};
+	rc = be->submit_check(&rq, &err);
+	if (rc != EXIT_OK)
+		rc = cmd_bad_usage(c->entry, "%s", err.msg);
 	if (rc == EXIT_OK && !lease_opts_apply(c->entry, &rq.o, &cfg))
 		rc = EXIT_USAGE;
 	if (rc == EXIT_OK) {

@@ -75,8 +75,9 @@ struct job_backend {
 	/* Forgets the user's finished jobs (their records and their own logs): how many, and how
 	 * many were kept (jobs still queued run after them). */
 	bool (*clean)(struct jobs_of *s, uint64_t *gone, uint64_t *kept, struct gpu_error *err);
-	/* Refuses (printed, EXIT_USAGE) what this backend cannot do with the request. */
-	int (*submit_check)(const struct cmd_entry *e, struct submit_req *rq);
+	/* Refuses what this backend cannot do with the request: EXIT_USAGE and err's message,
+	 * which the command prints as a usage error. */
+	int (*submit_check)(struct submit_req *rq, struct gpu_error *err);
 	/* Submits one job (argv; command: as shown); its id in *id. The code and err on failure. */
 	int (*submit)(struct submit_req *rq, char **argv, const char *command, uint64_t *id,
 		      struct gpu_error *err);

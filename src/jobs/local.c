@@ -269,13 +269,16 @@ static bool local_clean(struct jobs_of *s, uint64_t *gone, uint64_t *kept, struc
 
 /* ---- submit ---- */
 
-static int local_submit_check(const struct cmd_entry *e, struct submit_req *rq)
+static int local_submit_check(struct submit_req *rq, struct gpu_error *err)
 {
 	for (size_t i = 0; i < rq->nafter; i++)
-		if (rq->after[i].kind != JOB_LOCAL)
-			return cmd_bad_usage(e, "--after slurm:%llu: a job of this machine cannot run after "
-					     "a Slurm job (submit it with --slurm)",
-					     (unsigned long long)rq->after[i].id);
+		if (rq->after[i].kind != JOB_LOCAL) {
+			err->code = EXIT_USAGE;
+			snprintf(err->msg, sizeof err->msg, "--after slurm:%llu: a job of this machine "
+				 "cannot run after a Slurm job (submit it with --slurm)",
+				 (unsigned long long)rq->after[i].id);
+			return EXIT_USAGE;
+		}
 	return EXIT_OK;
 }
 

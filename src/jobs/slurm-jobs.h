@@ -124,14 +124,13 @@ bool sbatch_parse_id(const char *out, uint64_t *id);
 
 struct jobs_of;
 struct submit_req;
-struct cmd_entry;
 struct jobs_of *slurm_jobs_open(bool resume, struct gpu_error *err);
 void slurm_jobs_close(struct jobs_of *s);
 int slurm_jobs_find(struct jobs_of *s, const uint64_t *ids, size_t n, struct job **out, const char *who);
 int slurm_jobs_dirfd(const struct jobs_of *s);
 /* err: what failed, then the tool's own words (one line, escaped), then hint. EXIT_SLURM. */
 void slurm_fail(struct gpu_error *err, const char *what, const struct strbuf *e, const char *hint);
-int slurm_submit_check(const struct cmd_entry *e, struct submit_req *rq);
+int slurm_submit_check(struct submit_req *rq, struct gpu_error *err);
 int slurm_submit(struct submit_req *rq, char **argv, const char *command, uint64_t *id,
 		 struct gpu_error *err);
 void slurm_submit_end(struct submit_req *rq);
