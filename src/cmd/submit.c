@@ -3,6 +3,7 @@
  * (the user's job runner, started on demand, queues it in the shared daemon's fair queue) or
  * Slurm's (one sbatch; the id is printed as slurm:N). The backend is chosen here, once: --slurm
  * or --local, else the profile's `backend`, else the configuration's. */
+#include "cmd/leaseopts.h"
 #include "jobs/backend.h"
 
 #include <errno.h>

@@ -16,7 +16,7 @@
 
 #include "config/config.h"
 #include "jobs/job.h"
-#include "cmd/leaseopts.h"
+#include "lease/grant.h"
 
 /* A job named on the command line. */
 struct job_ref {

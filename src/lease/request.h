@@ -37,6 +37,14 @@ struct grant_req {
 				   * NULL-terminated; or NULL */
 };
 
+/* What the options of `run`, `env` and `submit` give (cmd/leaseopts.c reads them from the
+ * command line): the request, and what only the command itself uses. */
+struct lease_opts {
+	struct grant_req rq;
+	const char *profile;
+	bool uuid, wait_given, quiet;
+};
+
 struct grant {
 	struct gpu_set *set;
 	size_t n;
