@@ -72,6 +72,9 @@ struct job {
 
 const char *job_state_name(enum job_state s);
 bool job_state_parse(const char *s, enum job_state *out);
+/* How j ended, for messages of both backends: "done, exit status 1", "failed, killed by signal
+ * 9 (Killed)", "cancelled". */
+void job_how(const struct job *j, char *buf, size_t n);
 static inline bool job_final(enum job_state s)
 {
 	return s >= JOB_DONE;

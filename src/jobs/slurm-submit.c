@@ -4,7 +4,6 @@
  * constant script (no user string is read by a shell), and the record written that lets `jobs`,
  * `logs` and `wait` know the job. Slurm's refusal reaches the user in its own words. */
 #include "jobs/backend.h"
-#include "runner/runner.h"
 #include "jobs/slurm-jobs.h"
 #include "machine/slurm.h"
 
@@ -86,7 +85,7 @@ static int check_after(struct sconn *c, const struct submit_req *rq, struct gpu_
 			c->after[c->nafter++] = d->id;
 			continue;
 		}
-		rjob_how(d, how, sizeof how);
+		job_how(d, how, sizeof how);
 		err->code = EXIT_USAGE;
 		snprintf(err->msg, sizeof err->msg, "--after slurm:%llu: job slurm:%llu %s (%s), so this "
 			 "job could never start; nothing was submitted", (unsigned long long)d->id,
