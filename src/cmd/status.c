@@ -1,4 +1,4 @@
-/* cmd-status.c: `gpuctl status` (alias `ls`): what every GPU is doing and which processes use it,
+/* status.c: `gpuctl status` (alias `ls`): what every GPU is doing and which processes use it,
  * as a table, JSON, or nvidia-smi compatible CSV, once or in a loop. NVML is opened once per run;
  * each refresh is a handful of NVML calls per GPU plus one /proc read per process. */
 #include "cluster/cluster.h"

@@ -1,5 +1,5 @@
-/* cmd-submit.c: `gpuctl submit [OPTIONS] -- COMMAND` (and `--file FILE`, `--again ID`): hands a
- * job to a job backend (jobbackend.h) and prints its id alone on stdout at once: this machine's
+/* submit.c: `gpuctl submit [OPTIONS] -- COMMAND` (and `--file FILE`, `--again ID`): hands a
+ * job to a job backend (jobs/backend.h) and prints its id alone on stdout at once: this machine's
  * (the user's job runner, started on demand, queues it in the shared daemon's fair queue) or
  * Slurm's (one sbatch; the id is printed as slurm:N). The backend is chosen here, once: --slurm
  * or --local, else the profile's `backend`, else the configuration's. */

@@ -1,15 +1,15 @@
-/* jobbackend.h: where a detached job runs, behind one table of functions (as src/gpu.h puts the
+/* backend.h: where a detached job runs, behind one table of functions (as machine/gpu.h puts the
  * GPUs behind one): this machine, through the user's job runner and the shared daemon
- * (jobs-local.c), or Slurm, through sbatch, squeue, scontrol and scancel (slurm-jobs.c). The
+ * (local.c), or Slurm, through sbatch, squeue, scontrol and scancel (slurm-jobs.c). The
  * commands (submit, jobs, logs, cancel, wait) read their options, then work through this table
  * only: they branch to a backend in one place, the kind of each id ("17" is this machine's,
- * "slurm:42" Slurm's; jobset.c) or, for submit, --slurm/--local, the profile or the config's
+ * "slurm:42" Slurm's; set.c) or, for submit, --slurm/--local, the profile or the config's
  * `backend` key.
  *
  * A backend's view of the user's jobs (struct jobs_of, its own) hands out struct job rows it
  * owns, kept current from the backend's source of truth, and can watch jobs end: watch_fd becomes
  * readable when there is news (the runner's answer; for Slurm, a timer for the next look), and
- * watch_step takes it in. So one loop (jobset.c) serves `wait`, `cancel` and `logs -f` for both,
+ * watch_step takes it in. So one loop (set.c) serves `wait`, `cancel` and `logs -f` for both,
  * and for a mix of both. */
 #ifndef GPUCTL_JOBBACKEND_H
 #define GPUCTL_JOBBACKEND_H
@@ -91,7 +91,7 @@ struct job_backend {
 extern const struct job_backend job_backend_local, job_backend_slurm;
 const struct job_backend *job_backend(enum job_kind kind);
 
-/* ---- jobset.c: the jobs a command names, across backends ---- */
+/* ---- set.c: the jobs a command names, across backends ---- */
 
 struct jobset {
 	struct jobs_of *of[JOB_NKINDS];  /* opened as needed */

@@ -26,7 +26,7 @@
  * gpuctl saw how it ended: it is over, how is not known. */
 enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_DONE, JOB_FAILED, JOB_CANCELLED, JOB_LOST, JOB_UNKNOWN };
 
-/* Where a job runs (jobbackend.h): this machine's runner, or Slurm ("slurm:42"). */
+/* Where a job runs (backend.h): this machine's runner, or Slurm ("slurm:42"). */
 enum job_kind { JOB_LOCAL, JOB_SLURM, JOB_NKINDS };
 
 struct job {
@@ -108,7 +108,7 @@ const char *job_boot_id(void);
 /* CLOCK_REALTIME in nanoseconds. */
 uint64_t job_now_ns(void);
 
-/* ---- jobspec.c: the parsers (unit-tested) ---- */
+/* ---- spec.c: the parsers (unit-tested) ---- */
 
 /* ID.spec: the arguments and the environment, NUL-separated after a header. */
 void spec_build(struct strbuf *out, char *const *argv, char *const *env);

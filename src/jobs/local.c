@@ -1,6 +1,6 @@
-/* jobs-local.c: the job backend of this machine (jobbackend.h): jobs run by the user's job runner
+/* local.c: the job backend of this machine (backend.h): jobs run by the user's job runner
  * once the shared daemon grants their GPUs. The records are read directly (the runner keeps them
- * current, jobconn.c); the runner is asked to submit, cancel and clean, and says when a job ends
+ * current, local-conn.c); the runner is asked to submit, cancel and clean, and says when a job ends
  * (no polling). Other users' queued and running jobs come from the daemon's list. */
 #include "jobs/backend.h"
 #include "jobs/local-conn.h"
