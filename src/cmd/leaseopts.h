@@ -41,12 +41,6 @@ enum {
 	"      --dry-run              show the choice and the environment, change nothing\n"     \
 	"  -q, --quiet                no line on stderr about what was leased\n"
 
-struct lease_opts {
-	struct grant_req rq;
-	const char *profile;
-	bool uuid, wait_given, quiet;
-};
-
 /* The options above (and -g) into o. EXIT_OK, or a usage error (printed). */
 int lease_opts_read(struct cmd *c, struct lease_opts *o);
 /* Applies the profile and the config's defaults to what the options left unset; false: a usage

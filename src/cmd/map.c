@@ -8,7 +8,7 @@
 #include "base/json.h"
 #include "base/term.h"
 #include "base/util.h"
-#include "cuda/visenv.h"
+#include "cmd/visopts.h"
 
 #include <stdio.h>
 #include <stdlib.h>

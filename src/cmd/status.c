@@ -1,11 +1,10 @@
-/* cmd-status.c: `gpuctl status` (alias `ls`): what every GPU is doing and which processes use it,
+/* status.c: `gpuctl status` (alias `ls`): what every GPU is doing and which processes use it,
  * as a table, JSON, or nvidia-smi compatible CSV, once or in a loop. NVML is opened once per run;
  * each refresh is a handful of NVML calls per GPU plus one /proc read per process. */
 #include "cluster/cluster.h"
 #include "config/config.h"
 #include "machine/gpu.h"
 #include "cmd/cmd.h"
-#include "base/json.h"
 #include "lease/view.h"
 #include "view/query.h"
 #include "view/table.h"
@@ -59,179 +58,6 @@ static void on_stop(int sig)
 	stop_requested = 1;
 }
 
-/* Who holds the GPU's lease: the one place status asks the lease layer. */
-static const struct lease_info *holder(const struct status_opts *o, const struct gpu *g)
-{
-	return leaseview_holder(&o->leases, g->uuid);
-}
-
-/* ---- JSON ---- */
-
-/* A measured value, or null when the driver could not give it (its validity bit f is clear). */
-static void json_measured(struct json *j, const struct gpu *g, enum gpu_field f, const char *key,
-			  unsigned long long v)
-{
-	if (gpu_has(g, f))
-		json_uint(j, key, v);
-	else
-		json_null(j, key);
-}
-
-static void json_watts(struct json *j, const struct gpu *g, enum gpu_field f, const char *key,
-		       unsigned mw)
-{
-	if (gpu_has(g, f))
-		json_num(j, key, mw / 1000.0, 3);
-	else
-		json_null(j, key);
-}
-
-static void json_mode(struct json *j, const struct gpu *g, enum gpu_field f, const char *key,
-		      const char *name)
-{
-	json_str(j, key, gpu_has(g, f) ? name : NULL);
-}
-
-/* Per-process utilisation: NVML's newest sample from the last second; null without one. */
-static void json_proc_util(struct json *j, const struct gpu_proc *p)
-{
-	static const char *const keys[] = {"utilization_sm_pct", "utilization_memory_pct",
-					   "utilization_encoder_pct", "utilization_decoder_pct"};
-	const unsigned v[] = {p->sm_util, p->mem_util, p->enc_util, p->dec_util};
-	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
-		if (p->util_valid)
-			json_uint(j, keys[i], v[i]);
-		else
-			json_null(j, keys[i]);
-	}
-}
-
-static void json_gpu(struct json *j, const struct status_opts *o, const struct gpu *g)
-{
-	json_obj(j, NULL);
-	json_uint(j, "index", g->index);
-	json_str(j, "uuid", g->uuid[0] ? g->uuid : NULL);
-	json_str(j, "name", g->name[0] ? g->name : NULL);
-	json_str(j, "pci_bus_id", g->pci_bus_id[0] ? g->pci_bus_id : NULL);
-	json_measured(j, g, GF_MEM_TOTAL, "memory_total_mib", mib(g->mem_total));
-	json_measured(j, g, GF_MEM_USED, "memory_used_mib", mib(g->mem_used));
-	json_measured(j, g, GF_MEM_FREE, "memory_free_mib", mib(g->mem_free));
-	json_measured(j, g, GF_MEM_RESERVED, "memory_reserved_mib", mib(g->mem_reserved));
-	json_measured(j, g, GF_UTIL_GPU, "utilization_gpu_pct", g->util_gpu);
-	json_measured(j, g, GF_UTIL_MEM, "utilization_memory_pct", g->util_mem);
-	json_measured(j, g, GF_TEMP, "temperature_c", g->temp);
-	json_watts(j, g, GF_POWER, "power_w", g->power_mw);
-	json_watts(j, g, GF_POWER_LIMIT, "power_limit_w", g->power_limit_mw);
-	json_mode(j, g, GF_COMPUTE_MODE, "compute_mode", compute_mode_name(g->compute_mode));
-	json_mode(j, g, GF_MIG_MODE, "mig_mode", g->mig_mode ? "Enabled" : "Disabled");
-	json_bool(j, "lost", g->lost);
-	json_str(j, "error", g->error);
-	if (o->details)
-		status_json_gpu_details(j, g);
-	const struct lease_info *h = holder(o, g);
-	if (h) {
-		json_obj(j, "lease");
-		json_str(j, "id", h->id);
-		json_str(j, "user", h->user);
-		json_uint(j, "uid", h->uid);
-		json_int(j, "pid", h->pid);
-		json_str(j, "kind", h->kind);
-		json_str(j, "name", h->name);
-		json_int(j, "since", (long long)h->since);
-		json_end_obj(j);
-	} else {
-		json_null(j, "lease");
-	}
-	if (!o->no_procs) {
-		if (gpu_has(g, GF_PROCESSES)) {
-			json_arr(j, "processes");
-			for (size_t i = 0; i < g->nprocs; i++) {
-				const struct gpu_proc *p = &g->procs[i];
-				json_obj(j, NULL);
-				json_uint(j, "pid", p->pid);
-				json_str(j, "user", p->user);
-				if (p->uid_valid)
-					json_uint(j, "uid", p->uid);
-				else
-					json_null(j, "uid");
-				json_str(j, "command", p->cmdline);
-				if (p->slurm_job)
-					json_uint(j, "slurm_job_id", p->slurm_job);
-				else
-					json_null(j, "slurm_job_id");
-				if (p->mem_valid)
-					json_uint(j, "used_memory_mib", mib(p->used_mem));
-				else
-					json_null(j, "used_memory_mib");
-				json_proc_util(j, p);
-				json_str(j, "type", proc_type_name(p->type));
-				if (p->gi != NO_INSTANCE) {
-					json_uint(j, "gpu_instance_id", p->gi);
-					json_uint(j, "compute_instance_id", p->ci);
-				}
-				if (o->details)
-					status_json_proc_details(j, p);
-				json_end_obj(j);
-			}
-			json_end_arr(j);
-		} else {
-			json_null(j, "processes");
-		}
-	}
-	if (gpu_has(g, GF_MIG_MODE) && g->mig_mode) {
-		json_arr(j, "mig_devices");
-		for (size_t i = 0; i < g->nmigs; i++) {
-			const struct mig_dev *m = &g->migs[i];
-			json_obj(j, NULL);
-			json_uint(j, "index", m->slot);
-			json_str(j, "uuid", m->uuid[0] ? m->uuid : NULL);
-			json_str(j, "name", m->name[0] ? m->name : NULL);
-			if (m->gi != NO_INSTANCE)
-				json_uint(j, "gpu_instance_id", m->gi);
-			else
-				json_null(j, "gpu_instance_id");
-			if (m->ci != NO_INSTANCE)
-				json_uint(j, "compute_instance_id", m->ci);
-			else
-				json_null(j, "compute_instance_id");
-			if (m->mem_valid) {
-				json_uint(j, "memory_total_mib", mib(m->mem_total));
-				json_uint(j, "memory_used_mib", mib(m->mem_used));
-			} else {
-				json_null(j, "memory_total_mib");
-				json_null(j, "memory_used_mib");
-			}
-			json_end_obj(j);
-		}
-		json_end_arr(j);
-	}
-	json_end_obj(j);
-}
-
-static void render_json(struct strbuf *sb, const struct status_opts *o, const struct gpu_set *set)
-{
-	struct json j;
-	json_init(&j, sb, o->loop == 0);
-	json_obj(&j, NULL);
-	json_str(&j, "driver_version", set->has_driver_version ? set->driver_version : NULL);
-	if (set->cuda_version) {
-		char v[32];
-		snprintf(v, sizeof v, "%d.%d", set->cuda_version / 1000, set->cuda_version % 1000 / 10);
-		json_str(&j, "cuda_driver_version", v);
-	} else {
-		json_null(&j, "cuda_driver_version");
-	}
-	json_arr(&j, "gpus");
-	for (size_t i = 0; i < set->ngpus; i++)
-		if (set->gpus[i].selected)
-			json_gpu(&j, o, &set->gpus[i]);
-	json_end_arr(&j);
-	if (o->details)
-		status_json_queue(&j, &o->leases);
-	json_end_obj(&j);
-	sb_addc(sb, '\n');
-}
-
 /* ---- driver ---- */
 
 static void timestamp(char *buf, size_t n)
@@ -261,7 +87,8 @@ static void render(struct strbuf *sb, const struct status_opts *o, const struct 
 			table_fit_frame(sb, o->width);
 		break;
 	case M_JSON:
-		render_json(sb, o, set);
+		status_json(sb, set, &(struct status_json_opts){.details = o->details,
+			    .no_procs = o->no_procs, .pretty = o->loop == 0, .leases = &o->leases});
 		break;
 	case M_LIST:
 		query_list_gpus(sb, set);

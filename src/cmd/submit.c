@@ -1,8 +1,9 @@
-/* cmd-submit.c: `gpuctl submit [OPTIONS] -- COMMAND` (and `--file FILE`, `--again ID`): hands a
- * job to a job backend (jobbackend.h) and prints its id alone on stdout at once: this machine's
+/* submit.c: `gpuctl submit [OPTIONS] -- COMMAND` (and `--file FILE`, `--again ID`): hands a
+ * job to a job backend (jobs/backend.h) and prints its id alone on stdout at once: this machine's
  * (the user's job runner, started on demand, queues it in the shared daemon's fair queue) or
  * Slurm's (one sbatch; the id is printed as slurm:N). The backend is chosen here, once: --slurm
  * or --local, else the profile's `backend`, else the configuration's. */
+#include "cmd/leaseopts.h"
 #include "jobs/backend.h"
 
 #include <errno.h>
@@ -152,7 +153,10 @@ static int submit(struct cmd *c)
 	rq.cfg = &cfg;
 	const struct job_backend *be = choose(c, &cfg, rq.o.profile, &rq.backend_why);
 	/* The options as given first (what a backend cannot do is refused), then the profile's. */
-	rc = be->submit_check(c->entry, &rq);
+	struct gpu_error err = {0};
+	rc = be->submit_check(&rq, &err);
+	if (rc != EXIT_OK)
+		rc = cmd_bad_usage(c->entry, "%s", err.msg);
 	if (rc == EXIT_OK && !lease_opts_apply(c->entry, &rq.o, &cfg))
 		rc = EXIT_USAGE;
 	if (rc == EXIT_OK) {

@@ -4,7 +4,7 @@
 #include "machine/gpu.h"
 #include "cmd/cmd.h"
 #include "base/util.h"
-#include "cuda/visenv.h"
+#include "cmd/visopts.h"
 
 #include <stdio.h>
 #include <string.h>

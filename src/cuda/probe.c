@@ -1,5 +1,5 @@
-/* cudaprobe.c: `gpuctl map --verify` asks the CUDA driver itself. A child process (the internal
- * command `gpuctl cuda-probe`, cmd-cuda-probe.c, exec'd with the environment under test) loads
+/* probe.c: `gpuctl map --verify` asks the CUDA driver itself. A child process (the internal
+ * command `gpuctl cuda-probe`, cmd/cuda-probe.c, exec'd with the environment under test) loads
  * libcuda.so.1, calls cuInit and prints each device's UUID and PCI bus id; this side starts it
  * and reads its answer, which map compares with the model. A child keeps the driver's state out
  * of gpuctl and gives it exactly the environment being explained. */

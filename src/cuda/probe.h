@@ -1,4 +1,4 @@
-/* cudaprobe.h: ask the real CUDA driver which devices a process with a given environment sees. */
+/* probe.h: ask the real CUDA driver which devices a process with a given environment sees. */
 #ifndef GPUCTL_CUDAPROBE_H
 #define GPUCTL_CUDAPROBE_H
 

@@ -2,7 +2,6 @@
 #include "cuda/visenv.h"
 #include "machine/pid.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,25 +74,7 @@ void proc_env_free(struct proc_env *env)
 	*env = (struct proc_env){0};
 }
 
-bool vis_request_read(struct args *a, struct vis_request *rq)
-{
-	static const char *const orders[] = {"PCI_BUS_ID", "FASTEST_FIRST", NULL};
-	*rq = (struct vis_request){0};
-	for (size_t i = 0; i < a->n; i++) /* --visible and --unset: the last one given wins */
-		if (a->v[i].opt == VIS_OPT_VISIBLE || a->v[i].opt == VIS_OPT_UNSET) {
-			rq->visible_given = true;
-			rq->visible = a->v[i].opt == VIS_OPT_VISIBLE ? a->v[i].value : NULL;
-		}
-	int order = args_choice(a, VIS_OPT_ORDER, orders, -2);
-	if (order == -1)
-		return false;
-	rq->order = order >= 0 ? orders[order] : NULL;
-	return args_uint(a, VIS_OPT_PID, 1, UINT_MAX, &rq->pid);
-}
-
-/* The variables in effect: the process's (--pid) or the caller's, then the options'. */
-static bool request_values(const struct vis_request *rq, struct proc_env *out, char *msg,
-			   size_t msglen)
+bool vis_request_env(const struct vis_request *rq, struct proc_env *out, char *msg, size_t msglen)
 {
 	*out = (struct proc_env){0};
 	if (rq->pid && !read_proc_env((unsigned)rq->pid, out, msg, msglen))
@@ -120,22 +101,11 @@ static bool request_values(const struct vis_request *rq, struct proc_env *out, c
 	return true;
 }
 
-int vis_session_open(struct vis_session *s, const struct vis_request *rq, struct cmd *c)
+void vis_session_init(struct vis_session *s, const struct proc_env *env, const struct gpu_set *set)
 {
-	char msg[512];
-	memset(s, 0, sizeof *s);
-	if (!request_values(rq, &s->env, msg, sizeof msg)) {
-		fprintf(stderr, "gpuctl %s: %s\n", c->entry->name, msg);
-		return EXIT_FAIL;
-	}
-	int rc = cmd_open(c);
-	if (rc != EXIT_OK) {
-		proc_env_free(&s->env);
-		return rc;
-	}
-	s->m = vis_machine_new(c->set);
+	s->env = *env;
+	s->m = vis_machine_new(set);
 	s->r = vis_resolve(s->m, s->env.cvd, s->env.order);
-	return EXIT_OK;
 }
 
 void vis_session_close(struct vis_session *s)

@@ -1,11 +1,10 @@
 /* visenv.h: the visibility model (visibility.h, pure) applied to this machine and to an
  * environment: the caller's, one given by options (--visible, --unset, --order), or a running
  * process's as it was started (--pid). What map, which, doctor, the lease choice and the test
- * workload share. */
+ * workload share. Reading those options is cmd/visopts.c's. */
 #ifndef GPUCTL_VISENV_H
 #define GPUCTL_VISENV_H
 
-#include "cmd/cmd.h"
 #include "machine/gpu.h"
 #include "machine/slurm.h"
 #include "cuda/visibility.h"
@@ -25,32 +24,27 @@ struct proc_env {
 bool read_proc_env(unsigned pid, struct proc_env *env, char *msg, size_t msglen);
 void proc_env_free(struct proc_env *env);
 
-/* The options map and which share: which environment to explain. */
-enum { VIS_OPT_VISIBLE = 400, VIS_OPT_UNSET, VIS_OPT_ORDER, VIS_OPT_PID };
-#define VIS_LONGOPTS                                                     \
-	{"visible", required_argument, NULL, VIS_OPT_VISIBLE},            \
-	{"unset", no_argument, NULL, VIS_OPT_UNSET},                      \
-	{"order", required_argument, NULL, VIS_OPT_ORDER},                \
-	{"pid", required_argument, NULL, VIS_OPT_PID}
-
+/* Which environment to explain (map and which read it from --visible, --unset, --order and
+ * --pid: cmd/visopts.h). */
 struct vis_request {
 	const char *visible;         /* with visible_given: this value, NULL for --unset */
 	bool visible_given;
 	const char *order;           /* NULL: the environment's */
 	unsigned long pid;           /* 0: none */
 };
-/* From the options; false with a->err set on a bad value. */
-bool vis_request_read(struct args *a, struct vis_request *rq);
+/* The variables in effect for rq: the process's (pid) or the caller's, then rq's own values.
+ * false with msg set when the process's cannot be read (see pid_getenv). */
+bool vis_request_env(const struct vis_request *rq, struct proc_env *out, char *msg, size_t msglen);
 
-/* What map and which both start from: the variables in effect (a --pid read first), the machine
- * (cmd_open) as the model sees it, and the model's answer. Returns EXIT_OK, or an exit code after
- * printing why. */
+/* What map and which both start from: the variables in effect, the machine as the model sees
+ * it, and the model's answer (cmd/visopts.h opens one from the options). */
 struct vis_session {
 	struct proc_env env;
 	struct vis_machine *m;
 	struct vis_result *r;
 };
-int vis_session_open(struct vis_session *s, const struct vis_request *rq, struct cmd *c);
+/* The session of env (taken over by s) on set, which must outlive it. */
+void vis_session_init(struct vis_session *s, const struct proc_env *env, const struct gpu_set *set);
 void vis_session_close(struct vis_session *s);
 
 /* The Slurm allocation of the session's environment next to what CUDA_VISIBLE_DEVICES makes

@@ -171,7 +171,6 @@ void lease_fifo_event(struct daemon *d, struct lease *l, unsigned events);
 void leases_reap(struct daemon *d);
 void probe_unknown(struct daemon *d);
 void lease_free(struct lease *l);
-unsigned leased_by(const struct daemon *d, uid_t uid);
 /* Writes STATE/name atomically (making the directory again if it was removed). */
 bool daemon_write_state(struct daemon *d, const char *name, const char *buf, size_t len);
 unsigned long long proc_start_time(pid_t pid);

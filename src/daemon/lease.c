@@ -192,15 +192,6 @@ void lease_free(struct lease *l)
 	free(l);
 }
 
-unsigned leased_by(const struct daemon *d, uid_t uid)
-{
-	unsigned n = 0;
-	for (size_t i = 0; i < d->nleases; i++)
-		if (d->leases[i]->uid == uid)
-			n += (unsigned)__builtin_popcountll(d->leases[i]->gpus);
-	return n;
-}
-
 static void lease_add(struct daemon *d, struct lease *l)
 {
 	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = l};

@@ -1,22 +1,22 @@
-/* jobbackend.h: where a detached job runs, behind one table of functions (as src/gpu.h puts the
+/* backend.h: where a detached job runs, behind one table of functions (as machine/gpu.h puts the
  * GPUs behind one): this machine, through the user's job runner and the shared daemon
- * (jobs-local.c), or Slurm, through sbatch, squeue, scontrol and scancel (slurm-jobs.c). The
+ * (local.c), or Slurm, through sbatch, squeue, scontrol and scancel (slurm-jobs.c). The
  * commands (submit, jobs, logs, cancel, wait) read their options, then work through this table
  * only: they branch to a backend in one place, the kind of each id ("17" is this machine's,
- * "slurm:42" Slurm's; jobset.c) or, for submit, --slurm/--local, the profile or the config's
+ * "slurm:42" Slurm's; set.c) or, for submit, --slurm/--local, the profile or the config's
  * `backend` key.
  *
  * A backend's view of the user's jobs (struct jobs_of, its own) hands out struct job rows it
  * owns, kept current from the backend's source of truth, and can watch jobs end: watch_fd becomes
  * readable when there is news (the runner's answer; for Slurm, a timer for the next look), and
- * watch_step takes it in. So one loop (jobset.c) serves `wait`, `cancel` and `logs -f` for both,
+ * watch_step takes it in. So one loop (set.c) serves `wait`, `cancel` and `logs -f` for both,
  * and for a mix of both. */
 #ifndef GPUCTL_JOBBACKEND_H
 #define GPUCTL_JOBBACKEND_H
 
 #include "config/config.h"
 #include "jobs/job.h"
-#include "cmd/leaseopts.h"
+#include "lease/grant.h"
 
 /* A job named on the command line. */
 struct job_ref {
@@ -75,8 +75,9 @@ struct job_backend {
 	/* Forgets the user's finished jobs (their records and their own logs): how many, and how
 	 * many were kept (jobs still queued run after them). */
 	bool (*clean)(struct jobs_of *s, uint64_t *gone, uint64_t *kept, struct gpu_error *err);
-	/* Refuses (printed, EXIT_USAGE) what this backend cannot do with the request. */
-	int (*submit_check)(const struct cmd_entry *e, struct submit_req *rq);
+	/* Refuses what this backend cannot do with the request: EXIT_USAGE and err's message,
+	 * which the command prints as a usage error. */
+	int (*submit_check)(struct submit_req *rq, struct gpu_error *err);
 	/* Submits one job (argv; command: as shown); its id in *id. The code and err on failure. */
 	int (*submit)(struct submit_req *rq, char **argv, const char *command, uint64_t *id,
 		      struct gpu_error *err);
@@ -90,7 +91,7 @@ struct job_backend {
 extern const struct job_backend job_backend_local, job_backend_slurm;
 const struct job_backend *job_backend(enum job_kind kind);
 
-/* ---- jobset.c: the jobs a command names, across backends ---- */
+/* ---- set.c: the jobs a command names, across backends ---- */
 
 struct jobset {
 	struct jobs_of *of[JOB_NKINDS];  /* opened as needed */

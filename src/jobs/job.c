@@ -23,6 +23,17 @@ const char *job_state_name(enum job_state s)
 	return (size_t)s < ARRAY_SIZE(state_names) ? state_names[s] : "?";
 }
 
+void job_how(const struct job *j, char *buf, size_t n)
+{
+	if (j->exit_code >= 0)
+		snprintf(buf, n, "%s, exit status %d", job_state_name(j->state), j->exit_code);
+	else if (j->signal)
+		snprintf(buf, n, "%s, killed by signal %d (%s)", job_state_name(j->state), j->signal,
+			 strsignal(j->signal));
+	else
+		snprintf(buf, n, "%s", job_state_name(j->state));
+}
+
 bool job_state_parse(const char *s, enum job_state *out)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(state_names); i++)

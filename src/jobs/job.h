@@ -26,7 +26,7 @@
  * gpuctl saw how it ended: it is over, how is not known. */
 enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_DONE, JOB_FAILED, JOB_CANCELLED, JOB_LOST, JOB_UNKNOWN };
 
-/* Where a job runs (jobbackend.h): this machine's runner, or Slurm ("slurm:42"). */
+/* Where a job runs (backend.h): this machine's runner, or Slurm ("slurm:42"). */
 enum job_kind { JOB_LOCAL, JOB_SLURM, JOB_NKINDS };
 
 struct job {
@@ -72,6 +72,9 @@ struct job {
 
 const char *job_state_name(enum job_state s);
 bool job_state_parse(const char *s, enum job_state *out);
+/* How j ended, for messages of both backends: "done, exit status 1", "failed, killed by signal
+ * 9 (Killed)", "cancelled". */
+void job_how(const struct job *j, char *buf, size_t n);
 static inline bool job_final(enum job_state s)
 {
 	return s >= JOB_DONE;
@@ -105,7 +108,7 @@ const char *job_boot_id(void);
 /* CLOCK_REALTIME in nanoseconds. */
 uint64_t job_now_ns(void);
 
-/* ---- jobspec.c: the parsers (unit-tested) ---- */
+/* ---- spec.c: the parsers (unit-tested) ---- */
 
 /* ID.spec: the arguments and the environment, NUL-separated after a header. */
 void spec_build(struct strbuf *out, char *const *argv, char *const *env);

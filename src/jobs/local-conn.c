@@ -1,4 +1,4 @@
-/* jobconn.c: what the job commands (submit, jobs, logs, cancel, wait) share: reaching the user's
+/* local-conn.c: what the job commands (submit, jobs, logs, cancel, wait) share: reaching the user's
  * job runner (started on demand, like the private daemon), reading the user's records, telling
  * an id of another user's job from one that does not exist, and a job's exit status for `wait`.
  * Records are read directly (the runner keeps them current); the runner is asked only to change

@@ -1,6 +1,7 @@
-/* jobconn.h: what the job commands share (jobconn.c): the user's job runner reached (started on
- * demand), the user's records read, ids checked (another user's job is refused by name, an id
- * nobody has is said to be unknown), and a finished job's exit status as `wait` returns it. */
+/* local-conn.h: what the job commands share (local-conn.c): the user's job runner reached
+ * (started on demand), the user's records read, ids checked (another user's job is refused by
+ * name, an id nobody has is said to be unknown), and a finished job's exit status as `wait`
+ * returns it. */
 #ifndef GPUCTL_JOBCONN_H
 #define GPUCTL_JOBCONN_H
 

@@ -1,6 +1,6 @@
-/* jobs-local.c: the job backend of this machine (jobbackend.h): jobs run by the user's job runner
+/* local.c: the job backend of this machine (backend.h): jobs run by the user's job runner
  * once the shared daemon grants their GPUs. The records are read directly (the runner keeps them
- * current, jobconn.c); the runner is asked to submit, cancel and clean, and says when a job ends
+ * current, local-conn.c); the runner is asked to submit, cancel and clean, and says when a job ends
  * (no polling). Other users' queued and running jobs come from the daemon's list. */
 #include "jobs/backend.h"
 #include "jobs/local-conn.h"
@@ -269,13 +269,16 @@ static bool local_clean(struct jobs_of *s, uint64_t *gone, uint64_t *kept, struc
 
 /* ---- submit ---- */
 
-static int local_submit_check(const struct cmd_entry *e, struct submit_req *rq)
+static int local_submit_check(struct submit_req *rq, struct gpu_error *err)
 {
 	for (size_t i = 0; i < rq->nafter; i++)
-		if (rq->after[i].kind != JOB_LOCAL)
-			return cmd_bad_usage(e, "--after slurm:%llu: a job of this machine cannot run after "
-					     "a Slurm job (submit it with --slurm)",
-					     (unsigned long long)rq->after[i].id);
+		if (rq->after[i].kind != JOB_LOCAL) {
+			err->code = EXIT_USAGE;
+			snprintf(err->msg, sizeof err->msg, "--after slurm:%llu: a job of this machine "
+				 "cannot run after a Slurm job (submit it with --slurm)",
+				 (unsigned long long)rq->after[i].id);
+			return EXIT_USAGE;
+		}
 	return EXIT_OK;
 }
 

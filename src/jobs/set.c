@@ -1,4 +1,4 @@
-/* jobset.c: the jobs a command names, whichever backend runs them (jobbackend.h): the ids read
+/* set.c: the jobs a command names, whichever backend runs them (backend.h): the ids read
  * ("17", "slurm:42"), each backend opened once and asked for its own ids, and the one watch loop
  * of `wait`, `cancel` and `logs -f`: it polls every backend's news descriptor (and the caller's
  * own, for logs -f) until the jobs have ended or the deadline passes. No job is polled for

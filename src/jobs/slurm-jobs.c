@@ -1,4 +1,4 @@
-/* slurm-jobs.c: the Slurm job backend (jobbackend.h, slurm-jobs.h): `submit --slurm` is one
+/* slurm-jobs.c: the Slurm job backend (backend.h, slurm-jobs.h): `submit --slurm` is one
  * sbatch, and jobs, logs, cancel and wait ask squeue, scontrol and scancel, each run with an argv
  * (exec_run: no shell) and a time limit. Slurm decides who may do what to a job (scancel refuses
  * another user's); gpuctl checks the owner first too, to say so plainly.
@@ -9,7 +9,8 @@
  * slurmctld forgot before gpuctl saw it end is asked of Slurm's accounting (sacct, once, when
  * squeue first does not know it); where that cannot say, it is `unknown`, never done. Slurm tells no
  * one when a job ends: a watch looks again on a timer (timerfd) whose period grows from 0.2 s to
- * 5 s, so a long wait costs slurmctld one small query every 5 s. */
+ * 5 s, so a long wait costs slurmctld one small query every 5 s. The table over it and
+ * slurm-submit.c is slurm.c. */
 #include "base/escape.h"
 #include "jobs/backend.h"
 #include "machine/pid.h"
@@ -62,36 +63,6 @@ struct jobs_of {
 int slurm_jobs_dirfd(const struct jobs_of *s)
 {
 	return s->dirfd;
-}
-
-/* Slurm's own words from a tool's stderr, one line, control bytes escaped. */
-static void words(struct strbuf *dst, const struct strbuf *e)
-{
-	const char *s = e->buf ? e->buf : "";
-	bool any = false;
-	for (const char *line = s; *line;) {
-		size_t len = strcspn(line, "\n");
-		char *one = xstrndup(line, len);
-		if (len) {
-			if (any)
-				sb_adds(dst, "; ");
-			esc_printable(dst, one);
-			any = true;
-		}
-		free(one);
-		line += len + (line[len] == '\n');
-	}
-	if (!any)
-		sb_adds(dst, "no reason given");
-}
-
-void slurm_fail(struct gpu_error *err, const char *what, const struct strbuf *e, const char *hint)
-{
-	struct strbuf sb = {0};
-	words(&sb, e);
-	err->code = EXIT_SLURM;
-	snprintf(err->msg, sizeof err->msg, "%s: %s%s", what, sb.buf, hint ? hint : "");
-	sb_free(&sb);
 }
 
 static struct sjob *add(struct jobs_of *s, uint64_t id)
@@ -345,7 +316,7 @@ static size_t unfinished(struct jobs_of *s, struct sjob ***v)
 	return k;
 }
 
-static int sl_list(struct jobs_of *s, bool all, struct job ***rows, size_t *n)
+int slurm_jobs_list(struct jobs_of *s, bool all, struct job ***rows, size_t *n)
 {
 	(void)all; /* other users' Slurm jobs are squeue's to show */
 	struct sjob **v;
@@ -415,7 +386,7 @@ int slurm_jobs_find(struct jobs_of *s, const uint64_t *ids, size_t n, struct job
 	return rc;
 }
 
-static int sl_log_open(struct jobs_of *s, const struct job *j, char **path)
+int slurm_jobs_log_open(struct jobs_of *s, const struct job *j, char **path)
 {
 	(void)s;
 	if (!j->log) {
@@ -444,7 +415,7 @@ static bool arm(struct jobs_of *s, struct gpu_error *err)
 	return false;
 }
 
-static bool sl_watch(struct jobs_of *s, struct job *j, bool cancel, double grace, double *bound,
+bool slurm_jobs_watch(struct jobs_of *s, struct job *j, bool cancel, double grace, double *bound,
 		     struct gpu_error *err)
 {
 	(void)grace; /* Slurm's KillWait is the grace period of its jobs */
@@ -483,7 +454,7 @@ static bool sl_watch(struct jobs_of *s, struct job *j, bool cancel, double grace
 	return true;
 }
 
-static int sl_watch_fd(struct jobs_of *s)
+int slurm_jobs_watch_fd(struct jobs_of *s)
 {
 	return s->tfd;
 }
@@ -494,7 +465,7 @@ static bool over(const struct sjob *x)
 	return job_final(x->j.state) || (!x->cancel && x->j.never);
 }
 
-static size_t sl_watching(struct jobs_of *s)
+size_t slurm_jobs_watching(struct jobs_of *s)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < s->nwatched; i++)
@@ -502,7 +473,7 @@ static size_t sl_watching(struct jobs_of *s)
 	return k;
 }
 
-static bool sl_watch_step(struct jobs_of *s, struct gpu_error *err)
+bool slurm_jobs_watch_step(struct jobs_of *s, struct gpu_error *err)
 {
 	uint64_t ticks;
 	if (read(s->tfd, &ticks, sizeof ticks) < 0 && errno == EAGAIN)
@@ -538,7 +509,7 @@ static bool sl_watch_step(struct jobs_of *s, struct gpu_error *err)
 	return arm(s, err);
 }
 
-static bool sl_clean(struct jobs_of *s, uint64_t *gone, uint64_t *kept, struct gpu_error *err)
+bool slurm_jobs_clean(struct jobs_of *s, uint64_t *gone, uint64_t *kept, struct gpu_error *err)
 {
 	struct sjob **v;
 	size_t k = unfinished(s, &v);
@@ -563,26 +534,7 @@ static bool sl_clean(struct jobs_of *s, uint64_t *gone, uint64_t *kept, struct g
 	return true;
 }
 
-static void sl_deadline(struct jobs_of *s, double until)
+void slurm_jobs_deadline(struct jobs_of *s, double until)
 {
 	s->until = until;
 }
-
-const struct job_backend job_backend_slurm = {
-	.name = "slurm",
-	.kind = JOB_SLURM,
-	.open = slurm_jobs_open,
-	.close = slurm_jobs_close,
-	.list = sl_list,
-	.find = slurm_jobs_find,
-	.log_open = sl_log_open,
-	.watch = sl_watch,
-	.watch_fd = sl_watch_fd,
-	.watching = sl_watching,
-	.watch_step = sl_watch_step,
-	.clean = sl_clean,
-	.submit_check = slurm_submit_check,
-	.submit = slurm_submit,
-	.submit_end = slurm_submit_end,
-	.deadline = sl_deadline,
-};

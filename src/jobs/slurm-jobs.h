@@ -1,6 +1,6 @@
 /* slurm-jobs.h: Slurm as a backend of detached jobs (`gpuctl submit --slurm`): the request turned
  * into sbatch's arguments, and Slurm's answers (squeue, scontrol) turned into gpuctl's job states.
- * The parsers and the argument builder are pure (slurm-jobspec.c, unit-tested in
+ * The parsers and the argument builder are pure (slurm-spec.c, unit-tested in
  * tests/unit/test_slurmjobs.c); slurm-jobs.c runs the tools (exec_run: an argv, never a shell)
  * and keeps the records.
  *
@@ -21,6 +21,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
+
+/* ---- a tool's failure (slurm-spec.c) ---- */
+
+/* err: what failed, then the tool's own words (one line, escaped), then hint. EXIT_SLURM. */
+void slurm_fail(struct gpu_error *err, const char *what, const struct strbuf *e, const char *hint);
 
 /* ---- squeue ---- */
 
@@ -114,16 +119,24 @@ bool sbatch_parse_id(const char *out, uint64_t *id);
 
 /* ---- the backend's halves: slurm-jobs.c (the user's jobs, watching them) and slurm-submit.c ---- */
 
+/* Each is the table's entry of that name (backend.h says what it does); slurm.c is the table. */
 struct jobs_of;
 struct submit_req;
-struct cmd_entry;
 struct jobs_of *slurm_jobs_open(bool resume, struct gpu_error *err);
 void slurm_jobs_close(struct jobs_of *s);
+int slurm_jobs_list(struct jobs_of *s, bool all, struct job ***rows, size_t *n);
 int slurm_jobs_find(struct jobs_of *s, const uint64_t *ids, size_t n, struct job **out, const char *who);
+int slurm_jobs_log_open(struct jobs_of *s, const struct job *j, char **path);
+bool slurm_jobs_watch(struct jobs_of *s, struct job *j, bool cancel, double grace, double *bound,
+		      struct gpu_error *err);
+int slurm_jobs_watch_fd(struct jobs_of *s);
+size_t slurm_jobs_watching(struct jobs_of *s);
+bool slurm_jobs_watch_step(struct jobs_of *s, struct gpu_error *err);
+bool slurm_jobs_clean(struct jobs_of *s, uint64_t *gone, uint64_t *kept, struct gpu_error *err);
+void slurm_jobs_deadline(struct jobs_of *s, double until);
+/* The directory of gpuctl's records of Slurm jobs (submit writes one). */
 int slurm_jobs_dirfd(const struct jobs_of *s);
-/* err: what failed, then the tool's own words (one line, escaped), then hint. EXIT_SLURM. */
-void slurm_fail(struct gpu_error *err, const char *what, const struct strbuf *e, const char *hint);
-int slurm_submit_check(const struct cmd_entry *e, struct submit_req *rq);
+int slurm_submit_check(struct submit_req *rq, struct gpu_error *err);
 int slurm_submit(struct submit_req *rq, char **argv, const char *command, uint64_t *id,
 		 struct gpu_error *err);
 void slurm_submit_end(struct submit_req *rq);

@@ -1,6 +1,7 @@
-/* slurm-jobspec.c: the pure half of the Slurm job backend (see slurm-jobs.h): squeue's rows and
- * scontrol's job text read, Slurm's states put in gpuctl's terms, and sbatch's arguments made from
- * a request. No I/O, so tests/unit/test_slurmjobs.c reaches all of it. */
+/* slurm-spec.c: the pure half of the Slurm job backend (see slurm-jobs.h): a tool's failure put
+ * in words, squeue's rows and scontrol's job text read, Slurm's states put in gpuctl's terms, and
+ * sbatch's arguments made from a request. No I/O, so tests/unit/test_slurmjobs.c reaches all of it. */
+#include "base/escape.h"
 #include "jobs/slurm-jobs.h"
 #include "config/config.h"
 
@@ -8,6 +9,38 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- a tool's failure ---- */
+
+/* Slurm's own words from a tool's stderr, one line, control bytes escaped. */
+static void words(struct strbuf *dst, const struct strbuf *e)
+{
+	const char *s = e->buf ? e->buf : "";
+	bool any = false;
+	for (const char *line = s; *line;) {
+		size_t len = strcspn(line, "\n");
+		char *one = xstrndup(line, len);
+		if (len) {
+			if (any)
+				sb_adds(dst, "; ");
+			esc_printable(dst, one);
+			any = true;
+		}
+		free(one);
+		line += len + (line[len] == '\n');
+	}
+	if (!any)
+		sb_adds(dst, "no reason given");
+}
+
+void slurm_fail(struct gpu_error *err, const char *what, const struct strbuf *e, const char *hint)
+{
+	struct strbuf sb = {0};
+	words(&sb, e);
+	err->code = EXIT_SLURM;
+	snprintf(err->msg, sizeof err->msg, "%s: %s%s", what, sb.buf, hint ? hint : "");
+	sb_free(&sb);
+}
 
 /* ---- squeue ---- */
 

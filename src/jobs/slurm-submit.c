@@ -4,13 +4,13 @@
  * constant script (no user string is read by a shell), and the record written that lets `jobs`,
  * `logs` and `wait` know the job. Slurm's refusal reaches the user in its own words. */
 #include "jobs/backend.h"
-#include "runner/runner.h"
 #include "jobs/slurm-jobs.h"
 #include "base/exec.h"
 #include "machine/slurm.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,31 +20,42 @@ extern char **environ;
 
 #define SBATCH_SECONDS 60.0
 
-int slurm_submit_check(const struct cmd_entry *e, struct submit_req *rq)
+/* A usage error: the command prints it as one (cmd_bad_usage). */
+static int refuse(struct gpu_error *err, const char *fmt, ...) PRINTF(2, 3);
+static int refuse(struct gpu_error *err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+	va_end(ap);
+	return err->code = EXIT_USAGE;
+}
+
+int slurm_submit_check(struct submit_req *rq, struct gpu_error *err)
 {
 	const struct grant_req *g = &rq->o.rq;
 	const char *what = rq->backend_why;
 	const struct profile *p = rq->o.profile ? config_profile(rq->cfg, rq->o.profile) : NULL;
 	for (size_t i = 0; i < rq->nafter; i++)
 		if (rq->after[i].kind != JOB_SLURM)
-			return cmd_bad_usage(e, "--after %llu: a Slurm job (%s) runs after Slurm jobs only "
-					     "(slurm:N, as `gpuctl submit --slurm` printed)",
-					     (unsigned long long)rq->after[i].id, what);
+			return refuse(err, "--after %llu: a Slurm job (%s) runs after Slurm jobs only "
+				      "(slurm:N, as `gpuctl submit --slurm` printed)",
+				      (unsigned long long)rq->after[i].id, what);
 	if (g->gpus || (p && p->gpus))
-		return cmd_bad_usage(e, "Slurm chooses a job's GPUs (%s): %s names GPUs of this machine; "
-				     "leave it out (--min-free-memory asks for GPUs with enough memory)",
-				     what, g->gpus ? "-g" : "the profile's gpus");
+		return refuse(err, "Slurm chooses a job's GPUs (%s): %s names GPUs of this machine; "
+			      "leave it out (--min-free-memory asks for GPUs with enough memory)",
+			      what, g->gpus ? "-g" : "the profile's gpus");
 	if (g->max_util >= 0 || g->prefer >= 0 || g->ignore_usage)
-		return cmd_bad_usage(e, "Slurm gives each job GPUs of its own (%s): --max-util, --prefer "
-				     "and --ignore-usage are for jobs of this machine", what);
+		return refuse(err, "Slurm gives each job GPUs of its own (%s): --max-util, --prefer "
+			      "and --ignore-usage are for jobs of this machine", what);
 	if (rq->o.uuid || (p && p->uuid > 0))
-		return cmd_bad_usage(e, "Slurm sets CUDA_VISIBLE_DEVICES itself (%s): --uuid is for jobs "
-				     "of this machine", what);
+		return refuse(err, "Slurm sets CUDA_VISIBLE_DEVICES itself (%s): --uuid is for jobs "
+			      "of this machine", what);
 	if (rq->retries)
-		return cmd_bad_usage(e, "--retries is for jobs of this machine: Slurm does not run a job "
-				     "that failed again (%s)", what);
+		return refuse(err, "--retries is for jobs of this machine: Slurm does not run a job "
+			      "that failed again (%s)", what);
 	if (rq->again)
-		return cmd_bad_usage(e, "--again is for jobs of this machine (%s)", what);
+		return refuse(err, "--again is for jobs of this machine (%s)", what);
 	return EXIT_OK;
 }
 
@@ -75,7 +86,7 @@ static int check_after(struct sconn *c, const struct submit_req *rq, struct gpu_
 			c->after[c->nafter++] = d->id;
 			continue;
 		}
-		rjob_how(d, how, sizeof how);
+		job_how(d, how, sizeof how);
 		err->code = EXIT_USAGE;
 		snprintf(err->msg, sizeof err->msg, "--after slurm:%llu: job slurm:%llu %s (%s), so this "
 			 "job could never start; nothing was submitted", (unsigned long long)d->id,

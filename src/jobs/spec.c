@@ -1,4 +1,4 @@
-/* jobspec.c: the parsers of detached jobs (see job.h), free of I/O so the unit tests reach them:
+/* spec.c: the parsers of detached jobs (see job.h), free of I/O so the unit tests reach them:
  * the spec file (what to run), a list of job ids (--after, and the ids commands take), and the
  * lines of `submit --file`. */
 #include "jobs/backend.h"

@@ -1,9 +1,9 @@
-/* grant-env.c: what a lease request starts from and what the job gets: the GPUs a request may
+/* choose.c: what a lease request starts from and what the job gets: the GPUs a request may
  * choose among (-g, the Slurm allocation we run in, and the caller's CUDA_VISIBLE_DEVICES: a
  * Slurm step, a container or an enclosing lease restricts us), why GPUs were not free (from the
  * daemon's answer), and the job's environment. */
 #include "base/escape.h"
-#include "lease/grant.h"
+#include "lease/choose.h"
 #include "machine/pid.h"
 #include "machine/slurm.h"
 #include "cuda/visenv.h"

@@ -61,7 +61,8 @@ static bool own_dir(const char *dir, struct gpu_error *err)
 	return true;
 }
 
-char *private_state_dir(struct gpu_error *err)
+/* The directory of this user's private daemon (caller frees). */
+static char *private_state_dir(struct gpu_error *err)
 {
 	const char *s = getenv("GPUCTL_STATE_DIR"), *x = getenv("XDG_RUNTIME_DIR");
 	char *dir = s && *s ? xstrdup(s) : x && *x == '/' ? xasprintf("%s/gpuctl", x)

@@ -48,9 +48,8 @@ int dclient_recv(struct dclient *dc, struct msg *m, int *fds, size_t *nfds, int 
 /* One request, one answer within the timeout; an `error` answer becomes err (false). */
 bool dclient_call(struct dclient *dc, const struct strbuf *req, struct msg *reply,
 		  struct gpu_error *err);
-/* The socket path clients use, and the directory of this user's private daemon (caller frees). */
+/* The socket path clients use. */
 const char *daemon_socket_path(void);
-char *private_state_dir(struct gpu_error *err);
 /* connect() to the SEQPACKET socket at path without blocking on a full backlog (a stopped
  * peer's): 0, or an errno. dc is set up as dclient_open leaves it, but for what the caller adds. */
 int client_connect(struct dclient *dc, const char *path);

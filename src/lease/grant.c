@@ -1,11 +1,11 @@
 /* grant.c: from a request to a lease held in this process's descriptors, for `run` and `env`
- * (see grant.h): one request (lreq.c holds the exchange with the daemon) on a connection of its
+ * (see grant.h): one request (request.c holds the exchange with the daemon) on a connection of its
  * own. While queued, this process sleeps in ppoll(2) on its socket, with INT, TERM and HUP let
  * through only there: a signal ends the wait and the request (the daemon drops it with the
  * connection), and is never followed by a job starting later. A daemon that restarts is rejoined
  * with our ticket, keeping our place. */
 #include "lease/client.h"
-#include "lease/request.h"
+#include "lease/grant.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -288,19 +288,4 @@ void grant_hold(const struct grant *g, pid_t bound)
 		msg_free(&m);
 	sb_free(&sb);
 	dclient_close(&dc);
-}
-
-void grant_free(struct grant *g)
-{
-	for (size_t i = 0; i < g->nfds; i++)
-		if (g->fds[i] >= 0)
-			close(g->fds[i]);
-	g->nfds = 0;
-	free(g->name);
-	free(g->socket);
-	g->name = g->socket = NULL;
-	for (char **p = g->profile_env; p && *p; p++)
-		free(*p);
-	free(g->profile_env);
-	g->profile_env = NULL;
 }

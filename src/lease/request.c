@@ -1,7 +1,8 @@
-/* lreq.c: one request for GPUs, driven by the daemon's answers (see lreq.h). The exchange:
+/* request.c: one request for GPUs, driven by the daemon's answers (see request.h). The exchange:
  * `acquire` -> `busy` | `error` | `queued` ... `offer`; an offer is answered with `take` and
  * brings `granted` with the descriptors, or `withdrawn` when the offer ran out meanwhile (the
  * request is still in line and is offered again). */
+#include "lease/choose.h"
 #include "lease/client.h"
 #include "lease/request.h"
 
@@ -16,6 +17,22 @@ static unsigned long long realtime_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
+
+/* The lease a request was granted: it built it (lreq_init, lreq_on_message), so it frees it. */
+void grant_free(struct grant *g)
+{
+	for (size_t i = 0; i < g->nfds; i++)
+		if (g->fds[i] >= 0)
+			close(g->fds[i]);
+	g->nfds = 0;
+	free(g->name);
+	free(g->socket);
+	g->name = g->socket = NULL;
+	for (char **p = g->profile_env; p && *p; p++)
+		free(*p);
+	free(g->profile_env);
+	g->profile_env = NULL;
 }
 
 void lreq_init(struct lreq *r, uint64_t id, struct gpu_set *set, const struct config *cfg,

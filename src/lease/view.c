@@ -1,4 +1,4 @@
-/* leaseview.c: reading the daemon's `list` answer (see leaseview.h). The answer comes in parts
+/* view.c: reading the daemon's `list` answer (see view.h). The answer comes in parts
  * (each at most one message); a `lease` or `waiter` line starts a record and the lines after it
  * (names, commands, GPUs) belong to it. */
 #include "lease/client.h"

@@ -1,4 +1,4 @@
-/* leaseview.h: who holds which GPU and who waits, as the daemon tells it (`list`), for the
+/* view.h: who holds which GPU and who waits, as the daemon tells it (`list`), for the
  * commands that show or act on leases (leases, release, status, doctor, exporter). Users are
  * named from their uid here, in the reader's own name service. */
 #ifndef GPUCTL_LEASEVIEW_H

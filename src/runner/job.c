@@ -95,17 +95,6 @@ static void set_reason(char **dst, const char *fmt, ...)
 }
 
 /* How a finished job ended, in words: "exit status 1", "signal 9", "cancelled". */
-void rjob_how(const struct job *j, char *buf, size_t n)
-{
-	if (j->exit_code >= 0)
-		snprintf(buf, n, "%s, exit status %d", job_state_name(j->state), j->exit_code);
-	else if (j->signal)
-		snprintf(buf, n, "%s, killed by signal %d (%s)", job_state_name(j->state), j->signal,
-			 strsignal(j->signal));
-	else
-		snprintf(buf, n, "%s", job_state_name(j->state));
-}
-
 static void ended_message(struct strbuf *sb, uint64_t id, const struct job *j)
 {
 	msg_begin(sb, "ended");
@@ -150,7 +139,7 @@ static int deps(struct runner *r, const struct rjob *rj, char *why, size_t n)
 		bool ok = d.state == JOB_DONE;
 		if (!ok) {
 			char h[160];
-			rjob_how(&d, h, sizeof h);
+			job_how(&d, h, sizeof h);
 			snprintf(why, n, "job %llu, which it was to run after, did not succeed (%s)",
 				 (unsigned long long)id, h);
 		}
@@ -191,7 +180,7 @@ void rjob_finish(struct runner *r, struct rjob *rj)
 		rj->j.ended = job_now_ns();
 	rj->j.ticket[0] = '\0';
 	rjob_save(r, rj);
-	rjob_how(&rj->j, h, sizeof h);
+	job_how(&rj->j, h, sizeof h);
 	fprintf(stderr, "gpuctl runner: job %llu ended: %s%s%s\n", (unsigned long long)rj->j.id, h,
 		rj->j.reason ? "; " : "", rj->j.reason ? rj->j.reason : "");
 	for (size_t i = 0; i < rj->nwaiters; i++) {

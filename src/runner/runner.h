@@ -26,7 +26,7 @@
 
 #include "config/config.h"
 #include "jobs/job.h"
-#include "lease/request.h"
+#include "lease/grant.h"
 
 #define RUNNER_ALLOC_BIT (1ULL << 63) /* ids of `jobid` asks on the daemon connection */
 
@@ -108,8 +108,6 @@ bool rjob_read_spec(struct runner *r, uint64_t id, struct strbuf *sb);
 struct rjob *rjob_find(struct runner *r, uint64_t id);
 /* A new job (moved from j): asks the daemon, or waits for its --after jobs. */
 void rjob_add_new(struct runner *r, struct job *j);
-/* "done, exit status 1", "failed, killed by signal 9 (Killed)", "cancelled". */
-void rjob_how(const struct job *j, char *buf, size_t n);
 void rjob_daemon_msg(struct runner *r, const struct msg *m, const int *fds, size_t nfds);
 /* Everything the daemon should know, again (a new connection). false: a send failed (err). */
 bool rjob_resend(struct runner *r, struct gpu_error *err);

@@ -184,7 +184,7 @@ static int check_after(struct runner *r, const struct job *j, char *why, size_t 
 		}
 		bool ok = d.state == JOB_DONE;
 		char h[160];
-		rjob_how(&d, h, sizeof h);
+		job_how(&d, h, sizeof h);
 		job_free(&d);
 		if (!ok) {
 			snprintf(why, n, "--after %llu: job %llu did not succeed (%s), so this job could "

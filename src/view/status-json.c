@@ -1,9 +1,12 @@
-/* status-json.c: the keys of `gpuctl status --json --details` (see status-json.h). A value the
- * driver or /proc cannot give is null, never 0. */
+/* status-json.c: the document of `gpuctl status --json`, and the keys --details adds (see
+ * status-json.h). A value the driver or /proc cannot give is null, never 0. */
+#include "base/json.h"
 #include "view/status-json.h"
 
+#include <stdio.h>
 #include <unistd.h>
 
+/* A measured value, or null when the driver could not give it (its validity bit f is clear). */
 static void measured(struct json *j, const struct gpu *g, enum gpu_field f, const char *key,
 		     unsigned long long v)
 {
@@ -11,6 +14,35 @@ static void measured(struct json *j, const struct gpu *g, enum gpu_field f, cons
 		json_uint(j, key, v);
 	else
 		json_null(j, key);
+}
+
+static void json_watts(struct json *j, const struct gpu *g, enum gpu_field f, const char *key,
+		       unsigned mw)
+{
+	if (gpu_has(g, f))
+		json_num(j, key, mw / 1000.0, 3);
+	else
+		json_null(j, key);
+}
+
+static void json_mode(struct json *j, const struct gpu *g, enum gpu_field f, const char *key,
+		      const char *name)
+{
+	json_str(j, key, gpu_has(g, f) ? name : NULL);
+}
+
+/* Per-process utilisation: NVML's newest sample from the last second; null without one. */
+static void json_proc_util(struct json *j, const struct gpu_proc *p)
+{
+	static const char *const keys[] = {"utilization_sm_pct", "utilization_memory_pct",
+					   "utilization_encoder_pct", "utilization_decoder_pct"};
+	const unsigned v[] = {p->sm_util, p->mem_util, p->enc_util, p->dec_util};
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		if (p->util_valid)
+			json_uint(j, keys[i], v[i]);
+		else
+			json_null(j, keys[i]);
+	}
 }
 
 /* The clock event reasons as nvidia-smi's clocks_event_reasons.* fields name them. */
@@ -26,7 +58,7 @@ static const struct { uint64_t bit; const char *name; } reasons[] = {
 	{GPU_EVENT_DISPLAY_CLOCK, "display_clock_setting"},
 };
 
-void status_json_gpu_details(struct json *j, const struct gpu *g)
+static void gpu_details(struct json *j, const struct gpu *g)
 {
 	measured(j, g, GF_FAN, "fan_pct", g->fan);
 	json_obj(j, "clocks_mhz");
@@ -61,7 +93,7 @@ void status_json_gpu_details(struct json *j, const struct gpu *g)
 	measured(j, g, GF_TEMP_SHUTDOWN, "temperature_shutdown_c", g->temp_shutdown);
 }
 
-void status_json_proc_details(struct json *j, const struct gpu_proc *p)
+static void proc_details(struct json *j, const struct gpu_proc *p)
 {
 	if (!p->stat_valid) {
 		const char *const keys[] = {"parent_pid", "elapsed_s", "cpu_time_s", "cpu_pct", "rss_mib"};
@@ -79,7 +111,110 @@ void status_json_proc_details(struct json *j, const struct gpu_proc *p)
 	json_uint(j, "rss_mib", mib(p->rss));
 }
 
-void status_json_queue(struct json *j, const struct leaseview *v)
+static void gpu_json(struct json *j, const struct status_json_opts *o, const struct gpu *g)
+{
+	json_obj(j, NULL);
+	json_uint(j, "index", g->index);
+	json_str(j, "uuid", g->uuid[0] ? g->uuid : NULL);
+	json_str(j, "name", g->name[0] ? g->name : NULL);
+	json_str(j, "pci_bus_id", g->pci_bus_id[0] ? g->pci_bus_id : NULL);
+	measured(j, g, GF_MEM_TOTAL, "memory_total_mib", mib(g->mem_total));
+	measured(j, g, GF_MEM_USED, "memory_used_mib", mib(g->mem_used));
+	measured(j, g, GF_MEM_FREE, "memory_free_mib", mib(g->mem_free));
+	measured(j, g, GF_MEM_RESERVED, "memory_reserved_mib", mib(g->mem_reserved));
+	measured(j, g, GF_UTIL_GPU, "utilization_gpu_pct", g->util_gpu);
+	measured(j, g, GF_UTIL_MEM, "utilization_memory_pct", g->util_mem);
+	measured(j, g, GF_TEMP, "temperature_c", g->temp);
+	json_watts(j, g, GF_POWER, "power_w", g->power_mw);
+	json_watts(j, g, GF_POWER_LIMIT, "power_limit_w", g->power_limit_mw);
+	json_mode(j, g, GF_COMPUTE_MODE, "compute_mode", compute_mode_name(g->compute_mode));
+	json_mode(j, g, GF_MIG_MODE, "mig_mode", g->mig_mode ? "Enabled" : "Disabled");
+	json_bool(j, "lost", g->lost);
+	json_str(j, "error", g->error);
+	if (o->details)
+		gpu_details(j, g);
+	const struct lease_info *h = leaseview_holder(o->leases, g->uuid);
+	if (h) {
+		json_obj(j, "lease");
+		json_str(j, "id", h->id);
+		json_str(j, "user", h->user);
+		json_uint(j, "uid", h->uid);
+		json_int(j, "pid", h->pid);
+		json_str(j, "kind", h->kind);
+		json_str(j, "name", h->name);
+		json_int(j, "since", (long long)h->since);
+		json_end_obj(j);
+	} else {
+		json_null(j, "lease");
+	}
+	if (!o->no_procs) {
+		if (gpu_has(g, GF_PROCESSES)) {
+			json_arr(j, "processes");
+			for (size_t i = 0; i < g->nprocs; i++) {
+				const struct gpu_proc *p = &g->procs[i];
+				json_obj(j, NULL);
+				json_uint(j, "pid", p->pid);
+				json_str(j, "user", p->user);
+				if (p->uid_valid)
+					json_uint(j, "uid", p->uid);
+				else
+					json_null(j, "uid");
+				json_str(j, "command", p->cmdline);
+				if (p->slurm_job)
+					json_uint(j, "slurm_job_id", p->slurm_job);
+				else
+					json_null(j, "slurm_job_id");
+				if (p->mem_valid)
+					json_uint(j, "used_memory_mib", mib(p->used_mem));
+				else
+					json_null(j, "used_memory_mib");
+				json_proc_util(j, p);
+				json_str(j, "type", proc_type_name(p->type));
+				if (p->gi != NO_INSTANCE) {
+					json_uint(j, "gpu_instance_id", p->gi);
+					json_uint(j, "compute_instance_id", p->ci);
+				}
+				if (o->details)
+					proc_details(j, p);
+				json_end_obj(j);
+			}
+			json_end_arr(j);
+		} else {
+			json_null(j, "processes");
+		}
+	}
+	if (gpu_has(g, GF_MIG_MODE) && g->mig_mode) {
+		json_arr(j, "mig_devices");
+		for (size_t i = 0; i < g->nmigs; i++) {
+			const struct mig_dev *m = &g->migs[i];
+			json_obj(j, NULL);
+			json_uint(j, "index", m->slot);
+			json_str(j, "uuid", m->uuid[0] ? m->uuid : NULL);
+			json_str(j, "name", m->name[0] ? m->name : NULL);
+			if (m->gi != NO_INSTANCE)
+				json_uint(j, "gpu_instance_id", m->gi);
+			else
+				json_null(j, "gpu_instance_id");
+			if (m->ci != NO_INSTANCE)
+				json_uint(j, "compute_instance_id", m->ci);
+			else
+				json_null(j, "compute_instance_id");
+			if (m->mem_valid) {
+				json_uint(j, "memory_total_mib", mib(m->mem_total));
+				json_uint(j, "memory_used_mib", mib(m->mem_used));
+			} else {
+				json_null(j, "memory_total_mib");
+				json_null(j, "memory_used_mib");
+			}
+			json_end_obj(j);
+		}
+		json_end_arr(j);
+	}
+	json_end_obj(j);
+}
+
+/* "hostname", and "queue": the lease requests waiting, in order (empty without a daemon). */
+static void queue(struct json *j, const struct leaseview *v)
 {
 	char host[256];
 	json_str(j, "hostname", gethostname(host, sizeof host) == 0 ? host : NULL);
@@ -98,4 +233,28 @@ void status_json_queue(struct json *j, const struct leaseview *v)
 		json_end_obj(j);
 	}
 	json_end_arr(j);
+}
+
+void status_json(struct strbuf *sb, const struct gpu_set *set, const struct status_json_opts *o)
+{
+	struct json j;
+	json_init(&j, sb, o->pretty);
+	json_obj(&j, NULL);
+	json_str(&j, "driver_version", set->has_driver_version ? set->driver_version : NULL);
+	if (set->cuda_version) {
+		char v[32];
+		snprintf(v, sizeof v, "%d.%d", set->cuda_version / 1000, set->cuda_version % 1000 / 10);
+		json_str(&j, "cuda_driver_version", v);
+	} else {
+		json_null(&j, "cuda_driver_version");
+	}
+	json_arr(&j, "gpus");
+	for (size_t i = 0; i < set->ngpus; i++)
+		if (set->gpus[i].selected)
+			gpu_json(&j, o, &set->gpus[i]);
+	json_end_arr(&j);
+	if (o->details)
+		queue(&j, o->leases);
+	json_end_obj(&j);
+	sb_addc(sb, '\n');
 }
