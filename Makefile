@@ -14,9 +14,11 @@ LDLIBS = -ldl -lpthread
 # from src/ in every #include ("base/util.h").
 SRC = $(wildcard src/*.c src/*/*.c src/*/*/*.c)
 OBJ = $(SRC:src/%.c=$(B)/obj/%.o)
-# The core: everything but the commands and the table. The unit tests and the test workload link
-# only this, so the core cannot come to depend on a command unnoticed.
-LIBOBJ = $(filter-out $(B)/obj/main.o $(filter-out $(B)/obj/cmd/cmd.o $(B)/obj/cmd/args.o,$(filter $(B)/obj/cmd/%.o,$(OBJ))),$(OBJ))
+# The core: everything but cmd/ and main.c. The test workload links only this, the unit tests
+# this and cmd/'s two unit-tested files, so the core cannot come to need a command unnoticed
+# (and make check-layers says which arrow would).
+LIBOBJ = $(filter-out $(B)/obj/main.o $(B)/obj/cmd/%.o,$(OBJ))
+UNIT_CMDOBJ = $(B)/obj/cmd/args.o $(B)/obj/cmd/cmd.o
 FAKES = $(B)/fakenvml/libnvidia-ml.so.1 $(B)/fakenvml-old/libnvidia-ml.so.1 \
 	$(B)/fakenvml-r535/libnvidia-ml.so.1
 FAKE_SRC = tests/fake/fakenvml/fakenvml.c tests/fake/fakenvml/fake-telemetry.c tests/fake/fakenvml/fake-procs.c \
@@ -49,8 +51,8 @@ $(B)/fakenvml-r535/libnvidia-ml.so.1: $(FAKE_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(FAKE_CFLAGS) -DFAKE_R535 -o $@ $(FAKE_SRC)
 
-$(B)/unit-tests: $(UNIT_SRC) $(LIBOBJ) tests/unit/tap.h
-	$(CC) $(ALL_CFLAGS) -Isrc -o $@ $(UNIT_SRC) $(LIBOBJ) $(LDLIBS)
+$(B)/unit-tests: $(UNIT_SRC) $(LIBOBJ) $(UNIT_CMDOBJ) tests/unit/tap.h
+	$(CC) $(ALL_CFLAGS) -o $@ $(UNIT_SRC) $(LIBOBJ) $(UNIT_CMDOBJ) $(LDLIBS)
 
 # A stand-in libcuda.so.1 that reports the device list a test gives it (map --verify's plumbing).
 $(B)/fakecuda/libcuda.so.1: tests/fake/fakecuda/fakecuda.c
@@ -59,7 +61,7 @@ $(B)/fakecuda/libcuda.so.1: tests/fake/fakecuda/fakecuda.c
 
 # Test-only CUDA application stand-in (tests/helper/workload.c), built on gpuctl's own modules.
 $(B)/workload: tests/helper/workload.c $(LIBOBJ)
-	$(CC) $(ALL_CFLAGS) -Isrc -o $@ tests/helper/workload.c $(LIBOBJ) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ tests/helper/workload.c $(LIBOBJ) $(LDLIBS)
 
 $(B)/sleeper: tests/helper/sleeper.c
 	$(CC) $(WARN) -O1 -o $@ $<
