@@ -1,4 +1,10 @@
-/* util.h: process-wide helpers: the exit codes, error reporting, allocation that never fails,
+/* base/: rank 0, the helpers any C program of this kind needs and no gpuctl concept: util (this
+ * header), dl (loading a library at run time), escape (another user's text made safe for an
+ * output), json (the writer), term (the terminal), proto (the one message format of sockets and
+ * state files), exec (a tool run with an argv and a deadline) and peer (the sockets and loop both
+ * servers stand on). Nothing here includes a header from another folder.
+ *
+ * util.h: process-wide helpers: the exit codes, error reporting, allocation that never fails,
  * string buffers, strict parsers of numbers and values (sizes, durations, booleans), MiB
  * formatting and the GPU_MAX limit.
  * Ownership rule: a function returning char * hands it to the caller; every _new has a _free. */

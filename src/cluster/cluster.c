@@ -7,7 +7,7 @@
  *      series that is no longer scraped has no instant value).
  * A GPU is current only when it is in answer 3 and its target is up and was scraped within two
  * scrape intervals. Processes and leases are shown only for current GPUs: for a stale one they
- * are unknown (null), never an empty list. The rendering is in cluster-view.c. */
+ * are unknown (null), never an empty list. The rendering is in view.c. */
 #include "cluster/model.h"
 #include "cluster/promapi.h"
 

@@ -1,4 +1,7 @@
-/* cluster.h: `gpuctl status --prometheus URL`: every node's GPUs, processes and leases from the
+/* cluster/: rank 2, the cluster view. It needs base/ only: Prometheus's answers are its model,
+ * not the local machine's.
+ *
+ * cluster.h: `gpuctl status --prometheus URL`: every node's GPUs, processes and leases from the
  * gpuctl exporters a Prometheus server scrapes, asked of Prometheus's HTTP API (promapi.h), as
  * one table grouped by host, the status JSON contract with host and stale on each GPU, or the
  * free GPUs (--free). A host whose target is down, or whose newest scrape is older than two

@@ -1,5 +1,5 @@
-/* cluster-model.h: the cluster view's model, shared by cluster.c (made from Prometheus's
- * answers) and cluster-view.c (shown). Every string is another node's text, hostile until
+/* model.h: the cluster view's model, shared by cluster.c (made from Prometheus's
+ * answers) and view.c (shown). Every string is another node's text, hostile until
  * escaped: the view escapes it for terminals and writes JSON only through json.c. */
 #ifndef GPUCTL_CLUSTER_MODEL_H
 #define GPUCTL_CLUSTER_MODEL_H

@@ -1,4 +1,4 @@
-/* cluster-view.c: the cluster view shown (see cluster.h): a table grouped by host, the status
+/* view.c: the cluster view shown (see cluster.h): a table grouped by host, the status
  * JSON contract with host and stale on each GPU, or the free GPUs. Another node's text (host
  * names, GPU names, users, commands, lease names, scrape errors) is escaped on the terminal
  * (escape.h) and written to JSON only through json.c. */

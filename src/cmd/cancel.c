@@ -1,8 +1,8 @@
-/* cmd-cancel.c: `gpuctl cancel [--grace S] ID... | --all`: a queued job leaves the queue; a
+/* cancel.c: `gpuctl cancel [--grace S] ID... | --all`: a queued job leaves the queue; a
  * running one gets SIGTERM (its process group too), and SIGKILL if it is still running after
  * the grace period, through a pidfd as `gpuctl kill` does (the runner does the signalling); a
  * Slurm job (slurm:N) is scancel'ed, and Slurm's KillWait is its grace period. This waits,
- * bounded, until each has ended (jobset.c), then says what happened. Only the caller's own jobs:
+ * bounded, until each has ended (jobs/set.c), then says what happened. Only the caller's own jobs:
  * every id is checked before anything is cancelled (and Slurm refuses another user's anyway). */
 #include "cmd/cmd.h"
 #include "jobs/backend.h"

@@ -1,4 +1,8 @@
-/* cmd.h: the command table's entry and the shared work every command gets from cmd.c and args.c
+/* cmd/: rank 6, git's builtin/: the only folder that reads argv or prints usage. cmd.c and args.c
+ * do the shared work once; every other file is one command (or options several share:
+ * leaseopts.c, visopts.c) and exports its entry, which main.c lists.
+ *
+ * cmd.h: the command table's entry and the shared work every command gets from cmd.c and args.c
  * (tmux's cmd_entry and args_parse): options parsed once from the entry's template into one
  * structure the command reads with small accessors, the machine opened and the GPU selection
  * resolved once, the shared errors printed in one place and what was opened freed in one place.

@@ -1,4 +1,4 @@
-/* cmd-config.c: `gpuctl config`: every effective setting and where it came from, as
+/* config.c: `gpuctl config`: every effective setting and where it came from, as
  * `git config --list --show-origin` shows git's: the files read (or why not), each key of
  * [defaults] and of every profile with the FILE:LINE that set it last, the built-in defaults,
  * the daemon's policy ([daemon] of the system file, as a daemon started without --config reads

@@ -1,7 +1,7 @@
-/* cmd-cuda-probe.c: `gpuctl cuda-probe`, internal: the child that `map --verify` runs with the
- * environment under test (cudaprobe.c). It loads the CUDA driver, which reads
+/* cuda-probe.c: `gpuctl cuda-probe`, internal: the child that `map --verify` runs with the
+ * environment under test (cuda/probe.c). It loads the CUDA driver, which reads
  * CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as it initialises, and prints the devices it then
- * shows, in the form cudaprobe.h describes. Not listed, abbreviated or suggested. */
+ * shows, in the form cuda/probe.h describes. Not listed, abbreviated or suggested. */
 #include "base/dl.h"
 #include "cmd/cmd.h"
 

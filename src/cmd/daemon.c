@@ -1,4 +1,4 @@
-/* cmd-daemon.c: `gpuctl daemon`: the trusted writer of shared GPU state, in the foreground (run
+/* daemon.c: `gpuctl daemon`: the trusted writer of shared GPU state, in the foreground (run
  * by systemd as the unprivileged user gpuctl; see contrib/gpuctl.service). The design is in
  * daemon.h. */
 #include "lease/client.h"

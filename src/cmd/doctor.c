@@ -1,4 +1,4 @@
-/* cmd-doctor.c: `gpuctl doctor`: the classic multi-GPU mistakes, found on this machine, in the
+/* doctor.c: `gpuctl doctor`: the classic multi-GPU mistakes, found on this machine, in the
  * caller's environment and in the running GPU processes (the engine is doctor.c), printed with
  * their severity, stable code, the GPUs and pids concerned, what it means and the fix. Exit 1
  * when an error was found. */

@@ -1,4 +1,4 @@
-/* cmd-env.c: `eval "$(gpuctl env -n 1)"`: lease GPUs for an interactive shell or notebook and
+/* env.c: `eval "$(gpuctl env -n 1)"`: lease GPUs for an interactive shell or notebook and
  * print the exports. A small background holder keeps the lease's descriptors; it ends, and the
  * lease with it, when the shell it is bound to exits or on `gpuctl release`. */
 #include "base/json.h"

@@ -1,4 +1,4 @@
-/* cmd-exporter.c: `gpuctl exporter`: Prometheus metrics over HTTP, served by libmicrohttpd.
+/* exporter.c: `gpuctl exporter`: Prometheus metrics over HTTP, served by libmicrohttpd.
  * libmicrohttpd (and the TLS stack it links) is loaded only here, at run time, so the other
  * commands do not pay for it at every start. NVML stays open for the life of the exporter, and
  * so do the command lines of processes that are still the same (proc.c). One cached response is

@@ -1,5 +1,5 @@
-/* cmd-jobs.c: `gpuctl jobs [--all] [--json] [ID...]` and `gpuctl jobs --clean`: the caller's
- * jobs of every backend (jobbackend.h: this machine's from their records, Slurm's as squeue says;
+/* jobs.c: `gpuctl jobs [--all] [--json] [ID...]` and `gpuctl jobs --clean`: the caller's
+ * jobs of every backend (jobs/backend.h: this machine's from their records, Slurm's as squeue says;
  * id, name, state, place in the queue and wait so far, GPUs, start, runtime, exit status or
  * signal, command); with --all, every user's queued and running work on this machine too, as the
  * daemon lists it (other users' records and logs are theirs: never read). */

@@ -1,4 +1,4 @@
-/* cmd-kill.c: `gpuctl kill`: signal GPU processes safely, instead of kill $(ps aux | grep ...).
+/* kill.c: `gpuctl kill`: signal GPU processes safely, instead of kill $(ps aux | grep ...).
  * Only processes NVML lists are candidates; another user's are never touched unless root names
  * that user; each signal goes through a pidfd opened on the exact process that was listed (its
  * start time checked), so a pid that is reused meanwhile is never hit. */

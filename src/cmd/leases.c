@@ -1,4 +1,4 @@
-/* cmd-leases.c: `gpuctl leases`: every live lease (GPU, user, pid, kind, since, name, command)
+/* leases.c: `gpuctl leases`: every live lease (GPU, user, pid, kind, since, name, command)
  * and the waiting queue in order. */
 #include "machine/gpu.h"
 #include "cmd/cmd.h"

@@ -1,6 +1,6 @@
-/* cmd-logs.c: `gpuctl logs [-f] [-n LINES] ID`: a job's output (stdout and stderr as written), all
+/* logs.c: `gpuctl logs [-f] [-n LINES] ID`: a job's output (stdout and stderr as written), all
  * of it or its last lines; with -f it follows the log as `tail -f` does, woken by inotify, and
- * ends when the job does (jobset.c: the runner says so; for a Slurm job, squeue on a timer), never
+ * ends when the job does (jobs/set.c: the runner says so; for a Slurm job, squeue on a timer), never
  * by polling the file. Only the caller's own jobs. */
 #include "cmd/cmd.h"
 #include "base/escape.h"
@@ -169,7 +169,7 @@ static int await_log(struct jobset *js, char **path)
 }
 
 /* Why the log cannot be read. A backend refuses a file it cannot trust (log_open in
- * jobbackend.h): EPERM, another user's; EINVAL, not a regular file. */
+ * jobs/backend.h): EPERM, another user's; EINVAL, not a regular file. */
 static int cannot_read(const struct job *j, const char *path, int e)
 {
 	char id[48], user[64] = "another user";

@@ -1,4 +1,4 @@
-/* cmd-map.c: `gpuctl map`: every GPU under its three numberings (nvidia-smi's, CUDA's under each
+/* map.c: `gpuctl map`: every GPU under its three numberings (nvidia-smi's, CUDA's under each
  * CUDA_DEVICE_ORDER) and the logical index CUDA_VISIBLE_DEVICES gives it, with plain-language
  * warnings; `--verify` asks the CUDA driver itself and reports any disagreement. */
 #include "cuda/probe.h"

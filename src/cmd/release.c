@@ -1,4 +1,4 @@
-/* cmd-release.c: `gpuctl release [--gpu LIST] [--lease ID] [--user NAME] [--format sh|fish]`: end
+/* release.c: `gpuctl release [--gpu LIST] [--lease ID] [--user NAME] [--format sh|fish]`: end
  * one's own `env` leases (all, those on some GPUs, or one named by its id: the Python module ends
  * exactly the lease it took). The daemon says who holds what (the kernel's word on the holder's
  * pid); the holder is signalled through a pidfd checked against the start time the daemon

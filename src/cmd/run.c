@@ -1,4 +1,4 @@
-/* cmd-run.c: `gpuctl run [OPTIONS] -- COMMAND`: lease GPUs, run the job with the right
+/* run.c: `gpuctl run [OPTIONS] -- COMMAND`: lease GPUs, run the job with the right
  * CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER and NVIDIA_VISIBLE_DEVICES, and release on exit.
  * The lock descriptors are inherited by the job, so the lease outlives gpuctl itself (even
  * SIGKILL) and ends with the job and whatever it started. */

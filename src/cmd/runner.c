@@ -1,4 +1,4 @@
-/* cmd-runner.c: `gpuctl runner` (internal): the user's job runner (runner.h), started detached by
+/* runner.c: `gpuctl runner` (internal): the user's job runner (runner.h), started detached by
  * the job commands when it is not running. */
 #include "cmd/cmd.h"
 #include "machine/pid.h"

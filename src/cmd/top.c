@@ -1,4 +1,4 @@
-/* cmd-top.c: `gpuctl top`: the full-screen view of the GPUs, their processes, leases and the
+/* top.c: `gpuctl top`: the full-screen view of the GPUs, their processes, leases and the
  * queue, refreshed every --delay seconds, with sorting, filters, a tree of each job, history
  * graphs, and the actions: signal a process (kill.c's safe path), release a lease, a process's
  * details. The parts are in tui-*.c (tui.h has the map). Here: the options, and one loop that

@@ -1,8 +1,8 @@
-/* cmd-wait.c: `gpuctl wait [--timeout S] ID...`: blocks until the jobs end and exits with the
+/* wait.c: `gpuctl wait [--timeout S] ID...`: blocks until the jobs end and exits with the
  * status of the first that did not succeed (the job's exit status, 128+N for signal N, 15
  * cancelled or never to start, 16 lost or unknown), else 0. Jobs of this machine: the runner says
  * when each ends (no polling); Slurm's: squeue is asked on a timer that backs off to 5 s
- * (jobset.c). Ctrl-C or --timeout end the wait, and on a terminal it says what it waits for. */
+ * (jobs/set.c). Ctrl-C or --timeout end the wait, and on a terminal it says what it waits for. */
 #include "cmd/cmd.h"
 #include "jobs/backend.h"
 #include "jobs/local-conn.h"

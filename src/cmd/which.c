@@ -1,4 +1,4 @@
-/* cmd-which.c: `gpuctl which [N]`: the physical GPU behind CUDA device N under the current
+/* which.c: `gpuctl which [N]`: the physical GPU behind CUDA device N under the current
  * CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER, for people and for scripts (--format). */
 #include "base/escape.h"
 #include "machine/gpu.h"

@@ -1,4 +1,9 @@
-/* config.h: gpuctl's settings: /etc/gpuctl.conf (unless GPUCTL_CONFIG_NOSYSTEM is set), then
+/* config/: rank 1, settings: what a user, the admin and the environment said, checked when read
+ * and with where each came from. It knows no GPU (machine/ is its sibling): a setting that names
+ * GPUs is kept as text or numbers for the layer that reads the machine. parse.c reads INI files
+ * (inih, loaded at run time) for config.c (users' settings) and daemon.c (the daemon's policy).
+ *
+ * config.h: gpuctl's settings: /etc/gpuctl.conf (unless GPUCTL_CONFIG_NOSYSTEM is set), then
  * ~/.config/gpuctl/config (XDG), then the environment, then options. Admin keys (reserved GPUs,
  * per-user cap) count only from /etc. */
 #ifndef GPUCTL_CONFIG_H

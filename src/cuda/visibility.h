@@ -1,4 +1,9 @@
-/* visibility.h: which GPUs a CUDA process sees, and in which order, given CUDA_VISIBLE_DEVICES and
+/* cuda/: rank 2, what a CUDA process will see: the pure model of CUDA_VISIBLE_DEVICES and
+ * CUDA_DEVICE_ORDER (this header), that model applied to this machine and an environment
+ * (visenv.c: the caller's, a running process's) and the probe of map --verify (probe.c). It reads
+ * no options: cmd/visopts.c turns a command's options into a request for it.
+ *
+ * visibility.h: which GPUs a CUDA process sees, and in which order, given CUDA_VISIBLE_DEVICES and
  * CUDA_DEVICE_ORDER: the driver's rules (shared/reference/cuda-visibility.md, PyTorch's vectors),
  * applied to a device list given as input. No NVML calls of its own, so tests and the fuzzer
  * feed it any machine. */

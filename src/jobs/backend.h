@@ -1,4 +1,7 @@
-/* backend.h: where a detached job runs, behind one table of functions (as machine/gpu.h puts the
+/* jobs/: rank 4, detached jobs as the CLI sees them (the runner that runs local ones is runner/,
+ * above). The design is this header's.
+ *
+ * backend.h: where a detached job runs, behind one table of functions (as machine/gpu.h puts the
  * GPUs behind one): this machine, through the user's job runner and the shared daemon
  * (local.c), or Slurm, through sbatch, squeue, scontrol and scancel (slurm-jobs.c). The
  * commands (submit, jobs, logs, cancel, wait) read their options, then work through this table

@@ -1,4 +1,10 @@
-/* grant.h: getting a lease from the daemon: which GPUs may be chosen (-g, the caller's
+/* lease/: rank 3, the daemon's clients (the daemon itself is daemon/, a program they never link;
+ * they share base/proto.h with it): finding or starting it (client.c), one request's exchange
+ * (request.c, without I/O), the candidates and the job's environment (choose.c), a lease acquired
+ * and held (grant.c, this header) and who holds what (view.c). Order: client, choose < request <
+ * grant; view stands alone.
+ *
+ * grant.h: getting a lease from the daemon: which GPUs may be chosen (-g, the caller's
  * CUDA_VISIBLE_DEVICES), for `run` and `env` the one request and the wait in the queue (no CPU,
  * signals honoured, a progress line on a terminal, a daemon restart survived; request.h holds
  * the exchange itself, which the job runner shares), the descriptors that are the lease, and the

@@ -1,4 +1,11 @@
-/* gpu.h: the vendor-neutral view of the machine that every command reads, and the backend vtable
+/* machine/: rank 1, the machine as one refresh sees it: the GPU model (this header, gpu.c), the
+ * facade commands open and refresh (machine.c) over the backends, the processes (proc.c, pid.c),
+ * signalling one safely (kill.c) and the Slurm facts of this node (slurm.c). nvml/ is the only
+ * vendor backend, as htop gives each platform a folder: lib.c loads NVML and resolves its
+ * versioned symbols, fields.c and backend.c read it into the model. Order inside: gpu < slurm <
+ * proc < machine, lib < fields < backend; no circle.
+ *
+ * gpu.h: the vendor-neutral view of the machine that every command reads, and the backend vtable
  * (nvtop-style) that fills it. Each measured field has a validity bit: a value the driver cannot
  * give stays unavailable and is shown as N/A or null, never as 0. */
 #ifndef GPUCTL_GPU_H

@@ -1,4 +1,4 @@
-/* tui-act.c: top's actions that reach outside the view. Signalling the selected process goes
+/* act.c: top's actions that reach outside the view. Signalling the selected process goes
  * through kill.c, the path `gpuctl kill` takes (one's own processes only, another user's only
  * when root names the owner; a pidfd checked against the start time the refresh read, so a pid
  * reused since is never hit): asked first, SIGTERM, then SIGKILL if it still runs after the grace

@@ -1,4 +1,4 @@
-/* tui-act.h: top's actions that reach outside the view (see tui-act.c): signalling a process,
+/* act.h: top's actions that reach outside the view (see act.c): signalling a process,
  * releasing a lease, the details of a process. */
 #ifndef GPUCTL_TUI_ACT_H
 #define GPUCTL_TUI_ACT_H

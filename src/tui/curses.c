@@ -1,4 +1,4 @@
-/* tui-curses.c: loading ncurses for `gpuctl top` (see tui-curses.h for why it is loaded at run
+/* curses.c: loading ncurses for `gpuctl top` (see curses.h for why it is loaded at run
  * time, by top alone). */
 #include "base/dl.h"
 #include "tui/curses.h"

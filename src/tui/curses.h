@@ -1,4 +1,4 @@
-/* tui-curses.h: the part of ncurses' C ABI that `gpuctl top` uses, declared here (as nvml_abi.h
+/* curses.h: the part of ncurses' C ABI that `gpuctl top` uses, declared here (as machine/nvml/abi.h
  * declares NVML's) and loaded at run time from Debian's libncursesw.so.6 (which brings
  * libtinfo.so.6) through dl.c, by top alone.
  *

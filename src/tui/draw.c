@@ -1,4 +1,4 @@
-/* tui-draw.c: top's frame on the terminal, the one file that calls curses. A row is sent to
+/* draw.c: top's frame on the terminal, the one file that calls curses. A row is sent to
  * curses only when its text or styles differ from what the terminal shows, and curses in turn
  * sends only the cells that changed (wnoutrefresh + doupdate), so a steady screen costs
  * nothing but its clock. Styles become colour pairs, or without colour (NO_COLOR,

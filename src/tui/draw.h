@@ -1,4 +1,4 @@
-/* tui-draw.h: top's screen (see tui-draw.c): the one part that talks to curses. */
+/* draw.h: top's screen (see draw.c): the one part that talks to curses. */
 #ifndef GPUCTL_TUI_DRAW_H
 #define GPUCTL_TUI_DRAW_H
 

@@ -1,4 +1,4 @@
-/* tui-gpus.c: top's header line and GPU cards. A card's lines are made of items with
+/* gpus.c: top's header line and GPU cards. A card's lines are made of items with
  * priorities: at a given width the least important go first and the bars take what is left, so
  * one card reads well from 40 columns to 300. Every value the driver did not give is N/A. */
 #include "base/escape.h"

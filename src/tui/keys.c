@@ -1,5 +1,5 @@
-/* tui-keys.c: what a key does to top's view (pure: what needs the machine or another process,
- * signalling, releasing, reading a process's details, is returned as an action for tui-act.c).
+/* keys.c: what a key does to top's view (pure: what needs the machine or another process,
+ * signalling, releasing, reading a process's details, is returned as an action for act.c).
  * Every key here is listed in tui_help (a unit test holds the two together). */
 #include "tui/curses.h"
 #include "tui/tui.h"
@@ -100,7 +100,7 @@ static enum tui_action prompt_done(struct tui_view *v, const struct tui_model *m
 		}
 		break;
 	case PR_KILL_NAME:
-		return ACT_KILL;     /* tui-act.c compares the name */
+		return ACT_KILL;     /* act.c compares the name */
 	default:
 		break;
 	}

@@ -1,4 +1,4 @@
-/* tui-layout.c: where top puts things at a given size (pure maths, unit-tested). Rows: the
+/* layout.c: where top puts things at a given size (pure maths, unit-tested). Rows: the
  * header, the GPU pane, the process pane, the queue pane (when someone waits), the footer. The
  * GPU pane gets what the cards need at the richest level that still leaves the processes a
  * third of the screen: one line per GPU (the bars and the numbers that matter most), two (fan,

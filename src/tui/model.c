@@ -1,4 +1,4 @@
-/* tui-model.c: what top's refreshes gave (see tui.h): each GPU's history of utilisation and
+/* model.c: what top's refreshes gave (see tui.h): each GPU's history of utilisation and
  * memory, the last PCIe throughput reading, one row per process and GPU, and the order the view
  * asks for (filters, sort, tree of a job's processes). Only tui_model_update looks anything up
  * (the parents of jobs, through the refresh's process cache); ordering is pure. */

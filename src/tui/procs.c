@@ -1,4 +1,4 @@
-/* tui-procs.c: top's process table (one row per process and GPU, or a tree of each job's
+/* procs.c: top's process table (one row per process and GPU, or a tree of each job's
  * processes), the queue of lease requests, the footer (a message, a prompt or the main keys),
  * the help and details overlays, and tui_render, which puts the frame together. */
 #include "tui/tui.h"

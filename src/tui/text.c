@@ -1,4 +1,4 @@
-/* tui-text.c: top's frames and text (see tui.h): rows of styled text built left to right, cut
+/* text.c: top's frames and text (see tui.h): rows of styled text built left to right, cut
  * and padded by display width (UTF-8 decoded here, widths from wcwidth in the terminal's
  * locale), bars, history graphs and the compact number formats of the columns. Pure: nothing
  * here reads the machine or writes to the terminal. */

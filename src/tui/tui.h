@@ -1,14 +1,15 @@
-/* tui.h: the parts of `gpuctl top` (the full-screen view), nvtop's split kept: everything that
- * decides what goes where is pure and unit-tested (tests/unit/test_tui.c); only tui-draw.c talks
- * to curses, and only tui-act.c and cmd-top.c do I/O.
- *   tui-text.c    frames (rows of styled text), display widths, bars, graphs, number formats
- *   tui-model.c   what a refresh gave: GPU history, process rows, filter/sort/tree order
- *   tui-layout.c  where things go at a given size, which columns fit, what to read from NVML
- *   tui-gpus.c    the GPU cards and the header; tui-procs.c the process table, queue, footer,
- *                 help and details overlays
- *   tui-keys.c    what a key does to the view
- *   tui-act.c     the actions: signal a process (kill.c's safe path), release a lease, details
- *   tui-draw.c    the frame on the terminal through curses (tui-curses.c loads ncurses)
+/* tui/: rank 5, the parts of `gpuctl top` (the full-screen view), nvtop's split kept: everything
+ * that decides what goes where is pure and unit-tested (tests/unit/test_tui.c); only draw.c talks
+ * to curses, and only act.c and cmd/top.c do I/O.
+ *   text.c     frames (rows of styled text), display widths, bars, graphs, number formats
+ *   model.c    what a refresh gave: GPU history, process rows, filter/sort/tree order
+ *   layout.c   where things go at a given size, which columns fit, what to read from NVML
+ *   gpus.c     the GPU cards and the header; procs.c the process table, queue, footer, help and
+ *              details overlays
+ *   keys.c     what a key does to the view
+ *   act.c      the actions: signal a process (machine/kill.c's safe path), release a lease,
+ *              details
+ *   draw.c     the frame on the terminal through curses (curses.c loads ncurses)
  * A frame is drawn from the model and the view alone, so a key that changes the view redraws
  * without touching NVML or /proc, and a frame that did not change sends nothing. */
 #ifndef GPUCTL_TUI_H
@@ -22,9 +23,9 @@
 #include <stdint.h>
 #include <time.h>
 
-/* ---- tui-text.c: frames and text ---- */
+/* ---- text.c: frames and text ---- */
 
-/* What a piece of text means; tui-draw.c maps it to colours, or to attributes without colour. */
+/* What a piece of text means; draw.c maps it to colours, or to attributes without colour. */
 enum tui_style {
 	ST_NORMAL, ST_HEAD, ST_TITLE, ST_DIM, ST_SEL, ST_MINE, ST_SEL_MINE, ST_LOW, ST_MID, ST_HIGH,
 	ST_WARN, ST_KEY, ST_N
@@ -74,7 +75,7 @@ void tui_duration(char *buf, size_t n, double secs);
 void tui_rate(char *buf, size_t n, unsigned kbs);
 enum tui_style tui_level(double pct);   /* LOW, MID (from 50%), HIGH (from 90%) */
 
-/* ---- tui-model.c: what the refreshes gave ---- */
+/* ---- model.c: what the refreshes gave ---- */
 
 enum { TUI_NA = 255 };               /* a history sample the driver did not give */
 enum { TUI_HISTORY = 1024 };         /* samples kept per GPU: 17 minutes at 1 s */
@@ -195,7 +196,7 @@ const struct tui_row *tui_selected(const struct tui_model *m, const struct tui_v
 /* The GPU the person means: the selected one in the GPU pane, else the selected process's. */
 const struct gpu *tui_focus_gpu(const struct tui_model *m, const struct tui_view *v);
 
-/* ---- tui-layout.c: where things go ---- */
+/* ---- layout.c: where things go ---- */
 
 struct tui_card {
 	int gpu;                     /* index into set->gpus */
@@ -233,7 +234,7 @@ unsigned tui_refresh_needs(const struct tui_layout *L);
 /* Process rows that fit the pane. */
 int tui_proc_rows(const struct tui_layout *L);
 
-/* ---- tui-gpus.c, tui-procs.c: the frame ---- */
+/* ---- gpus.c, procs.c: the frame ---- */
 
 void tui_render(struct tui_frame *f, const struct tui_layout *L, const struct tui_model *m,
 		const struct tui_view *v);
@@ -247,7 +248,7 @@ extern const char *const tui_help[];
  * out: an idle GPU is not throttled) written to buf; false when none. */
 bool tui_throttle_text(uint64_t mask, char *buf, size_t n, bool brief);
 
-/* ---- tui-keys.c: what a key does ---- */
+/* ---- keys.c: what a key does ---- */
 
 enum tui_action {
 	ACT_NONE,        /* nothing changed */
@@ -255,13 +256,13 @@ enum tui_action {
 	ACT_REFRESH,     /* read the machine again now (tree view: the parents of jobs) */
 	ACT_REPAINT,     /* draw the whole screen again (Ctrl-L) */
 	ACT_QUIT,
-	ACT_KILL_ASK,    /* k on a process: ask (tui-act.c decides how) */
+	ACT_KILL_ASK,    /* k on a process: ask (act.c decides how) */
 	ACT_KILL,        /* confirmed */
 	ACT_RELEASE_ASK,
 	ACT_RELEASE,     /* confirmed */
 	ACT_INFO,        /* open the details of the selected process */
 };
-/* Keys: ncurses' codes (KEY_* values of tui-curses.h), or a byte. */
+/* Keys: ncurses' codes (KEY_* values of curses.h), or a byte. */
 enum tui_action tui_key(struct tui_view *v, const struct tui_model *m, int key);
 
 #endif

@@ -1,4 +1,9 @@
-/* query.h: nvidia-smi compatible --query-gpu / --query-compute-apps with --format=csv, and -L. */
+/* view/: rank 4, what the machine commands print, each file one output read from the model
+ * (machine/gpu.h) into a string buffer: nvidia-smi's query language (query.c, this header), the
+ * status table (table.c), the Prometheus exposition (metrics.c), status's JSON (status-json.c)
+ * and the doctor's findings (doctor.c). None reads options or writes to a terminal itself.
+ *
+ * query.h: nvidia-smi compatible --query-gpu / --query-compute-apps with --format=csv, and -L. */
 #ifndef GPUCTL_QUERY_H
 #define GPUCTL_QUERY_H
 

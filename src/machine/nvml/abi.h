@@ -1,4 +1,4 @@
-/* nvml_abi.h: the part of NVIDIA's NVML C ABI that gpuctl uses, declared by us (nvtop-style) so
+/* abi.h: the part of NVIDIA's NVML C ABI that gpuctl uses, declared by us (nvtop-style) so
  * that nothing NVIDIA is needed to build. Sizes and offsets follow NVIDIA's published header; the
  * static asserts pin them. The test stand-in library under tests/ shares these declarations, and
  * tests/helper/nvml_client.py checks both against layouts written independently with ctypes. */
