@@ -26,12 +26,12 @@ static void describe_hex(struct strbuf *sb, const struct vis_machine *m, const s
 {
 	char hex[33];
 	for (size_t i = 0; i < m->ngpus; i++)
-		if (uuid_hex(m->gpus[i].uuid, hex) && !strcmp(hex, d->uuid_hex)) {
+		if (probe_uuid_hex(m->gpus[i].uuid, hex) && !strcmp(hex, d->uuid_hex)) {
 			sb_addf(sb, "nvidia-smi GPU %u (%s)", m->gpus[i].nvml_index, m->gpus[i].uuid);
 			return;
 		}
 	for (size_t i = 0; i < m->nmigs; i++)
-		if (uuid_hex(m->migs[i].uuid, hex) && !strcmp(hex, d->uuid_hex)) {
+		if (probe_uuid_hex(m->migs[i].uuid, hex) && !strcmp(hex, d->uuid_hex)) {
 			sb_addf(sb, "MIG device %s on GPU %u", m->migs[i].uuid,
 				m->gpus[m->migs[i].gpu].nvml_index);
 			return;
@@ -63,7 +63,7 @@ static void run_verify(struct verify *v, const struct vis_machine *m, const stru
 		char hex[33] = "";
 		const struct vis_dev *d = i < r->ndevs ? &r->devs[i] : NULL;
 		if (d)
-			uuid_hex(d->mig >= 0 ? m->migs[d->mig].uuid : m->gpus[d->gpu].uuid, hex);
+			probe_uuid_hex(d->mig >= 0 ? m->migs[d->mig].uuid : m->gpus[d->gpu].uuid, hex);
 		if (d && i < (size_t)v->n && !strcmp(hex, devs[i].uuid_hex))
 			continue;
 		v->agreed = false;

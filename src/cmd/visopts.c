@@ -33,7 +33,7 @@ int vis_session_open(struct vis_session *s, const struct vis_request *rq, struct
 	}
 	int rc = cmd_open(c);
 	if (rc != EXIT_OK) {
-		proc_env_free(&env);
+		vis_proc_env_free(&env);
 		return rc;
 	}
 	vis_session_init(s, &env, c->set);

@@ -21,7 +21,7 @@ extern char **environ;
 #define PROBE_SECONDS 30                  /* cuInit takes seconds at worst (persistence off) */
 #define PROBE_MAX_OUTPUT (1024 * 1024)    /* kept of each stream; the rest is read and dropped */
 
-bool uuid_hex(const char *uuid, char out[33])
+bool probe_uuid_hex(const char *uuid, char out[33])
 {
 	size_t n = 0;
 	if (!uuid || (strncmp(uuid, "GPU-", 4) && strncmp(uuid, "MIG-", 4)))

@@ -19,6 +19,6 @@ struct cuda_dev {
 int cuda_probe(const struct proc_env *env, struct cuda_dev **devs, char *msg, size_t msglen);
 
 /* The 32 hex digits of a "GPU-..." or "MIG-..." UUID; false for other forms. */
-bool uuid_hex(const char *uuid, char out[33]);
+bool probe_uuid_hex(const char *uuid, char out[33]);
 
 #endif

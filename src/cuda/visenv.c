@@ -48,7 +48,7 @@ void vis_machine_free(struct vis_machine *m)
 	free(m);
 }
 
-bool read_proc_env(unsigned pid, struct proc_env *env, char *msg, size_t msglen)
+bool vis_proc_env_read(unsigned pid, struct proc_env *env, char *msg, size_t msglen)
 {
 	static const char *const names[] = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
 					    "GPUCTL_LEASE_ID", "SLURM_JOB_ID", "SLURM_STEP_ID",
@@ -62,7 +62,7 @@ bool read_proc_env(unsigned pid, struct proc_env *env, char *msg, size_t msglen)
 	return true;
 }
 
-void proc_env_free(struct proc_env *env)
+void vis_proc_env_free(struct proc_env *env)
 {
 	free(env->cvd);
 	free(env->order);
@@ -77,7 +77,7 @@ void proc_env_free(struct proc_env *env)
 bool vis_request_env(const struct vis_request *rq, struct proc_env *out, char *msg, size_t msglen)
 {
 	*out = (struct proc_env){0};
-	if (rq->pid && !read_proc_env((unsigned)rq->pid, out, msg, msglen))
+	if (rq->pid && !vis_proc_env_read((unsigned)rq->pid, out, msg, msglen))
 		return false;
 	if (!rq->pid) {
 		char **const slots[] = {&out->cvd, &out->order, &out->slurm_job_id, &out->slurm_step_id,
@@ -112,7 +112,7 @@ void vis_session_close(struct vis_session *s)
 {
 	vis_result_free(s->r);
 	vis_machine_free(s->m);
-	proc_env_free(&s->env);
+	vis_proc_env_free(&s->env);
 }
 
 static const char *env_lookup(const char *name, void *arg)

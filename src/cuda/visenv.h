@@ -21,8 +21,8 @@ struct proc_env {
 	/* What Slurm set for the process's job and step (NULL: unset). */
 	char *slurm_job_id, *slurm_step_id, *slurm_job_gpus, *slurm_step_gpus;
 };
-bool read_proc_env(unsigned pid, struct proc_env *env, char *msg, size_t msglen);
-void proc_env_free(struct proc_env *env);
+bool vis_proc_env_read(unsigned pid, struct proc_env *env, char *msg, size_t msglen);
+void vis_proc_env_free(struct proc_env *env);
 
 /* Which environment to explain (map and which read it from --visible, --unset, --order and
  * --pid: cmd/visopts.h). */

@@ -108,9 +108,9 @@ struct sbatch_req {
  * ever read by a shell; the command is its arguments, run with exec "$@". */
 extern const char sbatch_script[];
 /* sbatch's argv for rq and the command (NULL-terminated; free each string and the array with
- * argv_free), or NULL with why set (--min-free-memory that the site's mapping cannot meet). */
+ * slurm_argv_free), or NULL with why set (--min-free-memory that the site's mapping cannot meet). */
 char **sbatch_argv(const struct sbatch_req *rq, char *const *command, char *why, size_t whylen);
-void argv_free(char **argv);
+void slurm_argv_free(char **argv);
 /* A path as sbatch's --output takes it: its '%' doubled (the path is meant as written), unless it
  * holds a backslash, which turns Slurm's patterns off. */
 char *slurm_path_pattern(const char *path);

@@ -383,7 +383,7 @@ bool sbatch_parse_id(const char *out, uint64_t *id)
 	return word_u64(num, UINT64_MAX, id) && *id;
 }
 
-void argv_free(char **argv)
+void slurm_argv_free(char **argv)
 {
 	for (size_t i = 0; argv && argv[i]; i++)
 		free(argv[i]);

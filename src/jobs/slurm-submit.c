@@ -183,7 +183,7 @@ int slurm_submit(struct submit_req *rq, char **argv, const char *command, uint64
 	struct strbuf out = {0}, e = {0};
 	int rc = exec_run_full((const char *const *)sargv, c->env, sbatch_script, SBATCH_SECONDS,
 			       SLURM_LATE, &out, &e);
-	argv_free(sargv);
+	slurm_argv_free(sargv);
 	if (rc != 0 || !sbatch_parse_id(out.buf ? out.buf : "", id)) {
 		if (rc == 0)
 			sb_adds(&e, "sbatch printed no job id");

@@ -166,7 +166,7 @@ static void check_process(struct doctor *d, const struct usage *u)
 	char msg[256];
 	char head[64];
 	const char *cmd = text_head(head, sizeof head, u->cmd ? u->cmd : "?", 60);
-	if (!u->live || !read_proc_env(u->pid, &env, msg, sizeof msg))
+	if (!u->live || !vis_proc_env_read(u->pid, &env, msg, sizeof msg))
 		return; /* gone, or another user's: nothing to say about its variables */
 	/* Memory on GPUs its own CUDA_VISIBLE_DEVICES excludes: set after CUDA started, or ignored. */
 	struct vis_result *owned;
@@ -232,7 +232,7 @@ static void check_process(struct doctor *d, const struct usage *u)
 			add_gpu(f, g->index);
 		}
 	}
-	proc_env_free(&env);
+	vis_proc_env_free(&env);
 }
 
 /* On a Slurm node: a process using a GPU outside its job's allocation, as Slurm's controller
@@ -470,7 +470,7 @@ void doctor_pid(struct doctor_report *r, struct gpu_set *set, const struct lease
 			found |= set->gpus[i].procs[j].pid == pid;
 	struct proc_env env;
 	char msg[256];
-	if (read_proc_env(pid, &env, msg, sizeof msg)) {
+	if (vis_proc_env_read(pid, &env, msg, sizeof msg)) {
 		struct vis_result *res = vis_resolve(d.vm, env.cvd, env.order);
 		struct strbuf sees = {0};
 		for (size_t i = 0; i < res->ndevs; i++)
@@ -483,7 +483,7 @@ void doctor_pid(struct doctor_report *r, struct gpu_set *set, const struct lease
 		add_pid(f, pid);
 		sb_free(&sees);
 		vis_result_free(res);
-		proc_env_free(&env);
+		vis_proc_env_free(&env);
 	} else {
 		add(&d, SEV_INFO, "pid_unreadable", "run as that process's user or as root", "%s", msg);
 	}

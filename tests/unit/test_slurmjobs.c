@@ -246,7 +246,7 @@ static void check_argv(const struct sbatch_req *rq, char *const *cmd, const char
 	char *got = v ? joined(v) : xstrdup(why);
 	tap_check_str(got, want, what, __FILE__, __LINE__);
 	free(got);
-	argv_free(v);
+	slurm_argv_free(v);
 }
 
 static void sbatch(void)
@@ -293,7 +293,7 @@ static void sbatch(void)
 	char w[512];
 	char **v = sbatch_argv(&rq, cmd, w, sizeof w);
 	CHECK(v == NULL && strstr(w, "gres_by_memory or features_by_memory"));
-	argv_free(v);
+	slurm_argv_free(v);
 	CHECK(strstr(sbatch_script, "exec \"$@\"") && strstr(sbatch_script, "CUDA_DEVICE_ORDER=PCI_BUS_ID"));
 
 	char *p = slurm_path_pattern("/a/%j%");
