@@ -166,10 +166,19 @@ struct daemon {
 /* daemon.c */
 int daemon_main(const char *socket_path, const char *state_dir, const char *config_path,
 		bool private_mode);
+
+/* conn.c: connections' output, below everything that answers a client. */
+/* Sends msg with fds (which this takes over and closes once sent) now, or queues it. */
 void conn_send(struct daemon *d, struct conn *c, struct strbuf *msg, const int *fds, size_t nfds);
 void conn_error(struct daemon *d, struct conn *c, uint64_t id, int code, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
+/* Sends what is queued for c, as far as it is read (EPOLLOUT). */
+void flush_out(struct daemon *d, struct conn *c);
+void conn_drop_out(struct conn *c);
+/* Connections of uid not yet closing. */
 size_t conns_of(const struct daemon *d, uid_t uid);
+/* Log lines about clients are rate-limited: 10,000 bad clients must not flood the journal. */
+void client_log(struct daemon *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* daemon-lease.c: the lease table, its files, and recovery after a restart. */
 bool state_dir_open(struct daemon *d, struct gpu_error *err);
