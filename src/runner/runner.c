@@ -1,12 +1,13 @@
 /* runner.c: the job runner's event loop (design: runner.h): one runner per user and machine
- * (flock on runner.lock), its socket, its clients, and its one connection to the daemon, which
- * it makes again when the daemon restarts, asking for every queued job again with its ticket. */
+ * (flock on runner.lock), its socket, its clients, and the daemon's messages (job ids, answers
+ * to each job's request), which drive the jobs; on start it reads back the records of the last
+ * runner. Its one connection to the daemon (conn.c) is made again when the daemon restarts,
+ * asking for every queued job again with its ticket. */
 #include "runner/runner.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,84 +21,74 @@
 
 #define LINGER_SECONDS 2.0         /* nothing left to do for this long: the runner exits */
 #define LOCK_SECONDS 3             /* a runner that is exiting lets go of runner.lock by then */
-#define BACKOFF_MAX 5.0            /* between attempts to reach a restarting daemon */
 
-static const enum rev_kind listen_tag = REV_LISTEN, signal_tag = REV_SIGNAL,
-			   daemon_tag = REV_DAEMON;
+static const enum rev_kind listen_tag = REV_LISTEN, signal_tag = REV_SIGNAL;
 
 static void on_alarm(int sig)
 {
 	(void)sig;
 }
 
-bool runner_set(struct runner *r, struct gpu_error *err)
-{
-	if (!r->set && !(r->set = gpu_set_open(err)))
-		return false;
-	return true;
-}
-
 /* ---- the daemon ---- */
 
-static void link_down(struct runner *r, const char *why)
+static bool resend(struct runner *r, struct gpu_error *err)
 {
-	if (!r->up)
-		return;
-	fprintf(stderr, "gpuctl runner: %s; connecting again\n", why);
-	snprintf(r->link_err, sizeof r->link_err, "%.500s", why);
-	epoll_ctl(r->epfd, EPOLL_CTL_DEL, r->dc.fd, NULL);
-	dclient_close(&r->dc);
-	r->up = false;
-	r->reconnect_at = r->now;
-}
-
-static bool link_up(struct runner *r)
-{
-	if (r->up)
-		return true;
-	if (r->reconnect_at && r->now < r->reconnect_at)
-		return false;
-	struct gpu_error err = {0};
-	/* Once a shared daemon served us, only it does: while it restarts its socket may be
-	 * missing for a moment, and a private daemon started then would lease around it. */
-	bool ok = r->shared ? dclient_open_at(&r->dc, r->shared, &err)
-			    : dclient_open(&r->dc, DC_LEASE_NOW, &err);
-	if (ok && !r->shared && !r->dc.private_mode)
-		r->shared = xstrdup(r->dc.path);
-	if (!ok) {
-		snprintf(r->link_err, sizeof r->link_err, "%.500s", err.msg);
-		if (!r->backoff)
-			fprintf(stderr, "gpuctl runner: %s; trying again\n", err.msg);
-		r->backoff = r->backoff ? r->backoff * 2 : 0.1;
-		if (r->backoff > BACKOFF_MAX)
-			r->backoff = BACKOFF_MAX;
-		r->reconnect_at = now_mono() + r->backoff;
-		return false;
+	struct strbuf sb = {0};
+	bool ok = true;
+	for (size_t i = 0; ok && i < r->njobs; i++)
+		if (r->jobs[i]->req) {
+			sb_reset(&sb);
+			lreq_message(r->jobs[i]->req, &sb);
+			ok = dclient_send(&r->dc, &sb, err);
+		}
+	if (ok && r->ids_req) { /* the ask for job ids went with the old connection */
+		sb_reset(&sb);
+		rjob_ids_message(r, &sb);
+		ok = dclient_send(&r->dc, &sb, err);
 	}
-	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = (void *)&daemon_tag};
-	epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->dc.fd, &ev);
-	r->up = true;
-	r->backoff = r->reconnect_at = 0;
-	fprintf(stderr, "gpuctl runner: connected to the gpuctl daemon (pid %d) at %s\n",
-		(int)r->dc.daemon_pid, r->dc.path);
-	r->link_err[0] = '\0';
-	if (!rjob_resend(r, &err))
-		link_down(r, err.msg);
-	return r->up;
+	sb_free(&sb);
+	return ok;
 }
 
-bool runner_daemon_send(struct runner *r, const struct strbuf *msg)
+static void daemon_msg(struct runner *r, const struct msg *m, const int *fds, size_t nfds)
 {
-	bool was_up = r->up;
-	if (!link_up(r))
-		return false;
-	if (!was_up)
-		return true; /* link_up sent everything pending, this included */
+	uint64_t id = 0;
 	struct gpu_error err = {0};
-	if (dclient_send(&r->dc, msg, &err))
-		return true;
-	link_down(r, err.msg);
-	return false;
+	msg_get_u64(m, "id", UINT64_MAX, &id);
+	if (id & RUNNER_ALLOC_BIT) {
+		for (size_t i = 0; i < nfds; i++)
+			close(fds[i]);
+		if (!strcmp(msg_verb(m), "error"))
+			rjob_ids_failed(r, m);
+		return;
+	}
+	struct rjob *rj = rjob_find(r, id);
+	if (!rj || !rj->req) {
+		for (size_t i = 0; i < nfds; i++)
+			close(fds[i]); /* a grant for a job cancelled meanwhile: closing releases it */
+		return;
+	}
+	struct strbuf out = {0};
+	int res = lreq_on_message(rj->req, m, fds, nfds, &out, &err);
+	if (out.len)
+		runner_daemon_send(r, &out);
+	sb_free(&out);
+	if (rj->req->ticket[0])
+		snprintf(rj->j.ticket, sizeof rj->j.ticket, "%s", rj->req->ticket);
+	if (res > 0) {
+		struct grant g;
+		lreq_take_grant(rj->req, &g);
+		lreq_free(rj->req);
+		free(rj->req);
+		rj->req = NULL;
+		g.socket = xstrdup(r->dc.path);
+		rjob_start(r, rj, &g);
+	} else if (res < 0) {
+		lreq_free(rj->req);
+		free(rj->req);
+		rj->req = NULL;
+		rjob_end(r, rj, JOB_FAILED, "the gpuctl daemon refused it: %s", err.msg);
+	}
 }
 
 static void daemon_read(struct runner *r)
@@ -109,38 +100,18 @@ static void daemon_read(struct runner *r)
 		struct gpu_error err = {0};
 		int got = dclient_recv(&r->dc, &m, fds, &nfds, 0, NULL, &err);
 		if (got < 0)
-			link_down(r, err.msg);
+			runner_link_down(r, err.msg);
 		if (got <= 0)
 			return;
 		if (!strcmp(msg_verb(&m), "jobid"))
 			rjob_ids(r, &m);
 		else
-			rjob_daemon_msg(r, &m, fds, nfds);
+			daemon_msg(r, &m, fds, nfds);
 		msg_free(&m);
 	}
 }
 
 /* ---- clients ---- */
-
-void runner_reply(struct runner *r, struct rclient *c, struct strbuf *msg)
-{
-	(void)r;
-	if (!c->dead && send(c->fd, msg->buf, msg->len, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)msg->len)
-		c->dead = true; /* gone, or not reading its answers */
-}
-
-void runner_error(struct runner *r, struct rclient *c, uint64_t id, int code, const char *fmt, ...)
-{
-	char text[2048];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof text, fmt, ap);
-	va_end(ap);
-	struct strbuf sb = {0};
-	msg_error(&sb, id, code, text);
-	runner_reply(r, c, &sb);
-	sb_free(&sb);
-}
 
 static void accept_all(struct runner *r)
 {
@@ -234,6 +205,38 @@ static void reap_clients(struct runner *r)
 	r->nclients = k;
 }
 
+/* ---- a runner starting: the records of the last one ---- */
+
+static void load_records(struct runner *r)
+{
+	struct job *all;
+	size_t n = job_load_all(r->dirfd, &all);
+	const char *boot = job_boot_id();
+	r->loading = true; /* dependents are looked at once every record is in */
+	for (size_t i = 0; i < n; i++) {
+		struct job *j = &all[i];
+		if (j->id > r->max_id)
+			r->max_id = j->id;
+		if (job_final(j->state))
+			continue;
+		struct rjob *rj = rjob_insert(r, j);
+		if (strcmp(rj->j.boot, boot)) {
+			const char *was = rj->j.state == JOB_RUNNING ? "running" : "queued";
+			rjob_end(r, rj, JOB_LOST, "the machine restarted while it was %s (`gpuctl submit "
+				 "--again %llu` runs it again)", was, (unsigned long long)rj->j.id);
+		} else if (rj->j.state == JOB_RUNNING) {
+			rjob_adopt(r, rj);
+		} else {
+			rj->held = rj->j.nafter > 0;
+			if (!rj->held)
+				rjob_request(r, rj);
+		}
+	}
+	jobs_free(all, n); /* those not moved into the table */
+	r->loading = false;
+	rjob_resolve(r);
+}
+
 /* ---- start and the loop ---- */
 
 static bool take_lock(struct runner *r)
@@ -306,7 +309,7 @@ static void serve(struct runner *r)
 		double ignored = 0;
 		rjob_timers(r, &ignored);
 		if (!r->up && r->reconnect_at && r->now >= r->reconnect_at && rjob_pending(r))
-			link_up(r);
+			runner_link_up(r);
 		reap_clients(r);
 		struct stat st;
 		if (fstat(r->dirfd, &st) == 0 && st.st_nlink == 0) {
@@ -346,7 +349,8 @@ static void serve(struct runner *r)
 
 int runner_main(void)
 {
-	struct runner r = {.epfd = -1, .lfd = -1, .sigfd = -1, .lockfd = -1, .next_alloc = 1};
+	struct runner r = {.epfd = -1, .lfd = -1, .sigfd = -1, .lockfd = -1, .next_alloc = 1,
+			 .on_link = resend};
 	struct gpu_error err = {0};
 	r.dc.fd = -1;
 	int rc = EXIT_FAIL;
@@ -372,7 +376,7 @@ int runner_main(void)
 	ev.data.ptr = (void *)&signal_tag;
 	epoll_ctl(r.epfd, EPOLL_CTL_ADD, r.sigfd, &ev);
 	r.now = now_mono();
-	rjob_load(&r);
+	load_records(&r);
 	fprintf(stderr, "gpuctl runner: pid %d serving %s (%zu job%s queued or running)\n",
 		(int)getpid(), r.dir, r.njobs, r.njobs == 1 ? "" : "s");
 	client_ready();
