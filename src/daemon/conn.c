@@ -1,16 +1,15 @@
-/* conn.c: the daemon's connections, output side (design: daemon.h): a reply is sent at once or
- * queued, with the descriptors it carries, up to MAX_OUT_BYTES per connection; a client that
- * reads none of it is disconnected. Log lines about clients are rate-limited here. Below the
- * lease table, the queue and `list`, which all answer through conn_send and conn_error. */
+/* conn.c: the daemon's connections (design: daemon.h) on the servers' loop (peer.h): who may
+ * connect (a private daemon serves only its own user; connections are capped in all and per
+ * user) and what they are sent: a reply goes at once or is queued, with the descriptors it
+ * carries, up to MAX_OUT_BYTES per connection; a client that reads none of it is disconnected.
+ * Log lines about clients are rate-limited here. Below the lease table, the queue and `list`,
+ * which all answer through conn_send and conn_error. */
 #include "daemon/daemon.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #define MAX_OUT_BYTES (1u << 20)   /* replies queued for a client that does not read */
@@ -46,108 +45,69 @@ size_t conns_of(const struct daemon *d, uid_t uid)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < d->nconns; i++)
-		n += d->conns[i]->uid == uid && !d->conns[i]->dead;
+		n += d->conns[i]->p.uid == uid && !d->conns[i]->p.dead;
 	return n;
+}
+
+/* ---- who may connect ---- */
+
+/* Refuses a client we will not serve: one reply saying why, then the door. */
+static void refuse(int fd, const char *why)
+{
+	struct strbuf sb = {0};
+	msg_error(&sb, 0, EXIT_BUSY, why);
+	peer_refuse(fd, &sb);
+	sb_free(&sb);
+}
+
+static void admit(void *arg, int fd, const struct ucred *cr)
+{
+	struct daemon *d = arg;
+	char why[256];
+	if (d->private_mode && cr->uid != geteuid() && cr->uid != 0) {
+		refuse(fd, "this is a private gpuctl daemon; it serves only its own user");
+		return;
+	}
+	if (d->nconns >= d->conf.max_conn) {
+		snprintf(why, sizeof why, "the gpuctl daemon is serving its maximum of %u connections; "
+			 "try again later", d->conf.max_conn);
+		client_log(d, "refused uid %u (pid %d): %u connections in all", (unsigned)cr->uid,
+			   (int)cr->pid, d->conf.max_conn);
+		refuse(fd, why);
+		return;
+	}
+	if (conns_of(d, cr->uid) >= d->conf.max_conn_per_user) {
+		snprintf(why, sizeof why, "your user already has %u connections to the gpuctl daemon "
+			 "(max_connections_per_user); close some and try again", d->conf.max_conn_per_user);
+		client_log(d, "refused uid %u (pid %d): %u connections of that user", (unsigned)cr->uid,
+			   (int)cr->pid, d->conf.max_conn_per_user);
+		refuse(fd, why);
+		return;
+	}
+	struct conn *c = xcalloc(1, sizeof *c);
+	if (!peer_add(&d->loop, &c->p, EV_CONN, fd, cr, MAX_OUT_BYTES)) {
+		free(c);
+		return;
+	}
+	c->last_active = d->now;
+	d->conns = grow_array(d->conns, &d->conns_cap, d->nconns + 1, sizeof *d->conns);
+	d->conns[d->nconns++] = c;
+}
+
+void conn_accept(struct daemon *d)
+{
+	int e = peer_accept(&d->loop, 256, admit, d);
+	if (e)
+		client_log(d, "out of file descriptors (%s)", strerror(e));
 }
 
 /* ---- output ---- */
 
-static bool send_now(struct conn *c, const char *buf, size_t len, const int *fds, size_t nfds)
-{
-	return proto_send(c->fd, buf, len, fds, nfds, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0;
-}
-
-static void close_fds(const int *fds, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-}
-
-static void want_out(struct daemon *d, struct conn *c, bool on)
-{
-	if (c->want_out == on || c->dead)
-		return;
-	struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0), .data.ptr = c};
-	epoll_ctl(d->epfd, EPOLL_CTL_MOD, c->fd, &ev);
-	c->want_out = on;
-}
-
-/* Sends msg with fds (which this takes over and closes once sent) now, or queues it. */
 void conn_send(struct daemon *d, struct conn *c, struct strbuf *msg, const int *fds, size_t nfds)
 {
-	if (c->dead) {
-		close_fds(fds, nfds);
-		return;
-	}
-	if (!c->out) {
-		if (send_now(c, msg->buf, msg->len, fds, nfds)) {
-			close_fds(fds, nfds);
-			return;
-		}
-		if (errno != EAGAIN && errno != ENOBUFS) {
-			close_fds(fds, nfds);
-			c->dead = true;
-			return;
-		}
-	}
-	if (c->out_bytes + msg->len > MAX_OUT_BYTES) {
-		client_log(d, "uid %u (pid %d) does not read its replies; disconnected", (unsigned)c->uid,
-			   (int)c->pid);
-		close_fds(fds, nfds);
-		c->dead = true;
-		return;
-	}
-	struct outmsg *o = xcalloc(1, sizeof *o);
-	o->buf = xmalloc(msg->len);
-	memcpy(o->buf, msg->buf, msg->len);
-	o->len = msg->len;
-	if (nfds)
-		memcpy(o->fds, fds, nfds * sizeof *fds);
-	o->nfds = nfds;
-	if (c->out_tail) {
-		c->out_tail->next = o;
-	} else {
-		c->out = o;
-		c->out_moved = d->now;
-	}
-	c->out_tail = o;
-	c->out_bytes += o->len;
-	want_out(d, c, true);
-}
-
-void flush_out(struct daemon *d, struct conn *c)
-{
-	while (c->out) {
-		struct outmsg *o = c->out;
-		if (!send_now(c, o->buf, o->len, o->fds, o->nfds)) {
-			if (errno != EAGAIN && errno != ENOBUFS)
-				c->dead = true;
-			return;
-		}
-		close_fds(o->fds, o->nfds);
-		c->out_moved = d->now;
-		c->out = o->next;
-		if (!c->out)
-			c->out_tail = NULL;
-		c->out_bytes -= o->len;
-		free(o->buf);
-		free(o);
-	}
-	want_out(d, c, false);
-}
-
-/* Forgets c's queued output, closing the descriptors it would have carried. */
-void conn_drop_out(struct conn *c)
-{
-	for (struct outmsg *o = c->out, *n; o; o = n) {
-		n = o->next;
-		close_fds(o->fds, o->nfds);
-		free(o->buf);
-		free(o);
-	}
-	c->out = c->out_tail = NULL;
-	c->out_bytes = 0;
+	if (peer_send(&c->p, msg, fds, nfds, d->now) == PEER_OVER)
+		client_log(d, "uid %u (pid %d) does not read its replies; disconnected", (unsigned)c->p.uid,
+			   (int)c->p.pid);
 }
 
 void conn_error(struct daemon *d, struct conn *c, uint64_t id, int code, const char *fmt, ...)
@@ -162,4 +122,3 @@ void conn_error(struct daemon *d, struct conn *c, uint64_t id, int code, const c
 	conn_send(d, c, &sb, NULL, 0);
 	sb_free(&sb);
 }
-

@@ -6,15 +6,11 @@
 
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #define BACKOFF_MAX 5.0            /* between attempts to reach a restarting daemon */
 
-static const enum rev_kind daemon_tag = REV_DAEMON;
+static const int daemon_tag = REV_DAEMON;
 
 bool runner_set(struct runner *r, struct gpu_error *err)
 {
@@ -31,7 +27,7 @@ void runner_link_down(struct runner *r, const char *why)
 		return;
 	fprintf(stderr, "gpuctl runner: %s; connecting again\n", why);
 	snprintf(r->link_err, sizeof r->link_err, "%.500s", why);
-	epoll_ctl(r->epfd, EPOLL_CTL_DEL, r->dc.fd, NULL);
+	peer_unwatch(&r->loop, r->dc.fd);
 	dclient_close(&r->dc);
 	r->up = false;
 	r->reconnect_at = r->now;
@@ -60,8 +56,7 @@ bool runner_link_up(struct runner *r)
 		r->reconnect_at = now_mono() + r->backoff;
 		return false;
 	}
-	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = (void *)&daemon_tag};
-	epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->dc.fd, &ev);
+	peer_watch(&r->loop, r->dc.fd, (void *)&daemon_tag);
 	r->up = true;
 	r->backoff = r->reconnect_at = 0;
 	fprintf(stderr, "gpuctl runner: connected to the gpuctl daemon (pid %d) at %s\n",
@@ -90,9 +85,7 @@ bool runner_daemon_send(struct runner *r, const struct strbuf *msg)
 
 void runner_reply(struct runner *r, struct rclient *c, struct strbuf *msg)
 {
-	(void)r;
-	if (!c->dead && send(c->fd, msg->buf, msg->len, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)msg->len)
-		c->dead = true; /* gone, or not reading its answers */
+	peer_send(&c->p, msg, NULL, 0, r->now); /* gone, or not reading its answers: dead */
 }
 
 void runner_error(struct runner *r, struct rclient *c, uint64_t id, int code, const char *fmt, ...)

@@ -7,22 +7,19 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/file.h>
-#include <sys/signalfd.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #define LINGER_SECONDS 2.0         /* nothing left to do for this long: the runner exits */
 #define LOCK_SECONDS 3             /* a runner that is exiting lets go of runner.lock by then */
 
-static const enum rev_kind listen_tag = REV_LISTEN, signal_tag = REV_SIGNAL;
+static const int listen_tag = REV_LISTEN, signal_tag = REV_SIGNAL;
 
 static void on_alarm(int sig)
 {
@@ -113,25 +110,21 @@ static void daemon_read(struct runner *r)
 
 /* ---- clients ---- */
 
-static void accept_all(struct runner *r)
+static void admit(void *arg, int fd, const struct ucred *cr)
 {
-	for (;;) {
-		int fd = accept4(r->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0)
-			return;
-		struct ucred cr;
-		socklen_t len = sizeof cr;
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0 || cr.uid != geteuid()) {
-			close(fd); /* the socket is the user's alone: this cannot be anyone else */
-			continue;
-		}
-		struct rclient *c = xcalloc(1, sizeof *c);
-		*c = (struct rclient){.ev = REV_CLIENT, .fd = fd};
-		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
-		epoll_ctl(r->epfd, EPOLL_CTL_ADD, fd, &ev);
-		r->clients = grow_array(r->clients, &r->clients_cap, r->nclients + 1, sizeof *r->clients);
-		r->clients[r->nclients++] = c;
+	struct runner *r = arg;
+	if (cr->uid != geteuid()) {
+		close(fd); /* the socket is the user's alone: this cannot be anyone else */
+		return;
 	}
+	struct rclient *c = xcalloc(1, sizeof *c);
+	/* No output is queued: a client that does not read its answers is dropped. */
+	if (!peer_add(&r->loop, &c->p, REV_CLIENT, fd, cr, 0)) {
+		free(c);
+		return;
+	}
+	r->clients = grow_array(r->clients, &r->clients_cap, r->nclients + 1, sizeof *r->clients);
+	r->clients[r->nclients++] = c;
 }
 
 static void dispatch(struct runner *r, struct rclient *c, const struct msg *m, int fd)
@@ -167,12 +160,12 @@ static void dispatch(struct runner *r, struct rclient *c, const struct msg *m, i
 static void client_read(struct runner *r, struct rclient *c)
 {
 	static char buf[PROTO_MAX_MSG + 1];
-	for (int k = 0; k < 16 && !c->dead; k++) {
+	for (int k = 0; k < 16 && !c->p.dead; k++) {
 		/* One descriptor at most (a job's log or terminal); proto_recv closes the rest. */
 		int fd = -1;
 		size_t nfds;
 		bool cut;
-		ssize_t n = proto_recv(c->fd, buf, sizeof buf, &fd, 1, &nfds, &cut);
+		ssize_t n = proto_recv(c->p.fd, buf, sizeof buf, &fd, 1, &nfds, &cut);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
 		struct msg m;
@@ -180,7 +173,7 @@ static void client_read(struct runner *r, struct rclient *c)
 		if (n <= 0 || cut || !msg_decode(&m, buf, (size_t)n, why, sizeof why)) {
 			if (fd >= 0)
 				close(fd);
-			c->dead = true;
+			c->p.dead = true;
 			return;
 		}
 		dispatch(r, c, &m, fd);
@@ -193,13 +186,12 @@ static void reap_clients(struct runner *r)
 	size_t k = 0;
 	for (size_t i = 0; i < r->nclients; i++) {
 		struct rclient *c = r->clients[i];
-		if (!c->dead) {
+		if (!c->p.dead) {
 			r->clients[k++] = c;
 			continue;
 		}
 		rjob_drop_client(r, c);
-		epoll_ctl(r->epfd, EPOLL_CTL_DEL, c->fd, NULL);
-		close(c->fd);
+		peer_close(&c->p);
 		free(c);
 	}
 	r->nclients = k;
@@ -263,20 +255,14 @@ static bool take_lock(struct runner *r)
 
 static bool listen_on(struct runner *r)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	r->sock = xasprintf("%s/runner.sock", r->dir);
-	if (strlen(r->sock) >= sizeof sa.sun_path) {
+	if (!peer_path_fits(r->sock)) {
 		fprintf(stderr, "gpuctl runner: the socket path %s is too long; set XDG_STATE_HOME to a "
 			"shorter directory\n", r->sock);
 		return false;
 	}
-	strcpy(sa.sun_path, r->sock);
 	unlinkat(r->dirfd, "runner.sock", 0); /* a stale one: the lock says no runner owns it */
-	r->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	mode_t old = umask(0177);
-	int rc = r->lfd < 0 ? -1 : bind(r->lfd, (struct sockaddr *)&sa, sizeof sa);
-	umask(old);
-	if (rc != 0 || listen(r->lfd, 128) != 0) {
+	if (!peer_listen(&r->loop, r->sock, 0177, 128)) {
 		fprintf(stderr, "gpuctl runner: cannot listen on %s: %s\n", r->sock, strerror(errno));
 		return false;
 	}
@@ -289,21 +275,13 @@ static int loop_timeout(struct runner *r)
 	rjob_timers(r, &next);
 	if (!r->up && r->reconnect_at && rjob_pending(r) && (!next || r->reconnect_at < next))
 		next = r->reconnect_at;
-	if (!r->njobs && !r->nclients && !r->allocs) {
-		double t = r->idle_since + LINGER_SECONDS;
-		if (!next || t < next)
-			next = t;
-	}
-	if (!next)
-		return -1;
-	double ms = (next - now_mono()) * 1000;
-	return ms <= 0 ? 0 : ms > 3600000 ? 3600000 : (int)ms + 1;
+	return peer_timeout(&r->loop, next, now_mono()); /* the linger included */
 }
 
 static void serve(struct runner *r)
 {
-	struct epoll_event evs[64];
-	r->idle_since = now_mono();
+	struct peer_event evs[64];
+	peer_linger_start(&r->loop, LINGER_SECONDS, now_mono());
 	while (!r->stop) {
 		r->now = now_mono();
 		double ignored = 0;
@@ -317,31 +295,27 @@ static void serve(struct runner *r)
 			fprintf(stderr, "gpuctl runner: %s was removed; exiting\n", r->dir);
 			break;
 		}
-		if (r->njobs || r->nclients || r->allocs)
-			r->idle_since = r->now;
-		else if (r->now - r->idle_since >= LINGER_SECONDS)
+		if (peer_linger(&r->loop, r->njobs || r->nclients || r->allocs, r->now))
 			break;
-		int n = epoll_wait(r->epfd, evs, (int)ARRAY_SIZE(evs), loop_timeout(r));
+		int n = peer_wait(&r->loop, evs, (int)ARRAY_SIZE(evs), loop_timeout(r));
 		if (n < 0 && errno != EINTR) {
 			fprintf(stderr, "gpuctl runner: epoll_wait: %s\n", strerror(errno));
 			break;
 		}
 		r->now = now_mono();
 		for (int i = 0; i < n; i++) {
-			enum rev_kind k = *(const enum rev_kind *)evs[i].data.ptr;
+			int k = evs[i].kind;
 			if (k == REV_LISTEN) {
-				accept_all(r);
+				peer_accept(&r->loop, INT_MAX, admit, r);
 			} else if (k == REV_SIGNAL) {
-				struct signalfd_siginfo si;
-				while (read(r->sigfd, &si, sizeof si) == sizeof si)
-					if (si.ssi_signo != SIGHUP)
-						r->stop = true;
+				if (peer_signalled(&r->loop))
+					r->stop = true;
 			} else if (k == REV_DAEMON) {
 				daemon_read(r);
 			} else if (k == REV_CLIENT) {
-				client_read(r, evs[i].data.ptr);
+				client_read(r, evs[i].ptr);
 			} else if (k == REV_JOB) {
-				rjob_exited(r, evs[i].data.ptr);
+				rjob_exited(r, evs[i].ptr);
 			}
 		}
 	}
@@ -349,8 +323,8 @@ static void serve(struct runner *r)
 
 int runner_main(void)
 {
-	struct runner r = {.epfd = -1, .lfd = -1, .sigfd = -1, .lockfd = -1, .next_alloc = 1,
-			 .on_link = resend};
+	struct runner r = {.lockfd = -1, .next_alloc = 1, .on_link = resend};
+	peer_loop_init(&r.loop);
 	struct gpu_error err = {0};
 	r.dc.fd = -1;
 	int rc = EXIT_FAIL;
@@ -367,14 +341,12 @@ int runner_main(void)
 		goto out;
 	if (!listen_on(&r))
 		goto out;
-	if ((r.epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 || (r.sigfd = signals_fd()) < 0) {
+	if (!peer_loop_open(&r.loop)) {
 		fprintf(stderr, "gpuctl runner: %s\n", strerror(errno));
 		goto out;
 	}
-	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = (void *)&listen_tag};
-	epoll_ctl(r.epfd, EPOLL_CTL_ADD, r.lfd, &ev);
-	ev.data.ptr = (void *)&signal_tag;
-	epoll_ctl(r.epfd, EPOLL_CTL_ADD, r.sigfd, &ev);
+	peer_watch(&r.loop, r.loop.lfd, (void *)&listen_tag);
+	peer_watch(&r.loop, r.loop.sigfd, (void *)&signal_tag);
 	r.now = now_mono();
 	load_records(&r);
 	fprintf(stderr, "gpuctl runner: pid %d serving %s (%zu job%s queued or running)\n",
@@ -384,15 +356,14 @@ int runner_main(void)
 	/* Nobody new can reach us from here on; a client caught in the backlog sees the socket
 	 * reset and starts another runner (which waits for our lock). */
 	unlinkat(r.dirfd, "runner.sock", 0);
-	close(r.lfd);
-	r.lfd = -1;
+	peer_unlisten(&r.loop);
 	fprintf(stderr, "gpuctl runner: pid %d exits (%zu job%s queued or running%s)\n", (int)getpid(),
 		r.njobs, r.njobs == 1 ? "" : "s", r.njobs ? "; the next gpuctl job command resumes them"
 							    : "");
 	rc = EXIT_OK;
 out:
 	for (size_t i = 0; i < r.nclients; i++) {
-		r.clients[i]->dead = true;
+		r.clients[i]->p.dead = true;
 	}
 	reap_clients(&r);
 	free(r.clients);
@@ -408,7 +379,8 @@ out:
 	dclient_close(&r.dc);
 	gpu_set_free(r.set);
 	config_free(&r.cfg);
-	int fds[] = {r.lfd, r.sigfd, r.epfd, r.lockfd, r.dirfd};
+	peer_loop_free(&r.loop);
+	int fds[] = {r.lockfd, r.dirfd};
 	for (size_t k = 0; k < ARRAY_SIZE(fds); k++)
 		if (fds[k] >= 0)
 			close(fds[k]);

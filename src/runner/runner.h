@@ -24,18 +24,18 @@
 #ifndef GPUCTL_RUNNER_H
 #define GPUCTL_RUNNER_H
 
+#include "base/peer.h"
 #include "config/config.h"
 #include "jobs/job.h"
 #include "lease/request.h"
 
 #define RUNNER_ALLOC_BIT (1ULL << 63) /* ids of `jobid` asks on the daemon connection */
 
+/* What an epoll event is about: the kind (peer.h) everything registered starts with. */
 enum rev_kind { REV_LISTEN, REV_SIGNAL, REV_DAEMON, REV_CLIENT, REV_JOB };
 
 struct rclient {
-	enum rev_kind ev;
-	int fd;
-	bool dead;
+	struct peer p;               /* kind REV_CLIENT; its answers are never queued */
 };
 
 /* A client waiting for a job's end: `wait`, `logs -f`, `cancel`. */
@@ -45,7 +45,7 @@ struct rwaiter {
 };
 
 struct rjob {
-	enum rev_kind ev;            /* epoll tag of pidfd */
+	int ev;                      /* REV_JOB: the epoll tag of pidfd */
 	struct job j;                /* the record, as last written */
 	struct lreq *req;            /* in the daemon's queue */
 	bool held;                   /* waits for its --after jobs before it asks */
@@ -67,7 +67,8 @@ struct ralloc {
 };
 
 struct runner {
-	int epfd, lfd, sigfd, dirfd, lockfd;
+	struct peer_loop loop;       /* epoll, the socket, signals, the linger */
+	int dirfd, lockfd;
 	char *dir, *sock;
 	struct gpu_set *set;         /* opened when first needed */
 	struct config cfg;
@@ -84,7 +85,7 @@ struct runner {
 	uint64_t ids_req;            /* the ask for more in flight (0: none) */
 	uint64_t next_alloc;
 	uint64_t max_id;             /* the highest id of the user's records */
-	double now, idle_since;
+	double now;
 	bool stop, loading;
 	char link_err[512];          /* why the daemon cannot be reached, while it cannot */
 	/* Called on every new connection to the daemon: everything it should know, again. false:

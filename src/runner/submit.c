@@ -188,7 +188,7 @@ static void create(struct runner *r, struct ralloc *a, uint64_t id)
 {
 	char name[40];
 	struct gpu_error err = {0};
-	if (!a->c || a->c->dead) {
+	if (!a->c || a->c->p.dead) {
 		alloc_free(a); /* the submit went away without its answer: no job */
 		return;
 	}
