@@ -1,6 +1,6 @@
 /* peer.c: the servers' event loop (see peer.h): listening, accepting with the kernel's word on
  * who connects, refusing at EMFILE, bounded output with descriptors, epoll, the wait's timeout
- * and the linger. One thread; nothing here blocks. */
+ * and the linger; the start handshake. One thread; nothing here blocks. */
 #include "base/peer.h"
 
 #include <errno.h>
@@ -288,4 +288,17 @@ int peer_timeout(const struct peer_loop *l, double next, double now)
 		return -1;
 	double ms = (next - now) * 1000;
 	return ms <= 0 ? 0 : ms > 3600000 ? 3600000 : (int)ms + 1;
+}
+
+/* ---- started on demand ---- */
+
+void peer_ready(void)
+{
+	const char *s = getenv(PEER_READY_ENV);
+	unsigned long fd;
+	if (s && parse_uint(s, &fd) && fd > 2 && fd < 1024) {
+		(void)!write((int)fd, "1", 1);
+		close((int)fd);
+	}
+	unsetenv(PEER_READY_ENV);
 }

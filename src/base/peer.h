@@ -11,7 +11,10 @@
  * - epoll: everything watched starts with its kind (an int, the program's own numbering), read
  *   for a whole batch of events before any is handled, since handling one may free another;
  * - a loop step with a timeout for the soonest deadline, and a linger: a server with nothing to
- *   do exits after it. */
+ *   do exits after it;
+ * - the start handshake of a server started on demand (the private daemon, the job runner):
+ *   the starter (lease/client.c) passes the write end of a pipe and names it in PEER_READY_ENV;
+ *   the server writes a byte to it once it listens (peer_ready). */
 #ifndef GPUCTL_PEER_H
 #define GPUCTL_PEER_H
 
@@ -25,6 +28,7 @@
 #include <sys/types.h>
 
 #define PEER_MAX_EVENTS 256       /* events one peer_wait returns at most */
+#define PEER_READY_ENV "GPUCTL_READY_FD"
 
 struct peer_loop {
 	int epfd, sigfd;          /* sigfd: TERM, INT and HUP (signals_fd) */
@@ -127,5 +131,8 @@ bool peer_linger(struct peer_loop *l, bool busy, double now);
 /* The wait's timeout, in ms, for the soonest deadline next (monotonic; 0: none) and, while idle,
  * the linger's end: -1 for none, at most an hour. */
 int peer_timeout(const struct peer_loop *l, double next, double now);
+
+/* In a server started on demand, once it serves: tells whoever started it (PEER_READY_ENV). */
+void peer_ready(void);
 
 #endif

@@ -4,7 +4,6 @@
  * PROTO_MAX_MSG at a time, connections per user and in all, queued output per connection, idle
  * time; file descriptors sent to the daemon are closed by the kernel (no control buffer is
  * offered). */
-#include "lease/client.h"
 #include "daemon/daemon.h"
 
 #include <errno.h>
@@ -344,7 +343,7 @@ int daemon_main(const char *socket_path, const char *state_dir, const char *conf
 	fprintf(stderr, "gpuctl daemon: pid %d serving %zu GPU%s on %s (state in %s%s)\n", (int)getpid(),
 		d.nslots, d.nslots == 1 ? "" : "s", d.socket_path, d.state_dir,
 		private_mode ? "; private: this user only" : "");
-	client_ready();
+	peer_ready();
 	d.sched_due = true;
 	serve(&d);
 	queue_save(&d);

@@ -351,7 +351,7 @@ int runner_main(void)
 	load_records(&r);
 	fprintf(stderr, "gpuctl runner: pid %d serving %s (%zu job%s queued or running)\n",
 		(int)getpid(), r.dir, r.njobs, r.njobs == 1 ? "" : "s");
-	client_ready();
+	peer_ready();
 	serve(&r);
 	/* Nobody new can reach us from here on; a client caught in the backlog sees the socket
 	 * reset and starts another runner (which waits for our lock). */
