@@ -1,256 +1,32 @@
-/* daemon.c: the daemon's event loop (design: daemon.h). One thread, epoll, non-blocking
- * SOCK_SEQPACKET connections; the kernel says who each client is. Everything a client can make
- * the daemon hold is bounded: one message of PROTO_MAX_MSG at a time, connections per user and
- * in all, queued output per connection, idle time; file descriptors sent to the daemon are
- * closed by the kernel (no control buffer is offered). */
-#include "lease/client.h"
+/* daemon.c: the daemon's event loop and dispatch (design: daemon.h), on the servers' loop
+ * (peer.h). One thread, epoll, non-blocking SOCK_SEQPACKET connections; the kernel says who each
+ * client is. Everything a client can make the daemon hold is bounded: one message of
+ * PROTO_MAX_MSG at a time, connections per user and in all, queued output per connection, idle
+ * time; file descriptors sent to the daemon are closed by the kernel (no control buffer is
+ * offered). */
 #include "daemon/daemon.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/file.h>
 #include <sys/resource.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
-#define MAX_OUT_BYTES (1u << 20)   /* replies queued for a client that does not read */
 #define PRIVATE_LINGER 2.0         /* a private daemon with nothing to do exits after this */
-#define LOG_BURST 20               /* log lines about misbehaving clients per 10 s */
 
-static const enum ev_kind listen_tag = EV_LISTEN, signal_tag = EV_SIGNAL;
-static int reserve_fd = -1;        /* given up to accept (and refuse) a client at EMFILE */
-
-static struct {
-	double window;
-	unsigned n, dropped;
-} log_rate;
-
-/* Log lines about clients are rate-limited: 10,000 bad clients must not flood the journal. */
-static void client_log(struct daemon *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void client_log(struct daemon *d, const char *fmt, ...)
-{
-	if (d->now - log_rate.window > 10) {
-		if (log_rate.dropped)
-			fprintf(stderr, "gpuctl daemon: %u more such messages suppressed\n", log_rate.dropped);
-		log_rate.window = d->now;
-		log_rate.n = log_rate.dropped = 0;
-	}
-	if (log_rate.n++ >= LOG_BURST) {
-		log_rate.dropped++;
-		return;
-	}
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("gpuctl daemon: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
-size_t conns_of(const struct daemon *d, uid_t uid)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < d->nconns; i++)
-		n += d->conns[i]->uid == uid && !d->conns[i]->dead;
-	return n;
-}
-
-/* ---- output ---- */
-
-static bool send_now(struct conn *c, const char *buf, size_t len, const int *fds, size_t nfds)
-{
-	return proto_send(c->fd, buf, len, fds, nfds, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0;
-}
-
-static void close_fds(const int *fds, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-}
-
-static void want_out(struct daemon *d, struct conn *c, bool on)
-{
-	if (c->want_out == on || c->dead)
-		return;
-	struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0), .data.ptr = c};
-	epoll_ctl(d->epfd, EPOLL_CTL_MOD, c->fd, &ev);
-	c->want_out = on;
-}
-
-/* Sends msg with fds (which this takes over and closes once sent) now, or queues it. */
-void conn_send(struct daemon *d, struct conn *c, struct strbuf *msg, const int *fds, size_t nfds)
-{
-	if (c->dead) {
-		close_fds(fds, nfds);
-		return;
-	}
-	if (!c->out) {
-		if (send_now(c, msg->buf, msg->len, fds, nfds)) {
-			close_fds(fds, nfds);
-			return;
-		}
-		if (errno != EAGAIN && errno != ENOBUFS) {
-			close_fds(fds, nfds);
-			c->dead = true;
-			return;
-		}
-	}
-	if (c->out_bytes + msg->len > MAX_OUT_BYTES) {
-		client_log(d, "uid %u (pid %d) does not read its replies; disconnected", (unsigned)c->uid,
-			   (int)c->pid);
-		close_fds(fds, nfds);
-		c->dead = true;
-		return;
-	}
-	struct outmsg *o = xcalloc(1, sizeof *o);
-	o->buf = xmalloc(msg->len);
-	memcpy(o->buf, msg->buf, msg->len);
-	o->len = msg->len;
-	if (nfds)
-		memcpy(o->fds, fds, nfds * sizeof *fds);
-	o->nfds = nfds;
-	if (c->out_tail) {
-		c->out_tail->next = o;
-	} else {
-		c->out = o;
-		c->out_moved = d->now;
-	}
-	c->out_tail = o;
-	c->out_bytes += o->len;
-	want_out(d, c, true);
-}
-
-static void flush_out(struct daemon *d, struct conn *c)
-{
-	while (c->out) {
-		struct outmsg *o = c->out;
-		if (!send_now(c, o->buf, o->len, o->fds, o->nfds)) {
-			if (errno != EAGAIN && errno != ENOBUFS)
-				c->dead = true;
-			return;
-		}
-		close_fds(o->fds, o->nfds);
-		c->out_moved = d->now;
-		c->out = o->next;
-		if (!c->out)
-			c->out_tail = NULL;
-		c->out_bytes -= o->len;
-		free(o->buf);
-		free(o);
-	}
-	want_out(d, c, false);
-}
-
-void conn_error(struct daemon *d, struct conn *c, uint64_t id, int code, const char *fmt, ...)
-{
-	char text[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof text, fmt, ap);
-	va_end(ap);
-	struct strbuf sb = {0};
-	msg_error(&sb, id, code, text);
-	conn_send(d, c, &sb, NULL, 0);
-	sb_free(&sb);
-}
+static const int listen_tag = EV_LISTEN, signal_tag = EV_SIGNAL;
 
 /* ---- connections ---- */
 
 static void conn_free(struct daemon *d, struct conn *c)
 {
 	queue_drop_conn(d, c);
-	epoll_ctl(d->epfd, EPOLL_CTL_DEL, c->fd, NULL);
-	close(c->fd);
-	for (struct outmsg *o = c->out, *n; o; o = n) {
-		n = o->next;
-		close_fds(o->fds, o->nfds);
-		free(o->buf);
-		free(o);
-	}
+	peer_close(&c->p);
 	free(c);
-}
-
-/* Refuses a client we will not serve: one reply saying why, then the door. */
-static void refuse(int fd, const char *why)
-{
-	struct strbuf sb = {0};
-	msg_error(&sb, 0, EXIT_BUSY, why);
-	(void)!send(fd, sb.buf, sb.len, MSG_DONTWAIT | MSG_NOSIGNAL);
-	sb_free(&sb);
-	close(fd);
-}
-
-static void accept_one(struct daemon *d, int fd)
-{
-	struct ucred cr;
-	socklen_t len = sizeof cr;
-	char why[256];
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0) {
-		close(fd);
-		return;
-	}
-	if (d->private_mode && cr.uid != geteuid() && cr.uid != 0) {
-		refuse(fd, "this is a private gpuctl daemon; it serves only its own user");
-		return;
-	}
-	if (d->nconns >= d->conf.max_conn) {
-		snprintf(why, sizeof why, "the gpuctl daemon is serving its maximum of %u connections; "
-			 "try again later", d->conf.max_conn);
-		client_log(d, "refused uid %u (pid %d): %u connections in all", (unsigned)cr.uid,
-			   (int)cr.pid, d->conf.max_conn);
-		refuse(fd, why);
-		return;
-	}
-	if (conns_of(d, cr.uid) >= d->conf.max_conn_per_user) {
-		snprintf(why, sizeof why, "your user already has %u connections to the gpuctl daemon "
-			 "(max_connections_per_user); close some and try again", d->conf.max_conn_per_user);
-		client_log(d, "refused uid %u (pid %d): %u connections of that user", (unsigned)cr.uid,
-			   (int)cr.pid, d->conf.max_conn_per_user);
-		refuse(fd, why);
-		return;
-	}
-	struct conn *c = xcalloc(1, sizeof *c);
-	*c = (struct conn){.ev = EV_CONN, .fd = fd, .uid = cr.uid, .gid = cr.gid, .pid = cr.pid,
-			   .last_active = d->now};
-	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
-	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
-		close(fd);
-		free(c);
-		return;
-	}
-	d->conns = grow_array(d->conns, &d->conns_cap, d->nconns + 1, sizeof *d->conns);
-	d->conns[d->nconns++] = c;
-}
-
-static void accept_all(struct daemon *d)
-{
-	for (int k = 0; k < 256; k++) {
-		int fd = accept4(d->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd >= 0) {
-			accept_one(d, fd);
-			continue;
-		}
-		if ((errno == EMFILE || errno == ENFILE) && reserve_fd >= 0) {
-			/* Out of descriptors: take one back from the reserve to tell the client. */
-			close(reserve_fd);
-			fd = accept4(d->lfd, NULL, NULL, SOCK_CLOEXEC);
-			if (fd >= 0)
-				refuse(fd, "the gpuctl daemon is out of file descriptors; try again later");
-			reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-			client_log(d, "out of file descriptors (%s)", strerror(errno == 0 ? EMFILE : errno));
-		}
-		return;
-	}
 }
 
 static void handle(struct daemon *d, struct conn *c, const char *buf, size_t len)
@@ -258,10 +34,10 @@ static void handle(struct daemon *d, struct conn *c, const char *buf, size_t len
 	struct msg m;
 	char why[160];
 	if (!msg_decode(&m, buf, len, why, sizeof why)) {
-		client_log(d, "malformed message from uid %u (pid %d): %s; disconnected", (unsigned)c->uid,
-			   (int)c->pid, why);
+		client_log(d, "malformed message from uid %u (pid %d): %s; disconnected", (unsigned)c->p.uid,
+			   (int)c->p.pid, why);
 		conn_error(d, c, 0, EXIT_USAGE, "malformed message: %s", why);
-		c->dead = true;
+		c->p.dead = true;
 		return;
 	}
 	const char *verb = msg_verb(&m);
@@ -299,27 +75,27 @@ static void conn_read(struct daemon *d, struct conn *c)
 {
 	static char buf[PROTO_MAX_MSG + 1];
 	/* At most a few messages per wake-up, so one busy client cannot starve the others. */
-	for (int k = 0; k < 16 && !c->dead; k++) {
+	for (int k = 0; k < 16 && !c->p.dead; k++) {
 		struct iovec iov = {buf, sizeof buf};
 		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-		ssize_t n = recvmsg(c->fd, &mh, MSG_DONTWAIT);
+		ssize_t n = recvmsg(c->p.fd, &mh, MSG_DONTWAIT);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			if (errno != EAGAIN)
-				c->dead = true;
+				c->p.dead = true;
 			return;
 		}
 		if (n == 0) {
-			c->dead = true; /* the client closed (an empty datagram is no request either) */
+			c->p.dead = true; /* the client closed (an empty datagram is no request either) */
 			return;
 		}
 		c->last_active = d->now;
 		if (mh.msg_flags & MSG_TRUNC) {
 			client_log(d, "uid %u (pid %d) sent a message over %d bytes; disconnected",
-				   (unsigned)c->uid, (int)c->pid, PROTO_MAX_MSG);
+				   (unsigned)c->p.uid, (int)c->p.pid, PROTO_MAX_MSG);
 			conn_error(d, c, 0, EXIT_USAGE, "message over %d bytes", PROTO_MAX_MSG);
-			c->dead = true;
+			c->p.dead = true;
 			return;
 		}
 		handle(d, c, buf, (size_t)n);
@@ -328,33 +104,25 @@ static void conn_read(struct daemon *d, struct conn *c)
 
 /* ---- the loop ---- */
 
-static int open_socket(struct daemon *d, struct gpu_error *err)
+static bool open_socket(struct daemon *d, struct gpu_error *err)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	if (strlen(d->socket_path) >= sizeof sa.sun_path) {
+	if (!peer_path_fits(d->socket_path)) {
 		snprintf(err->msg, sizeof err->msg, "socket path %s is too long", d->socket_path);
-		return -1;
+		return false;
 	}
-	strcpy(sa.sun_path, d->socket_path);
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	struct stat st;
 	/* A stale socket from a previous run is replaced; anything else at the path is not ours. */
 	if (lstat(d->socket_path, &st) == 0 && S_ISSOCK(st.st_mode))
 		unlink(d->socket_path);
-	mode_t old = umask(d->private_mode ? 0177 : 0111);
-	int r = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&sa, sizeof sa);
-	umask(old);
-	if (r != 0 || listen(fd, 4096) != 0) {
+	if (!peer_listen(&d->loop, d->socket_path, d->private_mode ? 0177 : 0111, 4096)) {
 		snprintf(err->msg, sizeof err->msg, "cannot listen on %s: %s%s", d->socket_path,
 			 strerror(errno), errno == ENOENT ? " (create its directory first: systemd does "
 			 "with RuntimeDirectory=gpuctl)" : "");
-		if (fd >= 0)
-			close(fd);
-		return -1;
+		return false;
 	}
 	/* Every user may connect to the shared daemon: the kernel tells it who they are. */
 	chmod(d->socket_path, d->private_mode ? 0600 : 0666);
-	return fd;
+	return true;
 }
 
 static int loop_timeout(struct daemon *d)
@@ -364,7 +132,7 @@ static int loop_timeout(struct daemon *d)
 	for (size_t i = 0; i < d->nconns; i++) {
 		const struct conn *c = d->conns[i];
 		if (!c->nreqs) {
-			double t = (c->out ? c->out_moved : c->last_active) + d->conf.idle_timeout;
+			double t = (c->p.out ? c->p.out_moved : c->last_active) + d->conf.idle_timeout;
 			if (!next || t < next)
 				next = t;
 		}
@@ -373,17 +141,9 @@ static int loop_timeout(struct daemon *d)
 		next = d->usage_due;
 	if (d->probe_due && (!next || d->probe_due < next))
 		next = d->probe_due;
-	if (d->private_mode && !d->nconns && !d->nreqs) {
-		double t = d->idle_since + PRIVATE_LINGER;
-		if (!next || t < next)
-			next = t;
-	}
 	if (d->sched_due)
 		return 0;
-	if (!next)
-		return -1;
-	double ms = (next - d->now) * 1000;
-	return ms <= 0 ? 0 : ms > 3600000 ? 3600000 : (int)ms + 1;
+	return peer_timeout(&d->loop, next, d->now); /* the private daemon's linger included */
 }
 
 static void expire(struct daemon *d)
@@ -392,17 +152,17 @@ static void expire(struct daemon *d)
 	queue_timers(d, &ignored);
 	for (size_t i = 0; i < d->nconns; i++) {
 		struct conn *c = d->conns[i];
-		if (c->nreqs || c->dead)
+		if (c->nreqs || c->p.dead)
 			continue;
-		if (!c->out && d->now - c->last_active >= d->conf.idle_timeout) {
-			c->dead = true;
-		} else if (c->out && d->now - c->out_moved >= d->conf.idle_timeout) {
+		if (!c->p.out && d->now - c->last_active >= d->conf.idle_timeout) {
+			c->p.dead = true;
+		} else if (c->p.out && d->now - c->p.out_moved >= d->conf.idle_timeout) {
 			/* Replies it does not read, under the size bound: idle all the same, or a client
 			 * could hold its connections (and their queued replies) for ever. Waiters are
 			 * kept: a stopped one keeps its place. */
 			client_log(d, "uid %u (pid %d) has not read its replies for %g s; disconnected",
-				   (unsigned)c->uid, (int)c->pid, d->conf.idle_timeout);
-			c->dead = true;
+				   (unsigned)c->p.uid, (int)c->p.pid, d->conf.idle_timeout);
+			c->p.dead = true;
 		}
 	}
 	if (d->probe_due && d->now >= d->probe_due)
@@ -419,7 +179,7 @@ static void reap_conns(struct daemon *d)
 	size_t k = 0;
 	for (size_t i = 0; i < d->nconns; i++) {
 		struct conn *c = d->conns[i];
-		if (c->dead)
+		if (c->p.dead)
 			conn_free(d, c);
 		else
 			d->conns[k++] = c;
@@ -431,8 +191,8 @@ static void reap_conns(struct daemon *d)
 
 static void serve(struct daemon *d)
 {
-	struct epoll_event evs[256];
-	d->idle_since = now_mono();
+	struct peer_event evs[PEER_MAX_EVENTS];
+	peer_linger_start(&d->loop, d->private_mode ? PRIVATE_LINGER : 0, now_mono());
 	while (!d->stop) {
 		d->now = now_mono();
 		expire(d);
@@ -443,39 +203,31 @@ static void serve(struct daemon *d)
 			queue_schedule(d);
 		if (d->queue_dirty)
 			queue_save(d);
-		if (d->private_mode) {
-			if (d->nconns || d->nreqs)
-				d->idle_since = d->now;
-			else if (d->now - d->idle_since >= PRIVATE_LINGER)
-				break;
-		}
-		int n = epoll_wait(d->epfd, evs, (int)ARRAY_SIZE(evs), loop_timeout(d));
+		if (peer_linger(&d->loop, d->nconns || d->nreqs, d->now))
+			break;
+		int n = peer_wait(&d->loop, evs, (int)ARRAY_SIZE(evs), loop_timeout(d));
 		if (n < 0 && errno != EINTR) {
 			fprintf(stderr, "gpuctl daemon: epoll_wait: %s\n", strerror(errno));
 			break;
 		}
 		d->now = now_mono();
 		/* Leases first: a job that ended before a request arrived must be seen as ended.
-		 * Kinds are read up front: handling a request may end (and free) a lease. */
-		enum ev_kind kinds[ARRAY_SIZE(evs)];
-		for (int i = 0; i < n; i++)
-			kinds[i] = *(const enum ev_kind *)evs[i].data.ptr;
+		 * Kinds were read up front (peer_wait): handling a request may end (and free) a
+		 * lease. */
 		for (int pass = 0; pass < 2; pass++)
 			for (int i = 0; i < n; i++) {
-				enum ev_kind k = kinds[i];
+				int k = evs[i].kind;
 				if (pass == 0 && k == EV_LEASE) {
-					lease_fifo_event(d, evs[i].data.ptr, evs[i].events);
+					lease_fifo_event(d, evs[i].ptr, evs[i].events);
 				} else if (pass == 0 && k == EV_SIGNAL) {
-					struct signalfd_siginfo si;
-					while (read(d->sigfd, &si, sizeof si) == sizeof si)
-						if (si.ssi_signo != SIGHUP)
-							d->stop = true;
+					if (peer_signalled(&d->loop))
+						d->stop = true;
 				} else if (pass == 1 && k == EV_LISTEN) {
-					accept_all(d);
+					conn_accept(d);
 				} else if (pass == 1 && k == EV_CONN) {
-					struct conn *c = evs[i].data.ptr;
+					struct conn *c = evs[i].ptr;
 					if (evs[i].events & EPOLLOUT)
-						flush_out(d, c);
+						peer_flush(&c->p, d->now);
 					if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
 						conn_read(d, c);
 				}
@@ -512,7 +264,8 @@ static void daemon_free(struct daemon *d)
 	free(d->served);
 	gpu_set_free(d->set);
 	dconf_free(&d->conf);
-	int fds[] = {d->lfd, d->sigfd, d->dirfd, d->epfd, d->lockfd};
+	peer_loop_free(&d->loop);
+	int fds[] = {d->dirfd, d->lockfd};
 	for (size_t k = 0; k < ARRAY_SIZE(fds); k++)
 		if (fds[k] >= 0)
 			close(fds[k]);
@@ -554,8 +307,8 @@ static bool take_slots(struct daemon *d, struct gpu_error *err)
 int daemon_main(const char *socket_path, const char *state_dir, const char *config_path,
 		bool private_mode)
 {
-	struct daemon d = {.lfd = -1, .sigfd = -1, .dirfd = -1, .epfd = -1, .lockfd = -1,
-			   .next_seq = 1, .private_mode = private_mode};
+	struct daemon d = {.dirfd = -1, .lockfd = -1, .next_seq = 1, .private_mode = private_mode};
+	peer_loop_init(&d.loop);
 	struct gpu_error err = {.code = EXIT_FAIL};
 	d.socket_path = xstrdup(socket_path);
 	d.state_dir = xstrdup(state_dir);
@@ -565,31 +318,32 @@ int daemon_main(const char *socket_path, const char *state_dir, const char *conf
 		goto out;
 	}
 	raise_nofile();
-	reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	struct strbuf full = {0};
+	msg_error(&full, 0, EXIT_BUSY, "the gpuctl daemon is out of file descriptors; try again later");
+	peer_reserve(&d.loop, &full);
+	sb_free(&full);
 	d.now = now_mono();
 	if (!take_slots(&d, &err) || !state_dir_open(&d, &err)) {
 		rc = err.code;
 		fprintf(stderr, "gpuctl daemon: %s\n", err.msg);
 		goto out;
 	}
-	if ((d.epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 || (d.sigfd = signals_fd()) < 0) {
+	if (!peer_loop_open(&d.loop)) {
 		fprintf(stderr, "gpuctl daemon: %s\n", strerror(errno));
 		goto out;
 	}
 	leases_recover(&d);
 	queue_load(&d);
-	if ((d.lfd = open_socket(&d, &err)) < 0) {
+	if (!open_socket(&d, &err)) {
 		fprintf(stderr, "gpuctl daemon: %s\n", err.msg);
 		goto out;
 	}
-	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = (void *)&listen_tag};
-	epoll_ctl(d.epfd, EPOLL_CTL_ADD, d.lfd, &ev);
-	ev.data.ptr = (void *)&signal_tag;
-	epoll_ctl(d.epfd, EPOLL_CTL_ADD, d.sigfd, &ev);
+	peer_watch(&d.loop, d.loop.lfd, (void *)&listen_tag);
+	peer_watch(&d.loop, d.loop.sigfd, (void *)&signal_tag);
 	fprintf(stderr, "gpuctl daemon: pid %d serving %zu GPU%s on %s (state in %s%s)\n", (int)getpid(),
 		d.nslots, d.nslots == 1 ? "" : "s", d.socket_path, d.state_dir,
 		private_mode ? "; private: this user only" : "");
-	client_ready();
+	peer_ready();
 	d.sched_due = true;
 	serve(&d);
 	queue_save(&d);
@@ -600,7 +354,5 @@ out:
 	daemon_free(&d);
 	free(d.socket_path);
 	free(d.state_dir);
-	if (reserve_fd >= 0)
-		close(reserve_fd);
 	return rc;
 }

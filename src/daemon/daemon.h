@@ -33,6 +33,7 @@
 #include "daemon/alloc.h"
 #include "config/config.h"
 #include "machine/gpu.h"
+#include "base/peer.h"
 #include "base/proto.h"
 
 #include <stdbool.h>
@@ -41,30 +42,13 @@
 #include <time.h>
 
 
-struct outmsg {
-	char *buf;
-	size_t len;
-	int fds[PROTO_MAX_FDS];
-	size_t nfds;
-	struct outmsg *next;
-};
-
-/* What an epoll event is about: the first member of everything registered. */
+/* What an epoll event is about: the kind (peer.h) everything registered starts with. */
 enum ev_kind { EV_LISTEN, EV_SIGNAL, EV_CONN, EV_LEASE };
 
 struct conn {
-	enum ev_kind ev;
-	int fd;
-	uid_t uid;
-	gid_t gid;
-	pid_t pid;
+	struct peer p;            /* first: kind EV_CONN; the socket, who (the kernel's word), output */
 	double last_active;       /* monotonic */
 	unsigned nreqs;           /* requests of this connection in the queue */
-	struct outmsg *out, *out_tail;
-	size_t out_bytes;
-	double out_moved;         /* monotonic: when its queued output last moved (or began) */
-	bool dead;                /* closed at the end of this loop iteration */
-	bool want_out;            /* EPOLLOUT registered */
 };
 
 enum req_state {
@@ -95,7 +79,7 @@ struct request {
 };
 
 struct lease {
-	enum ev_kind ev;
+	int ev;                   /* EV_LEASE: the epoll tag of fifo */
 	char id[17];
 	char token[33];           /* lets the job's process commit its pid */
 	uid_t uid;
@@ -122,7 +106,8 @@ struct daemon {
 	struct dconf conf;
 	char *socket_path, *state_dir;
 	bool private_mode;              /* a user's own daemon: only that user, exits when idle */
-	int epfd, lfd, sigfd, dirfd;
+	struct peer_loop loop;          /* epoll, the socket, signals, the private daemon's linger */
+	int dirfd;
 	int lockfd;                     /* flock on STATE/daemon.lock: one daemon per state */
 	struct gpu_set *set;
 	size_t nslots;
@@ -150,16 +135,23 @@ struct daemon {
 	double last_end;                /* when a lease last ended */
 	double settle_until;            /* after a restart: waiters of the old queue coming back */
 	bool queue_dirty, sched_due, stop;
-	double idle_since;              /* private mode: nothing to do since then */
 };
 
 /* daemon.c */
 int daemon_main(const char *socket_path, const char *state_dir, const char *config_path,
 		bool private_mode);
+
+/* conn.c: who may connect, and what connections are sent; below everything that answers. */
+/* Accepts the clients waiting, or refuses them with the reason (private, connection caps). */
+void conn_accept(struct daemon *d);
+/* Sends msg with fds (which this takes over and closes once sent) now, or queues it. */
 void conn_send(struct daemon *d, struct conn *c, struct strbuf *msg, const int *fds, size_t nfds);
 void conn_error(struct daemon *d, struct conn *c, uint64_t id, int code, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
+/* Connections of uid not yet closing. */
 size_t conns_of(const struct daemon *d, uid_t uid);
+/* Log lines about clients are rate-limited: 10,000 bad clients must not flood the journal. */
+void client_log(struct daemon *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* daemon-lease.c: the lease table, its files, and recovery after a restart. */
 bool state_dir_open(struct daemon *d, struct gpu_error *err);

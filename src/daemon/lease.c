@@ -194,8 +194,7 @@ void lease_free(struct lease *l)
 
 static void lease_add(struct daemon *d, struct lease *l)
 {
-	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = l};
-	epoll_ctl(d->epfd, EPOLL_CTL_ADD, l->fifo, &ev);
+	peer_watch(&d->loop, l->fifo, l);
 	d->leases = grow_array(d->leases, &d->leases_cap, d->nleases + 1, sizeof *d->leases);
 	d->leases[d->nleases++] = l;
 	for (size_t i = 0; i < d->nslots; i++)
@@ -316,13 +315,13 @@ void lease_commit(struct daemon *d, struct conn *c, const struct msg *m)
 	for (size_t i = 0; id && i < d->nleases; i++)
 		if (!strcmp(d->leases[i]->id, id))
 			l = d->leases[i];
-	if (!l || !token || strcmp(l->token, token) || l->uid != c->uid) {
+	if (!l || !token || strcmp(l->token, token) || l->uid != c->p.uid) {
 		conn_error(d, c, 0, EXIT_DENIED, "no such lease of yours to commit");
 		return;
 	}
 	uint64_t v;
-	l->pid = c->pid;
-	l->start = proc_start_time(c->pid);
+	l->pid = c->p.pid;
+	l->start = proc_start_time(c->p.pid);
 	if (!l->start && msg_get_u64(m, "start", UINT64_MAX, &v))
 		l->start = v; /* /proc hidden from the daemon (hidepid): the process's own word */
 	if (msg_get_u64(m, "bound", INT32_MAX, &v))
@@ -338,7 +337,7 @@ void lease_commit(struct daemon *d, struct conn *c, const struct msg *m)
 static void lease_end(struct daemon *d, struct lease *l)
 {
 	char name[64];
-	epoll_ctl(d->epfd, EPOLL_CTL_DEL, l->fifo, NULL);
+	peer_unwatch(&d->loop, l->fifo);
 	close(l->fifo);
 	l->fifo = -1;
 	if (ensure_dir(d)) {

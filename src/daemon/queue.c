@@ -204,8 +204,8 @@ void queue_acquire(struct daemon *d, struct conn *c, const struct msg *m)
 	struct request *r = xcalloc(1, sizeof *r);
 	r->conn = c;
 	r->id = id;
-	r->uid = c->uid;
-	r->pid = c->pid;
+	r->uid = c->p.uid;
+	r->pid = c->p.pid;
 	r->since = time(NULL);
 	r->arrived_ns = realtime_ns();
 	r->state = R_WAITING;
@@ -229,11 +229,11 @@ void queue_acquire(struct daemon *d, struct conn *c, const struct msg *m)
 	const char *ticket = msg_get(m, "ticket");
 	for (size_t i = 0; ticket && r->req.queued && i < d->nreqs; i++) {
 		struct request *o = d->reqs[i];
-		if (o->state == R_ORPHAN && o->uid == c->uid && !strcmp(o->ticket, ticket)) {
+		if (o->state == R_ORPHAN && o->uid == c->p.uid && !strcmp(o->ticket, ticket)) {
 			/* A waiter back after a restart: same place, same arrival time. */
 			o->conn = c;
 			o->id = id;
-			o->pid = c->pid;
+			o->pid = c->p.pid;
 			o->state = R_WAITING;
 			o->deadline = r->deadline;
 			c->nreqs++;
@@ -242,9 +242,9 @@ void queue_acquire(struct daemon *d, struct conn *c, const struct msg *m)
 			goto queued;
 		}
 	}
-	if (r->req.queued && queued_by(d, c->uid) >= d->conf.max_queued_per_user) {
+	if (r->req.queued && queued_by(d, c->p.uid) >= d->conf.max_queued_per_user) {
 		conn_error(d, c, id, EXIT_BUSY, "you already have %zu requests waiting, the most the "
-			   "administrator allows (max_queued_per_user)", queued_by(d, c->uid));
+			   "administrator allows (max_queued_per_user)", queued_by(d, c->p.uid));
 		goto refused;
 	}
 	r->seq = d->next_seq++;

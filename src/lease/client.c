@@ -7,6 +7,7 @@
  * private), and it says so: private leases coordinate one user's jobs, not other users'. A
  * socket that exists but refuses (the daemon is restarting) is waited for, never bypassed:
  * leasing around the shared daemon would let two jobs hold one GPU. */
+#include "base/peer.h"
 #include "lease/client.h"
 
 #include <dirent.h>
@@ -129,7 +130,7 @@ bool client_spawn(const char *dir, const char *logname, const char *const *args,
 		dup2(log >= 0 ? log : null, 2);
 		dup2(p[1], 3);
 		syscall(SYS_close_range, 4U, ~0U, 0U);
-		setenv("GPUCTL_READY_FD", "3", 1);
+		setenv(PEER_READY_ENV, "3", 1); /* the server's peer_ready writes to it */
 		/* Signals the caller ignored or blocked (nohup, a waiter's mask) are not ours. */
 		sigset_t none;
 		sigemptyset(&none);
@@ -157,17 +158,6 @@ bool client_spawn(const char *dir, const char *logname, const char *const *args,
 	}
 	free(logp);
 	return ready || r != 0; /* EOF: another one won the race, or it failed: try to connect */
-}
-
-void client_ready(void)
-{
-	const char *s = getenv("GPUCTL_READY_FD");
-	unsigned long fd;
-	if (s && parse_uint(s, &fd) && fd > 2 && fd < 1024) {
-		(void)!write((int)fd, "1", 1);
-		close((int)fd);
-	}
-	unsetenv("GPUCTL_READY_FD");
 }
 
 /* Starts `gpuctl daemon --private` in its own session (it outlives this command while anyone

@@ -55,14 +55,12 @@ const char *daemon_socket_path(void);
 int client_connect(struct dclient *dc, const char *path);
 /* Starts `/proc/self/exe ARGS` in a session of its own, detached (stdin /dev/null, output to
  * DIR/LOGNAME), and waits until it writes a byte to the descriptor $GPUCTL_READY_FD names (it
- * listens) or exits. false with err when it did not start in time; true otherwise (connect to see
+ * listens: peer_ready) or exits. false with err when it did not start in time; true otherwise (connect to see
  * whether it, or a rival started at the same moment, serves). what names it in messages. */
 bool client_spawn(const char *dir, const char *logname, const char *const *args, const char *what,
 		  struct gpu_error *err);
 /* Once per process, on stderr: leases are private (no shared daemon at shared; state in dir). */
 void client_private_notice(const char *shared, const char *dir);
-/* In the spawned process, once it serves: tells the one that started it (GPUCTL_READY_FD). */
-void client_ready(void);
 /* Fills err from an `error` message. */
 void daemon_error(const struct msg *m, struct gpu_error *err);
 

@@ -1,4 +1,4 @@
-/* runner-exec.c: a granted job started, and its end (design: runner.h).
+/* exec.c: a granted job started, and its end (design: runner.h).
  *
  * Starting: what to run (ID.spec), the log opened by the runner (so a log that cannot be
  * written fails the job with the reason, before anything runs), the record marked running before
@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
@@ -127,8 +126,7 @@ static void NORETURN child(const struct job *j, struct grant *g, char **argv, ch
 
 static void watch(struct runner *r, struct rjob *rj)
 {
-	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = rj};
-	epoll_ctl(r->epfd, EPOLL_CTL_ADD, rj->pidfd, &ev);
+	peer_watch(&r->loop, rj->pidfd, rj);
 }
 
 void rjob_start(struct runner *r, struct rjob *rj, struct grant *g)
@@ -247,7 +245,7 @@ void rjob_exited(struct runner *r, struct rjob *rj)
 	siginfo_t si = {0};
 	if (rj->child && (waitid(P_PIDFD, (id_t)rj->pidfd, &si, WEXITED | WNOHANG) != 0 || !si.si_pid))
 		return; /* not yet (a spurious wake-up) */
-	epoll_ctl(r->epfd, EPOLL_CTL_DEL, rj->pidfd, NULL);
+	peer_unwatch(&r->loop, rj->pidfd);
 	close(rj->pidfd);
 	rj->pidfd = -1;
 	j->ended = job_now_ns();

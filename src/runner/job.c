@@ -1,8 +1,8 @@
-/* runner-job.c: the runner's jobs once submitted (design: runner.h): a job asks the daemon for
- * GPUs once the jobs it runs after have succeeded; the daemon's answers drive its request; a
- * cancel takes it out of the queue or signals it; finished jobs leave memory, and dependents
- * of a job that did not succeed are cancelled with the reason; a runner starting reads back the
- * records of the last one. Submits are runner-submit.c's; starting and reaping runner-exec.c's. */
+/* job.c: the runner's jobs once submitted (design: runner.h): a job asks the daemon for GPUs once
+ * the jobs it runs after have succeeded; a cancel takes it out of the queue or signals it;
+ * finished jobs leave memory, and dependents of a job that did not succeed are cancelled with
+ * the reason; the spec files the records point to are read here. The daemon's answers and the
+ * records read back on start are runner.c's; submits submit.c's; starting and reaping exec.c's. */
 #include "machine/pid.h"
 #include "runner/runner.h"
 
@@ -14,10 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+
+#define SPEC_MAX (16u << 20)
 
 /* ---- the table ---- */
 
@@ -34,7 +35,7 @@ struct rjob *rjob_find(struct runner *r, uint64_t id)
 	return lo < r->njobs && r->jobs[lo]->j.id == id ? r->jobs[lo] : NULL;
 }
 
-static struct rjob *add(struct runner *r, struct job *j)
+struct rjob *rjob_insert(struct runner *r, struct job *j)
 {
 	struct rjob *rj = xcalloc(1, sizeof *rj);
 	*rj = (struct rjob){.ev = REV_JOB, .j = *j, .pidfd = -1, .logfd = -1, .errpipe = -1};
@@ -151,7 +152,7 @@ static int deps(struct runner *r, const struct rjob *rj, char *why, size_t n)
 }
 
 /* Dependents of jobs that ended: asked for or cancelled, until nothing changes. */
-static void resolve(struct runner *r)
+void rjob_resolve(struct runner *r)
 {
 	for (bool changed = true; changed;) {
 		changed = false;
@@ -199,15 +200,27 @@ void rjob_finish(struct runner *r, struct rjob *rj)
 	}
 	remove_job(r, rj);
 	if (!r->loading)
-		resolve(r);
+		rjob_resolve(r);
+}
+
+void rjob_end(struct runner *r, struct rjob *rj, enum job_state state, const char *fmt, ...)
+{
+	char text[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
+	rj->j.state = state;
+	set_reason(&rj->j.reason, "%s", text);
+	rjob_finish(r, rj);
 }
 
 void rjob_add_new(struct runner *r, struct job *j)
 {
-	struct rjob *rj = add(r, j);
+	struct rjob *rj = rjob_insert(r, j);
 	rj->held = rj->j.nafter > 0;
 	if (rj->held)
-		resolve(r);
+		rjob_resolve(r);
 	else
 		rjob_request(r, rj);
 }
@@ -256,68 +269,6 @@ void rjob_request(struct runner *r, struct rjob *rj)
 	lreq_message(rj->req, &sb);
 	runner_daemon_send(r, &sb); /* not reachable now: sent again once it is */
 	sb_free(&sb);
-}
-
-bool rjob_resend(struct runner *r, struct gpu_error *err)
-{
-	struct strbuf sb = {0};
-	bool ok = true;
-	for (size_t i = 0; ok && i < r->njobs; i++)
-		if (r->jobs[i]->req) {
-			sb_reset(&sb);
-			lreq_message(r->jobs[i]->req, &sb);
-			ok = dclient_send(&r->dc, &sb, err);
-		}
-	if (ok && r->ids_req) { /* the ask for job ids went with the old connection */
-		sb_reset(&sb);
-		rjob_ids_message(r, &sb);
-		ok = dclient_send(&r->dc, &sb, err);
-	}
-	sb_free(&sb);
-	return ok;
-}
-
-void rjob_daemon_msg(struct runner *r, const struct msg *m, const int *fds, size_t nfds)
-{
-	uint64_t id = 0;
-	struct gpu_error err = {0};
-	msg_get_u64(m, "id", UINT64_MAX, &id);
-	if (id & RUNNER_ALLOC_BIT) {
-		for (size_t i = 0; i < nfds; i++)
-			close(fds[i]);
-		if (!strcmp(msg_verb(m), "error"))
-			rjob_ids_failed(r, m);
-		return;
-	}
-	struct rjob *rj = rjob_find(r, id);
-	if (!rj || !rj->req) {
-		for (size_t i = 0; i < nfds; i++)
-			close(fds[i]); /* a grant for a job cancelled meanwhile: closing releases it */
-		return;
-	}
-	struct strbuf out = {0};
-	int res = lreq_on_message(rj->req, m, fds, nfds, &out, &err);
-	if (out.len)
-		runner_daemon_send(r, &out);
-	sb_free(&out);
-	if (rj->req->ticket[0])
-		snprintf(rj->j.ticket, sizeof rj->j.ticket, "%s", rj->req->ticket);
-	if (res > 0) {
-		struct grant g;
-		lreq_take_grant(rj->req, &g);
-		lreq_free(rj->req);
-		free(rj->req);
-		rj->req = NULL;
-		g.socket = xstrdup(r->dc.path);
-		rjob_start(r, rj, &g);
-	} else if (res < 0) {
-		lreq_free(rj->req);
-		free(rj->req);
-		rj->req = NULL;
-		rj->j.state = JOB_FAILED;
-		set_reason(&rj->j.reason, "the gpuctl daemon refused it: %s", err.msg);
-		rjob_finish(r, rj);
-	}
 }
 
 /* ---- cancel, wait, clean ---- */
@@ -469,36 +420,38 @@ void rjob_drop_client(struct runner *r, struct rclient *c)
 			a->c = NULL;
 }
 
-/* ---- a runner starting: the records of the last one ---- */
+/* ---- the spec: what to run, as submitted ---- */
 
-void rjob_load(struct runner *r)
+bool rjob_read_spec_fd(int fd, struct strbuf *sb)
 {
-	struct job *all;
-	size_t n = job_load_all(r->dirfd, &all);
-	const char *boot = job_boot_id();
-	r->loading = true; /* dependents are looked at once every record is in */
-	for (size_t i = 0; i < n; i++) {
-		struct job *j = &all[i];
-		if (j->id > r->max_id)
-			r->max_id = j->id;
-		if (job_final(j->state))
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size > SPEC_MAX)
+		return false;
+	sb_reset(sb);
+	sb_add(sb, "", 0);
+	for (off_t off = 0;;) {
+		char buf[65536];
+		ssize_t n = pread(fd, buf, sizeof buf, off);
+		if (n < 0 && errno == EINTR)
 			continue;
-		struct rjob *rj = add(r, j);
-		if (strcmp(rj->j.boot, boot)) {
-			const char *was = rj->j.state == JOB_RUNNING ? "running" : "queued";
-			rj->j.state = JOB_LOST;
-			set_reason(&rj->j.reason, "the machine restarted while it was %s (`gpuctl submit "
-				   "--again %llu` runs it again)", was, (unsigned long long)rj->j.id);
-			rjob_finish(r, rj);
-		} else if (rj->j.state == JOB_RUNNING) {
-			rjob_adopt(r, rj);
-		} else {
-			rj->held = rj->j.nafter > 0;
-			if (!rj->held)
-				rjob_request(r, rj);
-		}
+		if (n < 0)
+			return false;
+		if (n == 0)
+			return true;
+		sb_add(sb, buf, (size_t)n);
+		off += n;
+		if (sb->len > SPEC_MAX)
+			return false;
 	}
-	jobs_free(all, n); /* those not moved into the table */
-	r->loading = false;
-	resolve(r);
+}
+
+bool rjob_read_spec(struct runner *r, uint64_t id, struct strbuf *sb)
+{
+	char name[40];
+	snprintf(name, sizeof name, "%llu.spec", (unsigned long long)id);
+	int fd = openat(r->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	bool ok = fd >= 0 && rjob_read_spec_fd(fd, sb);
+	if (fd >= 0)
+		close(fd);
+	return ok;
 }

@@ -1,103 +1,91 @@
 /* runner.c: the job runner's event loop (design: runner.h): one runner per user and machine
- * (flock on runner.lock), its socket, its clients, and its one connection to the daemon, which
- * it makes again when the daemon restarts, asking for every queued job again with its ticket. */
+ * (flock on runner.lock), its socket, its clients, and the daemon's messages (job ids, answers
+ * to each job's request), which drive the jobs; on start it reads back the records of the last
+ * runner. Its one connection to the daemon (conn.c) is made again when the daemon restarts,
+ * asking for every queued job again with its ticket. */
 #include "runner/runner.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/file.h>
-#include <sys/signalfd.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #define LINGER_SECONDS 2.0         /* nothing left to do for this long: the runner exits */
 #define LOCK_SECONDS 3             /* a runner that is exiting lets go of runner.lock by then */
-#define BACKOFF_MAX 5.0            /* between attempts to reach a restarting daemon */
 
-static const enum rev_kind listen_tag = REV_LISTEN, signal_tag = REV_SIGNAL,
-			   daemon_tag = REV_DAEMON;
+static const int listen_tag = REV_LISTEN, signal_tag = REV_SIGNAL;
 
 static void on_alarm(int sig)
 {
 	(void)sig;
 }
 
-bool runner_set(struct runner *r, struct gpu_error *err)
-{
-	if (!r->set && !(r->set = gpu_set_open(err)))
-		return false;
-	return true;
-}
-
 /* ---- the daemon ---- */
 
-static void link_down(struct runner *r, const char *why)
+static bool resend(struct runner *r, struct gpu_error *err)
 {
-	if (!r->up)
-		return;
-	fprintf(stderr, "gpuctl runner: %s; connecting again\n", why);
-	snprintf(r->link_err, sizeof r->link_err, "%.500s", why);
-	epoll_ctl(r->epfd, EPOLL_CTL_DEL, r->dc.fd, NULL);
-	dclient_close(&r->dc);
-	r->up = false;
-	r->reconnect_at = r->now;
-}
-
-static bool link_up(struct runner *r)
-{
-	if (r->up)
-		return true;
-	if (r->reconnect_at && r->now < r->reconnect_at)
-		return false;
-	struct gpu_error err = {0};
-	/* Once a shared daemon served us, only it does: while it restarts its socket may be
-	 * missing for a moment, and a private daemon started then would lease around it. */
-	bool ok = r->shared ? dclient_open_at(&r->dc, r->shared, &err)
-			    : dclient_open(&r->dc, DC_LEASE_NOW, &err);
-	if (ok && !r->shared && !r->dc.private_mode)
-		r->shared = xstrdup(r->dc.path);
-	if (!ok) {
-		snprintf(r->link_err, sizeof r->link_err, "%.500s", err.msg);
-		if (!r->backoff)
-			fprintf(stderr, "gpuctl runner: %s; trying again\n", err.msg);
-		r->backoff = r->backoff ? r->backoff * 2 : 0.1;
-		if (r->backoff > BACKOFF_MAX)
-			r->backoff = BACKOFF_MAX;
-		r->reconnect_at = now_mono() + r->backoff;
-		return false;
+	struct strbuf sb = {0};
+	bool ok = true;
+	for (size_t i = 0; ok && i < r->njobs; i++)
+		if (r->jobs[i]->req) {
+			sb_reset(&sb);
+			lreq_message(r->jobs[i]->req, &sb);
+			ok = dclient_send(&r->dc, &sb, err);
+		}
+	if (ok && r->ids_req) { /* the ask for job ids went with the old connection */
+		sb_reset(&sb);
+		rjob_ids_message(r, &sb);
+		ok = dclient_send(&r->dc, &sb, err);
 	}
-	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = (void *)&daemon_tag};
-	epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->dc.fd, &ev);
-	r->up = true;
-	r->backoff = r->reconnect_at = 0;
-	fprintf(stderr, "gpuctl runner: connected to the gpuctl daemon (pid %d) at %s\n",
-		(int)r->dc.daemon_pid, r->dc.path);
-	r->link_err[0] = '\0';
-	if (!rjob_resend(r, &err))
-		link_down(r, err.msg);
-	return r->up;
+	sb_free(&sb);
+	return ok;
 }
 
-bool runner_daemon_send(struct runner *r, const struct strbuf *msg)
+static void daemon_msg(struct runner *r, const struct msg *m, const int *fds, size_t nfds)
 {
-	bool was_up = r->up;
-	if (!link_up(r))
-		return false;
-	if (!was_up)
-		return true; /* link_up sent everything pending, this included */
+	uint64_t id = 0;
 	struct gpu_error err = {0};
-	if (dclient_send(&r->dc, msg, &err))
-		return true;
-	link_down(r, err.msg);
-	return false;
+	msg_get_u64(m, "id", UINT64_MAX, &id);
+	if (id & RUNNER_ALLOC_BIT) {
+		for (size_t i = 0; i < nfds; i++)
+			close(fds[i]);
+		if (!strcmp(msg_verb(m), "error"))
+			rjob_ids_failed(r, m);
+		return;
+	}
+	struct rjob *rj = rjob_find(r, id);
+	if (!rj || !rj->req) {
+		for (size_t i = 0; i < nfds; i++)
+			close(fds[i]); /* a grant for a job cancelled meanwhile: closing releases it */
+		return;
+	}
+	struct strbuf out = {0};
+	int res = lreq_on_message(rj->req, m, fds, nfds, &out, &err);
+	if (out.len)
+		runner_daemon_send(r, &out);
+	sb_free(&out);
+	if (rj->req->ticket[0])
+		snprintf(rj->j.ticket, sizeof rj->j.ticket, "%s", rj->req->ticket);
+	if (res > 0) {
+		struct grant g;
+		lreq_take_grant(rj->req, &g);
+		lreq_free(rj->req);
+		free(rj->req);
+		rj->req = NULL;
+		g.socket = xstrdup(r->dc.path);
+		rjob_start(r, rj, &g);
+	} else if (res < 0) {
+		lreq_free(rj->req);
+		free(rj->req);
+		rj->req = NULL;
+		rjob_end(r, rj, JOB_FAILED, "the gpuctl daemon refused it: %s", err.msg);
+	}
 }
 
 static void daemon_read(struct runner *r)
@@ -109,58 +97,34 @@ static void daemon_read(struct runner *r)
 		struct gpu_error err = {0};
 		int got = dclient_recv(&r->dc, &m, fds, &nfds, 0, NULL, &err);
 		if (got < 0)
-			link_down(r, err.msg);
+			runner_link_down(r, err.msg);
 		if (got <= 0)
 			return;
 		if (!strcmp(msg_verb(&m), "jobid"))
 			rjob_ids(r, &m);
 		else
-			rjob_daemon_msg(r, &m, fds, nfds);
+			daemon_msg(r, &m, fds, nfds);
 		msg_free(&m);
 	}
 }
 
 /* ---- clients ---- */
 
-void runner_reply(struct runner *r, struct rclient *c, struct strbuf *msg)
+static void admit(void *arg, int fd, const struct ucred *cr)
 {
-	(void)r;
-	if (!c->dead && send(c->fd, msg->buf, msg->len, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)msg->len)
-		c->dead = true; /* gone, or not reading its answers */
-}
-
-void runner_error(struct runner *r, struct rclient *c, uint64_t id, int code, const char *fmt, ...)
-{
-	char text[2048];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof text, fmt, ap);
-	va_end(ap);
-	struct strbuf sb = {0};
-	msg_error(&sb, id, code, text);
-	runner_reply(r, c, &sb);
-	sb_free(&sb);
-}
-
-static void accept_all(struct runner *r)
-{
-	for (;;) {
-		int fd = accept4(r->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0)
-			return;
-		struct ucred cr;
-		socklen_t len = sizeof cr;
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0 || cr.uid != geteuid()) {
-			close(fd); /* the socket is the user's alone: this cannot be anyone else */
-			continue;
-		}
-		struct rclient *c = xcalloc(1, sizeof *c);
-		*c = (struct rclient){.ev = REV_CLIENT, .fd = fd};
-		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
-		epoll_ctl(r->epfd, EPOLL_CTL_ADD, fd, &ev);
-		r->clients = grow_array(r->clients, &r->clients_cap, r->nclients + 1, sizeof *r->clients);
-		r->clients[r->nclients++] = c;
+	struct runner *r = arg;
+	if (cr->uid != geteuid()) {
+		close(fd); /* the socket is the user's alone: this cannot be anyone else */
+		return;
 	}
+	struct rclient *c = xcalloc(1, sizeof *c);
+	/* No output is queued: a client that does not read its answers is dropped. */
+	if (!peer_add(&r->loop, &c->p, REV_CLIENT, fd, cr, 0)) {
+		free(c);
+		return;
+	}
+	r->clients = grow_array(r->clients, &r->clients_cap, r->nclients + 1, sizeof *r->clients);
+	r->clients[r->nclients++] = c;
 }
 
 static void dispatch(struct runner *r, struct rclient *c, const struct msg *m, int fd)
@@ -196,12 +160,12 @@ static void dispatch(struct runner *r, struct rclient *c, const struct msg *m, i
 static void client_read(struct runner *r, struct rclient *c)
 {
 	static char buf[PROTO_MAX_MSG + 1];
-	for (int k = 0; k < 16 && !c->dead; k++) {
+	for (int k = 0; k < 16 && !c->p.dead; k++) {
 		/* One descriptor at most (a job's log or terminal); proto_recv closes the rest. */
 		int fd = -1;
 		size_t nfds;
 		bool cut;
-		ssize_t n = proto_recv(c->fd, buf, sizeof buf, &fd, 1, &nfds, &cut);
+		ssize_t n = proto_recv(c->p.fd, buf, sizeof buf, &fd, 1, &nfds, &cut);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
 		struct msg m;
@@ -209,7 +173,7 @@ static void client_read(struct runner *r, struct rclient *c)
 		if (n <= 0 || cut || !msg_decode(&m, buf, (size_t)n, why, sizeof why)) {
 			if (fd >= 0)
 				close(fd);
-			c->dead = true;
+			c->p.dead = true;
 			return;
 		}
 		dispatch(r, c, &m, fd);
@@ -222,16 +186,47 @@ static void reap_clients(struct runner *r)
 	size_t k = 0;
 	for (size_t i = 0; i < r->nclients; i++) {
 		struct rclient *c = r->clients[i];
-		if (!c->dead) {
+		if (!c->p.dead) {
 			r->clients[k++] = c;
 			continue;
 		}
 		rjob_drop_client(r, c);
-		epoll_ctl(r->epfd, EPOLL_CTL_DEL, c->fd, NULL);
-		close(c->fd);
+		peer_close(&c->p);
 		free(c);
 	}
 	r->nclients = k;
+}
+
+/* ---- a runner starting: the records of the last one ---- */
+
+static void load_records(struct runner *r)
+{
+	struct job *all;
+	size_t n = job_load_all(r->dirfd, &all);
+	const char *boot = job_boot_id();
+	r->loading = true; /* dependents are looked at once every record is in */
+	for (size_t i = 0; i < n; i++) {
+		struct job *j = &all[i];
+		if (j->id > r->max_id)
+			r->max_id = j->id;
+		if (job_final(j->state))
+			continue;
+		struct rjob *rj = rjob_insert(r, j);
+		if (strcmp(rj->j.boot, boot)) {
+			const char *was = rj->j.state == JOB_RUNNING ? "running" : "queued";
+			rjob_end(r, rj, JOB_LOST, "the machine restarted while it was %s (`gpuctl submit "
+				 "--again %llu` runs it again)", was, (unsigned long long)rj->j.id);
+		} else if (rj->j.state == JOB_RUNNING) {
+			rjob_adopt(r, rj);
+		} else {
+			rj->held = rj->j.nafter > 0;
+			if (!rj->held)
+				rjob_request(r, rj);
+		}
+	}
+	jobs_free(all, n); /* those not moved into the table */
+	r->loading = false;
+	rjob_resolve(r);
 }
 
 /* ---- start and the loop ---- */
@@ -260,20 +255,14 @@ static bool take_lock(struct runner *r)
 
 static bool listen_on(struct runner *r)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	r->sock = xasprintf("%s/runner.sock", r->dir);
-	if (strlen(r->sock) >= sizeof sa.sun_path) {
+	if (!peer_path_fits(r->sock)) {
 		fprintf(stderr, "gpuctl runner: the socket path %s is too long; set XDG_STATE_HOME to a "
 			"shorter directory\n", r->sock);
 		return false;
 	}
-	strcpy(sa.sun_path, r->sock);
 	unlinkat(r->dirfd, "runner.sock", 0); /* a stale one: the lock says no runner owns it */
-	r->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	mode_t old = umask(0177);
-	int rc = r->lfd < 0 ? -1 : bind(r->lfd, (struct sockaddr *)&sa, sizeof sa);
-	umask(old);
-	if (rc != 0 || listen(r->lfd, 128) != 0) {
+	if (!peer_listen(&r->loop, r->sock, 0177, 128)) {
 		fprintf(stderr, "gpuctl runner: cannot listen on %s: %s\n", r->sock, strerror(errno));
 		return false;
 	}
@@ -286,27 +275,19 @@ static int loop_timeout(struct runner *r)
 	rjob_timers(r, &next);
 	if (!r->up && r->reconnect_at && rjob_pending(r) && (!next || r->reconnect_at < next))
 		next = r->reconnect_at;
-	if (!r->njobs && !r->nclients && !r->allocs) {
-		double t = r->idle_since + LINGER_SECONDS;
-		if (!next || t < next)
-			next = t;
-	}
-	if (!next)
-		return -1;
-	double ms = (next - now_mono()) * 1000;
-	return ms <= 0 ? 0 : ms > 3600000 ? 3600000 : (int)ms + 1;
+	return peer_timeout(&r->loop, next, now_mono()); /* the linger included */
 }
 
 static void serve(struct runner *r)
 {
-	struct epoll_event evs[64];
-	r->idle_since = now_mono();
+	struct peer_event evs[64];
+	peer_linger_start(&r->loop, LINGER_SECONDS, now_mono());
 	while (!r->stop) {
 		r->now = now_mono();
 		double ignored = 0;
 		rjob_timers(r, &ignored);
 		if (!r->up && r->reconnect_at && r->now >= r->reconnect_at && rjob_pending(r))
-			link_up(r);
+			runner_link_up(r);
 		reap_clients(r);
 		struct stat st;
 		if (fstat(r->dirfd, &st) == 0 && st.st_nlink == 0) {
@@ -314,31 +295,27 @@ static void serve(struct runner *r)
 			fprintf(stderr, "gpuctl runner: %s was removed; exiting\n", r->dir);
 			break;
 		}
-		if (r->njobs || r->nclients || r->allocs)
-			r->idle_since = r->now;
-		else if (r->now - r->idle_since >= LINGER_SECONDS)
+		if (peer_linger(&r->loop, r->njobs || r->nclients || r->allocs, r->now))
 			break;
-		int n = epoll_wait(r->epfd, evs, (int)ARRAY_SIZE(evs), loop_timeout(r));
+		int n = peer_wait(&r->loop, evs, (int)ARRAY_SIZE(evs), loop_timeout(r));
 		if (n < 0 && errno != EINTR) {
 			fprintf(stderr, "gpuctl runner: epoll_wait: %s\n", strerror(errno));
 			break;
 		}
 		r->now = now_mono();
 		for (int i = 0; i < n; i++) {
-			enum rev_kind k = *(const enum rev_kind *)evs[i].data.ptr;
+			int k = evs[i].kind;
 			if (k == REV_LISTEN) {
-				accept_all(r);
+				peer_accept(&r->loop, INT_MAX, admit, r);
 			} else if (k == REV_SIGNAL) {
-				struct signalfd_siginfo si;
-				while (read(r->sigfd, &si, sizeof si) == sizeof si)
-					if (si.ssi_signo != SIGHUP)
-						r->stop = true;
+				if (peer_signalled(&r->loop))
+					r->stop = true;
 			} else if (k == REV_DAEMON) {
 				daemon_read(r);
 			} else if (k == REV_CLIENT) {
-				client_read(r, evs[i].data.ptr);
+				client_read(r, evs[i].ptr);
 			} else if (k == REV_JOB) {
-				rjob_exited(r, evs[i].data.ptr);
+				rjob_exited(r, evs[i].ptr);
 			}
 		}
 	}
@@ -346,7 +323,8 @@ static void serve(struct runner *r)
 
 int runner_main(void)
 {
-	struct runner r = {.epfd = -1, .lfd = -1, .sigfd = -1, .lockfd = -1, .next_alloc = 1};
+	struct runner r = {.lockfd = -1, .next_alloc = 1, .on_link = resend};
+	peer_loop_init(&r.loop);
 	struct gpu_error err = {0};
 	r.dc.fd = -1;
 	int rc = EXIT_FAIL;
@@ -363,32 +341,29 @@ int runner_main(void)
 		goto out;
 	if (!listen_on(&r))
 		goto out;
-	if ((r.epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 || (r.sigfd = signals_fd()) < 0) {
+	if (!peer_loop_open(&r.loop)) {
 		fprintf(stderr, "gpuctl runner: %s\n", strerror(errno));
 		goto out;
 	}
-	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = (void *)&listen_tag};
-	epoll_ctl(r.epfd, EPOLL_CTL_ADD, r.lfd, &ev);
-	ev.data.ptr = (void *)&signal_tag;
-	epoll_ctl(r.epfd, EPOLL_CTL_ADD, r.sigfd, &ev);
+	peer_watch(&r.loop, r.loop.lfd, (void *)&listen_tag);
+	peer_watch(&r.loop, r.loop.sigfd, (void *)&signal_tag);
 	r.now = now_mono();
-	rjob_load(&r);
+	load_records(&r);
 	fprintf(stderr, "gpuctl runner: pid %d serving %s (%zu job%s queued or running)\n",
 		(int)getpid(), r.dir, r.njobs, r.njobs == 1 ? "" : "s");
-	client_ready();
+	peer_ready();
 	serve(&r);
 	/* Nobody new can reach us from here on; a client caught in the backlog sees the socket
 	 * reset and starts another runner (which waits for our lock). */
 	unlinkat(r.dirfd, "runner.sock", 0);
-	close(r.lfd);
-	r.lfd = -1;
+	peer_unlisten(&r.loop);
 	fprintf(stderr, "gpuctl runner: pid %d exits (%zu job%s queued or running%s)\n", (int)getpid(),
 		r.njobs, r.njobs == 1 ? "" : "s", r.njobs ? "; the next gpuctl job command resumes them"
 							    : "");
 	rc = EXIT_OK;
 out:
 	for (size_t i = 0; i < r.nclients; i++) {
-		r.clients[i]->dead = true;
+		r.clients[i]->p.dead = true;
 	}
 	reap_clients(&r);
 	free(r.clients);
@@ -404,7 +379,8 @@ out:
 	dclient_close(&r.dc);
 	gpu_set_free(r.set);
 	config_free(&r.cfg);
-	int fds[] = {r.lfd, r.sigfd, r.epfd, r.lockfd, r.dirfd};
+	peer_loop_free(&r.loop);
+	int fds[] = {r.lockfd, r.dirfd};
 	for (size_t k = 0; k < ARRAY_SIZE(fds); k++)
 		if (fds[k] >= 0)
 			close(fds[k]);

@@ -24,18 +24,18 @@
 #ifndef GPUCTL_RUNNER_H
 #define GPUCTL_RUNNER_H
 
+#include "base/peer.h"
 #include "config/config.h"
 #include "jobs/job.h"
 #include "lease/grant.h"
 
 #define RUNNER_ALLOC_BIT (1ULL << 63) /* ids of `jobid` asks on the daemon connection */
 
+/* What an epoll event is about: the kind (peer.h) everything registered starts with. */
 enum rev_kind { REV_LISTEN, REV_SIGNAL, REV_DAEMON, REV_CLIENT, REV_JOB };
 
 struct rclient {
-	enum rev_kind ev;
-	int fd;
-	bool dead;
+	struct peer p;               /* kind REV_CLIENT; its answers are never queued */
 };
 
 /* A client waiting for a job's end: `wait`, `logs -f`, `cancel`. */
@@ -45,7 +45,7 @@ struct rwaiter {
 };
 
 struct rjob {
-	enum rev_kind ev;            /* epoll tag of pidfd */
+	int ev;                      /* REV_JOB: the epoll tag of pidfd */
 	struct job j;                /* the record, as last written */
 	struct lreq *req;            /* in the daemon's queue */
 	bool held;                   /* waits for its --after jobs before it asks */
@@ -67,7 +67,8 @@ struct ralloc {
 };
 
 struct runner {
-	int epfd, lfd, sigfd, dirfd, lockfd;
+	struct peer_loop loop;       /* epoll, the socket, signals, the linger */
+	int dirfd, lockfd;
 	char *dir, *sock;
 	struct gpu_set *set;         /* opened when first needed */
 	struct config cfg;
@@ -84,48 +85,65 @@ struct runner {
 	uint64_t ids_req;            /* the ask for more in flight (0: none) */
 	uint64_t next_alloc;
 	uint64_t max_id;             /* the highest id of the user's records */
-	double now, idle_since;
+	double now;
 	bool stop, loading;
 	char link_err[512];          /* why the daemon cannot be reached, while it cannot */
+	/* Called on every new connection to the daemon: everything it should know, again. false:
+	 * a send failed (err); the link is dropped. */
+	bool (*on_link)(struct runner *r, struct gpu_error *err);
 };
 
-/* runner.c: the loop, clients, the daemon connection. */
+/* runner.c: the loop, clients, the daemon's messages, the records read back on start. */
 int runner_main(void);
+
+/* conn.c: answers to clients; the daemon connection, made again when lost. */
+/* Sends msg to the daemon, connecting first if need be (then on_link sends it with the rest).
+ * false: the daemon cannot be reached now. */
 bool runner_daemon_send(struct runner *r, const struct strbuf *msg);
+/* Connects to the daemon unless connected, or it is too soon to try again; true: connected. */
+bool runner_link_up(struct runner *r);
+/* The connection is lost (why, for the log): the next send or runner_link_up connects again. */
+void runner_link_down(struct runner *r, const char *why);
 void runner_reply(struct runner *r, struct rclient *c, struct strbuf *msg);
 void runner_error(struct runner *r, struct rclient *c, uint64_t id, int code, const char *fmt, ...)
 	PRINTF(5, 6);
+/* The GPUs, opened when first needed. */
 bool runner_set(struct runner *r, struct gpu_error *err);
 
-/* runner-submit.c: a submit checked, given its id, recorded and queued. */
+/* submit.c: a submit checked, given its id, recorded and queued. */
 void rjob_submit(struct runner *r, struct rclient *c, const struct msg *m, int specfd);
 void rjob_ids(struct runner *r, const struct msg *m);
 void rjob_ids_failed(struct runner *r, const struct msg *m);
 void rjob_ids_message(const struct runner *r, struct strbuf *sb);
-bool rjob_read_spec(struct runner *r, uint64_t id, struct strbuf *sb);
 
-/* runner-job.c: the jobs: requested, ended, cancelled, forgotten. */
+/* job.c: the jobs: requested, ended, cancelled, forgotten; their spec files. */
 struct rjob *rjob_find(struct runner *r, uint64_t id);
+/* Into the table (moved from j), in id order. */
+struct rjob *rjob_insert(struct runner *r, struct job *j);
 /* A new job (moved from j): asks the daemon, or waits for its --after jobs. */
 void rjob_add_new(struct runner *r, struct job *j);
-void rjob_daemon_msg(struct runner *r, const struct msg *m, const int *fds, size_t nfds);
-/* Everything the daemon should know, again (a new connection). false: a send failed (err). */
-bool rjob_resend(struct runner *r, struct gpu_error *err);
 void rjob_request(struct runner *r, struct rjob *rj);
 /* The job reached a final state: recorded, waiters told, forgotten, dependents looked at. */
 void rjob_finish(struct runner *r, struct rjob *rj);
+/* The job ends in state with the reason fmt (rjob_finish). */
+void rjob_end(struct runner *r, struct rjob *rj, enum job_state state, const char *fmt, ...)
+	PRINTF(4, 5);
+/* Dependents of jobs that ended: asked for or cancelled, until nothing changes. */
+void rjob_resolve(struct runner *r);
 void rjob_save(struct runner *r, struct rjob *rj);
 void rjob_signal(struct rjob *rj, int sig);
 void rjob_cancel(struct runner *r, struct rclient *c, const struct msg *m);
 void rjob_wait(struct runner *r, struct rclient *c, const struct msg *m);
 void rjob_clean(struct runner *r, struct rclient *c, const struct msg *m);
 void rjob_timers(struct runner *r, double *next);
-void rjob_load(struct runner *r);
 void rjob_drop_client(struct runner *r, struct rclient *c);
 void rjob_free(struct rjob *rj);
 bool rjob_pending(const struct runner *r);
+/* The spec of job id (ID.spec), or one sent by a submit: a regular file of at most 16 MiB. */
+bool rjob_read_spec(struct runner *r, uint64_t id, struct strbuf *sb);
+bool rjob_read_spec_fd(int fd, struct strbuf *sb);
 
-/* runner-exec.c: a granted job started; its end read. */
+/* exec.c: a granted job started; its end read. */
 void rjob_start(struct runner *r, struct rjob *rj, struct grant *g);
 void rjob_exited(struct runner *r, struct rjob *rj);
 /* A job an earlier runner started and that still runs: watched till it ends. */

@@ -1,4 +1,4 @@
-/* runner-submit.c: a submit in the runner (design: runner.h): checked (what to run, the GPUs it
+/* submit.c: a submit in the runner (design: runner.h): checked (what to run, the GPUs it
  * may have, --after, --log) before anything is written, then given an id (the daemon hands
  * the runner blocks of them, so most submits need no round trip to it; unused ones are gaps),
  * recorded (ID.spec, ID.job, an empty ID.log), queued, and answered. A submit that goes away
@@ -13,42 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define SPEC_MAX (16u << 20)
 #define IDS_PER_ASK 32             /* job ids the runner takes from the daemon at a time */
-
-static bool read_fd(int fd, struct strbuf *sb)
-{
-	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size > SPEC_MAX)
-		return false;
-	sb_reset(sb);
-	sb_add(sb, "", 0);
-	for (off_t off = 0;;) {
-		char buf[65536];
-		ssize_t n = pread(fd, buf, sizeof buf, off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return false;
-		if (n == 0)
-			return true;
-		sb_add(sb, buf, (size_t)n);
-		off += n;
-		if (sb->len > SPEC_MAX)
-			return false;
-	}
-}
-
-bool rjob_read_spec(struct runner *r, uint64_t id, struct strbuf *sb)
-{
-	char name[40];
-	snprintf(name, sizeof name, "%llu.spec", (unsigned long long)id);
-	int fd = openat(r->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	bool ok = fd >= 0 && read_fd(fd, sb);
-	if (fd >= 0)
-		close(fd);
-	return ok;
-}
 
 /* The new job's fields from the submit message (or, for --again, from the job it repeats). */
 static int fill(struct runner *r, const struct msg *m, int specfd, struct job *j, struct strbuf *spec,
@@ -99,7 +64,7 @@ static int fill(struct runner *r, const struct msg *m, int specfd, struct job *j
 		}
 		return EXIT_OK;
 	}
-	if (specfd < 0 || !read_fd(specfd, spec)) {
+	if (specfd < 0 || !rjob_read_spec_fd(specfd, spec)) {
 		snprintf(why, n, "the submit came without a readable job spec");
 		return EXIT_USAGE;
 	}
@@ -223,7 +188,7 @@ static void create(struct runner *r, struct ralloc *a, uint64_t id)
 {
 	char name[40];
 	struct gpu_error err = {0};
-	if (!a->c || a->c->dead) {
+	if (!a->c || a->c->p.dead) {
 		alloc_free(a); /* the submit went away without its answer: no job */
 		return;
 	}

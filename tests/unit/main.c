@@ -41,6 +41,7 @@ int main(void)
 	test_alloc_served();
 	test_config_values();
 	test_proto();
+	test_peer();
 	test_proc();
 	test_slurm();
 	test_cluster();

@@ -29,6 +29,7 @@ void test_alloc_head(void);
 void test_alloc_served(void);
 void test_config_values(void);
 void test_proto(void);
+void test_peer(void);
 void test_proc(void);
 void test_args(void);
 void test_exitcodes(void);
