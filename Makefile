@@ -66,7 +66,7 @@ $(B)/workload: tests/helper/workload.c $(LIBOBJ)
 $(B)/sleeper: tests/helper/sleeper.c
 	$(CC) $(WARN) -O1 -o $@ $<
 
-test: all $(TEST_BINS)
+test: all $(TEST_BINS) check-layers
 	GPUCTL_BUILD=$(B) tests/run.sh
 
 # The rank rule of src/gpuctl.h, read from the objects' symbols and the includes (tools/).

@@ -216,7 +216,9 @@ bool parse_uint(const char *s, unsigned long *out)
 	return true;
 }
 
-bool parse_decimal(const char *s, double *out, const char **end)
+/* A plain decimal at the start of s: digits, a fraction or both; no sign, exponent, hex, inf
+ * or nan (so "1e300T" is not a size). *end: the first character after it. */
+static bool parse_decimal(const char *s, double *out, const char **end)
 {
 	const char *p = s ? s : "";
 	size_t whole = strspn(p, "0123456789"), frac = 0;

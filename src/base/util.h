@@ -127,9 +127,6 @@ char *read_file(const char *path, size_t *len);
 
 /* Strict number parsers: whole string, no sign surprises; false on any junk. */
 bool parse_uint(const char *s, unsigned long *out);
-/* A plain decimal at the start of s: digits, a fraction or both; no sign, exponent, hex, inf
- * or nan (so "1e300T" is not a size). *end: the first character after it. */
-bool parse_decimal(const char *s, double *out, const char **end);
 /* "20G", "512M", "1024" (MiB) -> MiB, at most MAX_SIZE_MIB (what the text says). */
 #define MAX_SIZE_MIB (1024ULL * 1024 * 1024)
 #define MAX_SIZE_TEXT "1024T"

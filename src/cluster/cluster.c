@@ -81,7 +81,7 @@ static int target_cmp(const void *a, const void *b)
 	return c ? c : strcmp(x->instance, y->instance);
 }
 
-struct ctarget *cl_target(struct cluster *c, const char *job, const char *instance)
+static struct ctarget *cl_target(struct cluster *c, const char *job, const char *instance)
 {
 	struct ctarget key = {.job = (char *)job, .instance = (char *)instance};
 	return job && instance && c->nt ? bsearch(&key, c->t, c->nt, sizeof *c->t, target_cmp) : NULL;

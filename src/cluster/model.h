@@ -61,7 +61,6 @@ struct cluster {
 /* cluster.c */
 bool cluster_load(struct cluster *c, const char *url, struct gpu_error *err);
 void cluster_free(struct cluster *c);
-struct ctarget *cl_target(struct cluster *c, const char *job, const char *instance);
 double cl_parse_time(const char *s);
 
 #endif

@@ -39,8 +39,9 @@ static bool better(const struct alloc_gpu *x, const struct alloc_gpu *y, enum pr
 	return x->index < y->index;
 }
 
-uint64_t alloc_best(const struct alloc_gpu *g, size_t n, const struct alloc_req *r,
-		    const struct alloc_policy *p, uint64_t avail, unsigned *got)
+/* Up to r->count GPUs of avail that are free for r, best first; *got says how many. */
+static uint64_t alloc_best(const struct alloc_gpu *g, size_t n, const struct alloc_req *r,
+			   const struct alloc_policy *p, uint64_t avail, unsigned *got)
 {
 	size_t order[GPU_MAX], k = 0;
 	for (size_t i = 0; i < n && i < GPU_MAX; i++) {

@@ -60,9 +60,6 @@ const char *alloc_why_not(const struct alloc_gpu *g, const struct alloc_req *r,
 /* The best `count` of the GPUs in avail that are free for r (prefer order), or 0. */
 uint64_t alloc_pick(const struct alloc_gpu *g, size_t n, const struct alloc_req *r,
 		    const struct alloc_policy *p, uint64_t avail);
-/* Up to r->count GPUs of avail that are free for r, best first; *got says how many. */
-uint64_t alloc_best(const struct alloc_gpu *g, size_t n, const struct alloc_req *r,
-		    const struct alloc_policy *p, uint64_t avail, unsigned *got);
 /* The queue in one pass over the requests (given in arrival order), considered in q's order:
  * fifo, the array's; fair, always the earliest request of the user who holds the fewest GPUs,
  * counting what this pass granted (so one user's requests keep their order, and users take

@@ -41,7 +41,8 @@ void client_log(struct daemon *d, const char *fmt, ...)
 	va_end(ap);
 }
 
-size_t conns_of(const struct daemon *d, uid_t uid)
+/* Connections of uid not yet closing. */
+static size_t conns_of(const struct daemon *d, uid_t uid)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < d->nconns; i++)

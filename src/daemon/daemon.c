@@ -166,7 +166,7 @@ static void expire(struct daemon *d)
 		}
 	}
 	if (d->probe_due && d->now >= d->probe_due)
-		probe_unknown(d);
+		lease_probe_unknown(d);
 	if (d->usage_due && d->now >= d->usage_due) {
 		d->usage_due = 0;
 		d->usage_at = 0;     /* force a fresh look */
@@ -323,7 +323,7 @@ int daemon_main(const char *socket_path, const char *state_dir, const char *conf
 	peer_reserve(&d.loop, &full);
 	sb_free(&full);
 	d.now = now_mono();
-	if (!take_slots(&d, &err) || !state_dir_open(&d, &err)) {
+	if (!take_slots(&d, &err) || !lease_state_dir_open(&d, &err)) {
 		rc = err.code;
 		fprintf(stderr, "gpuctl daemon: %s\n", err.msg);
 		goto out;

@@ -1,4 +1,6 @@
-/* daemon.h: `gpuctl daemon`, the one trusted writer of shared GPU state.
+/* daemon/ (rank 2, a program entered from cmd/daemon.c only) and daemon.h: `gpuctl daemon`, the
+ * one trusted writer of shared GPU state. Order of its files: alloc < order; conn < lease; both
+ * < queue < list < daemon; no circle.
  *
  * Design (nq's lesson: let the kernel keep the state):
  * - Clients talk to the daemon over a SOCK_SEQPACKET Unix socket (one message per datagram, in
@@ -20,7 +22,7 @@
  *   waiter leaving, a usage change) runs one scheduling pass (alloc_schedule) over one shared
  *   NVML refresh. The pass takes the waiters fair-share (the user holding the fewest GPUs first,
  *   of those the one offered GPUs longest ago, each user's requests in arrival order;
- *   daemon-order.c) or, with `queue = fifo`, in arrival order; every position the daemon tells
+ *   order.c) or, with `queue = fifo`, in arrival order; every position the daemon tells
  *   is that order. The first waiter that cannot run keeps the free GPUs it could use and stays
  *   first in later passes until it runs (no starvation). A grant is first offered; the client
  *   must take it within offer_timeout or it passes on (a stopped waiter keeps its place but
@@ -148,27 +150,24 @@ void conn_accept(struct daemon *d);
 void conn_send(struct daemon *d, struct conn *c, struct strbuf *msg, const int *fds, size_t nfds);
 void conn_error(struct daemon *d, struct conn *c, uint64_t id, int code, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
-/* Connections of uid not yet closing. */
-size_t conns_of(const struct daemon *d, uid_t uid);
 /* Log lines about clients are rate-limited: 10,000 bad clients must not flood the journal. */
 void client_log(struct daemon *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* daemon-lease.c: the lease table, its files, and recovery after a restart. */
-bool state_dir_open(struct daemon *d, struct gpu_error *err);
+/* lease.c: the lease table, its files, and recovery after a restart. */
+bool lease_state_dir_open(struct daemon *d, struct gpu_error *err);
 void leases_recover(struct daemon *d);
 struct lease *lease_grant(struct daemon *d, struct request *r, int *fds, size_t *nfds,
 			  struct gpu_error *err);
 void lease_commit(struct daemon *d, struct conn *c, const struct msg *m);
 void lease_fifo_event(struct daemon *d, struct lease *l, unsigned events);
 void leases_reap(struct daemon *d);
-void probe_unknown(struct daemon *d);
+void lease_probe_unknown(struct daemon *d);
 void lease_free(struct lease *l);
 /* Writes STATE/name atomically (making the directory again if it was removed). */
 bool daemon_write_state(struct daemon *d, const char *name, const char *buf, size_t len);
-unsigned long long proc_start_time(pid_t pid);
 
-/* daemon-queue.c: requests, the scheduling pass, offers, the queue file, and `list`. */
-void request_free(struct request *r);
+/* queue.c: requests, the scheduling pass, offers, the queue file, and `list`. */
+void queue_request_free(struct request *r);
 void queue_acquire(struct daemon *d, struct conn *c, const struct msg *m);
 void queue_take(struct daemon *d, struct conn *c, const struct msg *m);
 void queue_leave(struct daemon *d, struct conn *c, const struct msg *m);
@@ -180,9 +179,8 @@ void queue_schedule(struct daemon *d);
 void queue_timers(struct daemon *d, double *next);
 void queue_save(struct daemon *d);
 void queue_load(struct daemon *d);
-void usage_refresh(struct daemon *d);
 
-/* daemon-order.c: the queue's order (fair or fifo) and the positions it gives. */
+/* order.c: the queue's order (fair or fifo) and the positions it gives. */
 /* Sets rq[i].user for reqs[0..n) (users as indices from 0), *held (xmalloc'd): the GPUs each
  * of those users holds now, leases and open offers, and *served (xmalloc'd): when each was last
  * offered GPUs. Returns how many users. */

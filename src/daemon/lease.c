@@ -1,4 +1,4 @@
-/* daemon-lease.c: the daemon's lease table and the files behind it (design: daemon.h).
+/* lease.c: the daemon's lease table and the files behind it (design: daemon.h).
  *
  * Files in the state directory (mode 0700, the daemon's alone; every file 0600, so a descriptor
  * a client holds cannot be reopened through /proc/PID/fd either):
@@ -89,7 +89,7 @@ static bool open_dir(struct daemon *d, struct gpu_error *err)
 	return true;
 }
 
-bool state_dir_open(struct daemon *d, struct gpu_error *err)
+bool lease_state_dir_open(struct daemon *d, struct gpu_error *err)
 {
 	if (!open_dir(d, err))
 		return false;
@@ -300,7 +300,7 @@ fail:
 }
 
 /* Its start time (clock ticks after boot), read by machine/pid.c; 0 when it cannot be read. */
-unsigned long long proc_start_time(pid_t pid)
+static unsigned long long proc_start_time(pid_t pid)
 {
 	struct pid_stat st;
 	return pid > 0 && pid_stat((unsigned)pid, &st) ? st.start : 0;
@@ -402,7 +402,7 @@ static bool lock_held(struct daemon *d, const struct slot *s)
 	return held;
 }
 
-void probe_unknown(struct daemon *d)
+void lease_probe_unknown(struct daemon *d)
 {
 	d->probe_due = 0;
 	for (size_t i = 0; i < d->nslots; i++) {

@@ -1,4 +1,4 @@
-/* daemon-list.c: what the daemon tells about its state: `list` for clients (leases, GPUs held
+/* list.c: what the daemon tells about its state: `list` for clients (leases, GPUs held
  * by unknown processes, the queue in the order it would be served), the queue file STATE/queue
  * that lets waiters keep their place across a restart, and the machine's job-id counter it
  * keeps (`jobid`). Both use proto.h's format; the queue file is a sequence of
@@ -283,7 +283,7 @@ void queue_load(struct daemon *d)
 				if (r->seq >= d->next_seq)
 					d->next_seq = r->seq + 1;
 				if (granted(d, r->seq)) {
-					request_free(r);
+					queue_request_free(r);
 					msg_free(&m);
 					pos = (size_t)(nl + 1 - buf) + n;
 					continue;

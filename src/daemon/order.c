@@ -1,4 +1,4 @@
-/* daemon-order.c: the order of the daemon's queue ([daemon] queue = fair|fifo): who asks (users
+/* order.c: the order of the daemon's queue ([daemon] queue = fair|fifo): who asks (users
  * as small indices, with the GPUs each holds now) for the scheduling pass, and the order the
  * waiters would be served in, which is what every position the daemon tells is (`list`, a
  * waiter's place), so nobody is shown a place that is not theirs. alloc.c decides the order. */

@@ -1,9 +1,9 @@
-/* daemon-queue.c: requests for GPUs, the scheduling pass, offers and their timeouts, the queue
+/* queue.c: requests for GPUs, the scheduling pass, offers and their timeouts, the queue
  * file that keeps the order across a restart, and `list` (design: daemon.h).
  *
  * A request either waits in the queue (`wait`) or is answered at once. Every pass looks at the
  * requests over one NVML refresh (alloc_schedule), fair-share across users or in arrival order
- * (daemon-order.c): what can run is offered, and the first waiter that cannot keeps the free GPUs
+ * (order.c): what can run is offered, and the first waiter that cannot keeps the free GPUs
  * it could use. An offer must be taken within
  * offer_timeout: a client that does not (stopped, Ctrl-S on its terminal) loses the offer but
  * keeps its place, and is offered again once it answers. */
@@ -20,7 +20,7 @@
 
 #define SETTLE_SECONDS 0.25        /* look again this soon after a lease ended */
 
-void request_free(struct request *r)
+void queue_request_free(struct request *r)
 {
 	free(r->name);
 	free(r->command);
@@ -56,7 +56,7 @@ static void req_remove(struct daemon *d, struct request *r)
 	d->nreqs = k;
 	if (r->conn)
 		r->conn->nreqs--;
-	request_free(r);
+	queue_request_free(r);
 	d->queue_dirty = true;
 	d->sched_due = true;
 }
@@ -77,7 +77,7 @@ static void add_gpus(struct strbuf *sb, const struct daemon *d, const char *key,
 			msg_add(sb, key, d->slots[i].uuid, NULL);
 }
 
-void usage_refresh(struct daemon *d)
+static void usage_refresh(struct daemon *d)
 {
 	gpu_set_refresh(d->set, REFRESH_PROCS | REFRESH_NO_PROC_INFO);
 	for (size_t i = 0; i < d->nslots; i++) {
@@ -210,7 +210,7 @@ void queue_acquire(struct daemon *d, struct conn *c, const struct msg *m)
 	r->arrived_ns = realtime_ns();
 	r->state = R_WAITING;
 	if (!parse_request(d, c, m, r, &dry)) {
-		request_free(r);
+		queue_request_free(r);
 		return;
 	}
 	unsigned cap = d->conf.max_gpus_per_user;
@@ -237,7 +237,7 @@ void queue_acquire(struct daemon *d, struct conn *c, const struct msg *m)
 			o->state = R_WAITING;
 			o->deadline = r->deadline;
 			c->nreqs++;
-			request_free(r);
+			queue_request_free(r);
 			r = o;
 			goto queued;
 		}
@@ -271,7 +271,7 @@ queued:
 	}
 	return;
 refused:
-	request_free(r);
+	queue_request_free(r);
 }
 
 void queue_take(struct daemon *d, struct conn *c, const struct msg *m)

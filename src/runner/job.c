@@ -308,7 +308,7 @@ void rjob_wait(struct runner *r, struct rclient *c, const struct msg *m)
 
 /* The job's process, and its process group too while the group's number cannot name another:
  * ours until we reap it; one adopted from an earlier runner while its pidfd says it lives. */
-void rjob_signal(struct rjob *rj, int sig)
+static void rjob_signal(struct rjob *rj, int sig)
 {
 	if (rj->pidfd < 0)
 		return;

@@ -1,10 +1,12 @@
-/* runner.h: the job runner, `gpuctl runner` (internal): one process per user and machine that
- * looks after that user's detached jobs (job.h), started on demand by `gpuctl submit` in a
- * session of its own, so it survives logout and a dropped SSH connection.
+/* runner/ (rank 5, a program entered from cmd/runner.c only) and runner.h: the job runner,
+ * `gpuctl runner` (internal; its files in the order conn < job < exec, submit < runner): one
+ * process per user and machine that looks after that user's detached jobs (jobs/job.h), started
+ * on demand by `gpuctl submit` in a session of its own, so it survives logout and a dropped SSH
+ * connection.
  *
  * Design:
  * - The shared daemon stays the only arbiter of GPUs. The runner holds one connection to it
- *   with one request (lreq.h) per queued job, in the same fair queue as `run --wait`; a job
+ *   with one request (lease/request.h) per queued job, in the same fair queue as `run --wait`; a job
  *   waiting for others (--after) asks only once they have succeeded.
  * - A grant starts the job at once: its own session, stdin /dev/null, stdout and stderr to its
  *   log, the directory, umask and environment of its submit plus the lease's variables; it
@@ -131,7 +133,6 @@ void rjob_end(struct runner *r, struct rjob *rj, enum job_state state, const cha
 /* Dependents of jobs that ended: asked for or cancelled, until nothing changes. */
 void rjob_resolve(struct runner *r);
 void rjob_save(struct runner *r, struct rjob *rj);
-void rjob_signal(struct rjob *rj, int sig);
 void rjob_cancel(struct runner *r, struct rclient *c, const struct msg *m);
 void rjob_wait(struct runner *r, struct rclient *c, const struct msg *m);
 void rjob_clean(struct runner *r, struct rclient *c, const struct msg *m);
