@@ -202,6 +202,13 @@ void msg_error(struct strbuf *sb, uint64_t id, int code, const char *text)
 	msg_add(sb, "message", text, NULL);
 }
 
+void msg_verrorf(struct strbuf *sb, uint64_t id, int code, const char *fmt, va_list ap)
+{
+	char text[2048];
+	vsnprintf(text, sizeof text, fmt, ap);
+	msg_error(sb, id, code, text);
+}
+
 void msg_add(struct strbuf *sb, const char *key, ...)
 {
 	va_list ap;

@@ -113,13 +113,11 @@ void conn_send(struct daemon *d, struct conn *c, struct strbuf *msg, const int *
 
 void conn_error(struct daemon *d, struct conn *c, uint64_t id, int code, const char *fmt, ...)
 {
-	char text[1024];
+	struct strbuf sb = {0};
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof text, fmt, ap);
+	msg_verrorf(&sb, id, code, fmt, ap);
 	va_end(ap);
-	struct strbuf sb = {0};
-	msg_error(&sb, id, code, text);
 	conn_send(d, c, &sb, NULL, 0);
 	sb_free(&sb);
 }

@@ -90,13 +90,11 @@ void runner_reply(struct runner *r, struct rclient *c, struct strbuf *msg)
 
 void runner_error(struct runner *r, struct rclient *c, uint64_t id, int code, const char *fmt, ...)
 {
-	char text[2048];
+	struct strbuf sb = {0};
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof text, fmt, ap);
+	msg_verrorf(&sb, id, code, fmt, ap);
 	va_end(ap);
-	struct strbuf sb = {0};
-	msg_error(&sb, id, code, text);
 	runner_reply(r, c, &sb);
 	sb_free(&sb);
 }
