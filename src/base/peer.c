@@ -150,8 +150,9 @@ static void want_out(struct peer *p, bool on)
 enum peer_sent peer_send(struct peer *p, const struct strbuf *msg, const int *fds, size_t nfds,
 			 double now)
 {
-	if (p->dead) {
+	if (p->dead || nfds > PROTO_MAX_FDS) { /* more than a message can carry: a caller's bug */
 		close_fds(fds, nfds);
+		p->dead = true;
 		return PEER_LOST;
 	}
 	if (!p->out) {

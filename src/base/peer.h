@@ -9,7 +9,9 @@
  *   (none: a peer that cannot take a message now is dropped); a peer over it, or gone, is marked
  *   dead for its owner to close at the end of the loop iteration;
  * - epoll: everything watched starts with its kind (an int, the program's own numbering), read
- *   for a whole batch of events before any is handled, since handling one may free another;
+ *   for a whole batch of events before any is handled; the objects themselves stay the owner's
+ *   to keep alive: none is freed before the batch is handled (both servers free theirs only at
+ *   the top of the next iteration);
  * - a loop step with a timeout for the soonest deadline, and a linger: a server with nothing to
  *   do exits after it;
  * - the start handshake of a server started on demand (the private daemon, the job runner):
