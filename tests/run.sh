@@ -7,6 +7,10 @@
 # it failed, or with VERBOSE=1), then exactly one last line: "N passed, N failed[, N skipped]".
 #   TEST_JOBS=N      at most N scripts at once (default: all; they mostly wait on events)
 #   TEST_TIMEOUT=S   a script still running after S seconds is stopped and fails (default 300)
+# A checkout the second test user cannot reach (a 0700 home, a mktemp -d) is run from a
+# world-readable copy of its own (stage below). Every process the suite starts carries
+# GPUCTL_TEST_RUN in its environment: at the end, or on Ctrl-C, one still running is killed, and
+# at the end it fails the run (sweep below), so nothing outlives the suite unnoticed.
 set -u
 cd "$(dirname "$0")/.."
 export GPUCTL_BUILD=${GPUCTL_BUILD:-build}
@@ -18,8 +22,65 @@ for f in gpuctl unit-tests workload sleeper fakenvml/libnvidia-ml.so.1; do
 		exit 2
 	fi
 done
+# reachable PATH: the second test user (nobody) can reach PATH and read it (enter it: a folder).
+reachable() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups sh -c '[ -r "$1" ] && { [ ! -d "$1" ] || [ -x "$1" ]; }' - "$1" 2>/dev/null
+}
+second_user() { [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; }
+
+# The scripts act as other users (nobody, daemon), who must reach the binary, the stand-in NVML,
+# the helpers and the per-script directories under TMPDIR. Where they cannot, the suite copies
+# the checkout (without .git and other builds) and this build into a world-readable directory of
+# its own, runs there and removes it; if even that fails, one line says so and the checks as a
+# second user are skipped (GPUCTL_TEST_NO_SWITCH: tests/lib/daemon.sh's can_switch).
+stage() {
+	local tmp=${TMPDIR:-/tmp} dir
+	reachable "$tmp" || tmp=/tmp
+	dir=$(mktemp -d "$tmp/gpuctl-stage.XXXXXX") || return 1
+	if ! { tar -C . --exclude=./.git --exclude='./build*' -cf - . | tar -C "$dir" -xf - &&
+		cp -a "$GPUCTL_BUILD" "$dir/$GPUCTL_BUILD" && chmod -R a+rX "$dir" && chmod 755 "$dir" &&
+		mkdir -m 1777 "$dir/tmp"; } || ! reachable "$dir/$GPUCTL_BUILD/gpuctl"; then
+		rm -rf "$dir"
+		return 1
+	fi
+	echo "$dir"
+}
+if [ -z "${GPUCTL_TEST_STAGED:-}" ] && second_user; then
+	case $GPUCTL_BUILD in /*) ;; *) here=$PWD/$GPUCTL_BUILD ;; esac
+	if ! reachable "${here:-$GPUCTL_BUILD}/gpuctl" || ! reachable "${TMPDIR:-/tmp}"; then
+		if dir=$(stage); then
+			echo "tests/run.sh: the second test user (nobody) cannot reach $PWD; running from a world-readable copy in $dir (removed afterwards)"
+			trap 'rm -rf "$dir"' EXIT
+			trap 'exit 130' INT TERM
+			GPUCTL_TEST_STAGED=$PWD TMPDIR=$dir/tmp bash "$dir/tests/run.sh" "$@"
+			exit $?
+		fi
+		export GPUCTL_TEST_NO_SWITCH="the second test user (nobody) cannot reach $PWD and no world-readable copy could be made in ${TMPDIR:-/tmp} or /tmp"
+		echo "tests/run.sh: $GPUCTL_TEST_NO_SWITCH: the checks as another user are skipped"
+	fi
+fi
+
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/gpuctl-run.XXXXXX")
+export GPUCTL_TEST_RUN=$$.$(date +%s%N)
+. tests/lib/sweep.sh
+# Ctrl-C or a TERM: every script's process group, then whatever of the run escaped them.
+interrupted() {
+	local pid
+	for pid in "${!name_of[@]}"; do kill -- "-$pid" 2>/dev/null; done
+	# Their EXIT traps stop what they started (Slurm takes a few seconds): up to 20 s.
+	local i alive
+	for i in $(seq 200); do
+		alive=0
+		for pid in "${!name_of[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+		[ $alive = 0 ] && break
+		sleep 0.1
+	done
+	sweep_stop "GPUCTL_TEST_RUN=$GPUCTL_TEST_RUN" >/dev/null
+	echo "tests/run.sh: interrupted; every process of the run was stopped"
+	exit 130
+}
 trap 'rm -rf "$OUT"' EXIT
+trap interrupted INT TERM
 pass=0 fail=0 skipped=0 running=0
 declare -A name_of start_of
 
@@ -65,6 +126,10 @@ report() {
 	else
 		printf '%-28s %4d ok%-14s %6s s\n' "$name" "$p" "$([ "$s" -gt 0 ] && echo ", $s skipped")" "$secs"
 	fi
+	# Why a check was skipped, in the summary itself: each reason once, with its count.
+	[ "$s" -gt 0 ] && sed -nE 's/^ok\b.*# *[Ss][Kk][Ii][Pp] *//p' "$tap" | sort | uniq -c |
+		while read -r n r; do printf '    %d skipped: %s\n' "$n" "$r"; done
+	return 0
 }
 
 finish_one() {
@@ -79,12 +144,13 @@ finish_one() {
 	running=$((running - 1))
 }
 
-# start NAME CMD...: in the background, under timeout (which gives it its own process group).
+# start NAME CMD...: in the background, under timeout (which gives it its own process group);
+# after a TERM a script has 30 s for its EXIT trap (Slurm stops in up to 13 s) before KILL.
 start() {
 	local name=$1; shift
 	wanted "$name" "${WORDS[@]}" || return 0
 	while [ "${TEST_JOBS:-0}" -gt 0 ] && [ "$running" -ge "${TEST_JOBS:-0}" ]; do finish_one; done
-	timeout -k 5 "${TEST_TIMEOUT:-300}" "$@" >"$OUT/$name.tap" 2>&1 </dev/null &
+	timeout -k 30 "${TEST_TIMEOUT:-300}" "$@" >"$OUT/$name.tap" 2>&1 </dev/null &
 	name_of[$!]=$name
 	start_of[$!]=$(date +%s%N)
 	running=$((running + 1))
@@ -104,6 +170,14 @@ elif wanted nvml-ctypes-client "${WORDS[@]}"; then
 	skipped=$((skipped + 1)); echo "nvml-ctypes-client: skipped, python3 is not installed"
 fi
 while [ "$running" -gt 0 ]; do finish_one; done
+# Nothing of the run may outlive it: a process left is a failure (and is stopped).
+left=$(sweep_stop "GPUCTL_TEST_RUN=$GPUCTL_TEST_RUN")
+if [ -n "$left" ]; then
+	echo "### leftovers"
+	echo "not ok - the scripts left processes running (stopped now):"
+	sed 's/^/#   /' <<<"$left"
+	fail=$((fail + 1))
+fi
 t1=$(date +%s%N)
 printf 'wall time %d.%02d s\n' $(((t1 - t0) / 1000000000)) $(((t1 - t0) / 10000000 % 100))
 echo "$pass passed, $fail failed$([ "$skipped" -gt 0 ] && echo ", $skipped skipped")"

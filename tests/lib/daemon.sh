@@ -2,8 +2,9 @@
 # The daemon runs as it does in production: as an unprivileged user of its own ('daemon' here,
 # when the suite runs as root), with its socket and private state in a directory it owns.
 
-# can_switch: true when the suite may act as other users (root, with setpriv).
-can_switch() { [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; }
+# can_switch: true when the suite may act as other users (root, with setpriv, and those users
+# can reach the build: tests/run.sh says why not in GPUCTL_TEST_NO_SWITCH).
+can_switch() { [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ -z "${GPUCTL_TEST_NO_SWITCH:-}" ]; }
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent "$@"; }
 
 count_lines() { local n; n=$(grep -acE -- "$2" "$1" 2>/dev/null); echo "${n:-0}"; }

@@ -42,4 +42,4 @@ jobs_cleanup() {
 		done
 	done
 }
-trap 'main_shell && { jobs_cleanup; cleanup_jobs; rm -rf "$TMP"; }' EXIT
+trap 'main_shell && { jobs_cleanup; finish_script; }' EXIT

@@ -15,8 +15,12 @@ FAKE=$B/fakenvml/libnvidia-ml.so.1
 FAKE_OLD=$B/fakenvml-old/libnvidia-ml.so.1
 FAKE_R535=$B/fakenvml-r535/libnvidia-ml.so.1
 MACHINES=$ROOT/tests/fake/machines
-GOLDEN=$ROOT/tests/golden
+# A staged run (tests/run.sh) compares with, and GOLDEN_UPDATE=1 rewrites, the checkout's own.
+GOLDEN=${GPUCTL_TEST_STAGED:-$ROOT}/tests/golden
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuctl-test.XXXXXX")
+# Everything this script starts carries the mark (tests/lib/sweep.sh; finish_script below).
+. "$ROOT/tests/lib/sweep.sh"
+export GPUCTL_TEST_SCRIPT=$TMP
 unset CUDA_VISIBLE_DEVICES CUDA_DEVICE_ORDER NO_COLOR COLUMNS GPUCTL_CUDA_LIBRARY GPUCTL_DAEMON_TIMEOUT
 # Not inside a Slurm job, whatever the machine runs (t4001 makes its own jobs).
 unset SLURM_JOB_ID SLURM_STEP_ID SLURM_JOB_GPUS SLURM_STEP_GPUS SLURMD_NODENAME
@@ -173,4 +177,11 @@ wait_leases() {
 # EXIT trap then ran as the script's and removed $TMP under it (t4003 lost 18 checks so).
 main_shell() { local me _; read -r me _ </proc/self/stat; [ "$me" = "$$" ]; }
 cleanup_jobs() { local p; p=$(jobs -p); [ -n "$p" ] && kill $p 2>/dev/null; wait 2>/dev/null; }
-trap 'main_shell && { cleanup_jobs; rm -rf "$TMP"; }' EXIT
+# finish_script: the script's last step, from its EXIT trap: its background jobs, then whatever
+# it started that left its process group (a private daemon lingering, a job runner), then $TMP.
+finish_script() { cleanup_jobs; sweep_stop "GPUCTL_TEST_SCRIPT=$TMP" >/dev/null; rm -rf "$TMP"; }
+trap 'main_shell && finish_script' EXIT
+# A TERM (tests/run.sh's timeout or Ctrl-C) or INT ends the script through its EXIT trap, which
+# stops what it started (daemons, tmux, Slurm) instead of leaving them behind.
+trap 'exit 143' TERM
+trap 'exit 130' INT

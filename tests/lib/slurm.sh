@@ -196,4 +196,4 @@ slurm_await_state() {
 }
 
 # Stop Slurm on every exit of the script, before lib.sh removes $TMP.
-trap 'main_shell && { slurm_down; cleanup_jobs; rm -rf "$TMP"; }' EXIT
+trap 'main_shell && { slurm_down; finish_script; }' EXIT
