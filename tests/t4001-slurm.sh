@@ -17,7 +17,7 @@ quiet_machine "$TMP/four.machine" 4
 use_machine "$TMP/four.machine"
 use_state
 if ! slurm_up 4; then
-	skip "real Slurm" "it did not start here (see the log above)" $N
+	skip "real Slurm" "it did not start here: ${SLURM_WHY:-see its log above}" $N
 	exit 0
 fi
 mkfifo "$TMP/fifo-a" "$TMP/fifo-b"

@@ -14,7 +14,7 @@
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/jobs.sh"
 . "$ROOT/tests/lib/slurm.sh"
-trap 'main_shell && { slurm_down; jobs_cleanup; cleanup_jobs; rm -rf "$TMP"; }' EXIT
+trap 'main_shell && { slurm_down; jobs_cleanup; finish_script; }' EXIT
 plan 64
 N=63
 if ! slurm_usable; then
@@ -26,7 +26,7 @@ use_machine "$TMP/m4"
 use_state
 chmod 755 "$TMP"
 if ! slurm_up 4; then
-	skip "real Slurm" "it did not start here (see the log above)" $N
+	skip "real Slurm" "it did not start here: ${SLURM_WHY:-see its log above}" $N
 	exit 0
 fi
 G=$GPUCTL

@@ -55,7 +55,7 @@ finish() {
 		while kill -0 "$p" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 0.02; done
 	done
 }
-trap 'main_shell && { finish; cleanup_jobs; rm -rf "$TMP"; }' EXIT
+trap 'main_shell && { finish; finish_script; }' EXIT
 cat >"$TMP/in-pane" <<'EOF'
 #!/bin/bash
 # in-pane BASE CMD...: CMD, its pid in BASE.pid and its exit status in BASE.rc; a lost terminal

@@ -103,9 +103,14 @@ ConstrainDevices=no
 CONF
 }
 
+# slurm_fail WHAT: Slurm did not come up: the log's last lines as TAP comments, and WHAT with
+# the first error the daemons logged in SLURM_WHY, the skip's reason in the summary.
 slurm_fail() {
+	local first
 	echo "# slurm_up: $*"
 	tail -n 15 "$SLURM_BASE"/log/*.log 2>/dev/null | sed 's/^/#   /'
+	first=$(grep -hiE 'error|fatal' "$SLURM_BASE"/log/*.log 2>/dev/null | head -n 2 | tr '\n' ' ')
+	SLURM_WHY="$*${first:+ (log: ${first% })}"
 	slurm_down
 	return 1
 }
@@ -119,7 +124,7 @@ slurm_up() {
 	timeout 120 flock "$SLURM_LOCK_FD" || { SLURM_WHY="another Slurm test held $SLURM_LOCK"; return 1; }
 	SLURM_LOCKED=1
 	mkdir -p "$SLURM_BASE"/{etc,state,spool,log,run,dev,out}
-	for ((i = 0; i < ngpus; i++)); do mknod "$SLURM_BASE/dev/nvidia$i" c 195 "$i" || return 1; done
+	for ((i = 0; i < ngpus; i++)); do mknod "$SLURM_BASE/dev/nvidia$i" c 195 "$i" || { SLURM_WHY="mknod of a simulated GPU failed"; return 1; }; done
 	slurm_cgroup_ok && SLURM_CGROUP=1
 	# slurmd makes slurm_NODE in each hierarchy it uses and leaves it: removed by slurm_down
 	# unless it was there before (then this machine runs Slurm of its own).
