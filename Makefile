@@ -73,7 +73,7 @@ test: all $(TEST_BINS) check-layers
 check-layers: all
 	tools/check-layers.sh $(B)/obj src
 
-# The proof that the suite is deterministic: it, 20 times, on a machine stress-ng keeps busy.
+# The proof that the suite is deterministic: it, 10 times, beside two busy loops (both cores).
 stress: all $(TEST_BINS)
 	GPUCTL_BUILD=$(B) tools/stress.sh
 
