@@ -101,12 +101,12 @@ static long slurp(const char *path)
 	return slurp_at(AT_FDCWD, path);
 }
 
-/* As gpuctl (src/proc.c): paths looked up from an open /proc and made by hand; doctor's own
- * reads (environ, stat: src/pid.c) by absolute path, with snprintf. */
+/* As gpuctl (src/machine/proc.c): paths looked up from an open /proc and made by hand; doctor's own
+ * reads (environ, stat: src/machine/pid.c) by absolute path, with snprintf. */
 static int procfd = -1;
 
 /* On a Slurm node status and doctor name each process's job from its cgroup file: the same test
- * as src/slurm.c's slurm_node() (slurmd's cgroup directories), so that a machine where slurmd
+ * as src/machine/slurm.c's slurm_node() (slurmd's cgroup directories), so that a machine where slurmd
  * ran (a CI machine after the Slurm tests) is compared with a floor doing the same work. */
 static int on_slurm_node = -1;
 

@@ -1,5 +1,5 @@
 /* spawn.c: live processes for the benchmarks. `bench-spawn SLEEPER N NGPUS PIDFILE` starts N
- * copies of tests/sleeper with the command lines, environments and owners of a shared GPU server
+ * copies of tests/helper/sleeper.c with the command lines, environments and owners of a shared GPU server
  * (python and torchrun jobs, a few very long java command lines, Ray workers; root, nobody and
  * users without a passwd entry; CUDA_VISIBLE_DEVICES naming the GPU that process I uses in the
  * machine file, I % NGPUS), writes their pids to PIDFILE once every one of them has exec'd, and

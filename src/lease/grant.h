@@ -2,7 +2,7 @@
  * they share base/proto.h with it): finding or starting it (client.c), one request's exchange
  * (request.c, without I/O), the candidates and the job's environment (choose.c), a lease acquired
  * and held (grant.c, this header) and who holds what (view.c). Order: client, choose < request <
- * grant; view stands alone.
+ * grant; client < view.
  *
  * grant.h: getting a lease from the daemon: which GPUs may be chosen (-g, the caller's
  * CUDA_VISIBLE_DEVICES), for `run` and `env` the one request and the wait in the queue (no CPU,

@@ -4,7 +4,7 @@
  * the lease), or `busy` / `error`. It does no I/O of its own: its owner sends what lreq_message
  * and lreq_on_message give it, on a connection it owns, so one connection can carry many
  * requests (their ids differ). `run` and `env` hold one (grant.c); the job runner holds one per
- * queued job (runner.c). After a lost connection (a daemon restart), sending lreq_message again
+ * queued job (runner/runner.c). After a lost connection (a daemon restart), sending lreq_message again
  * is the rejoin: with the ticket, the daemon gives the request its place back.
  *
  * What is asked (struct grant_req) and what a granted request holds (struct grant, which

@@ -1,10 +1,10 @@
 /* act.c: top's actions that reach outside the view. Signalling the selected process goes
- * through kill.c, the path `gpuctl kill` takes (one's own processes only, another user's only
+ * through machine/kill.c, the path `gpuctl kill` takes (one's own processes only, another user's only
  * when root names the owner; a pidfd checked against the start time the refresh read, so a pid
  * reused since is never hit): asked first, SIGTERM, then SIGKILL if it still runs after the grace
  * period. Releasing one's env lease goes through leaseview_end_holder, as `gpuctl release` does.
  * Neither blocks the screen: each pidfd is watched by the main loop's poll. The details of a
- * process come from /proc (its environment as it was started) and from doctor.c, run on the
+ * process come from /proc (its environment as it was started) and from view/doctor.c, run on the
  * refresh already made. */
 #include "view/doctor.h"
 #include "base/escape.h"

@@ -24,7 +24,7 @@ struct tui_acts {
 /* k on the selected process: refuses, or asks (y/N; root naming another user's process types
  * the owner's name). */
 void tui_kill_ask(struct tui_view *v, const struct tui_model *m);
-/* The answer was yes: SIGTERM through kill.c's safe path; KILL follows after v->grace. */
+/* The answer was yes: SIGTERM through machine/kill.c's safe path; KILL follows after v->grace. */
 void tui_kill(struct tui_acts *a, struct tui_view *v, const struct tui_model *m);
 /* R: the env lease of the GPU in focus, if it is the caller's. */
 void tui_release_ask(struct tui_view *v, const struct tui_model *m);

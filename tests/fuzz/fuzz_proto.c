@@ -1,4 +1,4 @@
-/* fuzz_proto.c: libFuzzer target for the daemon's message decoder (src/proto.c), which reads
+/* fuzz_proto.c: libFuzzer target for the daemon's message decoder (src/base/proto.c), which reads
  * bytes from every user of the machine. Besides ASan/UBSan's checks it traps on a broken
  * invariant: a decoded message, encoded again, must decode to the very same words. */
 #include "base/proto.h"

@@ -1,4 +1,4 @@
-/* test_cluster.c: the parsers of the cluster view (src/cluster.c) for Prometheus's answers: its
+/* test_cluster.c: the parsers of the cluster view (src/cluster/cluster.c) for Prometheus's answers: its
  * RFC 3339 times (Go's, with any zone, and its zero time for "never"). Its durations are read by
  * parse_duration (test_basic.c). */
 #include "cluster/model.h"

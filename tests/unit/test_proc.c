@@ -1,4 +1,4 @@
-/* test_proc.c: the /proc cache (src/proc.c): what it reads, that a process still the same is not
+/* test_proc.c: the /proc cache (src/machine/proc.c): what it reads, that a process still the same is not
  * read again across refreshes, that one gone is seen gone, and that texts survive the
  * compaction of their chunks. */
 #include "machine/proc.h"

@@ -1,4 +1,4 @@
-/* test_slurm.c: Slurm on a node (src/slurm.c): job attribution from the /proc/PID/cgroup
+/* test_slurm.c: Slurm on a node (src/machine/slurm.c): job attribution from the /proc/PID/cgroup
  * fixtures of tests/fake/cgroup/ (both cgroup layouts, and the names a user could fake), the
  * allocation's variables, Slurm's GPU ids mapped onto a machine (with and without a device
  * cgroup), scontrol's job text on hostlists, and Slurm's tools run through exec. */

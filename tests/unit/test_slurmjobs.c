@@ -1,4 +1,4 @@
-/* test_slurmjobs.c: the pure half of the Slurm job backend (src/slurm-jobspec.c): squeue's rows
+/* test_slurmjobs.c: the pure half of the Slurm job backend (src/jobs/slurm-spec.c): squeue's rows
  * (lines captured from Debian 12's Slurm 22.05 with tests/lib/slurm.sh: running, pending for
  * resources and for a dependency, failed with a status and by a signal, a dependency never
  * satisfied), Slurm's states in gpuctl's terms, `scontrol show job -d` (a job name holding a
