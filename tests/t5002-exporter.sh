@@ -9,7 +9,7 @@ use_state
 sample() { grep -E "^$1\{$2" "$TMP/metrics" | awk '{print $NF}'; }
 
 use_machine "$MACHINES/a100-mig.machine"
-start_exporter --cache-ms 200 --timeout 2
+start_exporter --cache-ms 200 --timeout 2s
 curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics"
 check_grep "logs where it serves: the port the kernel chose" "serving http://127.0.0.1:[1-9][0-9]*/metrics" "$TMP/exporter.log"
 if command -v promtool >/dev/null; then

@@ -209,6 +209,15 @@ void msg_verrorf(struct strbuf *sb, uint64_t id, int code, const char *fmt, va_l
 	msg_error(sb, id, code, text);
 }
 
+void msg_error_read(const struct msg *m, const char *fallback, struct gpu_error *err)
+{
+	uint64_t code = EXIT_FAIL;
+	msg_get_u64(m, "code", 255, &code);
+	const char *text = msg_get(m, "message");
+	err->code = code ? (int)code : EXIT_FAIL;
+	snprintf(err->msg, sizeof err->msg, "%s", text ? text : fallback);
+}
+
 void msg_add(struct strbuf *sb, const char *key, ...)
 {
 	va_list ap;

@@ -50,9 +50,11 @@ void msg_begin(struct strbuf *sb, const char *verb);
 /* The one answer that refuses request id: "error", its exit code and the message for the user
  * (the daemon's and the job runner's). */
 void msg_error(struct strbuf *sb, uint64_t id, int code, const char *text);
-/* The same, its message formatted (at most 2 KiB of it). */
+/* msg_error, its message formatted (at most 2 KiB of it). */
 void msg_verrorf(struct strbuf *sb, uint64_t id, int code, const char *fmt, va_list ap)
 	__attribute__((format(printf, 4, 0)));
+/* err from an `error` answer: its code and message (fallback when it has none). */
+void msg_error_read(const struct msg *m, const char *fallback, struct gpu_error *err);
 /* A line of words: key and a NULL-terminated list of values. */
 void msg_add(struct strbuf *sb, const char *key, ...) __attribute__((sentinel));
 void msg_add_u64(struct strbuf *sb, const char *key, uint64_t v);

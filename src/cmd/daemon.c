@@ -19,7 +19,7 @@ static int daemon_cmd(struct cmd *c)
 	const char *config = args_get(&c->args, O_CONFIG);
 	bool priv = args_has(&c->args, O_PRIVATE);
 	if (!sock)
-		sock = daemon_socket_path();
+		sock = client_socket_path();
 	if (!state)
 		state = DEFAULT_STATE_DIR;
 	if (*sock != '/' || *state != '/')

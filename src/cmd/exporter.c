@@ -217,9 +217,10 @@ static int exporter(struct cmd *c)
 {
 	struct args *a = &c->args;
 	const char *listen = args_get(a, O_LISTEN) ? args_get(a, O_LISTEN) : "127.0.0.1:9400";
-	unsigned long cache_ms = 1000, timeout = 10, maxp = 20, threads = 4;
+	unsigned long cache_ms = 1000, maxp = 20, threads = 4;
+	double timeout = 10;
 	if (!args_uint(a, O_CACHE, 0, ULONG_MAX, &cache_ms) ||
-	    !args_uint(a, O_TIMEOUT, 1, UINT_MAX, &timeout) ||
+	    !args_seconds(a, O_TIMEOUT, 1, &timeout) ||
 	    !args_uint(a, O_MAXP, 1, UINT_MAX, &maxp) || !args_uint(a, O_THREADS, 1, 64, &threads))
 		return cmd_args_error(c);
 	struct sockaddr_storage sa;
@@ -253,13 +254,15 @@ static int exporter(struct cmd *c)
 	sigaddset(&stop, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &stop, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	unsigned idle_s = (unsigned)timeout; /* MHD counts whole seconds: a fraction rounds up */
+	idle_s += timeout > idle_s;
 	struct MHD_Daemon *d = H.start_daemon(
 		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0), 0, NULL, NULL,
 		handle, &x,
 		MHD_OPTION_EXTERNAL_LOGGER, log_error, NULL, /* first, or MHD logs its own way */
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)timeout,
+		MHD_OPTION_CONNECTION_TIMEOUT, idle_s,
 		MHD_OPTION_CONNECTION_LIMIT, 1000U,
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT, 0U,
 		MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024U,
@@ -297,7 +300,7 @@ static const struct option longopts[] = {
 const struct cmd_entry cmd_exporter_entry = {
 	.name = "exporter",
 	.summary = "serve GPU, process and lease metrics to Prometheus",
-	.usage = "exporter [--listen ADDR:PORT] [--cache-ms MS] [--timeout S] [--max-processes N]\n"
+	.usage = "exporter [--listen ADDR:PORT] [--cache-ms MS] [--timeout DURATION] [--max-processes N]\n"
 		 "                [--threads N] [--hostname NAME]\n\n"
 		 "Serve /metrics in the Prometheus text format (and / with a link to it) until\n"
 		 "SIGINT or SIGTERM. Logs go to stderr.\n\n"
@@ -305,7 +308,7 @@ const struct cmd_entry cmd_exporter_entry = {
 		 "                       addresses only when given; port 0: any free port (the log\n"
 		 "                       line says which)\n"
 		 "  --cache-ms MS        scrapes within MS share one NVML refresh (default 1000)\n"
-		 "  --timeout S          drop a connection idle this long (default 10)\n"
+		 "  --timeout DURATION   drop a connection idle this long (default 10 s)\n"
 		 "  --max-processes N    process samples per GPU; the rest as pid=\"other\" (default 20)\n"
 		 "  --threads N          serving threads (default 4)\n"
 		 "  --hostname NAME      the hostname label (default: the machine's host name); the\n"

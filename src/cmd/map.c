@@ -291,10 +291,10 @@ static int map(struct cmd *c)
 {
 	struct vis_request rq;
 	bool json = args_has(&c->args, O_JSON), verify = args_has(&c->args, O_VERIFY);
-	if (!vis_request_read(&c->args, &rq))
+	if (!visopts_read(&c->args, &rq))
 		return cmd_args_error(c);
 	struct vis_session vs;
-	int rc = vis_session_open(&vs, &rq, c);
+	int rc = visopts_session_open(&vs, &rq, c);
 	if (rc != EXIT_OK)
 		return rc;
 	struct gpu_error err = {0};

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-bool vis_request_read(struct args *a, struct vis_request *rq)
+bool visopts_read(struct args *a, struct vis_request *rq)
 {
 	static const char *const orders[] = {"PCI_BUS_ID", "FASTEST_FIRST", NULL};
 	*rq = (struct vis_request){0};
@@ -22,7 +22,7 @@ bool vis_request_read(struct args *a, struct vis_request *rq)
 	return args_uint(a, VIS_OPT_PID, 1, UINT_MAX, &rq->pid);
 }
 
-int vis_session_open(struct vis_session *s, const struct vis_request *rq, struct cmd *c)
+int visopts_session_open(struct vis_session *s, const struct vis_request *rq, struct cmd *c)
 {
 	char msg[512];
 	struct proc_env env;

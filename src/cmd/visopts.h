@@ -15,10 +15,10 @@ enum { VIS_OPT_VISIBLE = 400, VIS_OPT_UNSET, VIS_OPT_ORDER, VIS_OPT_PID };
 	{"pid", required_argument, NULL, VIS_OPT_PID}
 
 /* From the options; false with a->err set on a bad value. */
-bool vis_request_read(struct args *a, struct vis_request *rq);
+bool visopts_read(struct args *a, struct vis_request *rq);
 /* The variables in effect (a --pid read first), the machine (cmd_open) as the model sees it,
  * and the model's answer. Returns EXIT_OK, or an exit code after printing why. Close it with
  * vis_session_close. */
-int vis_session_open(struct vis_session *s, const struct vis_request *rq, struct cmd *c);
+int visopts_session_open(struct vis_session *s, const struct vis_request *rq, struct cmd *c);
 
 #endif

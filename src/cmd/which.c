@@ -16,7 +16,7 @@ static int which(struct cmd *c)
 	static const char *const formats[] = {"index", "uuid", "pci", NULL}; /* F_INDEX on */
 	struct vis_request rq;
 	int f = args_choice(&c->args, 'f', formats, -2);
-	if (f == -1 || !vis_request_read(&c->args, &rq))
+	if (f == -1 || !visopts_read(&c->args, &rq))
 		return cmd_args_error(c);
 	enum fmt fmt = f < 0 ? F_HUMAN : (enum fmt)(F_INDEX + f);
 	unsigned long n = 0;
@@ -24,7 +24,7 @@ static int which(struct cmd *c)
 		return cmd_bad_usage(c->entry, "N is a CUDA device number (0, 1, ...), not '%s'",
 				     c->args.argv[0]);
 	struct vis_session vs;
-	int rc = vis_session_open(&vs, &rq, c);
+	int rc = visopts_session_open(&vs, &rq, c);
 	if (rc != EXIT_OK)
 		return rc;
 	const struct vis_machine *m = vs.m;

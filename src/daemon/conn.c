@@ -21,7 +21,7 @@ static struct {
 } log_rate;
 
 /* Log lines about clients are rate-limited: 10,000 bad clients must not flood the journal. */
-void client_log(struct daemon *d, const char *fmt, ...)
+void conn_log(struct daemon *d, const char *fmt, ...)
 {
 	if (d->now - log_rate.window > 10) {
 		if (log_rate.dropped)
@@ -72,7 +72,7 @@ static void admit(void *arg, int fd, const struct ucred *cr)
 	if (d->nconns >= d->conf.max_conn) {
 		snprintf(why, sizeof why, "the gpuctl daemon is serving its maximum of %u connections; "
 			 "try again later", d->conf.max_conn);
-		client_log(d, "refused uid %u (pid %d): %u connections in all", (unsigned)cr->uid,
+		conn_log(d, "refused uid %u (pid %d): %u connections in all", (unsigned)cr->uid,
 			   (int)cr->pid, d->conf.max_conn);
 		refuse(fd, why);
 		return;
@@ -80,7 +80,7 @@ static void admit(void *arg, int fd, const struct ucred *cr)
 	if (conns_of(d, cr->uid) >= d->conf.max_conn_per_user) {
 		snprintf(why, sizeof why, "your user already has %u connections to the gpuctl daemon "
 			 "(max_connections_per_user); close some and try again", d->conf.max_conn_per_user);
-		client_log(d, "refused uid %u (pid %d): %u connections of that user", (unsigned)cr->uid,
+		conn_log(d, "refused uid %u (pid %d): %u connections of that user", (unsigned)cr->uid,
 			   (int)cr->pid, d->conf.max_conn_per_user);
 		refuse(fd, why);
 		return;
@@ -99,7 +99,7 @@ void conn_accept(struct daemon *d)
 {
 	int e = peer_accept(&d->loop, 256, admit, d);
 	if (e)
-		client_log(d, "out of file descriptors (%s)", strerror(e));
+		conn_log(d, "out of file descriptors (%s)", strerror(e));
 }
 
 /* ---- output ---- */
@@ -107,7 +107,7 @@ void conn_accept(struct daemon *d)
 void conn_send(struct daemon *d, struct conn *c, struct strbuf *msg, const int *fds, size_t nfds)
 {
 	if (peer_send(&c->p, msg, fds, nfds, d->now) == PEER_OVER)
-		client_log(d, "uid %u (pid %d) does not read its replies; disconnected", (unsigned)c->p.uid,
+		conn_log(d, "uid %u (pid %d) does not read its replies; disconnected", (unsigned)c->p.uid,
 			   (int)c->p.pid);
 }
 

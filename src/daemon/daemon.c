@@ -34,7 +34,7 @@ static void handle(struct daemon *d, struct conn *c, const char *buf, size_t len
 	struct msg m;
 	char why[160];
 	if (!msg_decode(&m, buf, len, why, sizeof why)) {
-		client_log(d, "malformed message from uid %u (pid %d): %s; disconnected", (unsigned)c->p.uid,
+		conn_log(d, "malformed message from uid %u (pid %d): %s; disconnected", (unsigned)c->p.uid,
 			   (int)c->p.pid, why);
 		conn_error(d, c, 0, EXIT_USAGE, "malformed message: %s", why);
 		c->p.dead = true;
@@ -92,7 +92,7 @@ static void conn_read(struct daemon *d, struct conn *c)
 		}
 		c->last_active = d->now;
 		if (mh.msg_flags & MSG_TRUNC) {
-			client_log(d, "uid %u (pid %d) sent a message over %d bytes; disconnected",
+			conn_log(d, "uid %u (pid %d) sent a message over %d bytes; disconnected",
 				   (unsigned)c->p.uid, (int)c->p.pid, PROTO_MAX_MSG);
 			conn_error(d, c, 0, EXIT_USAGE, "message over %d bytes", PROTO_MAX_MSG);
 			c->p.dead = true;
@@ -160,7 +160,7 @@ static void expire(struct daemon *d)
 			/* Replies it does not read, under the size bound: idle all the same, or a client
 			 * could hold its connections (and their queued replies) for ever. Waiters are
 			 * kept: a stopped one keeps its place. */
-			client_log(d, "uid %u (pid %d) has not read its replies for %g s; disconnected",
+			conn_log(d, "uid %u (pid %d) has not read its replies for %g s; disconnected",
 				   (unsigned)c->p.uid, (int)c->p.pid, d->conf.idle_timeout);
 			c->p.dead = true;
 		}

@@ -151,7 +151,7 @@ void conn_send(struct daemon *d, struct conn *c, struct strbuf *msg, const int *
 void conn_error(struct daemon *d, struct conn *c, uint64_t id, int code, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 /* Log lines about clients are rate-limited: 10,000 bad clients must not flood the journal. */
-void client_log(struct daemon *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void conn_log(struct daemon *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* lease.c: the lease table, its files, and recovery after a restart. */
 bool lease_state_dir_open(struct daemon *d, struct gpu_error *err);

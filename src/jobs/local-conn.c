@@ -4,6 +4,7 @@
  * Records are read directly (the runner keeps them current); the runner is asked only to change
  * something or to say when a job ends. */
 #include "jobs/local-conn.h"
+#include "base/peer.h"
 #include "lease/view.h"
 #include "machine/pid.h"
 
@@ -18,7 +19,7 @@
 
 #define RUNNER_ANSWER_SECONDS 30.0 /* a first submit may wait for NVML and a private daemon */
 
-bool runner_open(struct dclient *dc, enum runner_mode mode, struct gpu_error *err)
+bool jobs_runner_open(struct dclient *dc, enum runner_mode mode, struct gpu_error *err)
 {
 	char *dir;
 	int dfd = job_dir_open(&dir, err);
@@ -29,7 +30,7 @@ bool runner_open(struct dclient *dc, enum runner_mode mode, struct gpu_error *er
 	close(dfd);
 	char *sock = xasprintf("%s/runner.sock", dir);
 	bool ok = false;
-	if (strlen(sock) >= sizeof ((struct sockaddr_un *)0)->sun_path) {
+	if (!peer_path_fits(sock)) {
 		err->code = EXIT_FAIL;
 		snprintf(err->msg, sizeof err->msg, "the path %s is too long for a socket; set "
 			 "XDG_STATE_HOME to a shorter directory", sock);
@@ -67,7 +68,7 @@ bool runner_open(struct dclient *dc, enum runner_mode mode, struct gpu_error *er
 	return ok;
 }
 
-int runner_recv(struct dclient *dc, struct msg *m, double until, struct gpu_error *err)
+int jobs_runner_recv(struct dclient *dc, struct msg *m, double until, struct gpu_error *err)
 {
 	int fds[PROTO_MAX_FDS];
 	size_t nfds;
@@ -82,18 +83,18 @@ int runner_recv(struct dclient *dc, struct msg *m, double until, struct gpu_erro
 	}
 }
 
-bool runner_call(struct dclient *dc, struct strbuf *req, const int *fds, size_t nfds,
+bool jobs_runner_call(struct dclient *dc, struct strbuf *req, const int *fds, size_t nfds,
 		 struct msg *reply, struct gpu_error *err)
 {
 	for (int attempt = 0;; attempt++) {
-		if (dc->fd < 0 && !runner_open(dc, RUNNER_START, err))
+		if (dc->fd < 0 && !jobs_runner_open(dc, RUNNER_START, err))
 			return false;
-		int r = dclient_send_fds(dc, req, fds, nfds, err) ? runner_recv(dc, reply, now_mono() +
+		int r = dclient_send_fds(dc, req, fds, nfds, err) ? jobs_runner_recv(dc, reply, now_mono() +
 									       dc->timeout, err) : -1;
 		if (r == 1) {
 			if (strcmp(msg_verb(reply), "error"))
 				return true;
-			daemon_error(reply, err);
+			msg_error_read(reply, "the job runner refused the request", err);
 			msg_free(reply);
 			return false;
 		}
@@ -134,11 +135,11 @@ bool jobctx_load(struct jobctx *x, bool resume, struct gpu_error *err)
 	 * restarted). A runner starting reads them back: queued again, watched, or lost. */
 	struct dclient dc;
 	struct gpu_error e = {0};
-	if (runner_open(&dc, RUNNER_FIND, &e)) {
+	if (jobs_runner_open(&dc, RUNNER_FIND, &e)) {
 		dclient_close(&dc);
 		return true;
 	}
-	if (!runner_open(&dc, RUNNER_START, err))
+	if (!jobs_runner_open(&dc, RUNNER_START, err))
 		return false;
 	dclient_close(&dc);
 	jobs_free(x->jobs, x->n);

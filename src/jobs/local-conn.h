@@ -13,13 +13,13 @@ enum runner_mode {
 };
 /* Connects to this user's job runner. false with err->code EXIT_OK: it does not run
  * (RUNNER_FIND); otherwise false means err. */
-bool runner_open(struct dclient *dc, enum runner_mode mode, struct gpu_error *err);
+bool jobs_runner_open(struct dclient *dc, enum runner_mode mode, struct gpu_error *err);
 /* One message from the runner by until (monotonic; 0: no limit). 1, 0 (time is up), -1 (it
  * went away: err). */
-int runner_recv(struct dclient *dc, struct msg *m, double until, struct gpu_error *err);
+int jobs_runner_recv(struct dclient *dc, struct msg *m, double until, struct gpu_error *err);
 /* A request and its answer, on dc (opened, with the runner started, when dc->fd < 0), sent
  * again to a new runner if the one that had it exited first. An `error` answer is err. */
-bool runner_call(struct dclient *dc, struct strbuf *req, const int *fds, size_t nfds,
+bool jobs_runner_call(struct dclient *dc, struct strbuf *req, const int *fds, size_t nfds,
 		 struct msg *reply, struct gpu_error *err);
 
 struct jobctx {

@@ -157,7 +157,7 @@ static bool ask(struct jobs_of *s, size_t i, double grace, struct gpu_error *err
 	msg_add_u64(&req, "job", s->watched[i]->id);
 	if (s->cancel[i])
 		msg_add_u64(&req, "grace", (uint64_t)(grace * 1000));
-	bool ok = (s->dc.fd >= 0 || runner_open(&s->dc, RUNNER_START, err)) && dclient_send(&s->dc, &req, err);
+	bool ok = (s->dc.fd >= 0 || jobs_runner_open(&s->dc, RUNNER_START, err)) && dclient_send(&s->dc, &req, err);
 	sb_free(&req);
 	return ok;
 }
@@ -234,7 +234,7 @@ static bool local_watch_step(struct jobs_of *s, struct gpu_error *err)
 	for (;;) {
 		struct msg m;
 		uint64_t id = 0;
-		int r = runner_recv(&s->dc, &m, now_mono(), err);
+		int r = jobs_runner_recv(&s->dc, &m, now_mono(), err);
 		if (r == 0)
 			return true;
 		if (r < 0)
@@ -256,7 +256,7 @@ static bool local_clean(struct jobs_of *s, uint64_t *gone, uint64_t *kept, struc
 	(void)s;
 	msg_begin(&req, "clean");
 	msg_add_u64(&req, "id", 1);
-	bool ok = runner_call(&dc, &req, NULL, 0, &reply, err);
+	bool ok = jobs_runner_call(&dc, &req, NULL, 0, &reply, err);
 	sb_free(&req);
 	dclient_close(&dc);
 	if (!ok)
@@ -350,12 +350,12 @@ static int local_submit(struct submit_req *rq, char **argv, const char *command,
 			return EXIT_FAIL;
 		}
 	}
-	bool ok = runner_call(dc, &sb, &fd, fd >= 0, &reply, err);
+	bool ok = jobs_runner_call(dc, &sb, &fd, fd >= 0, &reply, err);
 	if (ok) {
 		ok = msg_get_u64(&reply, "job", UINT64_MAX, id);
 		const char *priv = msg_get(&reply, "private");
 		if (priv)
-			client_private_notice(daemon_socket_path(), priv);
+			client_private_notice(client_socket_path(), priv);
 		msg_free(&reply);
 		if (!ok) {
 			err->code = EXIT_DAEMON;

@@ -29,7 +29,7 @@
 #define CONNECT_RETRY_SECONDS 10   /* a shared daemon that is restarting */
 #define SPAWN_SECONDS 10           /* a private daemon opening NVML */
 
-const char *daemon_socket_path(void)
+const char *client_socket_path(void)
 {
 	const char *s = getenv("GPUCTL_SOCKET");
 	return s && *s ? s : DEFAULT_SOCKET;
@@ -237,7 +237,7 @@ static bool open_private(struct dclient *dc, enum dclient_mode mode, const char 
 bool dclient_open(struct dclient *dc, enum dclient_mode mode, struct gpu_error *err)
 {
 	*dc = (struct dclient){.fd = -1, .timeout = answer_timeout(), .next_id = 1};
-	const char *path = daemon_socket_path();
+	const char *path = client_socket_path();
 	/* A shared daemon restarting comes back in a moment: wait for it, twice the answer timeout
 	 * (10 s by default), before saying it is not there. */
 	double wait = 2 * dc->timeout < CONNECT_RETRY_SECONDS ? 2 * dc->timeout : CONNECT_RETRY_SECONDS;
@@ -320,14 +320,6 @@ bool dclient_send_fds(struct dclient *dc, const struct strbuf *msg, const int *f
 	return true;
 }
 
-void daemon_error(const struct msg *m, struct gpu_error *err)
-{
-	uint64_t code = EXIT_FAIL;
-	msg_get_u64(m, "code", 255, &code);
-	const char *text = msg_get(m, "message");
-	err->code = code ? (int)code : EXIT_FAIL;
-	snprintf(err->msg, sizeof err->msg, "%s", text ? text : "the daemon refused the request");
-}
 
 int dclient_recv(struct dclient *dc, struct msg *m, int *fds, size_t *nfds, int timeout_ms,
 		 const sigset_t *sigmask, struct gpu_error *err)
@@ -393,7 +385,7 @@ bool dclient_call(struct dclient *dc, const struct strbuf *req, struct msg *repl
 		}
 		if (r == 1) {
 			if (!strcmp(msg_verb(reply), "error")) {
-				daemon_error(reply, err);
+				msg_error_read(reply, "the daemon refused the request", err);
 				msg_free(reply);
 				return false;
 			}

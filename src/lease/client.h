@@ -49,7 +49,7 @@ int dclient_recv(struct dclient *dc, struct msg *m, int *fds, size_t *nfds, int 
 bool dclient_call(struct dclient *dc, const struct strbuf *req, struct msg *reply,
 		  struct gpu_error *err);
 /* The socket path clients use. */
-const char *daemon_socket_path(void);
+const char *client_socket_path(void);
 /* connect() to the SEQPACKET socket at path without blocking on a full backlog (a stopped
  * peer's): 0, or an errno. dc is set up as dclient_open leaves it, but for what the caller adds. */
 int client_connect(struct dclient *dc, const char *path);
@@ -61,7 +61,5 @@ bool client_spawn(const char *dir, const char *logname, const char *const *args,
 		  struct gpu_error *err);
 /* Once per process, on stderr: leases are private (no shared daemon at shared; state in dir). */
 void client_private_notice(const char *shared, const char *dir);
-/* Fills err from an `error` message. */
-void daemon_error(const struct msg *m, struct gpu_error *err);
 
 #endif

@@ -178,7 +178,7 @@ int lreq_on_message(struct lreq *r, const struct msg *m, const int *fds, size_t 
 		return fail(r);
 	}
 	if (!strcmp(verb, "error")) {
-		daemon_error(m, err);
+		msg_error_read(m, "the daemon refused the request", err);
 		return fail(r);
 	}
 	return 0; /* withdrawn, pong, left: nothing to do */

@@ -186,7 +186,7 @@ int leaseview_query_step(struct leaseview_query *q, struct leaseview *out, struc
 				 "within %.0f s", (int)dc->daemon_pid, dc->path ? dc->path : "?", q->timeout);
 			done = -1;
 		} else if (!strcmp(msg_verb(&m), "error")) {
-			daemon_error(&m, err);
+			msg_error_read(&m, "the daemon refused the request", err);
 			msg_free(&m);
 			done = -1;
 		} else {

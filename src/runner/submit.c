@@ -353,7 +353,7 @@ void rjob_ids_failed(struct runner *r, const struct msg *m)
 	msg_get_u64(m, "id", UINT64_MAX, &id);
 	if (!r->ids_req || id != r->ids_req)
 		return;
-	daemon_error(m, &err);
+	msg_error_read(m, "the daemon refused the request", &err);
 	char why[700];
 	snprintf(why, sizeof why, "the gpuctl daemon gave no job id: %.600s", err.msg);
 	fail_allocs(r, err.code, why);
