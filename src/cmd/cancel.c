@@ -67,8 +67,9 @@ static int cancel(struct cmd *c)
 		return cmd_bad_usage(c->entry, "give job ids, or --all (your queued and running jobs)");
 	struct job_ref *refs;
 	size_t n;
-	if (!jobset_ids(c->args.argc, c->args.argv, &refs, &n, "gpuctl cancel"))
-		return EXIT_USAGE;
+	struct gpu_error err = {0};
+	if (!jobset_ids(c->args.argc, c->args.argv, &refs, &n, &err))
+		return cmd_fail(c, &err);
 	int rc = all ? all_refs(&refs, &n) : EXIT_OK;
 	struct jobset js = {0};
 	if (rc == EXIT_OK)
@@ -89,7 +90,7 @@ static int cancel(struct cmd *c)
 		fprintf(stderr, "gpuctl cancel: SIGTERM sent to %zu running job%s; waiting for %s to end "
 			"(SIGKILL after %.0f s%s)\n", nrunning, nrunning == 1 ? "" : "s",
 			nrunning == 1 ? "it" : "them", grace, nslurm ? ", or Slurm's KillWait" : "");
-	struct gpu_error err = {0};
+	err = (struct gpu_error){0};
 	int r = rc == EXIT_OK ? jobset_watch(&js, true, grace, 0, -1, &err) : 1;
 	if (r == 0) {
 		fprintf(stderr, "gpuctl cancel: the jobs did not end in time (see `gpuctl jobs`)\n");

@@ -79,6 +79,12 @@ int cmd_args_error(struct cmd *c)
 	return cmd_bad_usage(c->entry, "%s", c->args.err);
 }
 
+int cmd_fail(const struct cmd *c, const struct gpu_error *err)
+{
+	fprintf(stderr, "gpuctl %s: %s\n", c->entry->name, err->msg);
+	return err->code ? err->code : EXIT_FAIL;
+}
+
 /* ---- lookup ---- */
 
 /* Edits (insert, delete, substitute, swap two neighbours) from a to b; names are short. */

@@ -105,6 +105,8 @@ int cmd_open(struct cmd *c);
 /* Usage errors: the message, a pointer to --help; returns EXIT_USAGE. */
 int cmd_bad_usage(const struct cmd_entry *e, const char *fmt, ...) PRINTF(2, 3);
 int cmd_args_error(struct cmd *c);   /* the message an args_* accessor left */
+/* An error a lower layer returned: "gpuctl CMD: message" on stderr; returns its code. */
+int cmd_fail(const struct cmd *c, const struct gpu_error *err);
 
 /* ---- the commands: one file each, its entry carries its option template; main.c lists them ---- */
 

@@ -311,8 +311,9 @@ static int jobs_cmd(struct cmd *c)
 	}
 	struct job_ref *refs;
 	size_t nids, n;
-	if (!jobset_ids(c->args.argc, c->args.argv, &refs, &nids, "gpuctl jobs"))
-		return EXIT_USAGE;
+	struct gpu_error err = {0};
+	if (!jobset_ids(c->args.argc, c->args.argv, &refs, &nids, &err))
+		return cmd_fail(c, &err);
 	struct jobset js = {0};
 	struct row *rows;
 	int rc = gather(&js, refs, nids, all, &rows, &n);

@@ -200,8 +200,9 @@ static int logs(struct cmd *c)
 		return cmd_args_error(c);
 	struct job_ref *refs;
 	size_t nids;
-	if (!jobset_ids(c->args.argc, c->args.argv, &refs, &nids, "gpuctl logs"))
-		return EXIT_USAGE;
+	struct gpu_error err = {0};
+	if (!jobset_ids(c->args.argc, c->args.argv, &refs, &nids, &err))
+		return cmd_fail(c, &err);
 	if (nids != 1) {
 		free(refs);
 		return cmd_bad_usage(c->entry, "one job id, please");

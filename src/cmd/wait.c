@@ -43,8 +43,9 @@ static int wait_cmd(struct cmd *c)
 		return cmd_args_error(c);
 	struct job_ref *refs;
 	size_t n;
-	if (!jobset_ids(c->args.argc, c->args.argv, &refs, &n, "gpuctl wait"))
-		return EXIT_USAGE;
+	struct gpu_error err = {0};
+	if (!jobset_ids(c->args.argc, c->args.argv, &refs, &n, &err))
+		return cmd_fail(c, &err);
 	double until = timeout > 0 ? now_mono() + timeout : 0;
 	struct jobset js = {.until = until};
 	int rc = jobset_find(&js, refs, n, true, "gpuctl wait");
@@ -64,7 +65,7 @@ static int wait_cmd(struct cmd *c)
 		fprintf(stderr, " to end; Ctrl-C stops waiting (the jobs go on)\n");
 	}
 	if (left) {
-		struct gpu_error err = {0};
+		err = (struct gpu_error){0};
 		int r = jobset_watch(&js, false, 0, until, -1, &err);
 		if (r == 0) {
 			left = 0;

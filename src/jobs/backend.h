@@ -105,8 +105,9 @@ struct jobset {
 	double until;                    /* set before jobset_find: the backends' deadline (0: none) */
 };
 
-/* The ids the arguments give; false: the message printed (prefixed with who). */
-bool jobset_ids(int argc, char **argv, struct job_ref **refs, size_t *n, const char *who);
+/* The ids n words give ("17", "slurm:42", "3-5"); false: err says why (EXIT_USAGE). */
+bool jobset_ids(int nwords, char *const *words, struct job_ref **refs, size_t *n,
+		struct gpu_error *err);
 /* The backend's view, opened once. NULL: err printed (prefixed with who). */
 struct jobs_of *jobset_of(struct jobset *js, enum job_kind kind, bool resume, const char *who,
 			  int *rc);

@@ -16,14 +16,14 @@ const struct job_backend *job_backend(enum job_kind kind)
 	return kind == JOB_SLURM ? &job_backend_slurm : &job_backend_local;
 }
 
-bool jobset_ids(int argc, char **argv, struct job_ref **refs, size_t *n, const char *who)
+bool jobset_ids(int nwords, char *const *words, struct job_ref **refs, size_t *n,
+		struct gpu_error *err)
 {
 	*refs = NULL;
 	*n = 0;
-	for (int i = 0; i < argc; i++) {
-		char why[256];
-		if (!parse_job_refs(argv[i], refs, n, why, sizeof why)) {
-			fprintf(stderr, "%s: %s\n", who, why);
+	for (int i = 0; i < nwords; i++) {
+		if (!parse_job_refs(words[i], refs, n, err->msg, sizeof err->msg)) {
+			err->code = EXIT_USAGE;
 			free(*refs);
 			*refs = NULL;
 			*n = 0;
