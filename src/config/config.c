@@ -40,6 +40,24 @@ static const char *const daemon_keys[] = {
 	"free_allow_processes", NULL,
 };
 
+/* Records key = value as set at the current line (a later file's replaces an earlier one's):
+ * what parse.c read, for config.c and daemon.c alike, kept in struct config. */
+void config_remember(struct parse_ctx *x, const char *key, const char *value)
+{
+	struct config *c = x->c;
+	char *origin = xasprintf("%s:%d", x->path, x->line);
+	for (size_t i = 0; i < c->nsettings; i++)
+		if (!strcmp(c->settings[i].key, key)) {
+			free(c->settings[i].value);
+			free(c->settings[i].origin);
+			c->settings[i].value = xstrdup(value);
+			c->settings[i].origin = origin;
+			return;
+		}
+	c->settings = grow_array(c->settings, &c->cap, c->nsettings + 1, sizeof *c->settings);
+	c->settings[c->nsettings++] = (struct setting){xstrdup(key), xstrdup(value), origin};
+}
+
 static int defaults_key(struct parse_ctx *x, const char *k, const char *v)
 {
 	struct config *c = x->c;

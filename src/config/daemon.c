@@ -2,6 +2,7 @@
  * [defaults] of older files): parsed into struct dconf (config.h) for the daemon, and listed
  * with where each value came from for `gpuctl config`. Reads the file through parse.c, as
  * config.c does, with its own section callback. */
+#include "config/config.h"
 #include "config/parse.h"
 #include "base/util.h"
 

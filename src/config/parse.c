@@ -16,23 +16,6 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-/* Records key = value as set at the current line (a later file's replaces an earlier one's). */
-void config_remember(struct parse_ctx *x, const char *key, const char *value)
-{
-	struct config *c = x->c;
-	char *origin = xasprintf("%s:%d", x->path, x->line);
-	for (size_t i = 0; i < c->nsettings; i++)
-		if (!strcmp(c->settings[i].key, key)) {
-			free(c->settings[i].value);
-			free(c->settings[i].origin);
-			c->settings[i].value = xstrdup(value);
-			c->settings[i].origin = origin;
-			return;
-		}
-	c->settings = grow_array(c->settings, &c->cap, c->nsettings + 1, sizeof *c->settings);
-	c->settings[c->nsettings++] = (struct setting){xstrdup(key), xstrdup(value), origin};
-}
-
 int config_bad(struct parse_ctx *x, const char *key, const char *value, const char *want)
 {
 	fprintf(stderr, "gpuctl: %s:%d: bad value '%s' for %s: %s\n", x->path, x->line, value, key, want);

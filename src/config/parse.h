@@ -5,10 +5,11 @@
 #ifndef GPUCTL_CONFIG_PARSE_H
 #define GPUCTL_CONFIG_PARSE_H
 
-#include "config/config.h"
-
 #include <stdbool.h>
 #include <stdio.h>
+
+struct config;
+struct dconf;
 
 #define MAX_CONFIG_BYTES (1024 * 1024)
 
@@ -27,7 +28,8 @@ struct parse_ctx {
 	FILE *f;
 };
 
-/* Records key = value as set at the current line (a later file's replaces an earlier one's). */
+/* Records key = value as set at the current line (a later file's replaces an earlier one's);
+ * config.c, which keeps the record in struct config. */
 void config_remember(struct parse_ctx *x, const char *key, const char *value);
 /* Says what is wrong with key = value at the current line, marks the file failed; returns 1. */
 int config_bad(struct parse_ctx *x, const char *key, const char *value, const char *want);

@@ -1,11 +1,52 @@
-/* choose.h: what a lease request starts from and what the job gets (choose.c): the GPUs a
- * request may choose among, why GPUs were not free, and the job's environment. It stands below
- * the exchange (request.c explains a `busy` with it) and the wait (grant.c asks it for the
- * candidates), and calls neither. */
+/* choose.h: what a lease request starts from and what the job gets (choose.c): the request
+ * (struct grant_req) and the grant (struct grant), the GPUs a request may choose among, why GPUs
+ * were not free, and the job's environment. It stands below the exchange (request.c explains a
+ * `busy` with it) and the wait (grant.c asks it for the candidates), and uses neither. */
 #ifndef GPUCTL_CHOOSE_H
 #define GPUCTL_CHOOSE_H
 
-#include "lease/request.h"
+#include "config/config.h"
+#include "machine/gpu.h"
+#include "base/proto.h"
+
+/* What a request asks: built by the commands (cmd/leaseopts.c) and the runner, sent by
+ * request.c, and the start of the choice here. */
+struct grant_req {
+	unsigned count;          /* 0: as many as -g names, else 1 */
+	const char *gpus;        /* -g LIST */
+	uint64_t min_free_mib;
+	int max_util;            /* -1: the daemon's rule */
+	bool ignore_usage;
+	int prefer;              /* -1: the config's */
+	double wait;             /* <0: do not wait; 0: forever; >0: seconds */
+	const char *name;
+	const char *label;       /* what the daemon shows for it (NULL: the name) */
+	const char *kind;        /* "run", "env" or "job" */
+	const char *command;
+	bool dry_run;
+	const char *who;         /* "gpuctl run" for messages */
+	char *const *env;        /* the job's environment, where it is not this process's (the
+				  * runner's jobs): its CUDA_VISIBLE_DEVICES restricts the choice */
+	char *const *profile_env;  /* the profile's NAME=VALUE for the job (env.NAME keys),
+				   * NULL-terminated; or NULL */
+};
+
+/* What a granted request holds: filled by request.c (lreq_on_message), freed there
+ * (grant_free); the job's environment is made from it here. */
+struct grant {
+	struct gpu_set *set;
+	size_t n;
+	size_t pos[GPU_MAX];      /* chosen GPUs: positions in set, in nvidia-smi order */
+	char id[17], token[33];
+	int fds[PROTO_MAX_FDS];          /* the FIFO's write end, then one lock per GPU */
+	size_t nfds;
+	char *name;
+	char *socket;                    /* the daemon's, for the holder's commit */
+	unsigned long long queued_at;    /* CLOCK_REALTIME ns it joined the queue; 0: did not wait */
+	unsigned long long leased_at;    /* CLOCK_REALTIME ns the lease was granted */
+	double waited;                   /* seconds spent in the queue */
+	char **profile_env;              /* the profile's variables (grant_env adds them) */
+};
 
 /* The GPUs rq may be given (cand: positions in set) and how many it wants. false: err says why
  * (no such GPU, fewer candidates than wanted). */

@@ -7,35 +7,16 @@
  * queued job (runner/runner.c). After a lost connection (a daemon restart), sending lreq_message again
  * is the rejoin: with the ticket, the daemon gives the request its place back.
  *
- * What is asked (struct grant_req) and what a granted request holds (struct grant, which
- * lreq_on_message fills and grant_free releases) are defined here, with the request that builds
- * them. */
+ * What is asked (struct grant_req) and what a granted request holds (struct grant) are
+ * choose.h's, below it; lreq_on_message fills a grant and grant_free, here, releases it. */
 #ifndef GPUCTL_LREQ_H
 #define GPUCTL_LREQ_H
 
+#include "lease/choose.h"
 #include "config/config.h"
 #include "machine/gpu.h"
 #include "base/proto.h"
 
-struct grant_req {
-	unsigned count;          /* 0: as many as -g names, else 1 */
-	const char *gpus;        /* -g LIST */
-	uint64_t min_free_mib;
-	int max_util;            /* -1: the daemon's rule */
-	bool ignore_usage;
-	int prefer;              /* -1: the config's */
-	double wait;             /* <0: do not wait; 0: forever; >0: seconds */
-	const char *name;
-	const char *label;       /* what the daemon shows for it (NULL: the name) */
-	const char *kind;        /* "run", "env" or "job" */
-	const char *command;
-	bool dry_run;
-	const char *who;         /* "gpuctl run" for messages */
-	char *const *env;        /* the job's environment, where it is not this process's (the
-				  * runner's jobs): its CUDA_VISIBLE_DEVICES restricts the choice */
-	char *const *profile_env;  /* the profile's NAME=VALUE for the job (env.NAME keys),
-				   * NULL-terminated; or NULL */
-};
 
 /* What the options of `run`, `env` and `submit` give (cmd/leaseopts.c reads them from the
  * command line): the request, and what only the command itself uses. */
@@ -45,20 +26,6 @@ struct lease_opts {
 	bool uuid, wait_given, quiet;
 };
 
-struct grant {
-	struct gpu_set *set;
-	size_t n;
-	size_t pos[GPU_MAX];      /* chosen GPUs: positions in set, in nvidia-smi order */
-	char id[17], token[33];
-	int fds[PROTO_MAX_FDS];          /* the FIFO's write end, then one lock per GPU */
-	size_t nfds;
-	char *name;
-	char *socket;                    /* the daemon's, for the holder's commit */
-	unsigned long long queued_at;    /* CLOCK_REALTIME ns it joined the queue; 0: did not wait */
-	unsigned long long leased_at;    /* CLOCK_REALTIME ns the lease was granted */
-	double waited;                   /* seconds spent in the queue */
-	char **profile_env;              /* the profile's variables (grant_env adds them) */
-};
 
 /* Closes this process's copies of the lease (the lease lives on in the holder) and frees g. */
 void grant_free(struct grant *g);
