@@ -13,11 +13,13 @@
  * Programs: daemon runner
  * A file uses its own folder and lower ranks only (calls and includes alike); folders of one rank
  * never use each other; main.c, at the top, uses cmd/. The three programs (the CLI, `gpuctl
- * daemon`, `gpuctl runner`) are one binary and meet only below them, in base/ (the wire format
- * and the peer module): daemon/ and runner/ are entered from cmd/ only. Only cmd/ reads argv or
- * prints usage; everything below returns an error (struct gpu_error) that a command prints. No
- * circle of files, inside a folder or across. The unit tests and the test workload link all but
- * cmd/ and main.c (the Makefile's LIBOBJ), so the core cannot come to need a command.
+ * daemon`, `gpuctl runner`) are one binary: daemon/ and runner/ are entered from cmd/ only, so no
+ * program calls into another's; the daemon and its clients (the CLI, and the runner, which leases
+ * for its jobs through lease/) speak only through base/ (the wire format, the peer module), and
+ * share the machine and config layers below. Only cmd/ reads argv or prints usage; everything
+ * below returns an error (struct gpu_error) that a command prints (cmd_fail, cmd_bad_usage). No
+ * circle of objects or of includes. The unit tests and the test workload link all but cmd/ and
+ * main.c (the Makefile's LIBOBJ), so the core cannot come to need a command.
  *
  * base/      rank 0, no gpuctl concept (util.h): exit codes, errors, allocation, string buffers,
  *            number, size and duration parsers (util.c); loading a shared library and resolving
