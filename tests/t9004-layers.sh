@@ -6,7 +6,7 @@
 # at run time, a symbol defined twice, a circle of objects or of includes inside one folder, a
 # folder with no rank, a design comment that states another rank than gpuctl.h.
 . "$(dirname "$0")/lib/lib.sh"
-plan 16
+plan 17
 CHECK=$ROOT/tools/check-layers.sh
 CC=${CC:-cc}
 
