@@ -19,7 +19,7 @@ check_exit "status exits 0" 0 "$GPUCTL" status
 cp "$TMP/stdout" "$TMP/table"
 check_grep "table has a header with the driver" '^driver 550\.54\.15  CUDA 12\.4  8 GPUs' "$TMP/table"
 check_grep "table row for GPU 0" '^  0 NVIDIA H100 80GB HBM3 +98% +71234 / 81559 MiB +64C +658 / 700 W$' "$TMP/table"
-check_grep "process line with user, pid, memory, utilisation and arguments" "^ +root +$P1 +70000 MiB  sm 95% mem 31% python3 train.py --epochs 10" "$TMP/table"
+check_grep "process line with user, pid, memory, utilisation and arguments" "^ +$(id -un) +$P1 +70000 MiB  sm 95% mem 31% python3 train.py --epochs 10" "$TMP/table"
 check_grep "invisible process is shown with what is known" '4000102 +20480 MiB  sm 40% mem 12% \(not in /proc' "$TMP/table"
 check_grep "C+G process marked, with its encoder and decoder use" '4000106 +1000 MiB  sm  3% mem  0% enc 25% dec 10% C\+G ' "$TMP/table"
 check_grep "a process without a utilisation sample shows -" '4000105 +78000 MiB  sm   - mem   - \(not in /proc' "$TMP/table"
@@ -75,7 +75,7 @@ check_exit "--color=sometimes is a usage error" 2 "$GPUCTL" status --color=somet
 
 "$GPUCTL" status --json >"$TMP/out"
 check "JSON parses" jq -e . "$TMP/out"
-check_eq "visible process" "{\"pid\":$P1,\"user\":\"root\",\"command\":\"python3 train.py --epochs 10\",\"used_memory_mib\":70000,\"type\":\"compute\"}" \
+check_eq "visible process" "{\"pid\":$P1,\"user\":\"$(id -un)\",\"command\":\"python3 train.py --epochs 10\",\"used_memory_mib\":70000,\"type\":\"compute\"}" \
 	"$(jqv '.gpus[0].processes[0] | {pid,user,command,used_memory_mib,type}')"
 check_eq "invisible process: user and command null" '{"pid":4000102,"user":null,"command":null,"used_memory_mib":20480}' \
 	"$(jqv '.gpus[2].processes[0] | {pid,user,command,used_memory_mib}')"

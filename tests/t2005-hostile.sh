@@ -36,7 +36,7 @@ await_workload $P
 "$GPUCTL" status >"$TMP/st"
 check_eq "status: no control byte of theirs reaches the terminal" "" "$(raw "$TMP/st")"
 check "status: the process name is shown escaped" shown "$TMP/st"
-check_grep "status: the lease name too" "lease: root 'job\\\\e\]0;owned" "$TMP/st"
+check_grep "status: the lease name too" "lease: $(id -un) 'job\\\\e\]0;owned" "$TMP/st"
 check_eq "status: a newline in a name forges no line of its own" "" "$(grep -av '^driver \|^GPU \|^ *[0-9] \|^      ' "$TMP/st")"
 python3 "$ROOT/tests/helper/pty_run.py" --rows 40 "$TMP/tty" "$GPUCTL" status -l 0.05 -c 2
 check_eq "status -l on a terminal: no control byte of theirs" "" "$(raw "$TMP/tty")"
@@ -62,7 +62,7 @@ check "and answered no, nothing was signalled" kill -0 $P
 "$GPUCTL" doctor >"$TMP/doc"
 check_eq "doctor: no control byte in its messages" "" "$(raw "$TMP/doc")"
 check_grep "doctor: the process named, escaped" "process $P \(job\\\\e\]0;owned" "$TMP/doc"
-check_grep "doctor: the lease name too" "leased to root \(pid [0-9]+, job\\\\e\]0;owned" "$TMP/doc"
+check_grep "doctor: the lease name too" "leased to $(id -un) \(pid [0-9]+, job\\\\e\]0;owned" "$TMP/doc"
 
 # Another process's CUDA_VISIBLE_DEVICES, read from /proc/PID/environ.
 CUDA_VISIBLE_DEVICES=$'1\e]0;owned\a' "$B/sleeper" & S=$!

@@ -16,7 +16,7 @@
 . "$ROOT/tests/lib/slurm.sh"
 trap 'main_shell && { slurm_down; jobs_cleanup; finish_script; }' EXIT
 plan 64
-N=63
+N=64
 if ! slurm_usable; then
 	skip "real Slurm" "$SLURM_WHY" $N
 	exit 0

@@ -196,7 +196,11 @@ int exec_run_full(const char *const *argv, char *const *envp, const char *in, do
 			hint ? "; " : "", hint ? hint : "");
 		return -1;
 	}
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 127 && strstr(errtext->buf ? errtext->buf : "", "cannot run"))
+	/* The child's own word that the exec failed: not found (127), or found but not runnable or
+	 * behind a folder it may not search (126: execvp's EACCES, as a PATH with /root in it gives
+	 * another user). */
+	if (WIFEXITED(st) && (WEXITSTATUS(st) == 127 || WEXITSTATUS(st) == 126) &&
+	    strstr(errtext->buf ? errtext->buf : "", "cannot run"))
 		return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 fail:
