@@ -10,7 +10,7 @@ H=$MACHINES/h100x8.machine
 use_machine "$H"
 daemon_setup
 if ! can_switch; then
-	skip "daemon attacks" "needs root and setpriv to act as a second user" 66
+	skip "daemon attacks" "needs root and setpriv to act as a second user" 67
 	exit 0
 fi
 printf '[daemon]\nidle_timeout = 1s\nmax_connections_per_user = 1100\nmax_gpus_per_user = 3\nreserved_gpus = 7\n' >"$TMP/daemon.conf"
@@ -95,8 +95,12 @@ check_eq "and so do reserved GPUs" 2 $?
 
 # Hostile names: never raw on a terminal, valid JSON, inert in every shell.
 NAME=$(printf 'x";\033]0;pwned\007\033[2J$(touch %s/INJECTED)`touch %s/INJECTED`\n\\'"'"';touch %s/INJECTED;#' "$TMP" "$TMP" "$TMP")
-as_nobody "$B/sleeper" & holder=$!
-wait_for test "$(stat -c %U /proc/$holder 2>/dev/null)" = nobody
+# as_nobody is a function: under & it runs in a subshell, whose pid $! would be. The sleeper's own
+# pid is the line it writes once it runs.
+n=$(count_lines "$SLEEPER_READY" '^[0-9]+$')
+as_nobody "$B/sleeper" &
+await_count '^[0-9]+$' "$SLEEPER_READY" $((n + 1))
+holder=$(grep -E '^[0-9]+$' "$SLEEPER_READY" | sed -n "$((n + 1))p")
 as_nobody "$GPUCTL" env -q -g 3 --ignore-usage --hold-pid $holder --name "$NAME" --format=json >"$TMP/out"
 check_eq "env --format=json stays one valid object with a hostile name" "$NAME" "$(jq -r '.GPUCTL_LEASE_NAME' "$TMP/out")"
 as_nobody "$GPUCTL" env -q -g 4 --ignore-usage --hold-pid $holder --name "$NAME" --format=sh >"$TMP/sh"
