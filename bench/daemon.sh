@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # bench/daemon.sh: the lease daemon's figures (issue 10), each beside its target:
-#   - `gpuctl run -n 1 -- true` against plain `true` (target: adds < 5 ms)
+#   - `gpuctl run -n 1 -- true` against plain `true` (target: adds < 5 ms), and the same while
+#     1,000 idle connections are open to the daemon (target: adds < 5 ms still)
 #   - a release to the next waiter's job start, along a chain of 64 and of 128 waiters for one
 #     GPU (target: median < 20 ms, p99 < 100 ms; it includes the job's own start)
 #   - 1,000 queued requests: the daemon's RSS (target < 16 MiB) and its CPU over 10 s while
-#     nothing changes (from /proc/PID/schedstat, in nanoseconds; target: 0)
+#     nothing changes (from /proc/PID/schedstat, in nanoseconds; target: 0), and the CPU of a
+#     `gpuctl run --wait` waiting among them over the same 10 s (target: 0)
+#   - a client of a stopped daemon (SIGSTOP) with GPUCTL_DAEMON_TIMEOUT=1: when it gives up
+#     (target: < 1.1 s, its timeout and no more than 0.1 s past it)
 #   - `status --json` with live leases, runs spaced 0.3 s apart as a person's, against the floor
 #     (bench/floor.c: the same NVML and /proc work; target <= 1.2x)
 # Prints figures, not pass/fail. Run with `make bench`.
@@ -44,6 +48,25 @@ for ((i = 0; i < N; i++)); do "$G" run -q -n 1 -- /bin/true; done; t2=$(date +%s
 printf 'run -n 1 -- true: adds %s ms per run to true (target < 5 ms; %d runs)\n' \
 	"$(awk -v a=$((t1 - t0)) -v b=$((t2 - t1)) -v n=$N 'BEGIN {printf "%.2f", (b - a) / n / 1e6}')" $N
 
+# The same while 1,000 idle connections are open (held until their stdin closes; the daemon drops
+# idle ones after 30 s, far longer than this takes), once the daemon has taken them all.
+exec 8> >(python3 -c '
+import resource, socket, sys
+n = int(sys.argv[2])
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, n + 100), hard))
+socks = [socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) for _ in range(n)]
+for s in socks:
+    s.connect(sys.argv[1])
+print("open %d" % n, flush=True)
+sys.stdin.read()' "$GPUCTL_SOCKET" 1000 >"$tmp/idle")
+for _ in $(seq 3000); do grep -q '^open' "$tmp/idle" 2>/dev/null && break; sleep 0.01; done
+for _ in $(seq 3000); do [ "$(ls /proc/$DAEMON/fd | wc -l)" -ge 1000 ] && break; sleep 0.01; done
+t3=$(date +%s%N); for ((i = 0; i < N; i++)); do "$G" run -q -n 1 -- /bin/true; done; t4=$(date +%s%N)
+printf 'run -n 1 -- true, 1000 idle connections open: adds %s ms per run to true (target < 5 ms; %d runs)\n' \
+	"$(awk -v a=$((t1 - t0)) -v b=$((t4 - t3)) -v n=$N 'BEGIN {printf "%.2f", (b - a) / n / 1e6}')" $N
+exec 8>&-
+
 # Chains of waiters: each job ends at once, and the next starts
 for W in 64 128; do
 	: >"$tmp/log"
@@ -65,15 +88,37 @@ done
 mkfifo "$tmp/hold"
 "$G" run -q -n 1 -- "$WL" --until "$tmp/hold" --log "$tmp/log" --tag big & pids+=($!)
 for _ in $(seq 500); do grep -q '^start big' "$tmp/log" && break; sleep 0.01; done
+# A real waiter first in the queue (gpuctl run --wait), then the 1,000. The waiter asks whether the
+# daemon is still there 1 s after it starts and then once a minute (src/lease/grant.c): the 10 s
+# are taken between the two, from 1.5 s after its start.
+tw=$(date +%s%N)
+"$G" run -q -n 1 --wait -- /bin/true & waiter=$!
+pids+=($waiter)
+for _ in $(seq 3000); do [ "$("$G" leases --json | jq '.queue | length')" = 1 ] && break; sleep 0.01; done
 exec 7> >(python3 bench/queue_requests.py "$GPUCTL_SOCKET" 1000 10 >"$tmp/queued")
 for _ in $(seq 3000); do grep -q '^queued' "$tmp/queued" 2>/dev/null && break; sleep 0.01; done
-cpu0=$(awk '{print $1}' /proc/$DAEMON/schedstat)
+left=$(awk -v a="$tw" -v b="$(date +%s%N)" 'BEGIN {l = 1.5 - (b - a) / 1e9; printf "%.3f", l > 0 ? l : 0}')
+sleep "$left"
+cpu0=$(awk '{print $1}' /proc/$DAEMON/schedstat) wcpu0=$(awk '{print $1}' /proc/$waiter/schedstat)
 sleep 10
-cpu1=$(awk '{print $1}' /proc/$DAEMON/schedstat)
+cpu1=$(awk '{print $1}' /proc/$DAEMON/schedstat) wcpu1=$(awk '{print $1}' /proc/$waiter/schedstat)
 printf '1000 queued requests: daemon RSS %s KiB (target < 16384), CPU over 10 s idle: %s ms (target 0)\n' \
 	"$(awk '/^VmRSS/ {print $2}' /proc/$DAEMON/status)" "$(ms "$cpu0" "$cpu1")"
+printf '  a gpuctl run --wait queued with them: CPU over the same 10 s: %s ms (target 0; its keepalive, once a minute, falls outside)\n' \
+	"$(ms "$wcpu0" "$wcpu1")"
 exec 7>&-
 echo >"$tmp/hold"
+wait "$waiter"
+
+# A stopped daemon: a client gives up after its timeout (GPUCTL_DAEMON_TIMEOUT=1), median of 5.
+kill -STOP "$DAEMON"
+for _ in 1 2 3 4 5; do
+	a=$(date +%s%N); GPUCTL_DAEMON_TIMEOUT=1 "$G" leases >/dev/null 2>&1 || true; b=$(date +%s%N)
+	echo $(((b - a) / 1000000))
+done >"$tmp/stopped"
+kill -CONT "$DAEMON"
+printf 'leases, daemon stopped, GPUCTL_DAEMON_TIMEOUT=1: gives up after %s ms (median of 5, max %s; target < 1100 ms)\n' \
+	"$(sort -n "$tmp/stopped" | sed -n 3p)" "$(sort -n "$tmp/stopped" | tail -1)"
 
 # status --json with live leases, spaced as a person's, against the floor (16 GPUs, 1000 processes)
 if [ -x "$B/bench-floor" ]; then

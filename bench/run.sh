@@ -4,6 +4,8 @@
 # live processes (bench/spawn.c): 16 GPUs x 1,000 and 64 GPUs x 10,000. Runs are spaced as a
 # person's (bench/measure.c) and figures are medians; each is printed beside its target. Ratios
 # are of CPU time (user + system), the wall-time ratio beside them (see bench/measure.c).
+# Last, `gpuctl kill --grace 0.5` of a process that ignores SIGTERM: how long past its grace
+# period kill takes (t0009 checks that SIGKILL never comes before it).
 # ROUNDS, ROUNDS_BIG, ROUNDS_LOOP, ROUNDS_STARTUP override the numbers of rounds.
 . "$(dirname "$0")/lib.sh"
 
@@ -84,4 +86,31 @@ read -r real user sys <<<"$t"
 pct=$(calc "($user + $sys) * 100 / $real")
 row "8 GPUs x 40: status -l 1, share of a core" "$pct %" "< 1 %" "$(le "$pct" 0.99)"
 stop_live
+
+# kill's grace period: tests/helper/workload ignoring SIGTERM, on an idle 1-GPU machine; the wall
+# time of `kill --pid PID --grace 0.5` less the 0.5 s (SIGTERM, the grace, SIGKILL, the end).
+export FAKENVML_PROC_DIR=$tmp/procs WORKLOAD_READY=$tmp/ready
+mkdir -p "$FAKENVML_PROC_DIR"
+bash tests/fake/gen-machine.sh "$tmp/k1" 1 0
+sed -i 's/^memory_used_mib = .*/memory_used_mib = 0/; s/^util_gpu = .*/util_gpu = 0/' "$tmp/k1"
+export FAKENVML_MACHINE=$tmp/k1
+: >"$tmp/kill"
+# The loop's stderr is dropped: the shell reports each SIGKILLed workload there ("Killed").
+exec 3>&2
+for ((r = 0; r < 11; r++)); do
+	: >"$WORKLOAD_READY"
+	CUDA_VISIBLE_DEVICES=0 "$B/workload" --ignore-term 1 & wl=$!
+	for ((i = 0; i < 1200; i++)); do grep -q "^ready $wl\$" "$WORKLOAD_READY" && break; sleep 0.05; done
+	t0=$(date +%s%N)
+	"$B/gpuctl" kill --pid "$wl" --grace 0.5 >/dev/null 2>&1 || { echo "bench: kill --pid $wl failed" >&3; exit 1; }
+	t1=$(date +%s%N)
+	wait "$wl" 2>/dev/null || true
+	calc "($t1 - $t0) / 1e6 - 500" >>"$tmp/kill"
+	echo >>"$tmp/kill"
+done 2>/dev/null
+exec 3>&-
+over=$(sort -n "$tmp/kill" | sed -n 6p)
+row "kill --grace 0.5, TERM ignored: past the grace" "$over ms (median of 11; max $(sort -n "$tmp/kill" | tail -1))" \
+	"<= 50 ms" "$(le "$over" 50)"
+unset FAKENVML_PROC_DIR WORKLOAD_READY
 echo "run.sh: $missed target(s) missed"

@@ -28,12 +28,14 @@ wait $c 2>/dev/null
 # Escalation to KILL for a process that ignores TERM.
 CUDA_VISIBLE_DEVICES=0 "$WL" --ignore-term 1 & p=$!
 await_workload $p
+# SIGKILL never comes before the grace period: a lower bound, which load cannot break. `timeout 60`
+# only catches a hang; how long kill takes past the grace period is bench/run.sh's figure.
 start=$(date +%s%N)
-check_exit "a process ignoring TERM" 0 "$GPUCTL" kill --mine --grace 0.5
+check_exit "a process ignoring TERM" 0 timeout 60 "$GPUCTL" kill --mine --grace 0.5
 took=$((($(date +%s%N) - start) / 1000000))
 check_grep "is killed after the grace period" "^pid $p .*: killed with SIGKILL after the grace period$" "$TMP/stdout"
 check_grep "kill says what the grace period waits for" "^gpuctl kill: sent SIGTERM; waiting up to 0.5 s for 1 process to end \\(pid $p\\), then SIGKILL$" "$TMP/stderr"
-check "which took about the grace period ($took ms)" test "$took" -ge 450 -a "$took" -lt 3000
+check "not before the grace period ($took ms)" test "$took" -ge 450
 wait $p 2>/dev/null
 check_exit "--signal USR1 does not escalate" 0 "$GPUCTL" kill --mine --signal USR1 --grace 0.1
 check_exit "unknown signal" 2 "$GPUCTL" kill --mine --signal FOO

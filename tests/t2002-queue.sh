@@ -1,15 +1,12 @@
 #!/usr/bin/env bash
-# t2002-queue.sh: run --wait through the daemon: waiting costs no CPU and starts soon after a
-# release; first come, first served with a reservation for the head; timeouts, signals and
-# SIGKILL leave the queue and never start a job later; a stopped waiter holds nobody up and
-# keeps its place; the progress line on a terminal.
+# t2002-queue.sh: run --wait through the daemon: a waiter waits while the GPUs are held and starts
+# once they are released (how soon, and its CPU meanwhile, are bench/daemon.sh's); first come,
+# first served with a reservation for the head; timeouts, signals and SIGKILL leave the queue and
+# never start a job later; a stopped waiter holds nobody up and keeps its place; the progress
+# line on a terminal.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
 plan 31
-# The bounds below are the real build's. Under ASan a process start alone costs tens of
-# milliseconds of CPU and of time, and the ASan suite checks memory, not speed: 5 times looser.
-slow=1
-[[ ${GPUCTL_BUILD:-build} == *asan* ]] && slow=5
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
 daemon_setup
@@ -33,20 +30,20 @@ release() { echo >"$TMP/fifo-$1"; }
 # released TAG: release it and wait for its gpuctl run to end (its lease with it).
 released() { release "$1"; wait "${HOLDER[$1]}"; }
 
-# A waiter starts soon after the GPUs free up, and costs no CPU meanwhile.
+# A waiter waits while every GPU is held and starts once they are released. How soon it starts
+# and what it costs while it waits are speeds: bench/daemon.sh measures them beside their targets.
 hold h 4
-TIMEFORMAT='%U %S'
-{ time "$GPUCTL" run -q -n 1 --wait -- "$WL" --seconds 0 --log "$LOG" --tag waiter; } 2>"$TMP/cpu" &
+"$GPUCTL" run -q -n 1 --wait -- "$WL" --seconds 0 --log "$LOG" --tag waiter &
 w=$!
 wait_queue 1
-"$WL" --seconds 1 --mode ignore >/dev/null 2>&1 # one second passes while it waits
+check_eq "while every GPU is held the waiter is queued, its job not started" "1 0" \
+	"$(queue_len) $(count_lines "$LOG" '^start waiter')"
 release h
 wait $w
 check_eq "the waiter ran" 0 $?
-cpu=$(awk 'END {printf "%d", ($1 + $2) * 1000}' "$TMP/cpu")
-check "waiting over a second cost no CPU ($cpu ms)" test "$cpu" -le $((30 * slow))
-lat=$(awk '$1=="end" && $2=="h"{e=$3} $1=="start" && $2=="waiter"{s=$3} END{print int((s-e)/1000000)}' "$LOG")
-check "it started soon after the release (${lat} ms)" test "$lat" -lt 1000
+# The holder's job ended before its lease did, so the waiter's job starts strictly after it.
+order=$(awk '$1=="end" && $2=="h"{e=$3} $1=="start" && $2=="waiter"{s=$3} END{print (e && s > e) ? "after" : "before"}' "$LOG")
+check_eq "its job started after the holder's ended" after "$order"
 
 # First come, first served: one GPU free at a time, three waiters in order.
 : >"$LOG"
@@ -86,10 +83,11 @@ check_eq "the big request was granted first" "big" "$(granted | awk '{print $3}'
 
 # Leaving the queue: timeout, signals, SIGKILL; never a job started later.
 hold h2 4
+# Not before its second: a lower bound, which load cannot break; `timeout 60` only catches a hang.
 start=$(date +%s%N)
-check_exit "--wait=1 times out" 11 "$GPUCTL" run --wait=1 -- true
+check_exit "--wait=1 times out" 11 timeout 60 "$GPUCTL" run --wait=1 -- true
 took=$((($(date +%s%N) - start) / 1000000))
-check "after about a second ($took ms)" test "$took" -ge 900 -a "$took" -lt 4000
+check "not before its second ($took ms)" test "$took" -ge 900
 check_grep "says so" 'no GPU became free within --wait' "$TMP/stderr"
 check_eq "and left the queue" 0 "$(queue_len)"
 python3 "$ROOT/tests/helper/progress_tty.py" "$GPUCTL"

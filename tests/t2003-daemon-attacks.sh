@@ -5,7 +5,7 @@
 # stopped daemon, a removed state directory, hostile lease names, root as a confused deputy.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 67
+plan 66
 H=$MACHINES/h100x8.machine
 use_machine "$H"
 daemon_setup
@@ -55,7 +55,7 @@ as_nobody python3 "$ROOT/tests/helper/daemon_attack.py" stall "$GPUCTL_SOCKET" 2
 check_grep "the daemon logs the misbehaving clients" 'malformed message from uid 65534' "$DLOG"
 
 # Floods: 10,000 connections, then 1,000 idle ones; others are served meanwhile, and the daemon
-# stays bounded in descriptors and memory.
+# stays bounded in descriptors and memory. How fast it serves them meanwhile is bench/daemon.sh's.
 rss0=$(rss)
 as_nobody python3 "$ROOT/tests/helper/daemon_attack.py" flood "$GPUCTL_SOCKET" 10000
 as_nobody python3 "$ROOT/tests/helper/daemon_attack.py" idle "$GPUCTL_SOCKET" 1000 >"$TMP/idle" &
@@ -65,11 +65,8 @@ await_line '^open 1000' "$TMP/idle"
 has_fds() { test "$(fds)" -ge "$1"; }
 wait_for has_fds 1000
 check "with 1,000 idle connections open the daemon has them ($(fds) descriptors)" has_fds 1000
-start=$(date +%s%N)
 out=$("$GPUCTL" run -q -g 2 --ignore-usage -- sh -c 'echo $CUDA_VISIBLE_DEVICES')
-took=$((($(date +%s%N) - start) / 1000000))
 check_eq "and still serves another client" "2" "$out"
-check "promptly ($took ms)" test "$took" -lt 1000
 wait $idle
 cat "$TMP/idle" | grep -v '^open'
 fds_back() { test "$(fds)" -le $((before + 2)); }
@@ -95,8 +92,12 @@ check_eq "and so do reserved GPUs" 2 $?
 
 # Hostile names: never raw on a terminal, valid JSON, inert in every shell.
 NAME=$(printf 'x";\033]0;pwned\007\033[2J$(touch %s/INJECTED)`touch %s/INJECTED`\n\\'"'"';touch %s/INJECTED;#' "$TMP" "$TMP" "$TMP")
-as_nobody "$B/sleeper" & holder=$!
-wait_for test "$(stat -c %U /proc/$holder 2>/dev/null)" = nobody
+# as_nobody is a function: under & it runs in a subshell, whose pid $! would be. The sleeper's own
+# pid is the line it writes once it runs.
+n=$(count_lines "$SLEEPER_READY" '^[0-9]+$')
+as_nobody "$B/sleeper" &
+await_count '^[0-9]+$' "$SLEEPER_READY" $((n + 1))
+holder=$(grep -E '^[0-9]+$' "$SLEEPER_READY" | sed -n "$((n + 1))p")
 as_nobody "$GPUCTL" env -q -g 3 --ignore-usage --hold-pid $holder --name "$NAME" --format=json >"$TMP/out"
 check_eq "env --format=json stays one valid object with a hostile name" "$NAME" "$(jq -r '.GPUCTL_LEASE_NAME' "$TMP/out")"
 as_nobody "$GPUCTL" env -q -g 4 --ignore-usage --hold-pid $holder --name "$NAME" --format=sh >"$TMP/sh"
@@ -127,18 +128,19 @@ check_eq "and then they end" 0 "$("$GPUCTL" leases --json | jq '[.leases[] | sel
 check "the process they were bound to lives on" kill -0 $holder
 kill $holder
 
-# A stopped daemon: clients give up in time, saying which daemon, never hang.
+# A stopped daemon: clients give up once their timeout has passed (not before it: a lower bound),
+# saying which daemon, never hang (`timeout 60` only catches a hang: it would exit 124).
 kill -STOP "$DAEMON"
 start=$(date +%s%N)
-GPUCTL_DAEMON_TIMEOUT=1 "$GPUCTL" leases >/dev/null 2>"$TMP/err"
+GPUCTL_DAEMON_TIMEOUT=1 timeout 60 "$GPUCTL" leases >/dev/null 2>"$TMP/err"
 rc=$?
 took=$((($(date +%s%N) - start) / 1000000))
 check_eq "leases with a stopped daemon: exit 13" 13 $rc
-check "within its timeout ($took ms)" test "$took" -lt 3000
+check "after its timeout, not before it ($took ms)" test "$took" -ge 900
 check_grep "naming the daemon and what to check" "the gpuctl daemon \(pid $DAEMON, .*\) did not answer within 1 s" "$TMP/err"
-GPUCTL_DAEMON_TIMEOUT=1 "$GPUCTL" run -q -n 1 -- true 2>"$TMP/err"
+GPUCTL_DAEMON_TIMEOUT=1 timeout 60 "$GPUCTL" run -q -n 1 -- true 2>"$TMP/err"
 check_eq "run with a stopped daemon: exit 13" 13 $?
-GPUCTL_DAEMON_TIMEOUT=1 "$GPUCTL" status --json >"$TMP/out" 2>"$TMP/err"
+GPUCTL_DAEMON_TIMEOUT=1 timeout 60 "$GPUCTL" status --json >"$TMP/out" 2>"$TMP/err"
 check_eq "status still shows the GPUs" 8 "$(jqv '.gpus | length')"
 check_grep "and says why leases are missing" 'leases not shown: the gpuctl daemon' "$TMP/err"
 kill -CONT "$DAEMON"

@@ -39,7 +39,8 @@ check_eq "per-user memory" 3145728000 "$(sample gpuctl_user_gpu_memory_bytes "us
 check_eq "per-user GPU count" 1 "$(sample gpuctl_user_gpus "user=\"$(id -un)\"")"
 check_eq "the process's command name" 1 "$(grep -c 'command="workload"' "$TMP/metrics")"
 "$GPUCTL" run -n 4 --wait -- true 2>/dev/null & waiter=$!
-for i in $(seq 100); do curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics"; [ "$(sample gpuctl_lease_queue_length '')" = 1 ] && break; sleep 0.05; done
+wait_queue 1
+curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics" # --cache-ms 0: asked of the daemon now
 check_eq "queue length" 1 "$(sample gpuctl_lease_queue_length '')"
 kill $waiter $runner; wait $waiter $runner 2>/dev/null
 stop_exporter

@@ -41,7 +41,7 @@ mkfifo "$TMP/go"
 "$GPUCTL" run -q -n 4 -- sh -c "read x <'$TMP/go'" & holder=$!
 await_count 'lease .*: uid' "$DLOG" 2 60
 vg wait "$GPUCTL" run -q -n 1 --wait -- true & waiter=$!
-for i in $(seq 600); do [ "$(queue_len)" = 1 ] && break; sleep 0.1; done
+wait_queue 1 120 # the waiter runs under valgrind
 vg leases "$GPUCTL" leases --json >"$TMP/out"
 check_eq "leases --json: the holder and the waiter" '[1,1]' "$(jqv '[(.leases | length), (.queue | length)]')"
 echo go >"$TMP/go"

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """exporter_robust.py PORT PID TIMEOUT CACHE_MS: robustness of a running gpuctl exporter.
-200 concurrent scrapers; slow and half-open clients time out without blocking others; malformed
-requests get 400 and the server keeps serving; NVML refreshed at most once per cache period
-however many scrape; bounded memory over 10,000 scrapes. Prints ok/not ok lines."""
+200 concurrent scrapers all served; slow and half-open clients time out without blocking others;
+malformed requests get 400 and the server keeps serving; NVML refreshed at most once per cache
+period however many scrape; bounded memory over 10,000 scrapes. Prints ok/not ok lines.
+No check is of a speed (bench/exporter.sh measures them): a client's timeout only catches a hang."""
 import os
 import http.client, select, socket, sys, threading, time
 
@@ -13,8 +14,10 @@ def check(name, cond, detail=""):
     if not cond and detail:
         print("#   %s" % (detail,))
 
+HANG = 60  # seconds: only a hung exporter makes a client wait this long
+
 def scrape(path="/metrics"):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=HANG)
     c.request("GET", path)
     r = c.getresponse()
     body = r.read()
@@ -31,7 +34,7 @@ def rss_kb():
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
 
-# 200 concurrent scrapers, all at once.
+# 200 concurrent scrapers, all at once: all served (how fast is bench/exporter.sh's figure).
 r0, t0 = refreshes(), time.monotonic()
 results, barrier = [], threading.Barrier(200)
 def worker():
@@ -45,15 +48,20 @@ for t in threads: t.start()
 for t in threads: t.join()
 elapsed = time.monotonic() - t0
 ok200 = sum(1 for s, b in results if s == 200 and b"gpuctl_gpu_info" in b)
-check("200 concurrent scrapers all served (%d in %.2fs)" % (ok200, elapsed), ok200 == 200,
+check("200 concurrent scrapers all served (%d of 200)" % ok200, ok200 == 200,
       [b[:80] for s, b in results if s != 200][:3])
 r1 = refreshes()
 allowed = int(elapsed / (cache_ms / 1000.0)) + 2
 check("NVML refreshed %d times for 201 scrapes in %.2fs (cache %d ms: at most %d)" % (r1 - r0, elapsed, cache_ms, allowed),
       r1 - r0 <= allowed)
 
-# Slow and half-open clients do not block others, and are dropped once the timeout has passed:
-# waited for as it happens (each socket read until the server closes it), with a deadline.
+# Slow and half-open clients do not block others: another client is served while all of them are
+# still connected (a server blocked on them would serve it only once it had dropped them, after
+# the timeout). They are dropped once the timeout has passed, not before: waited for as it happens
+# (each socket read until the server closes it), with a deadline that only a failure reaches.
+def still_open(socks):
+    """How many of socks the server has not closed (nothing to read on them yet)."""
+    return len(socks) - len(select.select(socks, [], [], 0)[0])
 idle = []
 t_idle = time.monotonic()
 for i in range(50):
@@ -61,12 +69,12 @@ for i in range(50):
     if i % 2:
         s.sendall(b"GET /metr")       # a request that never ends
     idle.append(s)
-t0 = time.monotonic()
-fast = [scrape()[0] for _ in range(20)]
-took = time.monotonic() - t0
-check("with 50 idle or half-open clients, others are served (20 scrapes in %.2fs)" % took,
-      fast == [200] * 20 and took < 5)
-deadline, waiting, closed = t_idle + timeout + 10, list(idle), 0
+served = [scrape()[0]]
+open_then = still_open(idle)
+served += [scrape()[0] for _ in range(19)]
+check("with 50 idle or half-open clients connected, others are served (20 scrapes; all 50 still "
+      "open after the first: %d)" % open_then, served == [200] * 20 and open_then == 50, served)
+deadline, waiting, closed = t_idle + timeout + HANG, list(idle), 0
 while waiting and time.monotonic() < deadline:
     ready, _, _ = select.select(waiting, [], [], max(0, deadline - time.monotonic()))
     for s in ready:

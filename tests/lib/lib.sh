@@ -154,20 +154,25 @@ use_state() {
 	mkdir -p "$FAKENVML_PROC_DIR" && chmod 1777 "$FAKENVML_PROC_DIR"
 }
 
-# Helpers that poll `gpuctl leases`, for scripts whose events come from elsewhere.
-# wait_for CMD...: retry CMD for up to 5 s.
+# Helpers that poll, for what tells no one when it happens (a count in `gpuctl leases`, a state in
+# /proc). Their deadline (30 s unless told) is reached only when something is wrong.
+# wait_for CMD...: retry CMD until it succeeds.
 wait_for() {
-	local i; for i in $(seq 250); do "$@" >/dev/null 2>&1 && return 0; sleep 0.02; done
-	return 1
+	local end=$((SECONDS + 30))
+	until "$@" >/dev/null 2>&1; do [ $SECONDS -ge $end ] && return 1; sleep 0.02; done
 }
 live_leases() { "$GPUCTL" leases --json | jq '.leases | length'; }
 queue_len() { "$GPUCTL" leases --json | jq '.queue | length'; }
-# wait_queue N: until the daemon has N waiters (bounded, 5 s): the daemon logs no line when a
-# request joins the queue, so its length is asked.
-wait_queue() { local i; for i in $(seq 500); do [ "$(queue_len)" = "$1" ] && return 0; sleep 0.01; done; return 1; }
+# wait_queue N [SECONDS]: until the daemon has N waiters: the daemon logs no line when a request
+# joins the queue, so its length is asked.
+wait_queue() {
+	local end=$((SECONDS + ${2:-30}))
+	until [ "$(queue_len)" = "$1" ]; do [ $SECONDS -ge $end ] && return 1; sleep 0.01; done
+}
+# wait_leases N: until N leases are live.
 wait_leases() {
-	local i; for i in $(seq 250); do [ "$(live_leases)" = "$1" ] && return 0; sleep 0.02; done
-	return 1
+	local end=$((SECONDS + 30))
+	until [ "$(live_leases)" = "$1" ]; do [ $SECONDS -ge $end ] && return 1; sleep 0.02; done
 }
 
 # Background processes a test starts end with it. Only the script's own shell cleans up: a subshell
