@@ -19,7 +19,8 @@ G=$PWD/$B/gpuctl
 WL=$PWD/$B/workload
 tmp=$(mktemp -d)
 pids=()
-cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$tmp"; }
+# The helpers behind fds 7 and 8 end when their stdin closes: closed first, or wait never returns.
+cleanup() { exec 7>&- 8>&-; kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$tmp"; }
 trap cleanup EXIT
 export GPUCTL_NVML_LIBRARY=$PWD/$B/fakenvml/libnvidia-ml.so.1 GPUCTL_CONFIG_NOSYSTEM=1
 export FAKENVML_PROC_DIR=$tmp/procs GPUCTL_SOCKET=$tmp/run/gpuctl.sock
@@ -97,7 +98,7 @@ pids+=($waiter)
 for _ in $(seq 3000); do [ "$("$G" leases --json | jq '.queue | length')" = 1 ] && break; sleep 0.01; done
 exec 7> >(python3 bench/queue_requests.py "$GPUCTL_SOCKET" 1000 10 >"$tmp/queued")
 for _ in $(seq 3000); do grep -q '^queued' "$tmp/queued" 2>/dev/null && break; sleep 0.01; done
-left=$(awk -v a="$tw" -v b="$(date +%s%N)" 'BEGIN {l = 1.5 - (b - a) / 1e9; printf "%.3f", l > 0 ? l : 0}')
+left=$(awk -v a="$tw" -v b="$(date +%s%N)" 'BEGIN {l = 1.5 - (b - a) / 1e9; printf "%.3f", (l > 0) ? l : 0}')
 sleep "$left"
 cpu0=$(awk '{print $1}' /proc/$DAEMON/schedstat) wcpu0=$(awk '{print $1}' /proc/$waiter/schedstat)
 sleep 10
