@@ -16,11 +16,15 @@ check_exit "the build keeps the rank rule (make check-layers)" 0 "$CHECK" "$B/ob
 # more source file there, and its object.
 scratch() {
 	rm -rf "$TMP/obj" "$TMP/src"
-	cp -r "$B/obj" "$TMP/obj" && cp -r "$ROOT/src" "$TMP/src"
+	# The objects linked, not copied (a case only adds objects: none is written in place); the
+	# sources copied (a case appends to one).
+	cp -al "$B/obj" "$TMP/obj" 2>/dev/null || cp -r "$B/obj" "$TMP/obj"
+	cp -r "$ROOT/src" "$TMP/src"
 }
 add() {
 	mkdir -p "$TMP/obj/$(dirname "$1")" "$TMP/src/$(dirname "$1")"
 	printf '%s\n' "$2" >"$TMP/src/$1.c"
+	rm -f "$TMP/obj/$1.o" # never written through a link into the build's own
 	"$CC" -c -o "$TMP/obj/$1.o" "$TMP/src/$1.c"
 }
 # expect NAME PATTERN: the check fails, and names the break.
