@@ -86,7 +86,10 @@ stale=""
 end=$((SECONDS + 60))
 until [ $SECONDS -ge $end ]; do
 	"$GPUCTL" status --prometheus="$URL" --json >"$TMP/out" 2>/dev/null
-	[ "$(jqv '[.gpus[] | select(.host == "gpu-b") | .stale] | all')" = true ] && { stale=1; break; }
+	# Its GPUs go stale when their newest sample ages, the host when Prometheus's next scrape of
+	# the target fails: two moments; wait for both.
+	[ "$(jqv '[(.gpus[] | select(.host == "gpu-b") | .stale), (.hosts[] | select(.host == "gpu-b") | .stale)] | all')" = true ] &&
+		{ stale=1; break; }
 	sleep 0.1
 done
 check_eq "gpu-b shown stale once its exporter stopped" 1 "$stale"
