@@ -25,7 +25,7 @@ cat >"$TMP/session.sh" <<EOF
 for t in p1 p2; do "$G" submit -n 2 -- "$WL" --mode all --log "$LOG" --tag \$t --until "$TMP/go-\$t" >>"$TMP/ids-p"; done
 for t in p3 p4 p5; do "$G" submit -- sh -c "echo out-\$t; $WL --log $LOG --tag \$t --seconds 0" >>"$TMP/ids-p"; done
 echo SUBMITTED
-sleep 600
+sleep infinity # the session lives until it is hung up
 EOF
 python3 "$ROOT/tests/helper/hangup_pty.py" "$TMP/session.sh" SUBMITTED
 check_eq "five jobs were submitted from it" 5 "$(grep -cxE '[0-9]+' "$TMP/ids-p")"

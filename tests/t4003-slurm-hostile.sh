@@ -48,7 +48,7 @@ check_eq "as written" "mine" "$(cat "$TMP/stdout")"
 # That the timeout is not cut short is a lower bound, which load cannot break.
 # ms_since T0: milliseconds since T0 (date +%s%N).
 ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
-printf '#!/bin/sh\nexec sleep 120\n' >"$TMP/bin/squeue"
+printf '#!/bin/sh\nexec sleep infinity\n' >"$TMP/bin/squeue"
 chmod 755 "$TMP/bin/squeue"
 record 904 running "$W/slurm-904.out"
 t0=$(date +%s%N)
@@ -58,7 +58,7 @@ ms=$(ms_since "$t0")
 check "not before the timeout ($ms ms)" test "$ms" -ge 900
 check_grep "saying the timeout ran out" "--timeout ran out" "$TMP/stderr"
 # The same while watching: squeue answers once (the job runs), then hangs.
-printf '#!/bin/sh\n[ -e "%s" ] && exec sleep 120\n: >"%s"\necho "905|%s|RUNNING|0|2025-01-01T00:00:00|2025-01-01T00:00:01|N/A|node1|None|"\n' \
+printf '#!/bin/sh\n[ -e "%s" ] && exec sleep infinity\n: >"%s"\necho "905|%s|RUNNING|0|2025-01-01T00:00:00|2025-01-01T00:00:01|N/A|node1|None|"\n' \
 	"$TMP/answered" "$TMP/answered" "$(id -u)" >"$TMP/bin/squeue"
 printf '#!/bin/sh\nexit 1\n' >"$TMP/bin/scontrol"
 chmod 755 "$TMP/bin/scontrol"
@@ -74,7 +74,7 @@ check_grep "saying the timeout ran out" "--timeout ran out" "$TMP/stderr"
 # call is bounded (not only its output), and the tool's process group is killed with it.
 # dead PID: gone, or a zombie its new parent has not reaped yet.
 dead() { ! [ -e "/proc/$1" ] || grep -q '^[0-9]* ([^)]*) Z' "/proc/$1/stat" 2>/dev/null; }
-printf '#!/bin/sh\nsleep 120 </dev/null >/dev/null 2>&1 &\necho $! >"%s"\nexec >&- 2>&-\nexec sleep 120\n' \
+printf '#!/bin/sh\nsleep infinity </dev/null >/dev/null 2>&1 &\necho $! >"%s"\nexec >&- 2>&-\nexec sleep infinity\n' \
 	"$TMP/grandchild" >"$TMP/bin/squeue"
 t0=$(date +%s%N)
 check_exit "wait --timeout 2, squeue closed its output and hung: the timeout (11)" 11 \
@@ -118,7 +118,7 @@ if [ ! -e "$TMP/once" ]; then
 	exit 0
 fi
 echo \$\$ >"$TMP/hung.pid"
-exec sleep 120
+exec sleep infinity
 EOS
 for what in wait logs; do
 	rm -f "$TMP/once" "$TMP/hung.pid"
@@ -163,7 +163,7 @@ case "\$2" in
 925) printf '925|$U|COMPLETED|0:0|$T|$T|$T|node1\n925|$U|FAILED|1:0|$T|$T|$T|node1\n' ;;
 926) printf '926|12345|COMPLETED|0:0|$T|$T|$T|node1\n' ;;
 927) ;;
-928) exec sleep 120 ;;
+928) exec sleep infinity ;;
 esac
 EOS
 chmod 755 "$TMP/bin/sacct"
