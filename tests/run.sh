@@ -33,13 +33,19 @@ second_user() { [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; }
 # the checkout (without .git and other builds) and this build into a world-readable directory of
 # its own, runs there and removes it; if even that fails, one line says so and the checks as a
 # second user are skipped (GPUCTL_TEST_NO_SWITCH: tests/lib/daemon.sh's can_switch).
+# The copy goes to TMPDIR, or /tmp where the second user cannot reach TMPDIR: short paths, for
+# the sockets under it (108 bytes at most).
+stage_tmp() { if reachable "${TMPDIR:-/tmp}"; then echo "${TMPDIR:-/tmp}"; else echo /tmp; fi; }
 stage() {
-	local tmp=${TMPDIR:-/tmp} dir
-	reachable "$tmp" || tmp=/tmp
-	dir=$(mktemp -d "$tmp/gpuctl-stage.XXXXXX") || return 1
-	if ! { tar -C . --exclude=./.git --exclude='./build*' -cf - . | tar -C "$dir" -xf - &&
-		cp -a "$GPUCTL_BUILD" "$dir/$GPUCTL_BUILD" && chmod -R a+rX "$dir" && chmod 755 "$dir" &&
-		mkdir -m 1777 "$dir/tmp"; } || ! reachable "$dir/$GPUCTL_BUILD/gpuctl"; then
+	local dir
+	dir=$(mktemp -d "$(stage_tmp)/gpuctl-stage.XXXXXX") || return 1
+	# DIR/gpuctl the copy; DIR/tmp the scripts' TMPDIR if theirs is out of the second user's
+	# reach: beside the copy, never inside what a script copies of the checkout (t9005 does).
+	if ! { mkdir "$dir/gpuctl" &&
+		tar -C . --exclude=./.git --exclude='./build*' -cf - . | tar -C "$dir/gpuctl" -xf - &&
+		cp -a "$GPUCTL_BUILD" "$dir/gpuctl/$GPUCTL_BUILD" && chmod -R a+rX "$dir" &&
+		chmod 755 "$dir" && mkdir -m 1777 "$dir/tmp"; } ||
+		! reachable "$dir/gpuctl/$GPUCTL_BUILD/gpuctl"; then
 		rm -rf "$dir"
 		return 1
 	fi
@@ -52,7 +58,8 @@ if [ -z "${GPUCTL_TEST_STAGED:-}" ] && second_user; then
 			echo "tests/run.sh: the second test user (nobody) cannot reach $PWD; running from a world-readable copy in $dir (removed afterwards)"
 			trap 'rm -rf "$dir"' EXIT
 			trap 'exit 130' INT TERM
-			GPUCTL_TEST_STAGED=$PWD TMPDIR=$dir/tmp bash "$dir/tests/run.sh" "$@"
+			reachable "${TMPDIR:-/tmp}" || export TMPDIR=$dir/tmp
+			GPUCTL_TEST_STAGED=$PWD bash "$dir/gpuctl/tests/run.sh" "$@"
 			exit $?
 		fi
 		export GPUCTL_TEST_NO_SWITCH="the second test user (nobody) cannot reach $PWD and no world-readable copy could be made in ${TMPDIR:-/tmp} or /tmp"
