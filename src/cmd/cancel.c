@@ -96,8 +96,7 @@ static int cancel(struct cmd *c)
 		fprintf(stderr, "gpuctl cancel: the jobs did not end in time (see `gpuctl jobs`)\n");
 		rc = EXIT_TIMEOUT;
 	} else if (r < 0) {
-		fprintf(stderr, "gpuctl cancel: %s\n", err.msg);
-		rc = err.code ? err.code : EXIT_FAIL;
+		rc = cmd_fail(c, &err);
 	}
 	for (size_t i = 0; rc == EXIT_OK && i < n; i++)
 		say(js.jobs[i], running[i]);

@@ -75,8 +75,7 @@ static int wait_cmd(struct cmd *c)
 				left == 1 ? "" : "s");
 			rc = EXIT_TIMEOUT;
 		} else if (r < 0) {
-			fprintf(stderr, "gpuctl wait: %s\n", err.msg);
-			rc = err.code ? err.code : EXIT_FAIL;
+			rc = cmd_fail(c, &err);
 		}
 	}
 	if (rc == EXIT_OK) {
