@@ -21,6 +21,12 @@ from ._lease import _gpu_list
 
 __version__ = "0.1.0"
 
+# The classes are gpuctl's own, wherever they are defined: a traceback says
+# "gpuctl.NoFreeGPU: ...", the name to catch (`except gpuctl.NoFreeGPU`), not a private module's.
+for _cls in (Error, NoFreeGPU, WaitTimeout, BinaryNotFound, CudaAlreadyInitialized, Lease, GPU):
+    _cls.__module__ = __name__
+del _cls
+
 __all__ = ["lease", "held", "status", "leases", "cuda_initialized", "binary", "Lease", "GPU",
            "Error", "NoFreeGPU", "WaitTimeout", "CudaAlreadyInitialized", "BinaryNotFound"]
 

@@ -8,6 +8,7 @@ already started they can no longer take effect, and lease() says so instead of p
 
 import json
 import os
+import re
 import threading
 import warnings
 from typing import NamedTuple, Optional
@@ -42,7 +43,10 @@ _ours = {}  # lease id -> Lease: every lease this process took (released ones to
 
 
 class Lease:
-    """GPUs leased until this process ends or ``release()``; also a context manager."""
+    """GPUs leased until this process ends or ``release()``; also a context manager. A dry run's
+    (``dry_run``) says which GPUs a lease would get, and holds nothing."""
+
+    dry_run = False
 
     def __init__(self, env, gpus):
         self.env = dict(env)  # the variables gpuctl gave, as put into os.environ
@@ -105,7 +109,7 @@ class Lease:
         gpus = ", ".join("%d %s" % (g.index, g.uuid) for g in self.gpus)
         return "<gpuctl.Lease %s%s: GPU %s%s>" % (
             self.id, " %r" % self.name if self.name else "", gpus,
-            " (released)" if self._released else "")
+            " (dry run)" if self.dry_run else " (released)" if self._released else "")
 
 
 def _restore(env, before):
@@ -165,8 +169,59 @@ def _wait_arg(wait):
 def _call_text(n, kwargs):
     """The call, as a line to type again."""
     parts = [] if n is None else [repr(n)]
-    parts += ["%s=%r" % (k, v) for k, v in kwargs.items() if v is not None]
+    parts += ["%s=%r" % (k, v) for k, v in kwargs.items() if v is not None and v is not False]
     return "gpuctl.lease(%s)" % ", ".join(parts)
+
+
+# lease()'s keywords and the `gpuctl env` options they stand for (src/cmd/leaseopts.h, the
+# options `run`, `env` and `submit` share): True for a flag. The arguments are built from this
+# table, and gpuctl's advice is told back in these keywords (_advice).
+OPTIONS = (("n", "count", False), ("gpus", "gpus", False),
+           ("min_free_memory", "min-free-memory", False), ("max_util", "max-util", False),
+           ("prefer", "prefer", False), ("ignore_usage", "ignore-usage", True),
+           ("uuid", "uuid", True), ("name", "name", False), ("wait", "wait", True),
+           ("profile", "profile", False), ("dry_run", "dry-run", True))
+PREFER = ("free-memory", "index", "util")
+_SHORT = {"-n": "count", "-g": "gpus"}
+_FLAG_RE = re.compile(r"(?<![\w-])(--[a-z][a-z-]*[a-z]|-[ng])(?![\w-])")
+
+
+def _advice(message):
+    """gpuctl's message with the options its advice names (the last line: "Use --wait to
+    queue, or --ignore-usage to ...") told as lease()'s keywords: wait=True, ignore_usage=True.
+    Only that line, which gpuctl writes from its own words; the lines above it may quote names
+    other users chose, which are left exactly as they are."""
+    words = {"--" + opt: kw + ("=True" if flag else "") for kw, opt, flag in OPTIONS}
+    words.update({short: words["--" + long] for short, long in _SHORT.items()})
+    head, sep, last = message.rpartition("\n")
+    return head + sep + _FLAG_RE.sub(lambda m: words.get(m.group(1), m.group(1)), last)
+
+
+def _check_options(n, min_free_memory, max_util, prefer, flags, texts):
+    """What gpuctl would refuse, refused here in the keywords' own terms (TypeError for a
+    wrong kind of value, ValueError for a value out of range)."""
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int)):
+        raise TypeError("n: a number of GPUs, not %r" % (n,))
+    if max_util is not None:
+        if isinstance(max_util, bool) or not isinstance(max_util, int):
+            raise TypeError("max_util: a percentage (an int from 0 to 100: a GPU busier than "
+                            "this is not free), not %r" % (max_util,))
+        if not 0 <= max_util <= 100:
+            raise ValueError("max_util: a percentage from 0 to 100 (a GPU busier than this is "
+                             "not free), not %r" % (max_util,))
+    if min_free_memory is not None and (isinstance(min_free_memory, bool)
+                                        or not isinstance(min_free_memory, (int, str))):
+        raise TypeError("min_free_memory: MiB (an int) or a size such as '20G', not %r"
+                        % (min_free_memory,))
+    if prefer is not None and prefer not in PREFER:
+        raise ValueError("prefer: which free GPUs first, one of %s, not %r"
+                         % (", ".join(repr(p) for p in PREFER), prefer))
+    for key, value in flags.items():
+        if not isinstance(value, bool):
+            raise TypeError("%s: True or False, not %r" % (key, value))
+    for key, value in texts.items():
+        if value is not None and not isinstance(value, str):
+            raise TypeError("%s: a string, not %r" % (key, value))
 
 
 def _describe(uuids):
@@ -273,40 +328,63 @@ def _give_back(out):
         pass  # nothing to end, or it ends with this process
 
 
-def lease(n=None, *, gpus=None, min_free_memory=None, wait=None, profile=None, name=None):
+def lease(n=None, *, gpus=None, min_free_memory=None, max_util=None, prefer=None,
+          ignore_usage=False, uuid=False, wait=None, profile=None, name=None, dry_run=False):
     """Lease GPUs for the life of this process and put CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER
     and NVIDIA_VISIBLE_DEVICES (and GPUCTL_LEASE_*) into os.environ. Call it before anything
     starts CUDA (before `import torch` in a notebook's first cell).
 
+    The keywords are the lease options of `gpuctl run` and `gpuctl env`:
     n: how many GPUs (default 1, or as many as ``gpus`` names, or the profile's count).
     gpus: choose among these (indices, UUIDs or unique prefixes, bus ids; a list or '0,1').
     min_free_memory: MiB (int) or a size such as '20G'.
+    max_util: a GPU busier than this percentage is not free (default: the daemon's).
+    prefer: which free GPUs first: 'free-memory', 'index' or 'util'.
+    ignore_usage: True: only leases count, not the memory, load or processes observed.
+    uuid: True: CUDA_VISIBLE_DEVICES names the GPUs by UUID instead of index.
     wait: None: the configured default (no waiting, unless your gpuctl config says otherwise);
       True: queue until the GPUs are free; seconds, or a duration such as '30m': at most that.
     profile, name: a [profile NAME] of the gpuctl config; the name `gpuctl leases` shows.
+    dry_run: True: only say which GPUs it would lease; nothing is leased and os.environ is left
+      as it is (the Lease returned is not held: ``dry_run`` and ``released`` are True).
 
     Returns a Lease (``gpus``, ``id``, ``release()``; a context manager). Raises NoFreeGPU,
-    WaitTimeout, CudaAlreadyInitialized, BinaryNotFound or Error, with gpuctl's own words."""
-    if n is not None and (isinstance(n, bool) or not isinstance(n, int)):
-        raise TypeError("n: a number of GPUs, not %r" % (n,))
+    WaitTimeout, CudaAlreadyInitialized, BinaryNotFound or Error, with gpuctl's own words (its
+    advice told in these keywords: "Use wait=True to queue"); TypeError or ValueError for a
+    keyword's value that is not one gpuctl takes."""
+    _check_options(n, min_free_memory, max_util, prefer,
+                   {"ignore_usage": ignore_usage, "uuid": uuid, "dry_run": dry_run},
+                   {"profile": profile, "name": name})
+    given = {"n": n, "gpus": gpus, "min_free_memory": min_free_memory, "max_util": max_util,
+             "prefer": prefer, "ignore_usage": ignore_usage, "uuid": uuid, "wait": wait,
+             "profile": profile, "name": name, "dry_run": dry_run}
     args = ["env", "--format=json", "--quiet", "--hold-pid=%d" % os.getpid()]
-    if n is not None:
-        args.append(_arg("count", n))
-    if gpus is not None:
-        args.append(_arg("gpus", _gpu_list(gpus)))
-    if min_free_memory is not None:
-        args.append(_arg("min-free-memory", min_free_memory))
-    if wait is not None:
-        args.append(_wait_arg(wait))
-    if profile is not None:
-        args.append(_arg("profile", profile))
-    if name is not None:
-        args.append(_arg("name", name))
-    call = _call_text(n, {"gpus": gpus, "min_free_memory": min_free_memory, "wait": wait,
-                          "profile": profile, "name": name})
+    for key, option, flag in OPTIONS:
+        value = given[key]
+        if value is None or (flag and value is False and key != "wait"):
+            continue  # not given (wait=False is refused by _wait_arg)
+        if key == "wait":
+            args.append(_wait_arg(value))
+        elif flag:
+            args.append("--" + option)
+        elif key == "gpus":
+            args.append(_arg(option, _gpu_list(value)))
+        else:
+            args.append(_arg(option, value))
+    call = _call_text(n, {k: v for k, v in given.items() if k != "n"})
     with _lock:
         env = _unwind(os.environ)
-    granted = _parse(_binary.run(args, env=env, on_interrupt=_give_back))
+    try:
+        granted = _parse(_binary.run(args, env=env, on_interrupt=_give_back))
+    except _binary.NoFreeGPU as e:
+        e.message = _advice(e.message)  # the advice as this call's keywords, not the CLI's
+        e.args = (e.message,)
+        raise
+    if dry_run:
+        uuids = [u for u in granted.get("GPUCTL_LEASE_GPUS", "").split(",") if u]
+        shown = Lease(granted, _describe(uuids))
+        shown.dry_run = shown._released = True
+        return shown
     try:
         uuids = [u for u in granted.get("GPUCTL_LEASE_GPUS", "").split(",") if u]
         new = Lease(granted, _describe(uuids))
