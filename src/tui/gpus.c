@@ -1,9 +1,11 @@
 /* gpus.c: top's header line and GPU cards. A card's lines are made of items with
- * priorities: at a given width the least important go first and the bars take what is left, so
- * one card reads well from 40 columns to 300. Every value the driver did not give is N/A. */
+ * priorities: at a given width the least important go first and the bars take what is left
+ * (as much on every card: what the fullest card leaves), so one card reads well from 40 columns
+ * to 300. Every value the driver did not give is N/A. */
 #include "base/escape.h"
 #include "tui/tui.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -105,11 +107,45 @@ static void fit_line(struct line *l, int width, int gap)
 	}
 }
 
-static void draw_line(struct tui_frame *f, struct line *l, int y, int x, int width,
-		      enum tui_style gapst)
+static int line_gap(int width, enum tui_style gapst)
 {
-	int gap = width < 100 && gapst != ST_HEAD ? 1 : 2;
+	return width < 100 && gapst != ST_HEAD ? 1 : 2;
+}
+
+enum { BARS = 2 };   /* a card's first line has two bars: GPU and MEM */
+
+/* Narrows bars[k] to the width the line's k-th bar gets at width (a bar left out, 0 columns,
+ * sets no limit). */
+static void bar_limits(struct line *l, int width, int bars[BARS])
+{
+	fit_line(l, width, line_gap(width, ST_NORMAL));
+	int k = 0;
+	for (int i = 0; i < l->n && k < BARS; i++) {
+		const struct item *it = &l->it[i];
+		if (it->kind != IT_BAR)
+			continue;
+		if (it->w && it->w < bars[k])
+			bars[k] = it->w;
+		k++;
+	}
+}
+
+/* bars: NULL, or the most columns each bar of the line may take (what the narrowest card's
+ * got), so that the bars of every card are as wide whatever else a card shows. */
+static void draw_line(struct tui_frame *f, struct line *l, int y, int x, int width,
+		      enum tui_style gapst, const int *bars)
+{
+	int gap = line_gap(width, gapst);
 	fit_line(l, width, gap);
+	int k = 0;
+	for (int i = 0; bars && i < l->n && k < BARS; i++) {
+		struct item *it = &l->it[i];
+		if (it->kind != IT_BAR)
+			continue;
+		if (it->w > bars[k])
+			it->w = bars[k];
+		k++;
+	}
 	bool first = true;
 	for (int i = 0; i < l->n; i++) {
 		struct item *it = &l->it[i];
@@ -325,6 +361,18 @@ static void history(struct tui_frame *f, const struct tui_model *m, const struct
 void tui_render_gpus(struct tui_frame *f, const struct tui_layout *L, const struct tui_model *m,
 		     const struct tui_view *v)
 {
+	/* The bars of the cards shown are all as wide as the narrowest card's: a card with a lease
+	 * holder or a throttle reason on its first line would otherwise have shorter ones, and
+	 * bars of one length read as the same scale. */
+	int bars[BARS] = {INT_MAX, INT_MAX};
+	for (int c = 0; c < L->ncards; c++) {
+		const struct tui_card *k = &L->cards[c];
+		struct line l = {0};
+		if (!k->h)
+			continue;
+		line_main(&l, m, v, &m->set->gpus[k->gpu], k->level, f->utf8);
+		bar_limits(&l, k->w, bars);
+	}
 	for (int c = 0; c < L->ncards; c++) {
 		const struct tui_card *k = &L->cards[c];
 		const struct gpu *g = &m->set->gpus[k->gpu];
@@ -332,17 +380,17 @@ void tui_render_gpus(struct tui_frame *f, const struct tui_layout *L, const stru
 			continue;
 		struct line l = {0};
 		line_main(&l, m, v, g, k->level, f->utf8);
-		draw_line(f, &l, k->y, k->x, k->w, ST_NORMAL);
+		draw_line(f, &l, k->y, k->x, k->w, ST_NORMAL, bars);
 		int y = k->y + 1;
 		if (k->level >= 2 && y < k->y + k->h && !g->lost && !g->inaccessible) {
 			l = (struct line){0};
 			line_detail(&l, m, g, f->utf8);
-			draw_line(f, &l, y++, k->x + 2, k->w - 2, ST_NORMAL);
+			draw_line(f, &l, y++, k->x + 2, k->w - 2, ST_NORMAL, NULL);
 		}
 		if (k->level >= 3 && y < k->y + k->h && !g->lost && !g->inaccessible) {
 			l = (struct line){0};
 			line_lease(&l, m, g, f->utf8);
-			draw_line(f, &l, y++, k->x + 2, k->w - 2, ST_NORMAL);
+			draw_line(f, &l, y++, k->x + 2, k->w - 2, ST_NORMAL, NULL);
 		}
 		y = k->y + k->level;
 		if (k->graph_h && y < k->y + k->h)
@@ -375,7 +423,13 @@ void tui_render_header(struct tui_frame *f, const struct tui_model *m, const str
 		snprintf(buf, sizeof buf, "CUDA N/A");
 	add(&l, IT_TEXT, ST_HEAD, 25, buf, f->utf8);
 	if (m->lv && m->lv->present) {
-		snprintf(buf, sizeof buf, "%zu leased, %zu waiting", m->lv->nleases, m->lv->nqueue);
+		/* GPUs, not leases: a lease of two GPUs is two GPUs nobody else gets; those held by
+		 * a process no record names are held all the same. */
+		size_t ngpus = m->lv->nheld;
+		for (size_t i = 0; i < m->lv->nleases; i++)
+			ngpus += m->lv->leases[i].ngpus;
+		snprintf(buf, sizeof buf, "%zu GPU%s leased, %zu waiting", ngpus, ngpus == 1 ? "" : "s",
+			 m->lv->nqueue);
 		add(&l, IT_TEXT, ST_HEAD, 50, buf, f->utf8);
 	}
 	struct tm tm;
@@ -384,6 +438,6 @@ void tui_render_header(struct tui_frame *f, const struct tui_model *m, const str
 	snprintf(buf, sizeof buf, "every %gs  %s ", v->delay, when);
 	int rw = (int)strlen(buf);
 	int x = tui_put(f, 0, 0, 1, ST_HEAD, false, " ");
-	draw_line(f, &l, 0, x, f->cols - rw - 2 > 0 ? f->cols - rw - 2 : 0, ST_HEAD);
+	draw_line(f, &l, 0, x, f->cols - rw - 2 > 0 ? f->cols - rw - 2 : 0, ST_HEAD, NULL);
 	tui_put(f, 0, f->x[0], f->cols - f->x[0], ST_HEAD, true, buf);
 }
