@@ -1,12 +1,40 @@
 /* keys.c: what a key does to top's view (pure: what needs the machine or another process,
- * signalling, releasing, reading a process's details, is returned as an action for act.c).
- * Every key here is listed in tui_help (a unit test holds the two together). */
+ * signalling, releasing, reading a process's details, is returned as an action for act.c), and
+ * the help: every key here is listed in tui_help, beside them (a unit test holds the two
+ * together). */
 #include "tui/curses.h"
 #include "tui/tui.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+/* At most 21 lines of at most 79 columns: the whole help on an 80x24 terminal (the header, the
+ * title and the footer take 3 rows); t5009 reads it there. */
+const char *const tui_help[] = {
+	"q  Q  F10       quit (also Ctrl-C)",
+	"?  h  F1        this help (q or ? closes it too)",
+	"Esc             close a prompt, the help or the details; clear a message",
+	"Up Down PgUp PgDn Home End   move in the pane that has the focus",
+	"Tab Shift-Tab   move the focus between the processes and the GPUs",
+	"<  >  F6  I     sort by the column to the left / right; I inverts the order",
+	"M  S  P  T  N   sort by GPU memory, SM use, host CPU, run time, pid",
+	"/               filter: processes whose command, user or pid contains the text",
+	"u  g            only a user's processes / those on GPUs (e.g. 0,2); empty: all",
+	"m  c            only my processes (on / off) / clear every filter",
+	"t               tree view: each job's processes under their parent (on / off)",
+	"Enter  i        details of the selected process: command line, environment,",
+	"                CUDA visibility and what gpuctl doctor --pid finds",
+	"k  F9           signal the selected process through gpuctl kill's safe path:",
+	"                SIGTERM, then SIGKILL after the grace period; your own only",
+	"                (root types the owner's name to confirm)",
+	"G  H            history graphs of the selected GPU / of every GPU (on / off)",
+	"R               release your env lease on the selected GPU",
+	"Ctrl-L          draw the whole screen again",
+	"Red from 90%, yellow from 50%, yours bold (NO_COLOR, --color=never: no colour).",
+	"N/A: the driver gives no value; '-': no utilisation sample for 1 s (idle, MIG).",
+	NULL,
+};
 
 enum { KEY_ESC = 27, KEY_CTRL_L = 12, KEY_CTRL_U = 21, KEY_DEL = 127, KEY_CTRL_H = 8 };
 

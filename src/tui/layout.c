@@ -4,7 +4,8 @@
  * third of the screen: one line per GPU (the bars and the numbers that matter most), two (fan,
  * clocks, encoder/decoder, PCIe), three (lease, throttle reasons); history graphs add lines.
  * On a wide terminal cards go side by side. What does not fit scrolls. The process columns are
- * chosen by priority for the width; the command takes what is left. */
+ * chosen by priority for the width; the command takes what is left. An overlay (the help, the
+ * details) is its lines wrapped to the width at word boundaries, scrolled within them. */
 #include "tui/tui.h"
 
 #include <stdlib.h>
@@ -166,6 +167,61 @@ static void place_columns(struct tui_layout *L, const struct tui_model *m)
 	}
 }
 
+/* ---- the overlays: their text wrapped to the width ---- */
+
+void tui_overlay_open(struct tui_overlay_text *o, const struct tui_view *v, int cols, bool utf8)
+{
+	*o = (struct tui_overlay_text){0};
+	if (v->overlay == OV_HELP) {
+		o->title = "gpuctl top: keys (Esc, q or ? closes; arrows scroll)";
+		while (tui_help[o->n] && o->n < ARRAY_SIZE(o->lines))
+			o->lines[o->n] = tui_help[o->n], o->n++;
+	} else {
+		o->title = "Process details (Esc closes; arrows scroll)";
+		o->copy = xstrdup(v->info.buf ? v->info.buf : "");
+		for (char *t = o->copy; t && o->n < ARRAY_SIZE(o->lines); ) {
+			char *nl = strchr(t, '\n');
+			if (nl)
+				*nl = '\0';
+			o->lines[o->n++] = t;
+			t = nl ? nl + 1 : NULL;
+		}
+	}
+	size_t cap = 0;
+	for (size_t i = 0; i < o->n; i++) {
+		const char *s = o->lines[i];
+		int indent = 0;
+		do {
+			size_t next, len = tui_wrap(s, cols - 1 - indent, utf8, &next);
+			if (o->np == cap)
+				o->p = xrealloc(o->p, (cap = cap ? 2 * cap : 64) * sizeof *o->p);
+			o->p[o->np++] = (struct tui_overlay_line){s, len, indent};
+			s += next;
+			indent = 4;
+		} while (*s);
+	}
+}
+
+void tui_overlay_close(struct tui_overlay_text *o)
+{
+	free(o->copy);
+	free(o->p);
+}
+
+/* How far the open overlay scrolls: its wrapped lines past the rows it has under its title,
+ * above the footer (0 when it fits). */
+static int overlay_scroll_max(const struct tui_layout *L, const struct tui_view *v)
+{
+	if (v->overlay == OV_NONE || L->too_small)
+		return 0;
+	struct tui_overlay_text o;
+	tui_overlay_open(&o, v, L->cols, v->utf8);
+	int body = L->footer_y - 2;
+	int max = body > 0 && o.np > (size_t)body ? (int)(o.np - (size_t)body) : 0;
+	tui_overlay_close(&o);
+	return max;
+}
+
 void tui_layout(struct tui_layout *L, int rows, int cols, const struct tui_model *m,
 		struct tui_view *v)
 {
@@ -214,6 +270,11 @@ void tui_layout(struct tui_layout *L, int rows, int cols, const struct tui_model
 		else if (v->proc_top > m->nshown - (size_t)pr)
 			v->proc_top = m->nshown - (size_t)pr;
 	}
+	/* And the overlay's scroll within its text, so that Up acts at once after Down went past
+	 * the end. */
+	int omax = overlay_scroll_max(L, v);
+	if (v->ov_scroll > omax)
+		v->ov_scroll = omax;
 }
 
 int tui_proc_rows(const struct tui_layout *L)

@@ -7,37 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const tui_help[] = {
-	"q  Q  F10       quit (also Ctrl-C)",
-	"?  h  F1        this help (q or ? closes it too)",
-	"Esc             close a prompt, the help or the details; clear a message",
-	"Up Down PgUp PgDn Home End   move in the pane that has the focus",
-	"Tab Shift-Tab   move the focus between the processes and the GPUs",
-	"<  >  F6        sort by the column to the left / right",
-	"I               invert the sort order",
-	"M  S  P  T  N   sort by GPU memory, SM use, host CPU, run time, pid",
-	"/               filter: processes whose command, user or pid contains the text",
-	"u               only one user's processes (empty: everyone's)",
-	"g               only processes on these GPUs (indices, e.g. 0,2; empty: all)",
-	"m               only my processes (on / off)",
-	"c               clear every filter",
-	"t               tree view: each job's processes under their parent (on / off)",
-	"Enter  i        details of the selected process: command line, environment,",
-	"                CUDA visibility and what gpuctl doctor --pid finds",
-	"k  F9           signal the selected process through gpuctl kill's safe path:",
-	"                SIGTERM, then SIGKILL if it still runs after the grace period;",
-	"                your own only (root types the owner's name to confirm)",
-	"G               history graph of the selected GPU's use and memory (on / off)",
-	"H               history graphs of every GPU (on / off)",
-	"R               release your env lease on the selected GPU",
-	"Ctrl-L          draw the whole screen again",
-	"",
-	"Colours: red from 90%, yellow from 50%; your processes are bold; NO_COLOR or",
-	"--color=never turn colour off. A value the driver does not give is N/A; '-' is",
-	"a process without a utilisation sample in the last second (idle, or MIG).",
-	NULL,
-};
-
 static const char *const col_title[] = {
 	[COL_USER] = "USER", [COL_PID] = "PID", [COL_GPU] = "GPU", [COL_GMEM] = "GMEM",
 	[COL_SM] = "SM%", [COL_MEM] = "MEM%", [COL_ENC] = "ENC%", [COL_DEC] = "DEC%",
@@ -260,29 +229,27 @@ static void footer(struct tui_frame *f, const struct tui_layout *L, const struct
 	}
 }
 
-/* Lines of text over the body, wrapped to the width (continuations indented), from wrapped
- * line `scroll` on. */
-static void overlay(struct tui_frame *f, const struct tui_layout *L, const char *title,
-		    const char *const *lines, size_t n, int scroll)
+/* The overlay over the body, from wrapped line v->ov_scroll on (tui_layout keeps it within
+ * the text). While lines are left below, the last row says how many and how to
+ * reach them: the help reads whole at 80x24, a smaller terminal scrolls it. */
+static void overlay(struct tui_frame *f, const struct tui_layout *L, const struct tui_view *v)
 {
+	struct tui_overlay_text o;
+	tui_overlay_open(&o, v, f->cols, f->utf8);
 	int y = 1, bottom = L->footer_y;
-	tui_put(f, y++, 0, f->cols, ST_TITLE, false, title);
-	for (size_t i = 0; i < n && y < bottom; i++) {
-		const char *s = lines[i];
-		int indent = 0;
-		do {
-			size_t len = tui_cut(s, f->cols - 1 - indent, f->utf8);
-			if (scroll > 0) {
-				scroll--;
-			} else {
-				char *part = xstrndup(s, len);
-				tui_put(f, y++, 1 + indent, -1, ST_NORMAL, false, part);
-				free(part);
-			}
-			s += len;
-			indent = 4;
-		} while (*s && y < bottom);
+	tui_put(f, y++, 0, f->cols, ST_TITLE, false, o.title);
+	for (size_t at = v->ov_scroll > 0 ? (size_t)v->ov_scroll : 0; at < o.np && y < bottom; at++) {
+		if (y == bottom - 1 && o.np - at > 1) {
+			char more[96];
+			snprintf(more, sizeof more, "... %zu more lines below: Down, PgDn", o.np - at);
+			tui_put(f, y++, 1, -1, ST_DIM, false, more);
+			break;
+		}
+		char *part = xstrndup(o.p[at].s, o.p[at].len);
+		tui_put(f, y++, 1 + o.p[at].indent, -1, ST_NORMAL, false, part);
+		free(part);
 	}
+	tui_overlay_close(&o);
 }
 
 void tui_render(struct tui_frame *f, const struct tui_layout *L, const struct tui_model *m,
@@ -296,25 +263,8 @@ void tui_render(struct tui_frame *f, const struct tui_layout *L, const struct tu
 		return;
 	}
 	tui_render_header(f, m, v, L);
-	if (v->overlay == OV_HELP) {
-		size_t n = 0;
-		while (tui_help[n])
-			n++;
-		overlay(f, L, "gpuctl top: keys (Esc, q or ? closes; arrows scroll)", tui_help, n,
-			v->ov_scroll);
-	} else if (v->overlay == OV_INFO) {
-		const char *lines[512];
-		size_t n = 0;
-		char *copy = xstrdup(v->info.buf ? v->info.buf : "");
-		for (char *t = copy; t && n < ARRAY_SIZE(lines); ) {
-			char *nl = strchr(t, '\n');
-			if (nl)
-				*nl = '\0';
-			lines[n++] = t;
-			t = nl ? nl + 1 : NULL;
-		}
-		overlay(f, L, "Process details (Esc closes; arrows scroll)", lines, n, v->ov_scroll);
-		free(copy);
+	if (v->overlay != OV_NONE) {
+		overlay(f, L, v);
 	} else {
 		tui_render_gpus(f, L, m, v);
 		proc_pane(f, L, m, v);

@@ -88,6 +88,24 @@ size_t tui_cut(const char *s, int w, bool utf8)
 	return (size_t)(p - s);
 }
 
+size_t tui_wrap(const char *s, int w, bool utf8, size_t *next)
+{
+	size_t cut = tui_cut(s, w, utf8), end = cut, lead = strspn(s, " ");
+	if (s[cut] && s[cut] != ' ') {
+		/* Mid-word: back to the last space after the line's own indent, if there is one; a
+		 * word longer than the line is broken where the line ends. */
+		size_t sp = cut;
+		while (sp > lead && s[sp - 1] != ' ')
+			sp--;
+		if (sp > lead)
+			end = cut = sp;
+	}
+	while (end > lead && s[end - 1] == ' ')
+		end--;
+	*next = cut + strspn(s + cut, " ");
+	return end;
+}
+
 /* Appends s cut to at most w columns; returns the columns used. */
 static int fit(struct strbuf *sb, const char *s, int w, bool utf8)
 {

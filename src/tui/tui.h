@@ -3,10 +3,11 @@
  * to curses, and only act.c and cmd/top.c do I/O.
  *   text.c     frames (rows of styled text), display widths, bars, graphs, number formats
  *   model.c    what a refresh gave: GPU history, process rows, filter/sort/tree order
- *   layout.c   where things go at a given size, which columns fit, what to read from NVML
+ *   layout.c   where things go at a given size, which columns fit, what to read from NVML, the
+ *              overlays' lines wrapped to the width
  *   gpus.c     the GPU cards and the header; procs.c the process table, queue, footer, help and
  *              details overlays
- *   keys.c     what a key does to the view
+ *   keys.c     what a key does to the view, and the help that lists every key
  *   act.c      the actions: signal a process (machine/kill.c's safe path), release a lease,
  *              details
  *   draw.c     the frame on the terminal through curses (curses.c loads ncurses)
@@ -60,6 +61,10 @@ char *tui_frame_text(const struct tui_frame *f);
 int tui_width(const char *s, bool utf8);
 /* Bytes of s that fit in w columns (at least one character, so that wrapping always advances). */
 size_t tui_cut(const char *s, int w, bool utf8);
+/* One line of s wrapped to w columns, at a word boundary (a word longer than the line is broken
+ * where the line ends): returns the bytes to show (spaces at the break left out), *next where the
+ * next line starts (past the spaces). Always advances while s is not empty. */
+size_t tui_wrap(const char *s, int w, bool utf8, size_t *next);
 /* "[|||||||    98%]" in w columns: frac of the bar filled (< 0: unknown, no bar), label inside
  * at the right. */
 void tui_bar(struct tui_frame *f, int y, int x, int w, double frac, const char *label,
@@ -234,6 +239,25 @@ unsigned tui_refresh_needs(const struct tui_layout *L);
 /* Process rows that fit the pane. */
 int tui_proc_rows(const struct tui_layout *L);
 
+/* The open overlay (the help, or the details) laid out: its lines wrapped to cols at word
+ * boundaries, a piece per screen line, continuations indented. tui_layout keeps v->ov_scroll
+ * within them (Up acts at once after Down went past the end). */
+struct tui_overlay_line {
+	const char *s;               /* into the help, or into copy */
+	size_t len;
+	int indent;
+};
+struct tui_overlay_text {
+	const char *title;
+	char *copy;                  /* the details, split in place */
+	const char *lines[512];
+	size_t n;
+	struct tui_overlay_line *p;
+	size_t np;
+};
+void tui_overlay_open(struct tui_overlay_text *o, const struct tui_view *v, int cols, bool utf8);
+void tui_overlay_close(struct tui_overlay_text *o);
+
 /* ---- gpus.c, procs.c: the frame ---- */
 
 void tui_render(struct tui_frame *f, const struct tui_layout *L, const struct tui_model *m,
@@ -242,13 +266,14 @@ void tui_render_gpus(struct tui_frame *f, const struct tui_layout *L, const stru
 		     const struct tui_view *v);
 void tui_render_header(struct tui_frame *f, const struct tui_model *m, const struct tui_view *v,
 		       const struct tui_layout *L);
-/* The help overlay's lines: every key (tests check that each key handled is listed). */
-extern const char *const tui_help[];
 /* The short names of clock event (throttle) reasons, with the active ones of mask (idle left
  * out: an idle GPU is not throttled) written to buf; false when none. */
 bool tui_throttle_text(uint64_t mask, char *buf, size_t n, bool brief);
 
 /* ---- keys.c: what a key does ---- */
+
+/* The help overlay's lines: every key (tests check that each key handled is listed). */
+extern const char *const tui_help[];
 
 enum tui_action {
 	ACT_NONE,        /* nothing changed */
