@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # t5008-python-options.sh: gpuctl.lease() takes every lease option of `gpuctl run` and `env`
 # (src/cmd/leaseopts.h) as a keyword: max_util, ignore_usage, prefer, uuid, dry_run beside the
-# older ones, each checked in Python with an error that names the keyword; NoFreeGPU's advice
-# names the keywords (wait=True, ignore_usage=True), not the command line's flags; and the
-# exceptions are gpuctl's own (gpuctl.NoFreeGPU in a traceback, the class `except` catches).
+# older ones, each checked in Python with an error that names the keyword; NoFreeGPU's advice,
+# and a value gpuctl refuses, name the keywords (wait=True, ignore_usage=True), not the command
+# line's flags; and the exceptions are gpuctl's own (gpuctl.NoFreeGPU in a traceback, the class
+# `except` catches).
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 17
+plan 20
 
 # Four GPUs: 0 busy by its load alone (20% > the daemon's 10%), 1 and 2 free (2 with the most
 # free memory, 1 the least loaded), 3 with memory used by a process that holds no lease.
@@ -67,6 +68,8 @@ attempt("bad-max_util", max_util=101)
 attempt("bad-max_util-type", max_util="50")
 attempt("bad-prefer", prefer="fast")
 attempt("bad-ignore_usage", ignore_usage="yes")
+attempt("bad-wait", wait=0)
+attempt("refused-wait", wait="soon")
 names = ("Error", "NoFreeGPU", "WaitTimeout", "BinaryNotFound", "CudaAlreadyInitialized")
 print("modules", " ".join(getattr(gpuctl, n).__module__ + "." + getattr(gpuctl, n).__qualname__
                           for n in names))
@@ -102,6 +105,15 @@ check_eq "prefer not one of gpuctl's: ValueError listing them" \
 	"$(res bad-prefer)"
 check_eq "ignore_usage not a bool: TypeError" "TypeError \"ignore_usage: True or False, not 'yes'\"" \
 	"$(res bad-ignore_usage)"
+check_eq "wait not above 0: ValueError" \
+	"ValueError \"wait: seconds above 0, a duration such as '30m', or True (as long as it takes), not 0\"" \
+	"$(res bad-wait)"
+msg refused-wait >"$TMP/refused.msg"
+check_grep "a value gpuctl refuses: its words, naming the keyword" \
+	"^gpuctl env: wait wants a duration such as 90, 30s, 5m or 2h \(at most [0-9]+h; wait=True waits as long as it takes\), not 'soon'$" \
+	"$TMP/refused.msg"
+check_eq "and no command line's --help to try, but the keywords' help" \
+	"help(gpuctl.lease) lists the keywords. 0" "$(tail -1 "$TMP/refused.msg") $(grep -c -- '--' "$TMP/refused.msg")"
 check_eq "the exceptions are gpuctl's own (module gpuctl)" \
 	"gpuctl.Error gpuctl.NoFreeGPU gpuctl.WaitTimeout gpuctl.BinaryNotFound gpuctl.CudaAlreadyInitialized" \
 	"$(res modules)"

@@ -11,7 +11,9 @@ import signal
 import subprocess
 import sys
 
-# The exit codes the README documents (its "Exit status" table) that get a class of their own.
+# The exit codes of the README's "Exit status" table that get a class of their own (10, 11), or
+# whose message lease() tells in its keywords (2: a value gpuctl refused).
+EXIT_USAGE = 2
 EXIT_BUSY = 10
 EXIT_TIMEOUT = 11
 

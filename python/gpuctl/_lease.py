@@ -162,8 +162,13 @@ def _wait_arg(wait):
         raise ValueError("wait=False: leave wait out (None) for your configured default, which "
                          "is not to wait unless your gpuctl config says otherwise")
     if isinstance(wait, (int, float)):
-        return _arg("wait", "%rs" % wait)  # gpuctl checks the value
-    return _arg("wait", wait)
+        if not wait > 0:
+            raise ValueError("wait: seconds above 0, a duration such as '30m', or True (as long "
+                             "as it takes), not %r" % (wait,))
+        return _arg("wait", "%rs" % wait)
+    if not isinstance(wait, str):
+        raise TypeError("wait: True, seconds, or a duration such as '30m', not %r" % (wait,))
+    return _arg("wait", wait)  # gpuctl reads the duration
 
 
 def _call_text(n, kwargs):
@@ -186,15 +191,35 @@ _SHORT = {"-n": "count", "-g": "gpus"}
 _FLAG_RE = re.compile(r"(?<![\w-])(--[a-z][a-z-]*[a-z]|-[ng])(?![\w-])")
 
 
-def _advice(message):
-    """gpuctl's message with the options its advice names (the last line: "Use --wait to
-    queue, or --ignore-usage to ...") told as lease()'s keywords: wait=True, ignore_usage=True.
-    Only that line, which gpuctl writes from its own words; the lines above it may quote names
-    other users chose, which are left exactly as they are."""
-    words = {"--" + opt: kw + ("=True" if flag else "") for kw, opt, flag in OPTIONS}
+def _keywords(line, advice):
+    """The gpuctl options a line of gpuctl's names, told as lease()'s keywords, outside single
+    quotes (a value quoted back is left as it was given): in advice, what to pass (--wait:
+    wait=True, --max-util: max_util); in a refusal, the keyword refused (--wait: wait)."""
+    words = {"--" + opt: kw + ("=True" if flag and advice else "") for kw, opt, flag in OPTIONS}
     words.update({short: words["--" + long] for short, long in _SHORT.items()})
-    head, sep, last = message.rpartition("\n")
-    return head + sep + _FLAG_RE.sub(lambda m: words.get(m.group(1), m.group(1)), last)
+
+    def told(text):
+        text = text.replace("--wait alone", "wait=True")  # "--wait alone waits as long as ..."
+        return _FLAG_RE.sub(lambda m: words.get(m.group(1), m.group(1)), text)
+    parts = re.split(r"('[^']*')", line)
+    return "".join(p if i % 2 else told(p) for i, p in enumerate(parts))
+
+
+def _in_python(e):
+    """gpuctl's message as a Python caller reads it: NoFreeGPU's advice (its last line: "Use
+    --wait to queue, or --ignore-usage to ...") and a refused value's line (exit 2: "--wait
+    wants a duration ...") in lease()'s keywords, and no `gpuctl env --help` to try. Only those
+    lines, which gpuctl writes from its own words: the lines between may quote names other users
+    chose, which are left exactly as they are."""
+    lines = e.message.split("\n")
+    if e.code == _binary.EXIT_BUSY:
+        lines[-1] = _keywords(lines[-1], True)
+    elif e.code == _binary.EXIT_USAGE:
+        lines = [line for line in lines if line and not line.startswith("Try `gpuctl ")]
+        lines[0] = _keywords(lines[0], False)
+        lines.append("help(gpuctl.lease) lists the keywords.")
+    e.message = "\n".join(lines)
+    e.args = (e.message,)
 
 
 def _check_options(n, min_free_memory, max_util, prefer, flags, texts):
@@ -376,9 +401,9 @@ def lease(n=None, *, gpus=None, min_free_memory=None, max_util=None, prefer=None
         env = _unwind(os.environ)
     try:
         granted = _parse(_binary.run(args, env=env, on_interrupt=_give_back))
-    except _binary.NoFreeGPU as e:
-        e.message = _advice(e.message)  # the advice as this call's keywords, not the CLI's
-        e.args = (e.message,)
+    except Error as e:
+        if e.code in (_binary.EXIT_BUSY, _binary.EXIT_USAGE):
+            _in_python(e)  # the advice in this call's keywords, not the command line's
         raise
     if dry_run:
         uuids = [u for u in granted.get("GPUCTL_LEASE_GPUS", "").split(",") if u]
