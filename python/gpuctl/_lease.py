@@ -180,7 +180,7 @@ def _call_text(n, kwargs):
 
 # lease()'s keywords and the `gpuctl env` options they stand for (src/cmd/leaseopts.h, the
 # options `run`, `env` and `submit` share): True for a flag. The arguments are built from this
-# table, and gpuctl's advice is told back in these keywords (_advice).
+# table, and gpuctl's words about the options are told back in these keywords (_keywords).
 OPTIONS = (("n", "count", False), ("gpus", "gpus", False),
            ("min_free_memory", "min-free-memory", False), ("max_util", "max-util", False),
            ("prefer", "prefer", False), ("ignore_usage", "ignore-usage", True),
