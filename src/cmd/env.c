@@ -72,6 +72,35 @@ static void hold(struct grant *g, pid_t bound, unsigned long long start, int rea
 	_exit(0); /* the lease ends with this process's descriptors */
 }
 
+/* The shell env was run from: its parent, unless that is a subshell the shell forked to run it.
+ * bash forks one for `x=$(gpuctl env 2>&1)` or `docker run $(gpuctl env --format=docker
+ * 2>/dev/null) IMAGE` (a command substitution with a redirection, or a pipeline) and it exits a
+ * moment after env does: bound to it, the lease would end at once while the shell goes on using
+ * the GPUs, and the daemon would give them to the next job. Such copies are walked past up to the
+ * shell they were forked from (a `( ... )` subshell too: its lease lives as long as the shell,
+ * longer than needed but never shorter). 0 with why set: cannot tell, and guessing either way
+ * could be wrong. */
+static pid_t invoking_shell(char *why, size_t len)
+{
+	pid_t p = getppid();
+	for (int depth = 0; depth < 64; depth++) {
+		struct pid_stat st;
+		if (!pid_stat((unsigned)p, &st) || st.ppid <= 1)
+			return p;
+		int forked = pid_is_fork_of((unsigned)p, (unsigned)st.ppid);
+		if (forked < 0) {
+			snprintf(why, len, "cannot tell which shell the lease is for: process %d looks like "
+				 "a subshell of process %d, but their memory maps cannot be read to be sure; "
+				 "name the shell: eval \"$(gpuctl env --hold-pid $$ ...)\"", (int)p, st.ppid);
+			return 0;
+		}
+		if (!forked)
+			return p;
+		p = st.ppid;
+	}
+	return p;
+}
+
 /* POSIX sh (and bash, zsh): in single quotes nothing is special but the quote itself. */
 static void quote_sh(struct strbuf *sb, const char *v)
 {
@@ -160,10 +189,17 @@ static int env_cmd(struct cmd *c)
 {
 	static const char *const formats[] = {"sh", "fish", "json", "docker", NULL}; /* enum fmt */
 	struct lease_opts o = {.rq = {.max_util = -1, .prefer = -1, .kind = "env", .who = "gpuctl env"}};
-	unsigned long bound = (unsigned long)getppid();
+	unsigned long bound = 0;
 	int fmt = args_choice(&c->args, O_FORMAT, formats, F_SH);
 	if (fmt < 0 || !args_uint(&c->args, O_HOLD, 1, INT_MAX, &bound))
 		return cmd_args_error(c);
+	if (!args_has(&c->args, O_HOLD)) {
+		char why[512];
+		pid_t shell = invoking_shell(why, sizeof why);
+		if (!shell)
+			return cmd_bad_usage(c->entry, "%s", why);
+		bound = (unsigned long)shell;
+	}
 	/* Another user's process may be bound too (harmless: it only decides when this lease ends). */
 	if (args_has(&c->args, O_HOLD) && kill((pid_t)bound, 0) != 0 && errno != EPERM)
 		return cmd_bad_usage(c->entry, "--hold-pid wants the pid of a running process, not '%s'",
@@ -258,7 +294,8 @@ const struct cmd_entry cmd_env_entry = {
 		 "before CUDA starts: in Python, before `import torch` touches the GPU.\n\n"
 		 "  -f, --format sh|fish|json|docker   (docker: --gpus \"device=...\" for\n"
 		 "                             `docker run $(gpuctl env --format=docker) IMAGE`)\n"
-		 "      --hold-pid PID        bind the lease to this process instead of the parent\n"
+		 "      --hold-pid PID        bind the lease to this process instead of the calling shell\n"
+		 "                             (a subshell forked for $(...) is skipped: the shell itself)\n"
 		 LEASE_USAGE,
 	.args = {.shorts = "n:f:q", .longs = longopts, .upper = -1}, /* extra words: a hint, below */
 	.flags = CMD_NVML | CMD_GPUS,

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# t0010-cli.sh: the command line tells the truth (issue 21): env binds its lease to the shell
+# that runs it, also from a command substitution that forks a subshell for a redirection or a
+# pipeline (else the GPUs are given away a moment later), and speaks fish to fish.
+. "$(dirname "$0")/lib/lib.sh"
+. "$ROOT/tests/lib/daemon.sh"
+plan 9
+H=$MACHINES/h100x8.machine
+use_machine "$H"
+daemon_setup
+daemon_start
+
+# env_form NAME SHELL BODY: BODY runs in SHELL with $0 gpuctl, $1 a file and $2 a FIFO: it leases
+# through env, writes "$$ ..." to $1 once the $(...) has returned, and waits on $2. The lease is
+# bound to that shell (the daemon's bound_pid) and ends with it.
+env_form() {
+	local name=$1 sh=$2 body=$3 ended pid
+	ended=$(count_lines "$DLOG" 'lease [0-9a-f]+ ended')
+	rm -f "$TMP/form" "$TMP/go"
+	mkfifo "$TMP/go"
+	"$sh" -c "$body" "$GPUCTL" "$TMP/form" "$TMP/go" &
+	pid=$!
+	await_line '^[0-9]+' "$TMP/form"
+	check_eq "$name: the lease is bound to the shell" "$pid" \
+		"$("$GPUCTL" leases --json | jq -c '[.leases[].bound_pid] | join(",")' -r)"
+	echo go >"$TMP/go"
+	wait $pid
+	wait_ended $((ended + 1))
+	check_eq "$name: released when the shell exits" 0 "$(live_leases)"
+}
+
+env_form 'bash, x=$(env 2>&1)' bash 'x=$("$0" env -q -n 1 2>&1); eval "$x"; echo "$$ $CUDA_VISIBLE_DEVICES" >"$1"; read -r _ <"$2"'
+env_form 'bash, docker $(env --format=docker 2>/dev/null)' bash 'out=$1; docker() { echo "$*" >"$out.docker"; }
+	docker run $("$0" env -q --format=docker 2>/dev/null) img; echo "$$" >"$1"; read -r _ <"$2"'
+check_grep "the docker words" '^run --gpus "device=[0-9]" img$' "$TMP/form.docker"
+if command -v dash >/dev/null; then
+	env_form 'dash, x=$(env 2>&1)' dash 'x=$("$0" env -q -n 1 2>&1); eval "$x"; echo "$$ $CUDA_VISIBLE_DEVICES" >"$1"; read -r _ <"$2"'
+	env_form 'dash, x=$(env | cat)' dash 'x=$("$0" env -q -n 1 | cat); eval "$x"; echo "$$ $CUDA_VISIBLE_DEVICES" >"$1"; read -r _ <"$2"'
+else
+	skip "env from dash" "no dash here" 4
+fi
