@@ -4,7 +4,7 @@
 # pipeline (else the GPUs are given away a moment later), and speaks fish to fish.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 9
+plan 14
 H=$MACHINES/h100x8.machine
 use_machine "$H"
 daemon_setup
@@ -38,4 +38,17 @@ if command -v dash >/dev/null; then
 	env_form 'dash, x=$(env | cat)' dash 'x=$("$0" env -q -n 1 | cat); eval "$x"; echo "$$ $CUDA_VISIBLE_DEVICES" >"$1"; read -r _ <"$2"'
 else
 	skip "env from dash" "no dash here" 4
+fi
+
+# fish: env speaks fish to fish unasked ($argv: gpuctl, the file, the FIFO); --format=sh still
+# forces sh.
+if command -v fish >/dev/null; then
+	env_form 'fish, gpuctl env | source' fish '$argv[1] env -q -n 1 | source; echo $fish_pid $CUDA_VISIBLE_DEVICES >$argv[2]; read -l x <$argv[3]'
+	check_grep "fish: the shell got CUDA_VISIBLE_DEVICES" '^[0-9]+ [0-9]$' "$TMP/form"
+	fish -c '$argv[1] env -q -n 1 --dry-run' "$GPUCTL" >"$TMP/out"
+	check_grep "fish: fish syntax by default" "^set -gx CUDA_VISIBLE_DEVICES '[0-9]';$" "$TMP/out"
+	fish -c '$argv[1] env -q -n 1 --dry-run --format=sh' "$GPUCTL" >"$TMP/out"
+	check_grep "fish: --format=sh forces sh" "^export CUDA_VISIBLE_DEVICES='[0-9]';$" "$TMP/out"
+else
+	skip "env from fish" "no fish here" 5
 fi

@@ -190,7 +190,11 @@ static int env_cmd(struct cmd *c)
 	static const char *const formats[] = {"sh", "fish", "json", "docker", NULL}; /* enum fmt */
 	struct lease_opts o = {.rq = {.max_util = -1, .prefer = -1, .kind = "env", .who = "gpuctl env"}};
 	unsigned long bound = 0;
-	int fmt = args_choice(&c->args, O_FORMAT, formats, F_SH);
+	/* fish runs `gpuctl env | source` itself (it forks no copy of itself for it), and exports
+	 * nothing that says it is fish ($FISH_VERSION is its own): its parent's name tells. */
+	char parent[32];
+	bool fish = pid_comm((unsigned)getppid(), parent, sizeof parent) && !strcmp(parent, "fish");
+	int fmt = args_choice(&c->args, O_FORMAT, formats, fish ? F_FISH : F_SH);
 	if (fmt < 0 || !args_uint(&c->args, O_HOLD, 1, INT_MAX, &bound))
 		return cmd_args_error(c);
 	if (!args_has(&c->args, O_HOLD)) {
@@ -293,7 +297,8 @@ const struct cmd_entry cmd_env_entry = {
 		 "until the calling shell (or --hold-pid PID) exits, or `gpuctl release`. Set them\n"
 		 "before CUDA starts: in Python, before `import torch` touches the GPU.\n\n"
 		 "  -f, --format sh|fish|json|docker   (docker: --gpus \"device=...\" for\n"
-		 "                             `docker run $(gpuctl env --format=docker) IMAGE`)\n"
+		 "                             `docker run $(gpuctl env --format=docker) IMAGE`;\n"
+		 "                             default: fish when run from fish, else sh)\n"
 		 "      --hold-pid PID        bind the lease to this process instead of the calling shell\n"
 		 "                             (a subshell forked for $(...) is skipped: the shell itself)\n"
 		 LEASE_USAGE,

@@ -68,18 +68,24 @@ bool pid_getenv(unsigned pid, const char *const *names, char **values, size_t n,
 	return true;
 }
 
-int pid_is_fork_of(unsigned pid, unsigned parent)
+bool pid_comm(unsigned pid, char *buf, size_t len)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%u/comm", pid);
 	char *comm = read_file(path, NULL);
-	snprintf(path, sizeof path, "/proc/%u/comm", parent);
-	char *pcomm = read_file(path, NULL);
-	int r = comm && pcomm && !strcmp(comm, pcomm) ? -1 : 0;
+	if (comm)
+		snprintf(buf, len, "%.*s", (int)strcspn(comm, "\n"), comm);
 	free(comm);
-	free(pcomm);
-	if (r == 0)
+	return comm != NULL;
+}
+
+int pid_is_fork_of(unsigned pid, unsigned parent)
+{
+	char path[64], comm[32], pcomm[32];
+	if (!pid_comm(pid, comm, sizeof comm) || !pid_comm(parent, pcomm, sizeof pcomm) ||
+	    strcmp(comm, pcomm))
 		return 0;
+	int r = -1;
 	/* The kernel keeps the auxiliary vector exec built in the process's memory map, which fork
 	 * copies: equal vectors (the stack and AT_RANDOM addresses differ between two execs) mean
 	 * pid has run nothing since it was forked from parent. */
