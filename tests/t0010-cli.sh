@@ -4,7 +4,7 @@
 # pipeline (else the GPUs are given away a moment later), and speaks fish to fish.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 14
+plan 16
 H=$MACHINES/h100x8.machine
 use_machine "$H"
 daemon_setup
@@ -52,3 +52,18 @@ if command -v fish >/dev/null; then
 else
 	skip "env from fish" "no fish here" 5
 fi
+
+# gpuctl --help lists every GPUCTL_ variable gpuctl reads: the names getenv'd in src/ (directly or
+# through a macro) and by the Python module. GPUCTL_READY_FD alone is not a user's: gpuctl sets it
+# for the private daemon it starts (base/peer.h).
+"$GPUCTL" --help >"$TMP/help"
+read_names() {
+	grep -rhoE '(getenv|environ\.get|environ\[)\(?"GPUCTL_[A-Z_]+"' "$ROOT/src" "$ROOT/python" | grep -oE 'GPUCTL_[A-Z_]+'
+	grep -rhoE 'getenv\([A-Z_]+\)' "$ROOT/src" | sed 's/getenv(\(.*\))/\1/' | while read -r m; do
+		grep -rhoE "#define $m \"GPUCTL_[A-Z_]+\"" "$ROOT/src" | grep -oE 'GPUCTL_[A-Z_]+'
+	done
+}
+read_names | sort -u | grep -vx GPUCTL_READY_FD >"$TMP/names"
+missing=$(while read -r v; do grep -q "^  $v " "$TMP/help" || echo "$v"; done <"$TMP/names")
+check_eq "--help lists every GPUCTL_ variable read ($(wc -l <"$TMP/names") of them)" "" "$missing"
+check_grep "--help: GPUCTL_STATE_DIR is the private daemon's directory" '^  GPUCTL_STATE_DIR +where your private daemon keeps' "$TMP/help"
