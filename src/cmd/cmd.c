@@ -126,55 +126,24 @@ int cmd_fail(const struct cmd *c, const struct gpu_error *err)
 
 /* ---- lookup ---- */
 
-/* Edits (insert, delete, substitute, swap two neighbours) from a to b; names are short. */
-static size_t distance(const char *a, const char *b)
-{
-	size_t n = strlen(a), m = strlen(b), d[33][33];
-	if (n > 32 || m > 32)
-		return 99;
-	for (size_t i = 0; i <= n; i++)
-		d[i][0] = i;
-	for (size_t j = 0; j <= m; j++)
-		d[0][j] = j;
-	for (size_t i = 1; i <= n; i++)
-		for (size_t j = 1; j <= m; j++) {
-			size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-			if (d[i - 1][j] + 1 < best)
-				best = d[i - 1][j] + 1;
-			if (d[i][j - 1] + 1 < best)
-				best = d[i][j - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-			    d[i - 2][j - 2] + 1 < best)
-				best = d[i - 2][j - 2] + 1;
-			d[i][j] = best;
-		}
-	return d[n][m];
-}
-
 /* "unknown command": with the names within a typo or two of it, when there are any. */
 static void unknown(const struct cmd_entry *const *table, size_t n, const char *name, char *err,
 		    size_t errlen)
 {
-	size_t best = strlen(name) <= 3 ? 1 : 2;
-	struct strbuf sb = {0};
-	for (size_t i = 0; i < n; i++) {
-		const char *names[] = {table[i]->name, table[i]->alias};
-		for (size_t k = 0; k < 2 && !(table[i]->flags & CMD_INTERNAL); k++) {
-			size_t d = names[k] ? distance(name, names[k]) : 99;
-			if (d > best)
-				continue;
-			if (d < best)
-				sb_reset(&sb);
-			best = d;
-			sb_addf(&sb, "%s`gpuctl %s`", sb.len ? " or " : "", names[k]);
+	const char **names = xcalloc(2 * n + 1, sizeof *names);
+	for (size_t i = 0; i < n; i++)
+		if (!(table[i]->flags & CMD_INTERNAL)) {
+			names[2 * i] = table[i]->name;
+			names[2 * i + 1] = table[i]->alias;
 		}
-	}
-	if (sb.len)
+	struct strbuf sb = {0};
+	if (sb_nearest(&sb, name, names, 2 * n, "`gpuctl ", "`"))
 		snprintf(err, errlen, "unknown command '%s'. Did you mean %s? (`gpuctl --help` lists the "
 				      "commands)", name, sb.buf);
 	else
 		snprintf(err, errlen, "unknown command '%s'; `gpuctl --help` lists the commands", name);
 	sb_free(&sb);
+	free(names);
 }
 
 const struct cmd_entry *cmd_find(const struct cmd_entry *const *table, size_t n, const char *name,
