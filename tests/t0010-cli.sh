@@ -4,7 +4,7 @@
 # pipeline (else the GPUs are given away a moment later), and speaks fish to fish.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 25
+plan 34
 H=$MACHINES/h100x8.machine
 use_machine "$H"
 daemon_setup
@@ -83,3 +83,31 @@ check_grep "names the profile meant" "no \[profile trian\] .*; did you mean --pr
 check_exit "--profile far from any" 2 "$GPUCTL" run --profile zzzzzz -- true
 check_grep "says where they are listed" "no \[profile zzzzzz\] in .* \(\`gpuctl config\` lists the profiles\)$" "$TMP/stderr"
 rm "$XDG_CONFIG_HOME/gpuctl/config"
+
+# kill --pid of no GPU process: an error that names it (exit 2), and nothing signalled even when
+# another pid of the list is a GPU process.
+check_exit "kill --pid of no process" 2 "$GPUCTL" kill --pid 99999999
+check_grep "says there is no such process" '^gpuctl kill: --pid 99999999: no such process' "$TMP/stderr"
+"$B/sleeper" & sl=$!
+await_line "^$sl\$" "$SLEEPER_READY"
+CUDA_VISIBLE_DEVICES=1 "$B/workload" --mem 1000 & wl=$!
+await_workload $wl
+check_exit "kill --pid of a process on no GPU" 2 "$GPUCTL" kill --pid $wl,$sl
+check_grep "says it is not a GPU process" "^gpuctl kill: --pid $sl: process $sl \(sleeper\) is not a GPU process" "$TMP/stderr"
+check "and signals nothing" kill -0 $wl
+check_exit "kill --pid of the GPU process alone" 0 "$GPUCTL" kill --pid $wl
+wait $wl 2>/dev/null
+kill $sl; wait $sl 2>/dev/null || :
+
+# Short letters: one meaning each across the commands (every command's --help, "-X, --long"),
+# but for the exceptions the README lists (status -l is nvidia-smi's loop and release -l the
+# lease; logs -n and -f are tail's; kill -n is --dry-run); --user and --mine are -u and -m
+# wherever they are offered.
+cmds=$("$GPUCTL" --help | awk '/^Commands:/{f=1;next} f&&/^  [a-z]/{print $1} f&&/^$/{exit}')
+for c in $cmds; do "$GPUCTL" $c --help | grep -oE '^ +(-[A-Za-z], )?--[a-z-]+' | sed -E "s/^ +//; s/^/$c /"; done >"$TMP/opts"
+clash=$(awk 'NF==3{print $2, $3}' "$TMP/opts" | sort -u | awk '{n[$1]++; l[$1]=l[$1] " " $2} END{for (k in n) if (n[k] > 1) print k l[k]}' |
+	grep -vxE -- '-n, --count --dry-run --lines|-l, --lease --loop|-f, --follow --format' | sort)
+check_eq "a short letter means one thing (but the README's exceptions)" "" "$clash"
+bare=$(awk '$NF == "--user" || $NF == "--mine" { if (NF == 2) print $1, $2 }' "$TMP/opts")
+check_eq "--user and --mine have -u and -m wherever offered" "" "$bare"
+check_exit "top -u NAME -m" 0 "$GPUCTL" top -u nobody -m --help
