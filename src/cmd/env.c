@@ -1,6 +1,7 @@
 /* env.c: `eval "$(gpuctl env -n 1)"`: lease GPUs for an interactive shell or notebook and
  * print the exports. A small background holder keeps the lease's descriptors; it ends, and the
  * lease with it, when the shell it is bound to exits or on `gpuctl release`. */
+#include "base/escape.h"
 #include "base/json.h"
 #include "cmd/leaseopts.h"
 #include "machine/pid.h"
@@ -101,18 +102,6 @@ static pid_t invoking_shell(char *why, size_t len)
 	return p;
 }
 
-/* POSIX sh (and bash, zsh): in single quotes nothing is special but the quote itself. */
-static void quote_sh(struct strbuf *sb, const char *v)
-{
-	sb_addc(sb, '\'');
-	for (const char *p = v; *p; p++)
-		if (*p == '\'')
-			sb_adds(sb, "'\\''");
-		else
-			sb_addc(sb, *p);
-	sb_addc(sb, '\'');
-}
-
 /* fish: in single quotes, backslash escapes a quote and a backslash; nothing else is special. */
 static void quote_fish(struct strbuf *sb, const char *v)
 {
@@ -163,7 +152,7 @@ static void print_exports(char **env, enum fmt fmt, const struct grant *g, bool 
 		*eq = '\0';
 		if (fmt == F_SH) {
 			sb_addf(&sb, "export %s=", *p);
-			quote_sh(&sb, eq + 1);
+			sh_quote(&sb, eq + 1); /* also bash and zsh */
 			sb_adds(&sb, ";\n");
 		} else if (fmt == F_FISH) {
 			sb_addf(&sb, "set -gx %s ", *p);
