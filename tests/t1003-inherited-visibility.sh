@@ -4,7 +4,8 @@
 # ('0-2' is read as 0) refuses the lease with map's own words (exit 2), a warning is said.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 12
+. "$ROOT/tests/lib/jobs.sh"
+plan 14
 use_machine "$MACHINES/h100x8.machine"
 daemon_setup
 daemon_start
@@ -18,6 +19,9 @@ CUDA_VISIBLE_DEVICES=0-2 check_exit "env with '0-2': refused" 2 "$GPUCTL" env -q
 check_eq "env: nothing exported" "" "$(cat "$TMP/stdout")"
 check_grep "env: map's words" "^gpuctl env: your CUDA_VISIBLE_DEVICES='0-2': error \[range\]" "$TMP/stderr"
 check_eq "nothing was leased" 0 "$(live_leases)"
+# submit: the job's environment is the submit's, and its runner refuses it the same way.
+CUDA_VISIBLE_DEVICES=0-2 check_exit "submit with '0-2': refused" 2 "$GPUCTL" submit -- true
+check_grep "submit: map's words" "^gpuctl submit: your CUDA_VISIBLE_DEVICES='0-2': error \[range\]" "$TMP/stderr"
 
 # A warning of map's: the lease goes ahead among what CUDA sees (GPU 1: 'x' ends the list), and
 # says why.
