@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # t0010-cli.sh: the command line tells the truth (issue 21): env binds its lease to the shell
 # that runs it, also from a command substitution that forks a subshell for a redirection or a
-# pipeline (else the GPUs are given away a moment later), and speaks fish to fish.
+# pipeline (else the GPUs are given away a moment later), and speaks fish to fish; --help lists
+# every variable gpuctl reads; config keys, sections and profiles get a did-you-mean; kill --pid
+# of no GPU process is an error; a short letter means one thing across the commands.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
 plan 34
