@@ -6,7 +6,7 @@
 # of no GPU process is an error; a short letter means one thing across the commands.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 34
+plan 36
 H=$MACHINES/h100x8.machine
 use_machine "$H"
 daemon_setup
@@ -40,6 +40,25 @@ if command -v dash >/dev/null; then
 	env_form 'dash, x=$(env | cat)' dash 'x=$("$0" env -q -n 1 | cat); eval "$x"; echo "$$ $CUDA_VISIBLE_DEVICES" >"$1"; read -r _ <"$2"'
 else
 	skip "env from dash" "no dash here" 4
+fi
+
+# Unsure which shell it is (env's parent looks like a copy of its own parent, but their maps
+# cannot be read: a process made non-dumpable, seen by another user than root), env refuses and
+# names --hold-pid $$, instead of guessing.
+if can_switch; then
+	as_nobody python3 -c '
+import ctypes, os, subprocess, sys
+pid = os.fork()
+if pid == 0:
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE: /proc/PID/auxv is root'"'"'s now
+    r = subprocess.run([sys.argv[1], "env", "-q", "-n", "1"], stderr=subprocess.PIPE, text=True)
+    sys.stderr.write(r.stderr)
+    os._exit(r.returncode)
+sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))' "$GPUCTL" 2>"$TMP/err"
+	check_eq "unsure of the shell: refused (exit 2)" 2 $?
+	check_grep "and names --hold-pid \$\$" 'cannot tell which shell the lease is for: .*eval "\$\(gpuctl env --hold-pid \$\$ \.\.\.\)"' "$TMP/err"
+else
+	skip "env unsure of its shell" "needs root to act as a second user (nobody)" 2
 fi
 
 # fish: env speaks fish to fish unasked ($argv: gpuctl, the file, the FIFO); --format=sh still
