@@ -127,7 +127,7 @@ printf '[defaults]\nreserved_gpus = 7\n[daemon]\nqueue = fifo\nfree_max_util = 2
 check_exit "gpuctl config with a system file" 0 env -u GPUCTL_CONFIG_NOSYSTEM GPUCTL_SYSTEM_CONFIG="$SYS" "$GPUCTL" config
 check_grep "a [daemon] key with its file and line" "^file:$SYS:4	daemon.queue=fifo\$" "$TMP/stdout"
 check_grep "an admin key of [defaults] is the daemon's" "^file:$SYS:2	daemon.reserved_gpus=7\$" "$TMP/stdout"
-check_grep "a misspelt [daemon] key: a warning with its line" "system.conf:7: unknown key 'ofer_timeout'; ignored" "$TMP/stderr"
+check_grep "a misspelt [daemon] key: a warning with its line" "system.conf:7: unknown key 'ofer_timeout' \(did you mean 'offer_timeout'\?\); ignored" "$TMP/stderr"
 check_grep "a daemon default, so marked" '^default	daemon.orphan_grace=30s$' "$TMP/stdout"
 check_grep "which file, and that a running daemon may use another" "^# daemon: $SYS: read; the file's values: .*--config FILE" "$TMP/stdout"
 env -u GPUCTL_CONFIG_NOSYSTEM GPUCTL_SYSTEM_CONFIG="$SYS" "$GPUCTL" config --json >"$TMP/out"

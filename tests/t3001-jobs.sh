@@ -40,16 +40,22 @@ check_grep "stdout and stderr in its log" '^to-stderr$' "$TMP/out"
 mkfifo "$TMP/go-x"
 a=$("$G" submit -- sh -c "read x <'$TMP/go-x'; exit 3")
 k=$("$G" submit -- sh -c 'kill -KILL $$')
-m=$("$G" submit -- /nonexistent/command)
+# A program gone by the time its job starts (submit refuses one that is not there: t3005).
+mkfifo "$TMP/go-m"
+printf '#!/bin/sh\n' >"$TMP/vanishing"; chmod +x "$TMP/vanishing"
+pm=$("$G" submit -- sh -c "read x <'$TMP/go-m'")
+m=$("$G" submit --after "$pm" -- "$TMP/vanishing")
+rm "$TMP/vanishing"
+echo >"$TMP/go-m"
 echo >"$TMP/go-x"
 "$G" wait "$a"
 check_eq "wait: the job's exit status" 3 $?
 "$G" wait "$k" 2>/dev/null
 check_eq "128+9 for a job killed by SIGKILL" 137 $?
 check_exit "a command that cannot be run: 127" 127 "$G" wait "$m"
-check_grep "wait says why" "job $m failed with exit status 127: cannot run '/nonexistent/command'" "$TMP/stderr"
+check_grep "wait says why" "job $m failed with exit status 127: cannot run '$TMP/vanishing'" "$TMP/stderr"
 "$G" logs "$m" >"$TMP/out"
-check_grep "so does its log" "cannot run '/nonexistent/command': No such file" "$TMP/out"
+check_grep "so does its log" "cannot run '$TMP/vanishing': No such file" "$TMP/out"
 "$G" jobs --json >"$TMP/out"
 check_eq "the records: exit code, signal, state" '[[3,null,"failed"],[null,9,"failed"],[127,null,"failed"]]' \
 	"$(jq -c "[.jobs[] | select(.id == $a or .id == $k or .id == $m) | [.exit_code, .signal, .state]]" "$TMP/out")"

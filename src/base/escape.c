@@ -252,3 +252,32 @@ int esc_fit(struct strbuf *sb, const char *s, int cols, bool pad)
 	sb_free(&e);
 	return used;
 }
+
+void sh_quote(struct strbuf *sb, const char *s)
+{
+	sb_addc(sb, '\'');
+	for (const char *p = s; *p; p++)
+		if (*p == '\'')
+			sb_adds(sb, "'\\''");
+		else
+			sb_addc(sb, *p);
+	sb_addc(sb, '\'');
+}
+
+char *sh_join(char *const *argv)
+{
+	struct strbuf line = {0}, *sb = &line;
+	/* Words of these characters alone mean themselves to every shell (no expansion, no
+	 * splitting, no globbing); any other word is quoted. */
+	static const char plain[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+				    "_@%+=:,./-";
+	for (int i = 0; argv[i]; i++) {
+		if (i)
+			sb_addc(sb, ' ');
+		if (argv[i][0] && argv[i][strspn(argv[i], plain)] == '\0')
+			sb_adds(sb, argv[i]);
+		else
+			sh_quote(sb, argv[i]);
+	}
+	return line.buf ? line.buf : xstrdup("");
+}

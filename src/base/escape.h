@@ -1,5 +1,6 @@
 /* escape.h: making text that another user controls (process names, lease names, command
- * lines) safe to show: on a terminal no control byte of theirs may reach it. */
+ * lines) safe to show: on a terminal no control byte of theirs may reach it; and words quoted
+ * for a shell to read back (sh_quote, sh_join). */
 #ifndef GPUCTL_ESCAPE_H
 #define GPUCTL_ESCAPE_H
 
@@ -36,6 +37,13 @@ int text_cols(const char *s);
  * that is not UTF-8 counts alone) and marked with an ellipsis when something was cut: a printf
  * "%.60s" cuts inside a character, and says nothing. Returns buf. */
 const char *text_head(char *buf, size_t bufsize, const char *s, size_t max);
+/* s in POSIX sh single quotes, as every sh (bash, dash, zsh) reads it back: nothing inside is
+ * special but the quote itself, written '\''. For a terminal it still needs esc_printable. */
+void sh_quote(struct strbuf *sb, const char *s);
+/* A command line as one would type it (what `gpuctl leases` and `gpuctl jobs` show): each word as it is where no shell would change it
+ * ("train.py", "--lr=0.1"), else quoted (sh_quote): `sh -c 'echo boom; exit 3'`, never the
+ * ambiguous `sh -c echo boom; exit 3`. */
+char *sh_join(char *const *argv);   /* the caller frees */
 /* Length of the valid UTF-8 sequence at s (1-4, at most avail bytes), or 0 when it is not one
  * (overlong forms, surrogates and values past U+10FFFF included). */
 size_t utf8_seq_len(const unsigned char *s, size_t avail);

@@ -349,3 +349,48 @@ int signals_fd(void)
 	signal(SIGPIPE, SIG_IGN);
 	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 }
+
+/* Edits (insert, delete, substitute, swap two neighbours) from a to b; names are short. */
+static size_t distance(const char *a, const char *b)
+{
+	size_t n = strlen(a), m = strlen(b), d[33][33];
+	if (n > 32 || m > 32)
+		return 99;
+	for (size_t i = 0; i <= n; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= m; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= n; i++)
+		for (size_t j = 1; j <= m; j++) {
+			size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	return d[n][m];
+}
+
+bool sb_nearest(struct strbuf *sb, const char *word, const char *const *names, size_t n,
+		const char *pre, const char *post)
+{
+	size_t best = strlen(word) <= 3 ? 1 : 2, start = sb->len;
+	bool any = false;
+	for (size_t i = 0; i < n; i++) {
+		size_t d = names[i] ? distance(word, names[i]) : 99;
+		if (d > best)
+			continue;
+		if (d < best && any) {
+			sb->len = start;
+			sb->buf[start] = '\0';
+		}
+		sb_addf(sb, "%s%s%s%s", sb->len > start ? " or " : "", pre, names[i], post);
+		best = d;
+		any = true;
+	}
+	return any;
+}

@@ -122,6 +122,13 @@ void sb_addf(struct strbuf *sb, const char *fmt, ...) PRINTF(2, 3);
 void sb_reset(struct strbuf *sb);
 void sb_free(struct strbuf *sb);
 
+/* "Did you mean": the names within a typo or two of word (one edit when word has 3 characters
+ * or fewer), the nearest ones, each between pre and post and joined with " or ", appended to sb
+ * (for unknown commands, config keys, profile names). false when none is close. NULL names are
+ * skipped. */
+bool sb_nearest(struct strbuf *sb, const char *word, const char *const *names, size_t n,
+		const char *pre, const char *post);
+
 /* Whole-file read; NULL with errno set on failure. *len excludes the added NUL. */
 char *read_file(const char *path, size_t *len);
 

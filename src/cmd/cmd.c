@@ -13,24 +13,32 @@
 
 #define GPUCTL_VERSION "0.1.0"
 
-/* text after a 5-column label, folded at spaces to fit 80 columns. */
-static void folded(FILE *f, const char *label, const char *text)
+/* text from column `indent` (where the caller left the line), folded at spaces to fit 80
+ * columns, its next lines indented as much. */
+static void fold_at(FILE *f, int indent, const char *text)
 {
-	fprintf(f, "%5s", label);
+	size_t width = (size_t)(80 - indent);
 	while (*text) {
 		size_t n = strlen(text);
-		if (n > 73) {
-			n = 73;
+		if (n > width) {
+			n = width;
 			while (n && text[n] != ' ')
 				n--;
-			n = n ? n : 73;
+			n = n ? n : width;
 		}
-		fprintf(f, "  %.*s\n", (int)n, text);
+		fprintf(f, "%.*s\n", (int)n, text);
 		text += n;
 		text += *text == ' ';
 		if (*text)
-			fprintf(f, "%5s", "");
+			fprintf(f, "%*s", indent, "");
 	}
+}
+
+/* text after a 5-column label. */
+static void folded(FILE *f, const char *label, const char *text)
+{
+	fprintf(f, "%5s  ", label);
+	fold_at(f, 7, text);
 }
 
 static void main_usage(FILE *f, const struct cmd_entry *const *table, size_t n)
@@ -49,14 +57,45 @@ static void main_usage(FILE *f, const struct cmd_entry *const *table, size_t n)
 		folded(f, code, exit_code_docs[i].text);
 	}
 	folded(f, "", exit_code_passthrough);
-	fprintf(f, "\nEnvironment:\n"
-		   "  GPUCTL_NVML_LIBRARY     path of libnvidia-ml.so.1 to load instead of the system's\n"
-		   "  GPUCTL_CUDA_LIBRARY     path of libcuda.so.1 for map --verify\n"
-		   "  GPUCTL_STATE_DIR        the shared lease directory (state_dir in the config)\n"
-		   "  GPUCTL_CONFIG_NOSYSTEM  when set, /etc/gpuctl.conf is not read\n"
-		   "  GPUCTL_SYSTEM_CONFIG    the system file to read instead of /etc/gpuctl.conf\n"
-		   "  NO_COLOR                when set and not empty, no colour unless --color=always\n");
+	fprintf(f, "\nEnvironment:\n");
+	for (const struct cmd_env *v = cmd_environment; v->name; v++) {
+		fprintf(f, "  %-23s ", v->name);
+		fold_at(f, 26, v->text);
+	}
 }
+
+const struct cmd_env cmd_environment[] = {
+	{"GPUCTL_CONFIG_NOSYSTEM", "when set and not empty, the system file (/etc/gpuctl.conf) is "
+				   "not read", false},
+	{"XDG_CONFIG_HOME", "your file is $XDG_CONFIG_HOME/gpuctl/config (else "
+			    "~/.config/gpuctl/config)", false},
+	{"GPUCTL_SOCKET", "the shared daemon's socket, instead of /run/gpuctl/gpuctl.sock", false},
+	{"GPUCTL_STATE_DIR", "where your private daemon keeps its socket and state when no shared "
+			     "daemon is installed (else $XDG_RUNTIME_DIR/gpuctl, else /tmp/gpuctl-UID); "
+			     "a directory that must be yours and private", false},
+	{"XDG_RUNTIME_DIR", "holds your private daemon's directory, gpuctl/ (see GPUCTL_STATE_DIR)",
+	 false},
+	{"GPUCTL_DAEMON_TIMEOUT", "how long to wait for an answer of the daemon or of your job "
+				  "runner before giving up (exit 13): a duration such as 5, 30s or 2m "
+				  "(default 5 s)", false},
+	{"GPUCTL_NVML_LIBRARY", "the libnvidia-ml.so.1 to load instead of the system's", false},
+	{"GPUCTL_CUDA_LIBRARY", "the libcuda.so.1 map --verify loads instead of the system's", false},
+	{"GPUCTL_SYSTEM_CONFIG", "the system file to read instead of /etc/gpuctl.conf (also the "
+				 "daemon's [daemon] policy when it runs without --config)", false},
+	{"CUDA_VISIBLE_DEVICES", "as CUDA reads it (`gpuctl map` explains it): restricts the GPUs "
+				 "run, env and submit choose among", false},
+	{"CUDA_DEVICE_ORDER", "how CUDA numbers the GPUs: map, which and doctor read it as CUDA "
+			      "does", false},
+	{"GPUCTL_LEASE_ID", "set by run and env: the lease a shell or job runs under (release "
+			    "says when the shell still exports an ended one)", false},
+	{"COLUMNS", "the width of tables (40 or more), also when the output is not a terminal",
+	 false},
+	{"LINES", "the height of gpuctl top's screen (5 or more)", false},
+	{"NO_COLOR", "when set and not empty, no colour unless --color=always", false},
+	{"GPUCTL_BINARY", "the Python module (import gpuctl) runs this gpuctl binary instead of the "
+			  "first one on PATH", true},
+	{NULL, NULL, false},
+};
 
 static void usage(const struct cmd_entry *e, FILE *f)
 {
@@ -87,55 +126,24 @@ int cmd_fail(const struct cmd *c, const struct gpu_error *err)
 
 /* ---- lookup ---- */
 
-/* Edits (insert, delete, substitute, swap two neighbours) from a to b; names are short. */
-static size_t distance(const char *a, const char *b)
-{
-	size_t n = strlen(a), m = strlen(b), d[33][33];
-	if (n > 32 || m > 32)
-		return 99;
-	for (size_t i = 0; i <= n; i++)
-		d[i][0] = i;
-	for (size_t j = 0; j <= m; j++)
-		d[0][j] = j;
-	for (size_t i = 1; i <= n; i++)
-		for (size_t j = 1; j <= m; j++) {
-			size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-			if (d[i - 1][j] + 1 < best)
-				best = d[i - 1][j] + 1;
-			if (d[i][j - 1] + 1 < best)
-				best = d[i][j - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-			    d[i - 2][j - 2] + 1 < best)
-				best = d[i - 2][j - 2] + 1;
-			d[i][j] = best;
-		}
-	return d[n][m];
-}
-
 /* "unknown command": with the names within a typo or two of it, when there are any. */
 static void unknown(const struct cmd_entry *const *table, size_t n, const char *name, char *err,
 		    size_t errlen)
 {
-	size_t best = strlen(name) <= 3 ? 1 : 2;
-	struct strbuf sb = {0};
-	for (size_t i = 0; i < n; i++) {
-		const char *names[] = {table[i]->name, table[i]->alias};
-		for (size_t k = 0; k < 2 && !(table[i]->flags & CMD_INTERNAL); k++) {
-			size_t d = names[k] ? distance(name, names[k]) : 99;
-			if (d > best)
-				continue;
-			if (d < best)
-				sb_reset(&sb);
-			best = d;
-			sb_addf(&sb, "%s`gpuctl %s`", sb.len ? " or " : "", names[k]);
+	const char **names = xcalloc(2 * n + 1, sizeof *names);
+	for (size_t i = 0; i < n; i++)
+		if (!(table[i]->flags & CMD_INTERNAL)) {
+			names[2 * i] = table[i]->name;
+			names[2 * i + 1] = table[i]->alias;
 		}
-	}
-	if (sb.len)
+	struct strbuf sb = {0};
+	if (sb_nearest(&sb, name, names, 2 * n, "`gpuctl ", "`"))
 		snprintf(err, errlen, "unknown command '%s'. Did you mean %s? (`gpuctl --help` lists the "
 				      "commands)", name, sb.buf);
 	else
 		snprintf(err, errlen, "unknown command '%s'; `gpuctl --help` lists the commands", name);
 	sb_free(&sb);
+	free(names);
 }
 
 const struct cmd_entry *cmd_find(const struct cmd_entry *const *table, size_t n, const char *name,

@@ -108,6 +108,16 @@ int cmd_args_error(struct cmd *c);   /* the message an args_* accessor left */
 /* An error a lower layer returned: "gpuctl CMD: message" on stderr; returns its code. */
 int cmd_fail(const struct cmd *c, const struct gpu_error *err);
 
+/* The environment variables that change what gpuctl does, each with what it does, in the order
+ * the README documents them: `gpuctl --help` lists them, `gpuctl config` shows the ones set. One
+ * table, so the two cannot drift apart (tests/t0010 checks every getenv'd GPUCTL_ name is in it). */
+struct cmd_env {
+	const char *name;
+	const char *text;            /* for --help, folded there */
+	bool python;                 /* read by the Python module, not by the binary */
+};
+extern const struct cmd_env cmd_environment[];   /* ends with {NULL} */
+
 /* ---- the commands: one file each, its entry carries its option template; main.c lists them ---- */
 
 extern const struct cmd_entry cmd_status_entry;

@@ -2,7 +2,7 @@
  * `git config --list --show-origin` shows git's: the files read (or why not), each key of
  * [defaults] and of every profile with the FILE:LINE that set it last, the built-in defaults,
  * the daemon's policy ([daemon] of the system file, as a daemon started without --config reads
- * it), and the environment variables gpuctl reads that are set. Read-only: files are edited by
+ * it), and the environment variables gpuctl reads that are set (cmd_environment, cmd.c). Read-only: files are edited by
  * hand. */
 #include "config/config.h"
 #include "base/escape.h"
@@ -12,14 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The variables that change what gpuctl does, in the order the README documents them. */
-static const char *const environment[] = {
-	"GPUCTL_CONFIG_NOSYSTEM", "XDG_CONFIG_HOME", "GPUCTL_SOCKET", "GPUCTL_STATE_DIR",
-	"XDG_RUNTIME_DIR", "GPUCTL_DAEMON_TIMEOUT", "GPUCTL_NVML_LIBRARY", "GPUCTL_CUDA_LIBRARY",
-	"GPUCTL_SYSTEM_CONFIG", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "GPUCTL_LEASE_ID", "COLUMNS", "LINES", "NO_COLOR",
-	NULL,
-};
 
 /* The [defaults] keys and their built-in values, shown as "default" when no file sets them. */
 static const struct { const char *key, *value; } builtin[] = {
@@ -115,11 +107,11 @@ static void print_json(const struct config *cfg)
 		json_str(&j, "origin", cfg->settings[i].origin);
 		json_end_obj(&j);
 	}
-	for (const char *const *e = environment; *e; e++)
-		if (getenv(*e)) {
+	for (const struct cmd_env *e = cmd_environment; e->name; e++)
+		if (!e->python && getenv(e->name)) {
 			json_obj(&j, NULL);
-			json_str(&j, "key", *e);
-			json_str(&j, "value", getenv(*e));
+			json_str(&j, "key", e->name);
+			json_str(&j, "value", getenv(e->name));
 			json_str(&j, "origin", "environment");
 			json_end_obj(&j);
 		}
@@ -151,9 +143,9 @@ static void print_text(const struct config *cfg)
 	for (size_t i = 0; i < cfg->nsettings; i++)
 		printf("file:%s\t%s=%s\n", esc_str(cfg->settings[i].origin, 0),
 		       esc_str(cfg->settings[i].key, 1), esc_str(cfg->settings[i].value, 2));
-	for (const char *const *e = environment; *e; e++)
-		if (getenv(*e))
-			printf("environment\t%s=%s\n", *e, esc_str(getenv(*e), 0));
+	for (const struct cmd_env *e = cmd_environment; e->name; e++)
+		if (!e->python && getenv(e->name))
+			printf("environment\t%s=%s\n", e->name, esc_str(getenv(e->name), 0));
 }
 
 static int config_cmd(struct cmd *c)

@@ -1,6 +1,7 @@
 /* env.c: `eval "$(gpuctl env -n 1)"`: lease GPUs for an interactive shell or notebook and
  * print the exports. A small background holder keeps the lease's descriptors; it ends, and the
  * lease with it, when the shell it is bound to exits or on `gpuctl release`. */
+#include "base/escape.h"
 #include "base/json.h"
 #include "cmd/leaseopts.h"
 #include "machine/pid.h"
@@ -72,16 +73,33 @@ static void hold(struct grant *g, pid_t bound, unsigned long long start, int rea
 	_exit(0); /* the lease ends with this process's descriptors */
 }
 
-/* POSIX sh (and bash, zsh): in single quotes nothing is special but the quote itself. */
-static void quote_sh(struct strbuf *sb, const char *v)
+/* The shell env was run from: its parent, unless that is a subshell the shell forked to run it.
+ * bash forks one for `x=$(gpuctl env 2>&1)` or `docker run $(gpuctl env --format=docker
+ * 2>/dev/null) IMAGE` (a command substitution with a redirection, or a pipeline) and it exits a
+ * moment after env does: bound to it, the lease would end at once while the shell goes on using
+ * the GPUs, and the daemon would give them to the next job. Such copies are walked past up to the
+ * shell they were forked from (a `( ... )` subshell too: its lease lives as long as the shell,
+ * longer than needed but never shorter). 0 with why set: cannot tell, and guessing either way
+ * could be wrong. */
+static pid_t invoking_shell(char *why, size_t len)
 {
-	sb_addc(sb, '\'');
-	for (const char *p = v; *p; p++)
-		if (*p == '\'')
-			sb_adds(sb, "'\\''");
-		else
-			sb_addc(sb, *p);
-	sb_addc(sb, '\'');
+	pid_t p = getppid();
+	for (int depth = 0; depth < 64; depth++) {
+		struct pid_stat st;
+		if (!pid_stat((unsigned)p, &st) || st.ppid <= 1)
+			return p;
+		int forked = pid_is_fork_of((unsigned)p, (unsigned)st.ppid);
+		if (forked < 0) {
+			snprintf(why, len, "cannot tell which shell the lease is for: process %d looks like "
+				 "a subshell of process %d, but their memory maps cannot be read to be sure; "
+				 "name the shell: eval \"$(gpuctl env --hold-pid $$ ...)\"", (int)p, st.ppid);
+			return 0;
+		}
+		if (!forked)
+			return p;
+		p = st.ppid;
+	}
+	return p;
 }
 
 /* fish: in single quotes, backslash escapes a quote and a backslash; nothing else is special. */
@@ -134,7 +152,7 @@ static void print_exports(char **env, enum fmt fmt, const struct grant *g, bool 
 		*eq = '\0';
 		if (fmt == F_SH) {
 			sb_addf(&sb, "export %s=", *p);
-			quote_sh(&sb, eq + 1);
+			sh_quote(&sb, eq + 1); /* also bash and zsh */
 			sb_adds(&sb, ";\n");
 		} else if (fmt == F_FISH) {
 			sb_addf(&sb, "set -gx %s ", *p);
@@ -160,10 +178,21 @@ static int env_cmd(struct cmd *c)
 {
 	static const char *const formats[] = {"sh", "fish", "json", "docker", NULL}; /* enum fmt */
 	struct lease_opts o = {.rq = {.max_util = -1, .prefer = -1, .kind = "env", .who = "gpuctl env"}};
-	unsigned long bound = (unsigned long)getppid();
-	int fmt = args_choice(&c->args, O_FORMAT, formats, F_SH);
+	unsigned long bound = 0;
+	/* fish runs `gpuctl env | source` itself (it forks no copy of itself for it), and exports
+	 * nothing that says it is fish ($FISH_VERSION is its own): its parent's name tells. */
+	char parent[32];
+	bool fish = pid_comm((unsigned)getppid(), parent, sizeof parent) && !strcmp(parent, "fish");
+	int fmt = args_choice(&c->args, O_FORMAT, formats, fish ? F_FISH : F_SH);
 	if (fmt < 0 || !args_uint(&c->args, O_HOLD, 1, INT_MAX, &bound))
 		return cmd_args_error(c);
+	if (!args_has(&c->args, O_HOLD)) {
+		char why[512];
+		pid_t shell = invoking_shell(why, sizeof why);
+		if (!shell)
+			return cmd_bad_usage(c->entry, "%s", why);
+		bound = (unsigned long)shell;
+	}
 	/* Another user's process may be bound too (harmless: it only decides when this lease ends). */
 	if (args_has(&c->args, O_HOLD) && kill((pid_t)bound, 0) != 0 && errno != EPERM)
 		return cmd_bad_usage(c->entry, "--hold-pid wants the pid of a running process, not '%s'",
@@ -257,8 +286,10 @@ const struct cmd_entry cmd_env_entry = {
 		 "until the calling shell (or --hold-pid PID) exits, or `gpuctl release`. Set them\n"
 		 "before CUDA starts: in Python, before `import torch` touches the GPU.\n\n"
 		 "  -f, --format sh|fish|json|docker   (docker: --gpus \"device=...\" for\n"
-		 "                             `docker run $(gpuctl env --format=docker) IMAGE`)\n"
-		 "      --hold-pid PID        bind the lease to this process instead of the parent\n"
+		 "                             `docker run $(gpuctl env --format=docker) IMAGE`;\n"
+		 "                             default: fish when run from fish, else sh)\n"
+		 "      --hold-pid PID        bind the lease to this process instead of the calling shell\n"
+		 "                             (a subshell forked for $(...) is skipped: the shell itself)\n"
 		 LEASE_USAGE,
 	.args = {.shorts = "n:f:q", .longs = longopts, .upper = -1}, /* extra words: a hint, below */
 	.flags = CMD_NVML | CMD_GPUS,

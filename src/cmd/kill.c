@@ -100,6 +100,37 @@ static bool in_list(const unsigned *pids, size_t n, unsigned v)
 	return false;
 }
 
+/* Every pid of --pid must name a GPU process (one NVML lists, on any GPU): a pid mistyped, or a
+ * process that has ended or never used a GPU, is an error that names it, before anything is
+ * signalled, never a quiet "no GPU process matches" and success. The other selectors still
+ * narrow what a listed GPU process is (-g, --user, --mine combine). */
+static int check_pids(const struct cmd_entry *e, const struct gpu_set *set, const unsigned *pids,
+		      size_t npids)
+{
+	int rc = EXIT_OK;
+	for (size_t k = 0; k < npids; k++) {
+		bool listed = false;
+		for (size_t i = 0; i < set->ngpus && !listed; i++)
+			for (size_t j = 0; j < set->gpus[i].nprocs && !listed; j++)
+				listed = set->gpus[i].procs[j].pid == pids[k];
+		if (listed)
+			continue;
+		struct pid_stat st;
+		char comm[32];
+		if (!pid_stat(pids[k], &st))
+			fprintf(stderr, "gpuctl %s: --pid %u: no such process (it has ended, or lives in "
+				"another PID namespace)\n", e->name, pids[k]);
+		else
+			fprintf(stderr, "gpuctl %s: --pid %u: process %u (%s) is not a GPU process: NVML "
+				"lists it on no GPU (`gpuctl status` shows the GPU processes)\n", e->name,
+				pids[k], pids[k], pid_comm(pids[k], comm, sizeof comm) ? esc_str(comm, 0) : "?");
+		rc = EXIT_USAGE;
+	}
+	if (rc != EXIT_OK)
+		fprintf(stderr, "gpuctl %s: nothing signalled\n", e->name);
+	return rc;
+}
+
 static bool confirm(size_t n, int sig)
 {
 	fprintf(stderr, "Send SIG%s to %zu process%s? [y/N] ", kill_signal_name(sig), n,
@@ -142,6 +173,10 @@ static int kill_cmd(struct cmd *c)
 	}
 	struct gpu_set *set = c->set;
 	gpu_set_refresh(set, REFRESH_PROCS);
+	if (pidlist && (rc = check_pids(e, set, pids, npids)) != EXIT_OK) {
+		free(pids);
+		return rc;
+	}
 	struct target *t = NULL;
 	size_t n = 0, cap = 0;
 	for (size_t i = 0; i < set->ngpus; i++) {
@@ -259,8 +294,8 @@ const struct cmd_entry cmd_kill_entry = {
 		 "root and name that user with --user. TERM (the default), INT and QUIT escalate to\n"
 		 "KILL for those still alive after --grace seconds (default 10). Each process is\n"
 		 "signalled through a pidfd, so a pid reused meanwhile is never hit. On a terminal it\n"
-		 "asks first, unless -y. Exit 12 if some were refused, 1 if some survived. `kill` is\n"
-		 "never abbreviated.\n\n"
+		 "asks first, unless -y. Exit 12 if some were refused, 1 if some survived, 2 if a\n"
+		 "--pid is no GPU process (then nothing is signalled). `kill` is never abbreviated.\n\n"
 		 CMD_GPUS_HELP
 		 "      --gpu LIST             the same (its older spelling)\n"
 		 "  -p, --pid LIST             these processes\n"
@@ -268,7 +303,8 @@ const struct cmd_entry cmd_kill_entry = {
 		 "  -m, --mine                 all of your GPU processes\n"
 		 "  -s, --signal SIG           TERM (default), INT, QUIT, KILL, HUP, USR1, ... or a number\n"
 		 "      --grace SECONDS        before TERM, INT or QUIT escalate to KILL (default 10)\n"
-		 "  -n, --dry-run              list what would be signalled\n"
+		 "  -n, --dry-run              list what would be signalled (-n: as make -n; kill takes\n"
+		 "                             no count)\n"
 		 "  -y, --yes                  do not ask on a terminal\n",
 	.args = {.shorts = "p:u:ms:ny", .longs = longopts},
 	.flags = CMD_NVML | CMD_GPUS | CMD_NO_PREFIX,

@@ -42,7 +42,20 @@ bool lease_opts_apply(const struct cmd_entry *e, struct lease_opts *o, const str
 	if (o->profile) {
 		const struct profile *p = config_profile(cfg, o->profile);
 		if (!p) {
-			cmd_bad_usage(e, "no [profile %s] in /etc/gpuctl.conf or ~/.config/gpuctl/config", o->profile);
+			const char *names[256];
+			size_t n = 0;
+			for (const struct profile *q = cfg->profiles; q && n < ARRAY_SIZE(names); q = q->next)
+				names[n++] = q->name;
+			struct strbuf near = {0};
+			if (sb_nearest(&near, o->profile, names, n, "--profile ", ""))
+				cmd_bad_usage(e, "no [profile %s] in %s or ~/.config/gpuctl/config; did you "
+					      "mean %s? (`gpuctl config` lists the profiles)", o->profile,
+					      config_system_path(), near.buf);
+			else
+				cmd_bad_usage(e, "no [profile %s] in %s or ~/.config/gpuctl/config "
+					      "(`gpuctl config` lists the profiles)", o->profile,
+					      config_system_path());
+			sb_free(&near);
 			return false;
 		}
 		if (!o->rq.count)

@@ -2,6 +2,7 @@
  * CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER and NVIDIA_VISIBLE_DEVICES, and release on exit.
  * The lock descriptors are inherited by the job, so the lease outlives gpuctl itself (even
  * SIGKILL) and ends with the job and whatever it started. */
+#include "base/escape.h"
 #include "cmd/leaseopts.h"
 
 #include <errno.h>
@@ -29,14 +30,6 @@ static void print_env(char **env, FILE *f)
 {
 	for (char **p = env; *p; p++)
 		fprintf(f, "%s\n", *p);
-}
-
-static char *join(char **argv)
-{
-	struct strbuf sb = {0};
-	for (int i = 0; argv[i]; i++)
-		sb_addf(&sb, "%s%s", i ? " " : "", argv[i]);
-	return sb.buf;
 }
 
 /* One line on stderr: what the job got, and how long it waited for it. */
@@ -118,7 +111,7 @@ static int run(struct cmd *c)
 	char **argv = c->args.argv;
 	if (!c->args.argc && !o.rq.dry_run)
 		return cmd_bad_usage(c->entry, "no command given: gpuctl run [OPTIONS] -- COMMAND [ARGS...]");
-	char *command = c->args.argc ? join(argv) : NULL;
+	char *command = c->args.argc ? sh_join(argv) : NULL;
 	o.rq.command = command;
 	struct config cfg;
 	struct grant g;

@@ -3,6 +3,7 @@
  * (the user's job runner, started on demand, queues it in the shared daemon's fair queue) or
  * Slurm's (one sbatch; the id is printed as slurm:N). The backend is chosen here, once: --slurm
  * or --local, else the profile's `backend`, else the configuration's. */
+#include "base/escape.h"
 #include "cmd/leaseopts.h"
 #include "jobs/backend.h"
 
@@ -15,14 +16,6 @@
 #include <unistd.h>
 
 enum { S_AFTER = 400, S_RETRIES, S_LOG, S_FILE, S_AGAIN, S_SLURM, S_LOCAL };
-
-static char *join(char **argv)
-{
-	struct strbuf sb = {0};
-	for (int i = 0; argv[i]; i++)
-		sb_addf(&sb, "%s%s", i ? " " : "", argv[i]);
-	return sb.buf;
-}
 
 /* One job; its id on stdout. EXIT_OK or the error's code (printed). */
 static int submit_one(const struct job_backend *be, struct submit_req *rq, char **argv,
@@ -73,6 +66,50 @@ static int from_file(const struct job_backend *be, struct submit_req *rq, const 
 	free(linenos);
 	free(text);
 	return rc;
+}
+
+/* What the job's execvp will find for prog, looked up now: in the submit's directory (the job's),
+ * through the job's PATH (the profile's env.PATH, else ours; unset: execvp's /bin:/usr/bin). A
+ * name it would not find, or a file it may not run, is refused at submit, as a --log that cannot
+ * be written is, not after the job has waited in the queue. false with why set. */
+static bool program_found(const char *prog, char *const *profile_env, char *why, size_t n)
+{
+	struct stat st;
+	if (strchr(prog, '/')) {
+		if (stat(prog, &st) != 0)
+			snprintf(why, n, "'%s': %s", prog, strerror(errno));
+		else if (S_ISDIR(st.st_mode) || access(prog, X_OK) != 0)
+			snprintf(why, n, "'%s': %s", prog, S_ISDIR(st.st_mode) ? "a directory"
+				 : "not executable (chmod +x it, or run it through its interpreter)");
+		else
+			return true;
+		return false;
+	}
+	const char *path = getenv("PATH");
+	for (char *const *e = profile_env; e && *e; e++)
+		if (!strncmp(*e, "PATH=", 5))
+			path = *e + 5;
+	if (!path)
+		path = "/bin:/usr/bin";
+	bool unrunnable = false;
+	for (const char *p = path;; p++) {
+		size_t len = strcspn(p, ":");
+		char *file = len ? xasprintf("%.*s/%s", (int)len, p, prog) : xstrdup(prog);
+		if (stat(file, &st) == 0 && !S_ISDIR(st.st_mode)) {
+			if (access(file, X_OK) == 0) {
+				free(file);
+				return true;
+			}
+			unrunnable = true;
+		}
+		free(file);
+		p += len;
+		if (!*p)
+			break;
+	}
+	snprintf(why, n, "'%s': %s the job's PATH (%.300s); give its path (./%s) or fix PATH", prog,
+		 unrunnable ? "not executable anywhere in" : "not found in", path, prog);
+	return false;
 }
 
 /* --slurm or --local, else the profile's backend, else the configuration's; why: what chose it. */
@@ -159,13 +196,19 @@ static int submit(struct cmd *c)
 		rc = cmd_bad_usage(c->entry, "%s", err.msg);
 	if (rc == EXIT_OK && !lease_opts_apply(c->entry, &rq.o, &cfg))
 		rc = EXIT_USAGE;
+	char why[PATH_MAX + 512];
 	if (rc == EXIT_OK) {
 		if (file) {
 			rc = from_file(be, &rq, file);
 		} else if (again) {
 			rc = submit_one(be, &rq, NULL, NULL, "");
+		} else if (be->kind == JOB_LOCAL && !program_found(a->argv[0], rq.o.rq.profile_env, why,
+								sizeof why)) {
+			/* A Slurm job runs on its node, whose files and PATH are not this one's. */
+			fprintf(stderr, "gpuctl submit: cannot run %s; nothing was submitted\n", why);
+			rc = EXIT_USAGE;
 		} else {
-			char *command = join(a->argv);
+			char *command = sh_join(a->argv);
 			rc = submit_one(be, &rq, a->argv, command, "");
 			free(command);
 		}
@@ -215,7 +258,8 @@ const struct cmd_entry cmd_submit_entry = {
 		 "directory and environment, and CUDA_DEVICE_ORDER=PCI_BUS_ID as for `run`.\n"
 		 "--min-free-memory needs the site's [slurm] gres_by_memory or features_by_memory;\n"
 		 "-g, --max-util, --prefer, --ignore-usage, --uuid, --retries and --again are refused.\n\n"
-		 "Exit status: 0 (the id printed), 2 bad options or --log not writable, 6 no such GPU,\n"
+		 "Exit status: 0 (the id printed), 2 bad options, --log not writable or COMMAND not\n"
+		 "found (looked up in PATH as the job will: a job of this machine), 6 no such GPU,\n"
 		 "13 the daemon or the runner cannot be reached, 17 --after names no job of yours,\n"
 		 "18 Slurm refused the job (its words are shown) or could not be reached.\n",
 	.args = {.shorts = "n:", .longs = longopts, .upper = -1},

@@ -217,7 +217,9 @@ static int run(struct top *t, const sigset_t *waitmask)
 	}
 }
 
-enum { O_SORT = 256, O_REVERSE, O_FILTER, O_USER, O_MINE, O_TREE, O_GRAPHS, O_COLOR, O_GRACE };
+/* -u and -m as kill's (a short letter means one thing in every command: README "Options"). */
+enum { O_USER = 'u', O_MINE = 'm', O_SORT = 256, O_REVERSE, O_FILTER, O_TREE, O_GRAPHS, O_COLOR,
+       O_GRACE };
 
 static int top(struct cmd *c)
 {
@@ -321,8 +323,8 @@ const struct cmd_entry cmd_top_entry = {
 		 "                             rss, time or command\n"
 		 "      --reverse              the other way round\n"
 		 "      --filter TEXT          processes whose command, user or pid contains TEXT\n"
-		 "      --user NAME            only NAME's processes\n"
-		 "      --mine                 only your processes\n"
+		 "  -u, --user NAME            only NAME's processes\n"
+		 "  -m, --mine                 only your processes\n"
 		 "      --tree                 each job's processes under their parent\n"
 		 "      --graphs               history graphs of every GPU\n"
 		 "      --grace SECONDS        from SIGTERM to SIGKILL when signalling (default 10)\n"
@@ -331,7 +333,7 @@ const struct cmd_entry cmd_top_entry = {
 		 "u user, g GPU, m mine, c clear filters, t tree, Enter details, k signal (TERM,\n"
 		 "then KILL), G/H history graphs, R release your lease. Exit: q, Ctrl-C, SIGTERM\n"
 		 "or a lost terminal end it with status 0; not on a terminal, or TERM=dumb: 2.\n",
-	.args = {.shorts = "d:", .longs = longopts},
+	.args = {.shorts = "d:u:m", .longs = longopts},
 	.flags = CMD_NVML | CMD_GPUS,
 	.exec = top,
 };

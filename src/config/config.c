@@ -96,8 +96,9 @@ static int defaults_key(struct parse_ctx *x, const char *k, const char *v)
 			return config_bad(x, k, v, "no, forever, or a duration such as 30m (at most "
 				   MAX_DURATION_TEXT ")");
 	} else {
-		fprintf(stderr, "gpuctl: warning: %s:%d: unknown key '%s' in [defaults]; ignored\n",
-			x->path, x->line, k);
+		static const char *const known[] = {"prefer", "prometheus", "backend", "wait", NULL};
+		fprintf(stderr, "gpuctl: warning: %s:%d: unknown key '%s' in [defaults]%s; ignored\n",
+			x->path, x->line, k, config_near(k, known));
 		return 1;
 	}
 	char *key = xasprintf("defaults.%s", k);
@@ -170,8 +171,10 @@ static int profile_key(struct parse_ctx *x, struct profile *p, const char *k, co
 		if (!profile_env(x, p, k + 4, v))
 			return 1;
 	} else {
-		fprintf(stderr, "gpuctl: warning: %s:%d: unknown key '%s' in [profile %s]; ignored\n",
-			x->path, x->line, k, p->name);
+		static const char *const known[] = {"count", "min_free_memory", "max_util", "prefer",
+						    "uuid", "gpus", "backend", NULL};
+		fprintf(stderr, "gpuctl: warning: %s:%d: unknown key '%s' in [profile %s]%s; ignored\n",
+			x->path, x->line, k, p->name, config_near(k, known));
 		return 1;
 	}
 	char *key = xasprintf("profile.%s.%s", p->name, k);
@@ -217,8 +220,9 @@ static int slurm_key(struct parse_ctx *x, const char *k, const char *v)
 	struct mem_map m;
 	char why[256];
 	if (!dst) {
-		fprintf(stderr, "gpuctl: warning: %s:%d: unknown key '%s' in [slurm]; ignored\n", x->path,
-			x->line, k);
+		static const char *const known[] = {"gres_by_memory", "features_by_memory", NULL};
+		fprintf(stderr, "gpuctl: warning: %s:%d: unknown key '%s' in [slurm]%s; ignored\n",
+			x->path, x->line, k, config_near(k, known));
 		return 1;
 	}
 	if (!config_parse_mem_map(v, &m, why, sizeof why))
@@ -257,8 +261,21 @@ static int user_section(struct parse_ctx *x, const char *section, const char *na
 		return slurm_key(x, name, value);
 	if (!strncmp(section, "profile ", 8) && section[8])
 		return profile_key(x, profile_get(x->c, section + 8), name, value);
-	fprintf(stderr, "gpuctl: warning: %s:%d: unknown section [%s]; ignored\n", x->path, x->line,
-		section);
+	/* "[profil gpu]": the first word is what was mistyped, the rest is the profile's name. */
+	static const char *const known[] = {"defaults", "slurm", "daemon", "profile"};
+	size_t len = strcspn(section, " ");
+	char first[64];
+	snprintf(first, sizeof first, "%.*s", (int)len, section);
+	struct strbuf near = {0};
+	bool close = true;
+	if (!strcmp(first, "profile"))
+		sb_adds(&near, "[profile NAME]"); /* the name is missing */
+	else if ((close = sb_nearest(&near, first, known, ARRAY_SIZE(known), "[",
+				     section[len] ? " " : "]")) && section[len])
+		sb_addf(&near, "%s]", section + len + 1);
+	fprintf(stderr, "gpuctl: warning: %s:%d: unknown section [%s]%s%s%s; ignored\n", x->path,
+		x->line, section, close ? " (did you mean " : "", close ? near.buf : "", close ? "?)" : "");
+	sb_free(&near);
 	return 1;
 }
 

@@ -31,6 +31,17 @@ static bool parse_secs(const char *v, double *out, double min)
 	return true;
 }
 
+/* The did-you-mean of an unknown key: the daemon's keys are dconf_defaults' (defined below). */
+static const char *near_key(const char *k)
+{
+	const char *known[32];
+	size_t n = 0;
+	for (; n + 1 < ARRAY_SIZE(known) && dconf_defaults[n].key; n++)
+		known[n] = dconf_defaults[n].key;
+	known[n] = NULL;
+	return config_near(k, known);
+}
+
 /* A key of [daemon] (or an admin key of [defaults]); 1 when handled, as inih's handlers. */
 static int daemon_key(struct parse_ctx *x, const char *k, const char *v)
 {
@@ -93,8 +104,8 @@ static int daemon_key(struct parse_ctx *x, const char *k, const char *v)
 		return 1; /* [defaults] keys of the clients */
 	} else {
 		if (!x->c || !x->in_defaults) /* `gpuctl config` warned of [defaults]'s as a client */
-			fprintf(stderr, "gpuctl%s: warning: %s:%d: unknown key '%s'; ignored\n",
-				x->c ? "" : " daemon", x->path, x->line, k);
+			fprintf(stderr, "gpuctl%s: warning: %s:%d: unknown key '%s'%s; ignored\n",
+				x->c ? "" : " daemon", x->path, x->line, k, near_key(k));
 		return 1;
 	}
 	if (x->c) { /* `gpuctl config`: where each of the daemon's settings came from */

@@ -111,3 +111,17 @@ FILE *config_open(const char *path, char *why, size_t n, bool *missing)
 	return f;
 }
 
+
+const char *config_near(const char *word, const char *const *known)
+{
+	static char out[256];
+	size_t n = 0;
+	while (known[n])
+		n++;
+	struct strbuf sb = {0};
+	out[0] = '\0';
+	if (sb_nearest(&sb, word, known, n, "'", "'"))
+		snprintf(out, sizeof out, " (did you mean %s?)", sb.buf);
+	sb_free(&sb);
+	return out;
+}

@@ -33,6 +33,10 @@ struct parse_ctx {
 void config_remember(struct parse_ctx *x, const char *key, const char *value);
 /* Says what is wrong with key = value at the current line, marks the file failed; returns 1. */
 int config_bad(struct parse_ctx *x, const char *key, const char *value, const char *want);
+/* " (did you mean 'prefer'?)" when word is a typo or two from one of the NULL-terminated known
+ * names (sb_nearest), else "": for the warning about an unknown key or section. Valid until the
+ * next call. */
+const char *config_near(const char *word, const char *const *known);
 /* Parses x->f (closed after) with inih, through x->section; false on a syntax error or a bad
  * value. */
 bool config_parse_ini(struct parse_ctx *x);

@@ -35,6 +35,28 @@ static const char *job_getenv(const struct grant_req *rq, const char *name)
 	return NULL;
 }
 
+/* The model's findings on the CUDA_VISIBLE_DEVICES a request starts from, as `gpuctl map` shows
+ * them ("error [range]: ..."): the first error fails (false, err set); warnings go to stderr when
+ * the environment is the caller's own. */
+static bool vis_findings(const struct vis_result *r, const struct grant_req *rq, const char *cvd,
+			 const char *from, struct gpu_error *err)
+{
+	for (size_t i = 0; i < r->nwarns; i++)
+		if (r->warns[i].severity == SEV_ERROR) {
+			err->code = EXIT_USAGE;
+			snprintf(err->msg, sizeof err->msg, "your CUDA_VISIBLE_DEVICES='%s'%s: error [%s]: "
+				 "%s (`gpuctl map` shows what CUDA sees; fix the value or unset it)",
+				 esc_str(cvd, 0), from, r->warns[i].code, esc_str(r->warns[i].message, 1));
+			return false;
+		}
+	for (size_t i = 0; !rq->env && i < r->nwarns; i++)
+		if (r->warns[i].severity == SEV_WARNING)
+			fprintf(stderr, "%s: your CUDA_VISIBLE_DEVICES='%s'%s: warning [%s]: %s\n",
+				rq->who ? rq->who : "gpuctl", esc_str(cvd, 0), from, r->warns[i].code,
+				esc_str(r->warns[i].message, 1));
+	return true;
+}
+
 bool grant_candidates(struct gpu_set *set, const struct grant_req *rq, uint64_t *cand,
 		      unsigned *count, struct gpu_error *err)
 {
@@ -95,6 +117,14 @@ bool grant_candidates(struct gpu_set *set, const struct grant_req *rq, uint64_t 
 	if (cvd) {
 		struct vis_machine *vm = vis_machine_new(set);
 		struct vis_result *r = vis_resolve(vm, cvd, job_getenv(rq, "CUDA_DEVICE_ORDER"));
+		/* Read as CUDA reads it ("0-2" is 0), never silently: what `gpuctl map` calls an
+		 * error refuses the request, a warning is said (the caller's own environment: a job's
+		 * comes from a submit, whose error this is). */
+		if (!vis_findings(r, rq, cvd, from, err)) {
+			vis_result_free(r);
+			vis_machine_free(vm);
+			return false;
+		}
 		uint64_t vis = 0;
 		for (size_t i = 0; i < r->ndevs; i++)
 			if (r->devs[i].mig < 0 && r->devs[i].gpu < GPU_MAX)

@@ -68,6 +68,39 @@ bool pid_getenv(unsigned pid, const char *const *names, char **values, size_t n,
 	return true;
 }
 
+bool pid_comm(unsigned pid, char *buf, size_t len)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%u/comm", pid);
+	char *comm = read_file(path, NULL);
+	if (comm)
+		snprintf(buf, len, "%.*s", (int)strcspn(comm, "\n"), comm);
+	free(comm);
+	return comm != NULL;
+}
+
+int pid_is_fork_of(unsigned pid, unsigned parent)
+{
+	char path[64], comm[32], pcomm[32];
+	if (!pid_comm(pid, comm, sizeof comm) || !pid_comm(parent, pcomm, sizeof pcomm) ||
+	    strcmp(comm, pcomm))
+		return 0;
+	int r = -1;
+	/* The kernel keeps the auxiliary vector exec built in the process's memory map, which fork
+	 * copies: equal vectors (the stack and AT_RANDOM addresses differ between two execs) mean
+	 * pid has run nothing since it was forked from parent. */
+	size_t n, pn;
+	snprintf(path, sizeof path, "/proc/%u/auxv", pid);
+	char *aux = read_file(path, &n);
+	snprintf(path, sizeof path, "/proc/%u/auxv", parent);
+	char *paux = read_file(path, &pn);
+	if (aux && paux && n)
+		r = n == pn && !memcmp(aux, paux, n);
+	free(aux);
+	free(paux);
+	return r;
+}
+
 int pid_open(unsigned pid, unsigned long long start)
 {
 	struct pid_stat st;

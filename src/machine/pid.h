@@ -25,6 +25,14 @@ bool pid_stat(unsigned pid, struct pid_stat *st);
 bool pid_getenv(unsigned pid, const char *const *names, char **values, size_t n, char *msg,
 		size_t msglen);
 
+/* The process's command name (/proc/PID/comm: the program's file name, 15 bytes at most, unless
+ * it renamed itself), into buf; false when it is gone. */
+bool pid_comm(unsigned pid, char *buf, size_t len);
+/* Whether pid is a copy of parent that has run no other program since fork (a shell's subshell):
+ * 1 yes, 0 no (another command name, or another program's exec), -1 cannot tell (same name, but
+ * the memory maps of one or the other cannot be read: another user's, or not dumpable). */
+int pid_is_fork_of(unsigned pid, unsigned parent);
+
 /* A pidfd on pid if it is still the process that started at `start`; -1 when it is gone or its
  * pid now names another process (errno ESRCH). start 0: whichever process has the pid now (to
  * wait for it). errno ENOSYS: the kernel has no pidfds (Linux before 5.3, or valgrind); then
