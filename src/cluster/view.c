@@ -118,7 +118,7 @@ static void table_details(struct strbuf *sb, const struct cluster_opts *o, const
 		if (p->job)
 			snprintf(job, sizeof job, "job %-8u ", p->job);
 		struct strbuf user = {0};
-		esc_printable_n(&user, p->user ? p->user : "-", 10);
+		esc_printable_n(&user, p->user && *p->user ? p->user : "-", 10);
 		sb_addf(sb, "      %-10.10s %s%7s %10s  ", user.buf, job, esc_str(p->pid ? p->pid : "-", 0),
 			mib_text((uint64_t)(p->mem > 0 ? p->mem : 0)).s);
 		esc_printable(sb, p->command ? p->command : "");
@@ -283,7 +283,7 @@ static void json_gpu(struct json *j, const struct cluster *c, const struct cgpu 
 				json_uint(j, "pid", pid);
 			else
 				json_null(j, "pid");
-			json_str(j, "user", p->user && strcmp(p->user, "unknown") ? p->user : NULL);
+			json_str(j, "user", p->user && *p->user ? p->user : NULL); /* "": owner not known */
 			json_null(j, "uid");
 			json_str(j, "command", p->command && *p->command ? p->command : NULL);
 			json_uint(j, "used_memory_mib", mib_of(p->mem));

@@ -71,7 +71,7 @@ struct exporter {
 	struct metrics_opts mo;
 	size_t page_size;               /* the last page's, to size the next one's buffer */
 	char hostname[256];
-	bool lease_error_logged;
+	bool lease_error_logged;        /* the daemon is known not to answer: said once */
 	bool lost_logged[GPU_MAX];
 };
 
@@ -88,10 +88,18 @@ static struct MHD_Response *refresh(struct exporter *x)
 				REFRESH_MEM_TEMP | REFRESH_PERF | REFRESH_PCIE | REFRESH_SLURM);
 	x->mo.slurm = x->set->slurm;
 	struct leaseview lv;
-	struct gpu_error err;
-	if (!leaseview_load(&lv, &err) && !x->lease_error_logged) {
-		fprintf(stderr, "gpuctl exporter: lease metrics left out: %s\n", err.msg);
+	struct gpu_error err = {0};
+	if (!leaseview_load(&lv, &err) || !lv.present) {
+		/* No daemon answered: who holds what is unknown (leases outlive a stopped daemon), so
+		 * the lease series are left out and gpuctl_daemon_up says 0. Logged once per outage. */
+		x->mo.lease_errors++;
+		if (!x->lease_error_logged)
+			fprintf(stderr, "gpuctl exporter: lease metrics left out (gpuctl_daemon_up 0): %s\n",
+				err.code != EXIT_OK ? err.msg : "no gpuctl daemon is running");
 		x->lease_error_logged = true;
+	} else if (x->lease_error_logged) {
+		fprintf(stderr, "gpuctl exporter: the gpuctl daemon answers again: lease metrics back\n");
+		x->lease_error_logged = false;
 	}
 	for (size_t i = 0; i < x->set->ngpus; i++) {
 		const struct gpu *g = &x->set->gpus[i];
