@@ -89,7 +89,7 @@ static struct ctarget *cl_target(struct cluster *c, const char *job, const char 
 
 static bool load_targets(struct cluster *c, struct prom *p, struct gpu_error *err)
 {
-	const struct pj *data = prom_get(p, "/api/v1/targets?state=active", err);
+	const struct pj *data = prom_get(p, "/api/v1/targets?state=active", PROM_TARGETS_MAX, err);
 	if (!data)
 		return false;
 	const struct pj *arr = pj_get(data, "activeTargets");
@@ -376,11 +376,11 @@ bool cluster_load(struct cluster *c, const char *url, struct gpu_error *err)
 	char *lq = lookback_query();
 	const struct pj *d;
 	bool ok = load_targets(c, p, err);
-	if (ok && (ok = (d = prom_query(p, lq, err)) != NULL)) {
+	if (ok && (ok = (d = prom_query(p, lq, prom_query_max(c->nt), err)) != NULL)) {
 		add_gpus(c, pj_get(d, "result"), false);
 		add_values(c, pj_get(d, "result"), false);
 	}
-	if (ok && (ok = (d = prom_query(p, instant_query, err)) != NULL)) {
+	if (ok && (ok = (d = prom_query(p, instant_query, prom_query_max(c->nt), err)) != NULL)) {
 		add_gpus(c, pj_get(d, "result"), true);
 		add_values(c, pj_get(d, "result"), true);
 	}
