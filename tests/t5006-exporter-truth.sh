@@ -6,7 +6,7 @@
 # (no account has that name), never merged with a real user called "unknown". A slowloris (many
 # half-open connections from several addresses, trickling bytes) cannot keep real scrapers out.
 . "$(dirname "$0")/lib/lib.sh"
-plan 12
+plan 16
 use_state
 sample() { grep -E "^$1\{$2" "$TMP/metrics" | awk '{print $NF}'; }
 lease_samples() { grep -cE '^gpuctl_(gpu_leased|gpu_lease_info|lease_queue_length|lease_queue_oldest_wait_seconds)\{' "$TMP/metrics"; }
@@ -54,4 +54,15 @@ check_eq "daemon up: gpuctl_daemon_up 1" 1 "$(sample gpuctl_daemon_up '')"
 check_eq "daemon up: the lease series (GPU 1 leased, queue 0)" "0 1 0" \
 	"$(grep '^gpuctl_gpu_leased{' "$TMP/metrics" | awk '{print $NF}' | tr '\n' ' ')$(sample gpuctl_lease_queue_length '')"
 kill $runner; wait $runner 2>/dev/null
+stop_exporter
+
+# A slowloris: more half-open connections than the bounds, from six addresses, trickling bytes.
+start_exporter --timeout 2s
+python3 "$ROOT/tests/helper/exporter_slowloris.py" "$PORT" 2 >"$TMP/slowloris" 2>&1
+if grep -q '^skip ' "$TMP/slowloris"; then
+	skip "slowloris" "$(sed -n 's/^skip //p' "$TMP/slowloris")" 3
+else
+	cat "$TMP/slowloris"
+fi
+check_grep "the exporter logs what it dropped" 'dropped [0-9]+ connection\(s\) that sent no request within the 2 s timeout and [0-9]+ to make room' "$TMP/exporter.log"
 stop_exporter
