@@ -33,12 +33,12 @@ stop_exporter
 
 # A daemon that accepts but never answers (hung): the same, once its answer timeout has passed.
 python3 -c 'import socket, sys, signal
-s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(64)
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); s.bind(sys.argv[1]); s.listen(64)
 open(sys.argv[2], "w").write("listening\n"); signal.pause()' "$TMP/hung.sock" "$TMP/hung.ready" &
 await_line listening "$TMP/hung.ready"
 GPUCTL_SOCKET=$TMP/hung.sock GPUCTL_DAEMON_TIMEOUT=1s start_exporter --cache-ms 0
 curl -sf --max-time 60 "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics"
-check_eq "a hung daemon: gpuctl_daemon_up 0 and no lease series" "0 0" "$(sample gpuctl_daemon_up '') $(lease_samples)"
+check_eq "a hung daemon: scraped, gpuctl_daemon_up 0 and no lease series" "0 0 0" "$? $(sample gpuctl_daemon_up '') $(lease_samples)"
 check_grep "a hung daemon: logged, naming it" "lease metrics left out .*gpuctl daemon" "$TMP/exporter.log"
 stop_exporter
 
