@@ -138,14 +138,20 @@ static void guard_drop(struct guard *gd, struct conn *c)
 	gd->live--;
 }
 
-/* Says, at most once a minute, how many connections the guard dropped and why. */
-static void guard_log(struct guard *gd, double now)
+/* Says, at most once a minute (or now, when the exporter stops), how many connections the guard
+ * dropped and why. */
+static void guard_log(struct guard *gd, double now, bool stopping)
 {
-	if ((!gd->evicted && !gd->expired) || now - gd->logged < 60)
+	if ((!gd->evicted && !gd->expired) || (now - gd->logged < 60 && !stopping))
 		return;
-	fprintf(stderr, "gpuctl exporter: dropped %llu connection(s) that sent no request within the "
-		"%g s timeout and %llu to make room (at most %u connections, %u per client address)\n",
-		gd->expired, gd->deadline, gd->evicted, gd->max, (unsigned)CONN_PER_ADDR);
+	char expired[96] = "", evicted[160] = "";
+	if (gd->expired)
+		snprintf(expired, sizeof expired, "%llu whose request was not in within the %g s "
+			 "timeout%s", gd->expired, gd->deadline, gd->evicted ? ", " : "");
+	if (gd->evicted)
+		snprintf(evicted, sizeof evicted, "%llu waiting ones to make room for newer (at most %u "
+			 "connections, %u per client address)", gd->evicted, gd->max, (unsigned)CONN_PER_ADDR);
+	fprintf(stderr, "gpuctl exporter: dropped connections: %s%s\n", expired, evicted);
 	gd->expired = gd->evicted = 0;
 	gd->logged = now;
 }
@@ -178,7 +184,7 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **ctx,
 			guard_drop(gd, v ? v : k);
 			gd->evicted++;
 		}
-		guard_log(gd, k->since);
+		guard_log(gd, k->since, false);
 	} else if (*ctx) {
 		struct conn *k = *ctx;
 		if (!k->dropped)
@@ -230,7 +236,7 @@ static void guard_sweep(struct guard *gd)
 			guard_drop(gd, c);
 			gd->expired++;
 		}
-	guard_log(gd, now);
+	guard_log(gd, now, false);
 	pthread_mutex_unlock(&gd->lock);
 }
 
@@ -384,11 +390,43 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	return serve_metrics(x, c);
 }
 
+/* libmicrohttpd's messages, at most LOG_BURST a minute: it writes one per connection that ends
+ * badly, and a client that opens thousands (or the guard dropping them) must not flood the
+ * journal. What was left out is counted in the next minute's first line. */
+enum { LOG_BURST = 20 };
+static struct {
+	pthread_mutex_t lock;
+	double window;                  /* when this minute began */
+	unsigned n;                     /* messages in it */
+	unsigned long long left_out;
+} mhd_log = {PTHREAD_MUTEX_INITIALIZER, -60, 0, 0};
+
+/* Under mhd_log.lock: a new minute (or the end) says what the last one left out. */
+static void log_window(double now, bool stopping)
+{
+	if (now - mhd_log.window < 60 && !stopping)
+		return;
+	if (mhd_log.left_out)
+		fprintf(stderr, "gpuctl exporter: (%llu more messages of libmicrohttpd left out in the "
+			"last minute)\n", mhd_log.left_out);
+	mhd_log.window = now;
+	mhd_log.n = 0;
+	mhd_log.left_out = 0;
+}
+
 static void log_error(void *cls, const char *fmt, va_list ap)
 {
 	(void)cls;
-	fputs("gpuctl exporter: ", stderr);
-	vfprintf(stderr, fmt, ap);
+	pthread_mutex_lock(&mhd_log.lock);
+	log_window(now_mono(), false);
+	if (mhd_log.n++ < LOG_BURST) {
+		char line[512];  /* one write: the other threads' lines do not come in between */
+		vsnprintf(line, sizeof line, fmt, ap);
+		fprintf(stderr, "gpuctl exporter: %s", line);
+	} else {
+		mhd_log.left_out++;
+	}
+	pthread_mutex_unlock(&mhd_log.lock);
 }
 
 /* ADDR:PORT, [IPV6]:PORT, localhost:PORT or :PORT (loopback). */
@@ -500,6 +538,8 @@ static int exporter(struct cmd *c)
 				guard_sweep(&x.guard);
 		fprintf(stderr, "gpuctl exporter: stopping (signal %d)\n", sig);
 		H.stop_daemon(d);
+		guard_log(&x.guard, now_mono(), true); /* its threads are gone: no lock needed */
+		log_window(now_mono(), true);
 	}
 	if (x.metrics)
 		H.destroy_response(x.metrics);

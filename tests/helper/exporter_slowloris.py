@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """exporter_slowloris.py PORT TIMEOUT: a slowloris against a running gpuctl exporter, and real
-scrapers beside it. Prints TAP lines (3 checks), or "skip REASON" when this machine's open-file
+scrapers beside it. Prints TAP lines (4 checks), or "skip REASON" when this machine's open-file
 limit cannot hold the attack.
+First the header deadline alone: a few half-open connections trickling a byte every 0.2 s (each
+resets an idle timeout) are dropped once TIMEOUT has passed, not before.
 The attacker opens PER_ADDR half-open connections ("GET /metr", never finished) from each of
 ADDRS loopback addresses (127.0.0.2...), more than the exporter's bounds (256 per address, 1,024 in
 all), and trickles a byte on each every 0.5 s, which resets an idle timeout; a connection the
@@ -46,6 +48,30 @@ try:
 except OSError as e:
     print("skip cannot connect from %s (%s)" % (source(ADDRS - 1), e))
     sys.exit()
+
+# The header deadline alone: five connections, far below every bound, trickling.
+t0 = time.monotonic()
+few = [half_open("127.0.0.1") for _ in range(5)]
+ages = []
+while few and time.monotonic() < t0 + timeout + HANG:
+    p = select.poll()
+    for s in few:
+        p.register(s, select.POLLIN)
+    for fd, _ in p.poll(200):
+        s = next(k for k in few if k.fileno() == fd)
+        few.remove(s)
+        ages.append(time.monotonic() - t0)
+        s.close()
+    for s in few:
+        try:
+            s.send(b"x")
+        except OSError:
+            pass
+check("half-open connections trickling bytes are dropped at the %g s header deadline, not before "
+      "(%s)" % (timeout, ", ".join("%.1f s" % a for a in ages)),
+      not few and len(ages) == 5 and min(ages) >= timeout * 0.9)
+for s in few:
+    s.close()
 
 lock = threading.Lock()
 first = {}          # socket -> its address: the connections opened first
