@@ -68,10 +68,10 @@ static bool load_mhd(void)
  * when it has been waiting for a request (since it was accepted, or since its last answer). A
  * request not wholly received within --timeout of that is dropped, however slowly its bytes
  * trickle in (a header deadline: libmicrohttpd's timeout is reset by every byte). At most
- * CONN_PER_ADDR connections per client address and conn_max in all (CONN_MAX, or half the
+ * CONN_PER_ADDR connections per client address and guard.max in all (CONN_MAX, or half the
  * open-file limit where that is lower); a new connection past either bound is not refused but
- * takes the place of the oldest one still waiting (of its own address at the per-address bound):
- * one that never completed a request first, then an idle keep-alive one. A scraper sends its
+ * takes the place of the longest connected one still waiting (of its own address at the
+ * per-address bound): one that never completed a request first, then an idle keep-alive one. A scraper sends its
  * request at once, so what is dropped is what holds a place without asking: a slowloris churns its
  * own connections and scrapers get in. A connection being answered is never dropped here.
  * Dropping is shutdown(2) of the socket, which libmicrohttpd's thread then closes: it tells the
@@ -92,7 +92,7 @@ struct conn {
 
 struct guard {
 	pthread_mutex_t lock;
-	struct conn *head;              /* oldest first */
+	struct conn *head;              /* in the order they connected */
 	struct conn *tail;
 	unsigned live;                  /* connections not dropped */
 	unsigned max;
@@ -115,8 +115,9 @@ static bool same_address(const struct conn *a, const struct conn *b)
 	return a->family == b->family && !memcmp(a->addr, b->addr, sizeof a->addr);
 }
 
-/* The connection to drop for k: the oldest waiting one (of k's address when same_addr), one that
- * never had an answer before an idle keep-alive one; k itself only when there is no other. */
+/* The connection to drop for newcomer k: the longest connected waiting one (of k's address when
+ * same_addr), one that never had an answer before an idle keep-alive one; NULL when every other
+ * is being answered (then k itself is dropped: refused). */
 static struct conn *guard_victim(struct guard *gd, const struct conn *k, bool same_addr)
 {
 	struct conn *fresh = NULL, *idle = NULL;
@@ -241,7 +242,7 @@ static void guard_sweep(struct guard *gd)
 }
 
 /* Room for the connections: the soft open-file limit raised to the hard one (systemd's soft
- * default is 1024), and conn_max within half of it (libmicrohttpd's own limit, the other half,
+ * default is 1024), and guard.max within half of it (libmicrohttpd's own limit, the other half,
  * also counts the connections dropped and not yet closed). */
 static unsigned guard_max(void)
 {
