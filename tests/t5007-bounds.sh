@@ -3,10 +3,11 @@
 # status --prometheus against a hostile server: an answer larger than what the query can
 # legitimately get back (promapi.h: 8 MiB for the targets; 1 MiB and 512 KiB per target for a
 # query) is refused with exit 14 and the bound named, reading stops there (bounded memory). The
+# cluster view takes an exporter's gpuctl_daemon_up 0 as leases unknown, never free. The
 # systemd units in contrib/ pass systemd-analyze verify, and the exporter's has the video group
 # the daemon's has (NVML opens /dev/nvidia*, group video where the driver restricts them).
 . "$(dirname "$0")/lib/lib.sh"
-plan 8
+plan 12
 
 # hostile MODE SIZE: the stand-in's URL in $URL, its pid in $HOSTILE.
 hostile() {
@@ -34,6 +35,19 @@ kill $HOSTILE; wait $HOSTILE 2>/dev/null
 hostile big-targets $((9 << 20))
 check_exit "a targets answer past its bound: exit 14" 14 "$GPUCTL" status --prometheus="$URL" --json
 check_grep "... naming the bound" "larger than the 8\.0 MiB allowed for it \(the list of scrape targets\)" "$TMP/stderr"
+kill $HOSTILE; wait $HOSTILE 2>/dev/null
+
+# An exporter that could not ask its daemon (gpuctl_daemon_up 0) leaves its lease series out:
+# the cluster view shows its GPUs' leases as unknown and never free; with the daemon up, free.
+hostile cluster-daemon-down 0
+check_exit "daemon down on the host: its idle GPU is not free (exit 10)" 10 "$GPUCTL" status --prometheus="$URL" --free
+"$GPUCTL" status --prometheus="$URL" --color=never >"$TMP/table" 2>&1
+check_grep "... its lease shown as unknown" "lease: unknown \(the host's exporter could not ask its gpuctl daemon\)" "$TMP/table"
+"$GPUCTL" status --prometheus="$URL" --json >"$TMP/out" 2>&1
+check_eq "... and the host's daemon_up false in the JSON" false "$(jqv '.hosts[0].daemon_up')"
+kill $HOSTILE; wait $HOSTILE 2>/dev/null
+hostile cluster-daemon-up 0
+check_exit "daemon up, nothing leased: the GPU is free" 0 "$GPUCTL" status --prometheus="$URL" --free
 kill $HOSTILE; wait $HOSTILE 2>/dev/null
 
 # The systemd units. systemd-analyze verify exits 0 even on an unknown key or a bad value (it

@@ -30,7 +30,7 @@ static bool has(const struct cgpu *g, enum cfield f)
 
 static bool is_free(const struct cgpu *g)
 {
-	return !g->stale && !(has(g, CF_LOST) && g->v[CF_LOST] != 0) &&
+	return !g->stale && !g->lease_unknown && !(has(g, CF_LOST) && g->v[CF_LOST] != 0) &&
 	       !(has(g, CF_LEASED) && g->v[CF_LEASED] != 0) && !g->holder && !g->nprocs &&
 	       !g->other_procs && (!has(g, CF_MEM_USED) || g->v[CF_MEM_USED] <= (double)FREE_MAX_MIB * 1048576) &&
 	       (!has(g, CF_UTIL) || g->v[CF_UTIL] <= FREE_MAX_UTIL);
@@ -100,6 +100,9 @@ static void table_details(struct strbuf *sb, const struct cluster_opts *o, const
 {
 	if (g->stale) /* processes and leases of a stale GPU are not known */
 		return;
+	if (g->lease_unknown)
+		sb_addf(sb, "      %slease: unknown (the host's exporter could not ask its gpuctl daemon)%s\n",
+			o->color ? C_YELLOW : "", o->color ? C_RESET : "");
 	if (g->holder) {
 		sb_addf(sb, "      %slease: ", o->color ? C_YELLOW : "");
 		esc_printable(sb, g->holder);
@@ -321,6 +324,10 @@ static void render_json(struct strbuf *sb, const struct cluster_opts *o, const s
 			json_null(&j, "last_scrape");
 		else
 			json_num(&j, "last_scrape", t->last_scrape, 3);
+		if (t->daemon_up < 0 || t->stale)
+			json_null(&j, "daemon_up");
+		else
+			json_bool(&j, "daemon_up", t->daemon_up);
 		json_uint(&j, "gpus", t->ngpus);
 		json_end_obj(&j);
 	}
