@@ -19,10 +19,11 @@ struct prom *prom_open(const char *base, struct gpu_error *err);
 void prom_close(struct prom *p);
 /* The most an answer may hold, in bytes: the server is another machine, and json-c's tree of an
  * answer takes about seven times its size, so what is read and parsed is bounded by what the
- * question can legitimately get back. The targets: PROM_TARGETS_MAX (8 MiB, some 5,000 targets).
- * A query of the cluster view's series: PROM_QUERY_BASE (1 MiB) and PROM_QUERY_PER_TARGET (512
- * KiB, an exporter of 32 GPUs with 20 processes each) per scrape target, at most PROM_QUERY_MAX
- * (64 MiB). */
+ * question can legitimately get back. The targets: PROM_TARGETS_MAX (8 MiB: some 15,000 targets
+ * of 550 bytes, as Prometheus 2.42 lists them). A query of the cluster view's series:
+ * PROM_QUERY_BASE (1 MiB) and PROM_QUERY_PER_TARGET (512 KiB: an exporter of 32 GPUs with 20
+ * processes each; an 8-GPU host with 6 processes answers 25 KB) per scrape target, at most
+ * PROM_QUERY_MAX (64 MiB). */
 #define PROM_TARGETS_MAX ((size_t)8 << 20)
 #define PROM_QUERY_BASE ((size_t)1 << 20)
 #define PROM_QUERY_PER_TARGET ((size_t)512 << 10)
