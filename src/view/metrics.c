@@ -285,6 +285,12 @@ struct user_sum {
 	const struct gpu *last;   /* the last GPU counted in gpus */
 };
 
+/* NULL (not known) is a user of its own. */
+static bool same_user(const char *a, const char *b)
+{
+	return a && b ? !strcmp(a, b) : a == b;
+}
+
 static void user_sample(struct strbuf *sb, const char *metric, const struct user_sum *u,
 			const struct metrics_opts *o)
 {
@@ -310,8 +316,7 @@ static void process_metrics(struct strbuf *sb, const struct gpu_set *set, const 
 			if (!p->mem_valid)
 				continue;
 			size_t u = 0;
-			while (u < nusers && (users[u].user && p->user ? strcmp(users[u].user, p->user)
-					      : users[u].user != p->user))
+			while (u < nusers && !same_user(users[u].user, p->user))
 				u++;
 			if (u == nusers) {
 				users = grow_array(users, &cap, nusers + 1, sizeof *users);
