@@ -7,7 +7,9 @@
  *      series that is no longer scraped has no instant value).
  * A GPU is current only when it is in answer 3 and its target is up and was scraped within two
  * scrape intervals. Processes and leases are shown only for current GPUs: for a stale one they
- * are unknown (null), never an empty list. The rendering is in view.c. */
+ * are unknown (null), never an empty list. A current GPU's lease is unknown too when its exporter
+ * says gpuctl_daemon_up 0 (it left the lease series out): never "no lease", never free. The
+ * rendering is in view.c. */
 #include "cluster/model.h"
 #include "cluster/promapi.h"
 
@@ -89,7 +91,7 @@ static struct ctarget *cl_target(struct cluster *c, const char *job, const char 
 
 static bool load_targets(struct cluster *c, struct prom *p, struct gpu_error *err)
 {
-	const struct pj *data = prom_get(p, "/api/v1/targets?state=active", err);
+	const struct pj *data = prom_get(p, "/api/v1/targets?state=active", PROM_TARGETS_MAX, err);
 	if (!data)
 		return false;
 	const struct pj *arr = pj_get(data, "activeTargets");
@@ -107,6 +109,7 @@ static bool load_targets(struct cluster *c, struct prom *p, struct gpu_error *er
 			.last_scrape = cl_parse_time(pj_str(pj_get(t, "lastScrape"))),
 			.interval = prom_duration(pj_str(pj_get(t, "scrapeInterval"))),
 			.timeout = prom_duration(pj_str(pj_get(t, "scrapeTimeout"))),
+			.daemon_up = -1,
 		};
 	}
 	if (c->nt)
@@ -137,7 +140,7 @@ static size_t series_target(struct cluster *c, const struct pj *m)
 	c->t = grow_array(c->t, &c->tcap, c->nt + 1, sizeof *c->t);
 	c->t[c->nt] = (struct ctarget){.job = xstrdup(job), .instance = xstrdup(inst),
 				       .health = xstrdup("gone"), .last_scrape = NAN, .interval = NAN,
-				       .timeout = NAN};
+				       .timeout = NAN, .daemon_up = -1};
 	qsort(c->t, ++c->nt, sizeof *c->t, target_cmp);
 	/* Sorting moved the targets: the GPUs' positions must follow. */
 	for (size_t i = 0; i < c->ng; i++)
@@ -241,6 +244,10 @@ static void add_values(struct cluster *c, const struct pj *result, bool current)
 		const char *metric = series_metric(m);
 		unsigned index;
 		double v, ts;
+		if (current && metric && !strcmp(metric, "gpuctl_daemon_up") && series_value(r, &v, &ts)) {
+			c->t[series_target(c, m)].daemon_up = v != 0; /* a target's, not a GPU's */
+			continue;
+		}
 		if (!metric || !series_gpu(m, &index) || !series_value(r, &v, &ts))
 			continue;
 		if (current && !c->now_known) {
@@ -287,7 +294,7 @@ static char *lookback_query(void)
 static const char instant_query[] =
 	"{__name__=~\"gpuctl_gpu_(info|memory_(total|used|free)_bytes|utilization_percent|"
 	"memory_utilization_percent|temperature_celsius|power_watts|power_limit_watts|lost|leased|"
-	"mig_enabled|compute_mode|lease_info)|gpuctl_process_gpu_memory_bytes\"}";
+	"mig_enabled|compute_mode|lease_info)|gpuctl_process_gpu_memory_bytes|gpuctl_daemon_up\"}";
 
 /* ---- staleness and hosts ---- */
 
@@ -310,6 +317,7 @@ static void judge_targets(struct cluster *c)
 	for (size_t i = 0; i < c->ng; i++) {
 		struct cgpu *g = &c->g[i];
 		g->stale = !g->current || c->t[g->target].stale;
+		g->lease_unknown = !g->stale && c->t[g->target].daemon_up == 0;
 		c->t[g->target].ngpus++;
 		c->t[g->target].gpuctl = true;
 		if (!c->t[g->target].hostname && g->hostname)
@@ -376,11 +384,11 @@ bool cluster_load(struct cluster *c, const char *url, struct gpu_error *err)
 	char *lq = lookback_query();
 	const struct pj *d;
 	bool ok = load_targets(c, p, err);
-	if (ok && (ok = (d = prom_query(p, lq, err)) != NULL)) {
+	if (ok && (ok = (d = prom_query(p, lq, prom_query_max(c->nt), err)) != NULL)) {
 		add_gpus(c, pj_get(d, "result"), false);
 		add_values(c, pj_get(d, "result"), false);
 	}
-	if (ok && (ok = (d = prom_query(p, instant_query, err)) != NULL)) {
+	if (ok && (ok = (d = prom_query(p, instant_query, prom_query_max(c->nt), err)) != NULL)) {
 		add_gpus(c, pj_get(d, "result"), true);
 		add_values(c, pj_get(d, "result"), true);
 	}

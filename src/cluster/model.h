@@ -25,6 +25,8 @@ struct ctarget {                 /* one exporter, as Prometheus scrapes it */
 	const char *hostname;        /* its GPUs' hostname label (a GPU's string) */
 	const char *host;            /* what the view calls it: hostname, or instance if shared */
 	size_t ngpus;
+	int daemon_up;               /* its gpuctl_daemon_up now: 1; 0: who holds its GPUs is
+				      * unknown (no lease series); -1: not exported (an older exporter) */
 };
 
 struct cproc {
@@ -44,6 +46,7 @@ struct cgpu {
 	double v[CF_N];
 	char *mode;                  /* compute mode */
 	char *holder, *lease_name, *kind;    /* its lease, holder NULL when none */
+	bool lease_unknown;          /* current, but its exporter could not ask its daemon */
 	struct cproc *procs;
 	size_t nprocs, pcap;
 	bool other_procs;            /* more processes than the exporter lists */

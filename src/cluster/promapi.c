@@ -2,7 +2,8 @@
  * promapi.h). Their ABI is declared here, the subset used: libcurl's option numbers are fixed by
  * its ABI (curl.h: CURLOPTTYPE_* base + number), json-c's types are opaque pointers and an enum.
  * The connection is kept across the calls of one view (keep-alive); every call is bounded in
- * time and in the size of the answer. */
+ * time and in the size of the answer (promapi.h): past it, reading stops at once (the announced
+ * Content-Length, or the body as it arrives), so a hostile server costs no more than the bound. */
 #include "cluster/promapi.h"
 #include "base/dl.h"
 
@@ -19,7 +20,8 @@ enum {
 	CURLOPT_NOSIGNAL = 99, CURLOPT_TIMEOUT_MS = 155, CURLOPT_CONNECTTIMEOUT_MS = 156,
 	CURLOPT_WRITEDATA = 10001, CURLOPT_URL = 10002, CURLOPT_ERRORBUFFER = 10010,
 	CURLOPT_USERAGENT = 10018, CURLOPT_PROTOCOLS_STR = 10318, CURLOPT_WRITEFUNCTION = 20011,
-	CURLINFO_RESPONSE_CODE = 0x200002,
+	CURLOPT_MAXFILESIZE_LARGE = 30117, CURLINFO_RESPONSE_CODE = 0x200002,
+	CURLE_WRITE_ERROR = 23, CURLE_FILESIZE_EXCEEDED = 63,
 	CURL_ERROR_SIZE = 256,
 };
 typedef size_t (*curl_write_cb)(char *ptr, size_t size, size_t n, void *user);
@@ -52,13 +54,13 @@ static struct {
 	int (*put)(json_object *);
 } L;
 
-enum { ANSWER_MAX = 256 << 20 };   /* a cluster's answer, bounded */
-
 struct prom {
 	char *base;
 	CURL *curl;
 	json_object *root;             /* the last answer */
 	struct strbuf body;
+	size_t max;                    /* the bound of the answer being read */
+	bool too_big;                  /* it went past */
 	char cerr[CURL_ERROR_SIZE];
 };
 
@@ -140,19 +142,35 @@ void prom_close(struct prom *p)
 static size_t on_body(char *ptr, size_t size, size_t n, void *user)
 {
 	struct prom *p = user;
-	if (p->body.len + size * n > ANSWER_MAX)
-		return 0; /* too big: libcurl stops with a write error */
+	if (size * n > p->max - p->body.len) {
+		p->too_big = true;
+		return 0; /* libcurl stops with a write error: nothing more is read */
+	}
 	sb_add(&p->body, ptr, size * n);
 	return size * n;
 }
 
-const struct pj *prom_get(struct prom *p, const char *path, struct gpu_error *err)
+size_t prom_query_max(size_t ntargets)
+{
+	return ntargets < (PROM_QUERY_MAX - PROM_QUERY_BASE) / PROM_QUERY_PER_TARGET
+		       ? PROM_QUERY_BASE + ntargets * PROM_QUERY_PER_TARGET : PROM_QUERY_MAX;
+}
+
+/* A size in MiB for a message, as exactly as it is set (1.5 MiB, 64 MiB). */
+static double mib_of(size_t n)
+{
+	return (double)n / (1 << 20);
+}
+
+const struct pj *prom_get(struct prom *p, const char *path, size_t max, struct gpu_error *err)
 {
 	char *url = xasprintf("%s%s", p->base, path);
 	if (p->root)
 		L.put(p->root);
 	p->root = NULL;
 	sb_reset(&p->body);
+	p->max = max;
+	p->too_big = false;
 	p->cerr[0] = '\0';
 	L.easy_setopt(p->curl, CURLOPT_URL, url);
 	L.easy_setopt(p->curl, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -163,11 +181,19 @@ const struct pj *prom_get(struct prom *p, const char *path, struct gpu_error *er
 	L.easy_setopt(p->curl, CURLOPT_ERRORBUFFER, p->cerr);
 	L.easy_setopt(p->curl, CURLOPT_WRITEFUNCTION, (curl_write_cb)on_body);
 	L.easy_setopt(p->curl, CURLOPT_WRITEDATA, p);
+	L.easy_setopt(p->curl, CURLOPT_MAXFILESIZE_LARGE, (long long)max); /* curl_off_t: 64 bits */
 	int rc = L.easy_perform(p->curl);
 	long status = 0;
 	L.easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, &status);
 	free(url);
 	err->code = EXIT_PROMETHEUS;
+	if (rc == CURLE_FILESIZE_EXCEEDED || (rc == CURLE_WRITE_ERROR && p->too_big)) {
+		snprintf(err->msg, sizeof err->msg, "%s sent an answer larger than the %.1f MiB allowed "
+			 "for it (%s): not a Prometheus answer to this query, or a cluster larger than the "
+			 "cluster view handles", p->base, mib_of(max), max == PROM_TARGETS_MAX ?
+			 "the list of scrape targets" : "1 MiB and 0.5 MiB per scrape target, at most 64 MiB");
+		return NULL;
+	}
 	if (rc != CURLE_OK) {
 		snprintf(err->msg, sizeof err->msg, "cannot query Prometheus at %s: %s; is the server "
 			 "running, and is that its URL?", p->base, p->cerr[0] ? p->cerr : L.easy_strerror(rc));
@@ -194,12 +220,12 @@ const struct pj *prom_get(struct prom *p, const char *path, struct gpu_error *er
 	return data;
 }
 
-const struct pj *prom_query(struct prom *p, const char *promql, struct gpu_error *err)
+const struct pj *prom_query(struct prom *p, const char *promql, size_t max, struct gpu_error *err)
 {
 	char *q = L.easy_escape(p->curl, promql, (int)strlen(promql));
 	char *path = xasprintf("/api/v1/query?query=%s", q ? q : "");
 	L.curl_free(q);
-	const struct pj *data = prom_get(p, path, err);
+	const struct pj *data = prom_get(p, path, max, err);
 	free(path);
 	return data;
 }

@@ -30,7 +30,7 @@ static bool has(const struct cgpu *g, enum cfield f)
 
 static bool is_free(const struct cgpu *g)
 {
-	return !g->stale && !(has(g, CF_LOST) && g->v[CF_LOST] != 0) &&
+	return !g->stale && !g->lease_unknown && !(has(g, CF_LOST) && g->v[CF_LOST] != 0) &&
 	       !(has(g, CF_LEASED) && g->v[CF_LEASED] != 0) && !g->holder && !g->nprocs &&
 	       !g->other_procs && (!has(g, CF_MEM_USED) || g->v[CF_MEM_USED] <= (double)FREE_MAX_MIB * 1048576) &&
 	       (!has(g, CF_UTIL) || g->v[CF_UTIL] <= FREE_MAX_UTIL);
@@ -100,6 +100,9 @@ static void table_details(struct strbuf *sb, const struct cluster_opts *o, const
 {
 	if (g->stale) /* processes and leases of a stale GPU are not known */
 		return;
+	if (g->lease_unknown)
+		sb_addf(sb, "      %slease: unknown (the host's exporter could not ask its gpuctl daemon)%s\n",
+			o->color ? C_YELLOW : "", o->color ? C_RESET : "");
 	if (g->holder) {
 		sb_addf(sb, "      %slease: ", o->color ? C_YELLOW : "");
 		esc_printable(sb, g->holder);
@@ -118,7 +121,7 @@ static void table_details(struct strbuf *sb, const struct cluster_opts *o, const
 		if (p->job)
 			snprintf(job, sizeof job, "job %-8u ", p->job);
 		struct strbuf user = {0};
-		esc_printable_n(&user, p->user ? p->user : "-", 10);
+		esc_printable_n(&user, p->user && *p->user ? p->user : "-", 10);
 		sb_addf(sb, "      %-10.10s %s%7s %10s  ", user.buf, job, esc_str(p->pid ? p->pid : "-", 0),
 			mib_text((uint64_t)(p->mem > 0 ? p->mem : 0)).s);
 		esc_printable(sb, p->command ? p->command : "");
@@ -283,7 +286,7 @@ static void json_gpu(struct json *j, const struct cluster *c, const struct cgpu 
 				json_uint(j, "pid", pid);
 			else
 				json_null(j, "pid");
-			json_str(j, "user", p->user && strcmp(p->user, "unknown") ? p->user : NULL);
+			json_str(j, "user", p->user && *p->user ? p->user : NULL); /* "": owner not known */
 			json_null(j, "uid");
 			json_str(j, "command", p->command && *p->command ? p->command : NULL);
 			json_uint(j, "used_memory_mib", mib_of(p->mem));
@@ -321,6 +324,10 @@ static void render_json(struct strbuf *sb, const struct cluster_opts *o, const s
 			json_null(&j, "last_scrape");
 		else
 			json_num(&j, "last_scrape", t->last_scrape, 3);
+		if (t->daemon_up < 0 || t->stale)
+			json_null(&j, "daemon_up");
+		else
+			json_bool(&j, "daemon_up", t->daemon_up);
 		json_uint(&j, "gpus", t->ngpus);
 		json_end_obj(&j);
 	}

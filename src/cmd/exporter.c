@@ -3,7 +3,10 @@
  * commands do not pay for it at every start. NVML stays open for the life of the exporter, and
  * so do the command lines of processes that are still the same (proc.c). One cached response is
  * shared by every scrape within the cache period, so a crowd of scrapers costs one refresh; the
- * response is reference counted by libmicrohttpd, so serving it copies nothing. */
+ * response is reference counted by libmicrohttpd, so serving it copies nothing.
+ * Connections are bounded (the guard below): libmicrohttpd's own limits refuse a new connection
+ * when full, which lets a slowloris keep every scraper out, and its timeout is an idle one that a
+ * byte every few seconds resets. */
 #include "base/dl.h"
 #include "machine/gpu.h"
 #include "cmd/cmd.h"
@@ -11,6 +14,7 @@
 #include "view/metrics.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <limits.h>
 #include <malloc.h>
 #include <microhttpd.h>
@@ -20,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,6 +39,8 @@ static struct {
 	enum MHD_Result (*queue_response)(struct MHD_Connection *, unsigned int, struct MHD_Response *);
 	void (*destroy_response)(struct MHD_Response *);
 	const union MHD_DaemonInfo *(*get_daemon_info)(struct MHD_Daemon *, enum MHD_DaemonInfoType, ...);
+	const union MHD_ConnectionInfo *(*get_connection_info)(struct MHD_Connection *,
+							       enum MHD_ConnectionInfoType, ...);
 } H;
 
 static bool load_mhd(void)
@@ -45,6 +53,7 @@ static bool load_mhd(void)
 		{&H.queue_response, {"MHD_queue_response"}},
 		{&H.destroy_response, {"MHD_destroy_response"}},
 		{&H.get_daemon_info, {"MHD_get_daemon_info"}},
+		{&H.get_connection_info, {"MHD_get_connection_info"}},
 	};
 	const char *const sonames[] = {"libmicrohttpd.so.12", NULL};
 	char err[1024];
@@ -53,6 +62,202 @@ static bool load_mhd(void)
 	fprintf(stderr, "gpuctl exporter: %s; install libmicrohttpd (Debian: apt-get install "
 			"libmicrohttpd12)\n", err);
 	return false;
+}
+
+/* The connection guard. Every connection is in one table, with its client's address and since
+ * when it has been waiting for a request (since it was accepted, or since its last answer). A
+ * request not wholly received within --timeout of that is dropped, however slowly its bytes
+ * trickle in (a header deadline: libmicrohttpd's timeout is reset by every byte). At most
+ * CONN_PER_ADDR connections per client address and guard.max in all (CONN_MAX, or half the
+ * open-file limit where that is lower); a new connection past either bound is not refused but
+ * takes the place of the longest connected one still waiting (of its own address at the
+ * per-address bound): one that never completed a request first, then an idle keep-alive one. A scraper sends its
+ * request at once, so what is dropped is what holds a place without asking: a slowloris churns its
+ * own connections and scrapers get in. A connection being answered is never dropped here.
+ * Dropping is shutdown(2) of the socket, which libmicrohttpd's thread then closes: it tells the
+ * guard first (NOTIFY_CLOSED, under the guard's lock), so the guard never touches a descriptor
+ * that is no longer the connection's. */
+enum { CONN_MAX = 1024, CONN_PER_ADDR = 256 };
+
+struct conn {
+	struct conn *prev, *next;
+	int fd;
+	int family;
+	unsigned char addr[16];         /* the client's address, without the port */
+	double since;                   /* monotonic: waiting for a request since then */
+	bool busy;                      /* its request is being answered */
+	bool served;                    /* it has had an answer (an idle keep-alive connection) */
+	bool dropped;                   /* shut down, not yet closed: no longer counted */
+};
+
+struct guard {
+	pthread_mutex_t lock;
+	struct conn *head;              /* in the order they connected */
+	struct conn *tail;
+	unsigned live;                  /* connections not dropped */
+	unsigned max;
+	double deadline;                /* seconds a request may take to arrive */
+	unsigned long long evicted, expired;   /* for the log */
+	double logged;                  /* when the log last said so */
+};
+
+static void conn_address(struct conn *k, const struct sockaddr *sa)
+{
+	k->family = sa ? sa->sa_family : AF_UNSPEC;
+	if (k->family == AF_INET)
+		memcpy(k->addr, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	else if (k->family == AF_INET6)
+		memcpy(k->addr, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+}
+
+static bool same_address(const struct conn *a, const struct conn *b)
+{
+	return a->family == b->family && !memcmp(a->addr, b->addr, sizeof a->addr);
+}
+
+/* The connection to drop for newcomer k: the longest connected waiting one (of k's address when
+ * same_addr), one that never had an answer before an idle keep-alive one; NULL when every other
+ * is being answered (then k itself is dropped: refused). */
+static struct conn *guard_victim(struct guard *gd, const struct conn *k, bool same_addr)
+{
+	struct conn *fresh = NULL, *idle = NULL;
+	for (struct conn *c = gd->head; c && !fresh; c = c->next) {
+		if (c == k || c->busy || c->dropped || (same_addr && !same_address(c, k)))
+			continue;
+		if (!c->served)
+			fresh = c;
+		else if (!idle)
+			idle = c;
+	}
+	return fresh ? fresh : idle;
+}
+
+static void guard_drop(struct guard *gd, struct conn *c)
+{
+	shutdown(c->fd, SHUT_RDWR);
+	c->dropped = true;
+	gd->live--;
+}
+
+/* Says, at most once a minute (or now, when the exporter stops), how many connections the guard
+ * dropped and why. */
+static void guard_log(struct guard *gd, double now, bool stopping)
+{
+	if ((!gd->evicted && !gd->expired) || (now - gd->logged < 60 && !stopping))
+		return;
+	char expired[96] = "", evicted[160] = "";
+	if (gd->expired)
+		snprintf(expired, sizeof expired, "%llu whose request was not in within the %g s "
+			 "timeout%s", gd->expired, gd->deadline, gd->evicted ? ", " : "");
+	if (gd->evicted)
+		snprintf(evicted, sizeof evicted, "%llu waiting ones to make room for newer (at most %u "
+			 "connections, %u per client address)", gd->evicted, gd->max, (unsigned)CONN_PER_ADDR);
+	fprintf(stderr, "gpuctl exporter: dropped connections: %s%s\n", expired, evicted);
+	gd->expired = gd->evicted = 0;
+	gd->logged = now;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *mc, void **ctx,
+			  enum MHD_ConnectionNotificationCode what)
+{
+	struct guard *gd = cls;
+	pthread_mutex_lock(&gd->lock);
+	if (what == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *fd = H.get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+		const union MHD_ConnectionInfo *ad = H.get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		struct conn *k = xcalloc(1, sizeof *k);
+		k->fd = fd ? fd->connect_fd : -1;
+		conn_address(k, ad ? ad->client_addr : NULL);
+		k->since = now_mono();
+		k->prev = gd->tail;
+		if (gd->tail)
+			gd->tail->next = k;
+		else
+			gd->head = k;
+		gd->tail = k;
+		gd->live++;
+		*ctx = k;
+		unsigned same = 0;
+		for (struct conn *c = gd->head; c; c = c->next)
+			same += !c->dropped && same_address(c, k);
+		if (same > CONN_PER_ADDR || gd->live > gd->max) {
+			struct conn *v = guard_victim(gd, k, same > CONN_PER_ADDR);
+			guard_drop(gd, v ? v : k);
+			gd->evicted++;
+		}
+		guard_log(gd, k->since, false);
+	} else if (*ctx) {
+		struct conn *k = *ctx;
+		if (!k->dropped)
+			gd->live--;
+		if (k->prev)
+			k->prev->next = k->next;
+		else
+			gd->head = k->next;
+		if (k->next)
+			k->next->prev = k->prev;
+		else
+			gd->tail = k->prev;
+		free(k);
+		*ctx = NULL;
+	}
+	pthread_mutex_unlock(&gd->lock);
+}
+
+/* busy: its request is wholly in, being answered; !busy: answered, waiting for the next. */
+static void conn_busy(struct guard *gd, struct MHD_Connection *mc, bool busy)
+{
+	const union MHD_ConnectionInfo *i = H.get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct conn *k = i ? i->socket_context : NULL;
+	if (!k)
+		return;
+	pthread_mutex_lock(&gd->lock);
+	k->busy = busy;
+	if (!busy) {
+		k->served = true;
+		k->since = now_mono();
+	}
+	pthread_mutex_unlock(&gd->lock);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *mc, void **state,
+			 enum MHD_RequestTerminationCode why)
+{
+	(void)state, (void)why;
+	conn_busy(cls, mc, false);
+}
+
+/* The header deadline: drops every connection that has waited past it for its request. */
+static void guard_sweep(struct guard *gd)
+{
+	pthread_mutex_lock(&gd->lock);
+	double now = now_mono();
+	for (struct conn *c = gd->head; c; c = c->next)
+		if (!c->busy && !c->dropped && now - c->since > gd->deadline) {
+			guard_drop(gd, c);
+			gd->expired++;
+		}
+	guard_log(gd, now, false);
+	pthread_mutex_unlock(&gd->lock);
+}
+
+/* Room for the connections: the soft open-file limit raised to the hard one (systemd's soft
+ * default is 1024), and guard.max within half of it (libmicrohttpd's own limit, the other half,
+ * also counts the connections dropped and not yet closed). */
+static unsigned guard_max(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 256;
+	rlim_t want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > 65536 ? 65536 : rl.rlim_max;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+		rl.rlim_cur = want;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	rlim_t n = rl.rlim_cur == RLIM_INFINITY ? 65536 : rl.rlim_cur;
+	n = n > 128 ? (n - 64) / 2 : 32;
+	return n < CONN_MAX ? (unsigned)n : CONN_MAX;
 }
 
 /* The cached page, and the one refresh that may be under way. A refresh runs outside the lock,
@@ -66,12 +271,13 @@ struct exporter {
 	struct MHD_Response *metrics;   /* the cached page */
 	double page_time;               /* monotonic seconds when its refresh began */
 	double cache_s;
+	struct guard guard;
 	/* Used only by the refreshing thread. */
 	struct gpu_set *set;
 	struct metrics_opts mo;
 	size_t page_size;               /* the last page's, to size the next one's buffer */
 	char hostname[256];
-	bool lease_error_logged;
+	bool lease_error_logged;        /* the daemon is known not to answer: said once */
 	bool lost_logged[GPU_MAX];
 };
 
@@ -88,10 +294,18 @@ static struct MHD_Response *refresh(struct exporter *x)
 				REFRESH_MEM_TEMP | REFRESH_PERF | REFRESH_PCIE | REFRESH_SLURM);
 	x->mo.slurm = x->set->slurm;
 	struct leaseview lv;
-	struct gpu_error err;
-	if (!leaseview_load(&lv, &err) && !x->lease_error_logged) {
-		fprintf(stderr, "gpuctl exporter: lease metrics left out: %s\n", err.msg);
+	struct gpu_error err = {0};
+	if (!leaseview_load(&lv, &err) || !lv.present) {
+		/* No daemon answered: who holds what is unknown (leases outlive a stopped daemon), so
+		 * the lease series are left out and gpuctl_daemon_up says 0. Logged once per outage. */
+		x->mo.lease_errors++;
+		if (!x->lease_error_logged)
+			fprintf(stderr, "gpuctl exporter: lease metrics left out (gpuctl_daemon_up 0): %s\n",
+				err.code != EXIT_OK ? err.msg : "no gpuctl daemon is running");
 		x->lease_error_logged = true;
+	} else if (x->lease_error_logged) {
+		fprintf(stderr, "gpuctl exporter: the gpuctl daemon answers again: lease metrics back\n");
+		x->lease_error_logged = false;
 	}
 	for (size_t i = 0; i < x->set->ngpus; i++) {
 		const struct gpu *g = &x->set->gpus[i];
@@ -167,6 +381,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		*upload_size = 0;
 		return MHD_YES;
 	}
+	conn_busy(&x->guard, c, true); /* the request is wholly in: no longer subject to the guard */
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return send_static(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "only GET and HEAD\n");
 	if (!strcmp(url, "/"))
@@ -176,11 +391,43 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	return serve_metrics(x, c);
 }
 
+/* libmicrohttpd's messages, at most LOG_BURST a minute: it writes one per connection that ends
+ * badly, and a client that opens thousands (or the guard dropping them) must not flood the
+ * journal. What was left out is counted in the next minute's first line. */
+enum { LOG_BURST = 20 };
+static struct {
+	pthread_mutex_t lock;
+	double window;                  /* when this minute began */
+	unsigned n;                     /* messages in it */
+	unsigned long long left_out;
+} mhd_log = {PTHREAD_MUTEX_INITIALIZER, -60, 0, 0};
+
+/* Under mhd_log.lock: a new minute (or the end) says what the last one left out. */
+static void log_window(double now, bool stopping)
+{
+	if (now - mhd_log.window < 60 && !stopping)
+		return;
+	if (mhd_log.left_out)
+		fprintf(stderr, "gpuctl exporter: (%llu more messages of libmicrohttpd left out in the "
+			"last minute)\n", mhd_log.left_out);
+	mhd_log.window = now;
+	mhd_log.n = 0;
+	mhd_log.left_out = 0;
+}
+
 static void log_error(void *cls, const char *fmt, va_list ap)
 {
 	(void)cls;
-	fputs("gpuctl exporter: ", stderr);
-	vfprintf(stderr, fmt, ap);
+	pthread_mutex_lock(&mhd_log.lock);
+	log_window(now_mono(), false);
+	if (mhd_log.n++ < LOG_BURST) {
+		char line[512];  /* one write: the other threads' lines do not come in between */
+		vsnprintf(line, sizeof line, fmt, ap);
+		fprintf(stderr, "gpuctl exporter: %s", line);
+	} else {
+		mhd_log.left_out++;
+	}
+	pthread_mutex_unlock(&mhd_log.lock);
 }
 
 /* ADDR:PORT, [IPV6]:PORT, localhost:PORT or :PORT (loopback). */
@@ -234,7 +481,9 @@ static int exporter(struct cmd *c)
 	if (rc != EXIT_OK)
 		return rc;
 	struct exporter x = {.lock = PTHREAD_MUTEX_INITIALIZER, .done = PTHREAD_COND_INITIALIZER,
-			     .cache_s = cache_ms / 1000.0, .set = c->set};
+			     .cache_s = cache_ms / 1000.0, .set = c->set,
+			     .guard = {.lock = PTHREAD_MUTEX_INITIALIZER, .max = guard_max(),
+				       .deadline = timeout, .logged = -60}};
 #ifdef M_ARENA_MAX
 	/* Refreshes run on whichever serving thread needs one: with an arena per thread, each
 	 * would keep its own free pages and the RSS would creep up over a day of scrapes. */
@@ -263,8 +512,11 @@ static int exporter(struct cmd *c)
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads,
 		MHD_OPTION_CONNECTION_TIMEOUT, idle_s,
-		MHD_OPTION_CONNECTION_LIMIT, 1000U,
+		/* Above the guard's, which decides: libmicrohttpd's would refuse the newcomer. */
+		MHD_OPTION_CONNECTION_LIMIT, 2 * x.guard.max + 16,
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT, 0U,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, &x.guard,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, &x.guard,
 		MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024U,
 		MHD_OPTION_STRICT_FOR_CLIENT, 1, /* malformed requests get 400, not a silent close */
 		MHD_OPTION_END);
@@ -279,10 +531,16 @@ static int exporter(struct cmd *c)
 			 bound ? (unsigned)bound->port : 0U);
 		fprintf(stderr, "gpuctl exporter: serving http://%s/metrics (%zu GPUs, cache %lu ms)\n",
 			bound ? where : listen, x.set->ngpus, cache_ms);
+		/* The header deadline is kept from here, between the stop signals. */
+		const struct timespec tick = {0, 250 * 1000 * 1000};
 		int sig;
-		sigwait(&stop, &sig);
+		while ((sig = sigtimedwait(&stop, NULL, &tick)) < 0)
+			if (errno == EAGAIN)
+				guard_sweep(&x.guard);
 		fprintf(stderr, "gpuctl exporter: stopping (signal %d)\n", sig);
 		H.stop_daemon(d);
+		guard_log(&x.guard, now_mono(), true); /* its threads are gone: no lock needed */
+		log_window(now_mono(), true);
 	}
 	if (x.metrics)
 		H.destroy_response(x.metrics);
@@ -308,7 +566,9 @@ const struct cmd_entry cmd_exporter_entry = {
 		 "                       addresses only when given; port 0: any free port (the log\n"
 		 "                       line says which)\n"
 		 "  --cache-ms MS        scrapes within MS share one NVML refresh (default 1000)\n"
-		 "  --timeout DURATION   drop a connection idle this long (default 10 s)\n"
+		 "  --timeout DURATION   drop a connection idle this long, or whose request is not\n"
+		 "                       all in this long after it connected or was last answered\n"
+		 "                       (default 10 s)\n"
 		 "  --max-processes N    process samples per GPU; the rest as pid=\"other\" (default 20)\n"
 		 "  --threads N          serving threads (default 4)\n"
 		 "  --hostname NAME      the hostname label (default: the machine's host name); the\n"

@@ -267,6 +267,17 @@ static const char *base_name(const char *cmd, char buf[MAX_COMMAND_LABEL + 1])
 	return buf;
 }
 
+/* A process's owner as a label: user="NAME", or user="" for one whose owner is not known (gone
+ * between NVML's list and /proc, or in another PID namespace: machine.c then knows no uid either).
+ * No account can be named "", so no real user's series merges with theirs (as "unknown" did). */
+static void owner_label(struct strbuf *sb, const struct gpu_proc *p)
+{
+	sb_adds(sb, "user=\"");
+	metrics_label(sb, p->user);
+	sb_addc(sb, '"');
+}
+
+/* The per-user sums; user NULL: the processes whose owner is not known, together. */
 struct user_sum {
 	const char *user;
 	uint64_t mem;
@@ -274,12 +285,29 @@ struct user_sum {
 	const struct gpu *last;   /* the last GPU counted in gpus */
 };
 
+/* NULL (not known) is a user of its own. */
+static bool same_user(const char *a, const char *b)
+{
+	return a && b ? !strcmp(a, b) : a == b;
+}
+
+static void user_sample(struct strbuf *sb, const char *metric, const struct user_sum *u,
+			const struct metrics_opts *o)
+{
+	sb_addf(sb, "%s{user=\"", metric);
+	metrics_label(sb, u->user);
+	sb_adds(sb, "\",hostname=\"");
+	metrics_label(sb, o->hostname);
+	sb_adds(sb, "\"} ");
+}
+
 static void process_metrics(struct strbuf *sb, const struct gpu_set *set, const struct metrics_opts *o)
 {
 	struct user_sum *users = NULL;
 	size_t nusers = 0, cap = 0;
 	family(sb, "gpuctl_process_gpu_memory_bytes", "gauge",
-	       "GPU memory used by a process (at most max_procs per GPU; the rest under pid=\"other\").");
+	       "GPU memory used by a process (at most --max-processes per GPU; the rest under "
+	       "pid=\"other\"); user=\"\" when its owner is not known (gone, or in another PID namespace).");
 	for (const struct gpu *g = set->gpus; g < set->gpus + set->ngpus; g++) {
 		uint64_t other = 0;
 		bool any_other = false;
@@ -287,13 +315,12 @@ static void process_metrics(struct strbuf *sb, const struct gpu_set *set, const 
 			const struct gpu_proc *p = &g->procs[j];
 			if (!p->mem_valid)
 				continue;
-			const char *user = p->user ? p->user : "unknown";
 			size_t u = 0;
-			while (u < nusers && strcmp(users[u].user, user))
+			while (u < nusers && !same_user(users[u].user, p->user))
 				u++;
 			if (u == nusers) {
 				users = grow_array(users, &cap, nusers + 1, sizeof *users);
-				users[nusers++] = (struct user_sum){user, 0, 0, NULL};
+				users[nusers++] = (struct user_sum){p->user, 0, 0, NULL};
 			}
 			users[u].mem += p->used_mem;
 			if (users[u].last != g) { /* count the GPU once per user */
@@ -307,9 +334,9 @@ static void process_metrics(struct strbuf *sb, const struct gpu_set *set, const 
 			}
 			char cmd[MAX_COMMAND_LABEL + 1];
 			struct strbuf x = {0};
-			sb_addf(&x, "pid=\"%u\",user=\"", p->pid);
-			metrics_label(&x, user);
-			sb_adds(&x, "\",command=\"");
+			sb_addf(&x, "pid=\"%u\",", p->pid);
+			owner_label(&x, p);
+			sb_adds(&x, ",command=\"");
 			metrics_label(&x, base_name(p->cmdline, cmd));
 			sb_addc(&x, '"');
 			if (p->slurm_job)
@@ -323,21 +350,16 @@ static void process_metrics(struct strbuf *sb, const struct gpu_set *set, const 
 			sb_addf(sb, "%llu\n", (unsigned long long)other);
 		}
 	}
-	family(sb, "gpuctl_user_gpu_memory_bytes", "gauge", "GPU memory used by a user's processes, all GPUs.");
+	family(sb, "gpuctl_user_gpu_memory_bytes", "gauge", "GPU memory used by a user's processes, all GPUs "
+	       "(user=\"\": the processes whose owner is not known).");
 	for (size_t u = 0; u < nusers; u++) {
-		sb_adds(sb, "gpuctl_user_gpu_memory_bytes{user=\"");
-		metrics_label(sb, users[u].user);
-		sb_adds(sb, "\",hostname=\"");
-		metrics_label(sb, o->hostname);
-		sb_addf(sb, "\"} %llu\n", (unsigned long long)users[u].mem);
+		user_sample(sb, "gpuctl_user_gpu_memory_bytes", &users[u], o);
+		sb_addf(sb, "%llu\n", (unsigned long long)users[u].mem);
 	}
-	family(sb, "gpuctl_user_gpus", "gauge", "GPUs on which a user has processes.");
+	family(sb, "gpuctl_user_gpus", "gauge", "GPUs on which a user has processes (user=\"\" as above).");
 	for (size_t u = 0; u < nusers; u++) {
-		sb_adds(sb, "gpuctl_user_gpus{user=\"");
-		metrics_label(sb, users[u].user);
-		sb_adds(sb, "\",hostname=\"");
-		metrics_label(sb, o->hostname);
-		sb_addf(sb, "\"} %u\n", users[u].gpus);
+		user_sample(sb, "gpuctl_user_gpus", &users[u], o);
+		sb_addf(sb, "%u\n", users[u].gpus);
 	}
 	free(users);
 }
@@ -353,7 +375,8 @@ static void process_util_metrics(struct strbuf *sb, const struct gpu_set *set, c
 {
 	static const char *const engines[] = {"sm", "memory", "encoder", "decoder"};
 	family(sb, "gpuctl_process_utilization_percent", "gauge",
-	       "A process's share of the GPU's engines in NVML's newest sample of the last second.");
+	       "A process's share of the GPU's engines in NVML's newest sample of the last second "
+	       "(the processes of gpuctl_process_gpu_memory_bytes, labelled as there).");
 	for (const struct gpu *g = set->gpus; g < set->gpus + set->ngpus; g++)
 		for (size_t j = 0; j < g->nprocs && j < o->max_procs; j++) {
 			const struct gpu_proc *p = &g->procs[j];
@@ -363,9 +386,9 @@ static void process_util_metrics(struct strbuf *sb, const struct gpu_set *set, c
 			char cmd[MAX_COMMAND_LABEL + 1];
 			for (size_t e = 0; e < ARRAY_SIZE(engines); e++) {
 				struct strbuf x = {0};
-				sb_addf(&x, "pid=\"%u\",user=\"", p->pid);
-				metrics_label(&x, p->user ? p->user : "unknown");
-				sb_adds(&x, "\",command=\"");
+				sb_addf(&x, "pid=\"%u\",", p->pid);
+				owner_label(&x, p);
+				sb_adds(&x, ",command=\"");
 				metrics_label(&x, base_name(p->cmdline, cmd));
 				sb_addf(&x, "\",engine=\"%s\"", engines[e]);
 				if (p->slurm_job)
@@ -377,10 +400,32 @@ static void process_util_metrics(struct strbuf *sb, const struct gpu_set *set, c
 		}
 }
 
+/* One sample with only the hostname label: NAME{hostname="..."} VALUE. */
+static void host_sample(struct strbuf *sb, const char *metric, const struct metrics_opts *o)
+{
+	sb_addf(sb, "%s{hostname=\"", metric);
+	metrics_label(sb, o->hostname);
+	sb_adds(sb, "\"} ");
+}
+
+/* Leases and the queue, as the daemon told them. When no daemon answered (none running, or it
+ * did not answer), who holds what is unknown: the families are written without samples, never
+ * as "nothing leased, nobody waiting", and gpuctl_daemon_up is 0 (as a Prometheus target's up). */
 static void lease_metrics(struct strbuf *sb, const struct gpu_set *set, const struct leaseview *lv,
 			  const struct metrics_opts *o)
 {
 	const struct gpu *g, *end = set->gpus + set->ngpus;
+	family(sb, "gpuctl_daemon_up", "gauge",
+	       "1 when the gpuctl daemon answered this refresh; 0: the lease series are left out (unknown).");
+	host_sample(sb, "gpuctl_daemon_up", o);
+	sb_addf(sb, "%d\n", lv->present);
+	if (!lv->present) {
+		family(sb, "gpuctl_gpu_leased", "gauge", "1 when a gpuctl lease holds the GPU.");
+		family(sb, "gpuctl_gpu_lease_info", "gauge", "Always 1: who holds the GPU's lease.");
+		family(sb, "gpuctl_lease_queue_length", "gauge", "Requests waiting for GPUs.");
+		family(sb, "gpuctl_lease_queue_oldest_wait_seconds", "gauge", "How long the oldest waiter has waited.");
+		return;
+	}
 	family(sb, "gpuctl_gpu_leased", "gauge", "1 when a gpuctl lease holds the GPU.");
 	for (g = set->gpus; g < end; g++) {
 		gpu_sample(sb, "gpuctl_gpu_leased", g, o, NULL);
@@ -406,13 +451,11 @@ static void lease_metrics(struct strbuf *sb, const struct gpu_set *set, const st
 		if (!oldest || lv->queue[i].since < oldest)
 			oldest = lv->queue[i].since;
 	family(sb, "gpuctl_lease_queue_length", "gauge", "Requests waiting for GPUs.");
-	sb_adds(sb, "gpuctl_lease_queue_length{hostname=\"");
-	metrics_label(sb, o->hostname);
-	sb_addf(sb, "\"} %zu\n", lv->nqueue);
+	host_sample(sb, "gpuctl_lease_queue_length", o);
+	sb_addf(sb, "%zu\n", lv->nqueue);
 	family(sb, "gpuctl_lease_queue_oldest_wait_seconds", "gauge", "How long the oldest waiter has waited.");
-	sb_adds(sb, "gpuctl_lease_queue_oldest_wait_seconds{hostname=\"");
-	metrics_label(sb, o->hostname);
-	sb_addf(sb, "\"} %lld\n", oldest ? (long long)(now - oldest) : 0LL);
+	host_sample(sb, "gpuctl_lease_queue_oldest_wait_seconds", o);
+	sb_addf(sb, "%lld\n", oldest ? (long long)(now - oldest) : 0LL);
 }
 
 void metrics_render(struct strbuf *sb, const struct gpu_set *set, const struct leaseview *lv,
@@ -426,4 +469,7 @@ void metrics_render(struct strbuf *sb, const struct gpu_set *set, const struct l
 	sb_addf(sb, "gpuctl_exporter_refreshes_total %llu\n", o->refreshes);
 	family(sb, "gpuctl_exporter_refresh_seconds", "gauge", "How long the last refresh took.");
 	sb_addf(sb, "gpuctl_exporter_refresh_seconds %.6f\n", o->refresh_seconds);
+	family(sb, "gpuctl_exporter_scrape_errors_total", "counter",
+	       "Refreshes that left a collector's series out: leases when no gpuctl daemon answered.");
+	sb_addf(sb, "gpuctl_exporter_scrape_errors_total{collector=\"leases\"} %llu\n", o->lease_errors);
 }

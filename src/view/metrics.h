@@ -1,4 +1,5 @@
-/* metrics.h: the Prometheus text exposition of a GPU set and its leases. */
+/* metrics.h: the Prometheus text exposition of a GPU set and its leases. The lease series are
+ * written only when the daemon answered (lv->present): gpuctl_daemon_up says which. */
 #ifndef GPUCTL_METRICS_H
 #define GPUCTL_METRICS_H
 
@@ -10,6 +11,7 @@ struct metrics_opts {
 	unsigned max_procs;            /* per GPU; the rest add up under pid="other" */
 	unsigned long long refreshes;  /* NVML refreshes since start */
 	double refresh_seconds;        /* how long the last one took */
+	unsigned long long lease_errors; /* refreshes whose lease view could not be had */
 	bool slurm;                    /* a Slurm node: series carry their jobs (hpc_job) */
 };
 
