@@ -91,6 +91,8 @@ struct request {
 	bool dry;                 /* --dry-run: say what would be granted, grant nothing */
 	double reserving_since;   /* monotonic: the head keeps free GPUs idle since then; 0: not */
 	double reserved_for;      /* seconds it kept free GPUs idle before, in all (head_reserve) */
+	double defer_from;        /* monotonic: a request that does not wait has waited since then
+				   * for GPUs offered to others to be taken or lapse; 0: not */
 	enum req_note note;
 };
 

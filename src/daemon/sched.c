@@ -12,6 +12,11 @@
 #include <time.h>
 
 #define SETTLE_SECONDS 0.25        /* look again this soon after a lease ended */
+/* A request that does not wait, refused only for GPUs offered to others, waits this long at most
+ * for those offers to be taken or lapse (well under a client's answer timeout, 5 s), and so
+ * many such a user at once: an offer nobody takes fails no one else's `run`. */
+#define DEFER_SECONDS 3.0
+#define DEFER_PER_USER 64
 
 /* ---- the queue table, for queue.c above and the pass ---- */
 
@@ -220,6 +225,28 @@ static void withdraw(struct daemon *d, struct request *r)
 	}
 }
 
+/* Whether r (not waiting, refused now) could run on the GPUs free now (free) and those offered to
+ * other users' requests not yet taken, which will be taken or lapse by the time DEFER_SECONDS
+ * after r was first refused: then r is answered once they are, not refused now. */
+static bool defer(struct daemon *d, struct request *r, const struct alloc_gpu *g, uint64_t free)
+{
+	uint64_t offered = 0;
+	double until = 0;
+	for (size_t i = 0; i < d->nreqs; i++) {
+		const struct request *o = d->reqs[i];
+		if (o->state != R_OFFERED || o->uid == r->uid || !(o->offer & r->req.cand))
+			continue;
+		offered |= o->offer;
+		if (o->offer_until > until)
+			until = o->offer_until;
+	}
+	if (!offered || !alloc_pick(g, d->nslots, &r->req, &d->conf.free, free | offered))
+		return false;
+	if (!r->defer_from)
+		r->defer_from = d->now;
+	return until <= r->defer_from + DEFER_SECONDS;
+}
+
 /* The pass. Three rules bound what one user's requests can do to the others':
  * - The head reserves (keeps free GPUs idle for itself) only while it can run once others'
  *   leases end: a request for more GPUs than there are outside its own user's leases waits on
@@ -231,7 +258,9 @@ static void withdraw(struct daemon *d, struct request *r)
  *   leases have them, backfill as Slurm does (a job that ends before the head could start may
  *   use its GPUs) is the next step.
  * - A user backed off for not taking offers (order.c) is served after everyone else, one offer
- *   open at a time, reserving nothing, and its open offers give way to other users' requests. */
+ *   open at a time, reserving nothing, and its open offers give way to other users' requests;
+ *   before that, GPUs offered to one user and not yet taken make another's request that does
+ *   not wait wait for them (defer), not fail. */
 void queue_schedule(struct daemon *d)
 {
 	d->sched_due = false;
@@ -274,6 +303,7 @@ void queue_schedule(struct daemon *d)
 	unsigned char *boff = xcalloc(nusers ? nusers : 1, 1), *open = xcalloc(nusers ? nusers : 1, 1);
 	uint64_t *own = xcalloc(nusers ? nusers : 1, sizeof *own);
 	bool *tried = xcalloc(nreqs, sizeof *tried);
+	unsigned *ndefer = xcalloc(nusers ? nusers : 1, sizeof *ndefer);
 	uint64_t open_backed = 0;
 	for (size_t i = 0; i < nreqs; i++) {
 		struct request *r = d->reqs[i];
@@ -374,6 +404,9 @@ void queue_schedule(struct daemon *d)
 				   "open at a time, after other users, and one is open or being made; "
 				   "try again, or wait with --wait", d->conf.offer_timeout);
 			queue_remove(d, r);
+		} else if (r->state == R_WAITING && !queued && ndefer[rq[i].user] < DEFER_PER_USER &&
+			   defer(d, r, g, avail & ~kept & ~taken)) {
+			ndefer[rq[i].user]++; /* the next pass (a take, a lapse) answers it */
 		} else if (r->state == R_WAITING && !queued) {
 			busy(d, r, g, kept | (queue_all_slots(d) & ~avail), ahead);
 			queue_remove(d, r);
@@ -395,6 +428,7 @@ void queue_schedule(struct daemon *d)
 	free(own);
 	free(tried);
 	free(own_heads);
+	free(ndefer);
 }
 
 /* Offers not taken, waits past max_wait, orphans whose client did not come back. */
