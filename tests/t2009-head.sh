@@ -10,9 +10,9 @@
 #   reservation expired, root's `run --wait` starts, and the head still runs once GPU 0 frees.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 17
+plan 18
 if ! can_switch; then
-	skip "the queue's head across users" "needs root and setpriv to act as three users" 17
+	skip "the queue's head across users" "needs root and setpriv to act as three users" 18
 	exit 0
 fi
 quiet_machine "$TMP/m4" 4
@@ -23,6 +23,7 @@ LOG=$TMP/log
 : >"$LOG"; chmod 666 "$LOG"
 : >"$TMP/errors"; chmod 666 "$TMP/errors"
 THIRD=(setpriv --reuid=65533 --regid=65533 --clear-groups env HOME=/nonexistent)
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent)
 as_third() { "${THIRD[@]}" "$@"; }
 declare -A HOLD
 # hold WHO TAG: a 1-GPU job of WHO (third or nobody) holding its GPU until `release TAG`.
@@ -57,6 +58,8 @@ check_eq "so does another user's, on the other two GPUs" 0 \
 	"$(quick "${THIRD[@]}" "$GPUCTL" run -q -n 2 --wait=60s --ignore-usage)"
 check_eq "it kept its place meanwhile" "[[1,65534]]" \
 	"$("$GPUCTL" leases --json | jq -c '[.queue[] | [.position, .uid]]')"
+check_eq "its owner's own run without --wait is not held back by it either" 0 \
+	"$(quick "${NOBODY[@]}" "$GPUCTL" run -q -n 1 --ignore-usage)"
 release n0
 wait $BIG
 check_eq "and runs once its own lease ends" 0 $?

@@ -238,7 +238,8 @@ void alloc_order(const struct alloc_req *reqs, size_t nreqs, const struct alloc_
 }
 
 /* One pass's reservations: the head's, for everyone, and per user the one of a request that
- * waits on that user's own leases (own_wait), which only that user's later requests respect. */
+ * waits on that user's own leases (own_wait), which only that user's later waiting requests
+ * respect. */
 struct keep {
 	uint64_t all;                /* the head's */
 	size_t head;
@@ -255,7 +256,8 @@ static void consider(const struct alloc_gpu *g, size_t n, const struct alloc_req
 		     struct keep *kp, const struct alloc_queue *q)
 {
 	size_t u = user_of(&reqs[i], q);
-	picks[i] = alloc_pick(g, n, &reqs[i], p, *avail & ~kp->mine[u]);
+	/* (a request that does not wait is its user's "now": its own queue order does not bind it) */
+	picks[i] = alloc_pick(g, n, &reqs[i], p, *avail & ~(reqs[i].queued ? kp->mine[u] : 0));
 	if (picks[i]) {
 		*avail &= ~picks[i];
 		return;

@@ -41,8 +41,8 @@ struct alloc_req {
 	bool own_wait;               /* can run only once its own user's leases end (it wants more
 				      * GPUs than there are outside them): it keeps its place (the
 				      * first of its user's is a head, kept first), and the free GPUs
-				      * it could use from its user's later requests only, never from
-				      * others', who go by it */
+				      * it could use from its user's later waiting requests only,
+				      * never from others', who go by it */
 	unsigned user;               /* who asks: an index into alloc_queue.held (fair queue) */
 	bool head;                   /* the last pass's head: considered first, before the order,
 				      * so its reservation holds until it runs (else, in the fair
