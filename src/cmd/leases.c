@@ -80,6 +80,7 @@ static void print_json(const struct leaseview *v, const struct gpu_set *set)
 		json_uint(&j, "count", w->count);
 		json_int(&j, "since", (long long)w->since);
 		json_str(&j, "state", w->state);
+		json_str(&j, "note", *w->note ? w->note : NULL);
 		json_str(&j, "kind", w->kind);
 		json_str(&j, "name", w->name);
 		json_arr(&j, "candidates");
@@ -155,6 +156,10 @@ static void print_table(const struct leaseview *v, const struct gpu_set *set)
 			esc_printable_n(&sb, w->name, 64);
 		}
 		sb_addc(&sb, '\n');
+		/* The head is listed first whatever the order's rule says: say why, and say why a
+		 * waiter keeps nothing back, so the order shown is the order used. */
+		if (leaseview_note_text(w->note))
+			sb_addf(&sb, "     (%s)\n", leaseview_note_text(w->note));
 	}
 	fputs(sb.buf, stdout);
 	sb_free(&sb);

@@ -83,6 +83,8 @@ struct dconf {
 	double max_wait;                /* seconds; 0: none */
 	unsigned max_conn_per_user, max_conn, max_queued_per_user;
 	double offer_timeout, idle_timeout, usage_poll, orphan_grace;
+	double head_reserve;            /* seconds the queue's head may keep free GPUs idle; 0: no
+					 * bound */
 	struct alloc_policy free;       /* when a GPU counts as free */
 	enum queue_order queue;         /* fair (default) or fifo */
 };

@@ -81,6 +81,11 @@ static int daemon_key(struct parse_ctx *x, const char *k, const char *v)
 	} else if (!strcmp(k, "orphan_grace")) {
 		if (!parse_secs(v, &c->orphan_grace, 0))
 			return config_bad(x, k, v, "a duration such as 30s");
+	} else if (!strcmp(k, "head_reserve")) {
+		if (!strcmp(v, "none"))
+			c->head_reserve = 0;
+		else if (!parse_secs(v, &c->head_reserve, 0.01))
+			return config_bad(x, k, v, "none, or a duration such as 10m");
 	} else if (!strcmp(k, "queue")) {
 		if (!strcmp(v, "fair"))
 			c->queue = QUEUE_FAIR;
@@ -131,7 +136,8 @@ const struct dconf_default dconf_defaults[] = {
 	{"reserved_gpus", ""}, {"max_gpus_per_user", "0"}, {"max_wait", "none"},
 	{"max_connections_per_user", "1024"}, {"max_connections", "8192"},
 	{"max_queued_per_user", "4096"}, {"queue", "fair"}, {"offer_timeout", "2s"},
-	{"idle_timeout", "30s"}, {"usage_poll", "5s"}, {"orphan_grace", "30s"}, {NULL, NULL},
+	{"idle_timeout", "30s"}, {"usage_poll", "5s"}, {"orphan_grace", "30s"},
+	{"head_reserve", "10m"}, {NULL, NULL},
 };
 
 static void dconf_init(struct dconf *c)
@@ -144,6 +150,7 @@ static void dconf_init(struct dconf *c)
 		.idle_timeout = 30,
 		.usage_poll = 5,
 		.orphan_grace = 30,
+		.head_reserve = 600,
 		.queue = QUEUE_FAIR,
 		.free = {.max_used_mib = 1024, .max_util = 10, .allow_procs = false},
 	};

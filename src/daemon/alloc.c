@@ -121,9 +121,11 @@ static size_t user_of(const struct alloc_req *r, const struct alloc_queue *q)
 	return r->user < q->nusers ? r->user : 0;
 }
 
-/* Request `first` (NONE: none) was taken before the merge: it is left out, its user charged add. */
+/* The requests first[0..nfirst) were taken before the merge: they are left out, their users
+ * charged add[k]. */
 static void merge_init(struct merge *m, const struct alloc_req *reqs, size_t nreqs,
-		       const struct alloc_queue *q, size_t first, unsigned add)
+		       const struct alloc_queue *q, const size_t *first, size_t nfirst,
+		       const unsigned *add)
 {
 	size_t nu = q->nusers ? q->nusers : 1;
 	m->held = xmalloc(nu * sizeof *m->held);
@@ -140,13 +142,17 @@ static void merge_init(struct merge *m, const struct alloc_req *reqs, size_t nre
 			m->clock = m->served[u];
 		m->head[u] = NONE;
 	}
-	if (first != NONE && add) {
-		m->held[user_of(&reqs[first], q)] += add;
-		m->served[user_of(&reqs[first], q)] = ++m->clock;
-	}
+	for (size_t k = 0; k < nfirst; k++)
+		if (add[k]) {
+			m->held[user_of(&reqs[first[k]], q)] += add[k];
+			m->served[user_of(&reqs[first[k]], q)] = ++m->clock;
+		}
+	size_t f = nfirst;
 	for (size_t i = nreqs; i-- > 0;) {
-		if (i == first)
+		if (f > 0 && first[f - 1] == i) {
+			f--;
 			continue;
+		}
 		size_t u = reqs[i].user < nu ? reqs[i].user : 0;
 		m->next[i] = m->head[u];
 		m->head[u] = i;
@@ -189,51 +195,87 @@ static void merge_free(struct merge *m)
 	free(m->heap);
 }
 
-/* The request marked head that may run, or NONE. */
-static size_t first_of(const struct alloc_req *reqs, size_t nreqs)
+/* The requests marked head that may run, in arrival order, into out (room for nreqs): the
+ * last pass's head, and the requests that waited on their own user's leases (one a user). */
+static size_t heads_of(const struct alloc_req *reqs, size_t nreqs, size_t *out)
 {
+	size_t k = 0;
 	for (size_t i = 0; i < nreqs; i++)
-		if (reqs[i].head && reqs[i].queued && !reqs[i].capped && !reqs[i].skip)
-			return i;
-	return NONE;
+		if (reqs[i].head && reqs[i].queued && !reqs[i].capped && !reqs[i].skip &&
+		    !reqs[i].no_reserve)
+			out[k++] = i;
+	return k;
 }
 
 void alloc_order(const struct alloc_req *reqs, size_t nreqs, const struct alloc_queue *q,
 		 size_t *order)
 {
-	size_t first = first_of(reqs, nreqs), k = 0;
-	if (first != NONE)
-		order[k++] = first;
+	size_t *first = xmalloc((nreqs ? nreqs : 1) * sizeof *first);
+	unsigned *add = xmalloc((nreqs ? nreqs : 1) * sizeof *add);
+	size_t nfirst = heads_of(reqs, nreqs, first), k = 0;
+	for (; k < nfirst; k++) {
+		order[k] = first[k];
+		add[k] = reqs[first[k]].count;
+	}
 	if (q->order == QUEUE_FIFO) {
-		for (size_t i = 0; i < nreqs; i++)
-			if (i != first)
+		for (size_t i = 0, f = 0; i < nreqs; i++)
+			if (f < nfirst && first[f] == i)
+				f++;
+			else
 				order[k++] = i;
-		return;
+	} else {
+		struct merge m;
+		merge_init(&m, reqs, nreqs, q, first, nfirst, add);
+		for (; k < nreqs; k++) {
+			size_t i = merge_pop(&m);
+			order[k] = i;
+			merge_charge(&m, user_of(&reqs[i], q), reqs[i].count);
+		}
+		merge_free(&m);
 	}
-	struct merge m;
-	merge_init(&m, reqs, nreqs, q, first, first != NONE ? reqs[first].count : 0);
-	for (; k < nreqs; k++) {
-		size_t i = merge_pop(&m);
-		order[k] = i;
-		merge_charge(&m, user_of(&reqs[i], q), reqs[i].count);
-	}
-	merge_free(&m);
+	free(first);
+	free(add);
 }
+
+/* One pass's reservations: the head's, for everyone, and per user the one of a request that
+ * waits on that user's own leases (own_wait), which only that user's later waiting requests
+ * respect. */
+struct keep {
+	uint64_t all;                /* the head's */
+	size_t head;
+	uint64_t *mine;              /* per user */
+	bool *own;                   /* per user: a request of its waits on its own leases */
+	size_t *own_head;            /* per user: that request, or NONE */
+	size_t nu;
+};
 
 /* Request i's turn in the pass: it takes its GPUs, or, the first that cannot, keeps those free
  * it could use. */
 static void consider(const struct alloc_gpu *g, size_t n, const struct alloc_req *reqs, size_t i,
 		     const struct alloc_policy *p, uint64_t *avail, uint64_t *picks,
-		     uint64_t *reserved, size_t *head)
+		     struct keep *kp, const struct alloc_queue *q)
 {
-	picks[i] = alloc_pick(g, n, &reqs[i], p, *avail);
+	size_t u = user_of(&reqs[i], q);
+	/* (a request that does not wait is its user's "now": its own queue order does not bind it) */
+	picks[i] = alloc_pick(g, n, &reqs[i], p, *avail & ~(reqs[i].queued ? kp->mine[u] : 0));
 	if (picks[i]) {
 		*avail &= ~picks[i];
-	} else if (*head == NONE && !reqs[i].capped && !reqs[i].skip && reqs[i].queued) {
-		unsigned got;
-		*reserved = alloc_best(g, n, &reqs[i], p, *avail, &got);
-		*avail &= ~*reserved;
-		*head = i;
+		return;
+	}
+	if (reqs[i].capped || reqs[i].skip || reqs[i].no_reserve || !reqs[i].queued)
+		return;
+	unsigned got;
+	if (reqs[i].own_wait) {
+		if (kp->own_head[u] == NONE) {
+			kp->mine[u] = alloc_best(g, n, &reqs[i], p, *avail, &got);
+			kp->own_head[u] = i;
+		}
+		kp->own[u] = true;
+	} else if (kp->head == NONE && !kp->own[u]) {
+		/* (a request behind its user's own_wait one waits on it: it keeps nothing back) */
+		kp->all = alloc_best(g, n, &reqs[i], p, *avail, &got);
+		*avail &= ~kp->all;
+		kp->head = i;
 	}
 }
 
@@ -241,28 +283,44 @@ uint64_t alloc_schedule(const struct alloc_gpu *g, size_t n, const struct alloc_
 			size_t nreqs, const struct alloc_policy *p, uint64_t avail,
 			const struct alloc_queue *q, uint64_t *picks, size_t *order, size_t *head)
 {
-	uint64_t reserved = 0;
 	bool fair = q->order == QUEUE_FAIR;
-	size_t first = first_of(reqs, nreqs), k = 0;
-	*head = NONE;
-	if (first != NONE) {
-		order[k++] = first;
-		consider(g, n, reqs, first, p, &avail, picks, &reserved, head);
+	size_t nu = q->nusers ? q->nusers : 1;
+	struct keep kp = {.head = NONE, .nu = nu, .mine = xcalloc(nu, sizeof *kp.mine),
+			  .own = xcalloc(nu, sizeof *kp.own),
+			  .own_head = xmalloc(nu * sizeof *kp.own_head)};
+	for (size_t u = 0; u < nu; u++)
+		kp.own_head[u] = NONE;
+	size_t *first = xmalloc((nreqs ? nreqs : 1) * sizeof *first);
+	unsigned *add = xmalloc((nreqs ? nreqs : 1) * sizeof *add);
+	size_t nfirst = heads_of(reqs, nreqs, first), k = 0;
+	for (; k < nfirst; k++) {
+		order[k] = first[k];
+		consider(g, n, reqs, first[k], p, &avail, picks, &kp, q);
+		add[k] = picks[first[k]] ? reqs[first[k]].count : 0;
 	}
 	struct merge m;
 	if (fair)
-		merge_init(&m, reqs, nreqs, q, first,
-			   first != NONE && picks[first] ? reqs[first].count : 0);
-	for (size_t s = 0; k < nreqs; s++) {
+		merge_init(&m, reqs, nreqs, q, first, nfirst, add);
+	for (size_t s = 0, f = 0; k < nreqs; s++) {
 		size_t i = fair ? merge_pop(&m) : s;
-		if (i == first)
+		if (!fair && f < nfirst && first[f] == i) {
+			f++;
 			continue;
+		}
 		order[k++] = i;
-		consider(g, n, reqs, i, p, &avail, picks, &reserved, head);
+		consider(g, n, reqs, i, p, &avail, picks, &kp, q);
 		if (fair)
 			merge_charge(&m, user_of(&reqs[i], q), picks[i] ? reqs[i].count : 0);
 	}
 	if (fair)
 		merge_free(&m);
-	return reserved;
+	*head = kp.head;
+	for (size_t u = 0; q->own_heads && u < q->nusers; u++)
+		q->own_heads[u] = kp.own_head[u];
+	free(kp.mine);
+	free(kp.own);
+	free(kp.own_head);
+	free(first);
+	free(add);
+	return kp.all;
 }

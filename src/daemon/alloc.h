@@ -35,6 +35,14 @@ struct alloc_req {
 	bool skip;                   /* keeps its place but takes and reserves nothing (stopped) */
 	bool queued;                 /* waits when refused (a request that does not is never the
 				      * head that GPUs are reserved for) */
+	bool no_reserve;             /* may run, but reserves nothing and is never the head: it
+				      * held free GPUs idle for the longest allowed (head_reserve),
+				      * or its user is backed off for not taking offers */
+	bool own_wait;               /* can run only once its own user's leases end (it wants more
+				      * GPUs than there are outside them): it keeps its place (the
+				      * first of its user's is a head, kept first), and the free GPUs
+				      * it could use from its user's later waiting requests only,
+				      * never from others', who go by it */
 	unsigned user;               /* who asks: an index into alloc_queue.held (fair queue) */
 	bool head;                   /* the last pass's head: considered first, before the order,
 				      * so its reservation holds until it runs (else, in the fair
@@ -52,6 +60,8 @@ struct alloc_queue {
 				      * end as fast as they start, held counts tie at each turn, and
 				      * arrival alone would serve one user's 500 before another's 1 */
 	size_t nusers;
+	size_t *own_heads;           /* out, NULL or nusers: per user, the request that waits on its
+				      * own leases and keeps GPUs from that user (SIZE_MAX: none) */
 };
 
 /* Why a GPU is not free for a request; NULL when it is. */
@@ -65,9 +75,11 @@ uint64_t alloc_pick(const struct alloc_gpu *g, size_t n, const struct alloc_req 
  * counting what this pass granted (so one user's requests keep their order, and users take
  * turns). picks[i] is what reqs[i] gets now (0: nothing); order[k] is the k-th request
  * considered. Each request that can run takes its GPUs; the first one considered that cannot
- * (queued, neither capped nor skipped) reserves the free GPUs it could use, so smaller requests
- * after it cannot starve it; a request marked `head` that may run (neither capped nor skipped)
- * is considered before all others. Returns that reservation; *head is the index of the request
+ * (queued, neither capped, skipped, no_reserve nor own_wait, nor behind an own_wait one of its
+ * user's) reserves the free GPUs it could use, so smaller requests after it cannot starve it;
+ * the first own_wait one of each user keeps them from that user's later requests alone. The
+ * requests marked `head` that may run (neither capped, skipped nor no_reserve) are considered
+ * before all others, in arrival order. Returns that reservation; *head is the index of the request
  * that made it (SIZE_MAX: none), for the next pass to mark. */
 uint64_t alloc_schedule(const struct alloc_gpu *g, size_t n, const struct alloc_req *reqs,
 			size_t nreqs, const struct alloc_policy *p, uint64_t avail,

@@ -1,6 +1,6 @@
 /* daemon/ (rank 2, a program entered from cmd/daemon.c only) and daemon.h: `gpuctl daemon`, the
  * one trusted writer of shared GPU state. Order of its files: alloc < order; conn < lease; both
- * < queue < list < daemon; no circle.
+ * < sched < queue < list < daemon; no circle.
  *
  * Design (nq's lesson: let the kernel keep the state):
  * - Clients talk to the daemon over a SOCK_SEQPACKET Unix socket (one message per datagram, in
@@ -24,9 +24,11 @@
  *   of those the one offered GPUs longest ago, each user's requests in arrival order;
  *   order.c) or, with `queue = fifo`, in arrival order; every position the daemon tells
  *   is that order. The first waiter that cannot run keeps the free GPUs it could use and stays
- *   first in later passes until it runs (no starvation). A grant is first offered; the client
- *   must take it within offer_timeout or it passes on (a stopped waiter keeps its place but
- *   holds nothing up).
+ *   first in later passes until it runs (no starvation), for head_reserve at most (then others
+ *   may use them); a waiter that needs GPUs its own user holds reserves nothing. A grant is
+ *   first offered; the client must take it within offer_timeout or it passes on (a stopped
+ *   waiter keeps its place but holds nothing up), and its user is backed off for a while
+ *   (sched.c, order.c).
  * - Bounded: message size, connections per user and in all, queued requests per user, output
  *   queued per connection, idle connections, and every file descriptor accounted for. */
 #ifndef GPUCTL_DAEMON_H
@@ -51,6 +53,15 @@ struct conn {
 	struct peer p;            /* first: kind EV_CONN; the socket, who (the kernel's word), output */
 	double last_active;       /* monotonic */
 	unsigned nreqs;           /* requests of this connection in the queue */
+};
+
+/* Why a waiter holds no GPUs back for itself (the last pass's word; `leases` shows it). */
+enum req_note {
+	N_NONE,
+	N_HEAD,                   /* the head: first until it runs, keeps the free GPUs it can use */
+	N_OWN,                    /* needs GPUs its own user holds: reserves nothing, others go by */
+	N_EXPIRED,                /* kept GPUs idle for head_reserve: reserves nothing now */
+	N_BACKOFF,                /* its user did not take offers: served after the others */
 };
 
 enum req_state {
@@ -78,6 +89,11 @@ struct request {
 	double offer_until;
 	uint64_t arrived_ns, offered_ns; /* CLOCK_REALTIME: the daemon's word on the order */
 	bool dry;                 /* --dry-run: say what would be granted, grant nothing */
+	double reserving_since;   /* monotonic: the head keeps free GPUs idle since then; 0: not */
+	double reserved_for;      /* seconds it kept free GPUs idle before, in all (head_reserve) */
+	double defer_from;        /* monotonic: a request that does not wait has waited since then
+				   * for GPUs offered to others to be taken or lapse; 0: not */
+	enum req_note note;
 };
 
 struct lease {
@@ -127,6 +143,10 @@ struct daemon {
 	struct served {                 /* when each user was last offered GPUs: of users holding */
 		uid_t uid;              /* as many, the fair queue serves the one served longest */
 		uint64_t at;            /* ago (a counter); one entry per user ever served */
+		unsigned lapses;        /* offers not taken in time, forgotten after LAPSE_MEMORY */
+		double lapsed_at;       /* monotonic: the last one */
+		double backoff_until;   /* monotonic: until then served after the others, one open
+					 * offer at a time, reserving nothing (order.c) */
 	} *served;
 	size_t nserved, served_cap;
 	uint64_t serve_clock;
@@ -134,6 +154,7 @@ struct daemon {
 	double usage_at;                /* when the usage was last refreshed */
 	double usage_due;               /* next refresh for waiters blocked by usage; 0: none */
 	double probe_due;               /* next look at GPUs held by unknown processes; 0: none */
+	double backoff_due;             /* a waiting user's back-off ends (order.c); 0: none */
 	double last_end;                /* when a lease last ended */
 	double settle_until;            /* after a restart: waiters of the old queue coming back */
 	bool queue_dirty, sched_due, stop;
@@ -166,17 +187,28 @@ void lease_free(struct lease *l);
 /* Writes STATE/name atomically (making the directory again if it was removed). */
 bool daemon_write_state(struct daemon *d, const char *name, const char *buf, size_t len);
 
-/* queue.c: requests, the scheduling pass, offers, the queue file, and `list`. */
-void queue_request_free(struct request *r);
+/* queue.c: requests as they come and go (the pass runs after each: sched.c). */
 void queue_acquire(struct daemon *d, struct conn *c, const struct msg *m);
 void queue_take(struct daemon *d, struct conn *c, const struct msg *m);
 void queue_leave(struct daemon *d, struct conn *c, const struct msg *m);
 void queue_where(struct daemon *d, struct conn *c, const struct msg *m);
 void queue_drop_conn(struct daemon *d, struct conn *c);
-void queue_list(struct daemon *d, struct conn *c, const struct msg *m);
-void queue_job_ids(struct daemon *d, struct conn *c, const struct msg *m);
+
+/* sched.c: the queue table, the scheduling pass, offers, and the queue's timers. */
+void queue_request_free(struct request *r);
+/* Takes r out of the queue and frees it. */
+void queue_remove(struct daemon *d, struct request *r);
+uint64_t queue_realtime_ns(void);
+/* Every slot, as a mask. */
+uint64_t queue_all_slots(const struct daemon *d);
+/* `KEY uuid` lines for the slots in mask. */
+void queue_add_gpus(struct strbuf *sb, const struct daemon *d, const char *key, uint64_t mask);
 void queue_schedule(struct daemon *d);
 void queue_timers(struct daemon *d, double *next);
+
+/* list.c: `list`, job ids, the queue file. */
+void queue_list(struct daemon *d, struct conn *c, const struct msg *m);
+void queue_job_ids(struct daemon *d, struct conn *c, const struct msg *m);
 void queue_save(struct daemon *d);
 void queue_load(struct daemon *d);
 
@@ -188,6 +220,11 @@ size_t queue_users(const struct daemon *d, struct request *const *reqs, size_t n
 		   struct alloc_req *rq, unsigned **held, uint64_t **served);
 /* Notes that uid was offered GPUs now (the fair queue's tie-break). */
 void queue_served(struct daemon *d, uid_t uid);
+/* Notes that an offer to uid lapsed untaken: uid is backed off for offer_timeout times 2, 4,
+ * ... 64 as lapses repeat (forgotten after 10 minutes without one). */
+void queue_lapsed(struct daemon *d, uid_t uid);
+/* uid is backed off now; *until (may be NULL) says till when. */
+bool queue_backed_off(const struct daemon *d, uid_t uid, double *until);
 /* The waiters (queued requests) in the order they would be served; *out is xmalloc'd. */
 size_t queue_in_order(const struct daemon *d, struct request ***out);
 /* r's place in that order, from 1. */

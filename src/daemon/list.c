@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #define LIST_CHUNK 60000           /* bytes per `list` message, well under PROTO_MAX_MSG */
-#define LIST_LINES (PROTO_MAX_LINES - 16) /* lines per `list` message (a record has at most 8) */
+#define LIST_LINES (PROTO_MAX_LINES - 16) /* lines per `list` message (a record has at most 9) */
 #define QUEUE_FILE_MAX (64u << 20)
 
 static const char *state_name(enum req_state s)
@@ -107,7 +107,12 @@ void queue_list(struct daemon *d, struct conn *c, const struct msg *m)
 			msg_add(&sb, "wname", r->name, NULL);
 		if (r->command)
 			msg_add(&sb, "wcmd", r->command, NULL);
-		lines += 3 + gpu_lines(&sb, d, "wgpu", r->req.cand);
+		/* Why it holds no GPUs back, or that it is the head (sched.c). */
+		static const char *const notes[] = {[N_HEAD] = "head", [N_OWN] = "own-leases",
+			[N_EXPIRED] = "reserve-expired", [N_BACKOFF] = "backed-off"};
+		if (r->state == R_WAITING && r->note != N_NONE)
+			msg_add(&sb, "wnote", notes[r->note], NULL);
+		lines += 4 + gpu_lines(&sb, d, "wgpu", r->req.cand);
 	}
 	free(w);
 	flush_chunk(d, c, &sb, id, true);

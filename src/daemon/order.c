@@ -34,7 +34,8 @@ static size_t find_uid(const uid_t *uids, size_t n, uid_t uid)
 	return lo < n && uids[lo] == uid ? lo : n;
 }
 
-void queue_served(struct daemon *d, uid_t uid)
+/* uid's entry, made when missing (one per user ever served: bounded by the users there are). */
+static struct served *served_of(struct daemon *d, uid_t uid)
 {
 	size_t k = 0;
 	while (k < d->nserved && d->served[k].uid != uid)
@@ -43,7 +44,45 @@ void queue_served(struct daemon *d, uid_t uid)
 		d->served = grow_array(d->served, &d->served_cap, d->nserved + 1, sizeof *d->served);
 		d->served[d->nserved++] = (struct served){.uid = uid};
 	}
-	d->served[k].at = ++d->serve_clock;
+	return &d->served[k];
+}
+
+void queue_served(struct daemon *d, uid_t uid)
+{
+	served_of(d, uid)->at = ++d->serve_clock;
+}
+
+/* The back-off of a user whose offers lapse. An honest client takes an offer within
+ * milliseconds; one that does not was stopped, or asks for GPUs only to sit on them (`acquire`
+ * every 50 ms, never `take`: every GPU offered to it in turn, another user's `run` refused beside
+ * idle GPUs). Backed off, it is served after everyone else, has one offer open at a time (any
+ * other request of its that does not wait is refused), reserves nothing as the head, and its
+ * open offer is withdrawn when another user's request wants those GPUs. A stopped honest
+ * waiter, resumed, is back to normal within seconds; a client that keeps not taking stays
+ * backed off (the back-off doubles with each lapse, to 64 offer_timeouts). */
+#define LAPSE_MEMORY 600.0         /* seconds without a lapse after which lapses are forgotten */
+#define LAPSE_MAX_SHIFT 6
+
+void queue_lapsed(struct daemon *d, uid_t uid)
+{
+	struct served *s = served_of(d, uid);
+	if (s->lapsed_at && d->now - s->lapsed_at > LAPSE_MEMORY)
+		s->lapses = 0;
+	if (s->lapses < LAPSE_MAX_SHIFT)
+		s->lapses++;
+	s->lapsed_at = d->now;
+	s->backoff_until = d->now + d->conf.offer_timeout * (double)(1u << s->lapses);
+}
+
+bool queue_backed_off(const struct daemon *d, uid_t uid, double *until)
+{
+	for (size_t k = 0; k < d->nserved; k++)
+		if (d->served[k].uid == uid) {
+			if (until)
+				*until = d->served[k].backoff_until;
+			return d->now < d->served[k].backoff_until;
+		}
+	return false;
 }
 
 size_t queue_users(const struct daemon *d, struct request *const *reqs, size_t n,
@@ -103,9 +142,13 @@ size_t queue_in_order(const struct daemon *d, struct request ***out)
 	size_t *order = xmalloc(n * sizeof *order);
 	struct alloc_queue q = {.order = d->conf.queue, .held = held, .served = served, .nusers = nu};
 	alloc_order(rq, n, &q, order);
+	/* Users backed off for not taking offers are served after the others (sched.c). */
 	struct request **sorted = xmalloc(n * sizeof *sorted);
-	for (size_t k = 0; k < n; k++)
-		sorted[k] = w[order[k]];
+	size_t m = 0;
+	for (int last = 0; last < 2; last++)
+		for (size_t k = 0; k < n; k++)
+			if ((w[order[k]]->note == N_BACKOFF) == last)
+				sorted[m++] = w[order[k]];
 	free(w);
 	free(order);
 	free(held);

@@ -88,12 +88,29 @@ static void take_part(struct leaseview *v, const struct msg *m)
 			snprintf(wi->kind, sizeof wi->kind, "%s", l->w[8]);
 		} else if (!strcmp(k, "wname") && wi && l->nwords > 1 && !wi->name) {
 			wi->name = xstrdup(l->w[1]);
+		} else if (!strcmp(k, "wnote") && wi && l->nwords > 1) {
+			snprintf(wi->note, sizeof wi->note, "%s", leaseview_note_text(l->w[1]) ? l->w[1] : "");
 		} else if (!strcmp(k, "wcmd") && wi && l->nwords > 1 && !wi->command) {
 			wi->command = xstrdup(l->w[1]);
 		} else if (!strcmp(k, "wgpu") && wi) {
 			add_uuids(&wi->cand, &wi->ncand, l);
 		}
 	}
+}
+
+const char *leaseview_note_text(const char *note)
+{
+	static const char *const text[][2] = {
+		{"head", "the head: served first until it runs, keeps the free GPUs it can use"},
+		{"own-leases", "waits on its own user's leases: reserves nothing, others go by"},
+		{"reserve-expired", "kept free GPUs idle the longest allowed (head_reserve): "
+				    "reserves nothing now"},
+		{"backed-off", "its user did not take offers in time: served after the others"},
+	};
+	for (size_t i = 0; note && i < ARRAY_SIZE(text); i++)
+		if (!strcmp(note, text[i][0]))
+			return text[i][1];
+	return NULL;
 }
 
 bool leaseview_load(struct leaseview *v, struct gpu_error *err)

@@ -33,6 +33,11 @@ struct waiter_info {
 	time_t since;
 	char state[12];              /* waiting, offered, stopped, returning */
 	char kind[8];
+	char note[20];               /* the daemon's word on it: "head" (served first until it
+				      * runs, keeps the free GPUs it can use), "own-leases" (waits on
+				      * its user's own leases, reserves nothing), "reserve-expired"
+				      * (kept GPUs idle for head_reserve, reserves nothing now),
+				      * "backed-off" (its user did not take offers); "": none */
 	char *name, *command;        /* NULL when not given */
 	size_t ncand;
 	char (*cand)[96];
@@ -55,6 +60,8 @@ struct leaseview {
 /* Asks the daemon. No daemon running: true with v->present false (nothing is leased). */
 bool leaseview_load(struct leaseview *v, struct gpu_error *err);
 void leaseview_free(struct leaseview *v);
+/* What a waiter's note (waiter_info.note) means, in words; NULL for a note not known. */
+const char *leaseview_note_text(const char *note);
 /* The lease holding GPU uuid, or NULL. */
 const struct lease_info *leaseview_holder(const struct leaseview *v, const char *uuid);
 /* GPU uuid is held by a process the daemon cannot name. */

@@ -171,10 +171,13 @@ static void queue_pane(struct tui_frame *f, const struct tui_layout *L, const st
 			break;
 		}
 		tui_duration(wait, sizeof wait, difftime(m->now, w->since));
-		snprintf(buf, sizeof buf, "%3u. %-10s pid %-8d wants %u GPU%s  waiting %s%s%s%s%s",
+		/* The note (the head, listed first whatever the order's rule; why one keeps nothing
+		 * back) is one of the daemon's words, checked by the view. */
+		snprintf(buf, sizeof buf, "%3u. %-10s pid %-8d wants %u GPU%s  waiting %s%s%s%s%s%s%s%s",
 			 w->position, w->user, (int)w->pid, w->count, w->count == 1 ? " " : "s", wait,
 			 strcmp(w->state, "waiting") ? "  (" : "", strcmp(w->state, "waiting") ? w->state : "",
-			 strcmp(w->state, "waiting") ? ")" : "", w->name ? "  " : "");
+			 strcmp(w->state, "waiting") ? ")" : "", *w->note ? "  [" : "", w->note,
+			 *w->note ? "]" : "", w->name ? "  " : "");
 		int x = tui_put_hostile(f, y, 0, -1, w->uid == m->me ? ST_MINE : ST_NORMAL, buf);
 		if (w->name)
 			tui_put_hostile(f, y, x, -1, ST_DIM, w->name);

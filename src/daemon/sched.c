@@ -1,0 +1,488 @@
+/* sched.c: the queue table (requests in arrival order) and the scheduling pass over it
+ * (design: daemon.h), below queue.c, which adds and answers requests. Every event runs one pass
+ * on one NVML refresh (alloc_schedule, in the order of order.c): what can run is offered, the
+ * head keeps the free GPUs it could use (within the bounds below), a request that does not wait
+ * is answered at once. The timers: offers not taken within offer_timeout (the request keeps
+ * its place, its user is backed off), waits past max_wait, the head's head_reserve. */
+#include "daemon/daemon.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define SETTLE_SECONDS 0.25        /* look again this soon after a lease ended */
+/* A request that does not wait, refused only for GPUs offered to others, waits this long at most
+ * for those offers to be taken or lapse (well under a client's answer timeout, 5 s), and so
+ * many such a user at once: an offer nobody takes fails no one else's `run`. */
+#define DEFER_SECONDS 3.0
+#define DEFER_PER_USER 64
+
+/* ---- the queue table, for queue.c above and the pass ---- */
+
+void queue_request_free(struct request *r)
+{
+	free(r->name);
+	free(r->command);
+	free(r);
+}
+
+uint64_t queue_realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t queue_all_slots(const struct daemon *d)
+{
+	return d->nslots >= 64 ? ~0ULL : (1ULL << d->nslots) - 1;
+}
+
+void queue_remove(struct daemon *d, struct request *r)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < d->nreqs; i++)
+		if (d->reqs[i] != r)
+			d->reqs[k++] = d->reqs[i];
+	d->nreqs = k;
+	if (r->conn)
+		r->conn->nreqs--;
+	queue_request_free(r);
+	d->queue_dirty = true;
+	d->sched_due = true;
+}
+
+void queue_add_gpus(struct strbuf *sb, const struct daemon *d, const char *key, uint64_t mask)
+{
+	for (size_t i = 0; i < d->nslots; i++)
+		if (mask >> i & 1)
+			msg_add(sb, key, d->slots[i].uuid, NULL);
+}
+
+/* ---- the pass ---- */
+
+static void usage_refresh(struct daemon *d)
+{
+	gpu_set_refresh(d->set, REFRESH_PROCS | REFRESH_NO_PROC_INFO);
+	for (size_t i = 0; i < d->nslots; i++) {
+		const struct gpu *g = &d->set->gpus[i];
+		unsigned procs = 0;
+		for (size_t j = 0; j < g->nprocs; j++)
+			procs += (g->procs[j].type & PROC_COMPUTE) != 0;
+		d->slots[i].use = (struct alloc_gpu){
+			.index = g->index,
+			.mem_valid = gpu_has(g, GF_MEM_USED) && gpu_has(g, GF_MEM_FREE),
+			.used_mib = g->mem_used >> 20,
+			.free_mib = g->mem_free >> 20,
+			.util_valid = gpu_has(g, GF_UTIL_GPU),
+			.util = g->util_gpu,
+			.procs = procs,
+		};
+	}
+	d->usage_at = d->now;
+}
+
+/* ---- the scheduling pass ---- */
+
+/* Why each GPU a refused request asked for is not free for it, for the client to explain. */
+static void busy(struct daemon *d, struct request *r, const struct alloc_gpu *g, uint64_t kept,
+		 size_t ahead)
+{
+	struct strbuf sb = {0};
+	char num[3][24];
+	leases_reap(d);
+	msg_begin(&sb, "busy");
+	msg_add_u64(&sb, "id", r->id);
+	for (size_t i = 0; i < d->nslots; i++) {
+		if (!(r->req.cand >> i & 1))
+			continue;
+		const struct slot *s = &d->slots[i];
+		const struct lease *h = s->holder;
+		const char *why;
+		msg_key(&sb, "gpu");
+		msg_word(&sb, s->uuid);
+		if (d->set->gpus[i].lost) {
+			msg_word(&sb, "lost");
+		} else if (h) {
+			snprintf(num[0], sizeof num[0], "%u", (unsigned)h->uid);
+			snprintf(num[1], sizeof num[1], "%d", (int)h->pid);
+			snprintf(num[2], sizeof num[2], "%lld", (long long)h->since);
+			msg_word(&sb, "leased");
+			msg_word(&sb, num[0]);
+			msg_word(&sb, num[1]);
+			msg_word(&sb, num[2]);
+			msg_word(&sb, h->kind);
+			msg_word(&sb, h->name ? h->name : "");
+		} else if (s->held_unknown) {
+			msg_word(&sb, "held");
+		} else if (s->reserved) {
+			msg_word(&sb, "reserved");
+		} else if (kept >> i & 1) {
+			msg_word(&sb, "queued");
+		} else if ((why = alloc_why_not(&g[i], &r->req, &d->conf.free))) {
+			snprintf(num[0], sizeof num[0], "%llu", (unsigned long long)g[i].used_mib);
+			snprintf(num[1], sizeof num[1], "%u", g[i].util);
+			msg_word(&sb, "usage");
+			msg_word(&sb, why);
+			msg_word(&sb, g[i].mem_valid ? num[0] : "-");
+			msg_word(&sb, g[i].util_valid ? num[1] : "-");
+			msg_word_u64(&sb, g[i].procs);
+		} else {
+			msg_word(&sb, "free");
+		}
+	}
+	msg_add_u64(&sb, "ahead", ahead);
+	if (r->req.capped)
+		msg_add_u64(&sb, "capped", d->conf.max_gpus_per_user);
+	conn_send(d, r->conn, &sb, NULL, 0);
+	sb_free(&sb);
+}
+
+static void offer(struct daemon *d, struct request *r, uint64_t mask)
+{
+	static uint64_t serial;
+	r->state = R_OFFERED;
+	r->offer = mask;
+	r->offer_serial = ++serial;
+	r->offer_until = d->now + d->conf.offer_timeout;
+	r->offered_ns = queue_realtime_ns();
+	struct strbuf sb = {0};
+	msg_begin(&sb, r->dry ? "would" : "offer");
+	msg_add_u64(&sb, "id", r->id);
+	msg_add_u64(&sb, "offer", r->offer_serial);
+	queue_add_gpus(&sb, d, "gpu", mask);
+	conn_send(d, r->conn, &sb, NULL, 0);
+	sb_free(&sb);
+	d->queue_dirty = true;
+}
+
+/* The per-user cap over one pass, in the order the pass took the requests: a pick that would
+ * take its user past the cap is capped instead. Returns true when it changed anything (the pass
+ * is then run again). */
+static bool apply_cap(const struct daemon *d, struct alloc_req *rq, const uint64_t *picks,
+		      const size_t *order, size_t nreqs, const unsigned *held)
+{
+	unsigned cap = d->conf.max_gpus_per_user;
+	struct extra { unsigned user, n; } extra[GPU_MAX];
+	size_t nx = 0;
+	for (size_t o = 0; cap && o < nreqs; o++) {
+		size_t i = order[o];
+		if (!picks[i])
+			continue;
+		unsigned user = rq[i].user;
+		size_t k = 0;
+		while (k < nx && extra[k].user != user)
+			k++;
+		if (k == nx)
+			extra[nx++] = (struct extra){user, 0};
+		if (held[user] + extra[k].n + rq[i].count > cap) {
+			rq[i].capped = true;
+			return true;
+		}
+		extra[k].n += rq[i].count;
+	}
+	return false;
+}
+
+static bool orphans_left(const struct daemon *d)
+{
+	for (size_t i = 0; i < d->nreqs; i++)
+		if (d->reqs[i]->state == R_ORPHAN)
+			return true;
+	return false;
+}
+
+/* The GPUs uid's own leases hold. */
+static uint64_t own_gpus(const struct daemon *d, uid_t uid)
+{
+	uint64_t m = 0;
+	for (size_t i = 0; i < d->nslots; i++)
+		if (d->slots[i].holder && d->slots[i].holder->uid == uid)
+			m |= 1ULL << i;
+	return m;
+}
+
+/* How long r, as the head, has kept free GPUs idle, in all ([daemon] head_reserve). */
+static double reserved_for(const struct daemon *d, const struct request *r)
+{
+	return r->reserved_for + (r->reserving_since ? d->now - r->reserving_since : 0);
+}
+
+/* r's offer goes to another user's request: r's user did not take offers (order.c). */
+static void withdraw(struct daemon *d, struct request *r)
+{
+	conn_log(d, "uid %u pid %d: offer withdrawn for another user (it is backed off for not "
+		 "taking offers)", (unsigned)r->uid, (int)r->pid);
+	r->state = R_SKIPPED;
+	r->offer = 0;
+	d->queue_dirty = true;
+	if (!r->req.queued) {
+		conn_error(d, r->conn, r->id, EXIT_BUSY, "the GPUs offered went to another user: you did "
+			   "not take earlier offers within offer_timeout (%.1f s), so until you do your "
+			   "offers give way; try again, or wait with --wait", d->conf.offer_timeout);
+		queue_remove(d, r);
+	}
+}
+
+/* Whether r (not waiting, refused now) could run on the GPUs free now (free) and those offered to
+ * other users' requests not yet taken, which will be taken or lapse by the time DEFER_SECONDS
+ * after r was first refused: then r is answered once they are, not refused now. */
+static bool defer(struct daemon *d, struct request *r, const struct alloc_gpu *g, uint64_t free)
+{
+	uint64_t offered = 0;
+	double until = 0;
+	for (size_t i = 0; i < d->nreqs; i++) {
+		const struct request *o = d->reqs[i];
+		if (o->state != R_OFFERED || o->uid == r->uid || !(o->offer & r->req.cand))
+			continue;
+		offered |= o->offer;
+		if (o->offer_until > until)
+			until = o->offer_until;
+	}
+	if (!offered || !alloc_pick(g, d->nslots, &r->req, &d->conf.free, free | offered))
+		return false;
+	if (!r->defer_from)
+		r->defer_from = d->now;
+	return until <= r->defer_from + DEFER_SECONDS;
+}
+
+/* The pass. Three rules bound what one user's requests can do to the others':
+ * - The head reserves (keeps free GPUs idle for itself) only while it can run once others'
+ *   leases end: a request for more GPUs than there are outside its own user's leases waits on
+ *   that user alone, so it keeps its place (kept first, as a head) but holds GPUs back from its
+ *   own user's later requests only (N_OWN); others go by it (alloc.c own_wait).
+ * - A head keeps GPUs idle head_reserve at most, counted while it keeps any; then it keeps
+ *   its place in the order but reserves nothing (N_EXPIRED), and the next waiter that cannot run
+ *   may reserve in its turn. Without time limits on leases that is all that can be done; once
+ *   leases have them, backfill as Slurm does (a job that ends before the head could start may
+ *   use its GPUs) is the next step.
+ * - A user backed off for not taking offers (order.c) is served after everyone else, one offer
+ *   open at a time, reserving nothing, and its open offers give way to other users' requests;
+ *   before that, GPUs offered to one user and not yet taken make another's request that does
+ *   not wait wait for them (defer), not fail. */
+void queue_schedule(struct daemon *d)
+{
+	d->sched_due = false;
+	d->usage_due = 0;
+	d->backoff_due = 0;
+	if (!d->nreqs)
+		return;
+	if (d->settle_until && (d->now >= d->settle_until || !orphans_left(d)))
+		d->settle_until = 0;
+	if (d->settle_until)
+		return; /* the old queue is coming back: serve nobody ahead of it (a timer ends this) */
+	bool want_usage = false;
+	for (size_t i = 0; i < d->nreqs; i++)
+		want_usage |= d->reqs[i]->state == R_WAITING && !d->reqs[i]->req.ignore_usage;
+	if (want_usage && (!d->usage_at || d->now - d->usage_at > 0.02))
+		usage_refresh(d);
+	struct alloc_gpu g[GPU_MAX];
+	uint64_t avail = queue_all_slots(d), leasable = 0;
+	for (size_t i = 0; i < d->nslots; i++) {
+		g[i] = d->slots[i].use;
+		g[i].index = d->slots[i].index;
+		g[i].leased = d->slots[i].holder || d->slots[i].held_unknown;
+		g[i].reserved = d->slots[i].reserved;
+		if (d->set->gpus[i].lost)
+			avail &= ~(1ULL << i);
+		else if (!d->slots[i].reserved)
+			leasable |= 1ULL << i;
+	}
+	struct alloc_req *rq = xcalloc(d->nreqs, sizeof *rq);
+	uint64_t *picks = xcalloc(d->nreqs, sizeof *picks);
+	unsigned cap = d->conf.max_gpus_per_user;
+	size_t nreqs = d->nreqs;
+	/* What each user holds, counted once per pass (per request it cost the pass O(n^2): 265 ms
+	 * of CPU to queue 1,000 requests with a cap, against 45 ms without). */
+	unsigned *held;
+	uint64_t *served;
+	size_t nusers = queue_users(d, d->reqs, nreqs, rq, &held, &served);
+	/* Per user: backed off (0: not asked yet, 1: no, 2: yes), an open offer while backed off,
+	 * and its GPUs held by its own leases (asked once per user). */
+	unsigned char *boff = xcalloc(nusers ? nusers : 1, 1), *open = xcalloc(nusers ? nusers : 1, 1);
+	uint64_t *own = xcalloc(nusers ? nusers : 1, sizeof *own);
+	bool *tried = xcalloc(nreqs, sizeof *tried);
+	unsigned *ndefer = xcalloc(nusers ? nusers : 1, sizeof *ndefer);
+	uint64_t open_backed = 0;
+	for (size_t i = 0; i < nreqs; i++) {
+		struct request *r = d->reqs[i];
+		unsigned user = rq[i].user;
+		double until;
+		rq[i] = r->req;
+		rq[i].user = user;
+		rq[i].skip = r->state != R_WAITING;
+		rq[i].capped = cap && held[user] + r->req.count > cap;
+		if (!boff[user]) {
+			boff[user] = queue_backed_off(d, r->uid, &until) ? 2 : 1;
+			own[user] = own_gpus(d, r->uid);
+			if (boff[user] == 2 && (!d->backoff_due || until < d->backoff_due))
+				d->backoff_due = until;
+		}
+		bool backed = boff[user] == 2;
+		bool self = r->req.count > (unsigned)__builtin_popcountll(r->req.cand & leasable &
+									  ~own[user]);
+		bool expired = d->conf.head_reserve > 0 && reserved_for(d, r) >= d->conf.head_reserve;
+		rq[i].no_reserve = backed || expired;
+		rq[i].own_wait = self;
+		r->note = backed ? N_BACKOFF : self ? N_OWN : expired ? N_EXPIRED : N_NONE;
+		if (backed)
+			rq[i].skip = true; /* its turn comes after everyone's, below */
+		if (r->state == R_OFFERED && backed) {
+			open_backed |= r->offer; /* others may take these */
+			open[user] = 1;
+		} else if (r->state == R_OFFERED) {
+			avail &= ~r->offer;
+		}
+	}
+	size_t *own_heads = xmalloc((nusers ? nusers : 1) * sizeof *own_heads);
+	struct alloc_queue q = {.order = d->conf.queue, .held = held, .served = served,
+				.nusers = nusers, .own_heads = own_heads};
+	size_t *order = xmalloc(nreqs * sizeof *order);
+	uint64_t kept;
+	size_t head;
+	do
+		kept = alloc_schedule(g, d->nslots, rq, nreqs, &d->conf.free, avail, &q, picks, order,
+				      &head);
+	while (apply_cap(d, rq, picks, order, nreqs, held));
+	/* The backed-off users' turn: each one's first waiting request in the order, on what is left
+	 * (neither taken, kept for the head, nor offered to another backed-off user). */
+	uint64_t taken = 0;
+	for (size_t i = 0; i < nreqs; i++)
+		taken |= picks[i];
+	uint64_t left = avail & ~kept & ~taken & ~open_backed;
+	for (size_t o = 0; o < nreqs; o++) {
+		size_t i = order[o];
+		unsigned user = rq[i].user;
+		if (boff[user] != 2 || d->reqs[i]->state != R_WAITING || open[user])
+			continue;
+		open[user] = 1;
+		tried[i] = true;
+		struct alloc_req x = rq[i];
+		x.skip = false;
+		picks[i] = alloc_pick(g, d->nslots, &x, &d->conf.free, left);
+		left &= ~picks[i];
+	}
+	free(held);
+	free(served);
+	/* The head keeps its place at the front (and its GPUs) in the passes to come, until it runs;
+	 * the time it keeps free GPUs idle is counted against head_reserve. */
+	for (size_t i = 0; i < nreqs; i++) {
+		struct request *r = d->reqs[i];
+		bool reserving = i == head && kept;
+		r->req.head = i == head || own_heads[rq[i].user] == i;
+		if (i == head)
+			r->note = N_HEAD;
+		if (reserving && !r->reserving_since) {
+			r->reserving_since = d->now;
+		} else if (!reserving && r->reserving_since) {
+			r->reserved_for += d->now - r->reserving_since;
+			r->reserving_since = 0;
+		}
+	}
+	/* Act in the order the pass took them; refusals and dry runs leave the array, so walk a copy. */
+	struct request **all = xmalloc(nreqs * sizeof *all);
+	memcpy(all, d->reqs, nreqs * sizeof *all);
+	size_t ahead = 0;
+	bool blocked_by_use = false;
+	for (size_t o = 0; o < nreqs; o++) {
+		size_t i = order[o];
+		struct request *r = all[i];
+		bool queued = r->req.queued; /* r may be freed below */
+		r->req.capped = rq[i].capped;
+		if (r->state == R_OFFERED && r->note == N_BACKOFF && (r->offer & taken)) {
+			withdraw(d, r);
+		} else if (picks[i]) {
+			if (!r->dry)
+				queue_served(d, r->uid);
+			offer(d, r, picks[i]);
+			if (r->dry)
+				queue_remove(d, r);
+		} else if (r->state == R_WAITING && !queued && r->note == N_BACKOFF && !tried[i]) {
+			conn_error(d, r->conn, r->id, EXIT_BUSY, "you did not take the GPUs offered to "
+				   "you within offer_timeout (%.1f s): for a while you have one offer "
+				   "open at a time, after other users, and one is open or being made; "
+				   "try again, or wait with --wait", d->conf.offer_timeout);
+			queue_remove(d, r);
+		} else if (r->state == R_WAITING && !queued && ndefer[rq[i].user] < DEFER_PER_USER &&
+			   defer(d, r, g, avail & ~kept & ~taken)) {
+			ndefer[rq[i].user]++; /* the next pass (a take, a lapse) answers it */
+		} else if (r->state == R_WAITING && !queued) {
+			busy(d, r, g, kept | (queue_all_slots(d) & ~avail), ahead);
+			queue_remove(d, r);
+		} else if (r->state == R_WAITING && !rq[i].capped) {
+			for (size_t k = 0; k < d->nslots; k++)
+				blocked_by_use |= (r->req.cand >> k & 1) && (avail >> k & 1) && !g[k].leased &&
+						  !g[k].reserved && alloc_why_not(&g[k], &r->req, &d->conf.free);
+		}
+		ahead += queued;
+	}
+	if (blocked_by_use)
+		d->usage_due = d->now + (d->now - d->last_end < 3 ? SETTLE_SECONDS : d->conf.usage_poll);
+	free(all);
+	free(order);
+	free(rq);
+	free(picks);
+	free(boff);
+	free(open);
+	free(own);
+	free(tried);
+	free(own_heads);
+	free(ndefer);
+}
+
+/* Offers not taken, waits past max_wait, orphans whose client did not come back. */
+void queue_timers(struct daemon *d, double *next)
+{
+	if (d->backoff_due) {
+		if (d->now >= d->backoff_due)
+			d->sched_due = true;
+		else if (!*next || d->backoff_due < *next)
+			*next = d->backoff_due;
+	}
+	if (d->settle_until) {
+		if (d->now >= d->settle_until)
+			d->sched_due = true;
+		else if (!*next || d->settle_until < *next)
+			*next = d->settle_until;
+	}
+	for (size_t i = 0; i < d->nreqs;) {
+		struct request *r = d->reqs[i];
+		if (r->state == R_OFFERED && d->now >= r->offer_until) {
+			fprintf(stderr, "gpuctl daemon: uid %u pid %d did not take its offer within %.1f s; "
+				"it keeps its place\n", (unsigned)r->uid, (int)r->pid, d->conf.offer_timeout);
+			r->state = R_SKIPPED;
+			r->offer = 0;
+			d->sched_due = true;
+			queue_lapsed(d, r->uid);
+			if (!r->req.queued) {
+				conn_error(d, r->conn, r->id, EXIT_BUSY, "the GPUs were offered but this "
+					   "process did not take them within %.1f s (the daemon's "
+					   "offer_timeout: was it stopped, or the machine overloaded?); "
+					   "try again, or wait with --wait", d->conf.offer_timeout);
+				queue_remove(d, r);
+				continue;
+			}
+		}
+		if (r->deadline && d->now >= r->deadline) {
+			if (r->conn)
+				conn_error(d, r->conn, r->id, EXIT_TIMEOUT, "waited the longest the "
+					   "administrator allows (max_wait %.0f s); left the queue",
+					   d->conf.max_wait);
+			queue_remove(d, r);
+			continue;
+		}
+		double t = r->state == R_OFFERED ? r->offer_until : r->deadline;
+		if (t && (!*next || t < *next))
+			*next = t;
+		if (r->reserving_since && d->conf.head_reserve > 0) {
+			/* The head's time to keep GPUs idle ends: a pass lets others use them. */
+			t = r->reserving_since + d->conf.head_reserve - r->reserved_for;
+			if (d->now >= t)
+				d->sched_due = true;
+			else if (!*next || t < *next)
+				*next = t;
+		}
+		i++;
+	}
+}
