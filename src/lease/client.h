@@ -59,7 +59,8 @@ int client_connect(struct dclient *dc, const char *path);
  * whether it, or a rival started at the same moment, serves). what names it in messages. */
 bool client_spawn(const char *dir, const char *logname, const char *const *args, const char *what,
 		  struct gpu_error *err);
-/* Once per process, on stderr: leases are private (no shared daemon at shared; state in dir). */
+/* Once per session (the terminal's: a marker in dir says it was given), on stderr: leases are
+ * private (no shared daemon at shared; state in dir). */
 void client_private_notice(const char *shared, const char *dir);
 
 #endif
