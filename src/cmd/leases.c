@@ -47,6 +47,7 @@ static void print_json(const struct leaseview *v, const struct gpu_set *set)
 	else
 		json_null(&j, "daemon_pid");
 	json_bool(&j, "private", v->private_mode);
+	json_str(&j, "state_unsaved", v->unsaved[0] ? v->unsaved : NULL);
 	json_arr(&j, "leases");
 	for (size_t i = 0; i < v->nleases; i++) {
 		const struct lease_info *l = &v->leases[i];
@@ -169,6 +170,12 @@ static int leases(struct cmd *c)
 		fprintf(stderr, "gpuctl leases: %s\n", err.msg);
 		return err.code;
 	}
+	/* The daemon's word that what it shows would not survive its restart: another user's
+	 * text (the daemon's), escaped. */
+	if (v.unsaved[0])
+		fprintf(stderr, "gpuctl leases: warning: the gpuctl daemon cannot save its state (%s): "
+			"a restart would lose the queue's order and may lose lease records; an "
+			"administrator can free its file system\n", esc_str(v.unsaved, 0));
 	/* Indices are a courtesy: without NVML the UUIDs still say which GPU. */
 	struct gpu_set *set = gpu_set_open(&err);
 	if (json)

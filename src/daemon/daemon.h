@@ -137,6 +137,8 @@ struct daemon {
 	double last_end;                /* when a lease last ended */
 	double settle_until;            /* after a restart: waiters of the old queue coming back */
 	bool queue_dirty, sched_due, stop;
+	char state_error[256];          /* the last write to the state directory that failed ("":
+					 * the last one worked): `list` tells clients */
 };
 
 /* daemon.c */

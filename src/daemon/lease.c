@@ -139,13 +139,22 @@ static bool write_state(struct daemon *d, const char *name, const char *buf, siz
 	char tmp[128];
 	snprintf(tmp, sizeof tmp, "%s.tmp", name);
 	int fd = openat(d->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	bool ok = fd >= 0 && write(fd, buf, len) == (ssize_t)len;
-	if (fd >= 0)
-		close(fd);
+	ssize_t n = fd >= 0 ? write(fd, buf, len) : -1;
+	if (n >= 0 && n < (ssize_t)len)
+		errno = ENOSPC; /* a short write: the file system is full */
+	bool ok = n == (ssize_t)len;
+	if (fd >= 0 && close(fd) != 0)
+		ok = false;
 	ok = ok && renameat(d->dirfd, tmp, d->dirfd, name) == 0;
+	/* Not only logged: `leases` tells the users that what they see would not survive a
+	 * restart (the queue's order, the lease records), until a write works again. */
 	if (!ok) {
-		fprintf(stderr, "gpuctl daemon: cannot write %s/%s: %s\n", d->state_dir, name, strerror(errno));
+		snprintf(d->state_error, sizeof d->state_error, "cannot write %.120s/%.40s: %s",
+			 d->state_dir, name, strerror(errno));
+		fprintf(stderr, "gpuctl daemon: %s\n", d->state_error);
 		unlinkat(d->dirfd, tmp, 0);
+	} else {
+		d->state_error[0] = '\0';
 	}
 	return ok;
 }

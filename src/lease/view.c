@@ -50,6 +50,8 @@ static void take_part(struct leaseview *v, const struct msg *m)
 		} else if (!strcmp(k, "queue") && l->nwords > 1) {
 			snprintf(v->order, sizeof v->order, "%s",
 				 !strcmp(l->w[1], "fair") || !strcmp(l->w[1], "fifo") ? l->w[1] : "");
+		} else if (!strcmp(k, "unsaved") && l->nwords > 1) {
+			snprintf(v->unsaved, sizeof v->unsaved, "%s", l->w[1]);
 		} else if (!strcmp(k, "private") && l->nwords > 1) {
 			v->private_mode = num(l->w[1], 1);
 		} else if (!strcmp(k, "lease") && l->nwords >= 8) {
@@ -98,10 +100,17 @@ static void take_part(struct leaseview *v, const struct msg *m)
 
 bool leaseview_load(struct leaseview *v, struct gpu_error *err)
 {
+	return leaseview_load_within(v, 0, err);
+}
+
+bool leaseview_load_within(struct leaseview *v, double timeout, struct gpu_error *err)
+{
 	*v = (struct leaseview){0};
 	struct dclient dc;
 	if (!dclient_open(&dc, DC_READ, err))
 		return err->code == EXIT_OK;
+	if (timeout > 0 && timeout < dc.timeout)
+		dc.timeout = timeout;
 	struct strbuf req = {0};
 	msg_begin(&req, "list");
 	msg_add_u64(&req, "id", 1);

@@ -50,10 +50,14 @@ struct leaseview {
 	size_t nqueue;
 	char order[8];               /* the daemon's queue: "fair", "fifo", or "" (a daemon too old
 				      * to say: first come, first served) */
+	char unsaved[256];           /* the daemon's state cannot be saved: why ("": it is) */
 };
 
 /* Asks the daemon. No daemon running: true with v->present false (nothing is leased). */
 bool leaseview_load(struct leaseview *v, struct gpu_error *err);
+/* The same, waiting at most timeout seconds for the answer (never longer than the client's own
+ * timeout): for a view whose leases are extra (status), which must not wait 5 s for them. */
+bool leaseview_load_within(struct leaseview *v, double timeout, struct gpu_error *err);
 void leaseview_free(struct leaseview *v);
 /* The lease holding GPU uuid, or NULL. */
 const struct lease_info *leaseview_holder(const struct leaseview *v, const char *uuid);

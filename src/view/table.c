@@ -335,6 +335,11 @@ void table_render(struct strbuf *sb, const struct table_opts *o, const struct gp
 		else
 			hidden_sub += sub_lines(o, g);
 	}
+	if (o->leases_missing) { /* no lease line is not "not leased" here */
+		sb_adds(sb, "  leases: not shown, ");
+		esc_printable(sb, o->leases_missing);
+		sb_addc(sb, '\n');
+	}
 	if (hidden)
 		sb_addf(sb, "  +%zu more GPUs: the terminal is too short (-g LIST shows some)\n", hidden);
 	else if (hidden_sub)

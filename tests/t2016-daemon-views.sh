@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# t2016-daemon-views.sh: what the lease views say when the daemon's word is missing or weak:
+# status with a stopped daemon shows the GPUs after a short wait of its own for the leases and
+# says, in the table, that they are not shown; a daemon whose state file system is full tells
+# `leases`, which warns, naming the state directory and the error, until a write works again;
+# `leases` names a lease's holder only while it is the process that committed it.
+. "$(dirname "$0")/lib/lib.sh"
+. "$ROOT/tests/lib/daemon.sh"
+plan 9
+quiet_machine "$TMP/m2" 2
+use_machine "$TMP/m2"
+use_state
+daemon_setup
+# The state directory on a file system of its own, 64 KiB, so that it can be filled.
+mkdir -m 700 "$DRUN/state"
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=64k,mode=0700 gpuctl-t2016 "$DRUN/state" 2>/dev/null; then
+	SMALL=1
+	chown "$DUSER": "$DRUN/state"
+	trap 'main_shell && { cleanup_jobs; umount -l "$DRUN/state" 2>/dev/null; finish_script; }' EXIT
+else
+	SMALL=
+fi
+daemon_start
+
+# A stopped daemon (SIGSTOP): status does not wait the client's 5 s for the leases.
+kill -STOP "$DAEMON"
+timeout 60 "$GPUCTL" status >"$TMP/out" 2>"$TMP/err"
+check_eq "status with a stopped daemon: the GPUs are shown" "0:2" "$?:$(grep -c 'H100' "$TMP/out")"
+check_grep "the table says the leases are not shown, after a wait of 1 s" \
+	"^  leases: not shown, the gpuctl daemon \(pid $DAEMON, .*\) did not answer within 1 s" "$TMP/out"
+check_grep "and stderr says so" "^gpuctl status: leases not shown: .*did not answer within 1 s" "$TMP/err"
+kill -CONT "$DAEMON"
+"$GPUCTL" status >"$TMP/out" 2>"$TMP/err"
+check_eq "an answering daemon: no such line" "0:0:" "$?:$(grep -c 'leases: not shown' "$TMP/out"):$(cat "$TMP/err")"
+
+# A full state file system: the queue cannot be saved; leases says so.
+if [ -n "$SMALL" ]; then
+	mkfifo "$TMP/go"
+	"$GPUCTL" run -q -n 2 --name hold -- "$B/workload" --log "$TMP/log" --tag hold --until "$TMP/go" &
+	hold=$!
+	await_line '^start hold' "$TMP/log"
+	dd if=/dev/zero of="$DRUN/state/fill" bs=4k 2>/dev/null
+	"$GPUCTL" run -q -n 1 --wait -- true &
+	waiter=$!
+	wait_queue 1
+	unsaved() { "$GPUCTL" leases 2>&1 >/dev/null | grep -q 'cannot save its state'; }
+	wait_for unsaved
+	"$GPUCTL" leases >/dev/null 2>"$TMP/err"
+	check_grep "leases warns that the daemon cannot save its state, naming the directory and the error" \
+		"^gpuctl leases: warning: the gpuctl daemon cannot save its state \(cannot write $DRUN/state/queue: No space left on device\)" "$TMP/err"
+	check_eq "leases --json says so too" "\"cannot write $DRUN/state/queue: No space left on device\"" \
+		"$("$GPUCTL" leases --json 2>/dev/null | jq -c .state_unsaved)"
+	check_grep "the daemon's log too" "cannot write $DRUN/state/queue: No space left on device" "$DLOG"
+	rm -f "$DRUN/state/fill"
+	echo go >"$TMP/go"
+	wait $hold
+	wait $waiter
+	check_eq "with room again, the waiter was served (its lease record written)" 0 "$?"
+	"$GPUCTL" leases --json >"$TMP/out" 2>"$TMP/err"
+	check_eq "and the warning is gone" "null:" "$(jqv .state_unsaved):$(cat "$TMP/err")"
+else
+	skip "a full state file system" "needs root to mount a small tmpfs" 5
+fi
