@@ -6,7 +6,7 @@
 # `leases` names a lease's holder only while it is the process that committed it.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 9
+plan 14
 quiet_machine "$TMP/m2" 2
 use_machine "$TMP/m2"
 use_state
@@ -61,3 +61,24 @@ if [ -n "$SMALL" ]; then
 else
 	skip "a full state file system" "needs root to mount a small tmpfs" 5
 fi
+
+# A job's shell that exited, leaving a background child that holds the lease: leases and release
+# do not call the shell's dead pid a running job, and name the child that holds it.
+n=$(count_lines "$SLEEPER_READY" '^[0-9]+$')
+"$GPUCTL" run -q -n 1 --name bg -- sh -c '"$0" >/dev/null 2>&1 & echo $$ >"$1"' "$B/sleeper" "$TMP/shpid"
+await_count '^[0-9]+$' "$SLEEPER_READY" $((n + 1))
+bg=$(grep -E '^[0-9]+$' "$SLEEPER_READY" | sed -n "$((n + 1))p")
+sh=$(cat "$TMP/shpid")
+"$GPUCTL" leases >"$TMP/out" 2>&1
+check_grep "leases: the job's shell exited, the child holding the lease is named" \
+	"^ +holder $sh exited; held by pid $bg\$" "$TMP/out"
+"$GPUCTL" leases --json >"$TMP/out"
+check_eq "leases --json: holder_alive false, the live holder" "[false,[$bg]]" \
+	"$(jqv '.leases[] | select(.name == "bg") | [.holder_alive, .live_holders]')"
+id=$(jq -r '.leases[] | select(.name == "bg") | .id' "$TMP/out")
+check_exit "release of the job's lease is refused" 12 "$GPUCTL" release --lease "$id"
+check_grep "naming the holder to end, not the dead shell as a running job" \
+	"whose process \(pid $sh: .*\) has exited; pid $bg, which it started, still holds it.*kill --pid $bg" "$TMP/stderr"
+m=$(count_lines "$DLOG" 'lease [0-9a-f]+ ended')
+kill "$bg"
+check "the lease ends with that child" await_count 'lease [0-9a-f]+ ended' "$DLOG" $((m + 1))

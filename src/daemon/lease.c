@@ -328,6 +328,18 @@ void lease_commit(struct daemon *d, struct conn *c, const struct msg *m)
 		conn_error(d, c, 0, EXIT_DENIED, "no such lease of yours to commit");
 		return;
 	}
+	/* The pid is the one that connected: a client that handed its connection to a child and
+	 * exited could have it reused by another user's process by now. One that runs as someone
+	 * else is not named as the holder (leases would show, and release aim at, that user's
+	 * process); the lease still ends with its FIFO. */
+	if (c->p.pid > 0 && proc_start_time(c->p.pid) && !pid_runs_as((unsigned)c->p.pid, c->p.uid)) {
+		conn_log(d, "uid %u: commit of lease %s from pid %d, which now runs as another user "
+			 "(the connecting process exited): refused", (unsigned)c->p.uid,
+			 l->id, (int)c->p.pid);
+		conn_error(d, c, 0, EXIT_DENIED, "the process that connected (pid %d) has exited: "
+			   "commit from the process that holds the lease", (int)c->p.pid);
+		return;
+	}
 	uint64_t v;
 	l->pid = c->p.pid;
 	l->start = proc_start_time(c->p.pid);

@@ -5,6 +5,7 @@
 #include "lease/view.h"
 #include "machine/pid.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -256,6 +257,57 @@ bool leaseview_held(const struct leaseview *v, const char *uuid)
 		if (!strcmp(v->held[i], uuid))
 			return true;
 	return false;
+}
+
+bool leaseview_holder_alive(const struct lease_info *l)
+{
+	struct pid_stat st;
+	return l->pid > 0 && pid_stat((unsigned)l->pid, &st) && st.state != 'Z' &&
+	       (!l->start || st.start == l->start);
+}
+
+/* Whether pid has a descriptor on a file whose path ends with suffix. */
+static bool holds_file(const char *pid, const char *suffix)
+{
+	char path[64], link[4096];
+	snprintf(path, sizeof path, "/proc/%s/fd", pid);
+	DIR *fds = opendir(path);
+	bool found = false;
+	size_t n = strlen(suffix);
+	for (struct dirent *e; fds && !found && (e = readdir(fds));) {
+		if (e->d_name[0] == '.')
+			continue;
+		char fd[320];
+		snprintf(fd, sizeof fd, "%s/%s", path, e->d_name);
+		ssize_t k = readlink(fd, link, sizeof link - 1);
+		found = k >= (ssize_t)n && !memcmp(link + k - (ssize_t)n, suffix, n);
+	}
+	if (fds)
+		closedir(fds);
+	return found;
+}
+
+size_t leaseview_live_holders(const struct lease_info *l, pid_t *out, size_t max)
+{
+	/* The FIFO is named by its lease's id in the daemon's directory. A process of the lease's
+	 * own user could hold a file of that name elsewhere, and so only mislead views of that
+	 * user's own lease; no other user's process is ever named. */
+	char suffix[40];
+	snprintf(suffix, sizeof suffix, "/lease-%s.fifo", l->id);
+	DIR *proc = opendir("/proc");
+	size_t n = 0;
+	for (struct dirent *e; proc && (e = readdir(proc));) {
+		uint64_t pid;
+		if (!word_u64(e->d_name, INT32_MAX, &pid) || !pid_owner_is((unsigned)pid, l->uid) ||
+		    !holds_file(e->d_name, suffix))
+			continue;
+		if (n < max)
+			out[n] = (pid_t)pid;
+		n++;
+	}
+	if (proc)
+		closedir(proc);
+	return n;
 }
 
 int leaseview_end_holder(const struct lease_info *l, char *why, size_t whylen)
