@@ -2,12 +2,12 @@
 # t2015-daemon-down.sh: a shared daemon that is installed but not running (stopped, crashed,
 # restarting: its runtime directory still holds its state, its socket is gone) is never bypassed
 # with private leases: a lease waits for it, bounded and saying so, is picked up when it comes
-# back, ends on a signal, and fails with exit 13 when it does not come; a reader says it is not
-# running. Without a shared daemon, the private-leases note is said once per session, not by
+# back, ends on a signal (also a queued waiter's, rejoining), and fails with exit 13 when it
+# does not come; a reader says it is not running. Without a shared daemon, the private-leases note is said once per session, not by
 # every command.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 14
+plan 16
 quiet_machine "$TMP/m2" 2
 use_machine "$TMP/m2"
 use_state
@@ -44,6 +44,33 @@ await_line 'waiting up to 10 s for the gpuctl daemon' "$TMP/int.err"
 kill -TERM $lease
 wait $lease
 check_eq "the wait ends on SIGTERM" 143 "$?"
+
+# A waiter in the queue whose daemon goes away for good (killed, its socket removed): it rejoins,
+# waiting for it, and a signal ends that wait (its handlers are installed by then: the signal is
+# taken, the queue left, and the exit says which signal), not the end of its 30 s.
+daemon_start
+mkfifo "$TMP/go"
+"$GPUCTL" run -q -n 2 --name hold -- "$B/workload" --log "$TMP/log" --tag hold --until "$TMP/go" &
+hold=$!
+await_line '^start hold' "$TMP/log"
+"$GPUCTL" run -q -n 1 --wait -- true 2>"$TMP/rejoin.err" &
+waiter=$!
+wait_queue 1
+kill -KILL "$DAEMON"
+wait "$DAEMON" 2>/dev/null
+rm -f "$GPUCTL_SOCKET"
+await_line 'waiting up to 10 s for the gpuctl daemon' "$TMP/rejoin.err"
+kill -TERM $waiter
+# Only a hang catcher: the wait for the daemon must end on the signal, not when its own 30 s
+# run out (the signal then still pending, the exit would be the same).
+(sleep 20; kill -KILL $waiter 2>/dev/null) &
+watchdog=$!
+wait $waiter
+check_eq "a waiter rejoining a daemon that is gone ends on SIGTERM (128+15), not after its 30 s" 143 "$?"
+kill $watchdog 2>/dev/null
+check_grep "saying it left the queue" 'interrupted while waiting' "$TMP/rejoin.err"
+echo go >"$TMP/go"
+wait $hold
 
 # No shared daemon installed: private leases, said once per session (the terminal's), however
 # many commands run in it.
