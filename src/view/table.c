@@ -254,7 +254,7 @@ static void layout_columns(struct layout *lay, const struct table_opts *o,
 static size_t layout_rows(struct layout *lay, const struct table_opts *o,
 			  const struct gpu_set *set)
 {
-	size_t ngpus = 0, fixed = 2, total = 0, most = 0;
+	size_t ngpus = 0, fixed = 2 + (o->leases_missing != NULL), total = 0, most = 0;
 	lay->sub_limit = SIZE_MAX;
 	lay->spare = 0;
 	for (size_t i = 0; i < set->ngpus; i++) {
