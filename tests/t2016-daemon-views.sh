@@ -6,7 +6,7 @@
 # `leases` names a lease's holder only while it is the process that committed it.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 16
+plan 18
 quiet_machine "$TMP/m2" 2
 use_machine "$TMP/m2"
 use_state
@@ -29,9 +29,13 @@ check_eq "status with a stopped daemon: the GPUs are shown" "0:2" "$?:$(grep -c 
 check_grep "the table says the leases are not shown, after a wait of 1 s" \
 	"^  leases: not shown, the gpuctl daemon \(pid $DAEMON, .*\) did not answer within 1 s" "$TMP/out"
 check_grep "and stderr says so" "^gpuctl status: leases not shown: .*did not answer within 1 s" "$TMP/err"
+timeout 60 "$GPUCTL" status --json >"$TMP/out" 2>/dev/null
+check_eq "status --json: leases_error says why every lease is null" "[2,true]" \
+	"$(jqv '[(.gpus | length), (.leases_error | test("did not answer within 1 s"))]')"
 kill -CONT "$DAEMON"
 "$GPUCTL" status >"$TMP/out" 2>"$TMP/err"
 check_eq "an answering daemon: no such line" "0:0:" "$?:$(grep -c 'leases: not shown' "$TMP/out"):$(cat "$TMP/err")"
+check_eq "nor leases_error" "null" "$("$GPUCTL" status --json | jq -c .leases_error)"
 
 # A full state file system: the queue cannot be saved; leases says so.
 if [ -n "$SMALL" ]; then

@@ -92,7 +92,8 @@ static void render(struct strbuf *sb, const struct status_opts *o, const struct 
 		break;
 	case M_JSON:
 		status_json(sb, set, &(struct status_json_opts){.details = o->details,
-			    .no_procs = o->no_procs, .pretty = o->loop == 0, .leases = &o->leases});
+			    .no_procs = o->no_procs, .pretty = o->loop == 0, .leases = &o->leases,
+			    .leases_missing = o->lease_missing[0] ? o->lease_missing : NULL});
 		break;
 	case M_LIST:
 		query_list_gpus(sb, set);
