@@ -6,7 +6,7 @@
 # `leases` names a lease's holder only while it is the process that committed it.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 18
+plan 19
 quiet_machine "$TMP/m2" 2
 use_machine "$TMP/m2"
 use_state
@@ -87,20 +87,27 @@ m=$(count_lines "$DLOG" 'lease [0-9a-f]+ ended')
 kill "$bg"
 check "the lease ends with that child" await_count 'lease [0-9a-f]+ ended' "$DLOG" $((m + 1))
 
-# A commit on a connection whose process now runs as another user (as when the process that
-# connected exited and its pid was reused): refused, so that another user's process is never
-# recorded as the holder.
-if can_switch; then
+# A commit on a connection whose process has exited (its pid free to be reused), or now runs as
+# another user (as a reused pid would): refused, so that no other process is ever recorded as
+# the holder.
+commit_other() {
+	rm -f "$TMP/c-in"
 	mkfifo "$TMP/c-in"
-	python3 "$ROOT/tests/helper/commit_other.py" "$GPUCTL_SOCKET" 65534 <"$TMP/c-in" >"$TMP/c-out" 2>&1 &
+	python3 "$ROOT/tests/helper/commit_other.py" "$GPUCTL_SOCKET" "$@" <"$TMP/c-in" >"$TMP/c-out" 2>&1 &
 	other=$!
 	exec {cw}>"$TMP/c-in"
 	await_count '.' "$TMP/c-out" 2
-	check_grep "a commit from a pid that runs as another user now is refused" \
-		'^error' "$TMP/c-out"
-	check_grep "the daemon logs why" 'commit of lease [0-9a-f]+ from pid [0-9]+, which now runs as another user' "$DLOG"
+}
+commit_other exited
+check_grep "a commit on a connection whose process has exited is refused" '^error' "$TMP/c-out"
+check_grep "the daemon logs why" 'commit of lease [0-9a-f]+ from pid [0-9]+, which has exited or now runs as another user' "$DLOG"
+exec {cw}>&-
+wait $other
+if can_switch; then
+	commit_other uid 65534
+	check_grep "so is one from a process that runs as another user now" '^error' "$TMP/c-out"
 	exec {cw}>&-
 	wait $other
 else
-	skip "a commit from a pid now another user's" "needs root to change users" 2
+	skip "a commit from a process now another user's" "needs root to change users"
 fi

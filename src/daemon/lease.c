@@ -21,6 +21,7 @@
 #include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -315,6 +316,24 @@ static unsigned long long proc_start_time(pid_t pid)
 	return pid > 0 && pid_stat((unsigned)pid, &st) ? st.start : 0;
 }
 
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77 /* Linux 6.5 */
+#endif
+
+/* Whether the very process that connected still runs: SO_PEERPIDFD names it exactly, where
+ * SO_PEERCRED's pid may name another process once it exited. 1 yes, 0 no, -1 cannot tell (an
+ * older kernel). */
+static int peer_alive(const struct conn *c)
+{
+	int pfd = -1;
+	socklen_t len = sizeof pfd;
+	if (getsockopt(c->p.fd, SOL_SOCKET, SO_PEERPIDFD, &pfd, &len) != 0)
+		return errno == ESRCH ? 0 : -1;
+	int alive = pid_signal(pfd, 0) ? 1 : errno == ESRCH ? 0 : -1;
+	close(pfd);
+	return alive;
+}
+
 /* The process that will hold the lease (the job, or env's holder) says so itself: its pid is
  * the kernel's word (SO_PEERCRED), and the token proves it got the lease from the grantee. */
 void lease_commit(struct daemon *d, struct conn *c, const struct msg *m)
@@ -329,12 +348,13 @@ void lease_commit(struct daemon *d, struct conn *c, const struct msg *m)
 		return;
 	}
 	/* The pid is the one that connected: a client that handed its connection to a child and
-	 * exited could have it reused by another user's process by now. One that runs as someone
-	 * else is not named as the holder (leases would show, and release aim at, that user's
-	 * process); the lease still ends with its FIFO. */
-	if (c->p.pid > 0 && proc_start_time(c->p.pid) && !pid_runs_as((unsigned)c->p.pid, c->p.uid)) {
-		conn_log(d, "uid %u: commit of lease %s from pid %d, which now runs as another user "
-			 "(the connecting process exited): refused", (unsigned)c->p.uid,
+	 * exited could have it reused by another process by now. One that has exited (the kernel
+	 * says so where it can) or runs as someone else is not named as the holder (leases would
+	 * show, and release aim at, another user's process); the lease still ends with its FIFO. */
+	if (peer_alive(c) == 0 ||
+	    (c->p.pid > 0 && proc_start_time(c->p.pid) && !pid_runs_as((unsigned)c->p.pid, c->p.uid))) {
+		conn_log(d, "uid %u: commit of lease %s from pid %d, which has exited or now runs as "
+			 "another user: refused", (unsigned)c->p.uid,
 			 l->id, (int)c->p.pid);
 		conn_error(d, c, 0, EXIT_DENIED, "the process that connected (pid %d) has exited: "
 			   "commit from the process that holds the lease", (int)c->p.pid);
