@@ -1,6 +1,7 @@
 /* client.h: how commands talk to `gpuctl daemon`: find it (the shared daemon at $GPUCTL_SOCKET
- * or /run/gpuctl/gpuctl.sock, or else this user's private one, started on demand), send a
- * request, and wait for the answer with a deadline that names the daemon when it runs out. */
+ * or /run/gpuctl/gpuctl.sock, waited for while it is installed but down; or else, none being
+ * installed, this user's private one, started on demand), send a request, and wait for the
+ * answer with a deadline that names the daemon when it runs out. */
 #ifndef GPUCTL_CLIENT_H
 #define GPUCTL_CLIENT_H
 

@@ -262,8 +262,13 @@ bool leaseview_held(const struct leaseview *v, const char *uuid)
 bool leaseview_holder_alive(const struct lease_info *l)
 {
 	struct pid_stat st;
-	return l->pid > 0 && pid_stat((unsigned)l->pid, &st) && st.state != 'Z' &&
-	       (!l->start || st.start == l->start);
+	if (l->pid <= 0)
+		return true; /* no holder named: nothing to say it exited */
+	if (pid_stat((unsigned)l->pid, &st))
+		return st.state != 'Z' && (!l->start || st.start == l->start);
+	/* Gone, or hidden from this reader (/proc mounted hidepid): only the kernel's "no such
+	 * process" says it exited; a process we may not look at is not called dead. */
+	return !(kill(l->pid, 0) != 0 && errno == ESRCH);
 }
 
 /* Whether pid has a descriptor on a file whose path ends with suffix. */
