@@ -2,12 +2,13 @@
 # t3004-jobs-daemon-down.sh: `jobs --all` when the shared daemon cannot be asked (stopped, or
 # not answering) says so and exits 13, showing the user's own jobs from their records, never
 # "no jobs" as if no one else had any; a killed daemon is known at once (nothing listens), a
-# stopped one after the client's timeout.
+# stopped one after the client's timeout. Without a shared daemon, a script's submits say once
+# that leases are private.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/jobs.sh"
 jobs_yield
-plan 9
+plan 11
 quiet_machine "$TMP/m2" 2
 use_machine "$TMP/m2"
 daemon_setup
@@ -37,3 +38,12 @@ kill -STOP "$DAEMON"
 GPUCTL_DAEMON_TIMEOUT=1 check_exit "jobs --all, the daemon stopped: exit 13" 13 timeout 60 "$G" jobs --all
 check_grep "it did not answer" "could not be had: the gpuctl daemon \(pid $DAEMON, .*\) did not answer within 1 s" "$TMP/stderr"
 kill -CONT "$DAEMON"
+
+# No shared daemon installed: a script's submits say once that leases are private, not each
+# (a user of their own, so that a runner of their own starts, in this environment).
+export GPUCTL_SOCKET=$TMP/none/gpuctl.sock XDG_STATE_HOME=$TMP/p-state
+mkdir -p "$XDG_STATE_HOME"
+for i in 1 2 3; do "$G" submit -- true >>"$TMP/ids" 2>>"$TMP/sub.err"; done
+check_eq "three submits with private leases" 3 "$(grep -cE '^[0-9]+$' "$TMP/ids")"
+check_eq "say so once in their session" 1 "$(grep -c 'no gpuctl daemon at' "$TMP/sub.err")"
+for id in $(cat "$TMP/ids"); do "$G" wait "$id" >/dev/null 2>&1; done
