@@ -152,10 +152,11 @@ static bool write_state(struct daemon *d, const char *name, const char *buf, siz
 	if (!ok) {
 		snprintf(d->state_error, sizeof d->state_error, "cannot write %.120s/%.40s: %s",
 			 d->state_dir, name, strerror(errno));
+		snprintf(d->state_error_file, sizeof d->state_error_file, "%.40s", name);
 		fprintf(stderr, "gpuctl daemon: %s\n", d->state_error);
 		unlinkat(d->dirfd, tmp, 0);
-	} else {
-		d->state_error[0] = '\0';
+	} else if (!strcmp(d->state_error_file, name)) {
+		d->state_error[0] = d->state_error_file[0] = '\0';
 	}
 	return ok;
 }
@@ -356,8 +357,8 @@ void lease_commit(struct daemon *d, struct conn *c, const struct msg *m)
 		conn_log(d, "uid %u: commit of lease %s from pid %d, which has exited or now runs as "
 			 "another user: refused", (unsigned)c->p.uid,
 			 l->id, (int)c->p.pid);
-		conn_error(d, c, 0, EXIT_DENIED, "the process that connected (pid %d) has exited: "
-			   "commit from the process that holds the lease", (int)c->p.pid);
+		conn_error(d, c, 0, EXIT_DENIED, "the process that connected (pid %d) has exited or "
+			   "changed user: commit from the process that holds the lease", (int)c->p.pid);
 		return;
 	}
 	uint64_t v;
