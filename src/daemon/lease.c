@@ -387,6 +387,8 @@ static void lease_end(struct daemon *d, struct lease *l)
 		unlinkat(d->dirfd, name, 0);
 		snprintf(name, sizeof name, "lease-%s", l->id);
 		unlinkat(d->dirfd, name, 0);
+		if (!strcmp(d->state_error_file, name)) /* the record that could not be saved is moot */
+			d->state_error[0] = d->state_error_file[0] = '\0';
 	}
 	for (size_t i = 0; i < d->nslots; i++)
 		if (d->slots[i].holder == l)
