@@ -317,9 +317,9 @@ static int jobs_cmd(struct cmd *c)
 	struct jobset js = {0};
 	struct row *rows;
 	int rc = gather(&js, refs, nids, all, &rows, &n);
-	/* A backend that could not be asked (Slurm down) still shows what was known: its code
-	 * says the list may be stale. */
-	if (rc == EXIT_OK || (rc == EXIT_SLURM && n)) {
+	/* A backend that could not be asked (Slurm down, the daemon for --all) still shows what
+	 * was known: its code says the list may be stale or short. */
+	if (rc == EXIT_OK || ((rc == EXIT_SLURM || rc == EXIT_DAEMON) && n)) {
 		/* Names looked up once per owner, not per row: each lookup reads /etc/passwd, and
 		 * a user's thousand jobs made it a third of the listing's time. */
 		size_t *firsts = xcalloc(n + 1, sizeof *firsts), nfirsts = 0;

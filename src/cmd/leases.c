@@ -47,6 +47,7 @@ static void print_json(const struct leaseview *v, const struct gpu_set *set)
 	else
 		json_null(&j, "daemon_pid");
 	json_bool(&j, "private", v->private_mode);
+	json_str(&j, "state_unsaved", v->unsaved[0] ? v->unsaved : NULL);
 	json_arr(&j, "leases");
 	for (size_t i = 0; i < v->nleases; i++) {
 		const struct lease_info *l = &v->leases[i];
@@ -64,6 +65,18 @@ static void print_json(const struct leaseview *v, const struct gpu_set *set)
 		json_int(&j, "since", (long long)l->since);
 		json_str(&j, "name", l->name);
 		json_str(&j, "command", l->command);
+		bool alive = leaseview_holder_alive(l);
+		json_bool(&j, "holder_alive", alive);
+		if (alive) {
+			json_null(&j, "live_holders");
+		} else {
+			pid_t live[16];
+			size_t n = leaseview_live_holders(l, live, ARRAY_SIZE(live));
+			json_arr(&j, "live_holders");
+			for (size_t k = 0; k < n && k < ARRAY_SIZE(live); k++)
+				json_int(&j, NULL, live[k]);
+			json_end_arr(&j);
+		}
 		json_end_obj(&j);
 	}
 	json_end_arr(&j);
@@ -105,6 +118,26 @@ static void when(char *buf, size_t n, time_t t)
 	strftime(buf, n, today ? "%H:%M:%S" : "%Y-%m-%d %H:%M", &tm);
 }
 
+/* The pid shown is the one that took the lease; once it has exited (a job's shell that left
+ * a background child holding the lease), say so and name who holds it now, never the dead
+ * pid as if it ran. */
+static void holder_note(struct strbuf *sb, const struct lease_info *l)
+{
+	pid_t live[8];
+	size_t n = leaseview_live_holders(l, live, ARRAY_SIZE(live));
+	sb_addf(sb, "%-7s holder %d exited; ", "", (int)l->pid);
+	if (!n) {
+		sb_adds(sb, "a process it started still holds the lease\n");
+		return;
+	}
+	sb_addf(sb, "held by pid%s", n == 1 ? "" : "s");
+	for (size_t k = 0; k < n && k < ARRAY_SIZE(live); k++)
+		sb_addf(sb, "%s %d", k ? "," : "", (int)live[k]);
+	if (n > ARRAY_SIZE(live))
+		sb_addf(sb, " and %zu more", n - ARRAY_SIZE(live));
+	sb_addc(sb, '\n');
+}
+
 static void print_table(const struct leaseview *v, const struct gpu_set *set)
 {
 	struct strbuf sb = {0};
@@ -134,6 +167,8 @@ static void print_table(const struct leaseview *v, const struct gpu_set *set)
 		sb_addf(&sb, "%*s ", (int)(sb.len - mark < 14 ? 14 - (sb.len - mark) : 0), "");
 		esc_printable_n(&sb, l->command ? l->command : "", 200);
 		sb_addc(&sb, '\n');
+		if (!leaseview_holder_alive(l))
+			holder_note(&sb, l);
 	}
 	for (size_t i = 0; i < v->nheld; i++) {
 		int idx = index_of(set, v->held[i]);
@@ -174,6 +209,12 @@ static int leases(struct cmd *c)
 		fprintf(stderr, "gpuctl leases: %s\n", err.msg);
 		return err.code;
 	}
+	/* The daemon's word that what it shows would not survive its restart: another user's
+	 * text (the daemon's), escaped. */
+	if (v.unsaved[0])
+		fprintf(stderr, "gpuctl leases: warning: the gpuctl daemon cannot save its state (%s): "
+			"a restart would lose the queue's order and may lose lease records; an "
+			"administrator can free its file system\n", esc_str(v.unsaved, 0));
 	/* Indices are a courtesy: without NVML the UUIDs still say which GPU. */
 	struct gpu_set *set = gpu_set_open(&err);
 	if (json)

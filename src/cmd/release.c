@@ -131,11 +131,28 @@ static int release(struct cmd *c)
 			continue;
 		}
 		if (strcmp(l->kind, "env")) {
-			if (ids || lease_id) {
+			pid_t live[1];
+			size_t nlive;
+			if ((ids || lease_id) && leaseview_holder_alive(l)) {
 				fprintf(stderr, "gpuctl release: %s belongs to a running job (pid %d: "
 					"%s); it ends when the job does (`gpuctl kill --pid %d` ends the job)\n",
 					named(ids, lease_id), (int)l->pid, esc_str(l->command ? l->command : "", 1),
 					(int)l->pid);
+				rc = EXIT_DENIED;
+			} else if ((ids || lease_id) && (nlive = leaseview_live_holders(l, live, 1))) {
+				/* The job's own process has exited: a dead pid is not "a running job". */
+				fprintf(stderr, "gpuctl release: %s belongs to a job whose process (pid %d: "
+					"%s) has exited; pid %d%s still holds it, and it ends when %s (`gpuctl "
+					"kill --pid %d`)\n", named(ids, lease_id), (int)l->pid,
+					esc_str(l->command ? l->command : "", 1), (int)live[0], nlive > 1 ?
+					" and others it started," : ", which it started,", nlive > 1 ? "they do"
+					: "that process does", (int)live[0]);
+				rc = EXIT_DENIED;
+			} else if (ids || lease_id) {
+				fprintf(stderr, "gpuctl release: %s belongs to a job whose process (pid %d: "
+					"%s) has exited; a process it started still holds it, and it ends when "
+					"that process does\n", named(ids, lease_id), (int)l->pid,
+					esc_str(l->command ? l->command : "", 1));
 				rc = EXIT_DENIED;
 			}
 			continue;

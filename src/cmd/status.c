@@ -23,6 +23,8 @@
 
 enum mode { M_TABLE, M_JSON, M_CSV, M_LIST };
 
+#define STATUS_LEASE_SECONDS 1.0 /* the daemon's answer for the lease lines: a local list, ms */
+
 struct status_opts {
 	enum mode mode;
 	struct query *query;
@@ -36,6 +38,7 @@ struct status_opts {
 	int rows;                    /* lines a frame may take (a loop on a terminal); 0: any */
 	struct leaseview leases;     /* refreshed with the GPUs */
 	bool lease_warned;           /* said once why leases are not shown */
+	char lease_missing[512];     /* why they are not, this refresh ("": they are) */
 	bool slurm;                  /* a process in a Slurm job: the table has a JOB column */
 };
 
@@ -82,13 +85,15 @@ static void render(struct strbuf *sb, const struct status_opts *o, const struct 
 			sb_addc(sb, '\n');
 		table_render(sb, &(struct table_opts){.color = o->color, .no_procs = o->no_procs,
 			     .slurm = o->slurm, .width = o->width, .rows = o->rows,
-			     .leases = &o->leases}, set);
+			     .leases = &o->leases,
+			     .leases_missing = o->lease_missing[0] ? o->lease_missing : NULL}, set);
 		if (o->loop && o->tty)
 			table_fit_frame(sb, o->width);
 		break;
 	case M_JSON:
 		status_json(sb, set, &(struct status_json_opts){.details = o->details,
-			    .no_procs = o->no_procs, .pretty = o->loop == 0, .leases = &o->leases});
+			    .no_procs = o->no_procs, .pretty = o->loop == 0, .leases = &o->leases,
+			    .leases_missing = o->lease_missing[0] ? o->lease_missing : NULL});
 		break;
 	case M_LIST:
 		query_list_gpus(sb, set);
@@ -140,10 +145,14 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 			gpu_set_refresh(set, what);
 		o->slurm = set->slurm && any_slurm_job(set);
 		if (o->mode != M_CSV && o->mode != M_LIST) {
-			struct gpu_error lerr;
+			struct gpu_error lerr = {0};
 			leaseview_free(&o->leases);
-			/* Leases are extra: without the daemon's answer the GPUs still show. */
-			if (!leaseview_load(&o->leases, &lerr) && !o->lease_warned) {
+			/* Leases are extra: without the daemon's answer the GPUs still show, after a
+			 * short wait of their own (a stopped daemon must not hold up the GPUs' view),
+			 * and the table says they are missing. */
+			bool had = leaseview_load_within(&o->leases, STATUS_LEASE_SECONDS, &lerr);
+			snprintf(o->lease_missing, sizeof o->lease_missing, "%.511s", had ? "" : lerr.msg);
+			if (!had && !o->lease_warned) {
 				fprintf(stderr, "gpuctl status: leases not shown: %s\n", lerr.msg);
 				o->lease_warned = true;
 			}

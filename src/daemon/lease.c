@@ -21,6 +21,7 @@
 #include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -139,13 +140,23 @@ static bool write_state(struct daemon *d, const char *name, const char *buf, siz
 	char tmp[128];
 	snprintf(tmp, sizeof tmp, "%s.tmp", name);
 	int fd = openat(d->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	bool ok = fd >= 0 && write(fd, buf, len) == (ssize_t)len;
-	if (fd >= 0)
-		close(fd);
+	ssize_t n = fd >= 0 ? write(fd, buf, len) : -1;
+	if (n >= 0 && n < (ssize_t)len)
+		errno = ENOSPC; /* a short write: the file system is full */
+	bool ok = n == (ssize_t)len;
+	if (fd >= 0 && close(fd) != 0)
+		ok = false;
 	ok = ok && renameat(d->dirfd, tmp, d->dirfd, name) == 0;
+	/* Not only logged: `leases` tells the users that what they see would not survive a
+	 * restart (the queue's order, the lease records), until a write works again. */
 	if (!ok) {
-		fprintf(stderr, "gpuctl daemon: cannot write %s/%s: %s\n", d->state_dir, name, strerror(errno));
+		snprintf(d->state_error, sizeof d->state_error, "cannot write %.120s/%.40s: %s",
+			 d->state_dir, name, strerror(errno));
+		snprintf(d->state_error_file, sizeof d->state_error_file, "%.40s", name);
+		fprintf(stderr, "gpuctl daemon: %s\n", d->state_error);
 		unlinkat(d->dirfd, tmp, 0);
+	} else if (!strcmp(d->state_error_file, name)) {
+		d->state_error[0] = d->state_error_file[0] = '\0';
 	}
 	return ok;
 }
@@ -306,6 +317,24 @@ static unsigned long long proc_start_time(pid_t pid)
 	return pid > 0 && pid_stat((unsigned)pid, &st) ? st.start : 0;
 }
 
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77 /* Linux 6.5 */
+#endif
+
+/* Whether the very process that connected still runs: SO_PEERPIDFD names it exactly, where
+ * SO_PEERCRED's pid may name another process once it exited. 1 yes, 0 no, -1 cannot tell (an
+ * older kernel). */
+static int peer_alive(const struct conn *c)
+{
+	int pfd = -1;
+	socklen_t len = sizeof pfd;
+	if (getsockopt(c->p.fd, SOL_SOCKET, SO_PEERPIDFD, &pfd, &len) != 0)
+		return errno == ESRCH ? 0 : -1;
+	int alive = pid_signal(pfd, 0) ? 1 : errno == ESRCH ? 0 : -1;
+	close(pfd);
+	return alive;
+}
+
 /* The process that will hold the lease (the job, or env's holder) says so itself: its pid is
  * the kernel's word (SO_PEERCRED), and the token proves it got the lease from the grantee. */
 void lease_commit(struct daemon *d, struct conn *c, const struct msg *m)
@@ -317,6 +346,19 @@ void lease_commit(struct daemon *d, struct conn *c, const struct msg *m)
 			l = d->leases[i];
 	if (!l || !token || strcmp(l->token, token) || l->uid != c->p.uid) {
 		conn_error(d, c, 0, EXIT_DENIED, "no such lease of yours to commit");
+		return;
+	}
+	/* The pid is the one that connected: a client that handed its connection to a child and
+	 * exited could have it reused by another process by now. One that has exited (the kernel
+	 * says so where it can) or runs as someone else is not named as the holder (leases would
+	 * show, and release aim at, another user's process); the lease still ends with its FIFO. */
+	if (peer_alive(c) == 0 ||
+	    (c->p.pid > 0 && proc_start_time(c->p.pid) && !pid_runs_as((unsigned)c->p.pid, c->p.uid))) {
+		conn_log(d, "uid %u: commit of lease %s from pid %d, which has exited or now runs as "
+			 "another user: refused", (unsigned)c->p.uid,
+			 l->id, (int)c->p.pid);
+		conn_error(d, c, 0, EXIT_DENIED, "the process that connected (pid %d) has exited or "
+			   "changed user: commit from the process that holds the lease", (int)c->p.pid);
 		return;
 	}
 	uint64_t v;
@@ -345,6 +387,8 @@ static void lease_end(struct daemon *d, struct lease *l)
 		unlinkat(d->dirfd, name, 0);
 		snprintf(name, sizeof name, "lease-%s", l->id);
 		unlinkat(d->dirfd, name, 0);
+		if (!strcmp(d->state_error_file, name)) /* the record that could not be saved is moot */
+			d->state_error[0] = d->state_error_file[0] = '\0';
 	}
 	for (size_t i = 0; i < d->nslots; i++)
 		if (d->slots[i].holder == l)

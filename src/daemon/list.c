@@ -66,6 +66,10 @@ void queue_list(struct daemon *d, struct conn *c, const struct msg *m)
 	msg_add_u64(&sb, "daemon", (uint64_t)getpid());
 	msg_add_u64(&sb, "private", d->private_mode);
 	size_t lines = 4;
+	if (d->state_error[0]) { /* its state is not being saved: the list would not survive it */
+		msg_add(&sb, "unsaved", d->state_error, NULL);
+		lines++;
+	}
 	for (size_t i = 0; i < d->nleases; i++) {
 		const struct lease *l = d->leases[i];
 		room(d, c, &sb, id, &lines);

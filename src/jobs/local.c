@@ -55,15 +55,14 @@ static void local_close(struct jobs_of *s)
 }
 
 /* Other users' jobs, as the daemon lists them (kind job; the id from the label "#ID NAME"), and
- * the places of ours in the queue. */
-static void from_daemon(struct jobs_of *s, bool all)
+ * the places of ours in the queue. false: err says why the daemon could not be asked. */
+static bool from_daemon(struct jobs_of *s, bool all, struct gpu_error *err)
 {
 	struct leaseview v;
-	struct gpu_error err = {0};
 	struct gpu_set *set = NULL;
 	uint64_t id;
-	if (!leaseview_load(&v, &err))
-		return;
+	if (!leaseview_load(&v, err))
+		return false;
 	for (size_t i = 0; i < v.nqueue; i++) {
 		const struct waiter_info *w = &v.queue[i];
 		if (strcmp(w->kind, "job") || !job_label_id(w->name, &id))
@@ -86,8 +85,9 @@ static void from_daemon(struct jobs_of *s, bool all)
 		const struct lease_info *l = &v.leases[i];
 		if (strcmp(l->kind, "job") || l->uid == geteuid() || !job_label_id(l->name, &id))
 			continue;
+		struct gpu_error nvml = {0};
 		if (!set)
-			set = gpu_set_open(&err); /* indices are a courtesy: UUIDs say it otherwise */
+			set = gpu_set_open(&nvml); /* indices are a courtesy: UUIDs say it otherwise */
 		s->others = xrealloc(s->others, (s->nothers + 1) * sizeof *s->others);
 		struct job *j = &s->others[s->nothers++];
 		const char *sp = strchr(l->name, ' ');
@@ -102,22 +102,29 @@ static void from_daemon(struct jobs_of *s, bool all)
 	}
 	gpu_set_free(set);
 	leaseview_free(&v);
+	return true;
 }
 
 static int local_list(struct jobs_of *s, bool all, struct job ***rows, size_t *n)
 {
 	bool queued = false;
+	int rc = EXIT_OK;
 	for (size_t i = 0; i < s->x.n; i++)
 		queued |= s->x.jobs[i].state == JOB_QUEUED;
-	if (queued || all)
-		from_daemon(s, all);
+	struct gpu_error err = {0};
+	/* The daemon down is said, never shown as no one else's jobs: --all asked for them. */
+	if ((queued || all) && !from_daemon(s, all, &err)) {
+		fprintf(stderr, "gpuctl jobs: %s could not be had: %s\n", all ? "other users' jobs "
+			"and the queue" : "places in the queue", err.msg);
+		rc = all ? err.code : EXIT_OK;
+	}
 	free(s->rows);
 	s->rows = xcalloc(s->x.n + s->nothers + 1, sizeof *s->rows);
 	for (size_t i = 0; i < s->x.n + s->nothers; i++)
 		s->rows[i] = i < s->x.n ? &s->x.jobs[i] : &s->others[i - s->x.n];
 	*rows = s->rows;
 	*n = s->x.n + s->nothers;
-	return EXIT_OK;
+	return rc;
 }
 
 static int local_find(struct jobs_of *s, const uint64_t *ids, size_t n, struct job **out, const char *who)
@@ -129,8 +136,9 @@ static int local_find(struct jobs_of *s, const uint64_t *ids, size_t n, struct j
 	bool queued = false;
 	for (size_t i = 0; rc == EXIT_OK && i < n; i++)
 		queued |= out[i]->state == JOB_QUEUED;
-	if (queued)
-		from_daemon(s, false);
+	struct gpu_error err = {0};
+	if (queued) /* without the daemon: no place shown (wait, cancel and logs need none) */
+		from_daemon(s, false, &err);
 	return rc;
 }
 

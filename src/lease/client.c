@@ -2,13 +2,15 @@
  * one is installed (see client.h).
  *
  * Which daemon: the shared one at $GPUCTL_SOCKET or /run/gpuctl/gpuctl.sock. Only when no socket
- * exists there at all does gpuctl fall back to a private daemon (state in $GPUCTL_STATE_DIR,
- * $XDG_RUNTIME_DIR/gpuctl, or /tmp/gpuctl-UID, a directory that must be the user's own and
- * private), and it says so: private leases coordinate one user's jobs, not other users'. A
- * socket that exists but refuses (the daemon is restarting) is waited for, never bypassed:
- * leasing around the shared daemon would let two jobs hold one GPU. */
+ * exists there and the shared daemon is not installed (shared_installed) does gpuctl fall back
+ * to a private daemon (state in $GPUCTL_STATE_DIR, $XDG_RUNTIME_DIR/gpuctl, or /tmp/gpuctl-UID,
+ * a directory that must be the user's own and private), and it says so, once per session:
+ * private leases coordinate one user's jobs, not other users'. An installed daemon that is down
+ * (its socket refuses or is gone: restarting, crashed) is waited for, never bypassed: leasing
+ * around the shared daemon would let two jobs hold one GPU. */
 #include "base/peer.h"
 #include "lease/client.h"
+#include "machine/pid.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -62,12 +64,18 @@ static bool own_dir(const char *dir, struct gpu_error *err)
 	return true;
 }
 
+/* Where this user's private daemon lives, made or not (caller frees). */
+static char *private_dir_path(void)
+{
+	const char *s = getenv("GPUCTL_STATE_DIR"), *x = getenv("XDG_RUNTIME_DIR");
+	return s && *s ? xstrdup(s) : x && *x == '/' ? xasprintf("%s/gpuctl", x)
+	       : xasprintf("/tmp/gpuctl-%u", (unsigned)geteuid());
+}
+
 /* The directory of this user's private daemon (caller frees). */
 static char *private_state_dir(struct gpu_error *err)
 {
-	const char *s = getenv("GPUCTL_STATE_DIR"), *x = getenv("XDG_RUNTIME_DIR");
-	char *dir = s && *s ? xstrdup(s) : x && *x == '/' ? xasprintf("%s/gpuctl", x)
-			  : xasprintf("/tmp/gpuctl-%u", (unsigned)geteuid());
+	char *dir = private_dir_path();
 	if (!own_dir(dir, err)) {
 		free(dir);
 		return NULL;
@@ -169,12 +177,68 @@ static bool spawn_private(const char *dir, const char *sock, struct gpu_error *e
 	return client_spawn(dir, "daemon.log", args, "your private gpuctl daemon", err);
 }
 
+/* The session a notice was given in: its id (the leader's pid) and the leader's start time, so
+ * that a pid reused by a later session's leader names another session. */
+static void session_key(char *buf, size_t len)
+{
+	pid_t sid = getsid(0);
+	struct pid_stat st;
+	unsigned long long start = sid > 0 && pid_stat((unsigned)sid, &st) ? st.start : 0;
+	snprintf(buf, len, "notice-%d-%llu", (int)sid, start);
+}
+
+/* Whether the notice was given in this session already; if not, marks it given. The marker is
+ * a file in the private state directory, checked again here to be the user's alone (another
+ * user who could write it could silence the notice, or have us create files through a link);
+ * markers of sessions that have ended are removed, so they do not pile up. Any doubt: not
+ * given (the notice is said once more rather than never). */
+static bool noticed_in_session(const char *dir)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (dfd < 0)
+		return false;
+	if (fstat(dfd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 077)) {
+		close(dfd);
+		return false;
+	}
+	char key[64];
+	session_key(key, sizeof key);
+	int fd = openat(dfd, key, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	bool given = fd < 0 && errno == EEXIST;
+	if (fd >= 0) {
+		close(fd);
+		int d2 = dup(dfd);
+		DIR *dp = d2 >= 0 ? fdopendir(d2) : NULL;
+		if (!dp && d2 >= 0)
+			close(d2);
+		for (struct dirent *e; dp && (e = readdir(dp));) {
+			int sid;
+			unsigned long long start;
+			char other[64];
+			if (sscanf(e->d_name, "notice-%d-%llu", &sid, &start) != 2 || !strcmp(e->d_name, key))
+				continue;
+			struct pid_stat ps;
+			snprintf(other, sizeof other, "notice-%d-%llu", sid, start);
+			if (sid > 0 && (!pid_stat((unsigned)sid, &ps) || ps.start != start) &&
+			    !strcmp(other, e->d_name))
+				unlinkat(dfd, e->d_name, 0);
+		}
+		if (dp)
+			closedir(dp);
+	}
+	close(dfd);
+	return given;
+}
+
 void client_private_notice(const char *shared, const char *dir)
 {
 	static bool said;
 	if (said)
 		return;
 	said = true;
+	if (noticed_in_session(dir))
+		return;
 	fprintf(stderr, "gpuctl: note: no gpuctl daemon at %s, so leases coordinate only your own "
 		"jobs (private state in %s); an administrator enables the shared one with `systemctl "
 		"enable --now gpuctl` (README: Administration)\n", shared, dir);
@@ -199,6 +263,33 @@ static bool has_records(const char *dir)
 	if (fd >= 0)
 		close(fd);
 	return found;
+}
+
+/* Whether the shared daemon is installed here, though its socket is gone (stopped, crashed,
+ * restarting): its runtime directory (the socket's, /run/gpuctl, which systemd keeps across
+ * restarts) still holds its state directory, or, at the default path, systemd starts its unit at
+ * boot (one that failed to start has no socket yet). Then leases are never private: they would
+ * not see the shared daemon's live leases, and two jobs would hold one GPU. The state directory
+ * of this user's own private daemon is no sign of it (its socket may sit beside it). What says
+ * so goes into why. */
+static bool shared_installed(const char *sock, char *why, size_t whylen)
+{
+	const char *slash = strrchr(sock, '/');
+	char *state = xasprintf("%.*s/state", slash ? (int)(slash - sock) : 1, slash ? sock : ".");
+	char *priv = private_dir_path();
+	struct stat st, pst;
+	bool installed = stat(state, &st) == 0 && S_ISDIR(st.st_mode) &&
+			 !(stat(priv, &pst) == 0 && pst.st_dev == st.st_dev && pst.st_ino == st.st_ino);
+	if (installed)
+		snprintf(why, whylen, "its state directory %s is there", state);
+	static const char unit[] = "/etc/systemd/system/multi-user.target.wants/gpuctl.service";
+	if (!installed && !strcmp(sock, DEFAULT_SOCKET) && access(unit, F_OK) == 0) {
+		installed = true;
+		snprintf(why, whylen, "systemd starts it at boot (%s)", unit);
+	}
+	free(state);
+	free(priv);
+	return installed;
 }
 
 static bool open_private(struct dclient *dc, enum dclient_mode mode, const char *shared,
@@ -234,6 +325,15 @@ static bool open_private(struct dclient *dc, enum dclient_mode mode, const char 
 	return ok;
 }
 
+/* A signal that ends a wait came while it is blocked (a waiter blocks them outside ppoll): the
+ * wait for a daemon ends, and the caller sees it pending. Unblocked, it has ended us already. */
+static bool signal_pending(void)
+{
+	sigset_t p;
+	return sigpending(&p) == 0 && (sigismember(&p, SIGINT) || sigismember(&p, SIGTERM) ||
+					sigismember(&p, SIGHUP));
+}
+
 bool dclient_open(struct dclient *dc, enum dclient_mode mode, struct gpu_error *err)
 {
 	*dc = (struct dclient){.fd = -1, .timeout = answer_timeout(), .next_id = 1};
@@ -245,25 +345,38 @@ bool dclient_open(struct dclient *dc, enum dclient_mode mode, struct gpu_error *
 	if (mode == DC_LEASE_NOW)
 		mode = DC_LEASE;
 	bool told = false;
+	char installed[300] = "";
 	for (;;) {
 		int e = client_connect(dc, path);
 		if (e == 0)
 			return true;
-		if (e == ENOENT)
+		if (e == ENOENT && !installed[0] && !shared_installed(path, installed, sizeof installed))
 			return open_private(dc, mode, path, err);
-		if ((e == ECONNREFUSED || e == EAGAIN) && now_mono() < until) {
+		if ((e == ECONNREFUSED || e == EAGAIN || e == ENOENT) && now_mono() < until) {
 			if (!told)
 				fprintf(stderr, "gpuctl: waiting up to %.0f s for the gpuctl daemon at %s (%s)\n",
-					wait, path, strerror(e));
+					wait, path, e == ENOENT ? "installed, but its socket is not there yet"
+					: strerror(e));
 			told = true;
 			sleep_ms(100);
-			continue;
+			if (!signal_pending())
+				continue;
+			err->code = EXIT_DAEMON;
+			snprintf(err->msg, sizeof err->msg, "interrupted while waiting for the gpuctl daemon "
+				 "at %s", path);
+			return false;
 		}
 		err->code = EXIT_DAEMON;
-		snprintf(err->msg, sizeof err->msg, "cannot reach the gpuctl daemon at %s: %s; %s", path,
-			 strerror(e), e == ECONNREFUSED ? "it is not running (an administrator can start it: "
-			 "`systemctl start gpuctl`)" : e == EAGAIN ? "it is not accepting connections "
-			 "(stopped or overloaded?)" : "check GPUCTL_SOCKET");
+		if (e == ENOENT)
+			snprintf(err->msg, sizeof err->msg, "the gpuctl daemon is installed (%s) but not "
+				 "running: no socket at %s; leases are not made around it (they would not "
+				 "see its leases). An administrator can start it: `systemctl start gpuctl`",
+				 installed, path);
+		else
+			snprintf(err->msg, sizeof err->msg, "cannot reach the gpuctl daemon at %s: %s; %s",
+				 path, strerror(e), e == ECONNREFUSED ? "it is not running (an administrator "
+				 "can start it: `systemctl start gpuctl`)" : e == EAGAIN ? "it is not accepting "
+				 "connections (stopped or overloaded?)" : "check GPUCTL_SOCKET");
 		return false;
 	}
 }

@@ -1,6 +1,7 @@
 /* client.h: how commands talk to `gpuctl daemon`: find it (the shared daemon at $GPUCTL_SOCKET
- * or /run/gpuctl/gpuctl.sock, or else this user's private one, started on demand), send a
- * request, and wait for the answer with a deadline that names the daemon when it runs out. */
+ * or /run/gpuctl/gpuctl.sock, waited for while it is installed but down; or else, none being
+ * installed, this user's private one, started on demand), send a request, and wait for the
+ * answer with a deadline that names the daemon when it runs out. */
 #ifndef GPUCTL_CLIENT_H
 #define GPUCTL_CLIENT_H
 
@@ -59,7 +60,8 @@ int client_connect(struct dclient *dc, const char *path);
  * whether it, or a rival started at the same moment, serves). what names it in messages. */
 bool client_spawn(const char *dir, const char *logname, const char *const *args, const char *what,
 		  struct gpu_error *err);
-/* Once per process, on stderr: leases are private (no shared daemon at shared; state in dir). */
+/* Once per session (the terminal's: a marker in dir says it was given), on stderr: leases are
+ * private (no shared daemon at shared; state in dir). */
 void client_private_notice(const char *shared, const char *dir);
 
 #endif

@@ -132,8 +132,17 @@ static bool rejoin(struct waiter *w, struct gpu_error *err)
 			*err = e;
 			return false;
 		}
+		/* Our signals are blocked outside ppoll: wait for them too, so that Ctrl-C ends
+		 * the wait for a daemon that does not come back (dclient_open stops on one). */
+		sigset_t set;
+		sigemptyset(&set);
+		for (size_t i = 0; i < ARRAY_SIZE(wait_signals); i++)
+			if (w->caught[i])
+				sigaddset(&set, wait_signals[i]);
 		struct timespec ts = {0, 200000000L};
-		nanosleep(&ts, NULL);
+		int sig = sigtimedwait(&set, NULL, &ts);
+		if (sig > 0)
+			interrupted = sig;
 	}
 	return false;
 }

@@ -5,6 +5,7 @@
 #include "lease/view.h"
 #include "machine/pid.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -50,6 +51,8 @@ static void take_part(struct leaseview *v, const struct msg *m)
 		} else if (!strcmp(k, "queue") && l->nwords > 1) {
 			snprintf(v->order, sizeof v->order, "%s",
 				 !strcmp(l->w[1], "fair") || !strcmp(l->w[1], "fifo") ? l->w[1] : "");
+		} else if (!strcmp(k, "unsaved") && l->nwords > 1) {
+			snprintf(v->unsaved, sizeof v->unsaved, "%s", l->w[1]);
 		} else if (!strcmp(k, "private") && l->nwords > 1) {
 			v->private_mode = num(l->w[1], 1);
 		} else if (!strcmp(k, "lease") && l->nwords >= 8) {
@@ -115,10 +118,17 @@ const char *leaseview_note_text(const char *note)
 
 bool leaseview_load(struct leaseview *v, struct gpu_error *err)
 {
+	return leaseview_load_within(v, 0, err);
+}
+
+bool leaseview_load_within(struct leaseview *v, double timeout, struct gpu_error *err)
+{
 	*v = (struct leaseview){0};
 	struct dclient dc;
 	if (!dclient_open(&dc, DC_READ, err))
 		return err->code == EXIT_OK;
+	if (timeout > 0 && timeout < dc.timeout)
+		dc.timeout = timeout;
 	struct strbuf req = {0};
 	msg_begin(&req, "list");
 	msg_add_u64(&req, "id", 1);
@@ -264,6 +274,62 @@ bool leaseview_held(const struct leaseview *v, const char *uuid)
 		if (!strcmp(v->held[i], uuid))
 			return true;
 	return false;
+}
+
+bool leaseview_holder_alive(const struct lease_info *l)
+{
+	struct pid_stat st;
+	if (l->pid <= 0)
+		return true; /* no holder named: nothing to say it exited */
+	if (pid_stat((unsigned)l->pid, &st))
+		return st.state != 'Z' && (!l->start || st.start == l->start);
+	/* Gone, or hidden from this reader (/proc mounted hidepid): only the kernel's "no such
+	 * process" says it exited; a process we may not look at is not called dead. */
+	return !(kill(l->pid, 0) != 0 && errno == ESRCH);
+}
+
+/* Whether pid has a descriptor on a file whose path ends with suffix. */
+static bool holds_file(const char *pid, const char *suffix)
+{
+	char path[64], link[4096];
+	snprintf(path, sizeof path, "/proc/%s/fd", pid);
+	DIR *fds = opendir(path);
+	bool found = false;
+	size_t n = strlen(suffix);
+	for (struct dirent *e; fds && !found && (e = readdir(fds));) {
+		if (e->d_name[0] == '.')
+			continue;
+		char fd[320];
+		snprintf(fd, sizeof fd, "%s/%s", path, e->d_name);
+		ssize_t k = readlink(fd, link, sizeof link - 1);
+		found = k >= (ssize_t)n && !memcmp(link + k - (ssize_t)n, suffix, n);
+	}
+	if (fds)
+		closedir(fds);
+	return found;
+}
+
+size_t leaseview_live_holders(const struct lease_info *l, pid_t *out, size_t max)
+{
+	/* The FIFO is named by its lease's id in the daemon's directory. A process of the lease's
+	 * own user could hold a file of that name elsewhere, and so only mislead views of that
+	 * user's own lease; no other user's process is ever named. */
+	char suffix[40];
+	snprintf(suffix, sizeof suffix, "/lease-%s.fifo", l->id);
+	DIR *proc = opendir("/proc");
+	size_t n = 0;
+	for (struct dirent *e; proc && (e = readdir(proc));) {
+		uint64_t pid;
+		if (!word_u64(e->d_name, INT32_MAX, &pid) || !pid_owner_is((unsigned)pid, l->uid) ||
+		    !holds_file(e->d_name, suffix))
+			continue;
+		if (n < max)
+			out[n] = (pid_t)pid;
+		n++;
+	}
+	if (proc)
+		closedir(proc);
+	return n;
 }
 
 int leaseview_end_holder(const struct lease_info *l, char *why, size_t whylen)

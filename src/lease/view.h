@@ -55,10 +55,14 @@ struct leaseview {
 	size_t nqueue;
 	char order[8];               /* the daemon's queue: "fair", "fifo", or "" (a daemon too old
 				      * to say: first come, first served) */
+	char unsaved[256];           /* the daemon's state cannot be saved: why ("": it is) */
 };
 
 /* Asks the daemon. No daemon running: true with v->present false (nothing is leased). */
 bool leaseview_load(struct leaseview *v, struct gpu_error *err);
+/* The same, waiting at most timeout seconds for the answer (never longer than the client's own
+ * timeout): for a view whose leases are extra (status), which must not wait 5 s for them. */
+bool leaseview_load_within(struct leaseview *v, double timeout, struct gpu_error *err);
 void leaseview_free(struct leaseview *v);
 /* What a waiter's note (waiter_info.note) means, in words; NULL for a note not known. */
 const char *leaseview_note_text(const char *note);
@@ -66,6 +70,13 @@ const char *leaseview_note_text(const char *note);
 const struct lease_info *leaseview_holder(const struct leaseview *v, const char *uuid);
 /* GPU uuid is held by a process the daemon cannot name. */
 bool leaseview_held(const struct leaseview *v, const char *uuid);
+/* Whether the process that committed the lease (the job, env's holder) still runs: its pid with
+ * the start time recorded (none recorded: the pid alone). */
+bool leaseview_holder_alive(const struct lease_info *l);
+/* When it does not: the processes that hold the lease now (its FIFO's write end, inherited from
+ * it: a background child of a job's shell), those of the lease's user this reader may look at
+ * (its own; root: all). Up to max pids into out; how many there are. */
+size_t leaseview_live_holders(const struct lease_info *l, pid_t *out, size_t max);
 /* Ends a lease by sending SIGTERM to its holder, the very process the daemon recorded (a pidfd
  * checked against the start time it recorded, so a reused pid is never hit): returns the pidfd,
  * readable once the holder has gone (release and top wait on it), or -1 with why set. Whether

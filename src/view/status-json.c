@@ -255,6 +255,8 @@ void status_json(struct strbuf *sb, const struct gpu_set *set, const struct stat
 	json_end_arr(&j);
 	if (o->details)
 		queue(&j, o->leases);
+	if (o->leases_missing) /* then each "lease": null means unknown, not free */
+		json_str(&j, "leases_error", o->leases_missing);
 	json_end_obj(&j);
 	sb_addc(sb, '\n');
 }

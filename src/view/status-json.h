@@ -19,6 +19,7 @@ struct status_json_opts {
 	bool no_procs;               /* --no-processes: no "processes" */
 	bool pretty;                 /* indented (one document); else one line (a loop's) */
 	const struct leaseview *leases;  /* who holds each GPU; with details, the queue */
+	const char *leases_missing;      /* why they could not be had ("leases_error"); NULL */
 };
 /* The document of `gpuctl status --json` for the selected GPUs of set, one line break after. */
 void status_json(struct strbuf *sb, const struct gpu_set *set, const struct status_json_opts *o);

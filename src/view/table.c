@@ -254,7 +254,7 @@ static void layout_columns(struct layout *lay, const struct table_opts *o,
 static size_t layout_rows(struct layout *lay, const struct table_opts *o,
 			  const struct gpu_set *set)
 {
-	size_t ngpus = 0, fixed = 2, total = 0, most = 0;
+	size_t ngpus = 0, fixed = 2 + (o->leases_missing != NULL), total = 0, most = 0;
 	lay->sub_limit = SIZE_MAX;
 	lay->spare = 0;
 	for (size_t i = 0; i < set->ngpus; i++) {
@@ -334,6 +334,11 @@ void table_render(struct strbuf *sb, const struct table_opts *o, const struct gp
 			table_procs(sb, o, &lay, g);
 		else
 			hidden_sub += sub_lines(o, g);
+	}
+	if (o->leases_missing) { /* no lease line is not "not leased" here */
+		sb_adds(sb, "  leases: not shown, ");
+		esc_printable(sb, o->leases_missing);
+		sb_addc(sb, '\n');
 	}
 	if (hidden)
 		sb_addf(sb, "  +%zu more GPUs: the terminal is too short (-g LIST shows some)\n", hidden);

@@ -11,6 +11,7 @@ struct table_opts {
 	int width;                      /* columns; 0: no limit (piped: nothing is cut) */
 	int rows;                       /* lines a frame may take (a loop on a terminal); 0: any */
 	const struct leaseview *leases; /* each GPU's holder; NULL: none shown */
+	const char *leases_missing;     /* why the leases could not be had: a line says so */
 };
 
 /* The table, header first. Cuts are marked with an ellipsis; names and command lines escaped. */
