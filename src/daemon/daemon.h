@@ -44,6 +44,11 @@
 #include <time.h>
 
 
+/* The bounds of what a client names its request (bytes, cut there as they enter the daemon):
+ * every record `list` sends fits in one message (list.c). */
+#define REQ_NAME_MAX 256
+#define REQ_COMMAND_MAX 4096
+
 /* What an epoll event is about: the kind (peer.h) everything registered starts with. */
 enum ev_kind { EV_LISTEN, EV_SIGNAL, EV_CONN, EV_LEASE };
 
@@ -137,6 +142,7 @@ struct daemon {
 	double last_end;                /* when a lease last ended */
 	double settle_until;            /* after a restart: waiters of the old queue coming back */
 	bool queue_dirty, sched_due, stop;
+	struct list_state *list;        /* `list`'s rendered answers, per-user rates (list.c) */
 };
 
 /* daemon.c */
@@ -179,6 +185,7 @@ void queue_schedule(struct daemon *d);
 void queue_timers(struct daemon *d, double *next);
 void queue_save(struct daemon *d);
 void queue_load(struct daemon *d);
+void list_state_free(struct list_state *ls);
 
 /* order.c: the queue's order (fair or fifo) and the positions it gives. */
 /* Sets rq[i].user for reqs[0..n) (users as indices from 0), *held (xmalloc'd): the GPUs each

@@ -375,7 +375,8 @@ void tui_render_header(struct tui_frame *f, const struct tui_model *m, const str
 		snprintf(buf, sizeof buf, "CUDA N/A");
 	add(&l, IT_TEXT, ST_HEAD, 25, buf, f->utf8);
 	if (m->lv && m->lv->present) {
-		snprintf(buf, sizeof buf, "%zu leased, %zu waiting", m->lv->nleases, m->lv->nqueue);
+		snprintf(buf, sizeof buf, "%zu leased, %zu waiting", m->lv->nleases,
+			 m->lv->nqueue + m->lv->nsummed);
 		add(&l, IT_TEXT, ST_HEAD, 50, buf, f->utf8);
 	}
 	struct tm tm;

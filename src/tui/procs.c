@@ -187,7 +187,7 @@ static void queue_pane(struct tui_frame *f, const struct tui_layout *L, const st
 	if (!L->queue_h || !m->lv)
 		return;
 	char buf[256], wait[24];
-	snprintf(buf, sizeof buf, "Queue: %zu waiting for GPUs (%s)", m->lv->nqueue,
+	snprintf(buf, sizeof buf, "Queue: %zu waiting for GPUs (%s)", m->lv->nqueue + m->lv->nsummed,
 		 strcmp(m->lv->order, "fair") ? "first come, first served"
 					      : "fair share: fewest GPUs held first");
 	tui_put(f, L->queue_y, 0, -1, ST_TITLE, false, buf);
