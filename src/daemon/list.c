@@ -20,6 +20,10 @@
 #define LIST_BURST 100.0           /* `list` answers per user at once, then LIST_RATE a second */
 #define LIST_RATE 50.0
 #define QUEUE_FILE_MAX (64u << 20)
+#define JOB_IDS_PER_CALL 100000    /* `jobid`: ids one ask may get */
+#define JOB_ID_SKIP_MAX (1ULL << 20) /* ids one user's `min` may make the counter skip, in all */
+#define JOB_IDS_BURST 100000.0     /* ids a user gets at once, then JOB_IDS_RATE a second */
+#define JOB_IDS_RATE 1000.0
 
 /* A record is at most: its first line (under 256 bytes), a name and a command of the bounds
  * (daemon.h) with every byte escaped (%XX), and up to GPU_MAX UUIDs (95 bytes each, escaped) on
@@ -28,11 +32,13 @@
 _Static_assert(LIST_RECORD_MAX + 64 < LIST_CHUNK, "a `list` record must fit in a part");
 _Static_assert(LIST_CHUNK + 64 < PROTO_MAX_MSG, "a `list` part must fit in a message");
 
-/* What `list` keeps per user (one entry per user who asked: bounded by the users),
+/* What `list` and `jobid` keep per user (one entry per user who asked: bounded by the users),
  * and the answers kept rendered: a flood of `list` from one user costs a copy, not a render. */
 struct asker {
 	uid_t uid;
 	double tokens, at;        /* `list` answers left (LIST_BURST, refilled at LIST_RATE/s) */
+	double ids, ids_at;       /* job ids left (JOB_IDS_BURST, refilled at JOB_IDS_RATE/s) */
+	uint64_t skipped;         /* job ids this user's `min` made the counter skip */
 };
 
 struct list_cache {
@@ -83,7 +89,8 @@ static struct asker *asker_of(struct daemon *d, uid_t uid)
 			return &ls->askers[i];
 	ls->askers = grow_array(ls->askers, &ls->askers_cap, ls->naskers + 1, sizeof *ls->askers);
 	struct asker *a = &ls->askers[ls->naskers++];
-	*a = (struct asker){.uid = uid, .tokens = LIST_BURST, .at = d->now};
+	*a = (struct asker){.uid = uid, .tokens = LIST_BURST, .at = d->now, .ids = JOB_IDS_BURST,
+			    .ids_at = d->now};
 	return a;
 }
 
@@ -336,24 +343,38 @@ static void record(struct strbuf *out, const struct strbuf *msg)
 
 /* Job ids for the users' job runners (`gpuctl submit`): one counter for the machine, so a job id
  * names one job whoever asks about it. `min` is the runner's highest id so far plus one: after a
- * reboot resets this counter, a user's new jobs still never take an id their old records hold. */
-#define JOB_IDS_PER_CALL 100000
-#define JOB_ID_MIN_MAX (1ULL << 40)
+ * reboot resets this counter, a user's new jobs still never take an id their old records hold.
+ * One user's asks must not move everyone's ids far: a `min` moves the counter only by what that
+ * user may still skip (JOB_ID_SKIP_MAX in all, per user and daemon), and beyond it is ignored
+ * (the runner then continues above its own records); ids are handed out per user at most
+ * JOB_IDS_RATE a second after a burst of JOB_IDS_BURST (a smaller block, at least one id). */
 
 void queue_job_ids(struct daemon *d, struct conn *c, const struct msg *m)
 {
 	uint64_t id = 0, n = 1, min = 0;
 	msg_get_u64(m, "id", UINT64_MAX, &id);
 	if ((msg_line(m, "count") && (!msg_get_u64(m, "count", JOB_IDS_PER_CALL, &n) || !n)) ||
-	    (msg_line(m, "min") && !msg_get_u64(m, "min", JOB_ID_MIN_MAX, &min))) {
-		conn_error(d, c, id, EXIT_USAGE, "jobid: count is 1-%d, min at most %llu", JOB_IDS_PER_CALL,
-			   (unsigned long long)JOB_ID_MIN_MAX);
+	    (msg_line(m, "min") && !msg_get_u64(m, "min", UINT64_MAX, &min))) {
+		conn_error(d, c, id, EXIT_USAGE, "jobid: count is 1-%d, min a number", JOB_IDS_PER_CALL);
 		return;
 	}
-	if (d->next_job < min)
-		d->next_job = min;
 	if (!d->next_job)
 		d->next_job = 1;
+	struct asker *a = asker_of(d, c->p.uid);
+	if (min > d->next_job && min - d->next_job <= JOB_ID_SKIP_MAX - a->skipped) {
+		a->skipped += min - d->next_job;
+		d->next_job = min;
+	} else if (min > d->next_job) {
+		conn_log(d, "uid %u (pid %d) asked job ids from %llu; it may skip %llu more: ignored",
+			 (unsigned)c->p.uid, (int)c->p.pid, (unsigned long long)min,
+			 (unsigned long long)(JOB_ID_SKIP_MAX - a->skipped));
+	}
+	if (d->next_job > UINT64_MAX / 2) { /* unreachable at the rates above; never wrap */
+		conn_error(d, c, id, EXIT_FAIL, "jobid: the daemon's job ids are spent");
+		return;
+	}
+	double got = bucket_take(&a->ids, &a->ids_at, d->now, JOB_IDS_RATE, JOB_IDS_BURST, (double)n);
+	n = got >= 1 ? (uint64_t)got : 1;
 	struct strbuf sb = {0};
 	msg_begin(&sb, "jobid");
 	msg_add_u64(&sb, "id", id);
