@@ -261,6 +261,8 @@ static uint64_t fingerprint(const struct daemon *d)
 	for (size_t i = 0; i < d->nleases; i++) {
 		const struct lease *l = d->leases[i];
 		MIX((uintptr_t)l); MIX(l->pid); MIX(l->bound); MIX(l->start); MIX(l->gpus); MIX(l->fifo >= 0);
+		for (const char *p = l->id; *p; p++) /* a new lease where an old one was freed */
+			MIX(*p);
 	}
 	for (size_t i = 0; i < d->nslots; i++)
 		MIX(d->slots[i].held_unknown);
