@@ -28,7 +28,9 @@
  *   must take it within offer_timeout or it passes on (a stopped waiter keeps its place but
  *   holds nothing up).
  * - Bounded: message size, connections per user and in all, queued requests per user, output
- *   queued per connection, idle connections, and every file descriptor accounted for. */
+ *   queued per connection, idle connections, and every file descriptor accounted for; `list`
+ *   answers per user (a rate; rendered once per change of the state; another user's waiters past
+ *   the queue's head counted, not listed) and the job ids a user's asks take or skip (list.c). */
 #ifndef GPUCTL_DAEMON_H
 #define GPUCTL_DAEMON_H
 

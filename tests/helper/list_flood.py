@@ -6,7 +6,7 @@ tests/t2012-jobid-bounds.sh. Prints ok/not ok lines and "KEY value" lines the sc
   big N           N waiters that can never be served (min_free 1 PiB), each with a name and a
                   command of the daemon's maximum length, every byte one that travels escaped
                   (a ~13 KB record each); prints "queued N", then holds them until stdin closes
-  flood W C K     W such waiters on one connection, then C connections that each ask `list` K
+  flood W C K [small]  W such waiters (small: with short names and commands) on one connection, then C connections that each ask `list` K
                   times and never read; prints "flooding", holds them until stdin closes, then
                   quits (closing everything) and prints what the daemon answered it
   jobid MIN [N]   N `jobid` asks (count 100000) with min MIN; prints "first F" of the last answer
@@ -16,6 +16,8 @@ import socket, sys, time
 mode, path = sys.argv[1], sys.argv[2]
 NAME = ("\x1b]0;pwned\x07" + "% \n\t" * 64)[:256]   # every byte but "]0;pwned" escaped
 CMD = ("% \n\t" * 1100)[:4096]
+if len(sys.argv) > 6 and sys.argv[6] == "small":   # flood W C K small: short names, many waiters
+    NAME, CMD = "w", "sleep 1"
 
 
 def conn():
