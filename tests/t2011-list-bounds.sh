@@ -38,11 +38,13 @@ check "doctor checks the leases (it once could not read the answer)" sh -c "! gr
 exec {hold}>&-
 wait $att
 
+echo "# daemon RSS before the flood: $(awk '/^VmRSS/ {print $2}' /proc/"$DAEMON"/status) KiB"
 # The flood: the most waiters a user may queue, and 200 connections asking and never reading.
 as_nobody $ATT flood "$GPUCTL_SOCKET" 300 200 20 <"$TMP/hold" >"$TMP/flood" 2>&1 &
 att=$!
 exec {hold}>"$TMP/hold"
 await_line '^flooding' "$TMP/flood" 300
+echo "# daemon RSS during the flood: $(awk '/^VmRSS/ {print $2}' /proc/"$DAEMON"/status) KiB"
 check_grep "the attacker queued the most waiters it may" '^queued 300$' "$TMP/flood"
 timeout 120 "$GPUCTL" run -q -n 1 --ignore-usage -- true 2>"$TMP/err"
 check_eq "another user's run -n 1 is served meanwhile" 0 $?

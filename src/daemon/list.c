@@ -19,6 +19,7 @@
 #define LIST_CACHE 8               /* answers kept rendered (one per asking user) */
 #define LIST_BURST 100.0           /* `list` answers per user at once, then LIST_RATE a second */
 #define LIST_RATE 50.0
+#define LIST_USER_UNREAD (4u << 20) /* answers queued unread to one user's connections, in all */
 #define QUEUE_FILE_MAX (64u << 20)
 #define JOB_IDS_PER_CALL 100000    /* `jobid`: ids one ask may get */
 #define JOB_ID_SKIP_MAX (1ULL << 20) /* ids one user's `min` may make the counter skip, in all */
@@ -325,6 +326,19 @@ void queue_list(struct daemon *d, struct conn *c, const struct msg *m)
 	}
 	leases_reap(d);
 	const struct list_cache *e = answer(d, c->p.uid);
+	/* What this user's connections have not read, in all: many connections that ask and never
+	 * read would otherwise each hold an answer (MAX_OUT_BYTES apiece) in the daemon. */
+	size_t unread = 0, bytes = 0;
+	for (size_t i = 0; i < d->nconns; i++)
+		if (d->conns[i]->p.uid == c->p.uid)
+			unread += d->conns[i]->p.out_bytes;
+	for (size_t i = 0; i < e->nparts; i++)
+		bytes += e->parts[i].len;
+	if (unread && unread + bytes > LIST_USER_UNREAD) {
+		conn_error(d, c, id, EXIT_BUSY, "list: %zu KiB of answers to your user's connections are "
+			   "unread; read them (or close those connections) first", unread >> 10);
+		return;
+	}
 	struct strbuf sb = {0};
 	for (size_t i = 0; i < e->nparts && !c->p.dead; i++) {
 		msg_begin(&sb, "list");
