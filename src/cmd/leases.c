@@ -103,6 +103,19 @@ static void print_json(const struct leaseview *v, const struct gpu_set *set)
 		json_end_obj(&j);
 	}
 	json_end_arr(&j);
+	/* Waiters the daemon counted instead of listing: another user's beyond the queue's head. */
+	json_arr(&j, "queue_counted");
+	for (size_t i = 0; i < v->nsums; i++) {
+		const struct waiter_sum *s = &v->sums[i];
+		json_obj(&j, NULL);
+		json_str(&j, "user", s->user);
+		json_uint(&j, "uid", s->uid);
+		json_uint(&j, "count", s->count);
+		json_uint(&j, "first_position", s->first);
+		json_int(&j, "oldest_since", (long long)s->oldest);
+		json_end_obj(&j);
+	}
+	json_end_arr(&j);
 	json_end_obj(&j);
 	json_print(&sb);
 }
@@ -174,7 +187,7 @@ static void print_table(const struct leaseview *v, const struct gpu_set *set)
 		int idx = index_of(set, v->held[i]);
 		sb_addf(&sb, "%-7d held by a process the daemon cannot name (since it restarted)\n", idx);
 	}
-	if (v->nqueue)
+	if (v->nqueue || v->nsums)
 		sb_adds(&sb, strcmp(v->order, "fair") ? "\nwaiting (first come, first served):\n"
 			: "\nwaiting (fair share: fewest GPUs held first, then first come):\n");
 	time_t now = time(NULL);
@@ -195,6 +208,11 @@ static void print_table(const struct leaseview *v, const struct gpu_set *set)
 		 * waiter keeps nothing back, so the order shown is the order used. */
 		if (leaseview_note_text(w->note))
 			sb_addf(&sb, "     (%s)\n", leaseview_note_text(w->note));
+	}
+	for (size_t i = 0; i < v->nsums; i++) {
+		const struct waiter_sum *s = &v->sums[i];
+		sb_addf(&sb, "     %-12s %u more request%s, the first at position %u\n", esc_str(s->user, 0),
+			s->count, s->count == 1 ? "" : "s", s->first);
 	}
 	fputs(sb.buf, stdout);
 	sb_free(&sb);

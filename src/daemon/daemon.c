@@ -262,6 +262,7 @@ static void daemon_free(struct daemon *d)
 	}
 	free(d->leases);
 	free(d->served);
+	list_state_free(d->list);
 	gpu_set_free(d->set);
 	dconf_free(&d->conf);
 	peer_loop_free(&d->loop);

@@ -30,7 +30,9 @@
  *   waiter keeps its place but holds nothing up), and its user is backed off for a while
  *   (sched.c, order.c).
  * - Bounded: message size, connections per user and in all, queued requests per user, output
- *   queued per connection, idle connections, and every file descriptor accounted for. */
+ *   queued per connection, idle connections, and every file descriptor accounted for; `list`
+ *   answers per user (a rate; rendered once per change of the state; another user's waiters past
+ *   the queue's head counted, not listed) and the job ids a user's asks take or skip (list.c). */
 #ifndef GPUCTL_DAEMON_H
 #define GPUCTL_DAEMON_H
 
@@ -45,6 +47,11 @@
 #include <sys/types.h>
 #include <time.h>
 
+
+/* The bounds of what a client names its request (bytes, cut there as they enter the daemon):
+ * every record `list` sends fits in one message (list.c). */
+#define REQ_NAME_MAX 256
+#define REQ_COMMAND_MAX 4096
 
 /* What an epoll event is about: the kind (peer.h) everything registered starts with. */
 enum ev_kind { EV_LISTEN, EV_SIGNAL, EV_CONN, EV_LEASE };
@@ -161,6 +168,7 @@ struct daemon {
 	char state_error[256];          /* why a write to the state directory failed, until that
 					 * file is written again ("": none): `list` tells clients */
 	char state_error_file[48];      /* which file */
+	struct list_state *list;        /* `list`'s rendered answers, per-user rates (list.c) */
 };
 
 /* daemon.c */
@@ -214,6 +222,7 @@ void queue_list(struct daemon *d, struct conn *c, const struct msg *m);
 void queue_job_ids(struct daemon *d, struct conn *c, const struct msg *m);
 void queue_save(struct daemon *d);
 void queue_load(struct daemon *d);
+void list_state_free(struct list_state *ls);
 
 /* order.c: the queue's order (fair or fifo) and the positions it gives. */
 /* Sets rq[i].user for reqs[0..n) (users as indices from 0), *held (xmalloc'd): the GPUs each

@@ -491,8 +491,8 @@ static void recover_one(struct daemon *d, const char *file)
 		l->since = msg_get_u64(&m, "since", INT64_MAX, &v) ? (time_t)v : 0;
 		l->seq = msg_get_u64(&m, "seq", UINT64_MAX, &v) ? v : 0;
 		snprintf(l->kind, sizeof l->kind, "%s", msg_get(&m, "kind") ? msg_get(&m, "kind") : "run");
-		l->name = msg_get(&m, "name") ? xstrdup(msg_get(&m, "name")) : NULL;
-		l->command = msg_get(&m, "command") ? xstrdup(msg_get(&m, "command")) : NULL;
+		l->name = msg_get(&m, "name") ? xstrndup(msg_get(&m, "name"), REQ_NAME_MAX) : NULL;
+		l->command = msg_get(&m, "command") ? xstrndup(msg_get(&m, "command"), REQ_COMMAND_MAX) : NULL;
 		for (size_t i = 1; i < m.nlines; i++)
 			for (size_t k = 0; k < d->nslots; k++)
 				if (!strcmp(m.lines[i].w[0], "gpu") && m.lines[i].nwords > 1 &&

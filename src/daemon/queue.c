@@ -89,9 +89,9 @@ static bool parse_request(struct daemon *d, struct conn *c, const struct msg *m,
 	s = msg_get(m, "kind");
 	snprintf(r->kind, sizeof r->kind, "%s", s && (!strcmp(s, "env") || !strcmp(s, "job")) ? s : "run");
 	if ((s = msg_get(m, "name")))
-		r->name = xstrndup(s, 256);
+		r->name = xstrndup(s, REQ_NAME_MAX);
 	if ((s = msg_get(m, "command")))
-		r->command = xstrndup(s, 4096);
+		r->command = xstrndup(s, REQ_COMMAND_MAX);
 	*dry = msg_get_u64(m, "dry", 1, &v) && v;
 	s = msg_get(m, "wait");
 	r->req.queued = s && !*dry;

@@ -97,6 +97,17 @@ static void take_part(struct leaseview *v, const struct msg *m)
 			wi->command = xstrdup(l->w[1]);
 		} else if (!strcmp(k, "wgpu") && wi) {
 			add_uuids(&wi->cand, &wi->ncand, l);
+		} else if (!strcmp(k, "wsum") && l->nwords >= 5) {
+			v->sums = xrealloc(v->sums, (v->nsums + 1) * sizeof *v->sums);
+			struct waiter_sum *ws = &v->sums[v->nsums++];
+			*ws = (struct waiter_sum){.uid = (uid_t)num(l->w[1], UINT32_MAX),
+						  .count = (unsigned)num(l->w[2], UINT32_MAX),
+						  .first = (unsigned)num(l->w[3], UINT32_MAX),
+						  .oldest = (time_t)num(l->w[4], INT64_MAX)};
+			name_of(ws->uid, ws->user, sizeof ws->user);
+			v->nsummed += ws->count;
+			li = NULL;
+			wi = NULL;
 		}
 	}
 }
@@ -255,6 +266,7 @@ void leaseview_free(struct leaseview *v)
 	}
 	free(v->leases);
 	free(v->queue);
+	free(v->sums);
 	free(v->held);
 	*v = (struct leaseview){0};
 }

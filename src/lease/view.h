@@ -43,6 +43,16 @@ struct waiter_info {
 	char (*cand)[96];
 };
 
+/* Waiters the daemon counted instead of listing (another user's beyond the head of the queue,
+ * or past its bound on one answer): per user, how many and the position of the first. */
+struct waiter_sum {
+	uid_t uid;
+	char user[64];
+	unsigned count;
+	unsigned first;              /* the position of the first */
+	time_t oldest;               /* since when the one waiting longest waits */
+};
+
 struct leaseview {
 	bool present;                /* a daemon answered */
 	bool private_mode;           /* it is this user's private daemon */
@@ -53,6 +63,9 @@ struct leaseview {
 	size_t nheld;
 	struct waiter_info *queue;   /* in the order the daemon would serve them */
 	size_t nqueue;
+	struct waiter_sum *sums;     /* the waiters not in queue, counted per user */
+	size_t nsums;
+	size_t nsummed;              /* their number: nqueue + nsummed wait in all */
 	char order[8];               /* the daemon's queue: "fair", "fifo", or "" (a daemon too old
 				      * to say: first come, first served) */
 	char unsaved[256];           /* the daemon's state cannot be saved: why ("": it is) */

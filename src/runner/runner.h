@@ -85,6 +85,7 @@ struct runner {
 	struct ralloc *allocs, *allocs_tail;
 	uint64_t pool_next, pool_end; /* job ids the daemon gave and no job has yet */
 	uint64_t ids_req;            /* the ask for more in flight (0: none) */
+	bool ids_clamped;            /* the daemon's ids were below our records (logged once) */
 	uint64_t next_alloc;
 	uint64_t max_id;             /* the highest id of the user's records */
 	double now;

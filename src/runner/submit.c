@@ -340,6 +340,17 @@ void rjob_ids(struct runner *r, const struct msg *m)
 	    !msg_get_u64(m, "count", IDS_PER_ASK, &count) || !count)
 		return;
 	r->ids_req = 0;
+	/* A block below what we asked for (the daemon bounds how far one user's `min` moves the
+	 * machine's counter, and its counter may be behind our records after it lost its state):
+	 * our ids continue above our own records all the same, so a submit never fails for it. */
+	if (first <= r->max_id && r->max_id < UINT64_MAX - count) {
+		if (!r->ids_clamped)
+			fprintf(stderr, "gpuctl runner: the daemon's job ids (from %llu) are below this "
+				"user's records (up to %llu); ids continue from there\n",
+				(unsigned long long)first, (unsigned long long)r->max_id);
+		r->ids_clamped = true;
+		first = r->max_id + 1;
+	}
 	r->pool_next = first;
 	r->pool_end = first + count;
 	serve_allocs(r);

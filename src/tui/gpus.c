@@ -429,7 +429,7 @@ void tui_render_header(struct tui_frame *f, const struct tui_model *m, const str
 		for (size_t i = 0; i < m->lv->nleases; i++)
 			ngpus += m->lv->leases[i].ngpus;
 		snprintf(buf, sizeof buf, "%zu GPU%s leased, %zu waiting", ngpus, ngpus == 1 ? "" : "s",
-			 m->lv->nqueue);
+			 m->lv->nqueue + m->lv->nsummed);
 		add(&l, IT_TEXT, ST_HEAD, 50, buf, f->utf8);
 	}
 	struct tm tm;

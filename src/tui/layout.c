@@ -246,7 +246,7 @@ void tui_layout(struct tui_layout *L, int rows, int cols, const struct tui_model
 	}
 	L->card_rows = (L->ncards + L->card_cols - 1) / L->card_cols;
 	int body = rows - 2;
-	size_t nq = m->lv ? m->lv->nqueue : 0;
+	size_t nq = m->lv ? m->lv->nqueue + (m->lv->nsummed ? 1 : 0) : 0; /* the counted: one row */
 	int qmax = body / 5 > 2 ? body / 5 : 2;
 	L->queue_h = nq ? ((int)nq + 1 < qmax ? (int)nq + 1 : qmax) : 0;
 	int procmin = body / 3 > 4 ? body / 3 : 4;

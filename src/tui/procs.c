@@ -156,20 +156,23 @@ static void queue_pane(struct tui_frame *f, const struct tui_layout *L, const st
 	if (!L->queue_h || !m->lv)
 		return;
 	char buf[256], wait[24];
-	snprintf(buf, sizeof buf, "Queue: %zu waiting for GPUs (%s)", m->lv->nqueue,
+	snprintf(buf, sizeof buf, "Queue: %zu waiting for GPUs (%s)", m->lv->nqueue + m->lv->nsummed,
 		 strcmp(m->lv->order, "fair") ? "first come, first served"
 					      : "fair share: fewest GPUs held first");
 	tui_put(f, L->queue_y, 0, -1, ST_TITLE, false, buf);
 	int rows = L->queue_h - 1;
-	for (int i = 0; i < rows && (size_t)i < m->lv->nqueue; i++) {
-		const struct waiter_info *w = &m->lv->queue[i];
+	/* Waiters the daemon counted instead of listing (another user's beyond the head) take the
+	 * last row with the rest. */
+	size_t total = m->lv->nqueue + m->lv->nsummed;
+	for (int i = 0; i < rows && (size_t)i < total; i++) {
 		int y = L->queue_y + 1 + i;
-		if (i == rows - 1 && m->lv->nqueue > (size_t)rows) {
-			snprintf(buf, sizeof buf, "  ... and %zu more (gpuctl leases lists them all)",
-				 m->lv->nqueue - (size_t)i);
+		if ((i == rows - 1 && total > (size_t)rows) || (size_t)i == m->lv->nqueue) {
+			snprintf(buf, sizeof buf, "  ... and %zu more (gpuctl leases %s them all)",
+				 total - (size_t)i, m->lv->nsummed ? "counts" : "lists");
 			tui_put(f, y, 0, -1, ST_DIM, false, buf);
 			break;
 		}
+		const struct waiter_info *w = &m->lv->queue[i];
 		tui_duration(wait, sizeof wait, difftime(m->now, w->since));
 		/* The note (the head, listed first whatever the order's rule; why one keeps nothing
 		 * back) is one of the daemon's words, checked by the view. */

@@ -450,9 +450,12 @@ static void lease_metrics(struct strbuf *sb, const struct gpu_set *set, const st
 	for (size_t i = 0; i < lv->nqueue; i++)
 		if (!oldest || lv->queue[i].since < oldest)
 			oldest = lv->queue[i].since;
+	for (size_t i = 0; i < lv->nsums; i++) /* waiters the daemon counted, not listed */
+		if (!oldest || lv->sums[i].oldest < oldest)
+			oldest = lv->sums[i].oldest;
 	family(sb, "gpuctl_lease_queue_length", "gauge", "Requests waiting for GPUs.");
 	host_sample(sb, "gpuctl_lease_queue_length", o);
-	sb_addf(sb, "%zu\n", lv->nqueue);
+	sb_addf(sb, "%zu\n", lv->nqueue + lv->nsummed);
 	family(sb, "gpuctl_lease_queue_oldest_wait_seconds", "gauge", "How long the oldest waiter has waited.");
 	host_sample(sb, "gpuctl_lease_queue_oldest_wait_seconds", o);
 	sb_addf(sb, "%lld\n", oldest ? (long long)(now - oldest) : 0LL);

@@ -233,6 +233,18 @@ static void queue(struct json *j, const struct leaseview *v)
 		json_end_obj(j);
 	}
 	json_end_arr(j);
+	/* Waiters the daemon counted instead of listing: another user's beyond the queue's head. */
+	json_arr(j, "queue_counted");
+	for (size_t i = 0; i < v->nsums; i++) {
+		json_obj(j, NULL);
+		json_str(j, "user", v->sums[i].user);
+		json_uint(j, "uid", v->sums[i].uid);
+		json_uint(j, "count", v->sums[i].count);
+		json_uint(j, "first_position", v->sums[i].first);
+		json_int(j, "oldest_since", (long long)v->sums[i].oldest);
+		json_end_obj(j);
+	}
+	json_end_arr(j);
 }
 
 void status_json(struct strbuf *sb, const struct gpu_set *set, const struct status_json_opts *o)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/fuzz/run.sh SECONDS: build the libFuzzer targets with clang (ASan + UBSan) and run each
 # for a fixed time: the CUDA_VISIBLE_DEVICES model, seeded with the values of
-# tests/unit/visibility.cases, and the daemon's message decoder, seeded with real messages.
+# tests/unit/visibility.cases, the daemon's message decoder, seeded with real messages, and
+# `list` (the daemon's renderer and the client's parser) over maximal records.
 # Skips without clang.
 set -eu
 cd "$(dirname "$0")/../.."
@@ -21,8 +22,14 @@ mkdir -p "$B/fuzz-proto-corpus"
 printf 'acquire\nid 1\ncount 2\ngpu GPU-1 GPU-2\nname a%%20b%%0A\nwait 1' >"$B/fuzz-proto-corpus/acquire"
 printf 'lease\nid 0123456789abcdef\nuid 0\nkind run\ncommand %%\ngpu GPU-x' >"$B/fuzz-proto-corpus/lease"
 printf 'list\nid 1\nlease a 1 2 3 0 run 5\nlname %%1B%%5B31m\nend' >"$B/fuzz-proto-corpus/list"
+# `list` end to end: the daemon's renderer and the client's parser (tests/fuzz/fuzz_list.c), seeded
+# with an input that asks for maximal records everywhere (bytes >= 200: the longest).
+clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	-Isrc -o "$B/fuzz-list" tests/fuzz/fuzz_list.c src/base/proto.c src/base/util.c
+mkdir -p "$B/fuzz-list-corpus"
+printf '\377\377\377\310\310\310\310\310\310\310\310\310\310\310\310' >"$B/fuzz-list-corpus/max"
 status=0
-for t in visibility:fuzz-corpus:256 proto:fuzz-proto-corpus:4096; do
+for t in visibility:fuzz-corpus:256 proto:fuzz-proto-corpus:4096 list:fuzz-list-corpus:4096; do
 	IFS=: read -r name corpus len <<<"$t"
 	if "$B/fuzz-$name" -max_total_time="$secs" -max_len="$len" -artifact_prefix="$B/" \
 		-print_final_stats=1 "$B/$corpus" 2>"$B/fuzz-$name.log"; then
