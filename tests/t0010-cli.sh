@@ -6,7 +6,7 @@
 # of no GPU process is an error; a short letter means one thing across the commands.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 36
+plan 37
 H=$MACHINES/h100x8.machine
 use_machine "$H"
 daemon_setup
@@ -57,8 +57,13 @@ if pid == 0:
 sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))' "$GPUCTL" 2>"$TMP/err"
 	check_eq "unsure of the shell: refused (exit 2)" 2 $?
 	check_grep "and names --hold-pid \$\$" 'cannot tell which shell the lease is for: .*eval "\$\(gpuctl env --hold-pid \$\$ \.\.\.\)"' "$TMP/err"
+	# A user's bash whose parent is root's bash (setpriv and runuser exec it): the same name, a map
+	# it cannot read, but another user's: no copy of it, so env binds to the user's own bash.
+	as_nobody bash -c '"$0" env -q -n 1 --dry-run; echo "rc $?"' "$GPUCTL" >"$TMP/out" 2>"$TMP/err"
+	check_eq "a user's shell under root's shell of the same name: env works" "rc 0" \
+		"$(tail -1 "$TMP/out")$(head -1 "$TMP/err")"
 else
-	skip "env unsure of its shell" "needs root to act as a second user (nobody)" 2
+	skip "env unsure of its shell" "needs root to act as a second user (nobody)" 3
 fi
 
 # fish: env speaks fish to fish unasked ($argv: gpuctl, the file, the FIFO); --format=sh still
