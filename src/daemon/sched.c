@@ -350,9 +350,11 @@ void queue_schedule(struct daemon *d)
 	while (apply_cap(d, rq, picks, order, nreqs, held));
 	/* The backed-off users' turn: each one's first waiting request in the order, on what is left
 	 * (neither taken, kept for the head, nor offered to another backed-off user). */
-	uint64_t taken = 0;
-	for (size_t i = 0; i < nreqs; i++)
+	uint64_t taken = 0, wanted = 0; /* wanted: by requests that will take them (not dry runs) */
+	for (size_t i = 0; i < nreqs; i++) {
 		taken |= picks[i];
+		wanted |= d->reqs[i]->dry ? 0 : picks[i];
+	}
 	uint64_t left = avail & ~kept & ~taken & ~open_backed;
 	for (size_t o = 0; o < nreqs; o++) {
 		size_t i = order[o];
@@ -394,7 +396,7 @@ void queue_schedule(struct daemon *d)
 		struct request *r = all[i];
 		bool queued = r->req.queued; /* r may be freed below */
 		r->req.capped = rq[i].capped;
-		if (r->state == R_OFFERED && r->note == N_BACKOFF && (r->offer & taken)) {
+		if (r->state == R_OFFERED && r->note == N_BACKOFF && (r->offer & wanted)) {
 			withdraw(d, r);
 		} else if (picks[i]) {
 			if (!r->dry)
