@@ -67,5 +67,9 @@ check_exit "root's dry run of every GPU beside a backed-off user's open offer" 0
 	"$GPUCTL" run --dry-run -q -n 4 --ignore-usage
 touch "$TMP/go"
 wait "$SIT"
-check_eq "leaves that offer open (only a request that takes GPUs withdraws it)" \
-	"offered again,kept" "$(tail -2 "$TMP/sit.out" | paste -sd,)"
+if [ "$(tail -1 "$TMP/sit.out")" = lapsed ]; then
+	skip "leaves that offer open" "the offer lapsed (offer_timeout) before the dry run was done: a slow machine"
+else
+	check_eq "leaves that offer open (only a request that takes GPUs withdraws it)" \
+		"offered again,kept" "$(tail -2 "$TMP/sit.out" | paste -sd,)"
+fi
