@@ -122,7 +122,7 @@ BIG=$!
 wait_queue 1
 check_eq "asked again after its head_reserve, it keeps nothing back" reserve-expired \
 	"$(note_of 65534)"
-check_eq "root's run --wait starts at once on a GPU it would have kept" 0 \
+check_eq "root's run --wait starts on a GPU it would have kept" 0 \
 	"$(quick "$GPUCTL" run -q -n 1 --wait=60s --ignore-usage)"
 release h-again
 wait $BIG
