@@ -6,7 +6,7 @@
 # of no GPU process is an error; a short letter means one thing across the commands.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 36
+plan 38
 H=$MACHINES/h100x8.machine
 use_machine "$H"
 daemon_setup
@@ -57,8 +57,13 @@ if pid == 0:
 sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))' "$GPUCTL" 2>"$TMP/err"
 	check_eq "unsure of the shell: refused (exit 2)" 2 $?
 	check_grep "and names --hold-pid \$\$" 'cannot tell which shell the lease is for: .*eval "\$\(gpuctl env --hold-pid \$\$ \.\.\.\)"' "$TMP/err"
+	# A user's bash whose parent is root's bash (setpriv and runuser exec it): the same name, a map
+	# it cannot read, but another user's: no copy of it, so env binds to the user's own bash.
+	as_nobody bash -c '"$0" env -q -n 1 --dry-run; echo "rc $?"' "$GPUCTL" >"$TMP/out" 2>"$TMP/err"
+	check_eq "a user's shell under root's shell of the same name: env works" "rc 0" \
+		"$(tail -1 "$TMP/out")$(head -1 "$TMP/err")"
 else
-	skip "env unsure of its shell" "needs root to act as a second user (nobody)" 2
+	skip "env unsure of its shell" "needs root to act as a second user (nobody)" 3
 fi
 
 # fish: env speaks fish to fish unasked ($argv: gpuctl, the file, the FIFO); --format=sh still
@@ -91,13 +96,15 @@ check_grep "--help: GPUCTL_STATE_DIR is the private daemon's directory" '^  GPUC
 
 # Did you mean, for config keys, sections and profile names, as for commands.
 mkdir -p "$XDG_CONFIG_HOME/gpuctl"
-printf '[defaults]\nprefr = index\n[profile train]\ncuont = 2\n[profile big]\ncount = 4\n[slurm]\ngres_by_memry = a100:40G\n[defualts]\nwait = no\n' >"$XDG_CONFIG_HOME/gpuctl/config"
+printf '[defaults]\nprefr = index\n[profile train]\ncuont = 2\n[profile big]\ncount = 4\n[slurm]\ngres_by_memry = a100:40G\n[defualts]\nwait = no\n[slurm extra]\ngres_by_memory = a100:40G\n' >"$XDG_CONFIG_HOME/gpuctl/config"
 printf '[daemon]\nmax_gpu_per_user = 2\n' >"$TMP/system.conf"
 env -u GPUCTL_CONFIG_NOSYSTEM GPUCTL_SYSTEM_CONFIG="$TMP/system.conf" "$GPUCTL" config >/dev/null 2>"$TMP/err"
 check_grep "a [defaults] key" "config:2: unknown key 'prefr' in \[defaults\] \(did you mean 'prefer'\?\); ignored" "$TMP/err"
 check_grep "a profile's key" "config:4: unknown key 'cuont' in \[profile train\] \(did you mean 'count'\?\)" "$TMP/err"
 check_grep "a [slurm] key" "unknown key 'gres_by_memry' in \[slurm\] \(did you mean 'gres_by_memory'\?\)" "$TMP/err"
 check_grep "a section" "unknown section \[defualts\] \(did you mean \[defaults\]\?\)" "$TMP/err"
+check_grep "a section that takes no name, given one: the section without it, not the same line" \
+	"unknown section \[slurm extra\] \(did you mean \[slurm\]\?\)" "$TMP/err"
 check_grep "a [daemon] key" "system.conf:2: unknown key 'max_gpu_per_user' \(did you mean 'max_gpus_per_user'\?\)" "$TMP/err"
 check_exit "--profile with a typo" 2 "$GPUCTL" run --profile trian -- true
 check_grep "names the profile meant" "no \[profile trian\] .*; did you mean --profile train\?" "$TMP/stderr"

@@ -10,9 +10,9 @@
 #   reservation expired, root's `run --wait` starts, and the head still runs once GPU 0 frees.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 18
+plan 21
 if ! can_switch; then
-	skip "the queue's head across users" "needs root and setpriv to act as three users" 18
+	skip "the queue's head across users" "needs root and setpriv to act as three users" 21
 	exit 0
 fi
 quiet_machine "$TMP/m4" 4
@@ -106,6 +106,28 @@ for reserve in 10m 1s; do
 	release n-$reserve
 	daemon_stop
 done
+# 4. head_reserve is the user's, not the request's: a head whose time ran out, cancelled and
+# asked again (or the user's next request), does not keep GPUs idle afresh.
+printf '[daemon]\noffer_timeout = 20s\nhead_reserve = 2s\n' >"$TMP/daemon.conf"
+daemon_start
+hold third h-again
+"${NOBODY[@]}" "$GPUCTL" run -q -n 4 --wait --ignore-usage -- true 2>/dev/null &
+BIG=$! # (gpuctl itself: setpriv and env exec it)
+wait_queue 1
+wait_for note_is 65534 reserve-expired
+kill "$BIG"; wait "$BIG" 2>/dev/null
+wait_queue 0
+as_nobody "$GPUCTL" run -q -n 4 --wait --ignore-usage -- true 2>>"$TMP/errors" &
+BIG=$!
+wait_queue 1
+check_eq "asked again after its head_reserve, it keeps nothing back" reserve-expired \
+	"$(note_of 65534)"
+check_eq "root's run --wait starts on a GPU it would have kept" 0 \
+	"$(quick "$GPUCTL" run -q -n 1 --wait=60s --ignore-usage)"
+release h-again
+wait $BIG
+check_eq "and the request asked again still runs once GPU 0 frees" 0 $?
+daemon_stop
 check_eq "no client saw an error" "" "$(head -3 "$TMP/errors")"
 printf '[daemon]\nhead_reserve = soon\n' >"$TMP/bad.conf"
 check_exit "a bad head_reserve stops the daemon (exit 2)" 2 timeout 60 "$GPUCTL" daemon \

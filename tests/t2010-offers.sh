@@ -9,9 +9,9 @@
 # hoarder is told why it is refused.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 7
+plan 9
 if ! can_switch; then
-	skip "offers not taken" "needs root and setpriv to act as three users" 7
+	skip "offers not taken" "needs root and setpriv to act as three users" 9
 	exit 0
 fi
 quiet_machine "$TMP/m4" 4
@@ -54,3 +54,22 @@ sed 's/^/# hoarder: /' "$TMP/hoard2.out"
 check_grep "a hoarder backed off is told why it is refused" \
 	'first error: error.*did not take .*one offer open at a time' "$TMP/hoard2.out"
 check_exit "the daemon still answers" 0 "$GPUCTL" leases
+# A dry run takes nothing, so it withdraws no backed-off user's open offer (tests/helper/sitter.py:
+# its first offer lapses, the one its back-off allows is left open).
+daemon_stop
+printf '[daemon]\noffer_timeout = 5s\n' >"$TMP/daemon.conf"
+daemon_start
+: >"$TMP/sit.out"; chmod 666 "$TMP/sit.out"
+"${NOBODY[@]}" python3 "$ROOT/tests/helper/sitter.py" "$GPUCTL_SOCKET" "$TMP/go" >"$TMP/sit.out" 2>&1 &
+SIT=$!
+await_line '^(offered again|answered)' "$TMP/sit.out"
+check_exit "root's dry run of every GPU beside a backed-off user's open offer" 0 \
+	"$GPUCTL" run --dry-run -q -n 4 --ignore-usage
+touch "$TMP/go"
+wait "$SIT"
+if [ "$(tail -1 "$TMP/sit.out")" = lapsed ]; then
+	skip "leaves that offer open" "the offer lapsed (offer_timeout) before the dry run was done: a slow machine"
+else
+	check_eq "leaves that offer open (only a request that takes GPUs withdraws it)" \
+		"offered again,kept" "$(tail -2 "$TMP/sit.out" | paste -sd,)"
+fi

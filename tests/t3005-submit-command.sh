@@ -7,7 +7,7 @@
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/jobs.sh"
 jobs_yield
-plan 14
+plan 15
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
 daemon_setup
@@ -24,6 +24,10 @@ check_grep "jobs: the command quoted" "sh -c 'echo boom; exit 3'$" "$TMP/out"
 id=$("$G" submit -- printf '%s\n' "it's" '' plain)
 "$G" wait "$id"
 check_eq "a quote, an empty word, a plain one" "\"printf '%s\\\\n' 'it'\\\\''s' '' plain\"" "$(job_field "$id" .command)"
+id=$("$G" submit -- printf '%s\n' =x a=b)
+"$G" wait "$id" >/dev/null
+check_eq "a word beginning with = is quoted (zsh expands =x to x's path); a later a=b is plain" \
+	"\"printf '%s\\\\n' '=x' a=b\"" "$(job_field "$id" .command)"
 
 # run's lease shows its command the same way.
 mkfifo "$TMP/go"

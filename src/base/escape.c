@@ -268,13 +268,17 @@ char *sh_join(char *const *argv)
 {
 	struct strbuf line = {0}, *sb = &line;
 	/* Words of these characters alone mean themselves to every shell (no expansion, no
-	 * splitting, no globbing); any other word is quoted. */
+	 * splitting, no globbing); any other word is quoted. But a word that begins with '=' (zsh
+	 * expands "=ls" to ls's path), and a first word with '=' (an assignment, not the program)
+	 * or beginning with '%' (bash's job, not a program) are quoted too. */
 	static const char plain[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 				    "_@%+=:,./-";
 	for (int i = 0; argv[i]; i++) {
 		if (i)
 			sb_addc(sb, ' ');
-		if (argv[i][0] && argv[i][strspn(argv[i], plain)] == '\0')
+		const char *w = argv[i];
+		if (w[0] && w[strspn(w, plain)] == '\0' && w[0] != '=' &&
+		    (i || (!strchr(w, '=') && w[0] != '%')))
 			sb_adds(sb, argv[i]);
 		else
 			sh_quote(sb, argv[i]);

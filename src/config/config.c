@@ -268,8 +268,13 @@ static int user_section(struct parse_ctx *x, const char *section, const char *na
 	snprintf(first, sizeof first, "%.*s", (int)len, section);
 	struct strbuf near = {0};
 	bool close = true;
+	bool named = false; /* "[slurm x]": a known section that takes no name */
+	for (size_t i = 0; i < ARRAY_SIZE(known); i++)
+		named |= !strcmp(first, known[i]) && section[len];
 	if (!strcmp(first, "profile"))
 		sb_adds(&near, "[profile NAME]"); /* the name is missing */
+	else if (named)
+		sb_addf(&near, "[%s]", first); /* (else it would offer the same line back) */
 	else if ((close = sb_nearest(&near, first, known, ARRAY_SIZE(known), "[",
 				     section[len] ? " " : "]")) && section[len])
 		sb_addf(&near, "%s]", section + len + 1);

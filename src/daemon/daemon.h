@@ -97,7 +97,6 @@ struct request {
 	uint64_t arrived_ns, offered_ns; /* CLOCK_REALTIME: the daemon's word on the order */
 	bool dry;                 /* --dry-run: say what would be granted, grant nothing */
 	double reserving_since;   /* monotonic: the head keeps free GPUs idle since then; 0: not */
-	double reserved_for;      /* seconds it kept free GPUs idle before, in all (head_reserve) */
 	double defer_from;        /* monotonic: a request that does not wait has waited since then
 				   * for GPUs offered to others to be taken or lapse; 0: not */
 	enum req_note note;
@@ -154,6 +153,8 @@ struct daemon {
 		double lapsed_at;       /* monotonic: the last one */
 		double backoff_until;   /* monotonic: until then served after the others, one open
 					 * offer at a time, reserving nothing (order.c) */
+		double reserved;        /* seconds its heads kept free GPUs idle (head_reserve) */
+		double reserve_end;     /* monotonic: when the last of them stopped */
 	} *served;
 	size_t nserved, served_cap;
 	uint64_t serve_clock;
@@ -235,6 +236,13 @@ void queue_served(struct daemon *d, uid_t uid);
 /* Notes that an offer to uid lapsed untaken: uid is backed off for offer_timeout times 2, 4,
  * ... 64 as lapses repeat (forgotten after 10 minutes without one). */
 void queue_lapsed(struct daemon *d, uid_t uid);
+/* The seconds uid's heads have kept free GPUs idle, bounded by head_reserve: a user's, not a
+ * request's (a request cancelled and made again, or the user's next one, would start afresh and
+ * keep them idle for ever). Forgotten once a head of uid's runs, or after head_reserve in which
+ * none of uid's kept any (the others had them as long). queue_reserve_add adds secs; ran: a
+ * head of uid's got the GPUs it kept. */
+double queue_reserved(struct daemon *d, uid_t uid);
+void queue_reserve_add(struct daemon *d, uid_t uid, double secs, bool ran);
 /* uid is backed off now; *until (may be NULL) says till when. */
 bool queue_backed_off(const struct daemon *d, uid_t uid, double *until);
 /* The waiters (queued requests) in the order they would be served; *out is xmalloc'd. */

@@ -74,6 +74,26 @@ void queue_lapsed(struct daemon *d, uid_t uid)
 	s->backoff_until = d->now + d->conf.offer_timeout * (double)(1u << s->lapses);
 }
 
+double queue_reserved(struct daemon *d, uid_t uid)
+{
+	for (size_t k = 0; k < d->nserved; k++)
+		if (d->served[k].uid == uid) {
+			struct served *s = &d->served[k];
+			if (s->reserve_end && d->now - s->reserve_end > d->conf.head_reserve)
+				s->reserved = 0;
+			return s->reserved;
+		}
+	return 0;
+}
+
+void queue_reserve_add(struct daemon *d, uid_t uid, double secs, bool ran)
+{
+	struct served *s = served_of(d, uid);
+	queue_reserved(d, uid);
+	s->reserved = ran ? 0 : s->reserved + secs;
+	s->reserve_end = d->now;
+}
+
 bool queue_backed_off(const struct daemon *d, uid_t uid, double *until)
 {
 	for (size_t k = 0; k < d->nserved; k++)

@@ -46,6 +46,8 @@ void queue_remove(struct daemon *d, struct request *r)
 		if (d->reqs[i] != r)
 			d->reqs[k++] = d->reqs[i];
 	d->nreqs = k;
+	if (r->reserving_since) /* a head cancelled: its user's time counts on (order.c) */
+		queue_reserve_add(d, r->uid, d->now - r->reserving_since, false);
 	if (r->conn)
 		r->conn->nreqs--;
 	queue_request_free(r);
@@ -203,10 +205,10 @@ static uint64_t own_gpus(const struct daemon *d, uid_t uid)
 	return m;
 }
 
-/* How long r, as the head, has kept free GPUs idle, in all ([daemon] head_reserve). */
-static double reserved_for(const struct daemon *d, const struct request *r)
+/* How long r's user's heads, r's too, have kept free GPUs idle ([daemon] head_reserve). */
+static double reserved_for(struct daemon *d, const struct request *r)
 {
-	return r->reserved_for + (r->reserving_since ? d->now - r->reserving_since : 0);
+	return queue_reserved(d, r->uid) + (r->reserving_since ? d->now - r->reserving_since : 0);
 }
 
 /* r's offer goes to another user's request: r's user did not take offers (order.c). */
@@ -252,9 +254,10 @@ static bool defer(struct daemon *d, struct request *r, const struct alloc_gpu *g
  *   leases end: a request for more GPUs than there are outside its own user's leases waits on
  *   that user alone, so it keeps its place (kept first, as a head) but holds GPUs back from its
  *   own user's later requests only (N_OWN); others go by it (alloc.c own_wait).
- * - A head keeps GPUs idle head_reserve at most, counted while it keeps any; then it keeps
- *   its place in the order but reserves nothing (N_EXPIRED), and the next waiter that cannot run
- *   may reserve in its turn. Without time limits on leases that is all that can be done; once
+ * - A head keeps GPUs idle head_reserve at most, counted while it keeps any, and per user (its
+ *   user's earlier heads count: else cancelling it and asking again would start afresh); then
+ *   it keeps its place in the order but reserves nothing (N_EXPIRED), and the next waiter that
+ *   cannot run may reserve in its turn. Without time limits on leases that is all that can be done; once
  *   leases have them, backfill as Slurm does (a job that ends before the head could start may
  *   use its GPUs) is the next step.
  * - A user backed off for not taking offers (order.c) is served after everyone else, one offer
@@ -347,9 +350,11 @@ void queue_schedule(struct daemon *d)
 	while (apply_cap(d, rq, picks, order, nreqs, held));
 	/* The backed-off users' turn: each one's first waiting request in the order, on what is left
 	 * (neither taken, kept for the head, nor offered to another backed-off user). */
-	uint64_t taken = 0;
-	for (size_t i = 0; i < nreqs; i++)
+	uint64_t taken = 0, wanted = 0; /* wanted: by requests that will take them (not dry runs) */
+	for (size_t i = 0; i < nreqs; i++) {
 		taken |= picks[i];
+		wanted |= d->reqs[i]->dry ? 0 : picks[i];
+	}
 	uint64_t left = avail & ~kept & ~taken & ~open_backed;
 	for (size_t o = 0; o < nreqs; o++) {
 		size_t i = order[o];
@@ -376,7 +381,8 @@ void queue_schedule(struct daemon *d)
 		if (reserving && !r->reserving_since) {
 			r->reserving_since = d->now;
 		} else if (!reserving && r->reserving_since) {
-			r->reserved_for += d->now - r->reserving_since;
+			/* (offered what it kept: its user may reserve afresh, later) */
+			queue_reserve_add(d, r->uid, d->now - r->reserving_since, picks[i] && !r->dry);
 			r->reserving_since = 0;
 		}
 	}
@@ -390,7 +396,7 @@ void queue_schedule(struct daemon *d)
 		struct request *r = all[i];
 		bool queued = r->req.queued; /* r may be freed below */
 		r->req.capped = rq[i].capped;
-		if (r->state == R_OFFERED && r->note == N_BACKOFF && (r->offer & taken)) {
+		if (r->state == R_OFFERED && r->note == N_BACKOFF && (r->offer & wanted)) {
 			withdraw(d, r);
 		} else if (picks[i]) {
 			if (!r->dry)
@@ -477,7 +483,7 @@ void queue_timers(struct daemon *d, double *next)
 			*next = t;
 		if (r->reserving_since && d->conf.head_reserve > 0) {
 			/* The head's time to keep GPUs idle ends: a pass lets others use them. */
-			t = r->reserving_since + d->conf.head_reserve - r->reserved_for;
+			t = r->reserving_since + d->conf.head_reserve - queue_reserved(d, r->uid);
 			if (d->now >= t)
 				d->sched_due = true;
 			else if (!*next || t < *next)

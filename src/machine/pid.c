@@ -79,11 +79,28 @@ bool pid_comm(unsigned pid, char *buf, size_t len)
 	return comm != NULL;
 }
 
+/* The real uid (/proc/PID/status, readable whoever owns the process); false when it is gone. */
+static bool real_uid(unsigned pid, unsigned long *uid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%u/status", pid);
+	char *text = read_file(path, NULL);
+	const char *u = text ? strstr(text, "\nUid:") : NULL;
+	bool ok = u && sscanf(u + 5, "%lu", uid) == 1;
+	free(text);
+	return ok;
+}
+
 int pid_is_fork_of(unsigned pid, unsigned parent)
 {
 	char path[64], comm[32], pcomm[32];
+	unsigned long uid, puid;
 	if (!pid_comm(pid, comm, sizeof comm) || !pid_comm(parent, pcomm, sizeof pcomm) ||
 	    strcmp(comm, pcomm))
+		return 0;
+	/* A subshell is its shell's user: a shell of another user's (a user's bash started by
+	 * root's through setpriv or runuser, which exec it) is no copy, though its map cannot be read. */
+	if (real_uid(pid, &uid) && real_uid(parent, &puid) && uid != puid)
 		return 0;
 	int r = -1;
 	/* The kernel keeps the auxiliary vector exec built in the process's memory map, which fork

@@ -29,8 +29,8 @@ bool pid_getenv(unsigned pid, const char *const *names, char **values, size_t n,
  * it renamed itself), into buf; false when it is gone. */
 bool pid_comm(unsigned pid, char *buf, size_t len);
 /* Whether pid is a copy of parent that has run no other program since fork (a shell's subshell):
- * 1 yes, 0 no (another command name, or another program's exec), -1 cannot tell (same name, but
- * the memory maps of one or the other cannot be read: another user's, or not dumpable). */
+ * 1 yes, 0 no (another command name, another user, or another program's exec), -1 cannot tell
+ * (same name and user, but the memory maps of one or the other cannot be read: not dumpable). */
 int pid_is_fork_of(unsigned pid, unsigned parent);
 
 /* A pidfd on pid if it is still the process that started at `start`; -1 when it is gone or its
