@@ -256,7 +256,8 @@ static bool defer(struct daemon *d, struct request *r, const struct alloc_gpu *g
  *   own user's later requests only (N_OWN); others go by it (alloc.c own_wait).
  * - A head keeps GPUs idle head_reserve at most, counted while it keeps any, and per user (its
  *   user's earlier heads count: else cancelling it and asking again would start afresh); then
- *   it keeps its place in the order but reserves nothing (N_EXPIRED), and the next waiter that
+ *   it still waits (in the fair order, no longer kept first) but reserves nothing
+ *   (N_EXPIRED), and the next waiter that
  *   cannot run may reserve in its turn. Without time limits on leases that is all that can be done; once
  *   leases have them, backfill as Slurm does (a job that ends before the head could start may
  *   use its GPUs) is the next step.
