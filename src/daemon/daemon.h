@@ -27,6 +27,10 @@
  *   first in later passes until it runs (no starvation). A grant is first offered; the client
  *   must take it within offer_timeout or it passes on (a stopped waiter keeps its place but
  *   holds nothing up).
+ * - One daemon per socket and per state directory: SOCKET.lock and STATE/daemon.lock, each
+ *   flock'ed for the daemon's life, the socket's first (before any state is read or removed). A
+ *   second daemon, whatever its state directory, exits naming the one that serves instead of
+ *   taking the socket over (two lease tables on one machine: one GPU leased twice).
  * - Bounded: message size, connections per user and in all, queued requests per user, output
  *   queued per connection, idle connections, and every file descriptor accounted for. */
 #ifndef GPUCTL_DAEMON_H
@@ -111,6 +115,7 @@ struct daemon {
 	struct peer_loop loop;          /* epoll, the socket, signals, the private daemon's linger */
 	int dirfd;
 	int lockfd;                     /* flock on STATE/daemon.lock: one daemon per state */
+	int socklockfd;                 /* flock on SOCKET.lock: one daemon per socket */
 	struct gpu_set *set;
 	size_t nslots;
 	struct slot slots[GPU_MAX];
