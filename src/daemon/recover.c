@@ -52,8 +52,11 @@ void lease_probe_unknown(struct daemon *d)
 			k++;
 			continue;
 		}
-		fprintf(stderr, "gpuctl daemon: GPU held by uid %u (no record) is free: its lock and "
-			"its processes are gone\n", (unsigned)l->uid);
+		for (size_t i = 0; i < d->nslots; i++)
+			if (l->gpus >> i & 1)
+				fprintf(stderr, "gpuctl daemon: GPU %u, found held by uid %u with no record, is "
+					"free: its lock and that user's processes on it are gone\n",
+					d->slots[i].index, (unsigned)l->uid);
 		lease_end(d, l); /* removes it from the array */
 	}
 	if (any_found(d))
