@@ -8,12 +8,12 @@
 # the one who must not get those GPUs.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 21
+plan 24
 H=$MACHINES/h100x8.machine
 use_machine "$H"
 daemon_setup
 if ! can_switch; then
-	skip "recovery" "needs root and setpriv to act as a second user" 21
+	skip "recovery" "needs root and setpriv to act as a second user" 24
 	exit 0
 fi
 printf '[daemon]\nmax_gpus_per_user = 2\n' >"$TMP/daemon.conf"
@@ -125,3 +125,22 @@ wait_ended $((ended + 2))
 check_eq "both found leases ended with their jobs" "" "$(found_of "${U[3]}")$(found_of "${U[6]}")"
 check_exit "GPU 3 is free for another user" 0 "$GPUCTL" run -q -g 3 --ignore-usage -- true
 check_exit "and GPU 6" 0 "$GPUCTL" run -q -g 6 --ignore-usage -- true
+
+# A record whose FIFO is gone (removed, the lock file kept) proves nothing ended: the held lock
+# still keeps the GPU, for its holder.
+mkfifo -m 666 "$TMP/go9"
+: >"$TMP/kept"
+as_nobody "$GPUCTL" run -q -g 7 --ignore-usage -- sh -c 'echo locked >>"$0"; read x <"$1"' "$TMP/kept" "$TMP/go9" &
+j7=$!
+await_line '^locked$' "$TMP/kept"
+daemon_stop
+rm -f "$ST"/lease-*.fifo
+daemon_start
+check_exit "FIFOs removed: GPU 7, whose lock nobody's job holds, is refused to another user" 10 \
+	"$GPUCTL" run -g 7 --ignore-usage -- true
+check_eq "and shown as nobody's" "nobody" "$("$GPUCTL" leases --json | jq -r --arg u "${U[7]}" '[.leases[] | select(.kind == "found" and .gpus[0].uuid == $u) | .user] | join(",")')"
+ended=$(count_lines "$DLOG" 'lease [0-9a-f]+ ended')
+echo go >"$TMP/go9"
+wait $j7
+wait_ended $((ended + 1))
+check_exit "until its job ends" 0 "$GPUCTL" run -q -g 7 --ignore-usage -- true

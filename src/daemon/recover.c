@@ -74,7 +74,8 @@ void lease_probe_unknown(struct daemon *d)
 }
 
 /* A record of a previous daemon: its lease lives on if anyone still has its FIFO open. Returns
- * the GPUs of a lease that ended while no daemon ran (their lock files are to be retired). */
+ * the GPUs of a lease that ended while no daemon ran (their lock files are to be retired): its
+ * FIFO there, with no writer left. A FIFO gone proves nothing: its lock may still be held. */
 static uint64_t recover_one(struct daemon *d, const char *file)
 {
 	char fifo[64];
@@ -90,6 +91,7 @@ static uint64_t recover_one(struct daemon *d, const char *file)
 	struct msg m = {0};
 	struct lease *l = NULL;
 	int r = -1;
+	bool hung_up = false;
 	if (n > 0 && msg_decode(&m, buf, (size_t)n, why, sizeof why) && !strcmp(msg_verb(&m), "lease") &&
 	    msg_get(&m, "id") && strlen(msg_get(&m, "id")) == 16 && msg_get(&m, "token")) {
 		l = xcalloc(1, sizeof *l);
@@ -118,7 +120,8 @@ static uint64_t recover_one(struct daemon *d, const char *file)
 		    st.st_uid == geteuid() && (r = openat(d->dirfd, fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) >= 0) {
 			close(r);
 			struct pollfd p = {.fd = l->fifo, .events = POLLIN};
-			r = poll(&p, 1, 0) == 1 && (p.revents & POLLHUP) ? -1 : 0;
+			hung_up = poll(&p, 1, 0) == 1 && (p.revents & POLLHUP);
+			r = hung_up ? -1 : 0;
 		} else {
 			r = -1;
 		}
@@ -128,7 +131,7 @@ static uint64_t recover_one(struct daemon *d, const char *file)
 		lease_add(d, l);
 		return 0;
 	}
-	uint64_t ended = l ? l->gpus : 0;
+	uint64_t ended = l && hung_up ? l->gpus : 0;
 	if (l && l->fifo >= 0)
 		close(l->fifo);
 	lease_free(l);
