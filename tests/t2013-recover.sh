@@ -30,16 +30,18 @@ found_of() { "$GPUCTL" leases --json | jq -r --arg u "$1" \
 # Item 4. nobody's job closes its FIFO and keeps the lock descriptor (the attack), then waits.
 as_nobody "$GPUCTL" run -q -g 4 --ignore-usage -- python3 -c '
 import os, sys
-kept = 0
+# What each descriptor is, read before any is closed: once the FIFO closes the daemon may retire
+# the lock file at once, and its link then reads "... (deleted)".
+targets = {}
 for fd in os.listdir("/proc/self/fd"):
     try:
-        target = os.readlink("/proc/self/fd/" + fd)
+        targets[int(fd)] = os.readlink("/proc/self/fd/" + fd)
     except OSError:
-        continue
-    if target.endswith(".fifo"):
-        os.close(int(fd))
-    elif target.endswith(".lock"):
-        kept += 1
+        pass
+kept = sum(t.endswith(".lock") for t in targets.values())
+for fd, t in targets.items():
+    if t.endswith(".fifo"):
+        os.close(fd)
 open(sys.argv[1], "a").write("kept %d\n" % kept)
 open(sys.argv[2]).read()' "$TMP/kept" "$TMP/go4" &
 a4=$!
