@@ -107,20 +107,23 @@ $(B)/bench-scrape: bench/scrape.c
 $(B)/bench-%: bench/%.c
 	$(CC) $(WARN) -O2 -o $@ $<
 
-# The binary, the daemon's systemd unit and its user (run `systemd-sysusers` once, as root), and
-# the exporter's unit; both units name the installed binary. Then the Python module.
+# The binary, the daemon's systemd unit, its user (run `systemd-sysusers` once, as root) and its
+# tmpfiles rule (systemd-tmpfiles never cleans /run/gpuctl), and the exporter's unit; both units
+# name the installed binary. Then the Python module.
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
 install: install-bin install-python
 
 install-bin: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR)
 	install -m 755 $(B)/gpuctl $(DESTDIR)$(PREFIX)/bin/gpuctl
 	for u in gpuctl gpuctl-exporter; do \
 		sed 's|@BINDIR@|$(PREFIX)/bin|g' contrib/$$u.service >$(DESTDIR)$(UNITDIR)/$$u.service; \
 		chmod 644 $(DESTDIR)$(UNITDIR)/$$u.service; \
 	done
 	install -m 644 contrib/gpuctl.sysusers $(DESTDIR)$(SYSUSERSDIR)/gpuctl.conf
+	install -m 644 contrib/gpuctl.tmpfiles $(DESTDIR)$(TMPFILESDIR)/gpuctl.conf
 
 # The Python module (python/gpuctl, standard library only) where $(PYTHON) looks under PREFIX:
 # Debian's dist-packages for /usr and /usr/local, else PREFIX's site-packages (python/install-dir.py).

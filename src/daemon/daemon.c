@@ -7,13 +7,16 @@
 #include "daemon/daemon.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #define PRIVATE_LINGER 2.0         /* a private daemon with nothing to do exits after this */
@@ -104,14 +107,69 @@ static void conn_read(struct daemon *d, struct conn *c)
 
 /* ---- the loop ---- */
 
-static bool open_socket(struct daemon *d, struct gpu_error *err)
+/* The pid of whoever listens on the socket at path (SO_PEERCRED), 0 when nobody does: connect()
+ * refused means a stale socket. A full backlog (a stopped daemon's) still counts as listening. */
+static pid_t socket_listener(const char *path)
 {
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return 0;
+	pid_t pid = 0;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0) {
+		struct ucred cr;
+		socklen_t len = sizeof cr;
+		pid = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 && cr.pid > 0 ? cr.pid : -1;
+	} else if (errno == EAGAIN) {
+		pid = -1;
+	}
+	close(fd);
+	return pid;
+}
+
+/* One daemon per socket, as daemon.lock is one per state directory: SOCKET.lock, flock'ed for
+ * the daemon's life, taken before anything in the state is touched. Without it a second daemon
+ * (another --state-dir) unlinked the live socket and listened in its place: clients of each saw
+ * a different lease table, and two users held one GPU. A socket that still answers is refused
+ * too (a daemon of a version without the lock). The lock file is never removed: unlinking it
+ * on exit would let a third daemon lock a new inode while a second waits on the old one. */
+static bool lock_socket(struct daemon *d, struct gpu_error *err)
+{
+	err->code = EXIT_FAIL;
 	if (!peer_path_fits(d->socket_path)) {
 		snprintf(err->msg, sizeof err->msg, "socket path %s is too long", d->socket_path);
 		return false;
 	}
+	char *lock = xasprintf("%s.lock", d->socket_path);
+	d->socklockfd = open(lock, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	bool locked = d->socklockfd >= 0 && flock(d->socklockfd, LOCK_EX | LOCK_NB) == 0;
+	int e = errno;
+	pid_t other = socket_listener(d->socket_path);
+	if (locked && !other) {
+		free(lock);
+		return true;
+	}
+	char who[64] = "another gpuctl daemon";
+	if (other > 0)
+		snprintf(who, sizeof who, "another gpuctl daemon (pid %d)", (int)other);
+	if (d->socklockfd < 0)
+		snprintf(err->msg, sizeof err->msg, "cannot open %s: %s (it keeps one daemon per "
+			 "socket)", lock, strerror(e));
+	else
+		snprintf(err->msg, sizeof err->msg, "%s already serves %s (%s); stop it first "
+			 "(`systemctl stop gpuctl`, or end that process), or give this one another "
+			 "--socket", who, d->socket_path, locked ? "it answers there" : "its lock file "
+			 "is locked");
+	free(lock);
+	return false;
+}
+
+static bool open_socket(struct daemon *d, struct gpu_error *err)
+{
 	struct stat st;
-	/* A stale socket from a previous run is replaced; anything else at the path is not ours. */
+	/* A stale socket from a previous run is replaced (lock_socket made sure nobody listens on
+	 * it); anything else at the path is not ours. */
 	if (lstat(d->socket_path, &st) == 0 && S_ISSOCK(st.st_mode))
 		unlink(d->socket_path);
 	if (!peer_listen(&d->loop, d->socket_path, d->private_mode ? 0177 : 0111, 4096)) {
@@ -266,7 +324,7 @@ static void daemon_free(struct daemon *d)
 	gpu_set_free(d->set);
 	dconf_free(&d->conf);
 	peer_loop_free(&d->loop);
-	int fds[] = {d->dirfd, d->lockfd};
+	int fds[] = {d->dirfd, d->lockfd, d->socklockfd};
 	for (size_t k = 0; k < ARRAY_SIZE(fds); k++)
 		if (fds[k] >= 0)
 			close(fds[k]);
@@ -308,7 +366,8 @@ static bool take_slots(struct daemon *d, struct gpu_error *err)
 int daemon_main(const char *socket_path, const char *state_dir, const char *config_path,
 		bool private_mode)
 {
-	struct daemon d = {.dirfd = -1, .lockfd = -1, .next_seq = 1, .private_mode = private_mode};
+	struct daemon d = {.dirfd = -1, .lockfd = -1, .socklockfd = -1, .next_seq = 1,
+			   .private_mode = private_mode};
 	peer_loop_init(&d.loop);
 	struct gpu_error err = {.code = EXIT_FAIL};
 	d.socket_path = xstrdup(socket_path);
@@ -324,7 +383,7 @@ int daemon_main(const char *socket_path, const char *state_dir, const char *conf
 	peer_reserve(&d.loop, &full);
 	sb_free(&full);
 	d.now = now_mono();
-	if (!take_slots(&d, &err) || !lease_state_dir_open(&d, &err)) {
+	if (!lock_socket(&d, &err) || !take_slots(&d, &err) || !lease_state_dir_open(&d, &err)) {
 		rc = err.code;
 		fprintf(stderr, "gpuctl daemon: %s\n", err.msg);
 		goto out;

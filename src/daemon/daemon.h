@@ -1,6 +1,6 @@
 /* daemon/ (rank 2, a program entered from cmd/daemon.c only) and daemon.h: `gpuctl daemon`, the
- * one trusted writer of shared GPU state. Order of its files: alloc < order; conn < lease; both
- * < sched < queue < list < daemon; no circle.
+ * one trusted writer of shared GPU state. Order of its files: alloc < order; conn < lease <
+ * recover; both < sched < queue < list < daemon; no circle.
  *
  * Design (nq's lesson: let the kernel keep the state):
  * - Clients talk to the daemon over a SOCK_SEQPACKET Unix socket (one message per datagram, in
@@ -14,10 +14,22 @@
  *   of gpuctl and of the daemon, and ends when the last copy of the FIFO's write end closes: the
  *   daemon sees POLLHUP at once (a pipe end cannot fake it). A record STATE/lease-<id>, written
  *   by the daemon alone, says who holds what.
- * - A restarted daemon re-learns held GPUs from the kernel: a lock file it cannot lock is held;
- *   a lease's FIFO, reopened, tells whether any writer is left (open and close one writer, then
- *   POLLHUP means none). The queue (arrival order, tickets) is kept in STATE/queue so waiters
- *   that reconnect with their ticket keep their place.
+ * - The FIFO is the lease; the lock is its shadow. When the FIFO's last writer closes, the lease
+ *   ends and its lock files are retired (unlinked): a holder that closed its FIFO but kept the
+ *   lock descriptor holds an inode nobody looks at again, so it cannot keep half a lease (issue
+ *   21: such a lock blocked a GPU after a restart, counted against nobody). The daemon cannot
+ *   name a lock's holder from the kernel (/proc/locks shows the pid that took the lock, the
+ *   daemon; another user's fds are not readable), so each lock file says whose lease it is.
+ * - A restarted daemon re-learns held GPUs from the kernel (recover.c): a lease's FIFO,
+ *   reopened, tells whether any writer is left (open and close one writer, then POLLHUP means
+ *   none); a record with none left ended while no daemon ran, and its lock files are retired.
+ *   A GPU no live record accounts for is still not free while its lock file is locked or NVML
+ *   shows a process on it (the records or the whole directory removed): it becomes a "found"
+ *   lease of the uid the lock file or the process names (max_gpus_per_user counts it, `leases`
+ *   shows it) until both are gone; one locked by nobody anyone can name is held_unknown. A
+ *   tmpfiles rule (contrib/gpuctl.tmpfiles) keeps systemd-tmpfiles off /run/gpuctl. The queue
+ *   (arrival order, tickets) is kept in STATE/queue so waiters that reconnect with their ticket
+ *   keep their place.
  * - The queue: arrival order by the daemon's counter; every event (a request, a lease ending, a
  *   waiter leaving, a usage change) runs one scheduling pass (alloc_schedule) over one shared
  *   NVML refresh. The pass takes the waiters fair-share (the user holding the fewest GPUs first,
@@ -29,6 +41,10 @@
  *   first offered; the client must take it within offer_timeout or it passes on (a stopped
  *   waiter keeps its place but holds nothing up), and its user is backed off for a while
  *   (sched.c, order.c).
+ * - One daemon per socket and per state directory: SOCKET.lock and STATE/daemon.lock, each
+ *   flock'ed for the daemon's life, the socket's first (before any state is read or removed). A
+ *   second daemon, whatever its state directory, exits naming the one that serves instead of
+ *   taking the socket over (two lease tables on one machine: one GPU leased twice).
  * - Bounded: message size, connections per user and in all, queued requests per user, output
  *   queued per connection, idle connections, and every file descriptor accounted for; `list`
  *   answers per user (a rate; rendered once per change of the state; another user's waiters past
@@ -114,7 +130,10 @@ struct lease {
 	uint64_t seq;             /* the request it granted: that request's queue entry is stale */
 	char *name, *command;
 	uint64_t gpus;            /* bit i: slot i */
-	int fifo;                 /* read end; -1 once ended */
+	int fifo;                 /* read end; -1 once ended, and for a found one */
+	bool found;               /* not granted: found held at start with no record (kind
+				   * "found"); ends when neither its lock nor a process of its
+				   * uid holds the GPU any more (lease_probe_unknown) */
 };
 
 struct slot {
@@ -133,6 +152,7 @@ struct daemon {
 	struct peer_loop loop;          /* epoll, the socket, signals, the private daemon's linger */
 	int dirfd;
 	int lockfd;                     /* flock on STATE/daemon.lock: one daemon per state */
+	int socklockfd;                 /* flock on SOCKET.lock: one daemon per socket */
 	struct gpu_set *set;
 	size_t nslots;
 	struct slot slots[GPU_MAX];
@@ -186,18 +206,31 @@ void conn_error(struct daemon *d, struct conn *c, uint64_t id, int code, const c
 /* Log lines about clients are rate-limited: 10,000 bad clients must not flood the journal. */
 void conn_log(struct daemon *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* lease.c: the lease table, its files, and recovery after a restart. */
+/* lease.c: the lease table and its files. */
 bool lease_state_dir_open(struct daemon *d, struct gpu_error *err);
-void leases_recover(struct daemon *d);
 struct lease *lease_grant(struct daemon *d, struct request *r, int *fds, size_t *nfds,
 			  struct gpu_error *err);
 void lease_commit(struct daemon *d, struct conn *c, const struct msg *m);
 void lease_fifo_event(struct daemon *d, struct lease *l, unsigned events);
 void leases_reap(struct daemon *d);
-void lease_probe_unknown(struct daemon *d);
 void lease_free(struct lease *l);
 /* Writes STATE/name atomically (making the directory again if it was removed). */
 bool daemon_write_state(struct daemon *d, const char *name, const char *buf, size_t len);
+/* For recover.c: into the table (its GPUs' holder), out of it (its files removed, its lock files
+ * retired), the lock file's name, whether it is locked, retiring the lock files of GPUs in mask,
+ * a random id, a process's start time (0: unknown). */
+void lease_add(struct daemon *d, struct lease *l);
+void lease_end(struct daemon *d, struct lease *l);
+void lease_lock_name(const struct slot *s, char *buf, size_t n, const char *suffix);
+bool lease_lock_held(struct daemon *d, const struct slot *s);
+void lease_retire_locks(struct daemon *d, uint64_t mask);
+void lease_random_hex(char *out, size_t bytes);
+unsigned long long lease_proc_start(pid_t pid);
+
+/* recover.c: what a starting daemon learns from the records, the kernel and NVML. */
+void leases_recover(struct daemon *d);
+/* Looks again at GPUs held with no lease granted (found leases, held_unknown): ends what is free. */
+void lease_probe_unknown(struct daemon *d);
 
 /* queue.c: requests as they come and go (the pass runs after each: sched.c). */
 void queue_acquire(struct daemon *d, struct conn *c, const struct msg *m);

@@ -1,8 +1,10 @@
-/* lease.c: the daemon's lease table and the files behind it (design: daemon.h).
+/* lease.c: the daemon's lease table and the files behind it (design: daemon.h; what a starting
+ * daemon recovers of them: recover.c).
  *
  * Files in the state directory (mode 0700, the daemon's alone; every file 0600, so a descriptor
  * a client holds cannot be reopened through /proc/PID/fd either):
- *   GPU-<uuid>.lock   a fresh inode per lease, flock'ed LOCK_EX, opened read-only, handed over
+ *   GPU-<uuid>.lock   a fresh inode per lease, flock'ed LOCK_EX, opened read-only, handed over;
+ *                     it says whose lease it is (lock_content); retired when the lease ends
  *   lease-<id>.fifo   the lease's FIFO: the client gets the write end, the daemon keeps the read
  *   lease-<id>        the record (proto.h format): who holds what, for `list` after a restart
  *   daemon.lock       one daemon per state directory
@@ -11,7 +13,6 @@
 #include "daemon/daemon.h"
 #include "machine/pid.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -25,9 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define PROBE_SECONDS 5.0          /* how often GPUs held by unknown processes are looked at */
-
-static void random_hex(char *out, size_t bytes)
+void lease_random_hex(char *out, size_t bytes)
 {
 	unsigned char b[32];
 	if (bytes > sizeof b)
@@ -38,7 +37,7 @@ static void random_hex(char *out, size_t bytes)
 		snprintf(out + 2 * i, 3, "%02x", b[i]);
 }
 
-static void lock_name(const struct slot *s, char *buf, size_t n, const char *suffix)
+void lease_lock_name(const struct slot *s, char *buf, size_t n, const char *suffix)
 {
 	/* UUIDs come from NVML; keep the name to a safe alphabet all the same. */
 	char safe[96];
@@ -127,7 +126,8 @@ static bool ensure_dir(struct daemon *d)
 	if (d->lockfd >= 0)
 		flock(d->lockfd, LOCK_EX | LOCK_NB);
 	for (size_t i = 0; i < d->nleases; i++)
-		record_write(d, d->leases[i]);
+		if (!d->leases[i]->found)
+			record_write(d, d->leases[i]);
 	d->queue_dirty = true;
 	return true;
 }
@@ -203,9 +203,10 @@ void lease_free(struct lease *l)
 	free(l);
 }
 
-static void lease_add(struct daemon *d, struct lease *l)
+void lease_add(struct daemon *d, struct lease *l)
 {
-	peer_watch(&d->loop, l->fifo, l);
+	if (l->fifo >= 0)
+		peer_watch(&d->loop, l->fifo, l);
 	d->leases = grow_array(d->leases, &d->leases_cap, d->nleases + 1, sizeof *d->leases);
 	d->leases[d->nleases++] = l;
 	for (size_t i = 0; i < d->nslots; i++)
@@ -224,14 +225,36 @@ static void gpu_list(const struct daemon *d, uint64_t mask, char *buf, size_t n)
 			k += (size_t)snprintf(buf + k, n - k, "%s%u", k ? "," : "", d->slots[i].index);
 }
 
+/* What a lock file says of its lease (the daemon's words, in the proto.h format): who holds it,
+ * so that a lock found held with no record (the records removed, the lock files not) is
+ * accounted to its holder's uid. No token: the holder can read its lock file. */
+static void lock_content(const struct lease *l, struct strbuf *sb)
+{
+	msg_begin(sb, "lock");
+	msg_add(sb, "id", l->id, NULL);
+	msg_add_u64(sb, "uid", l->uid);
+	msg_add_u64(sb, "pid", (uint64_t)l->pid);
+	msg_add(sb, "kind", l->kind, NULL);
+	msg_add_i64(sb, "since", (int64_t)l->since);
+}
+
 /* One lock file per GPU of the lease, each a fresh inode locked before it takes the name. */
-static int fresh_lock(struct daemon *d, const struct slot *s, struct gpu_error *err)
+static int fresh_lock(struct daemon *d, const struct slot *s, const struct lease *l,
+		      struct gpu_error *err)
 {
 	char name[128], tmp[128];
-	lock_name(s, name, sizeof name, "");
-	lock_name(s, tmp, sizeof tmp, ".new");
+	lease_lock_name(s, name, sizeof name, "");
+	lease_lock_name(s, tmp, sizeof tmp, ".new");
 	unlinkat(d->dirfd, tmp, 0);
-	int fd = openat(d->dirfd, tmp, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	struct strbuf sb = {0};
+	lock_content(l, &sb);
+	int w = openat(d->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	bool wrote = w >= 0 && write(w, sb.buf, sb.len) == (ssize_t)sb.len;
+	sb_free(&sb);
+	/* The holder gets a read-only descriptor: it cannot rewrite what the file says. */
+	int fd = wrote ? openat(d->dirfd, tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+	if (w >= 0)
+		close(w);
 	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0 || renameat(d->dirfd, tmp, d->dirfd, name) != 0) {
 		err->code = EXIT_FAIL;
 		snprintf(err->msg, sizeof err->msg, "the daemon cannot create %s/%s: %s", d->state_dir,
@@ -256,8 +279,8 @@ struct lease *lease_grant(struct daemon *d, struct request *r, int *fds, size_t 
 	}
 	struct lease *l = xcalloc(1, sizeof *l);
 	l->ev = EV_LEASE;
-	random_hex(l->id, 8);
-	random_hex(l->token, 16);
+	lease_random_hex(l->id, 8);
+	lease_random_hex(l->token, 16);
 	l->uid = r->uid;
 	l->pid = r->pid;
 	snprintf(l->kind, sizeof l->kind, "%s", r->kind);
@@ -282,7 +305,7 @@ struct lease *lease_grant(struct daemon *d, struct request *r, int *fds, size_t 
 	for (size_t i = 0; i < d->nslots; i++) {
 		if (!(l->gpus >> i & 1))
 			continue;
-		int fd = fresh_lock(d, &d->slots[i], err);
+		int fd = fresh_lock(d, &d->slots[i], l, err);
 		if (fd < 0)
 			goto fail;
 		fds[(*nfds)++] = fd;
@@ -311,7 +334,7 @@ fail:
 }
 
 /* Its start time (clock ticks after boot), read by machine/pid.c; 0 when it cannot be read. */
-static unsigned long long proc_start_time(pid_t pid)
+unsigned long long lease_proc_start(pid_t pid)
 {
 	struct pid_stat st;
 	return pid > 0 && pid_stat((unsigned)pid, &st) ? st.start : 0;
@@ -353,7 +376,7 @@ void lease_commit(struct daemon *d, struct conn *c, const struct msg *m)
 	 * says so where it can) or runs as someone else is not named as the holder (leases would
 	 * show, and release aim at, another user's process); the lease still ends with its FIFO. */
 	if (peer_alive(c) == 0 ||
-	    (c->p.pid > 0 && proc_start_time(c->p.pid) && !pid_runs_as((unsigned)c->p.pid, c->p.uid))) {
+	    (c->p.pid > 0 && lease_proc_start(c->p.pid) && !pid_runs_as((unsigned)c->p.pid, c->p.uid))) {
 		conn_log(d, "uid %u: commit of lease %s from pid %d, which has exited or now runs as "
 			 "another user: refused", (unsigned)c->p.uid,
 			 l->id, (int)c->p.pid);
@@ -363,7 +386,7 @@ void lease_commit(struct daemon *d, struct conn *c, const struct msg *m)
 	}
 	uint64_t v;
 	l->pid = c->p.pid;
-	l->start = proc_start_time(c->p.pid);
+	l->start = lease_proc_start(c->p.pid);
 	if (!l->start && msg_get_u64(m, "start", UINT64_MAX, &v))
 		l->start = v; /* /proc hidden from the daemon (hidepid): the process's own word */
 	if (msg_get_u64(m, "bound", INT32_MAX, &v))
@@ -376,11 +399,25 @@ void lease_commit(struct daemon *d, struct conn *c, const struct msg *m)
 	sb_free(&sb);
 }
 
-static void lease_end(struct daemon *d, struct lease *l)
+/* The lock files of GPUs in mask are retired: a descriptor kept on one locks an inode that no
+ * daemon looks at again, so half a lease (the lock without the FIFO) holds nothing. */
+void lease_retire_locks(struct daemon *d, uint64_t mask)
+{
+	char name[128];
+	for (size_t i = 0; i < d->nslots; i++)
+		if (mask >> i & 1) {
+			lease_lock_name(&d->slots[i], name, sizeof name, "");
+			unlinkat(d->dirfd, name, 0);
+		}
+}
+
+void lease_end(struct daemon *d, struct lease *l)
 {
 	char name[64];
-	peer_unwatch(&d->loop, l->fifo);
-	close(l->fifo);
+	if (l->fifo >= 0) {
+		peer_unwatch(&d->loop, l->fifo);
+		close(l->fifo);
+	}
 	l->fifo = -1;
 	if (ensure_dir(d)) {
 		snprintf(name, sizeof name, "lease-%s.fifo", l->id);
@@ -389,6 +426,10 @@ static void lease_end(struct daemon *d, struct lease *l)
 		unlinkat(d->dirfd, name, 0);
 		if (!strcmp(d->state_error_file, name)) /* the record that could not be saved is moot */
 			d->state_error[0] = d->state_error_file[0] = '\0';
+		/* The FIFO is the lease: once its last writer closed, the lease is over even if a
+		 * holder kept the lock descriptor (issue 21: a kept lock blocked the GPU after a
+		 * restart, counted against nobody). */
+		lease_retire_locks(d, l->gpus);
 	}
 	for (size_t i = 0; i < d->nslots; i++)
 		if (d->slots[i].holder == l)
@@ -434,155 +475,14 @@ void leases_reap(struct daemon *d)
 }
 
 /* Whether the current lock file of slot s is locked by someone (true) or not (false). */
-static bool lock_held(struct daemon *d, const struct slot *s)
+bool lease_lock_held(struct daemon *d, const struct slot *s)
 {
 	char name[128];
-	lock_name(s, name, sizeof name, "");
+	lease_lock_name(s, name, sizeof name, "");
 	int fd = openat(d->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return false;
 	bool held = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
 	close(fd); /* drops our probe's lock when we got it */
 	return held;
-}
-
-void lease_probe_unknown(struct daemon *d)
-{
-	d->probe_due = 0;
-	for (size_t i = 0; i < d->nslots; i++) {
-		struct slot *s = &d->slots[i];
-		if (s->held_unknown && !lock_held(d, s)) {
-			s->held_unknown = false;
-			d->sched_due = true;
-			fprintf(stderr, "gpuctl daemon: GPU %u is no longer held\n", s->index);
-		}
-		if (s->held_unknown)
-			d->probe_due = d->now + PROBE_SECONDS;
-	}
-}
-
-/* A record of a previous daemon: its lease lives on if anyone still has its FIFO open. */
-static void recover_one(struct daemon *d, const char *file)
-{
-	char fifo[64];
-	snprintf(fifo, sizeof fifo, "%s.fifo", file);
-	int fd = openat(d->dirfd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	struct stat st;
-	char buf[PROTO_MAX_MSG], why[128];
-	ssize_t n = -1;
-	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid())
-		n = read(fd, buf, sizeof buf);
-	if (fd >= 0)
-		close(fd);
-	struct msg m = {0};
-	struct lease *l = NULL;
-	int r = -1;
-	if (n > 0 && msg_decode(&m, buf, (size_t)n, why, sizeof why) && !strcmp(msg_verb(&m), "lease") &&
-	    msg_get(&m, "id") && strlen(msg_get(&m, "id")) == 16 && msg_get(&m, "token")) {
-		l = xcalloc(1, sizeof *l);
-		l->ev = EV_LEASE;
-		snprintf(l->id, sizeof l->id, "%s", msg_get(&m, "id"));
-		snprintf(l->token, sizeof l->token, "%s", msg_get(&m, "token"));
-		uint64_t v;
-		l->uid = msg_get_u64(&m, "uid", UINT32_MAX, &v) ? (uid_t)v : (uid_t)-1;
-		l->pid = msg_get_u64(&m, "pid", INT32_MAX, &v) ? (pid_t)v : 0;
-		l->bound = msg_get_u64(&m, "bound", INT32_MAX, &v) ? (pid_t)v : 0;
-		l->start = msg_get_u64(&m, "start", UINT64_MAX, &v) ? v : 0;
-		l->since = msg_get_u64(&m, "since", INT64_MAX, &v) ? (time_t)v : 0;
-		l->seq = msg_get_u64(&m, "seq", UINT64_MAX, &v) ? v : 0;
-		snprintf(l->kind, sizeof l->kind, "%s", msg_get(&m, "kind") ? msg_get(&m, "kind") : "run");
-		l->name = msg_get(&m, "name") ? xstrndup(msg_get(&m, "name"), REQ_NAME_MAX) : NULL;
-		l->command = msg_get(&m, "command") ? xstrndup(msg_get(&m, "command"), REQ_COMMAND_MAX) : NULL;
-		for (size_t i = 1; i < m.nlines; i++)
-			for (size_t k = 0; k < d->nslots; k++)
-				if (!strcmp(m.lines[i].w[0], "gpu") && m.lines[i].nwords > 1 &&
-				    !strcmp(m.lines[i].w[1], d->slots[k].uuid))
-					l->gpus |= 1ULL << k;
-		/* Reopen the read end, then open and close a writer once: from then on POLLHUP
-		 * means no writer is left (an O_NONBLOCK reader sees no hang-up before a writer). */
-		l->fifo = openat(d->dirfd, fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
-		if (l->fifo >= 0 && fstat(l->fifo, &st) == 0 && S_ISFIFO(st.st_mode) &&
-		    st.st_uid == geteuid() && (r = openat(d->dirfd, fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) >= 0) {
-			close(r);
-			struct pollfd p = {.fd = l->fifo, .events = POLLIN};
-			r = poll(&p, 1, 0) == 1 && (p.revents & POLLHUP) ? -1 : 0;
-		} else {
-			r = -1;
-		}
-	}
-	msg_free(&m);
-	if (r == 0 && l->gpus) {
-		lease_add(d, l);
-		return;
-	}
-	if (l && l->fifo >= 0)
-		close(l->fifo);
-	lease_free(l);
-	unlinkat(d->dirfd, file, 0);
-	unlinkat(d->dirfd, fifo, 0);
-}
-
-void leases_recover(struct daemon *d)
-{
-	int dfd = dup(d->dirfd);
-	DIR *dir = dfd >= 0 ? fdopendir(dfd) : NULL;
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-	for (struct dirent *e; dir && (e = readdir(dir));) {
-		const char *s = e->d_name;
-		size_t len = strlen(s);
-		if (!strncmp(s, "lease-", 6) && len == 22)
-			;
-		else if ((len > 4 && !strcmp(s + len - 4, ".tmp")) || (len > 4 && !strcmp(s + len - 4, ".new")))
-			; /* half-written files of a daemon that died: removed below */
-		else if (!strncmp(s, "lease-", 6) && len == 27 && !strcmp(s + 22, ".fifo"))
-			continue; /* handled with its record */
-		else
-			continue;
-		names = grow_array(names, &cap, n + 1, sizeof *names);
-		names[n++] = xstrdup(s);
-	}
-	if (dir)
-		closedir(dir);
-	else if (dfd >= 0)
-		close(dfd);
-	for (size_t i = 0; i < n; i++) {
-		if (!strncmp(names[i], "lease-", 6) && strlen(names[i]) == 22)
-			recover_one(d, names[i]);
-		else
-			unlinkat(d->dirfd, names[i], 0);
-		free(names[i]);
-	}
-	free(names);
-	/* FIFOs whose record is gone belong to no lease. */
-	dfd = dup(d->dirfd);
-	dir = dfd >= 0 ? fdopendir(dfd) : NULL;
-	for (struct dirent *e; dir && (e = readdir(dir));) {
-		size_t len = strlen(e->d_name);
-		if (strncmp(e->d_name, "lease-", 6) || len != 27 || strcmp(e->d_name + 22, ".fifo"))
-			continue;
-		bool known = false;
-		for (size_t i = 0; i < d->nleases; i++)
-			known |= !strncmp(d->leases[i]->id, e->d_name + 6, 16);
-		if (!known)
-			unlinkat(d->dirfd, e->d_name, 0);
-	}
-	if (dir)
-		closedir(dir);
-	else if (dfd >= 0)
-		close(dfd);
-	size_t unknown = 0;
-	for (size_t i = 0; i < d->nslots; i++) {
-		struct slot *s = &d->slots[i];
-		if (!s->holder && lock_held(d, s)) {
-			s->held_unknown = true;
-			unknown++;
-		}
-	}
-	if (unknown)
-		d->probe_due = d->now + PROBE_SECONDS;
-	if (d->nleases || unknown)
-		fprintf(stderr, "gpuctl daemon: recovered %zu live lease%s; %zu GPU%s held by processes "
-			"no record accounts for\n", d->nleases, d->nleases == 1 ? "" : "s", unknown,
-			unknown == 1 ? "" : "s");
 }
