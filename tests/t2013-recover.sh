@@ -8,24 +8,35 @@
 # the one who must not get those GPUs.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 24
+plan 26
 H=$MACHINES/h100x8.machine
 use_machine "$H"
 daemon_setup
 if ! can_switch; then
-	skip "recovery" "needs root and setpriv to act as a second user" 24
+	skip "recovery" "needs root and setpriv to act as a second user" 26
 	exit 0
 fi
 printf '[daemon]\nmax_gpus_per_user = 2\n' >"$TMP/daemon.conf"
-daemon_start
-ST=$DRUN/state
 WL=$B/workload
 U=($(awk '/^uuid = GPU/{print $3}' "$H"))
+found_of() { "$GPUCTL" leases --json | jq -r --arg u "$1" \
+	'[.leases[] | select(.kind == "found" and .gpus[0].uuid == $u) | "\(.user) \(.pid)"] | join(",")'; }
+# A process that never asked gpuctl runs on GPU 2 before the daemon's first start: nobody's lease
+# (only a daemon whose state was lost takes the processes on a GPU for leases' jobs).
+mkfifo "$TMP/go-stray"
+as_nobody env CUDA_VISIBLE_DEVICES="${U[2]}" "$WL" --tag stray --until "$TMP/go-stray" &
+stray=$!
+await_line '^ready [0-9]+$' "$WORKLOAD_READY"
+daemon_start
+ST=$DRUN/state
+check_eq "first start: a process already on GPU 2 is no found lease" "" "$(found_of "${U[2]}")"
+check_exit "... and GPU 2 goes to --ignore-usage as before" 0 "$GPUCTL" run -q -g 2 --ignore-usage -- true
+echo go >"$TMP/go-stray"
+wait $stray
+: >"$WORKLOAD_READY"
 mkfifo -m 666 "$TMP/go4" "$TMP/go5" "$TMP/go6" "$TMP/go7" "$TMP/go8"
 : >"$TMP/kept"; chmod 666 "$TMP/kept"
 restart() { daemon_stop; daemon_start; }
-found_of() { "$GPUCTL" leases --json | jq -r --arg u "$1" \
-	'[.leases[] | select(.kind == "found" and .gpus[0].uuid == $u) | "\(.user) \(.pid)"] | join(",")'; }
 
 # Item 4. nobody's job closes its FIFO and keeps the lock descriptor (the attack), then waits.
 as_nobody "$GPUCTL" run -q -g 4 --ignore-usage -- python3 -c '

@@ -142,6 +142,7 @@ static bool lock_socket(struct daemon *d, struct gpu_error *err)
 		return false;
 	}
 	char *lock = xasprintf("%s.lock", d->socket_path);
+	d->socket_used = access(lock, F_OK) == 0;
 	d->socklockfd = open(lock, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	bool locked = d->socklockfd >= 0 && flock(d->socklockfd, LOCK_EX | LOCK_NB) == 0;
 	int e = errno;

@@ -153,6 +153,9 @@ struct daemon {
 	int dirfd;
 	int lockfd;                     /* flock on STATE/daemon.lock: one daemon per state */
 	int socklockfd;                 /* flock on SOCKET.lock: one daemon per socket */
+	bool socket_used;               /* SOCKET.lock was there: a daemon served this socket before */
+	bool state_lost;                /* ... and STATE/daemon.lock was not: its state was removed
+					 * (recover.c then trusts NVML's processes as leases) */
 	struct gpu_set *set;
 	size_t nslots;
 	struct slot slots[GPU_MAX];

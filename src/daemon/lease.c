@@ -93,6 +93,12 @@ bool lease_state_dir_open(struct daemon *d, struct gpu_error *err)
 {
 	if (!open_dir(d, err))
 		return false;
+	/* A socket served before whose state directory holds no daemon.lock: the state was removed
+	 * (a wipe, a cleaner) while its leases' jobs may still run: recover.c looks at the GPUs. */
+	/* STATE/lost: written while leases found that way live, so a restart meanwhile still
+	 * trusts NVML about them (found leases have no records). */
+	d->state_lost = (d->socket_used && faccessat(d->dirfd, "daemon.lock", F_OK, 0) != 0) ||
+			faccessat(d->dirfd, "lost", F_OK, 0) == 0;
 	d->lockfd = openat(d->dirfd, "daemon.lock", O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (d->lockfd < 0 || flock(d->lockfd, LOCK_EX | LOCK_NB) != 0) {
 		err->code = EXIT_FAIL;

@@ -38,6 +38,20 @@ static bool any_found(const struct daemon *d)
 	return false;
 }
 
+/* STATE/lost says the state was lost and leases were found on GPUs by their processes: kept
+ * while any found lease lives (they have no records), so a daemon restarted meanwhile finds them
+ * again; removed with the last. */
+static void state_found(struct daemon *d, bool lost)
+{
+	if (lost && d->state_lost) {
+		static const char note[] = "state lost: leases found by their processes on the GPUs\n";
+		daemon_write_state(d, "lost", note, sizeof note - 1);
+	} else if (!lost && d->state_lost) {
+		unlinkat(d->dirfd, "lost", 0);
+		d->state_lost = false;
+	}
+}
+
 void lease_probe_unknown(struct daemon *d)
 {
 	d->probe_due = 0;
@@ -61,6 +75,8 @@ void lease_probe_unknown(struct daemon *d)
 	}
 	if (any_found(d))
 		d->probe_due = d->now + PROBE_SECONDS;
+	else
+		state_found(d, false);
 	for (size_t i = 0; i < d->nslots; i++) {
 		struct slot *s = &d->slots[i];
 		if (s->held_unknown && !lease_lock_held(d, s)) {
@@ -178,7 +194,10 @@ static bool found_lease(struct daemon *d, size_t i, bool locked)
 	l->found = true;
 	l->uid = (uid_t)-1;
 	bool named = locked && lock_says(d, &d->slots[i], l);
-	const struct gpu_proc *p = proc_on(d, i, named ? l->uid : (uid_t)-1);
+	/* A process on the GPU is a lease's job only where the state was lost (d->state_lost): on
+	 * a first start (a private daemon, a boot) the processes already there are nobody's lease,
+	 * and usage rules (--ignore-usage, max_util) decide about them as before. */
+	const struct gpu_proc *p = named || d->state_lost ? proc_on(d, i, named ? l->uid : (uid_t)-1) : NULL;
 	if (!named && p)
 		l->uid = p->uid;
 	if (!named && !p) {
@@ -277,6 +296,7 @@ void leases_recover(struct daemon *d)
 			unknown++;
 		}
 	}
+	state_found(d, found > 0);
 	if (unknown || found)
 		d->probe_due = d->now + PROBE_SECONDS;
 	if (recovered || found || unknown)
