@@ -274,8 +274,8 @@ void queue_served(struct daemon *d, uid_t uid);
 void queue_lapsed(struct daemon *d, uid_t uid);
 /* The seconds uid's heads have kept free GPUs idle, bounded by head_reserve: a user's, not a
  * request's (a request cancelled and made again, or the user's next one, would start afresh and
- * keep them idle for ever). Forgotten once a head of uid's runs, or after head_reserve in which
- * none of uid's kept any (the others had them as long). queue_reserve_add adds secs; ran: a
+ * keep them idle for ever). Forgotten once a head of uid's runs, or after three times
+ * head_reserve (30 s at least) in which none of uid's kept any. queue_reserve_add adds secs; ran: a
  * head of uid's got the GPUs it kept. */
 double queue_reserved(struct daemon *d, uid_t uid);
 void queue_reserve_add(struct daemon *d, uid_t uid, double secs, bool ran);

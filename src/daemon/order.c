@@ -74,12 +74,23 @@ void queue_lapsed(struct daemon *d, uid_t uid)
 	s->backoff_until = d->now + d->conf.offer_timeout * (double)(1u << s->lapses);
 }
 
+/* How long a user must keep nothing idle before its heads' time is forgotten: three times
+ * head_reserve, at least RESERVE_MEMORY_MIN. Longer than head_reserve itself, so that pausing
+ * as long as one reserved and asking again idles the GPUs a quarter of the time at most, not
+ * half; and never so short that the moment between cancelling and asking again forgets it. */
+#define RESERVE_MEMORY_MIN 30.0
+static double reserve_memory(const struct daemon *d)
+{
+	double m = 3 * d->conf.head_reserve;
+	return m > RESERVE_MEMORY_MIN ? m : RESERVE_MEMORY_MIN;
+}
+
 double queue_reserved(struct daemon *d, uid_t uid)
 {
 	for (size_t k = 0; k < d->nserved; k++)
 		if (d->served[k].uid == uid) {
 			struct served *s = &d->served[k];
-			if (s->reserve_end && d->now - s->reserve_end > d->conf.head_reserve)
+			if (s->reserve_end && d->now - s->reserve_end > reserve_memory(d))
 				s->reserved = 0;
 			return s->reserved;
 		}
