@@ -515,22 +515,31 @@ static int by_id(const void *a, const void *b)
 }
 
 /* By id: the directory lists them in its hash order. The ids are sorted, then each record
- * moved once (sorting the records themselves moved several hundred bytes per comparison). */
-static void sort_jobs(struct job **jobs, size_t n)
+ * moved once, in place, cycle by cycle (sorting the records themselves moved several hundred
+ * bytes per comparison; a second array of them cost fresh pages). */
+static void sort_jobs(struct job *jobs, size_t n)
 {
 	struct id_ix *ix = xmalloc(n * sizeof *ix);
 	bool sorted = true;
 	for (size_t i = 0; i < n; i++) {
-		ix[i] = (struct id_ix){(*jobs)[i].id, i};
+		ix[i] = (struct id_ix){jobs[i].id, i};
 		sorted &= !i || ix[i - 1].id < ix[i].id;
 	}
-	if (!sorted) {
+	if (!sorted)
 		qsort(ix, n, sizeof *ix, by_id);
-		struct job *out = xmalloc(n * sizeof *out);
-		for (size_t i = 0; i < n; i++)
-			out[i] = (*jobs)[ix[i].at];
-		free(*jobs);
-		*jobs = out;
+	for (size_t i = 0; !sorted && i < n; i++) {
+		if (ix[i].at == SIZE_MAX || ix[i].at == i)
+			continue;
+		struct job first = jobs[i];   /* place i takes jobs[ix[i].at], and so on round */
+		size_t to = i;
+		while (ix[to].at != i) {
+			size_t from = ix[to].at;
+			jobs[to] = jobs[from];
+			ix[to].at = SIZE_MAX;
+			to = from;
+		}
+		jobs[to] = first;
+		ix[to].at = SIZE_MAX;
 	}
 	free(ix);
 }
@@ -569,7 +578,7 @@ size_t job_load_all(int dirfd, struct job **jobs)
 	free(buf);
 	closedir(dir);
 	if (n)
-		sort_jobs(jobs, n);
+		sort_jobs(*jobs, n);
 	return n;
 }
 
