@@ -186,8 +186,8 @@ static void take_uuids(char (**list)[96], size_t *n, const struct msg_line *l)
 	}
 }
 
-/* The keys a record holds, looked up once per line (a chain of strcmp per line was a tenth of
- * `jobs`' time with a thousand records). K_NUM and up are plain numbers, with their bounds. */
+/* The keys a record holds, looked up once per line (a chain of up to 30 strcmp per line made
+ * strcmp 7% of `jobs`' samples with a thousand records). K_NUM and up are plain numbers. */
 enum key {
 	K_AFTER, K_GPUS, K_CAND, K_UUIDS, K_NAME, K_COMMAND, K_CWD, K_LOG, K_REASON, K_WARNING,
 	K_NODE, K_SSTATE, K_STATE, K_BOOT, K_LEASE, K_TICKET, K_PID,
@@ -353,12 +353,9 @@ bool job_decode(struct job *j, const char *buf, size_t len, char *why, size_t wh
  * geteuid calls were a thousand system calls per `jobs`). */
 static uid_t euid(void)
 {
-	static uid_t u = (uid_t)-1;
-	static bool known;
-	if (!known) {
+	static uid_t u = (uid_t)-1;   /* never a process's: the kernel keeps it for "unchanged" */
+	if (u == (uid_t)-1)
 		u = geteuid();
-		known = true;
-	}
 	return u;
 }
 
