@@ -4,7 +4,8 @@
  * details. The parts are in tui-*.c (tui.h has the map). Here: the options, and one loop that
  * sleeps in ppoll on the terminal, the pidfds of processes being signalled and the signals
  * (INT, TERM, HUP: quit cleanly; WINCH: resize), until the next refresh is due. A refresh reads
- * only the NVML groups the layout shows, /proc once per process, and asks the daemon for its list
+ * only the NVML groups the layout shows, /proc once per process (the stat files only of the rows
+ * on screen, unless the order needs them all), and asks the daemon for its list
  * once; the answer is awaited in the same ppoll, never in a blocking call: a daemon that accepts
  * but does not answer leaves the screen live and q / Ctrl-C prompt, and is asked again only
  * after LEASE_RETRY_SECONDS. */
@@ -122,6 +123,9 @@ static void draw(struct top *t)
 	struct tui_frame f;
 	t->v.now = now_mono();
 	tui_layout(&t->L, t->scr.rows, t->scr.cols, &t->m, &t->v);
+	/* The stat files of the rows on screen (and of a process a question is about): the
+	 * refresh read the others' only when the order needs them. */
+	tui_model_stats(&t->m, t->v.proc_top, (size_t)tui_proc_rows(&t->L), t->v.act_pid);
 	tui_frame_init(&f, t->scr.rows, t->scr.cols, t->v.utf8);
 	tui_render(&f, &t->L, &t->m, &t->v);
 	tui_screen_draw(&t->scr, &f);

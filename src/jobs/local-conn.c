@@ -156,12 +156,19 @@ void jobctx_free(struct jobctx *x)
 	*x = (struct jobctx){.dirfd = -1};
 }
 
+/* The records are by id (job_load_all sorts them): halving, since `jobs` looks up every queued
+ * job the daemon lists (a scan made that quadratic in the records). */
 struct job *jobctx_find(struct jobctx *x, uint64_t id)
 {
-	for (size_t i = 0; i < x->n; i++)
-		if (x->jobs[i].id == id)
-			return &x->jobs[i];
-	return NULL;
+	size_t lo = 0, hi = x->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (x->jobs[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < x->n && x->jobs[lo].id == id ? &x->jobs[lo] : NULL;
 }
 
 bool job_label_id(const char *label, uint64_t *id)

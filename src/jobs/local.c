@@ -61,16 +61,17 @@ static bool from_daemon(struct jobs_of *s, bool all, struct gpu_error *err)
 	struct leaseview v;
 	struct gpu_set *set = NULL;
 	uint64_t id;
+	uid_t me = geteuid();
 	if (!leaseview_load(&v, err))
 		return false;
 	for (size_t i = 0; i < v.nqueue; i++) {
 		const struct waiter_info *w = &v.queue[i];
 		if (strcmp(w->kind, "job") || !job_label_id(w->name, &id))
 			continue;
-		struct job *mine = w->uid == geteuid() ? jobctx_find(&s->x, id) : NULL;
+		struct job *mine = w->uid == me ? jobctx_find(&s->x, id) : NULL;
 		if (mine) {
 			mine->position = w->position;
-		} else if (all && w->uid != geteuid()) {
+		} else if (all && w->uid != me) {
 			s->others = xrealloc(s->others, (s->nothers + 1) * sizeof *s->others);
 			struct job *j = &s->others[s->nothers++];
 			const char *sp = strchr(w->name, ' ');
@@ -83,7 +84,7 @@ static bool from_daemon(struct jobs_of *s, bool all, struct gpu_error *err)
 	}
 	for (size_t i = 0; all && i < v.nleases; i++) {
 		const struct lease_info *l = &v.leases[i];
-		if (strcmp(l->kind, "job") || l->uid == geteuid() || !job_label_id(l->name, &id))
+		if (strcmp(l->kind, "job") || l->uid == me || !job_label_id(l->name, &id))
 			continue;
 		struct gpu_error nvml = {0};
 		if (!set)

@@ -19,8 +19,9 @@
  * Memory is what a big machine costs (10,000 processes): an entry is 40 bytes and the texts live
  * in 64 KiB chunks, compacted when more than half of them is garbage. The Slurm job of each
  * process (its cgroup, read once while it is the same process) lives in an array beside the
- * entries, made only on a machine that runs Slurm jobs; the stats in another (40 bytes an
- * entry), made only when a refresh asks for them. */
+ * entries, made only on a machine that runs Slurm jobs; the stats in another (48 bytes an
+ * entry), made only when a refresh asks for them, or a lookup asks for one process's (top reads
+ * the stat files of the rows it shows only, unless it sorts by them). */
 #include "machine/pid.h"
 #include "machine/proc.h"
 #include "machine/slurm.h"
@@ -55,12 +56,13 @@ struct proc_ent {            /* 40 bytes */
 	unsigned gen;           /* the last refresh that asked for it */
 };
 
-struct stat_ent {           /* beside a proc_ent: /proc/PID/stat at its last refresh */
+struct stat_ent {           /* beside a proc_ent: /proc/PID/stat when last read */
 	unsigned long long start, cpu;  /* clock ticks; start 0: not read */
 	unsigned long rss;      /* pages */
 	int ppid;
 	uint32_t cpu_ms;        /* when cpu was read (cache clock) */
 	float cpu_pct;          /* since the reading before, when cpu_valid */
+	unsigned gen;           /* the refresh it was read in (proc_lookup_stats reads it once) */
 	bool cpu_valid;
 	char state;
 };
@@ -220,7 +222,7 @@ void proc_cache_begin(struct proc_cache *pc)
 	pc->gen++;
 	pc->nseen = 0;
 	pc->now_ms = (uint32_t)((now_mono() - pc->start) * 1000);
-	if (pc->stats) {
+	if (pc->stats || pc->st) {   /* pc->st: proc_lookup_stats may read some */
 		struct timespec ts;   /* start times count from boot, suspend included */
 		clock_gettime(CLOCK_BOOTTIME, &ts);
 		pc->boot_now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
@@ -352,21 +354,22 @@ void proc_cache_stats(struct proc_cache *pc, bool on)
 	}
 }
 
-/* Parent, start, CPU and memory from /proc/PID/stat; CPU use since the previous refresh when it
- * read the same process (the same start time: a pid given to a new process starts afresh). */
-static void read_stats(struct proc_cache *pc, struct proc_ent *e)
+/* Parent, start, CPU and memory from /proc/PID/stat, at now_ms (cache clock); CPU use since the
+ * reading before when it read the same process (the same start time: a pid given to a new
+ * process starts afresh). */
+static void read_stats(struct proc_cache *pc, struct proc_ent *e, uint32_t now_ms)
 {
 	struct stat_ent *s = &pc->st[e - pc->ents];
 	struct pid_stat ps;
 	if (!pid_stat(e->pid, &ps)) {
-		*s = (struct stat_ent){0};
+		*s = (struct stat_ent){.gen = pc->gen};
 		return;
 	}
-	bool same = s->start == ps.start && ps.cpu >= s->cpu && pc->now_ms > s->cpu_ms;
+	bool same = s->start == ps.start && ps.cpu >= s->cpu && now_ms > s->cpu_ms;
 	float pct = same ? (float)((double)(ps.cpu - s->cpu) * pc->tick * 1000.0 /
-				   (double)(pc->now_ms - s->cpu_ms) * 100.0) : 0;
+				   (double)(now_ms - s->cpu_ms) * 100.0) : 0;
 	*s = (struct stat_ent){.start = ps.start, .cpu = ps.cpu, .rss = ps.rss, .ppid = ps.ppid,
-			       .cpu_ms = pc->now_ms, .cpu_pct = pct, .cpu_valid = same,
+			       .cpu_ms = now_ms, .cpu_pct = pct, .gen = pc->gen, .cpu_valid = same,
 			       .state = ps.state};
 }
 
@@ -411,7 +414,35 @@ static void refresh_ent(struct proc_cache *pc, struct proc_ent *e)
 	if (!same || (int32_t)(pc->now_ms - e->reread_ms) >= 0)
 		read_text(pc, e);
 	if (pc->stats)
-		read_stats(pc, e);
+		read_stats(pc, e, pc->now_ms);
+}
+
+static struct proc_ent *find_ent(const struct proc_cache *pc, unsigned pid)
+{
+	for (size_t h = pc->nslots ? hash(pid) & (pc->nslots - 1) : 0; pc->nslots && pc->slots[h];
+	     h = (h + 1) & (pc->nslots - 1))
+		if (pc->ents[pc->slots[h] - 1].pid == pid)
+			return &pc->ents[pc->slots[h] - 1];
+	return NULL;
+}
+
+/* The stats part of a lookup's answer, when this refresh read them. */
+static void stats_out(const struct proc_cache *pc, const struct proc_ent *e, struct proc_info *out)
+{
+	const struct stat_ent *s = pc->st ? &pc->st[e - pc->ents] : NULL;
+	if (s && out->found && s->start && s->gen == pc->gen) {
+		out->stat_valid = true;
+		out->state = s->state;
+		out->ppid = s->ppid;
+		out->start = s->start;
+		out->cpu_time = (double)s->cpu * pc->tick;
+		out->rss = (uint64_t)s->rss * pc->page;
+		out->elapsed = pc->boot_now - (double)s->start * pc->tick;
+		if (out->elapsed < 0)
+			out->elapsed = 0;
+		out->cpu_valid = s->cpu_valid;
+		out->cpu_pct = s->cpu_pct;
+	}
 }
 
 void proc_lookup(struct proc_cache *pc, unsigned pid, struct proc_info *out)
@@ -458,18 +489,22 @@ void proc_lookup(struct proc_cache *pc, unsigned pid, struct proc_info *out)
 	*out = (struct proc_info){.pid = pid, .found = found, .uid = e->uid, .slurm_job = job,
 				  .user = found ? proc_user_name(pc, e->uid) : NULL,
 				  .cmdline = e->text, .name = e->text ? e->text + e->name_off : NULL};
-	const struct stat_ent *s = pc->st ? &pc->st[e - pc->ents] : NULL;
-	if (pc->stats && found && s->start) {
-		out->stat_valid = true;
-		out->state = s->state;
-		out->ppid = s->ppid;
-		out->start = s->start;
-		out->cpu_time = (double)s->cpu * pc->tick;
-		out->rss = (uint64_t)s->rss * pc->page;
-		out->elapsed = pc->boot_now - (double)s->start * pc->tick;
-		if (out->elapsed < 0)
-			out->elapsed = 0;
-		out->cpu_valid = s->cpu_valid;
-		out->cpu_pct = s->cpu_pct;
+	stats_out(pc, e, out);
+}
+
+void proc_lookup_stats(struct proc_cache *pc, unsigned pid, struct proc_info *out)
+{
+	if (!pc->st) {
+		bool on = pc->stats;
+		proc_cache_stats(pc, true);   /* the array and the clock's units, not the mode */
+		pc->stats = on;
 	}
+	proc_lookup(pc, pid, out);
+	struct proc_ent *e = find_ent(pc, pid);
+	if (!e || !out->found || pc->st[e - pc->ents].gen == pc->gen)
+		return;
+	/* Read now, perhaps well after the refresh began (a row scrolled into view): CPU use is
+	 * reckoned from this moment. */
+	read_stats(pc, e, (uint32_t)((now_mono() - pc->start) * 1000));
+	stats_out(pc, e, out);
 }

@@ -226,7 +226,9 @@ void tui_layout(struct tui_layout *L, int rows, int cols, const struct tui_model
 		struct tui_view *v)
 {
 	free(L->cards);
-	*L = (struct tui_layout){.rows = rows, .cols = cols};
+	*L = (struct tui_layout){.rows = rows, .cols = cols,
+				 .all_stats = v->tree || v->sort == COL_CPU || v->sort == COL_RSS ||
+					      v->sort == COL_TIME};
 	if (rows < TUI_MIN_ROWS || cols < TUI_MIN_COLS) {
 		L->too_small = true;
 		return;
@@ -284,10 +286,10 @@ int tui_proc_rows(const struct tui_layout *L)
 
 unsigned tui_refresh_needs(const struct tui_layout *L)
 {
-	/* Always: the process lists with their samples and /proc stats, the clock event reasons
+	/* Always: the process lists with their samples, the clock event reasons
 	 * (a throttled GPU is marked at every level) and the static facts (read once). */
-	unsigned what = REFRESH_PROCS | REFRESH_PROC_UTIL | REFRESH_PROC_STATS | REFRESH_PERF |
-			REFRESH_STATIC;
+	unsigned what = REFRESH_PROCS | REFRESH_PROC_UTIL | REFRESH_PERF | REFRESH_STATIC |
+			(L->all_stats ? REFRESH_PROC_STATS : 0);
 	for (int c = 0; c < L->ncards; c++)
 		if (L->cards[c].h && L->cards[c].level >= 2)
 			what |= REFRESH_FAN | REFRESH_CLOCKS | REFRESH_ENGINES | REFRESH_PCIE;

@@ -418,3 +418,30 @@ const struct gpu *tui_focus_gpu(const struct tui_model *m, const struct tui_view
 	const struct tui_row *r = tui_selected(m, v);
 	return r ? r->g : NULL;
 }
+
+/* A row's /proc stats, read now if its refresh did not (a row shown: tui_model_stats). */
+static void row_stats(struct tui_model *m, struct tui_row *r)
+{
+	if (r->stat_valid || !r->uid_valid || !m->set->pc)
+		return;
+	struct proc_info pi;
+	proc_lookup_stats(m->set->pc, r->pid, &pi);
+	if (!pi.stat_valid)
+		return;
+	r->stat_valid = true;
+	r->ppid = pi.ppid;
+	r->start = pi.start;
+	r->cpu_valid = pi.cpu_valid;
+	r->cpu_pct = pi.cpu_pct;
+	r->elapsed = pi.elapsed;
+	r->rss = pi.rss;
+}
+
+void tui_model_stats(struct tui_model *m, size_t from, size_t n, unsigned pid)
+{
+	for (size_t i = from; i < m->nshown && i - from < n; i++)
+		row_stats(m, &m->rows[m->shown[i]]);
+	for (size_t i = 0; pid && i < m->nrows; i++)
+		if (m->rows[i].pid == pid)
+			row_stats(m, &m->rows[i]);
+}

@@ -12,7 +12,10 @@
  *              details
  *   draw.c     the frame on the terminal through curses (curses.c loads ncurses)
  * A frame is drawn from the model and the view alone, so a key that changes the view redraws
- * without touching NVML or /proc, and a frame that did not change sends nothing. */
+ * without touching NVML, and /proc only for the stat files of rows it newly shows (a refresh
+ * reads those of the rows on screen only, unless the order needs them all: tui_model_stats);
+ * a frame that did not change sends nothing. Where top's CPU goes is the refresh's reads of
+ * /proc and NVML, not the drawing (bench/top.sh). */
 #ifndef GPUCTL_TUI_H
 #define GPUCTL_TUI_H
 
@@ -147,6 +150,11 @@ void tui_model_update(struct tui_model *m, const struct leaseview *lv, bool pcie
 		      time_t now, double mono);
 /* m->shown from m->rows as v asks: filters, sort, tree; the selection follows its process. */
 void tui_model_order(struct tui_model *m, struct tui_view *v);
+/* The /proc stats (host CPU, RSS, run time, start) of the n rows shown from the from'th, and of
+ * pid's rows (a process a confirmation is about), where the refresh did not read them: a refresh
+ * reads every process's stat file only when the view sorts or builds its tree by them (the
+ * layout's all_stats), since with a thousand processes those reads were most of top's CPU. */
+void tui_model_stats(struct tui_model *m, size_t from, size_t n, unsigned pid);
 /* Whether the PCIe throughput is due: NVML measures it for 20 ms per direction and GPU, so it
  * is read at most every 0.4 s per GPU shown (so at most a tenth of the time is spent on it). */
 bool tui_pcie_due(const struct tui_model *m, double delay, double mono);
@@ -228,13 +236,15 @@ struct tui_layout {
 	int footer_y;
 	int ncols;
 	struct tui_colspec colspec[COL_N];
+	bool all_stats;              /* the order needs every process's /proc stats (sort, tree) */
 };
 
 enum { TUI_MIN_ROWS = 10, TUI_MIN_COLS = 40 };
 void tui_layout(struct tui_layout *L, int rows, int cols, const struct tui_model *m,
 		struct tui_view *v);
 void tui_layout_free(struct tui_layout *L);
-/* The REFRESH_* groups the layout shows (besides the base every refresh reads). */
+/* The REFRESH_* groups the layout shows (besides the base every refresh reads); the /proc stats
+ * only when all_stats (else tui_model_stats reads those of the rows shown). */
 unsigned tui_refresh_needs(const struct tui_layout *L);
 /* Process rows that fit the pane. */
 int tui_proc_rows(const struct tui_layout *L);

@@ -1,11 +1,14 @@
 /* test_jobs.c: the parsers of detached jobs: `submit --file` lines, lists of job ids (--after and
  * the commands' arguments), the spec file (arguments and environment), the record (a round trip
- * with hostile text, refusals), and the id in a job's label in the daemon's lists. */
+ * with hostile text, refusals), the id in a job's label in the daemon's lists, and a directory
+ * of records loaded by id. */
 #include "jobs/backend.h"
 #include "jobs/local-conn.h"
 #include "tap.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 /* The lines jobfile_parse keeps, as "LINENO:TEXT|...", or "error: WHY". */
 static const char *lines_of(const char *text, size_t len)
@@ -189,10 +192,48 @@ static void test_record(void)
 	CHECK(job_final(JOB_CANCELLED) && !job_final(JOB_RUNNING));
 }
 
+/* A directory of records: loaded by id whatever the directory's order, names that are not a
+ * record's own ("007.job", "x.job") left out; found by id. */
+static void test_dir(void)
+{
+	char dir[] = "/tmp/gpuctl-jobs-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	static const uint64_t ids[] = {7, 3, 12, 1, 9, 5, 2, 40, 11};
+	struct gpu_error err = {0};
+	for (size_t i = 0; i < ARRAY_SIZE(ids); i++) {
+		struct job j = {.id = ids[i], .uid = geteuid(), .exit_code = -1, .max_util = -1,
+				.prefer = -1, .command = (char *)"true"};
+		snprintf(j.boot, sizeof j.boot, "b");
+		CHECK(job_write(fd, &j, &err));
+	}
+	CHECK(symlinkat("7.job", fd, "007.job") == 0 && symlinkat("7.job", fd, "x.job") == 0);
+	struct job *jobs;
+	size_t n = job_load_all(fd, &jobs);
+	bool by_id = n == ARRAY_SIZE(ids);
+	for (size_t i = 1; by_id && i < n; i++)
+		by_id = jobs[i - 1].id < jobs[i].id;
+	CHECK(by_id && jobs[0].id == 1 && jobs[n - 1].id == 40);
+	struct jobctx x = {.dirfd = -1, .jobs = jobs, .n = n};
+	CHECK(jobctx_find(&x, 9) && jobctx_find(&x, 9)->id == 9 && jobctx_find(&x, 1) == &jobs[0]);
+	CHECK(!jobctx_find(&x, 4) && !jobctx_find(&x, 41) && !jobctx_find(&x, 0));
+	jobs_free(jobs, n);
+	for (size_t i = 0; i < ARRAY_SIZE(ids); i++) {
+		char name[32];
+		snprintf(name, sizeof name, "%llu.job", (unsigned long long)ids[i]);
+		unlinkat(fd, name, 0);
+	}
+	unlinkat(fd, "007.job", 0);
+	unlinkat(fd, "x.job", 0);
+	close(fd);
+	CHECK(rmdir(dir) == 0);
+}
+
 void test_jobs(void)
 {
 	test_jobfile();
 	test_ids();
 	test_spec();
 	test_record();
+	test_dir();
 }

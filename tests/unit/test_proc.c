@@ -1,6 +1,6 @@
 /* test_proc.c: the /proc cache (src/machine/proc.c): what it reads, that a process still the same is not
- * read again across refreshes, that one gone is seen gone, and that texts survive the
- * compaction of their chunks. */
+ * read again across refreshes, that one gone is seen gone, that texts survive the compaction of
+ * their chunks, and one process's stats read on demand. */
 #include "machine/proc.h"
 #include "tap.h"
 #include "base/util.h"
@@ -104,5 +104,27 @@ void test_proc(void)
 	waitpid(p, NULL, 0);
 	free(want);
 	free(argv0);
+	proc_cache_free(pc);
+
+	/* Stats off for the refresh, one process's read on demand (top's rows on screen): the
+	 * lookups that follow in the same refresh have them; the next refresh has none until asked,
+	 * and then the CPU use since that reading. */
+	pc = proc_cache_new();
+	proc_cache_begin(pc);
+	proc_lookup(pc, (unsigned)getpid(), &me);
+	CHECK(me.found && !me.stat_valid);
+	proc_lookup_stats(pc, (unsigned)getpid(), &me);
+	CHECK(me.stat_valid && me.start > 0 && me.rss > 0 && !me.cpu_valid);
+	proc_lookup(pc, (unsigned)getpid(), &me);
+	CHECK(me.stat_valid);
+	proc_cache_end(pc);
+	struct timespec pause = {0, 20000000};
+	nanosleep(&pause, NULL);
+	proc_cache_begin(pc);
+	proc_lookup(pc, (unsigned)getpid(), &me);
+	CHECK(me.found && !me.stat_valid);
+	proc_lookup_stats(pc, (unsigned)getpid(), &me);
+	CHECK(me.stat_valid && me.cpu_valid && me.cpu_pct >= 0);
+	proc_cache_end(pc);
 	proc_cache_free(pc);
 }

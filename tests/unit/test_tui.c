@@ -226,11 +226,21 @@ static void test_layout(void)
 		cmd |= L.colspec[i].col == COL_CMD && L.colspec[i].w >= 20;
 	}
 	CHECK(end <= 80 && cmd);
-	/* At 80 columns only the base and what every level shows is read. */
+	/* At 80 columns only the base and what every level shows is read; every process's /proc
+	 * stats only for an order that needs them (the rows shown read theirs: tui_model_stats). */
 	unsigned need = tui_refresh_needs(&L);
-	CHECK((need & REFRESH_PROC_STATS) && (need & REFRESH_PERF) && !(need & REFRESH_FAN) &&
-	      !(need & REFRESH_PCIE));
+	CHECK(!(need & REFRESH_PROC_STATS) && (need & REFRESH_PERF) && !(need & REFRESH_FAN) &&
+	      !(need & REFRESH_PCIE) && !L.all_stats);
 	free(t);
+	/* Sorted by host CPU, or as a tree (parents): every process's stats, at each refresh. */
+	v.sort = COL_CPU;
+	free(screen(&m, &v, 24, 80, &L));
+	CHECK(L.all_stats && (tui_refresh_needs(&L) & REFRESH_PROC_STATS));
+	v.sort = COL_GMEM;
+	v.tree = true;
+	free(screen(&m, &v, 24, 80, &L));
+	CHECK(L.all_stats && (tui_refresh_needs(&L) & REFRESH_PROC_STATS));
+	v.tree = false;
 
 	/* 200x50: two cards side by side, each with its details and lease line. */
 	t = screen(&m, &v, 50, 200, &L);
