@@ -85,9 +85,12 @@ int lease_begin(struct cmd *c, struct lease_opts *o, struct config *cfg, struct 
 		config_free(cfg);
 		return EXIT_USAGE;
 	}
+	/* The GPUs are the daemon's to choose, and its description of the machine is what the
+	 * request is checked against (grant_acquire): NVML is not loaded here, so the job forked
+	 * from this process starts without it. c->set, whoever filled it, is cmd.c's to free. */
 	struct gpu_error err = {0};
-	int rc = cmd_open(c);
-	if (rc == EXIT_OK && (rc = grant_acquire(c->set, cfg, &o->rq, g, &err)) == EXIT_OK)
+	int rc = grant_acquire(&c->set, cfg, &o->rq, g, &err);
+	if (rc == EXIT_OK)
 		return EXIT_OK;
 	if (err.msg[0])
 		fprintf(stderr, "%s: %s\n", o->rq.who, err.msg);

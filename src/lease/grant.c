@@ -233,19 +233,58 @@ static int wait_step(struct waiter *w, struct gpu_error *err)
 	return 0;
 }
 
-int grant_acquire(struct gpu_set *set, const struct config *cfg, const struct grant_req *rq,
+/* The machine from the daemon that will choose (its `gpus` answer), so that this process never
+ * loads NVML: the job it forks then starts without the driver's library mapped, and a lease
+ * costs one round trip more instead of NVML's start. A daemon that cannot say (one older than
+ * this gpuctl) leaves it to NVML here, as before. */
+static struct gpu_set *machine_of(struct dclient *dc, struct gpu_error *err)
+{
+	struct strbuf sb = {0};
+	struct msg m;
+	msg_begin(&sb, "gpus");
+	msg_add_u64(&sb, "id", ++dc->next_id);
+	struct gpu_error e = {0};
+	struct gpu_set *set = NULL;
+	if (dclient_call(dc, &sb, &m, &e)) {
+		set = grant_machine_read(&m, &e);
+		msg_free(&m);
+	}
+	sb_free(&sb);
+	return set ? set : gpu_set_open(err);
+}
+
+int grant_acquire(struct gpu_set **setp, const struct config *cfg, const struct grant_req *rq,
 		  struct grant *g, struct gpu_error *err)
 {
-	*g = (struct grant){.set = set};
+	*g = (struct grant){.set = *setp};
 	for (size_t i = 0; i < ARRAY_SIZE(g->fds); i++)
 		g->fds[i] = -1;
 	uint64_t cand;
 	unsigned count;
-	if (!grant_candidates(set, rq, &cand, &count, err))
+	/* With the machine at hand the request is checked before the daemon is looked for (or a
+	 * private one started), as always; without it, once the daemon has described it. */
+	if (*setp && !grant_candidates(*setp, rq, &cand, &count, err))
 		return err->code;
 	struct waiter w = {.tty = isatty(STDERR_FILENO), .started = now_mono()};
-	if (!dclient_open(&w.dc, DC_LEASE, err))
+	if (!dclient_open(&w.dc, DC_LEASE, err)) {
+		/* No daemon to describe the machine: NVML's own failure, where it fails too, is the
+		 * first thing to fix (the order these errors always came in). */
+		struct gpu_error e = {0};
+		struct gpu_set *local = *setp ? NULL : gpu_set_open(&e);
+		if (!*setp && !local)
+			*err = e;
+		gpu_set_free(local);
 		return err->code;
+	}
+	if (!*setp) {
+		if (!(*setp = machine_of(&w.dc, err)) ||
+		    !grant_candidates(*setp, rq, &cand, &count, err)) {
+			dclient_close(&w.dc);
+			return err->code;
+		}
+		g->set = *setp;
+	}
+	struct gpu_set *set = *setp;
 	w.deadline = rq->wait > 0 ? w.started + rq->wait : 0;
 	w.next_tick = w.started + 1.0;
 	lreq_init(&w.r, 1, set, cfg, rq, cand, count);

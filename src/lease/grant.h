@@ -15,9 +15,11 @@
 #include "lease/choose.h"
 #include "lease/request.h"
 
-/* EXIT_OK: the lease is held in g->fds (for dry runs: g->pos says what would be chosen).
- * Otherwise an EXIT_* code with err, and nothing held. */
-int grant_acquire(struct gpu_set *set, const struct config *cfg, const struct grant_req *rq,
+/* EXIT_OK: the lease is held in g->fds (for dry runs: g->pos says what would be chosen), its
+ * GPUs positions in *setp. *setp NULL: the machine is the daemon's description of it (no NVML
+ * loaded here; NVML only when the daemon cannot describe it), left in *setp for the caller to
+ * free (gpu_set_free) whatever the outcome. Otherwise an EXIT_* code with err, nothing held. */
+int grant_acquire(struct gpu_set **setp, const struct config *cfg, const struct grant_req *rq,
 		  struct grant *g, struct gpu_error *err);
 /* In the process that will hold the lease (the job just before exec, env's holder): keep the
  * lease's descriptors across exec, and tell the daemon this process holds it. */
