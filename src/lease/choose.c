@@ -57,6 +57,13 @@ static bool vis_findings(const struct vis_result *r, const struct grant_req *rq,
 	return true;
 }
 
+bool grant_unrestricted(const struct grant_req *rq)
+{
+	struct slurm_alloc sa;
+	slurm_alloc_self(&sa);
+	return !rq->gpus && !job_getenv(rq, "CUDA_VISIBLE_DEVICES") && !sa.in_job;
+}
+
 bool grant_candidates(struct gpu_set *set, const struct grant_req *rq, uint64_t *cand,
 		      unsigned *count, struct gpu_error *err)
 {

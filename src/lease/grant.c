@@ -235,19 +235,29 @@ static int wait_step(struct waiter *w, struct gpu_error *err)
 
 /* The machine from the daemon that will choose (its `gpus` answer), so that this process never
  * loads NVML: the job it forks then starts without the driver's library mapped, and a lease
- * costs one round trip more instead of NVML's start. A daemon that cannot say (one older than
- * this gpuctl) leaves it to NVML here, as before. */
-static struct gpu_set *machine_of(struct dclient *dc, struct gpu_error *err)
+ * costs one round trip more instead of NVML's start (none where `then`, the acquire, can go
+ * with the question). A daemon that cannot say (one older than this gpuctl) leaves it to NVML
+ * here, as before. */
+static struct gpu_set *machine_of(struct dclient *dc, const struct strbuf *then, bool *sent,
+				  struct gpu_error *err)
 {
 	struct strbuf sb = {0};
 	struct msg m;
 	msg_begin(&sb, "gpus");
-	msg_add_u64(&sb, "id", ++dc->next_id);
+	msg_add_u64(&sb, "id", 0);
 	struct gpu_error e = {0};
 	struct gpu_set *set = NULL;
-	if (dclient_call(dc, &sb, &m, &e)) {
-		set = grant_machine_read(&m, &e);
-		msg_free(&m);
+	int fds[PROTO_MAX_FDS];
+	size_t nfds = 0;
+	/* The daemon answers a connection's messages in order: this answer comes first. */
+	if (dclient_send(dc, &sb, &e)) {
+		*sent = then && dclient_send(dc, then, &e);
+		if (dclient_recv(dc, &m, fds, &nfds, (int)(dc->timeout * 1000) + 1, NULL, &e) == 1) {
+			for (size_t i = 0; i < nfds; i++)
+				close(fds[i]);
+			set = grant_machine_read(&m, &e);
+			msg_free(&m);
+		}
 	}
 	sb_free(&sb);
 	return set ? set : gpu_set_open(err);
@@ -276,20 +286,39 @@ int grant_acquire(struct gpu_set **setp, const struct config *cfg, const struct 
 		gpu_set_free(local);
 		return err->code;
 	}
+	/* Where nothing restricts the choice the acquire names no GPUs, so it cannot depend on the
+	 * description: it goes with the question, and the job waits for one round trip fewer. */
+	bool early = !*setp && grant_unrestricted(rq), sent = false;
+	if (early)
+		lreq_init(&w.r, 1, NULL, cfg, rq, ~0ULL, rq->count ? rq->count : 1);
 	if (!*setp) {
-		if (!(*setp = machine_of(&w.dc, err)) ||
+		if (!(*setp = machine_of(&w.dc, early ? &w.r.acquire : NULL, &sent, err)) ||
 		    !grant_candidates(*setp, rq, &cand, &count, err)) {
-			dclient_close(&w.dc);
+			if (early)
+				lreq_free(&w.r);
+			dclient_close(&w.dc); /* the daemon drops a request sent early with it */
 			return err->code;
 		}
 		g->set = *setp;
 	}
+	uint64_t all = (*setp)->ngpus >= 64 ? ~0ULL : (1ULL << (*setp)->ngpus) - 1;
+	if (early && cand != all) {
+		/* Some GPU cannot be chosen (lost, no UUID): ask again, naming the others. */
+		lreq_free(&w.r);
+		dclient_close(&w.dc);
+		early = sent = false;
+		if (!dclient_open(&w.dc, DC_LEASE, err))
+			return err->code;
+	}
 	struct gpu_set *set = *setp;
 	w.deadline = rq->wait > 0 ? w.started + rq->wait : 0;
 	w.next_tick = w.started + 1.0;
-	lreq_init(&w.r, 1, set, cfg, rq, cand, count);
+	if (early)
+		w.r.g.set = set;
+	else
+		lreq_init(&w.r, 1, set, cfg, rq, cand, count);
 	signals_on(&w);
-	int r = dclient_send(&w.dc, &w.r.acquire, err) || rejoin(&w, err) ? 0 : -1;
+	int r = sent || dclient_send(&w.dc, &w.r.acquire, err) || rejoin(&w, err) ? 0 : -1;
 	while (r == 0 && !interrupted)
 		r = wait_step(&w, err);
 	progress(&w, true);
