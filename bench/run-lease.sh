@@ -5,8 +5,10 @@
 # never back to back: a warm cache and a daemon that has just answered would flatter the figure),
 # and what is reported is the median of the per-round differences, so that a load that comes and
 # goes on the machine moves both sides of a round alike. CPU is the children's from wait4(2)'s
-# rusage (microseconds), never clock ticks. Each figure is printed beside its target.
-# Usage: bench/run-lease.sh [ROUNDS] (default 60).
+# rusage (microseconds), never clock ticks. Then the same with 1,000 idle connections open to the
+# daemon (it must not slow down for them). Each figure is printed beside its target.
+# Usage: bench/run-lease.sh [ROUNDS] (default 60). BEFORE=/path/to/an/older/gpuctl adds its
+# `run` to the same rounds (against the same daemon), for a before/after taken under one load.
 set -eu
 cd "$(dirname "$0")/.."
 B=${B:-build}
@@ -32,10 +34,12 @@ grep -q serving "$tmp/daemon.log" || { echo "bench: the daemon did not start" >&
 "$G" run -q -n 1 -- /bin/true || { echo "bench: gpuctl run does not work here" >&2; exit 1; }
 
 # One process per command, spawned and reaped here: wall from spawn to reap, CPU from its rusage.
-python3 - "$ROUNDS" "$G" <<'EOF'
-import os, random, statistics, sys, time
-rounds, g = int(sys.argv[1]), sys.argv[2]
+python3 - "$ROUNDS" "$G" "${BEFORE:-}" <<'EOF'
+import os, random, resource, socket, statistics, sys, time
+rounds, g, before = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 cmds = {"true": ["/bin/true"], "run": [g, "run", "-q", "-n", "1", "--", "/bin/true"]}
+if before:
+    cmds["before"] = [before] + cmds["run"][1:]
 def one(argv):
     t0 = time.perf_counter_ns()
     pid = os.posix_spawn(argv[0], argv, os.environ)
@@ -44,22 +48,41 @@ def one(argv):
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit("bench: %s failed" % " ".join(argv))
     return wall / 1e6, (ru.ru_utime + ru.ru_stime) * 1e3
-dw, dc = [], []
-for i in range(rounds):
-    order = ["true", "run"] if i % 2 == 0 else ["run", "true"]
+def rounds_of(rounds):
+  dw, dc = {n: [] for n in cmds if n != "true"}, {n: [] for n in cmds if n != "true"}
+  for i in range(rounds):
+    order = random.sample(list(cmds), len(cmds))  # no command always first (or after the other)
     got = {}
     for name in order:
         time.sleep(random.uniform(0.2, 0.5))
         got[name] = one(cmds[name])
-    dw.append(got["run"][0] - got["true"][0])
-    dc.append(got["run"][1] - got["true"][1])
+    for n in dw:
+        dw[n].append(got[n][0] - got["true"][0])
+        dc[n].append(got[n][1] - got["true"][1])
+  return dw, dc
 def row(label, fig, target, ok):
     print("  %-46s %-26s %-14s %s" % (label, fig, "target " + target if target else "", ok))
-mw, mc = statistics.median(dw), statistics.median(dc)
-q = statistics.quantiles(dw, n=4)
-print("run -n 1 -- true against true, %d interleaved rounds spaced 0.2-0.5 s (load %s):"
-      % (rounds, os.getloadavg()[0]))
-row("wall added (median of per-round differences)", "%.2f ms (IQR %.2f-%.2f)" % (mw, q[0], q[2]),
-    "<= 3 ms", "ok" if mw <= 3 else "over")
-row("CPU added (children's rusage, median)", "%.2f ms" % mc, "-", "")
+def report(what, rounds, dw, dc):
+    print("run -n 1 -- true against true%s, %d interleaved rounds spaced 0.2-0.5 s, load %.1f "
+          "(a shared 2-core machine is noisy: the spread says how much)"
+          % (what, rounds, os.getloadavg()[0]))
+    for n, label in (("run", "gpuctl run"), ("before", "BEFORE's run")):
+        if n not in dw:
+            continue
+        mw, mc = statistics.median(dw[n]), statistics.median(dc[n])
+        q = statistics.quantiles(dw[n], n=4)
+        row("%s: wall added (median per-round)" % label, "%.2f ms (IQR %.2f..%.2f)" % (mw, q[0], q[2]),
+            "<= 3 ms", "ok" if mw <= 3 else "over")
+        row("%s: CPU added (children's rusage)" % label, "%.2f ms" % mc, "", "")
+report("", rounds, *rounds_of(rounds))
+# The same while 1,000 idle connections are open to the daemon (it drops idle ones after 30 s:
+# these rounds take less, about 0.7 s each).
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 1100), hard))
+idle = [socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) for _ in range(1000)]
+for s in idle:
+    s.connect(os.environ["GPUCTL_SOCKET"])
+time.sleep(0.5)
+n = min(rounds, 25)
+report(", 1000 idle connections open", n, *rounds_of(n))
 EOF

@@ -263,6 +263,18 @@ static struct gpu_set *machine_of(struct dclient *dc, const struct strbuf *then,
 	return set ? set : gpu_set_open(err);
 }
 
+struct gpu_set *grant_machine_at(const char *socket, struct gpu_error *err)
+{
+	struct dclient dc;
+	struct gpu_error e = {0};
+	bool sent;
+	if (!(socket ? dclient_open_at(&dc, socket, &e) : dclient_open(&dc, DC_LEASE_NOW, &e)))
+		return gpu_set_open(err);
+	struct gpu_set *set = machine_of(&dc, NULL, &sent, err);
+	dclient_close(&dc);
+	return set;
+}
+
 int grant_acquire(struct gpu_set **setp, const struct config *cfg, const struct grant_req *rq,
 		  struct grant *g, struct gpu_error *err)
 {

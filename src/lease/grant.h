@@ -21,6 +21,11 @@
  * free (gpu_set_free) whatever the outcome. Otherwise an EXIT_* code with err, nothing held. */
 int grant_acquire(struct gpu_set **setp, const struct config *cfg, const struct grant_req *rq,
 		  struct grant *g, struct gpu_error *err);
+/* The machine as the daemon at socket describes it (socket NULL: the daemon dclient_open finds
+ * or starts; NVML here only when none answers, or an older daemon cannot say), for a process
+ * that leases and starts jobs and should not map the driver's library into them (the job
+ * runner). Free with gpu_set_free. */
+struct gpu_set *grant_machine_at(const char *socket, struct gpu_error *err);
 /* In the process that will hold the lease (the job just before exec, env's holder): keep the
  * lease's descriptors across exec, and tell the daemon this process holds it. */
 void grant_hold(const struct grant *g, pid_t bound);
