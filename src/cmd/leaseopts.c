@@ -92,8 +92,11 @@ int lease_begin(struct cmd *c, struct lease_opts *o, struct config *cfg, struct 
 	int rc = grant_acquire(&c->set, cfg, &o->rq, g, &err);
 	if (rc == EXIT_OK)
 		return EXIT_OK;
+	/* NVML's own failure (where no daemon could describe the machine) reads as every command
+	 * says it (cmd_open's "gpuctl: "); the daemon never answers with these codes. */
+	bool nvml = rc == EXIT_NO_NVML || rc == EXIT_NVML_INIT;
 	if (err.msg[0])
-		fprintf(stderr, "%s: %s\n", o->rq.who, err.msg);
+		fprintf(stderr, "%s: %s\n", nvml ? "gpuctl" : o->rq.who, err.msg);
 	config_free(cfg);
 	return rc;
 }
