@@ -5,7 +5,8 @@
  * grant; client < view.
  *
  * grant.h: getting a lease from the daemon: which GPUs may be chosen (-g, the caller's
- * CUDA_VISIBLE_DEVICES), for `run` and `env` the one request and the wait in the queue (no CPU,
+ * CUDA_VISIBLE_DEVICES, read against the machine as the daemon describes it, so that no NVML is
+ * loaded in a process that starts jobs), for `run` and `env` the one request and the wait in the queue (no CPU,
  * signals honoured, a progress line on a terminal, a daemon restart survived; request.h holds
  * the exchange itself, which the job runner shares), the descriptors that are the lease, and the
  * job's environment (choose.h). */
