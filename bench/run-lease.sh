@@ -74,6 +74,12 @@ def report(what, rounds, dw, dc):
         row("%s: wall added (median per-round)" % label, "%.2f ms (IQR %.2f..%.2f)" % (mw, q[0], q[2]),
             "<= 3 ms", "ok" if mw <= 3 else "over")
         row("%s: CPU added (children's rusage)" % label, "%.2f ms" % mc, "", "")
+    if "before" in dw:
+        # Paired in each round, so the load of the moment cancels out of the difference.
+        pw = statistics.median(a - b for a, b in zip(dw["run"], dw["before"]))
+        pc = statistics.median(a - b for a, b in zip(dc["run"], dc["before"]))
+        row("gpuctl run minus BEFORE's (median per-round)", "wall %+.2f ms, CPU %+.2f ms" % (pw, pc),
+            "", "")
 report("", rounds, *rounds_of(rounds))
 # The same while 1,000 idle connections are open to the daemon (it drops idle ones after 30 s:
 # these rounds take less, about 0.7 s each).
