@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/daemon.sh: the lease daemon's figures (issue 10), each beside its target:
-#   - `gpuctl run -n 1 -- true` against plain `true` (target: adds < 5 ms), and the same while
-#     1,000 idle connections are open to the daemon (target: adds < 5 ms still)
+#   - (`gpuctl run -n 1 -- true` against plain `true`, with and without 1,000 idle connections:
+#     bench/run-lease.sh, interleaved and spaced, per-round differences)
 #   - a release to the next waiter's job start, along a chain of 64 and of 128 waiters for one
 #     GPU (target: median < 20 ms, p99 < 100 ms; it includes the job's own start)
 #   - 1,000 queued requests: the daemon's RSS (target < 16 MiB) and its CPU over 10 s while
@@ -42,31 +42,6 @@ ms() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b - a) / 1e6}'; }
 stats() { sort -n | awk '{v[NR] = $1} END {m = v[int((NR + 1) / 2)]; p = v[int(NR * 0.99 + 0.999)]; printf "median %.1f ms, p99 %.1f ms (%d)", m, p, NR}'; }
 start_daemon
 
-# run -n 1 -- true against true
-N=100
-t0=$(date +%s%N); for ((i = 0; i < N; i++)); do /bin/true; done; t1=$(date +%s%N)
-for ((i = 0; i < N; i++)); do "$G" run -q -n 1 -- /bin/true; done; t2=$(date +%s%N)
-printf 'run -n 1 -- true: adds %s ms per run to true (target < 5 ms; %d runs)\n' \
-	"$(awk -v a=$((t1 - t0)) -v b=$((t2 - t1)) -v n=$N 'BEGIN {printf "%.2f", (b - a) / n / 1e6}')" $N
-
-# The same while 1,000 idle connections are open (held until their stdin closes; the daemon drops
-# idle ones after 30 s, far longer than this takes), once the daemon has taken them all.
-exec 8> >(python3 -c '
-import resource, socket, sys
-n = int(sys.argv[2])
-soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, n + 100), hard))
-socks = [socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) for _ in range(n)]
-for s in socks:
-    s.connect(sys.argv[1])
-print("open %d" % n, flush=True)
-sys.stdin.read()' "$GPUCTL_SOCKET" 1000 >"$tmp/idle")
-for _ in $(seq 3000); do grep -q '^open' "$tmp/idle" 2>/dev/null && break; sleep 0.01; done
-for _ in $(seq 3000); do [ "$(ls /proc/$DAEMON/fd | wc -l)" -ge 1000 ] && break; sleep 0.01; done
-t3=$(date +%s%N); for ((i = 0; i < N; i++)); do "$G" run -q -n 1 -- /bin/true; done; t4=$(date +%s%N)
-printf 'run -n 1 -- true, 1000 idle connections open: adds %s ms per run to true (target < 5 ms; %d runs)\n' \
-	"$(awk -v a=$((t1 - t0)) -v b=$((t4 - t3)) -v n=$N 'BEGIN {printf "%.2f", (b - a) / n / 1e6}')" $N
-exec 8>&-
 
 # Chains of waiters: each job ends at once, and the next starts
 for W in 64 128; do

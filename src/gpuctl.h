@@ -65,7 +65,8 @@
  * cmd_open (gpu_set_open: backend open; gpu_set_select) -> gpu_set_refresh (backend refresh,
  * then proc.c) -> the command's view (query/json/metrics, visenv -> visibility) -> stdout;
  * cmd_main frees what cmd_open opened. Leasing: run/env -> grant_acquire -> client (socket) ->
- * daemon: queue_acquire -> queue_schedule (usage_refresh, alloc_schedule) -> offer -> take ->
+ * daemon: `gpus` (the machine described: the client loads no NVML) -> queue_acquire ->
+ * queue_schedule (usage_refresh, alloc_schedule) -> offer -> take ->
  * lease_grant (descriptors) -> the job (grant_hold: commit) ... FIFO hang-up -> lease end. */
 #ifndef GPUCTL_H
 #define GPUCTL_H

@@ -4,7 +4,7 @@
 # cleaning the shell, what another user may not do, user config and the daemon's policy.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 86
+plan 91
 H=$MACHINES/h100x8.machine
 use_machine "$H"
 daemon_setup
@@ -56,6 +56,21 @@ for sig in USR1 USR2 HUP TERM INT QUIT; do
 	wait $p
 	check_eq "SIG$sig reaches the job" "ready got-$sig" "$(tr '\n' ' ' <"$TMP/sig" | sed 's/ $//')"
 done
+
+# No NVML in the client: the daemon describes the machine and chooses, so the process the job is
+# forked from (gpuctl run, the job's parent) never maps the driver's library, whether or not -g
+# or CUDA_VISIBLE_DEVICES restrict the choice; env and its holder neither (issue 22).
+nvml_mapped() { grep -c 'libnvidia-ml' "$1" || true; }
+"$GPUCTL" run -q -n 1 -- sh -c 'cat /proc/$PPID/maps' >"$TMP/maps"
+check_eq "run: the job's parent has the C library mapped (the maps were read)" 1 "$(grep -c -m1 'libc' "$TMP/maps")"
+check_eq "run: the job's parent never loaded NVML" 0 "$(nvml_mapped "$TMP/maps")"
+CUDA_VISIBLE_DEVICES=7,4 "$GPUCTL" run -q -n 1 --prefer index -g 4,7 -- sh -c 'cat /proc/$PPID/maps; echo "cvd=$CUDA_VISIBLE_DEVICES"' >"$TMP/maps"
+check_eq "run -g under CUDA_VISIBLE_DEVICES: chosen as before, without NVML" "1 0" \
+	"$(grep -c '^cvd=4$' "$TMP/maps") $(nvml_mapped "$TMP/maps")"
+FAKENVML_STATS=$TMP/envstats "$GPUCTL" env -n 1 --dry-run >/dev/null
+check "env --dry-run: NVML never loaded (the stand-in's log stays unwritten)" test ! -e "$TMP/envstats"
+FAKENVML_STATS=$TMP/runstats "$GPUCTL" run -q -n 1 -- true
+check "run: NVML never loaded in gpuctl run" test ! -e "$TMP/runstats"
 
 # Exclusivity, and the lease outliving a killed gpuctl and a killed daemon.
 "$GPUCTL" run -q -g 1 --name holder -- "$WL" --log "$LOG" --tag holder &

@@ -8,7 +8,7 @@
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/jobs.sh"
 jobs_yield
-plan 67
+plan 68
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
 daemon_setup
@@ -35,6 +35,12 @@ check_grep "the lease's variables, the submit's environment and directory" \
 check "in a session of its own" awk -F'[= ]' '/^sid=/ {ok = $2 == $4} END {exit !ok}' "$TMP/out"
 check_grep "stdin from /dev/null" '^/dev/null$' "$TMP/out"
 check_grep "stdout and stderr in its log" '^to-stderr$' "$TMP/out"
+
+# The runner, the job's parent, has the machine from the daemon: it never maps NVML (issue 22).
+nv=$("$G" submit -- sh -c 'grep -c libnvidia-ml /proc/$PPID/maps; grep -c -m1 libc /proc/$PPID/maps')
+"$G" wait "$nv"
+check_eq "the runner that forked the job has no NVML mapped (its maps read)" "0 1" \
+	"$("$G" logs "$nv" | tr '\n' ' ' | sed 's/ $//')"
 
 # Exit statuses: wait returns them, the records keep them.
 mkfifo "$TMP/go-x"

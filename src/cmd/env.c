@@ -223,7 +223,7 @@ static int env_cmd(struct cmd *c)
 		free(command);
 		return rc;
 	}
-	struct gpu_set *set = c->set;
+	struct gpu_set *set = g.set;
 	if (o.rq.dry_run) {
 		char **env = grant_env(&g, o.uuid);
 		print_exports(env, fmt, &g, o.uuid);
@@ -292,6 +292,6 @@ const struct cmd_entry cmd_env_entry = {
 		 "                             (a subshell forked for $(...) is skipped: the shell itself)\n"
 		 LEASE_USAGE,
 	.args = {.shorts = "n:f:q", .longs = longopts, .upper = -1}, /* extra words: a hint, below */
-	.flags = CMD_NVML | CMD_GPUS,
+	.flags = CMD_GPUS,
 	.exec = env_cmd,
 };

@@ -85,12 +85,18 @@ int lease_begin(struct cmd *c, struct lease_opts *o, struct config *cfg, struct 
 		config_free(cfg);
 		return EXIT_USAGE;
 	}
+	/* The GPUs are the daemon's to choose, and its description of the machine is what the
+	 * request is checked against (grant_acquire): NVML is not loaded here, so the job forked
+	 * from this process starts without it. c->set, whoever filled it, is cmd.c's to free. */
 	struct gpu_error err = {0};
-	int rc = cmd_open(c);
-	if (rc == EXIT_OK && (rc = grant_acquire(c->set, cfg, &o->rq, g, &err)) == EXIT_OK)
+	int rc = grant_acquire(&c->set, cfg, &o->rq, g, &err);
+	if (rc == EXIT_OK)
 		return EXIT_OK;
+	/* NVML's own failure (where no daemon could describe the machine) reads as every command
+	 * says it (cmd_open's "gpuctl: "); the daemon never answers with these codes. */
+	bool nvml = rc == EXIT_NO_NVML || rc == EXIT_NVML_INIT;
 	if (err.msg[0])
-		fprintf(stderr, "%s: %s\n", o->rq.who, err.msg);
+		fprintf(stderr, "%s: %s\n", nvml ? "gpuctl" : o->rq.who, err.msg);
 	config_free(cfg);
 	return rc;
 }

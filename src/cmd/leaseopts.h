@@ -46,9 +46,10 @@ int lease_opts_read(struct cmd *c, struct lease_opts *o);
 /* Applies the profile and the config's defaults to what the options left unset; false: a usage
  * error (printed). */
 bool lease_opts_apply(const struct cmd_entry *e, struct lease_opts *o, const struct config *cfg);
-/* What run and env start with: the configuration, the GPUs (cmd_open), then the lease
- * (o->rq.command set by the caller). EXIT_OK: *cfg and g are the caller's to release, c->set is
- * cmd.c's; otherwise the reason has been printed and nothing is left open. */
+/* What run and env start with: the configuration, then the lease (o->rq.command set by the
+ * caller), with the machine as the daemon describes it (c->set; NVML is not loaded). EXIT_OK:
+ * *cfg and g are the caller's to release, c->set is cmd.c's; otherwise the reason has been
+ * printed and nothing is left open. */
 int lease_begin(struct cmd *c, struct lease_opts *o, struct config *cfg, struct grant *g);
 
 #endif

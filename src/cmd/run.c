@@ -120,7 +120,7 @@ static int run(struct cmd *c)
 		free(command);
 		return rc;
 	}
-	struct gpu_set *set = c->set;
+	struct gpu_set *set = g.set;
 	if (o.rq.dry_run) {
 		printf("would lease:");
 		for (size_t i = 0; i < g.n; i++)
@@ -155,6 +155,6 @@ const struct cmd_entry cmd_run_entry = {
 		 "\nExit status when no job ran: 10 not enough free GPUs (without --wait), 11 --wait ran\n"
 		 "out, 2 bad request, 126/127 the command could not be run.\n",
 	.args = {.shorts = "n:q", .longs = longopts, .upper = -1},
-	.flags = CMD_NVML | CMD_GPUS | CMD_COMMAND,
+	.flags = CMD_GPUS | CMD_COMMAND,
 	.exec = run,
 };

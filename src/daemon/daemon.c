@@ -58,6 +58,8 @@ static void handle(struct daemon *d, struct conn *c, const char *buf, size_t len
 		queue_list(d, c, &m);
 	} else if (!strcmp(verb, "jobid")) {
 		queue_job_ids(d, c, &m);
+	} else if (!strcmp(verb, "gpus")) {
+		queue_gpus(d, c, &m);
 	} else if (!strcmp(verb, "ping")) {
 		struct strbuf sb = {0};
 		uint64_t id = 0;

@@ -251,6 +251,8 @@ uint64_t queue_realtime_ns(void);
 uint64_t queue_all_slots(const struct daemon *d);
 /* `KEY uuid` lines for the slots in mask. */
 void queue_add_gpus(struct strbuf *sb, const struct daemon *d, const char *key, uint64_t mask);
+/* Answers `gpus`: the machine's GPUs, for clients that load no NVML (sched.c). */
+void queue_gpus(struct daemon *d, struct conn *c, const struct msg *m);
 void queue_schedule(struct daemon *d);
 void queue_timers(struct daemon *d, double *next);
 

@@ -62,6 +62,50 @@ void queue_add_gpus(struct strbuf *sb, const struct daemon *d, const char *key, 
 			msg_add(sb, key, d->slots[i].uuid, NULL);
 }
 
+/* `gpus`: the machine as the daemon sees it, so that `run`, `env` and the Python module lease
+ * without loading NVML themselves (lease/choose.c builds its GPU model from this): per GPU its
+ * index, UUID, PCI bus id, state, compute capability, cores, MIG mode and name, then its MIG
+ * devices; what CUDA_VISIBLE_DEVICES resolution, -g and the job's environment need. Public
+ * facts (`gpuctl status` shows them to anyone); bounded by GPU_MAX and the message size. */
+void queue_gpus(struct daemon *d, struct conn *c, const struct msg *m)
+{
+	uint64_t id = 0;
+	msg_get_u64(m, "id", UINT64_MAX, &id);
+	struct strbuf sb = {0};
+	msg_begin(&sb, "gpus");
+	msg_add_u64(&sb, "id", id);
+	if (d->set->has_driver_version)
+		msg_add(&sb, "driver", d->set->driver_version, NULL);
+	for (size_t i = 0; i < d->set->ngpus && i < GPU_MAX; i++) {
+		const struct gpu *g = &d->set->gpus[i];
+		char cc[24];
+		snprintf(cc, sizeof cc, "%d.%d", g->cc_major, g->cc_minor);
+		msg_key(&sb, "dev");
+		msg_word_u64(&sb, g->index);
+		msg_word(&sb, g->uuid[0] ? g->uuid : "-");
+		msg_word(&sb, g->pci_bus_id[0] ? g->pci_bus_id : "-");
+		msg_word(&sb, g->lost ? "lost" : g->inaccessible ? "inaccessible" : "ok");
+		msg_word(&sb, gpu_has(g, GF_CC) ? cc : "-");
+		if (gpu_has(g, GF_CORES))
+			msg_word_u64(&sb, g->cores);
+		else
+			msg_word(&sb, "-");
+		msg_word(&sb, !gpu_has(g, GF_MIG_MODE) ? "-" : g->mig_mode ? "1" : "0");
+		msg_word(&sb, g->name[0] ? g->name : "-");
+		/* 64 GPUs of 7 MIG devices each stay well inside one message (about 40 KiB). */
+		for (size_t j = 0; j < g->nmigs && sb.len < PROTO_MAX_MSG - 1024; j++) {
+			msg_key(&sb, "mig");
+			msg_word_u64(&sb, i);
+			msg_word_u64(&sb, g->migs[j].slot);
+			msg_word_u64(&sb, g->migs[j].gi);
+			msg_word_u64(&sb, g->migs[j].ci);
+			msg_word(&sb, g->migs[j].uuid[0] ? g->migs[j].uuid : "-");
+		}
+	}
+	conn_send(d, c, &sb, NULL, 0);
+	sb_free(&sb);
+}
+
 /* ---- the pass ---- */
 
 static void usage_refresh(struct daemon *d)

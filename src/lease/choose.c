@@ -57,6 +57,13 @@ static bool vis_findings(const struct vis_result *r, const struct grant_req *rq,
 	return true;
 }
 
+bool grant_unrestricted(const struct grant_req *rq)
+{
+	struct slurm_alloc sa;
+	slurm_alloc_self(&sa);
+	return !rq->gpus && !job_getenv(rq, "CUDA_VISIBLE_DEVICES") && !sa.in_job;
+}
+
 bool grant_candidates(struct gpu_set *set, const struct grant_req *rq, uint64_t *cand,
 		      unsigned *count, struct gpu_error *err)
 {
@@ -161,6 +168,136 @@ bool grant_candidates(struct gpu_set *set, const struct grant_req *rq, uint64_t 
 		return false;
 	}
 	return true;
+}
+
+/* ---- the machine as the daemon describes it ---- */
+
+/* The daemon's model is data, not a backend: nothing to load, refresh or close. */
+static bool remote_open(struct gpu_set *set, struct gpu_error *err)
+{
+	(void)set;
+	(void)err;
+	return true;
+}
+static void remote_refresh(struct gpu_set *set, unsigned what)
+{
+	(void)set;
+	(void)what;
+}
+static void remote_close(struct gpu_set *set)
+{
+	(void)set;
+}
+static const struct gpu_backend remote_backend = {remote_open, remote_refresh, remote_close};
+
+/* A UUID (GPU's or MIG device's) as it may go into CUDA_VISIBLE_DEVICES and the job's other
+ * variables: no separator, quote or control character ("-" is the daemon's "none"). */
+static bool uuid_word(const char *w, char *out, size_t len)
+{
+	if (!strcmp(w, "-")) {
+		out[0] = '\0';
+		return true;
+	}
+	size_t n = strlen(w);
+	if (n >= len || strspn(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != n)
+		return false;
+	memcpy(out, w, n + 1);
+	return true;
+}
+
+static bool dev_line(struct gpu *g, size_t pos, const struct msg_line *l)
+{
+	uint64_t v;
+	if (l->nwords != 9 || !word_u64(l->w[1], GPU_MAX, &v) || v != pos)
+		return false;
+	g->index = (unsigned)v;
+	g->selected = true;
+	if (!uuid_word(l->w[2], g->uuid, sizeof g->uuid))
+		return false;
+	if (strcmp(l->w[3], "-")) {
+		if (strlen(l->w[3]) >= sizeof g->pci_bus_id ||
+		    !parse_pci_bus_id(l->w[3], &g->pci_domain, &g->pci_bus, &g->pci_dev, &g->pci_fn))
+			return false;
+		snprintf(g->pci_bus_id, sizeof g->pci_bus_id, "%s", l->w[3]);
+	}
+	g->lost = !strcmp(l->w[4], "lost");
+	g->inaccessible = !strcmp(l->w[4], "inaccessible");
+	if (!g->lost && !g->inaccessible && strcmp(l->w[4], "ok"))
+		return false;
+	int major, minor, end = 0;
+	if (strcmp(l->w[5], "-")) {
+		if (sscanf(l->w[5], "%2d.%2d%n", &major, &minor, &end) != 2 || l->w[5][end] ||
+		    major < 0 || minor < 0)
+			return false;
+		g->cc_major = major, g->cc_minor = minor;
+		g->valid |= 1ULL << GF_CC;
+	}
+	if (strcmp(l->w[6], "-")) {
+		if (!word_u64(l->w[6], 1u << 24, &v))
+			return false;
+		g->cores = (unsigned)v;
+		g->valid |= 1ULL << GF_CORES;
+	}
+	if (strcmp(l->w[7], "-")) {
+		if (strcmp(l->w[7], "0") && strcmp(l->w[7], "1"))
+			return false;
+		g->mig_mode = l->w[7][0] == '1';
+		g->valid |= 1ULL << GF_MIG_MODE;
+	}
+	if (strcmp(l->w[8], "-"))
+		snprintf(g->name, sizeof g->name, "%s", l->w[8]); /* escaped wherever it is printed */
+	return true;
+}
+
+static bool mig_line(struct gpu_set *set, const struct msg_line *l)
+{
+	uint64_t gpu, slot, gi, ci;
+	if (l->nwords != 6 || !word_u64(l->w[1], GPU_MAX, &gpu) || gpu >= set->ngpus ||
+	    !word_u64(l->w[2], UINT32_MAX, &slot) || !word_u64(l->w[3], UINT32_MAX, &gi) ||
+	    !word_u64(l->w[4], UINT32_MAX, &ci))
+		return false;
+	struct gpu *g = &set->gpus[gpu];
+	if (g->nmigs >= 64)
+		return false;
+	if (!g->migs)
+		g->migs = xcalloc(64, sizeof *g->migs);
+	struct mig_dev *d = &g->migs[g->nmigs];
+	*d = (struct mig_dev){.slot = (unsigned)slot, .gi = (unsigned)gi, .ci = (unsigned)ci};
+	if (!uuid_word(l->w[5], d->uuid, sizeof d->uuid))
+		return false;
+	g->nmigs++;
+	return true;
+}
+
+struct gpu_set *grant_machine_read(const struct msg *m, struct gpu_error *err)
+{
+	struct gpu_set *set = xcalloc(1, sizeof *set);
+	set->backend = &remote_backend;
+	size_t ndev = 0;
+	for (size_t i = 1; i < m->nlines; i++)
+		ndev += !strcmp(m->lines[i].w[0], "dev");
+	bool ok = !strcmp(msg_verb(m), "gpus") && ndev <= GPU_MAX;
+	set->gpus = xcalloc(ndev ? ndev : 1, sizeof *set->gpus);
+	const char *driver = msg_get(m, "driver");
+	if (ok && driver && strlen(driver) < sizeof set->driver_version) {
+		snprintf(set->driver_version, sizeof set->driver_version, "%s", driver);
+		set->has_driver_version = true;
+	}
+	/* Every dev line before the MIG lines that name it: the daemon sends them so. */
+	for (size_t i = 1; ok && i < m->nlines; i++) {
+		const struct msg_line *l = &m->lines[i];
+		if (!strcmp(l->w[0], "dev"))
+			ok = dev_line(&set->gpus[set->ngpus], set->ngpus, l) && ++set->ngpus;
+		else if (!strcmp(l->w[0], "mig"))
+			ok = mig_line(set, l);
+	}
+	if (ok)
+		return set;
+	gpu_set_free(set);
+	err->code = EXIT_DAEMON;
+	snprintf(err->msg, sizeof err->msg, "the gpuctl daemon described this machine's GPUs in a "
+		 "form this gpuctl does not read");
+	return NULL;
 }
 
 static const struct gpu *by_uuid(const struct gpu_set *set, const char *uuid)

@@ -48,10 +48,20 @@ struct grant {
 	char **profile_env;              /* the profile's variables (grant_env adds them) */
 };
 
+/* The machine as the daemon's `gpus` answer describes it (index, UUID, PCI bus id, state,
+ * compute capability, cores, MIG mode and devices, name), validated word by word: what -g,
+ * CUDA_VISIBLE_DEVICES and the job's environment need, without loading NVML in this process
+ * (a job forked from it inherits no driver library). Free with gpu_set_free. NULL: err says
+ * why. */
+struct gpu_set *grant_machine_read(const struct msg *m, struct gpu_error *err);
 /* The GPUs rq may be given (cand: positions in set) and how many it wants. false: err says why
  * (no such GPU, fewer candidates than wanted). */
 bool grant_candidates(struct gpu_set *set, const struct grant_req *rq, uint64_t *cand,
 		      unsigned *count, struct gpu_error *err);
+/* Whether rq may be given any of the machine's GPUs: no -g, no CUDA_VISIBLE_DEVICES in the
+ * job's environment, not inside a Slurm job (grant_candidates then excludes only GPUs that
+ * cannot be leased at all). */
+bool grant_unrestricted(const struct grant_req *rq);
 /* The daemon's `busy` answer, told the way a person reads it, into err (EXIT_BUSY). */
 void grant_explain_busy(const struct gpu_set *set, bool ignore_usage, unsigned count,
 			const struct msg *m, struct gpu_error *err);

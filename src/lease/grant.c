@@ -233,24 +233,104 @@ static int wait_step(struct waiter *w, struct gpu_error *err)
 	return 0;
 }
 
-int grant_acquire(struct gpu_set *set, const struct config *cfg, const struct grant_req *rq,
+/* The machine from the daemon that will choose (its `gpus` answer), so that this process never
+ * loads NVML: the job it forks then starts without the driver's library mapped, and a lease
+ * costs one round trip more instead of NVML's start (none where `then`, the acquire, can go
+ * with the question). A daemon that cannot say (one older than this gpuctl) leaves it to NVML
+ * here, as before. */
+static struct gpu_set *machine_of(struct dclient *dc, const struct strbuf *then, bool *sent,
+				  struct gpu_error *err)
+{
+	struct strbuf sb = {0};
+	struct msg m;
+	msg_begin(&sb, "gpus");
+	msg_add_u64(&sb, "id", 0);
+	struct gpu_error e = {0};
+	struct gpu_set *set = NULL;
+	int fds[PROTO_MAX_FDS];
+	size_t nfds = 0;
+	/* The daemon answers a connection's messages in order: this answer comes first. */
+	if (dclient_send(dc, &sb, &e)) {
+		*sent = then && dclient_send(dc, then, &e);
+		if (dclient_recv(dc, &m, fds, &nfds, (int)(dc->timeout * 1000) + 1, NULL, &e) == 1) {
+			for (size_t i = 0; i < nfds; i++)
+				close(fds[i]);
+			set = grant_machine_read(&m, &e);
+			msg_free(&m);
+		}
+	}
+	sb_free(&sb);
+	return set ? set : gpu_set_open(err);
+}
+
+struct gpu_set *grant_machine_at(const char *socket, struct gpu_error *err)
+{
+	struct dclient dc;
+	struct gpu_error e = {0};
+	bool sent;
+	if (!(socket ? dclient_open_at(&dc, socket, &e) : dclient_open(&dc, DC_LEASE_NOW, &e)))
+		return gpu_set_open(err);
+	struct gpu_set *set = machine_of(&dc, NULL, &sent, err);
+	dclient_close(&dc);
+	return set;
+}
+
+int grant_acquire(struct gpu_set **setp, const struct config *cfg, const struct grant_req *rq,
 		  struct grant *g, struct gpu_error *err)
 {
-	*g = (struct grant){.set = set};
+	*g = (struct grant){.set = *setp};
 	for (size_t i = 0; i < ARRAY_SIZE(g->fds); i++)
 		g->fds[i] = -1;
 	uint64_t cand;
 	unsigned count;
-	if (!grant_candidates(set, rq, &cand, &count, err))
+	/* With the machine at hand the request is checked before the daemon is looked for (or a
+	 * private one started), as always; without it, once the daemon has described it. */
+	if (*setp && !grant_candidates(*setp, rq, &cand, &count, err))
 		return err->code;
 	struct waiter w = {.tty = isatty(STDERR_FILENO), .started = now_mono()};
-	if (!dclient_open(&w.dc, DC_LEASE, err))
+	if (!dclient_open(&w.dc, DC_LEASE, err)) {
+		/* No daemon to describe the machine: NVML's own failure, where it fails too, is the
+		 * first thing to fix (the order these errors always came in). */
+		struct gpu_error e = {0};
+		struct gpu_set *local = *setp ? NULL : gpu_set_open(&e);
+		if (!*setp && !local)
+			*err = e;
+		gpu_set_free(local);
 		return err->code;
+	}
+	/* Where nothing restricts the choice the acquire names no GPUs, so it cannot depend on the
+	 * description: it goes with the question, and the job waits for one round trip fewer. */
+	bool early = !*setp && grant_unrestricted(rq), sent = false;
+	if (early)
+		lreq_init(&w.r, 1, NULL, cfg, rq, ~0ULL, rq->count ? rq->count : 1);
+	if (!*setp) {
+		if (!(*setp = machine_of(&w.dc, early ? &w.r.acquire : NULL, &sent, err)) ||
+		    !grant_candidates(*setp, rq, &cand, &count, err)) {
+			if (early)
+				lreq_free(&w.r);
+			dclient_close(&w.dc); /* the daemon drops a request sent early with it */
+			return err->code;
+		}
+		g->set = *setp;
+	}
+	uint64_t all = (*setp)->ngpus >= 64 ? ~0ULL : (1ULL << (*setp)->ngpus) - 1;
+	if (early && cand != all) {
+		/* Some GPU cannot be chosen (lost, no UUID): ask again, naming the others. */
+		lreq_free(&w.r);
+		dclient_close(&w.dc);
+		early = sent = false;
+		if (!dclient_open(&w.dc, DC_LEASE, err))
+			return err->code;
+	}
+	struct gpu_set *set = *setp;
 	w.deadline = rq->wait > 0 ? w.started + rq->wait : 0;
 	w.next_tick = w.started + 1.0;
-	lreq_init(&w.r, 1, set, cfg, rq, cand, count);
+	if (early)
+		w.r.g.set = set;
+	else
+		lreq_init(&w.r, 1, set, cfg, rq, cand, count);
 	signals_on(&w);
-	int r = dclient_send(&w.dc, &w.r.acquire, err) || rejoin(&w, err) ? 0 : -1;
+	int r = sent || dclient_send(&w.dc, &w.r.acquire, err) || rejoin(&w, err) ? 0 : -1;
 	while (r == 0 && !interrupted)
 		r = wait_step(&w, err);
 	progress(&w, true);

@@ -55,7 +55,8 @@ void lreq_init(struct lreq *r, uint64_t id, struct gpu_set *set, const struct co
 	msg_begin(sb, "acquire");
 	msg_add_u64(sb, "id", id);
 	msg_add_u64(sb, "count", count);
-	uint64_t all = set->ngpus >= 64 ? ~0ULL : (1ULL << set->ngpus) - 1;
+	/* No set: the machine is not known yet and cand is every GPU (grant.c's early acquire). */
+	uint64_t all = !set ? cand : set->ngpus >= 64 ? ~0ULL : (1ULL << set->ngpus) - 1;
 	for (size_t i = 0; cand != all && i < set->ngpus; i++)
 		if (cand >> i & 1)
 			msg_add(sb, "gpu", set->gpus[i].uuid, NULL);

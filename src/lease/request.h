@@ -48,7 +48,9 @@ struct lreq {
 	struct grant g;          /* filled by the answers: GPUs, lease, token, descriptors */
 };
 
-/* Builds the request for count GPUs among cand (positions in set, as grant_candidates chose). */
+/* Builds the request for count GPUs among cand (positions in set, as grant_candidates chose).
+ * set NULL: among all the daemon's GPUs (cand ~0), the set to be put in r->g.set before any
+ * answer is read. */
 void lreq_init(struct lreq *r, uint64_t id, struct gpu_set *set, const struct config *cfg,
 	       const struct grant_req *rq, uint64_t cand, unsigned count);
 /* The message that asks, or asks again after a lost connection (with the ticket once queued). */

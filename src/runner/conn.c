@@ -14,7 +14,9 @@ static const int daemon_tag = REV_DAEMON;
 
 bool runner_set(struct runner *r, struct gpu_error *err)
 {
-	if (!r->set && !(r->set = gpu_set_open(err)))
+	/* From the daemon that chooses, so that the jobs forked from here start without NVML
+	 * mapped (and the runner without its start-up); NVML when no daemon answers now. */
+	if (!r->set && !(r->set = grant_machine_at(r->up ? r->dc.path : r->shared, err)))
 		return false;
 	return true;
 }

@@ -38,5 +38,6 @@ void test_slurm(void);
 void test_cluster(void);
 void test_jobs(void);
 void test_slurmjobs(void);
+void test_lease(void);
 
 #endif
