@@ -169,6 +169,7 @@ struct daemon {
 
 	uint64_t next_seq;
 	uint64_t next_job;              /* job ids handed out (`jobid`): unique on this machine */
+	uint64_t jobs_saved;            /* where the queue file says ids continue (>= next_job) */
 	struct served {                 /* when each user was last offered GPUs: of users holding */
 		uid_t uid;              /* as many, the fair queue serves the one served longest */
 		uint64_t at;            /* ago (a counter); one entry per user ever served */
