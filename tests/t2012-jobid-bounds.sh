@@ -37,6 +37,7 @@ as_nobody $ATT big "$GPUCTL_SOCKET" 5 <"$TMP/hold" >"$TMP/big" 2>&1 &
 att=$!
 exec {hold}>"$TMP/hold"
 await_line '^queued' "$TMP/big" 60
+"$GPUCTL" leases >/dev/null # a round trip: the daemon is done with the last waiter's save
 w0=$(awk '/^wchar/ {print $2}' /proc/"$DAEMON"/io)
 as_nobody $ATT jobid "$GPUCTL_SOCKET" 0 300 >/dev/null 2>&1
 w1=$(awk '/^wchar/ {print $2}' /proc/"$DAEMON"/io)

@@ -212,6 +212,8 @@ void conn_log(struct daemon *d, const char *fmt, ...) __attribute__((format(prin
 
 /* lease.c: the lease table and its files. */
 bool lease_state_dir_open(struct daemon *d, struct gpu_error *err);
+/* The state directory removed under us is made again, its leases' records written back. */
+void lease_state_dir_check(struct daemon *d);
 struct lease *lease_grant(struct daemon *d, struct request *r, int *fds, size_t *nfds,
 			  struct gpu_error *err);
 void lease_commit(struct daemon *d, struct conn *c, const struct msg *m);

@@ -172,6 +172,11 @@ bool daemon_write_state(struct daemon *d, const char *name, const char *buf, siz
 	return write_state(d, name, buf, len);
 }
 
+void lease_state_dir_check(struct daemon *d)
+{
+	ensure_dir(d);
+}
+
 static bool record_write(struct daemon *d, const struct lease *l)
 {
 	struct strbuf sb = {0};

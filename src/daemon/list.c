@@ -520,6 +520,12 @@ void queue_load(struct daemon *d)
 {
 	int fd = openat(d->dirfd, "queue", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
+	/* The file's "next" is not rewritten for requests that did not wait (queue_remove): a live
+	 * lease's record says which request it granted, and no new request may take that seq
+	 * (granted() would then drop it from the next daemon's queue). */
+	for (size_t i = 0; i < d->nleases; i++)
+		if (d->leases[i]->seq >= d->next_seq)
+			d->next_seq = d->leases[i]->seq + 1;
 	if (fd < 0)
 		return;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||

@@ -10,6 +10,8 @@ tests/t2012-jobid-bounds.sh. Prints ok/not ok lines and "KEY value" lines the sc
                   commands; B: all but the last B), then C connections that each ask `list` K
                   times and never read; prints "flooding", holds them until stdin closes, then
                   reads each connection's K replies, quits and prints what the daemon answered
+  tries N         N requests that do not wait, each refused at once (min_free 1 PiB); prints
+                  "answered N"
   jobid MIN [N]   N `jobid` asks (count 100000) with min MIN; prints "first F" of the last answer
 """
 import socket, sys, time
@@ -115,6 +117,13 @@ elif mode == "flood":
     print("refused by " + " ".join("%s %d" % kv for kv in sorted(why.items())))
     s.close()
     print("answered %d refused %d" % (lists, refused))
+elif mode == "tries":
+    s = conn()
+    answered = 0
+    for i in range(int(sys.argv[3])):
+        s.send(b"acquire\nid %d\ncount 1\nmin_free 1073741824\nkind run" % (i + 1))
+        answered += bool(recv_one(s))
+    print("answered %d" % answered)
 elif mode == "jobid":
     mn, n = int(sys.argv[3]), int(sys.argv[4]) if len(sys.argv) > 4 else 1
     s = conn()
