@@ -151,7 +151,6 @@ hold q1 4
 mkfifo "$TMP/fifo-q2"
 "$GPUCTL" run -q -n 1 --wait -- "$WL" --log "$LOG" --tag q2 --until "$TMP/fifo-q2" & wq=$!
 wait_queue 1
-await_line '^r ' "$DRUN/state/queue" 10 # written at most every 0.2 s
 cp "$DRUN/state/queue" "$TMP/queue-then"
 released q1
 await_line '^start q2 ' "$LOG"

@@ -8,7 +8,7 @@
 # waiter of that seq for the lease and drop it from the queue).
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 8
+plan 6
 quiet_machine "$TMP/m2" 2
 use_machine "$TMP/m2"
 daemon_setup
@@ -49,16 +49,6 @@ if can_switch; then
 	check_grep "a second user's 300 requests that do not wait are answered" '^answered 300$' "$TMP/tries"
 	check "and do not each rewrite the queue file (20 maximal waiters): $((w1 - w0)) bytes written" \
 		test $((w1 - w0)) -lt 500000
-	# Waiters that come and go change the file, which is written at most every 0.2 s: 300
-	# of them in a loop, not 600 writes of it.
-	t0=$(date +%s%N)
-	as_nobody $ATT churn "$GPUCTL_SOCKET" 300 >"$TMP/churn" 2>&1
-	w2=$(awk '/^wchar/ {print $2}' /proc/"$DAEMON"/io)
-	ms=$((($(date +%s%N) - t0) / 1000000))
-	saves=$((w2 - w1)) size=$(stat -c %s "$DRUN/state/queue")
-	check_grep "a second user queues and leaves 300 times" '^churned 300$' "$TMP/churn"
-	check "and the queue file ($size bytes) is written at most every 0.2 s: $saves bytes in $ms ms" \
-		test "$saves" -le $(((ms / 200 + 3) * (size + 20000)))
 	exec {hold}>&-
 	wait $att
 else

@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #define PRIVATE_LINGER 2.0         /* a private daemon with nothing to do exits after this */
-#define QUEUE_SAVE_GAP 0.2         /* the queue file is written at most this often */
 
 static const int listen_tag = EV_LISTEN, signal_tag = EV_SIGNAL;
 
@@ -201,8 +200,6 @@ static int loop_timeout(struct daemon *d)
 		next = d->usage_due;
 	if (d->probe_due && (!next || d->probe_due < next))
 		next = d->probe_due;
-	if (d->queue_dirty && (!next || d->queue_save_at < next))
-		next = d->queue_save_at;
 	if (d->sched_due)
 		return 0;
 	return peer_timeout(&d->loop, next, d->now); /* the private daemon's linger included */
@@ -263,14 +260,8 @@ static void serve(struct daemon *d)
 		reap_conns(d);
 		if (d->sched_due)
 			queue_schedule(d);
-		/* It is rewritten whole (a user's maximal waiters: MBs), so not once per change: one
-		 * user queueing and leaving in a loop kept the daemon writing, every other request
-		 * behind a save. A daemon killed meanwhile loses QUEUE_SAVE_GAP of the queue's changes
-		 * (its waiters come back as new ones); one stopped saves it on the way out. */
-		if (d->queue_dirty && d->now >= d->queue_save_at) {
+		if (d->queue_dirty)
 			queue_save(d);
-			d->queue_save_at = d->now + QUEUE_SAVE_GAP;
-		}
 		if (peer_linger(&d->loop, d->nconns || d->nreqs, d->now))
 			break;
 		int n = peer_wait(&d->loop, evs, (int)ARRAY_SIZE(evs), loop_timeout(d));

@@ -190,7 +190,6 @@ struct daemon {
 	double last_end;                /* when a lease last ended */
 	double settle_until;            /* after a restart: waiters of the old queue coming back */
 	bool queue_dirty, sched_due, stop;
-	double queue_save_at;           /* monotonic: the queue file is written again no sooner */
 	char state_error[256];          /* why a write to the state directory failed, until that
 					 * file is written again ("": none): `list` tells clients */
 	char state_error_file[48];      /* which file */

@@ -504,7 +504,7 @@ static struct request *load_req(struct daemon *d, const struct msg *m)
 }
 
 /* Whether a lease recovered from the previous daemon granted request seq: the queue file is
- * written at most every 0.2 s (daemon.c), so a daemon killed between a grant and that write left
+ * written after each batch of events, so a daemon killed between a grant and that write left
  * the granted request in it, a waiter that would never come back (listed for orphan_grace). */
 static bool granted(const struct daemon *d, uint64_t seq)
 {

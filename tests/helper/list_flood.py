@@ -12,7 +12,6 @@ tests/t2012-jobid-bounds.sh. Prints ok/not ok lines and "KEY value" lines the sc
                   reads each connection's K replies, quits and prints what the daemon answered
   tries N         N requests that do not wait, each refused at once (min_free 1 PiB); prints
                   "answered N"
-  churn N         N times: queue a waiter (never servable) and leave; prints "churned N"
   jobid MIN [N]   N `jobid` asks (count 100000) with min MIN; prints "first F" of the last answer
 """
 import socket, sys, time
@@ -125,15 +124,6 @@ elif mode == "tries":
         s.send(b"acquire\nid %d\ncount 1\nmin_free 1073741824\nkind run" % (i + 1))
         answered += bool(recv_one(s))
     print("answered %d" % answered)
-elif mode == "churn":
-    s = conn()
-    done = 0
-    for i in range(int(sys.argv[3])):
-        s.send(b"acquire\nid %d\ncount 1\nwait 1\nmin_free 1073741824\nkind run" % (i + 1))
-        queued = recv_one(s).startswith(b"queued")
-        s.send(b"leave\nid %d" % (i + 1))
-        done += queued and recv_one(s).startswith(b"left")
-    print("churned %d" % done)
 elif mode == "jobid":
     mn, n = int(sys.argv[3]), int(sys.argv[4]) if len(sys.argv) > 4 else 1
     s = conn()
