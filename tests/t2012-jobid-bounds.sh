@@ -9,9 +9,9 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/jobs.sh"
-plan 10
+plan 11
 if ! can_switch; then
-	skip "job id bounds" "needs root and setpriv to act as a second user" 10
+	skip "job id bounds" "needs root and setpriv to act as a second user" 11
 	exit 0
 fi
 quiet_machine "$TMP/m2" 2
@@ -29,6 +29,22 @@ check_exit "another user's submit still succeeds" 0 "$GPUCTL" submit -- true
 id=$(cat "$TMP/stdout")
 check "with an id far below 2^40 ($id)" test "$id" -lt 100000000
 check_exit "and again after more of the attack" 0 sh -c "$ATT jobid '$GPUCTL_SOCKET' $((1 << 40)) 5 >/dev/null; exec '$GPUCTL' submit -- true"
+
+# Asks past the burst are answered (one id each), not refused: each once rewrote the whole
+# queue file, so a loop of them with a few maximal waiters queued kept the daemon writing.
+mkfifo -m 666 "$TMP/hold"
+as_nobody $ATT big "$GPUCTL_SOCKET" 5 <"$TMP/hold" >"$TMP/big" 2>&1 &
+att=$!
+exec {hold}>"$TMP/hold"
+await_line '^queued' "$TMP/big" 60
+"$GPUCTL" leases >/dev/null # a round trip: the daemon is done with the last waiter's save
+w0=$(awk '/^wchar/ {print $2}' /proc/"$DAEMON"/io)
+as_nobody $ATT jobid "$GPUCTL_SOCKET" 0 300 >/dev/null 2>&1
+w1=$(awk '/^wchar/ {print $2}' /proc/"$DAEMON"/io)
+check "300 asks do not each rewrite the queue file (5 maximal waiters): $((w1 - w0)) bytes written" \
+	test $((w1 - w0)) -lt 200000
+exec {hold}>&-
+wait $att
 
 # A restarted daemon recovering from a runner's records: a min within the user's bound is kept.
 as_third $ATT jobid "$GPUCTL_SOCKET" 500000 >"$TMP/third" 2>&1

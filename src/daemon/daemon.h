@@ -169,6 +169,7 @@ struct daemon {
 
 	uint64_t next_seq;
 	uint64_t next_job;              /* job ids handed out (`jobid`): unique on this machine */
+	uint64_t jobs_saved;            /* where the queue file says ids continue (>= next_job) */
 	struct served {                 /* when each user was last offered GPUs: of users holding */
 		uid_t uid;              /* as many, the fair queue serves the one served longest */
 		uint64_t at;            /* ago (a counter); one entry per user ever served */
@@ -211,6 +212,8 @@ void conn_log(struct daemon *d, const char *fmt, ...) __attribute__((format(prin
 
 /* lease.c: the lease table and its files. */
 bool lease_state_dir_open(struct daemon *d, struct gpu_error *err);
+/* The state directory removed under us is made again, its leases' records written back. */
+void lease_state_dir_check(struct daemon *d);
 struct lease *lease_grant(struct daemon *d, struct request *r, int *fds, size_t *nfds,
 			  struct gpu_error *err);
 void lease_commit(struct daemon *d, struct conn *c, const struct msg *m);

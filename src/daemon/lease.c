@@ -172,6 +172,11 @@ bool daemon_write_state(struct daemon *d, const char *name, const char *buf, siz
 	return write_state(d, name, buf, len);
 }
 
+void lease_state_dir_check(struct daemon *d)
+{
+	ensure_dir(d);
+}
+
 static bool record_write(struct daemon *d, const struct lease *l)
 {
 	struct strbuf sb = {0};
@@ -352,13 +357,14 @@ unsigned long long lease_proc_start(pid_t pid)
 
 /* Whether the very process that connected still runs: SO_PEERPIDFD names it exactly, where
  * SO_PEERCRED's pid may name another process once it exited. 1 yes, 0 no, -1 cannot tell (an
- * older kernel). */
+ * older kernel: ENOPROTOOPT). Linux 6.5 to 6.14 refuse a pidfd for a peer that has exited with
+ * EINVAL (its pid has no task left), later ones give one that cannot be signalled (ESRCH). */
 static int peer_alive(const struct conn *c)
 {
 	int pfd = -1;
 	socklen_t len = sizeof pfd;
 	if (getsockopt(c->p.fd, SOL_SOCKET, SO_PEERPIDFD, &pfd, &len) != 0)
-		return errno == ESRCH ? 0 : -1;
+		return errno == ESRCH || errno == EINVAL ? 0 : -1;
 	int alive = pid_signal(pfd, 0) ? 1 : errno == ESRCH ? 0 : -1;
 	close(pfd);
 	return alive;

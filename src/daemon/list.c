@@ -25,6 +25,7 @@
 #define JOB_ID_SKIP_MAX (1ULL << 20) /* ids one user's `min` may make the counter skip, in all */
 #define JOB_IDS_BURST 100000.0     /* ids a user gets at once, then JOB_IDS_RATE a second */
 #define JOB_IDS_RATE 1000.0
+#define JOB_IDS_AHEAD 1000         /* the queue file says ids continue this far past the counter */
 
 /* A record is at most: its first line (under 256 bytes), a name and a command of the bounds
  * (daemon.h) with every byte escaped (%XX), and up to GPU_MAX UUIDs (95 bytes each, escaped) on
@@ -411,7 +412,15 @@ void queue_job_ids(struct daemon *d, struct conn *c, const struct msg *m)
 	conn_send(d, c, &sb, NULL, 0);
 	sb_free(&sb);
 	d->next_job += n;
-	d->queue_dirty = true;
+	/* The counter is saved ahead of itself, not with each ask: a save rewrites the whole queue
+	 * file (a user's 300 maximal waiters: 4 MB), and asks answered with one id each once the
+	 * bucket is empty are not refused, so one user looping on `jobid` kept the daemon writing
+	 * ~30 MB/s, at a core, and every other request waited behind a save. A restart continues
+	 * past the saved mark: ids stay unique, with a gap of at most JOB_IDS_AHEAD. */
+	if (d->next_job > d->jobs_saved) {
+		d->jobs_saved = d->next_job + JOB_IDS_AHEAD;
+		d->queue_dirty = true;
+	}
 }
 
 void queue_save(struct daemon *d)
@@ -422,7 +431,7 @@ void queue_save(struct daemon *d)
 	msg_begin(&sb, "queue");
 	msg_add_u64(&sb, "next", d->next_seq);
 	if (d->next_job)
-		msg_add_u64(&sb, "jobs", d->next_job);
+		msg_add_u64(&sb, "jobs", d->jobs_saved > d->next_job ? d->jobs_saved : d->next_job);
 	record(&out, &sb);
 	for (size_t i = 0; i < d->nreqs; i++) {
 		const struct request *r = d->reqs[i];
@@ -511,6 +520,12 @@ void queue_load(struct daemon *d)
 {
 	int fd = openat(d->dirfd, "queue", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
+	/* The file's "next" is not rewritten for requests that did not wait (queue_remove): a live
+	 * lease's record says which request it granted, and no new request may take that seq
+	 * (granted() would then drop it from the next daemon's queue). */
+	for (size_t i = 0; i < d->nleases; i++)
+		if (d->leases[i]->seq >= d->next_seq)
+			d->next_seq = d->leases[i]->seq + 1;
 	if (fd < 0)
 		return;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||

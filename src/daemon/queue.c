@@ -188,7 +188,12 @@ void queue_acquire(struct daemon *d, struct conn *c, const struct msg *m)
 	d->reqs[d->nreqs++] = r;
 	c->nreqs++;
 queued:
-	d->queue_dirty = true;
+	/* The queue file holds waiters only (queue_remove): a request answered at once saves
+	 * nothing, but still finds a removed state directory made again, as a save would. */
+	if (r->req.queued)
+		d->queue_dirty = true;
+	else
+		lease_state_dir_check(d);
 	bool waits = r->req.queued;
 	queue_schedule(d); /* may answer (and free) a request that does not wait */
 	if (waits && (r = find_req(d, c, id)) && r->state == R_WAITING) {

@@ -5,6 +5,7 @@
  * are "found" leases of the uid the lock file or NVML names, until both are gone (probed every
  * PROBE_SECONDS); a GPU locked by nobody anyone can name is held_unknown. */
 #include "daemon/daemon.h"
+#include "machine/pid.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -182,6 +183,18 @@ static bool lock_says(struct daemon *d, const struct slot *s, struct lease *l)
 	return ok;
 }
 
+/* Whether a process that started at start (clock ticks after boot) started after when. */
+static bool started_after(unsigned long long start, time_t when)
+{
+	FILE *f = fopen("/proc/uptime", "r");
+	double up = 0;
+	bool ok = f && fscanf(f, "%lf", &up) == 1;
+	if (f)
+		fclose(f);
+	double at = (double)time(NULL) - up + (double)start / (double)sysconf(_SC_CLK_TCK);
+	return ok && at > (double)when + 2; /* ticks and seconds rounded, a little clock skew */
+}
+
 /* Slot i, which no record accounts for, is held after all: by a lock (what its file says names
  * the holder) or by a process NVML shows on it. It is accounted to that uid as a lease of kind
  * "found" (counted against max_gpus_per_user, shown in `leases`) until both are gone; false
@@ -212,6 +225,14 @@ static bool found_lease(struct daemon *d, size_t i, bool locked)
 	if (!l->since)
 		l->since = time(NULL);
 	l->start = lease_proc_start(l->pid);
+	/* The lock names the grantee's pid as of the grant. With no process of its user on the GPU
+	 * to name instead, that pid may be another process by now (an exited `gpuctl env`'s,
+	 * reused, perhaps by another user): named as the holder, `leases` would show it and
+	 * `release` would aim at it. It is kept only while it runs as the lease's user and
+	 * started before the lease. */
+	if (named && !p && l->pid > 0 && (!l->start || !pid_runs_as((unsigned)l->pid, l->uid) ||
+					  started_after(l->start, l->since)))
+		l->pid = 0, l->start = 0;
 	lease_random_hex(l->id, 8);
 	lease_random_hex(l->token, 16);
 	snprintf(l->kind, sizeof l->kind, "found");

@@ -50,8 +50,11 @@ void queue_remove(struct daemon *d, struct request *r)
 		queue_reserve_add(d, r->uid, d->now - r->reserving_since, false);
 	if (r->conn)
 		r->conn->nreqs--;
+	/* The queue file holds waiters only (list.c): a request answered at once changes nothing
+	 * in it, and rewriting it for each (all of a user's maximal waiters, MBs) let one user's
+	 * loop of requests that do not wait keep the daemon writing. */
+	d->queue_dirty |= r->req.queued;
 	queue_request_free(r);
-	d->queue_dirty = true;
 	d->sched_due = true;
 }
 
@@ -200,7 +203,7 @@ static void offer(struct daemon *d, struct request *r, uint64_t mask)
 	queue_add_gpus(&sb, d, "gpu", mask);
 	conn_send(d, r->conn, &sb, NULL, 0);
 	sb_free(&sb);
-	d->queue_dirty = true;
+	d->queue_dirty |= r->req.queued;
 }
 
 /* The per-user cap over one pass, in the order the pass took the requests: a pick that would
@@ -262,7 +265,7 @@ static void withdraw(struct daemon *d, struct request *r)
 		 "taking offers)", (unsigned)r->uid, (int)r->pid);
 	r->state = R_SKIPPED;
 	r->offer = 0;
-	d->queue_dirty = true;
+	d->queue_dirty |= r->req.queued;
 	if (!r->req.queued) {
 		conn_error(d, r->conn, r->id, EXIT_BUSY, "the GPUs offered went to another user: you did "
 			   "not take earlier offers within offer_timeout (%.1f s), so until you do your "
