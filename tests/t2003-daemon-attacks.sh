@@ -56,6 +56,12 @@ check_grep "the daemon logs the misbehaving clients" 'malformed message from uid
 
 # Floods: 10,000 connections, then 1,000 idle ones; others are served meanwhile, and the daemon
 # stays bounded in descriptors and memory. How fast it serves them meanwhile is bench/daemon.sh's.
+# An idle_timeout of 10 s: opening 1,000 connections on a loaded machine can take longer than 1 s,
+# and the first would be dropped before the last were open.
+printf '[daemon]\nidle_timeout = 10s\nmax_connections_per_user = 1100\nmax_gpus_per_user = 3\nreserved_gpus = 7\n' >"$TMP/daemon.conf"
+daemon_stop
+daemon_start
+before=$(fds)
 rss0=$(rss)
 as_nobody python3 "$ROOT/tests/helper/daemon_attack.py" flood "$GPUCTL_SOCKET" 10000
 as_nobody python3 "$ROOT/tests/helper/daemon_attack.py" idle "$GPUCTL_SOCKET" 1000 >"$TMP/idle" &
