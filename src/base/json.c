@@ -19,20 +19,40 @@ static void newline(struct json *j)
 	sb_add(j->sb, indent, n < sizeof indent - 1 ? n : sizeof indent - 1);
 }
 
+/* The comma, the indent and the quoted key of a member, written after one bounds check: a
+ * document of 10,000 processes has 150,000 members, and piece by piece each was five appends. */
 static void member(struct json *j, const char *key)
 {
+	struct strbuf *sb = j->sb;
+	size_t klen = key ? strlen(key) : 0;
+	size_t ind = j->pretty && j->depth > 0 ? 1 + 2 * (size_t)j->depth : 0;
+	if (ind > 63)
+		ind = 63;
+	if (sb->len + klen + ind + 8 > sb->cap)
+		sb_reserve(sb, klen + ind + 8);
+	char *d = sb->buf + sb->len;
 	if (j->depth > 0) {
 		if (!j->first)
-			sb_addc(j->sb, ',');
-		newline(j);
+			*d++ = ',';
+		if (ind) {
+			*d++ = '\n';
+			memset(d, ' ', ind - 1);
+			d += ind - 1;
+		}
 	}
 	j->first = false;
 	if (key) {
 		/* Keys are gpuctl's own ASCII literals: nothing to escape. */
-		sb_addc(j->sb, '"');
-		sb_adds(j->sb, key);
-		sb_add(j->sb, j->pretty ? "\": " : "\":", j->pretty ? 3 : 2);
+		*d++ = '"';
+		memcpy(d, key, klen);
+		d += klen;
+		*d++ = '"';
+		*d++ = ':';
+		if (j->pretty)
+			*d++ = ' ';
 	}
+	*d = '\0';
+	sb->len = (size_t)(d - sb->buf);
 }
 
 static void open_(struct json *j, const char *key, char c)
