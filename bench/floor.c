@@ -1,18 +1,25 @@
-/* floor.c: the least a gpuctl command can cost: the same NVML calls and the same /proc and file
- * reads that it makes, printing nothing. The bench scripts time gpuctl against it, command by
- * command:
+/* floor.c: the least a gpuctl command can cost: the NVML calls whose answers the command prints
+ * and one open, read and close per file it must read, printing nothing. It is the minimum, not
+ * a mirror of gpuctl's choices: where gpuctl does more than this (a call whose answer it does
+ * not print, a second read, a stat it could skip), the bench counts it against gpuctl.
  *
- *   bench-floor status   `status`, `status --json`: the configuration files and the lease state
- *                        directory (a stat: no daemon runs in the benches), NVML, then for each
- *                        distinct pid: stat /proc/PID, its owner's name (once per uid, as
- *                        gpuctl caches it), /proc/PID/cmdline to the end (/proc/PID/comm when it
- *                        is empty); on a Slurm node also /proc/PID/cgroup (the process's job)
- *   bench-floor apps     `--query-compute-apps`: the same without the configuration and leases
- *   bench-floor gpu      `--query-gpu` of non-extra fields: no process lists, no /proc
- *   bench-floor doctor   `doctor`: status (the cgroup too), plus the extra fields (fans, clocks, persistence,
- *                        ECC) and per live pid /proc/PID/environ and /proc/PID/stat (its parent)
+ *   bench-floor status   `status`, `status --json`: the two configuration files and the lease
+ *                        state directory (a stat: no daemon runs in the benches); NVML: driver
+ *                        and CUDA versions, per GPU name, UUID, PCI bus id, memory, utilisation,
+ *                        temperature, power and its limit, compute and MIG modes, the three
+ *                        process lists and the per-process utilisation; per distinct pid: a stat
+ *                        of /proc/PID (its owner; the name once per uid), /proc/PID/cmdline
+ *                        (/proc/PID/comm when it is empty), on a Slurm node /proc/PID/cgroup
+ *   bench-floor apps     `--query-compute-apps=gpu_uuid,pid,process_name,used_memory`: per GPU its
+ *                        UUID and the compute and MPS lists; per distinct pid /proc/PID/cmdline
+ *   bench-floor gpu      `--query-gpu` of non-extra fields: status's GPU calls, no process lists
+ *   bench-floor doctor   `doctor`: status, plus fans, clocks, persistence and ECC, and per live
+ *                        pid /proc/PID/environ and /proc/PID/stat (its parent)
  *
- * Each reads what gpuctl legitimately needs, no more and no less; see README "Performance". */
+ * Every symbol is looked up once and checked: a driver without one (an old one has no
+ * nvmlDeviceGetProcessesUtilizationInfo) costs the floor nothing, as it costs gpuctl nothing.
+ * A file is read in one read() into a buffer bigger than these files' answers, again only when
+ * that read filled it. See README "Performance". */
 #include "machine/nvml/abi.h"
 
 #include <dlfcn.h>
@@ -38,7 +45,9 @@ typedef nvmlReturn_t (*fn_proc)(nvmlDevice_t, unsigned *, void *);
 typedef nvmlReturn_t (*fn_sys)(char *, unsigned);
 typedef nvmlReturn_t (*fn_i)(int *);
 
+/* A function of the library, or NULL: every call below is made only when the driver has it. */
 #define SYM(t, n) ((t)dlsym(dl, n))
+#define CALL(f, ...) ((f) ? (f)(__VA_ARGS__) : NVML_ERROR_FUNCTION_NOT_FOUND)
 
 enum mode { STATUS, APPS, GPU, DOCTOR };
 
@@ -80,18 +89,22 @@ static void user_name(uid_t uid)
 		uids[nuids++] = uid;
 }
 
-/* Reads a file (relative to dir, or absolute) to its end; returns the bytes read, -1 when it
- * cannot be opened. */
+/* Reads a file (relative to dir, or absolute) to its end: one read() when the answer fits in the
+ * buffer (a short read of a /proc or regular file is its end), another only after a full one;
+ * returns the bytes read, -1 when it cannot be opened. */
 static long slurp_at(int dir, const char *path)
 {
-	char buf[4096];
+	static char buf[65536];
 	int fd = openat(dir, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	long total = 0;
 	ssize_t r;
-	while ((r = read(fd, buf, sizeof buf)) > 0)
+	while ((r = read(fd, buf, sizeof buf)) > 0) {
 		total += r;
+		if ((size_t)r < sizeof buf)
+			break;
+	}
 	close(fd);
 	return total;
 }
@@ -154,9 +167,12 @@ static void read_proc(unsigned pid, enum mode m)
 	struct stat st;
 	if (procfd < 0)
 		procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (fstatat(procfd, pid_path(path, pid, NULL), &st, 0) != 0)
-		return;
-	user_name(st.st_uid);
+	/* The owner: status prints it; --query-compute-apps does not (nvidia-smi's fields). */
+	if (m != APPS) {
+		if (fstatat(procfd, pid_path(path, pid, NULL), &st, 0) != 0)
+			return;
+		user_name(st.st_uid);
+	}
 	if (slurp_at(procfd, pid_path(path, pid, "cmdline")) <= 0)
 		slurp_at(procfd, pid_path(path, pid, "comm"));
 	if (m == STATUS || m == DOCTOR) {
@@ -200,76 +216,106 @@ int main(int argc, char **argv)
 	void *dl = dlopen(lib ? lib : "libnvidia-ml.so.1", RTLD_NOW);
 	if (!dl)
 		return 1;
-	SYM(fn_v, "nvmlInit_v2")();
+	fn_v init = SYM(fn_v, "nvmlInit_v2"), shutdown = SYM(fn_v, "nvmlShutdown");
+	fn_u count = SYM(fn_u, "nvmlDeviceGetCount_v2");
+	fn_hi handle = SYM(fn_hi, "nvmlDeviceGetHandleByIndex_v2");
+	fn_s uuid = SYM(fn_s, "nvmlDeviceGetUUID");
+	if (CALL(init) != NVML_SUCCESS)
+		return 1;
 	unsigned n = 0;
-	SYM(fn_u, "nvmlDeviceGetCount_v2")(&n);
+	CALL(count, &n);
 	char s[96];
 	int ci;
-	SYM(fn_sys, "nvmlSystemGetDriverVersion")(s, sizeof s);
-	SYM(fn_i, "nvmlSystemGetCudaDriverVersion_v2")(&ci);
+	/* What apps prints is the GPU's UUID and its compute processes; the rest is status's. */
+	if (m != APPS) {
+		CALL(SYM(fn_sys, "nvmlSystemGetDriverVersion"), s, sizeof s);
+		CALL(SYM(fn_i, "nvmlSystemGetCudaDriverVersion_v2"), &ci);
+	}
+	fn_s name = SYM(fn_s, "nvmlDeviceGetName");
+	fn_dp pci = SYM(fn_dp, "nvmlDeviceGetPciInfo_v3"), meminfo = SYM(fn_dp, "nvmlDeviceGetMemoryInfo_v2");
+	fn_dp util = SYM(fn_dp, "nvmlDeviceGetUtilizationRates");
+	fn_dt temp = SYM(fn_dt, "nvmlDeviceGetTemperature"), clock = SYM(fn_dt, "nvmlDeviceGetClockInfo");
+	fn_du power = SYM(fn_du, "nvmlDeviceGetPowerUsage"), limit = SYM(fn_du, "nvmlDeviceGetEnforcedPowerLimit");
+	fn_du cmode = SYM(fn_du, "nvmlDeviceGetComputeMode"), fan = SYM(fn_du, "nvmlDeviceGetFanSpeed");
+	fn_du persist = SYM(fn_du, "nvmlDeviceGetPersistenceMode");
+	fn_duu mig = SYM(fn_duu, "nvmlDeviceGetMigMode");
+	fn_dii ecc = SYM(fn_dii, "nvmlDeviceGetEccMode");
+	fn_de eccerr = SYM(fn_de, "nvmlDeviceGetTotalEccErrors");
+	fn_dp putil = SYM(fn_dp, "nvmlDeviceGetProcessesUtilizationInfo");
 	fn_proc procs[3] = {SYM(fn_proc, "nvmlDeviceGetComputeRunningProcesses_v3"),
-			    SYM(fn_proc, "nvmlDeviceGetGraphicsRunningProcesses_v3"),
-			    SYM(fn_proc, "nvmlDeviceGetMPSComputeRunningProcesses_v3")};
-	nvmlDevice_t *h = calloc(n ? n : 1, sizeof *h);
+			    SYM(fn_proc, "nvmlDeviceGetMPSComputeRunningProcesses_v3"),
+			    m == APPS ? NULL : SYM(fn_proc, "nvmlDeviceGetGraphicsRunningProcesses_v3")};
+	nvmlProcessInfo_v2_t *buf = NULL;
+	nvmlProcessUtilizationInfo_v1_t *ubuf = NULL;
+	unsigned cap = 0, ucap = 0;
 	for (unsigned i = 0; i < n; i++) {
 		unsigned u, u2;
 		int a, b;
-		SYM(fn_hi, "nvmlDeviceGetHandleByIndex_v2")(i, &h[i]);
-		SYM(fn_s, "nvmlDeviceGetName")(h[i], s, sizeof s);
-		SYM(fn_s, "nvmlDeviceGetUUID")(h[i], s, sizeof s);
-		nvmlPciInfo_t pci;
-		SYM(fn_dp, "nvmlDeviceGetPciInfo_v3")(h[i], &pci);
-		SYM(fn_dii, "nvmlDeviceGetCudaComputeCapability")(h[i], &a, &b);
-		SYM(fn_du, "nvmlDeviceGetNumGpuCores")(h[i], &u);
-		SYM(fn_duu, "nvmlDeviceGetMigMode")(h[i], &u, &u2);
-	}
-	nvmlProcessInfo_v2_t *buf = NULL;
-	unsigned cap = 0;
-	for (unsigned i = 0; i < n; i++) {
-		unsigned u;
-		int a, b;
 		unsigned long long e;
-		nvmlMemory_v2_t mem = {.version = nvmlMemory_v2};
-		SYM(fn_dp, "nvmlDeviceGetMemoryInfo_v2")(h[i], &mem);
-		nvmlUtilization_t ut;
-		SYM(fn_dp, "nvmlDeviceGetUtilizationRates")(h[i], &ut);
-		SYM(fn_dt, "nvmlDeviceGetTemperature")(h[i], 0, &u);
-		SYM(fn_du, "nvmlDeviceGetPowerUsage")(h[i], &u);
-		SYM(fn_du, "nvmlDeviceGetEnforcedPowerLimit")(h[i], &u);
-		SYM(fn_du, "nvmlDeviceGetComputeMode")(h[i], &u);
+		nvmlDevice_t h;
+		if (CALL(handle, i, &h) != NVML_SUCCESS)
+			continue;
+		CALL(uuid, h, s, sizeof s);
+		if (m != APPS) {
+			nvmlPciInfo_t pi;
+			nvmlMemory_v2_t mem = {.version = nvmlMemory_v2};
+			nvmlUtilization_t ut;
+			CALL(name, h, s, sizeof s);
+			CALL(pci, h, &pi);
+			CALL(meminfo, h, &mem);
+			CALL(util, h, &ut);
+			CALL(temp, h, 0, &u);
+			CALL(power, h, &u);
+			CALL(limit, h, &u);
+			CALL(cmode, h, &u);
+			CALL(mig, h, &u, &u2);
+		}
 		if (m == DOCTOR) {
-			SYM(fn_du, "nvmlDeviceGetFanSpeed")(h[i], &u);
+			CALL(fan, h, &u);
 			for (int c = 0; c < 3; c++)
-				SYM(fn_dt, "nvmlDeviceGetClockInfo")(h[i], c, &u);
-			SYM(fn_du, "nvmlDeviceGetPersistenceMode")(h[i], &u);
-			SYM(fn_dii, "nvmlDeviceGetEccMode")(h[i], &a, &b);
-			SYM(fn_de, "nvmlDeviceGetTotalEccErrors")(h[i], 1, 1, &e);
+				CALL(clock, h, c, &u);
+			CALL(persist, h, &u);
+			CALL(ecc, h, &a, &b);
+			CALL(eccerr, h, 1, 1, &e);
 		}
 		if (m == GPU)
 			continue;
-		/* NVML's two-call protocol as gpuctl runs it: ask with the buffer it has (none at
-		 * first); when that is too small, grow it to 2n+5 entries and ask again. The buffer
-		 * serves every GPU and list. */
+		/* NVML's two-call protocol: ask with the buffer there is (none at first); when that
+		 * is too small, grow it to what NVML said it needs, with room, and ask again. One
+		 * buffer serves every GPU and list. */
+		unsigned listed = 0;
 		for (int k = 0; k < 3; k++) {
 			unsigned c = cap;
 			nvmlReturn_t r;
-			while ((r = procs[k](h[i], &c, cap ? buf : NULL)) == NVML_ERROR_INSUFFICIENT_SIZE) {
+			while ((r = CALL(procs[k], h, &c, cap ? buf : NULL)) == NVML_ERROR_INSUFFICIENT_SIZE) {
 				cap = 2 * c + 5 > 2 * cap ? 2 * c + 5 : 2 * cap;
-				buf = realloc(buf, cap * 32); /* the widest layout's entries, as gpuctl */
+				buf = realloc(buf, cap * 32); /* the widest layout's entries */
 				c = cap;
 			}
 			if (r != NVML_SUCCESS || c > cap)
 				continue;
+			listed += c;
 			for (unsigned j = 0; j < c; j++)
 				if (first_time(buf[j].pid))
 					read_proc(buf[j].pid, m);
 		}
+		/* status shows each process's SM and memory use: one call, sized by the lists. */
+		if (m != APPS && putil && listed) {
+			if (ucap < listed + 8) {
+				ucap = 2 * listed + 8;
+				ubuf = realloc(ubuf, ucap * sizeof *ubuf);
+			}
+			nvmlProcessesUtilizationInfo_v1_t info = {
+				.version = nvmlProcessesUtilizationInfo_v1, .processSamplesCount = ucap,
+				.procUtilArray = ubuf};
+			putil(h, &info);
+		}
 	}
-	SYM(fn_v, "nvmlShutdown")();
+	CALL(shutdown);
 	if (procfd >= 0)
 		close(procfd);
 	free(buf);
+	free(ubuf);
 	free(pidset);
-	free(h);
 	return 0;
 }

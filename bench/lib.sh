@@ -40,11 +40,17 @@ stop_live() {
 }
 
 # measure [bench-measure options] NAME CMD... [-- NAME CMD...]: fills M_wall[NAME], M_cpu[NAME],
-# M_rss[NAME], M_flt[NAME], M_exit[NAME] with medians.
-declare -A M_wall M_cpu M_rss M_flt M_exit
+# M_rss[NAME], M_flt[NAME], M_exit[NAME] with medians, and for each -r NAME:BASE R_cpu[NAME],
+# R_wall[NAME], R_rss[NAME] with the medians of the per-round ratios to BASE.
+declare -A M_wall M_cpu M_rss M_flt M_exit R_cpu R_wall R_rss
 measure() {
 	local name wall cpu rss flt rc
 	while read -r name wall cpu rss flt rc; do
+		if [ "$name" = ratio ]; then
+			# "ratio NAME BASE cpu wall rss"
+			R_cpu[$wall]=$rss R_wall[$wall]=$flt R_rss[$wall]=$rc
+			continue
+		fi
 		M_wall[$name]=$wall M_cpu[$name]=$cpu M_rss[$name]=$rss M_flt[$name]=$flt M_exit[$name]=$rc
 	done < <("$B/bench-measure" "$@")
 }
@@ -53,7 +59,7 @@ missed=0
 # row LABEL FIGURE TARGET OK: one figure beside its target; OK is 1, 0, or - (no target).
 row() {
 	local verdict=
-	case $4 in 1) verdict=ok ;; 0) verdict=MISSED; missed=$((missed + 1)) ;; esac
+	case $4 in 1) verdict=ok ;; 0) verdict=over; missed=$((missed + 1)) ;; esac
 	printf '  %-46s %-26s %-14s %s\n' "$1" "$2" "${3:+target $3}" "$verdict"
 }
 # calc EXPR: floating point arithmetic (awk), printed with up to 3 decimals.

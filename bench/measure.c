@@ -1,6 +1,7 @@
 /* measure.c: times commands the way a person runs them, not in a tight loop.
  *
- *   bench-measure [-n RUNS] [-g MIN_MS:MAX_MS] [-w WARMUP] NAME CMD [ARG...] [-- NAME CMD...]...
+ *   bench-measure [-n RUNS] [-g MIN_MS:MAX_MS] [-w WARMUP] [-r NAME:BASE]... NAME CMD [ARG...]
+ *                 [-- NAME CMD...]...
  *
  * Each round runs every command once, in a new random order, each after a random gap (100-300
  * ms unless -g says otherwise) as a person leaves between two commands: page cache, dentries,
@@ -12,7 +13,13 @@
  *
  * each the median over the rounds (wall from fork to reaped exit; cpu user+system; peak RSS and
  * minor faults from wait4), exit the last run's status. Standard output goes to /dev/null,
- * standard error is kept. Bench code only.
+ * standard error is kept. For each -r NAME:BASE it then prints
+ *
+ *   ratio NAME BASE cpu wall rss
+ *
+ * the medians of the per-round ratios NAME / BASE (both ran in the same round, seconds apart):
+ * a slow minute of the machine (another session's build) moves both and cancels out, which a
+ * ratio of two medians taken over the whole run does not promise. Bench code only.
  *
  * Compare CPU times: on a virtual machine the wall time of a command that reads other processes'
  * memory also holds milliseconds of waiting for the host to wake the other, idle, virtual CPU
@@ -85,12 +92,36 @@ static void run(struct cmd *c, int slot, int devnull)
 	c->flt[slot] = (double)ru.ru_minflt;
 }
 
+static int find(const struct cmd *cmds, int n, const char *name, size_t len)
+{
+	for (int i = 0; i < n; i++)
+		if (strlen(cmds[i].name) == len && !strncmp(cmds[i].name, name, len))
+			return i;
+	return -1;
+}
+
+/* The median over the rounds of a[r] / b[r]. */
+static double ratio(const double *a, const double *b, int runs, double *tmp)
+{
+	for (int r = 0; r < runs; r++)
+		tmp[r] = b[r] > 0 ? a[r] / b[r] : 0;
+	return median(tmp, runs);
+}
+
 int main(int argc, char **argv)
 {
-	int runs = 15, warm = 1, opt;
+	int runs = 15, warm = 1, opt, nratios = 0;
+	const char *ratios[32];
 	double gmin = 100, gmax = 300;
-	while ((opt = getopt(argc, argv, "+n:g:w:")) != -1) {
+	while ((opt = getopt(argc, argv, "+n:g:w:r:")) != -1) {
 		switch (opt) {
+		case 'r':
+			if (!strchr(optarg, ':') || nratios == 32) {
+				fprintf(stderr, "bench-measure: -r wants NAME:BASE (32 at most)\n");
+				return 2;
+			}
+			ratios[nratios++] = optarg;
+			break;
 		case 'n': runs = atoi(optarg); break;
 		case 'w': warm = atoi(optarg); break;
 		case 'g':
@@ -143,6 +174,20 @@ int main(int argc, char **argv)
 				;
 			run(&cmds[order[i]], r, devnull);
 		}
+	}
+	/* The ratios first: median() sorts the columns it is given. */
+	double *tmp = calloc((size_t)runs, sizeof(double));
+	for (int k = 0; k < nratios; k++) {
+		const char *colon = strchr(ratios[k], ':');
+		int a = find(cmds, n, ratios[k], (size_t)(colon - ratios[k]));
+		int b = find(cmds, n, colon + 1, strlen(colon + 1));
+		if (a < 0 || b < 0) {
+			fprintf(stderr, "bench-measure: -r %s: no such command\n", ratios[k]);
+			return 2;
+		}
+		printf("ratio %s %s %.4f %.4f %.4f\n", cmds[a].name, cmds[b].name,
+		       ratio(cmds[a].cpu, cmds[b].cpu, runs, tmp), ratio(cmds[a].wall, cmds[b].wall, runs, tmp),
+		       ratio(cmds[a].rss, cmds[b].rss, runs, tmp));
 	}
 	for (int i = 0; i < n; i++) {
 		struct cmd *c = &cmds[i];

@@ -2,6 +2,7 @@
 #include "base/json.h"
 #include "base/escape.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,20 +20,40 @@ static void newline(struct json *j)
 	sb_add(j->sb, indent, n < sizeof indent - 1 ? n : sizeof indent - 1);
 }
 
+/* The comma, the indent and the quoted key of a member, written after one bounds check: a
+ * document of 10,000 processes has 150,000 members, and piece by piece each was five appends. */
 static void member(struct json *j, const char *key)
 {
+	struct strbuf *sb = j->sb;
+	size_t klen = key ? strlen(key) : 0;
+	size_t ind = j->pretty && j->depth > 0 ? 1 + 2 * (size_t)j->depth : 0;
+	if (ind > 63)
+		ind = 63;
+	if (sb->len + klen + ind + 8 > sb->cap)
+		sb_reserve(sb, klen + ind + 8);
+	char *d = sb->buf + sb->len;
 	if (j->depth > 0) {
 		if (!j->first)
-			sb_addc(j->sb, ',');
-		newline(j);
+			*d++ = ',';
+		if (ind) {
+			*d++ = '\n';
+			memset(d, ' ', ind - 1);
+			d += ind - 1;
+		}
 	}
 	j->first = false;
 	if (key) {
 		/* Keys are gpuctl's own ASCII literals: nothing to escape. */
-		sb_addc(j->sb, '"');
-		sb_adds(j->sb, key);
-		sb_add(j->sb, j->pretty ? "\": " : "\":", j->pretty ? 3 : 2);
+		*d++ = '"';
+		memcpy(d, key, klen);
+		d += klen;
+		*d++ = '"';
+		*d++ = ':';
+		if (j->pretty)
+			*d++ = ' ';
 	}
+	*d = '\0';
+	sb->len = (size_t)(d - sb->buf);
 }
 
 static void open_(struct json *j, const char *key, char c)
@@ -95,14 +116,29 @@ static const unsigned char plain[256] = {
 	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0,  /* 0x70 */
 };
 
-/* Runs of bytes that need no escaping are copied whole: command lines are mostly plain ASCII,
- * and on 10,000 processes this loop is most of what --json costs beyond the floor. */
+/* Whether any of the 8 bytes in w needs a look: a control (below 0x20, NUL included), the quote,
+ * the backslash, DEL or not ASCII (w + ones sets the top bit of 0x7f and up; a carry out of 0xff
+ * is caught by w's own top bit). The "has a byte less than n" and "has a zero byte" tests of the
+ * bit-twiddling folklore, which are exact for the question "any?". */
+static inline bool word_needs_look(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+	uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+	return (((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((b - ones) & ~b) | w | (w + ones)) & high;
+}
+
+/* Runs of bytes that need no escaping are copied whole, found 8 bytes at a time: command lines
+ * are mostly plain ASCII, and on 10,000 processes this loop is most of what --json costs beyond
+ * the floor. */
 void json_escape(struct strbuf *sb, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;
+	const unsigned char *end = s + strlen(str);
 	sb_addc(sb, '"');
 	while (*s) {
 		const unsigned char *run = s;
+		for (uint64_t w; end - s >= 8 && (memcpy(&w, s, 8), !word_needs_look(w));)
+			s += 8;
 		while (plain[*s])
 			s++;
 		if (s > run)

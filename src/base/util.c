@@ -110,35 +110,13 @@ void *grow_array(void *p, size_t *cap, size_t want, size_t size)
 	return p;
 }
 
-static void sb_reserve(struct strbuf *sb, size_t extra)
+void sb_reserve(struct strbuf *sb, size_t extra)
 {
 	if (sb->sink && sb->len >= 32768 && sb->len + extra + 1 > sb->cap) {
 		fwrite(sb->buf, 1, sb->len, sb->sink);
 		sb->len = 0;
 	}
 	sb->buf = grow_array(sb->buf, &sb->cap, sb->len + extra + 1, 1);
-}
-
-void sb_add(struct strbuf *sb, const char *s, size_t n)
-{
-	if (sb->len + n + 1 > sb->cap)
-		sb_reserve(sb, n);
-	memcpy(sb->buf + sb->len, s, n);
-	sb->len += n;
-	sb->buf[sb->len] = '\0';
-}
-
-void sb_adds(struct strbuf *sb, const char *s)
-{
-	sb_add(sb, s, strlen(s));
-}
-
-void sb_addc(struct strbuf *sb, char c)
-{
-	if (sb->len + 2 > sb->cap)
-		sb_reserve(sb, 1);
-	sb->buf[sb->len++] = c;
-	sb->buf[sb->len] = '\0';
 }
 
 void sb_addf(struct strbuf *sb, const char *fmt, ...)
@@ -177,10 +155,15 @@ char *read_file(const char *path, size_t *len)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
+	/* A /proc file's short read is its end (see proc.c's read_scratch), which saves the second
+	 * read() that would return 0; a pipe (/dev/stdin) or another file may return less before
+	 * its end, so elsewhere only 0 ends it. */
+	bool short_is_end = strncmp(path, "/proc/", 6) == 0;
 	struct strbuf sb = {0};
 	sb_reserve(&sb, 4096);
 	for (;;) {
-		ssize_t r = read(fd, sb.buf + sb.len, sb.cap - sb.len - 1);
+		size_t want = sb.cap - sb.len - 1;
+		ssize_t r = read(fd, sb.buf + sb.len, want);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -193,6 +176,8 @@ char *read_file(const char *path, size_t *len)
 		if (r == 0)
 			break;
 		sb.len += (size_t)r;
+		if (short_is_end && (size_t)r < want)
+			break;
 		if (sb.cap - sb.len < 2)
 			sb_reserve(&sb, sb.cap);
 	}

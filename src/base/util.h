@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 /* Exit codes. Scripts depend on them: this one list makes the enum, the exit-status text of
  * `gpuctl --help` (cmd.c) and the table the README must show (tests/unit/test_exitcodes.c checks
@@ -115,9 +116,30 @@ struct strbuf {
 	size_t len, cap;
 	FILE *sink;
 };
-void sb_add(struct strbuf *sb, const char *s, size_t n);
-void sb_adds(struct strbuf *sb, const char *s);
-void sb_addc(struct strbuf *sb, char c);
+/* Room for extra more bytes and the NUL (for the sink, see above). */
+void sb_reserve(struct strbuf *sb, size_t extra);
+/* The appends are inline: output is built from thousands of short pieces (keys, numbers,
+ * separators), and inlined, a literal's strlen and a short memcpy become a few stores instead
+ * of two calls each. */
+static inline void sb_add(struct strbuf *sb, const char *s, size_t n)
+{
+	if (sb->len + n + 1 > sb->cap)
+		sb_reserve(sb, n);
+	memcpy(sb->buf + sb->len, s, n);
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+}
+static inline void sb_adds(struct strbuf *sb, const char *s)
+{
+	sb_add(sb, s, strlen(s));
+}
+static inline void sb_addc(struct strbuf *sb, char c)
+{
+	if (sb->len + 2 > sb->cap)
+		sb_reserve(sb, 1);
+	sb->buf[sb->len++] = c;
+	sb->buf[sb->len] = '\0';
+}
 void sb_addf(struct strbuf *sb, const char *fmt, ...) PRINTF(2, 3);
 void sb_reset(struct strbuf *sb);
 void sb_free(struct strbuf *sb);

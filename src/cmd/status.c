@@ -130,6 +130,10 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 			: o->no_procs ? 0 : REFRESH_PROCS | REFRESH_PROC_UTIL | REFRESH_SLURM;
 	if (o->details)
 		what |= STATUS_DETAILS_REFRESH;
+	/* A loop keeps the stat per process that a compute-apps query skips: it is what lets a
+	 * refresh keep a command line it read before. */
+	if (o->loop)
+		what &= ~(unsigned)REFRESH_COMPUTE_NAMES;
 	/* A frame redrawn in place is built whole; any other output is written as it grows. */
 	struct strbuf sb = {.sink = o->mode == M_TABLE && o->loop && o->tty ? NULL : stdout};
 	struct sigaction sa = {.sa_handler = on_stop};

@@ -173,6 +173,12 @@ enum {
 	REFRESH_STATIC = 1 << 14,         /* serial, VBIOS, maxima, limits, thresholds: read once */
 	REFRESH_SLURM = 1 << 15,          /* each process's Slurm job, on a Slurm node (slurm.h) */
 	REFRESH_PROC_STATS = 1 << 16,     /* host CPU, RSS, start and parent of each process (top) */
+	/* One refresh that shows only the compute processes' names (--query-compute-apps without
+	 * -l): no owner, so no stat of /proc/PID (which also tells a later refresh whether it is
+	 * the process read before: a loop keeps it), nothing read for a graphics-only one, and
+	 * of the base's NVML calls only memory (it tells a lost GPU), not utilisation, temperature,
+	 * power or compute mode. */
+	REFRESH_COMPUTE_NAMES = 1 << 17,
 	REFRESH_EXTRA = REFRESH_FAN | REFRESH_CLOCKS | REFRESH_MODES | REFRESH_ECC_ERRORS,
 };
 

@@ -36,6 +36,12 @@ void gpu_set_refresh(struct gpu_set *set, unsigned what)
 	/* A few stats tell a Slurm node; anywhere else no cgroup file is read. */
 	set->slurm = (what & REFRESH_SLURM) && slurm_node();
 	proc_cache_want_jobs(set->pc, set->slurm);
+	bool names = what & REFRESH_COMPUTE_NAMES;
+	proc_cache_want_owner(set->pc, !names);
+	size_t listed = 0;
+	for (size_t i = 0; i < set->ngpus; i++)
+		listed += set->gpus[i].selected ? set->gpus[i].nprocs : 0;
+	proc_cache_expect(set->pc, listed);
 	for (size_t i = 0; i < set->ngpus; i++) {
 		struct gpu *g = &set->gpus[i];
 		if (!g->selected)
@@ -43,12 +49,17 @@ void gpu_set_refresh(struct gpu_set *set, unsigned what)
 		for (size_t j = 0; j < g->nprocs; j++) {
 			struct gpu_proc *p = &g->procs[j];
 			struct proc_info pi;
+			if (names && !(p->type & PROC_COMPUTE)) {
+				p->user = p->cmdline = p->name = NULL;
+				p->uid_valid = false;
+				continue;
+			}
 			proc_lookup(set->pc, p->pid, &pi);
 			p->user = pi.user;
 			p->cmdline = pi.cmdline;
 			p->name = pi.name;
 			p->uid = pi.uid;
-			p->uid_valid = pi.found;
+			p->uid_valid = pi.found && !names;
 			p->stat_valid = pi.stat_valid;
 			p->ppid = pi.ppid;
 			p->start = pi.start;

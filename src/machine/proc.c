@@ -97,6 +97,7 @@ struct proc_cache {
 	uint64_t page;          /* bytes per page */
 	double boot_now;        /* this refresh's time, in seconds since boot */
 	bool want_jobs;         /* this refresh reads Slurm jobs */
+	bool no_owner;          /* this refresh makes no stat of /proc/PID (proc_cache_want_owner) */
 	uint32_t *jobs;         /* beside ents, once any refresh wanted them: JOB_UNREAD, 0, job */
 	size_t jobs_cap;
 };
@@ -229,6 +230,18 @@ void proc_cache_begin(struct proc_cache *pc)
 	}
 }
 
+/* Room for n entries before the lookups, so that a refresh that lists them grows the table and
+ * its slots once instead of doubling its way there (and rehashing at each step). */
+void proc_cache_expect(struct proc_cache *pc, size_t n)
+{
+	pc->ents = grow_array(pc->ents, &pc->cap, n, sizeof *pc->ents);
+	size_t nslots = pc->nslots ? pc->nslots : 256;
+	while (3 * nslots < 4 * (n + 1))
+		nslots *= 2;
+	if (nslots != pc->nslots)
+		rehash(pc, nslots);
+}
+
 /* Processes no longer listed are forgotten, so the cache holds one refresh's worth. Their
  * texts stay where they are until the next proc_cache_begin. */
 void proc_cache_end(struct proc_cache *pc)
@@ -281,7 +294,11 @@ static const char *proc_path(const struct proc_cache *pc, char *buf, unsigned pi
 	return buf;
 }
 
-/* The whole file into pc->scratch (NUL added); -1 when it cannot be read. */
+/* The whole file into pc->scratch (NUL added); -1 when it cannot be read. One read() where the
+ * answer fits: a read of these /proc files that returns less than it asked for has reached the
+ * end (cmdline copies the argument area until the count or its end; comm, cgroup and stat are
+ * single_open seq files, whole in the kernel's buffer before the first byte is copied), so only
+ * a read that filled the buffer reads again, into a bigger one (a long command line). */
 static ssize_t read_scratch(struct proc_cache *pc, const char *path)
 {
 	int fd = openat(pc->procfd >= 0 ? pc->procfd : AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
@@ -293,16 +310,17 @@ static ssize_t read_scratch(struct proc_cache *pc, const char *path)
 			pc->scratch_cap = pc->scratch_cap ? 2 * pc->scratch_cap : 8192;
 			pc->scratch = xrealloc(pc->scratch, pc->scratch_cap);
 		}
-		ssize_t r = read(fd, pc->scratch + len, pc->scratch_cap - len - 1);
+		size_t want = pc->scratch_cap - len - 1;
+		ssize_t r = read(fd, pc->scratch + len, want);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
 			close(fd);
 			return -1;
 		}
-		if (r == 0)
-			break;
 		len += (size_t)r;
+		if ((size_t)r < want)
+			break;
 	}
 	close(fd);
 	pc->scratch[len] = '\0';
@@ -384,6 +402,11 @@ void proc_cache_want_jobs(struct proc_cache *pc, bool on)
 	}
 }
 
+void proc_cache_want_owner(struct proc_cache *pc, bool on)
+{
+	pc->no_owner = !on;
+}
+
 /* The Slurm job of a process in /proc: its cgroup file, parsed by slurm.c. */
 static uint32_t read_job(struct proc_cache *pc, unsigned pid)
 {
@@ -398,6 +421,13 @@ static void refresh_ent(struct proc_cache *pc, struct proc_ent *e)
 {
 	char path[64];
 	struct stat st;
+	if (pc->no_owner) {
+		/* Only the text (found when it could be read: proc_lookup); ident 0 keeps a later
+		 * refresh with owners from taking it for the process it stats then. */
+		read_text(pc, e);
+		e->ident = 0;
+		return;
+	}
 	if (fstatat(pc->procfd >= 0 ? pc->procfd : AT_FDCWD,
 		    proc_path(pc, path, e->pid, NULL), &st, 0) != 0) {
 		text_drop(pc, e);
@@ -478,7 +508,7 @@ void proc_lookup(struct proc_cache *pc, unsigned pid, struct proc_info *out)
 		pc->nseen++;
 		refresh_ent(pc, e);
 	}
-	bool found = e->ident != 0;
+	bool found = pc->no_owner ? e->text != NULL : e->ident != 0;
 	uint32_t job = 0;
 	if (pc->want_jobs && found) {
 		uint32_t *j = &pc->jobs[e - pc->ents];
@@ -487,7 +517,7 @@ void proc_lookup(struct proc_cache *pc, unsigned pid, struct proc_info *out)
 		job = *j;
 	}
 	*out = (struct proc_info){.pid = pid, .found = found, .uid = e->uid, .slurm_job = job,
-				  .user = found ? proc_user_name(pc, e->uid) : NULL,
+				  .user = found && !pc->no_owner ? proc_user_name(pc, e->uid) : NULL,
 				  .cmdline = e->text, .name = e->text ? e->text + e->name_off : NULL};
 	stats_out(pc, e, out);
 }

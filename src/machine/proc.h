@@ -36,9 +36,15 @@ void proc_cache_stats(struct proc_cache *pc, bool on);
  * a process stay valid until the end of the next refresh that does not list it, or that finds
  * it changed. */
 void proc_cache_begin(struct proc_cache *pc);
+/* This refresh will look up at most n pids (a bound: a pid on several GPUs counts once each). */
+void proc_cache_expect(struct proc_cache *pc, size_t n);
 /* Also read each process's Slurm job (slurm.h) in this refresh: once per process, kept while it
  * is the same process. Off by default: a machine without Slurm reads no cgroup file. */
 void proc_cache_want_jobs(struct proc_cache *pc, bool on);
+/* Off: lookups in this refresh read the command line without the stat that tells the owner
+ * (user NULL) and whether the process is the one read before (its text is read again); found
+ * says whether /proc had it. On by default: one refresh of --query-compute-apps turns it off. */
+void proc_cache_want_owner(struct proc_cache *pc, bool on);
 void proc_cache_end(struct proc_cache *pc);
 /* Stats /proc/PID once per pid and refresh; reads its command line when it is new, another
  * process than before, or its command line is due to be read again; with stats on, reads

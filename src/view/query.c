@@ -234,7 +234,8 @@ void query_free(struct query *q)
 
 unsigned query_refresh_needs(const struct query *q)
 {
-	unsigned need = q->kind == Q_APPS ? REFRESH_PROCS : 0;
+	/* Compute apps print no owner and none of the GPU's base fields (gpu.h). */
+	unsigned need = q->kind == Q_APPS ? REFRESH_PROCS | REFRESH_COMPUTE_NAMES : 0;
 	for (size_t i = 0; i < q->n; i++)
 		need |= q->f[i]->needs;
 	return need;

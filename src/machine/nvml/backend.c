@@ -238,6 +238,8 @@ static void add_procs(struct gpu *g, int k, unsigned n, const struct mig_dev *m,
 	}
 }
 
+static void refresh_base(struct gpu *g, struct nvml_dev *d);
+
 /* The list is valid only when every list that exists was read: a compute list that failed next
  * to a graphics list that worked would pass a partial list off as complete. */
 static void refresh_procs(struct gpu *g, struct nvml_dev *d)
@@ -351,6 +353,26 @@ static void refresh_gpu(struct gpu *g, struct nvml_dev *d, unsigned what)
 			g->why[f] = NULL;
 	if ((what & REFRESH_STATIC) && !d->static_read)
 		nvml_read_static(g, d);
+	/* A query of compute processes prints none of the base: the memory call alone, which is
+	 * what tells a lost GPU (GPU_IS_LOST) whose driver may still list processes. */
+	if (what & REFRESH_COMPUTE_NAMES)
+		refresh_mem(g, d);
+	else
+		refresh_base(g, d);
+	nvml_refresh_extra(g, d, what);
+	if (g->nmigs)
+		refresh_migs(g, d);
+	if (what & REFRESH_PROCS) {
+		if (!g->lost)
+			refresh_procs(g, d);
+		if (what & REFRESH_PROC_UTIL)
+			nvml_refresh_proc_util(g, d);
+	}
+}
+
+/* Memory, utilisation, temperature, power and its limit, compute mode: every refresh's. */
+static void refresh_base(struct gpu *g, struct nvml_dev *d)
+{
 	refresh_mem(g, d);
 	nvmlUtilization_t u;
 	if (nvml.util && !g->lost && got_all(g, GF_UTIL_GPU, GF_UTIL_MEM, nvml.util(d->h, &u))) {
@@ -367,15 +389,6 @@ static void refresh_gpu(struct gpu *g, struct nvml_dev *d, unsigned what)
 	nvml_read_uint(g, GF_POWER, &g->power_mw, nvml.power, d->h);
 	nvml_read_uint(g, GF_POWER_LIMIT, &g->power_limit_mw, nvml.power_limit, d->h);
 	nvml_read_uint(g, GF_COMPUTE_MODE, &g->compute_mode, nvml.compute_mode, d->h);
-	nvml_refresh_extra(g, d, what);
-	if (g->nmigs)
-		refresh_migs(g, d);
-	if (what & REFRESH_PROCS) {
-		if (!g->lost)
-			refresh_procs(g, d);
-		if (what & REFRESH_PROC_UTIL)
-			nvml_refresh_proc_util(g, d);
-	}
 }
 
 static void nvml_refresh(struct gpu_set *set, unsigned what)
