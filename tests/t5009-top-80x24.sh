@@ -69,8 +69,10 @@ tr '\0' ' ' </proc/$wl/cmdline | tr ' ' '\n' | grep -v '^y*$' | grep . >"$TMP/wa
 tr -s ' ' '\n' <"$TMP/cmd" | grep -v '^y*$' | grep . >"$TMP/got"
 check_eq "the command line wraps at word boundaries: every word whole, in order" \
 	"$(cat "$TMP/want")" "$(cat "$TMP/got")"
+# (The first line of the long word alone: a line of other words may end in y too, "xray", where
+# the checkout's path puts the breaks.)
 check_eq "a word longer than the line: broken where the line ends, nothing lost" \
-	"$LONG 80" "$(tr -s ' ' '\n' <"$TMP/cmd" | grep '^y\+$' | tr -d '\n') $(grep -m1 'y$' "$TMP/cmd" | awk '{ print length($0) }')"
+	"$LONG 80" "$(tr -s ' ' '\n' <"$TMP/cmd" | grep '^y\+$' | tr -d '\n') $(grep -m1 '^ *yy*$' "$TMP/cmd" | awk '{ print length($0) }')"
 keys top Escape c
 
 # (d) The help: whole at 80x24, every key on it, to its last line.
