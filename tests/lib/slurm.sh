@@ -109,7 +109,9 @@ slurm_fail() {
 	local first
 	echo "# slurm_up: $*"
 	tail -n 15 "$SLURM_BASE"/log/*.log 2>/dev/null | sed 's/^/#   /'
-	first=$(grep -hiE 'error|fatal' "$SLURM_BASE"/log/*.log 2>/dev/null | head -n 2 | tr '\n' ' ')
+	# The cause first: a fatal line, else errors other than Slurm's usual PMIx plugin noise.
+	first=$( { grep -hi 'fatal' "$SLURM_BASE"/log/*.log; grep -hi 'error' "$SLURM_BASE"/log/*.log |
+		grep -viE 'pmix|plugin name for mpi'; } 2>/dev/null | head -n 2 | tr '\n' ' ')
 	SLURM_WHY="$*${first:+ (log: ${first% })}"
 	slurm_down
 	return 1
