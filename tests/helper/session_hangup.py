@@ -15,7 +15,9 @@ session, control = sys.argv[1], sys.argv[2]
 pid, fd = pty.fork()
 if pid == 0:
     os.environ.update(PS1="$ ", HISTFILE="/dev/null", TERM="dumb")
-    os.execvp("bash", ["bash", "--norc", "--noprofile", "-i"])
+    # A login shell, as SSH starts, with huponexit: whether bash sees the hang-up's SIGHUP or
+    # the terminal's end first (a race), it hangs up its jobs.
+    os.execvp("bash", ["bash", "--norc", "--noprofile", "-i", "-l", "-O", "huponexit"])
 with open(session, "rb") as f:
     os.write(fd, f.read())
 out, end = b"", time.monotonic() + 60  # reached only when something is wrong
