@@ -14,7 +14,7 @@ if command -v prometheus >/dev/null && command -v promtool >/dev/null; then
 	sed -e "s/^pid = 4000101/pid = $P1/" -e "s/^pid = 4000104/pid = $P2/" "$MACHINES/h100x8.machine" >"$TMP/m"
 	use_machine "$TMP/m"
 	start_exporter
-	PP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	PP=$(free_port)
 	mkdir -p "$TMP/prom"
 	cat >"$TMP/prom/prometheus.yml" <<YML
 global: {scrape_interval: 1s, evaluation_interval: 1s}

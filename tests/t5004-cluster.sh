@@ -12,7 +12,6 @@ if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
 	skip "cluster view" "the prometheus package is not installed" $N
 	exit 0
 fi
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 quiet_machine "$TMP/b.machine" 2
 # A gpuctl daemon the exporters ask: without one they say gpuctl_daemon_up 0, and the view
 # shows no GPU of theirs free (who holds them is unknown).

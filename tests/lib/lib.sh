@@ -127,6 +127,24 @@ spawn() {
 
 # start_exporter [OPTIONS]: gpuctl exporter in the background ($EXP) on a port the kernel chooses
 # (--listen ...:0; the log line says which: $PORT), so concurrent tests never collide on a port.
+# free_port: a free TCP port on loopback below the kernel's ephemeral range, for a server a script
+# starts (Slurm, Prometheus): a port the kernel chose (bind to 0) is free only until the server
+# binds it, and other scripts' thousands of connections (the
+# exporter's and the daemon's floods) take ephemeral ports meanwhile ("Address already in use").
+free_port() {
+	python3 -c '
+import random, socket
+lo = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+for _ in range(200):
+    p = random.randrange(10000, max(lo, 10001))
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p))
+    except OSError:
+        continue
+    print(p)
+    break'
+}
 start_exporter() {
 	rm -f "$TMP/exporter.log" # the last one's "serving" line must not be mistaken for this one's
 	"$GPUCTL" exporter --listen 127.0.0.1:0 "$@" 2>"$TMP/exporter.log" &

@@ -38,10 +38,6 @@ slurm_usable() {
 	rm -f "$SLURM_BASE/dev/probe"
 }
 
-# A free TCP port on loopback, chosen by the kernel.
-slurm_free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
 
 # A daemon is running (not a zombie: a killed daemon is re-parented to PID 1, which may reap it
 # late, and kill -0 succeeds on a zombie).
@@ -60,6 +56,10 @@ slurm_cgroup_ok() {
 slurm_write_conf() {
 	local ngpus=$1 last=$(($1 - 1)) proctrack=proctrack/linuxproc
 	[ "$SLURM_CGROUP" = 1 ] && proctrack=proctrack/cgroup
+	local cport dport
+	cport=$(free_port)
+	dport=$(free_port)
+	while [ "$dport" = "$cport" ]; do dport=$(free_port); done
 	cat >"$SLURM_BASE/etc/slurm.conf" <<CONF
 ClusterName=gpuctltest
 SlurmctldHost=$SLURM_NODE(127.0.0.1)
@@ -67,8 +67,8 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 CryptoType=crypto/munge
-SlurmctldPort=$(slurm_free_port)
-SlurmdPort=$(slurm_free_port)
+SlurmctldPort=$cport
+SlurmdPort=$dport
 StateSaveLocation=$SLURM_BASE/state
 SlurmdSpoolDir=$SLURM_BASE/spool
 SlurmctldPidFile=$SLURM_BASE/run/slurmctld.pid
