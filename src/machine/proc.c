@@ -215,6 +215,14 @@ static void rehash(struct proc_cache *pc, size_t nslots)
 	}
 }
 
+/* This refresh's time since boot, what run times are reckoned from. */
+static void boot_clock(struct proc_cache *pc)
+{
+	struct timespec ts;   /* start times count from boot, suspend included */
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	pc->boot_now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 void proc_cache_begin(struct proc_cache *pc)
 {
 	if (pc->procfd == -2)
@@ -223,11 +231,8 @@ void proc_cache_begin(struct proc_cache *pc)
 	pc->gen++;
 	pc->nseen = 0;
 	pc->now_ms = (uint32_t)((now_mono() - pc->start) * 1000);
-	if (pc->stats || pc->st) {   /* pc->st: proc_lookup_stats may read some */
-		struct timespec ts;   /* start times count from boot, suspend included */
-		clock_gettime(CLOCK_BOOTTIME, &ts);
-		pc->boot_now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-	}
+	if (pc->stats || pc->st)     /* pc->st: proc_lookup_stats may read some */
+		boot_clock(pc);
 }
 
 /* Room for n entries before the lookups, so that a refresh that lists them grows the table and
@@ -528,6 +533,9 @@ void proc_lookup_stats(struct proc_cache *pc, unsigned pid, struct proc_info *ou
 		bool on = pc->stats;
 		proc_cache_stats(pc, true);   /* the array and the clock's units, not the mode */
 		pc->stats = on;
+		/* proc_cache_begin read no clock, there being no stats then: without it every run
+		 * time of top's first frame was 0:00 (now minus a start, clamped). */
+		boot_clock(pc);
 	}
 	proc_lookup(pc, pid, out);
 	struct proc_ent *e = find_ent(pc, pid);

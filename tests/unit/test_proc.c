@@ -127,4 +127,22 @@ void test_proc(void)
 	CHECK(me.stat_valid && me.cpu_valid && me.cpu_pct >= 0);
 	proc_cache_end(pc);
 	proc_cache_free(pc);
+
+	/* The first refresh of a cache with stats off, a process's read on demand (top's first
+	 * frame): its run time counts to now, as with stats on (it was 0: the refresh had not
+	 * read the clock, there being no stats yet). pid 1 has run a while. */
+	struct proc_info ref, first;
+	pc = proc_cache_new();
+	proc_cache_stats(pc, true);
+	proc_cache_begin(pc);
+	proc_lookup(pc, 1, &ref);
+	proc_cache_end(pc);
+	proc_cache_free(pc);
+	pc = proc_cache_new();
+	proc_cache_begin(pc);
+	proc_lookup_stats(pc, 1, &first);
+	proc_cache_end(pc);
+	proc_cache_free(pc);
+	if (ref.stat_valid && ref.elapsed > 2)
+		CHECK(first.stat_valid && first.elapsed > ref.elapsed - 1 && first.elapsed < ref.elapsed + 1);
 }
