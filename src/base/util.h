@@ -151,7 +151,10 @@ void sb_free(struct strbuf *sb);
 bool sb_nearest(struct strbuf *sb, const char *word, const char *const *names, size_t n,
 		const char *pre, const char *post);
 
-/* Whole-file read; NULL with errno set on failure. *len excludes the added NUL. */
+/* Whole-file read; NULL with errno set on failure. *len excludes the added NUL. Under /proc/ a
+ * short read is taken as the end (one read per file): true of the one-record files read so far
+ * (stat, status, comm, environ, auxv, cmdline), not of seq files such as mountinfo or cpuinfo,
+ * which return a page a read: read those another way. */
 char *read_file(const char *path, size_t *len);
 
 /* Strict number parsers: whole string, no sign surprises; false on any junk. */

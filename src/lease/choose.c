@@ -269,6 +269,17 @@ static bool mig_line(struct gpu_set *set, const struct msg_line *l)
 	return true;
 }
 
+/* Whether the GPU just read (gpus[ngpus]) repeats an earlier one's UUID: a grant names GPUs by
+ * UUID, and one UUID for two GPUs would give a job both. (A GPU with none, lost, is not named.) */
+static bool uuid_seen(const struct gpu_set *set)
+{
+	const char *u = set->gpus[set->ngpus].uuid;
+	for (size_t k = 0; u[0] && k < set->ngpus; k++)
+		if (!strcmp(set->gpus[k].uuid, u))
+			return true;
+	return false;
+}
+
 struct gpu_set *grant_machine_read(const struct msg *m, struct gpu_error *err)
 {
 	struct gpu_set *set = xcalloc(1, sizeof *set);
@@ -287,7 +298,8 @@ struct gpu_set *grant_machine_read(const struct msg *m, struct gpu_error *err)
 	for (size_t i = 1; ok && i < m->nlines; i++) {
 		const struct msg_line *l = &m->lines[i];
 		if (!strcmp(l->w[0], "dev"))
-			ok = dev_line(&set->gpus[set->ngpus], set->ngpus, l) && ++set->ngpus;
+			ok = dev_line(&set->gpus[set->ngpus], set->ngpus, l) && !uuid_seen(set) &&
+			     ++set->ngpus;
 		else if (!strcmp(l->w[0], "mig"))
 			ok = mig_line(set, l);
 	}

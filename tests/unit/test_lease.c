@@ -68,6 +68,10 @@ void test_lease(void)
 	CHECK(refused("gpus\ndev 0 GPU-a - ok - 99999999999 - -"));
 	CHECK(refused("gpus\ndev 0 GPU-a - ok - - 2 -"));
 	CHECK(refused("gpus\ndev 0 GPU-a - ok - - -"));                /* a word short */
+	CHECK(refused("gpus\ndev 0 GPU-a - ok - - - -\ndev 1 GPU-a - ok - - - -")); /* one UUID twice */
+	set = read_text("gpus\nid 0\ndev 0 - - lost - - - -\ndev 1 - - lost - - - -");
+	CHECK(set && set->ngpus == 2);                                 /* two lost: no UUID to repeat */
+	gpu_set_free(set);
 	struct strbuf sb = {0};
 	sb_adds(&sb, "gpus");
 	for (int i = 0; i < GPU_MAX + 1; i++)
