@@ -46,7 +46,7 @@ use_machine "$M"
 # in ASCII. A pane runs its command through $TMP/in-pane, which records the command's pid and
 # exit status (tmux 3.3 sometimes never reaps a pane's process, so its own record of the status
 # cannot be relied on) and keeps the pane open to be looked at.
-TM=(env LC_ALL=C.UTF-8 tmux -S "$TMP/tmux.sock" -f /dev/null)
+. "$ROOT/tests/lib/tmux.sh"
 # At the end the server goes, and with it every pane; the wrappers are awaited (they write).
 finish() {
 	"${TM[@]}" kill-server 2>/dev/null
@@ -77,22 +77,6 @@ top_in() {
 	while [ "$1" != "--" ]; do envs+=(-e "$1"); shift; done
 	shift
 	"${TM[@]}" new-session -d -s "$name" -x "$x" -y "$y" "${envs[@]}" "$TMP/in-pane" "$TMP/$name" "$@"
-}
-screen_of() { "${TM[@]}" capture-pane -p -t "$1"; }
-keys() { local s=$1; shift; "${TM[@]}" send-keys -t "$s" "$@"; }
-typed() { "${TM[@]}" send-keys -t "$1" -l "$2"; }
-pane() { "${TM[@]}" display-message -p -t "$1" "$2"; }
-# await_screen SESSION PATTERN [SECONDS]: until a line of the screen matches the extended regex.
-await_screen() {
-	local s=$1 pat=$2 end=$((SECONDS + ${3:-20}))
-	until screen_of "$s" | grep -qE -- "$pat"; do
-		if [ $SECONDS -ge $end ]; then
-			echo "# timed out waiting for /$pat/ on $s:"
-			screen_of "$s" | sed 's/^/#   /'
-			return 1
-		fi
-		sleep 0.05
-	done
 }
 # await_gone SESSION PATTERN: until no line of the screen matches.
 await_gone() {

@@ -16,24 +16,8 @@ fi
 use_machine "$MACHINES/h100x8.machine"
 WL=$B/workload
 
-TM=(env LC_ALL=C.UTF-8 tmux -S "$TMP/tmux.sock" -f /dev/null)
+. "$ROOT/tests/lib/tmux.sh"
 trap 'main_shell && { "${TM[@]}" kill-server 2>/dev/null; finish_script; }' EXIT
-screen_of() { "${TM[@]}" capture-pane -p -t "$1"; }
-keys() { local s=$1; shift; "${TM[@]}" send-keys -t "$s" "$@"; }
-typed() { "${TM[@]}" send-keys -t "$1" -l "$2"; }
-# await_screen SESSION PATTERN: until a line of the screen matches the extended regex (the
-# deadline is reached only when something is wrong).
-await_screen() {
-	local end=$((SECONDS + 30))
-	until screen_of "$1" | grep -qE -- "$2"; do
-		if [ $SECONDS -ge $end ]; then
-			echo "# timed out waiting for /$2/ on $1:"
-			screen_of "$1" | sed 's/^/#   /'
-			return 1
-		fi
-		sleep 0.05
-	done
-}
 
 # One lease of two GPUs (this user's private daemon), held by a sleeper; a process of mine on
 # GPU 1 whose command line is many words and one word longer than the screen is wide.
