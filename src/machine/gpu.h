@@ -182,12 +182,16 @@ enum {
 	REFRESH_EXTRA = REFRESH_FAN | REFRESH_CLOCKS | REFRESH_MODES | REFRESH_ECC_ERRORS,
 };
 
+struct topo;
+
 struct gpu_backend {
 	/* Load the library, initialise, enumerate devices and their static facts. */
 	bool (*open)(struct gpu_set *set, struct gpu_error *err);
 	/* Fill dynamic fields of every selected GPU. */
 	void (*refresh)(struct gpu_set *set, unsigned what);
 	void (*close)(struct gpu_set *set);
+	/* The topology (machine/topo.h, issue 26): a new struct topo, NULL when none can be read. */
+	struct topo *(*topo)(struct gpu_set *set);
 };
 
 extern const struct gpu_backend nvml_backend;

@@ -5,6 +5,7 @@
  * process lists; fields.c reads what is asked for besides. */
 #include "machine/nvml/lib.h"
 #include "machine/nvml/fields.h"
+#include "machine/nvml/topo.h"
 #include "base/util.h"
 
 #include <stdio.h>
@@ -415,4 +416,5 @@ const struct gpu_backend nvml_backend = {
 	.open = nvml_open,
 	.refresh = nvml_refresh,
 	.close = nvml_close,
+	.topo = nvml_topo_read,   /* topo.c (issue 26) */
 };
