@@ -6,6 +6,7 @@ static const struct cmd_entry *const commands[] = {
 	&cmd_status_entry,
 	&cmd_top_entry,
 	&cmd_map_entry,
+	&cmd_topo_entry,      /* issue 26 */
 	&cmd_which_entry,
 	&cmd_run_entry,
 	&cmd_env_entry,

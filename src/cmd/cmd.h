@@ -140,5 +140,6 @@ extern const struct cmd_entry cmd_wait_entry;
 extern const struct cmd_entry cmd_runner_entry;
 extern const struct cmd_entry cmd_config_entry;
 extern const struct cmd_entry cmd_cuda_probe_entry;
+extern const struct cmd_entry cmd_topo_entry;        /* issue 26 */
 
 #endif
