@@ -31,7 +31,8 @@ enum {
 	"  -g, --gpus LIST            choose among these: indices, UUIDs or prefixes, bus ids\n"  \
 	"      --min-free-memory SIZE each GPU needs this much free memory (e.g. 20G)\n"         \
 	"      --max-util PCT         a GPU busier than this is not free (default: the daemon's)\n" \
-	"      --prefer free-memory|index|util   which free GPUs first\n"                         \
+	"      --prefer ORDER         which free GPUs first: topology (best connected sets,\n"  \
+	"                             the daemon's default), free-memory, index or util\n"       \
 	"      --ignore-usage         only leases count, not observed memory, load or processes\n" \
 	"      --uuid                 CUDA_VISIBLE_DEVICES with UUIDs instead of indices\n"       \
 	"      --name NAME            shown by `gpuctl leases` and `gpuctl status`\n"            \

@@ -44,6 +44,8 @@ static void say_leased(const struct grant *g)
 		sb_addf(&sb, " after waiting %d:%02d:%02d", s / 3600, s / 60 % 60, s % 60);
 	}
 	sb_addf(&sb, " (lease %s)\n", g->id);
+	if (g->n >= 2 && g->placement[0])   /* issue 26: why that set */
+		sb_addf(&sb, "gpuctl run: %s\n", g->placement);
 	fputs(sb.buf, stderr);
 	sb_free(&sb);
 }
@@ -125,6 +127,8 @@ static int run(struct cmd *c)
 		printf("would lease:");
 		for (size_t i = 0; i < g.n; i++)
 			printf(" GPU %u (%s)", set->gpus[g.pos[i]].index, set->gpus[g.pos[i]].uuid);
+		if (g.placement[0])   /* issue 26 */
+			printf("\nwhy: %s", g.placement);
 		printf("\nwould run%s%s with:\n", command ? ": " : "", command ? command : "");
 		char **env = grant_env(&g, o.uuid);
 		print_env(env, stdout);

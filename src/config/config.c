@@ -29,6 +29,8 @@ bool config_parse_prefer(const char *s, enum prefer *out)
 		*out = PREFER_INDEX;
 	else if (!strcmp(s, "util"))
 		*out = PREFER_UTIL;
+	else if (!strcmp(s, "topology"))   /* issue 26: place.h */
+		*out = PREFER_TOPOLOGY;
 	else
 		return false;
 	return true;
@@ -76,7 +78,7 @@ static int defaults_key(struct parse_ctx *x, const char *k, const char *v)
 		return 1;
 	} else if (!strcmp(k, "prefer")) {
 		if (!config_parse_prefer(v, &c->prefer))
-			return config_bad(x, k, v, "free-memory, index or util");
+			return config_bad(x, k, v, "free-memory, index, util or topology");
 	} else if (!strcmp(k, "prometheus")) {
 		free(c->prometheus);
 		c->prometheus = *v ? xstrdup(v) : NULL;
@@ -153,7 +155,7 @@ static int profile_key(struct parse_ctx *x, struct profile *p, const char *k, co
 		p->max_util = (int)n;
 	} else if (!strcmp(k, "prefer")) {
 		if (!config_parse_prefer(v, &pr))
-			return config_bad(x, k, v, "free-memory, index or util");
+			return config_bad(x, k, v, "free-memory, index, util or topology");
 		p->prefer = (int)pr;
 	} else if (!strcmp(k, "uuid")) {
 		if (!parse_bool(v, &b))

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum prefer { PREFER_FREE_MEMORY, PREFER_INDEX, PREFER_UTIL };
+enum prefer { PREFER_FREE_MEMORY, PREFER_INDEX, PREFER_UTIL, PREFER_TOPOLOGY /* issue 26 */ };
 
 struct profile {
 	char *name;
@@ -87,6 +87,16 @@ struct dconf {
 					 * bound */
 	struct alloc_policy free;       /* when a GPU counts as free */
 	enum queue_order queue;         /* fair (default) or fifo */
+	/* issue 26: placement. The order of requests that name none ([daemon] prefer, default
+	 * topology), and the preferred GPUs of users and groups ([daemon] preferred_gpus.NAME and
+	 * preferred_gpus.@GROUP = LIST, in file order: a soft partition the choice tries first). */
+	enum prefer prefer;
+	struct dconf_pref {
+		char *who;              /* a user name, or a group name after '@' */
+		bool group;
+		char *gpus;             /* the list as written (the daemon resolves it: -g's parser) */
+	} *prefs;
+	size_t nprefs;
 };
 
 /* The daemon's policy from path (NULL: the system file, whose absence means the built-in

@@ -104,6 +104,23 @@ static int daemon_key(struct parse_ctx *x, const char *k, const char *v)
 	} else if (!strcmp(k, "free_allow_processes")) {
 		if (!parse_bool(v, &c->free.allow_procs))
 			return config_bad(x, k, v, "true or false");
+	} else if (!strcmp(k, "prefer") && !x->in_defaults) {   /* issue 26: the default order */
+		if (!config_parse_prefer(v, &c->prefer))
+			return config_bad(x, k, v, "topology, free-memory, index or util");
+	} else if (!strncmp(k, "preferred_gpus.", 15) && !x->in_defaults) {
+		const char *who = k + 15;
+		bool group = *who == '@';
+		who += group;
+		if (!*who || strlen(who) > 64 || strspn(who, "abcdefghijklmnopqrstuvwxyz"
+			"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != strlen(who))
+			return config_bad(x, k, v, "a list of GPUs, under preferred_gpus.USER or "
+					  "preferred_gpus.@GROUP (a user or group name)");
+		if (!*v || strlen(v) > 4096)
+			return config_bad(x, k, v, "a list of GPUs (indices, UUIDs or PCI bus ids, by commas)");
+		if (c->nprefs >= 1024)
+			return config_bad(x, k, v, "at most 1024 preferred_gpus keys");
+		c->prefs = xrealloc(c->prefs, (c->nprefs + 1) * sizeof *c->prefs);
+		c->prefs[c->nprefs++] = (struct dconf_pref){xstrdup(who), group, xstrdup(v)};
 	} else if (!strcmp(k, "prefer") || !strcmp(k, "wait") || !strcmp(k, "state_dir") ||
 		   !strcmp(k, "prometheus") || !strcmp(k, "backend")) {
 		return 1; /* [defaults] keys of the clients */
@@ -137,7 +154,7 @@ const struct dconf_default dconf_defaults[] = {
 	{"max_connections_per_user", "1024"}, {"max_connections", "8192"},
 	{"max_queued_per_user", "4096"}, {"queue", "fair"}, {"offer_timeout", "2s"},
 	{"idle_timeout", "30s"}, {"usage_poll", "5s"}, {"orphan_grace", "30s"},
-	{"head_reserve", "10m"}, {NULL, NULL},
+	{"head_reserve", "10m"}, {"prefer", "topology"}, {NULL, NULL},
 };
 
 static void dconf_init(struct dconf *c)
@@ -153,6 +170,7 @@ static void dconf_init(struct dconf *c)
 		.head_reserve = 600,
 		.queue = QUEUE_FAIR,
 		.free = {.max_used_mib = 1024, .max_util = 10, .allow_procs = false},
+		.prefer = PREFER_TOPOLOGY,
 	};
 }
 
@@ -209,4 +227,11 @@ void dconf_free(struct dconf *c)
 {
 	free(c->reserved);
 	c->reserved = NULL;
+	for (size_t i = 0; i < c->nprefs; i++) {
+		free(c->prefs[i].who);
+		free(c->prefs[i].gpus);
+	}
+	free(c->prefs);
+	c->prefs = NULL;
+	c->nprefs = 0;
 }

@@ -1,6 +1,7 @@
 /* alloc.c: the free-GPU rule, preference order, and the queue with a reservation for its head,
  * in fair-share or arrival order. */
 #include "daemon/alloc.h"
+#include "daemon/place.h"
 #include "base/util.h"
 
 #include <stdlib.h>
@@ -65,6 +66,8 @@ uint64_t alloc_pick(const struct alloc_gpu *g, size_t n, const struct alloc_req 
 	unsigned got;
 	if (r->capped || r->skip)
 		return 0;
+	if (r->place)   /* topology, preferred GPUs: place.c (issue 26) */
+		return place_pick(g, n, r, p, avail);
 	uint64_t m = alloc_best(g, n, r, p, avail, &got);
 	return got == r->count ? m : 0;
 }

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct place;
+
 struct alloc_gpu {
 	unsigned index;              /* nvidia-smi index, for prefer=index and ties */
 	bool leased;                 /* a lease holds it */
@@ -44,6 +46,8 @@ struct alloc_req {
 				      * it could use from its user's later waiting requests only,
 				      * never from others', who go by it */
 	unsigned user;               /* who asks: an index into alloc_queue.held (fair queue) */
+	const struct place *place;   /* topology and preferred GPUs (place.h, issue 26); NULL:
+				      * the prefer order alone */
 	bool head;                   /* the last pass's head: considered first, before the order,
 				      * so its reservation holds until it runs (else, in the fair
 				      * order, each GPU freed could go to whoever then holds fewer,

@@ -324,6 +324,7 @@ static void daemon_free(struct daemon *d)
 	free(d->leases);
 	free(d->served);
 	list_state_free(d->list);
+	placement_free(d);
 	gpu_set_free(d->set);
 	dconf_free(&d->conf);
 	peer_loop_free(&d->loop);
@@ -363,7 +364,7 @@ static bool take_slots(struct daemon *d, struct gpu_error *err)
 		s->index = d->set->gpus[i].index;
 		s->reserved = reserved >> i & 1;
 	}
-	return true;
+	return placement_open(d, err);   /* issue 26 */
 }
 
 int daemon_main(const char *socket_path, const char *state_dir, const char *config_path,

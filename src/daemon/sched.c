@@ -201,6 +201,7 @@ static void offer(struct daemon *d, struct request *r, uint64_t mask)
 	msg_add_u64(&sb, "id", r->id);
 	msg_add_u64(&sb, "offer", r->offer_serial);
 	queue_add_gpus(&sb, d, "gpu", mask);
+	placement_offer(d, r, mask, &sb);   /* issue 26: why that set, its CPUs */
 	conn_send(d, r->conn, &sb, NULL, 0);
 	sb_free(&sb);
 	d->queue_dirty |= r->req.queued;
@@ -362,6 +363,7 @@ void queue_schedule(struct daemon *d)
 		double until;
 		rq[i] = r->req;
 		rq[i].user = user;
+		rq[i].place = placement_for(d, r->uid);   /* issue 26 */
 		rq[i].skip = r->state != R_WAITING;
 		rq[i].capped = cap && held[user] + r->req.count > cap;
 		if (!boff[user]) {

@@ -209,7 +209,7 @@ static const struct {
 	[K_ID] = {"id", UINT64_MAX}, [K_UID] = {"uid", UINT32_MAX}, [K_OWNLOG] = {"ownlog", 1},
 	[K_RETRIES] = {"retries", 1000}, [K_ATTEMPT] = {"attempt", 1001}, [K_UMASK] = {"umask", 0777},
 	[K_COUNT] = {"count", GPU_MAX}, [K_MIN_FREE] = {"min_free", UINT64_MAX},
-	[K_MAX_UTIL] = {"max_util", 100}, [K_PREFER] = {"prefer", 2}, [K_IGNORE_USAGE] = {"ignore_usage", 1},
+	[K_MAX_UTIL] = {"max_util", 100}, [K_PREFER] = {"prefer", 3 /* PREFER_TOPOLOGY */}, [K_IGNORE_USAGE] = {"ignore_usage", 1},
 	[K_UUID] = {"uuid", 1}, [K_SUBMITTED] = {"submitted", UINT64_MAX},
 	[K_QUEUED] = {"queued", UINT64_MAX}, [K_STARTED] = {"started", UINT64_MAX},
 	[K_ENDED] = {"ended", UINT64_MAX}, [K_EXIT] = {"exit", 255}, [K_SIGNAL] = {"signal", 64},

@@ -414,7 +414,7 @@ char **grant_env(const struct grant *g, bool uuid)
 	size_t nextra = 0;
 	while (g->profile_env && g->profile_env[nextra])
 		nextra++;
-	char **env = xcalloc(10 + nextra, sizeof *env);
+	char **env = xcalloc(11 + nextra, sizeof *env);
 	size_t k = 0;
 	env[k++] = xasprintf("CUDA_VISIBLE_DEVICES=%s", uuid ? uuids.buf : ids.buf);
 	env[k++] = xstrdup("CUDA_DEVICE_ORDER=PCI_BUS_ID");
@@ -427,6 +427,8 @@ char **grant_env(const struct grant *g, bool uuid)
 		env[k++] = xasprintf("GPUCTL_QUEUED_AT=%llu", g->queued_at);
 	if (g->leased_at)
 		env[k++] = xasprintf("GPUCTL_LEASED_AT=%llu", g->leased_at);
+	if (g->numa[0])   /* issue 26: the NUMA node(s) of the GPUs' CPUs */
+		env[k++] = xasprintf("GPUCTL_NUMA_NODE=%s", g->numa);
 	for (size_t i = 0; i < nextra; i++)
 		env[k++] = xstrdup(g->profile_env[i]); /* the profile's (config.c keeps the lease's names out) */
 	sb_free(&ids);

@@ -46,6 +46,9 @@ struct grant {
 	unsigned long long leased_at;    /* CLOCK_REALTIME ns the lease was granted */
 	double waited;                   /* seconds spent in the queue */
 	char **profile_env;              /* the profile's variables (grant_env adds them) */
+	/* issue 26: the daemon's words on the set (its offer's placement), the CPUs local to its
+	 * GPUs and their NUMA nodes ("" where the daemon's topology does not say) */
+	char placement[512], cpus[1024], numa[64];
 };
 
 /* The machine as the daemon's `gpus` answer describes it (index, UUID, PCI bus id, state,

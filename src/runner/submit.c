@@ -92,7 +92,7 @@ static int fill(struct runner *r, const struct msg *m, int specfd, struct job *j
 	}
 	if (s)
 		j->max_util = (int)v;
-	if (msg_get_u64(m, "prefer", 2, &v))
+	if (msg_get_u64(m, "prefer", PREFER_TOPOLOGY, &v))
 		j->prefer = (int)v;
 	j->ignore_usage = msg_line(m, "ignore_usage") != NULL;
 	j->uuid = msg_line(m, "uuid") != NULL;
