@@ -66,8 +66,13 @@ uint64_t alloc_pick(const struct alloc_gpu *g, size_t n, const struct alloc_req 
 	unsigned got;
 	if (r->capped || r->skip)
 		return 0;
-	if (r->place)   /* topology, preferred GPUs: place.c (issue 26) */
-		return place_pick(g, n, r, p, avail);
+	if (r->place) {   /* topology, preferred GPUs: place.c (issue 26) */
+		uint64_t free = 0;
+		for (size_t i = 0; i < n && i < GPU_MAX; i++)
+			if (((avail & r->cand) >> i & 1) && !alloc_why_not(&g[i], r, p))
+				free |= 1ULL << i;
+		return place_pick(g, n, r, free);
+	}
 	uint64_t m = alloc_best(g, n, r, p, avail, &got);
 	return got == r->count ? m : 0;
 }

@@ -175,13 +175,12 @@ static void greedy(const struct ctx *c, size_t k, size_t *best)
 	}
 }
 
-uint64_t place_pick(const struct alloc_gpu *g, size_t n, const struct alloc_req *r,
-		    const struct alloc_policy *p, uint64_t avail)
+uint64_t place_pick(const struct alloc_gpu *g, size_t n, const struct alloc_req *r, uint64_t free)
 {
 	const struct place *pl = r->place;
 	struct ctx c = {.pl = pl, .topo = pl->topo && r->prefer == PREFER_TOPOLOGY};
 	for (size_t i = 0; i < n && i < GPU_MAX; i++) {
-		if (!((avail & r->cand) >> i & 1) || alloc_why_not(&g[i], r, p))
+		if (!(free >> i & 1))
 			continue;
 		size_t j = c.m++;
 		for (; j > 0 && better(&g[i], &g[c.pos[j - 1]], r->prefer); j--)

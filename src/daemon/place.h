@@ -35,9 +35,9 @@ struct place {
 	const char *pref_from;       /* "user alice", "group ml": where the list came from */
 };
 
-/* The best `r->count` GPUs of avail free for r, as above; 0 when fewer are free. */
-uint64_t place_pick(const struct alloc_gpu *g, size_t n, const struct alloc_req *r,
-		    const struct alloc_policy *p, uint64_t avail);
+/* The best `r->count` of the GPUs in free (those free for r: alloc.c's rule, applied by the
+ * caller), as above; 0 when fewer are free. */
+uint64_t place_pick(const struct alloc_gpu *g, size_t n, const struct alloc_req *r, uint64_t free);
 /* Why `mask` (a pick among free, the GPUs free for the request then), in words, into sb:
  * "GPUs 0,1: NV12 between them, PCIe PIX, NUMA node 0; ...". */
 void place_explain(const struct place *pl, const struct alloc_gpu *g, size_t n,
