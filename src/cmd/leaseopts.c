@@ -34,6 +34,8 @@ int lease_opts_read(struct cmd *c, struct lease_opts *o)
 	o->profile = args_get(a, LO_PROFILE);
 	o->rq.dry_run = args_has(a, LO_DRY);
 	o->quiet = args_has(a, LO_QUIET);
+	o->bind_cpus = args_has(a, LO_BIND);
+	o->no_bind = args_has(a, LO_NO_BIND);
 	return EXIT_OK;
 }
 

@@ -10,6 +10,7 @@ enum {
 	LO_COUNT = 'n', LO_QUIET = 'q',
 	LO_MINFREE = 300, LO_MAXUTIL, LO_PREFER, LO_IGNORE, LO_UUID, LO_NAME, LO_WAIT, LO_PROFILE,
 	LO_DRY,
+	LO_BIND = 360, LO_NO_BIND,   /* issue 26 (below submit's 400s): run and submit only (BIND_LONGOPTS) */
 };
 
 /* -g, --gpus comes with CMD_GPUS. */
@@ -41,6 +42,16 @@ enum {
 	"      --profile NAME         defaults from [profile NAME] in the config\n"              \
 	"      --dry-run              show the choice and the environment, change nothing\n"     \
 	"  -q, --quiet                no line on stderr about what was leased\n"
+
+/* issue 26: --bind-cpus, for run and submit (env starts no job). */
+#define BIND_LONGOPTS                                                          \
+	{"bind-cpus", no_argument, NULL, LO_BIND},                              \
+	{"no-bind-cpus", no_argument, NULL, LO_NO_BIND}
+#define BIND_USAGE                                                                               \
+	"      --bind-cpus            start the job on the CPUs local to its GPUs (those of them\n" \
+	"                             you may use) and say so; GPUCTL_NUMA_NODE names their\n"   \
+	"                             node. [defaults] bind_cpus = true: the default;\n"         \
+	"      --no-bind-cpus         not bound, whatever the config says\n"
 
 /* The options above (and -g) into o. EXIT_OK, or a usage error (printed). */
 int lease_opts_read(struct cmd *c, struct lease_opts *o);

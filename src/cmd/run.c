@@ -4,6 +4,7 @@
  * SIGKILL) and ends with the job and whatever it started. */
 #include "base/escape.h"
 #include "cmd/leaseopts.h"
+#include "lease/bind.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -50,8 +51,20 @@ static void say_leased(const struct grant *g)
 	sb_free(&sb);
 }
 
-static int start_job(struct grant *g, char **argv, bool uuid)
+/* --bind-cpus (issue 26): the plan made here, where it can be said; the job applies it. */
+static bool bind_plan(const struct grant *g, bool quiet, struct cpuset *set)
 {
+	char msg[1024];
+	enum bind_plan p = grant_bind_plan(g, set, msg, sizeof msg);
+	if (p != BIND_NARROW || !quiet)
+		fprintf(stderr, "gpuctl run: %s\n", msg);
+	return p == BIND_NARROW;
+}
+
+static int start_job(struct grant *g, char **argv, bool uuid, bool bind, bool quiet)
+{
+	struct cpuset cpus;
+	bind = bind && bind_plan(g, quiet, &cpus);
 	char **env = grant_env(g, uuid);
 	int errpipe[2];
 	if (pipe2(errpipe, O_CLOEXEC) != 0)
@@ -78,6 +91,10 @@ static int start_job(struct grant *g, char **argv, bool uuid)
 				signal(forwarded[i], SIG_DFL);
 		/* The job inherits the lease's descriptors and holds the lease, even if gpuctl dies. */
 		grant_hold(g, 0);
+		int be;
+		if (bind && (be = grant_bind_apply(&cpus)))
+			fprintf(stderr, "gpuctl run: --bind-cpus: sched_setaffinity: %s; the job runs "
+				"unbound\n", strerror(be));
 		for (char **p = env; *p; p++)
 			putenv(*p);
 		execvp(argv[0], argv);
@@ -137,14 +154,15 @@ static int run(struct cmd *c)
 	} else {
 		if (!o.quiet)
 			say_leased(&g);
-		rc = start_job(&g, argv, o.uuid);
+		rc = start_job(&g, argv, o.uuid, o.bind_cpus || (cfg.bind_cpus && !o.no_bind),
+			       o.quiet);
 	}
 	free(command);
 	config_free(&cfg);
 	return rc;
 }
 
-static const struct option longopts[] = {LEASE_LONGOPTS, {0}};
+static const struct option longopts[] = {LEASE_LONGOPTS, BIND_LONGOPTS, {0}};
 
 const struct cmd_entry cmd_run_entry = {
 	.name = "run",
@@ -156,6 +174,7 @@ const struct cmd_entry cmd_run_entry = {
 		 "An existing CUDA_VISIBLE_DEVICES restricts the choice. The exit status is the job's\n"
 		 "(128+N if signal N ended it); INT, TERM, HUP, QUIT, USR1, USR2 reach the job.\n\n"
 		 LEASE_USAGE
+		 BIND_USAGE
 		 "\nExit status when no job ran: 10 not enough free GPUs (without --wait), 11 --wait ran\n"
 		 "out, 2 bad request, 126/127 the command could not be run.\n",
 	.args = {.shorts = "n:q", .longs = longopts, .upper = -1},

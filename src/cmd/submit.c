@@ -223,7 +223,7 @@ static const struct option longopts[] = {
 	{"after", required_argument, NULL, S_AFTER}, {"retries", required_argument, NULL, S_RETRIES},
 	{"log", required_argument, NULL, S_LOG}, {"file", required_argument, NULL, S_FILE},
 	{"again", required_argument, NULL, S_AGAIN}, {"slurm", no_argument, NULL, S_SLURM},
-	{"local", no_argument, NULL, S_LOCAL}, LEASE_LONGOPTS, {0},
+	{"local", no_argument, NULL, S_LOCAL}, LEASE_LONGOPTS, BIND_LONGOPTS, {0},
 };
 
 const struct cmd_entry cmd_submit_entry = {
@@ -243,6 +243,7 @@ const struct cmd_entry cmd_submit_entry = {
 		 "  -g, --gpus LIST            choose among these: indices, UUIDs or prefixes, bus ids\n"
 		 "      --min-free-memory SIZE, --max-util PCT, --prefer free-memory|index|util,\n"
 		 "      --ignore-usage, --uuid, --profile NAME    as for `gpuctl run`\n"
+		 "      --bind-cpus, --no-bind-cpus  as for `gpuctl run`; the log says what was bound\n"
 		 "      --name NAME            shown by `gpuctl jobs`, `leases` and `status`\n"
 		 "      --after ID[,ID...]     start only once these jobs of yours have succeeded; if\n"
 		 "                             one fails (or is cancelled, or lost) this one is cancelled\n"

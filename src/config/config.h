@@ -44,6 +44,7 @@ struct config {
 	struct profile *profiles;
 	char *prometheus;             /* the cluster view's server: status --prometheus */
 	char *backend;                /* where `submit` sends jobs: "local" (NULL) or "slurm" */
+	bool bind_cpus;               /* [defaults] bind_cpus: run/submit --bind-cpus (issue 26) */
 	/* [slurm]: --min-free-memory as Slurm GPU types or node features, "NAME:SIZE ..." (checked
 	 * when read: struct mem_map) */
 	char *slurm_gres_memory, *slurm_feature_memory;

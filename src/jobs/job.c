@@ -143,6 +143,7 @@ void job_encode(const struct job *j, struct strbuf *out)
 		msg_add_u64(out, "prefer", (uint64_t)j->prefer);
 	add_num(out, "ignore_usage", j->ignore_usage);
 	add_num(out, "uuid", j->uuid);
+	add_num(out, "bind_cpus", j->bind_cpus);   /* issue 26 */
 	add_num(out, "submitted", j->submitted);
 	add_num(out, "queued", j->queued_at);
 	add_num(out, "started", j->started);
@@ -193,7 +194,9 @@ enum key {
 	K_NODE, K_SSTATE, K_STATE, K_BOOT, K_LEASE, K_TICKET, K_PID,
 	K_NUM, K_ID = K_NUM, K_UID, K_OWNLOG, K_RETRIES, K_ATTEMPT, K_UMASK, K_COUNT, K_MIN_FREE,
 	K_MAX_UTIL, K_PREFER, K_IGNORE_USAGE, K_UUID, K_SUBMITTED, K_QUEUED, K_STARTED, K_ENDED,
-	K_EXIT, K_SIGNAL, K_NEVER, K_AGAIN, K_NKEYS
+	K_EXIT, K_SIGNAL, K_NEVER, K_AGAIN,
+	K_BIND_CPUS,   /* issue 26 */
+	K_NKEYS
 };
 
 static const struct {
@@ -214,6 +217,7 @@ static const struct {
 	[K_QUEUED] = {"queued", UINT64_MAX}, [K_STARTED] = {"started", UINT64_MAX},
 	[K_ENDED] = {"ended", UINT64_MAX}, [K_EXIT] = {"exit", 255}, [K_SIGNAL] = {"signal", 64},
 	[K_NEVER] = {"never", 1}, [K_AGAIN] = {"again", UINT64_MAX},
+	[K_BIND_CPUS] = {"bind_cpus", 1},   /* issue 26 */
 };
 
 /* The key's number, K_NKEYS for one a newer gpuctl wrote. Keys are short and differ early:
@@ -319,6 +323,7 @@ static bool decode_line(struct job *j, const struct msg_line *l, size_t *nuuids)
 	case K_EXIT: j->exit_code = (int)n; break;
 	case K_SIGNAL: j->signal = (int)n; break;
 	case K_NEVER: j->never = n; break;
+	case K_BIND_CPUS: j->bind_cpus = n; break;   /* issue 26 */
 	default: j->again_of = n; break;
 	}
 	return true;
