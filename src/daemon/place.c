@@ -141,14 +141,52 @@ static void exhaustive(const struct ctx *c, size_t k, size_t *best)
 	}
 }
 
-/* From each free GPU as seed, add the one that makes the best set so far, count times. */
+/* s[0..k) extended by j: the score of the set one larger, from base (the score of s[0..k)) in
+ * O(k), and whether j's NUMA node is new to it (nodes: the set's nodes so far). */
+static struct score add_one(const struct ctx *c, const struct score *base, const size_t *s,
+			    size_t k, size_t j, const int *nodes, size_t nn)
+{
+	struct score sc = *base;
+	const struct topo *t = c->pl->topo;
+	size_t pj = c->pos[j];
+	unsigned rank = c->pl->has_pref ? c->pl->rank[pj] : 0;
+	sc.outside += c->pl->has_pref && !rank;
+	sc.prefsum += rank ? (int)rank : GPU_MAX + 1;
+	sc.ranksum += (int)j;
+	if (!c->topo)
+		return sc;
+	sc.frag += c->rw[j];
+	int node = numa_at(t, pj);
+	size_t q = 0;
+	while (q < nn && nodes[q] != node)
+		q++;
+	sc.numa += q == nn;
+	for (size_t a = 0; a < k; a++) {
+		size_t pa = c->pos[s[a]];
+		sc.nv -= nv_at(t, pa, pj);
+		int l = level_at(t, pa, pj);
+		sc.level = l > sc.level ? l : sc.level;
+		sc.frag -= weight(t, pa, pj);
+	}
+	return sc;
+}
+
+/* From up to PLACE_SEEDS free GPUs as seeds (spread over the order, so over the machine), add
+ * the GPU that makes the best set so far, count times: PLACE_SEEDS x count x free steps of
+ * O(count). */
 static void greedy(const struct ctx *c, size_t k, size_t *best)
 {
 	struct score bs = {.outside = INT_MAX};
-	size_t s[GPU_MAX];
+	size_t s[GPU_MAX], seeds = c->m < PLACE_SEEDS ? c->m : PLACE_SEEDS;
 	bool in[GPU_MAX];
-	for (size_t seed = 0; seed < c->m; seed++) {
+	int nodes[GPU_MAX];
+	for (size_t si = 0; si < seeds; si++) {
+		size_t seed = si * c->m / seeds, nn = 0;
+		struct score cur = {0};
 		memset(in, 0, sizeof in);
+		cur = add_one(c, &cur, s, 0, seed, nodes, 0);
+		if (c->topo)
+			nodes[nn++] = numa_at(c->pl->topo, c->pos[seed]);
 		s[0] = seed;
 		in[seed] = true;
 		for (size_t got = 1; got < k; got++) {
@@ -157,19 +195,26 @@ static void greedy(const struct ctx *c, size_t k, size_t *best)
 			for (size_t j = 0; j < c->m; j++) {
 				if (in[j])
 					continue;
-				s[got] = j;
-				struct score sc = score_of(c, s, got + 1);
+				struct score sc = add_one(c, &cur, s, got, j, nodes, nn);
 				if (cmp(&sc, &step) < 0) {
 					step = sc;
 					pick = j;
 				}
 			}
+			if (c->topo) {
+				int node = numa_at(c->pl->topo, c->pos[pick]);
+				size_t q = 0;
+				while (q < nn && nodes[q] != node)
+					q++;
+				if (q == nn)
+					nodes[nn++] = node;
+			}
+			cur = step;
 			s[got] = pick;
 			in[pick] = true;
 		}
-		struct score sc = score_of(c, s, k);
-		if (cmp(&sc, &bs) < 0) {
-			bs = sc;
+		if (cmp(&cur, &bs) < 0) {
+			bs = cur;
 			memcpy(best, s, k * sizeof *s);
 		}
 	}

@@ -39,5 +39,6 @@ void test_cluster(void);
 void test_jobs(void);
 void test_slurmjobs(void);
 void test_lease(void);
+void test_place(void);   /* issue 26 */
 
 #endif
