@@ -16,7 +16,7 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/jobs.sh"
-plan 29
+plan 30
 
 # The CPUs this script may use: the simulated GPU 0 is local to the last of them only, GPU 2 to
 # the first and the last, so that binding narrows on any machine with two CPUs or more.
@@ -143,6 +143,12 @@ check_grep "the group's first preferred GPU" "^why: GPU 6: preferred GPUs of gro
 hold 6
 dry -n 1
 check_eq "then its second" "7" "$(picked)"
+if can_switch; then   # another user, in no such group: no preferred list, the order alone
+	as_nobody "$GPUCTL" run --dry-run -n 1 -- true >"$TMP/nb" 2>&1
+	check_grep "a user outside the group gets no preference" '^why: GPU 0 \(order: index\)$' "$TMP/nb"
+else
+	skip "a user outside the group" "needs root and setpriv to act as a second user"
+fi
 hold 7; hold 4
 dry -n 2
 check_grep "spilling over when they are taken" "^why: GPUs 0,1: 2 of 2 outside the preferred GPUs of group $grp \\(they are not free\\)" "$TMP/out"
