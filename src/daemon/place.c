@@ -298,8 +298,10 @@ void place_explain(const struct place *pl, const struct alloc_gpu *g, size_t n,
 		else {
 			struct strbuf pairs = {0};
 			size_t np = nvlinked(t, g, n, mask, &pairs);
-			if (np)
-				sb_addf(sb, " NVLinked pairs %s", pairs.buf);
+			if (np && np <= 4)
+				sb_addf(sb, " NVLinked pair%s %s", np > 1 ? "s" : "", pairs.buf);
+			else if (np)
+				sb_addf(sb, " %zu NVLinked pairs", np);
 			else
 				sb_adds(sb, " no NVLink between them");
 			sb_free(&pairs);
@@ -333,8 +335,19 @@ void place_explain(const struct place *pl, const struct alloc_gpu *g, size_t n,
 		sb_free(&nodes);
 		struct strbuf kept = {0};
 		size_t np = nvlinked(t, g, n, free & ~mask, &kept);
-		if (np)
+		if (np && np <= 4) {
 			sb_addf(sb, "; leaves the NVLinked pair%s %s free", np > 1 ? "s" : "", kept.buf);
+		} else if (np) {   /* a mesh (NVSwitch): the GPUs, not every pair */
+			uint64_t linked = 0;
+			for (size_t a = 0; a < n; a++)
+				for (size_t b = 0; b < n; b++)
+					if (a != b && ((free & ~mask) >> a & 1) && ((free & ~mask) >> b & 1) &&
+					    nv_at(t, a, b) > 0)
+						linked |= 1ULL << a;
+			sb_adds(sb, "; leaves NVLinked GPUs ");
+			list_gpus(sb, g, n, linked);
+			sb_adds(sb, " free");
+		}
 		sb_free(&kept);
 	}
 	if (pl && pl->has_pref) {
