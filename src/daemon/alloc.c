@@ -66,7 +66,8 @@ uint64_t alloc_pick(const struct alloc_gpu *g, size_t n, const struct alloc_req 
 	unsigned got;
 	if (r->capped || r->skip)
 		return 0;
-	if (r->place) {   /* topology, preferred GPUs: place.c (issue 26) */
+	/* topology, preferred GPUs: place.c (issue 26); else the order alone, as before */
+	if (r->place && (r->place->has_pref || (r->place->topo && r->prefer == PREFER_TOPOLOGY))) {
 		uint64_t free = 0;
 		for (size_t i = 0; i < n && i < GPU_MAX; i++)
 			if (((avail & r->cand) >> i & 1) && !alloc_why_not(&g[i], r, p))

@@ -25,10 +25,14 @@ static void same_as_alloc(void)
 						  .util = (unsigned)(rand() % 3) * 5, .leased = rand() % 5 == 0};
 		struct alloc_req r = {.cand = (1ULL << n) - 1, .count = 1 + (unsigned)(rand() % 4),
 				      .max_util = -1, .prefer = (enum prefer)(rand() % 3)};
-		uint64_t a = alloc_pick(g, n, &r, &pol, r.cand);
-		r.place = &none;
-		uint64_t b = alloc_pick(g, n, &r, &pol, r.cand);
-		same = a == b;
+		uint64_t a = alloc_pick(g, n, &r, &pol, r.cand), free = 0;
+		for (size_t i = 0; i < n; i++)
+			free |= (uint64_t)!alloc_why_not(&g[i], &r, &pol) << i;
+		r.place = &none;   /* place.c itself: no topology, no preference */
+		uint64_t b = place_pick(g, n, &r, free);
+		r.prefer = r.prefer == PREFER_FREE_MEMORY ? PREFER_TOPOLOGY : r.prefer;
+		uint64_t c = place_pick(g, n, &r, free);   /* topology unknown: free memory */
+		same = a == b && a == c;
 	}
 	CHECK(same);
 }
