@@ -150,6 +150,9 @@ void placement_offer(struct daemon *d, const struct request *r, uint64_t mask, s
 		    !alloc_why_not(&g[i], &r->req, &d->conf.free))
 			free |= 1ULL << i;
 	}
+	for (size_t i = 0; i < d->nreqs; i++)   /* offered to others: not left free */
+		if (d->reqs[i] != r && d->reqs[i]->state == R_OFFERED && !d->reqs[i]->dry)
+			free &= ~d->reqs[i]->offer;
 	struct strbuf why = {0}, cpus = {0}, numa = {0};
 	place_explain(pl, g, d->nslots, r->req.prefer, mask, free | mask, &why);
 	msg_add(sb, "placement", why.buf, NULL);
