@@ -9,7 +9,7 @@
 # GOLDEN_UPDATE=1 rewrites the golden files (review the diff).
 . "$(dirname "$0")/lib/lib.sh"
 machines=(hgx-h100-nvswitch pcie-2socket workstation-mixed)
-plan $((2 * ${#machines[@]} + 9))
+plan $((2 * ${#machines[@]} + 10))
 
 for name in "${machines[@]}"; do
 	use_machine "$MACHINES/$name.machine"
@@ -48,6 +48,11 @@ use_machine "$MACHINES/pcie-2socket.machine" "$FAKE_OLD"
 "$GPUCTL" topo >"$TMP/old" 2>"$TMP/err"
 check_eq "old driver: CPUs from nvmlDeviceGetCpuAffinity, NUMA N/A, NVLinks from the plain call" \
 	"GPU4	SYS	SYS	SYS	SYS	 X 	NV12	NODE	NODE	16-31,48-63	N/A		N/A" "$(grep '^GPU4' "$TMP/old")"
+
+use_machine "$MACHINES/hgx-h100-nvswitch.machine" "$FAKE_OLD"
+check_eq "old driver, NVSwitch board: links to no GPU are the switches', NV18 where P2P says NVLink" \
+	"GPU7	NV18	NV18	NV18	NV18	NV18	NV18	NV18	 X 	56-111,168-223	N/A		N/A" \
+	"$("$GPUCTL" topo | grep '^GPU7')"
 
 # No topology in the machine file: the driver says nothing, and neither does gpuctl.
 use_machine "$MACHINES/h200-idle.machine"

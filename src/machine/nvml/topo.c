@@ -124,6 +124,8 @@ static bool read_links(const struct gpu_set *set, size_t i, int *direct, int *sw
 		int j = gpu_at(set, dom, bus, dev);
 		if (j >= 0 && (size_t)j != i)
 			direct[j]++;
+		else if (j < 0 && !T.link_type)
+			(*sw)++;   /* a driver without the device type: a link to no GPU is a switch's */
 	}
 	return true;
 }
