@@ -33,7 +33,8 @@ const char *alloc_why_not(const struct alloc_gpu *g, const struct alloc_req *r,
 /* x before y in r's preference order (ties by index). */
 static bool better(const struct alloc_gpu *x, const struct alloc_gpu *y, enum prefer prefer)
 {
-	if (prefer == PREFER_FREE_MEMORY && x->free_mib != y->free_mib)
+	/* (topology's order for single GPUs, and where no topology is known, is free memory) */
+	if ((prefer == PREFER_FREE_MEMORY || prefer == PREFER_TOPOLOGY) && x->free_mib != y->free_mib)
 		return x->free_mib > y->free_mib;
 	if (prefer == PREFER_UTIL && x->util != y->util)
 		return x->util < y->util;
