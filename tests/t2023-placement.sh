@@ -16,7 +16,7 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/jobs.sh"
-plan 30
+plan 31
 
 # The CPUs this script may use: the simulated GPU 0 is local to the last of them only, GPU 2 to
 # the first and the last, so that binding narrows on any machine with two CPUs or more.
@@ -77,6 +77,8 @@ hold 2,3; hold 4,5; hold 6
 dry -n 1
 check_eq "a 1-GPU job takes the lone GPU, not one of the free NVLinked pair" "7" "$(picked)"
 check_grep "and says what it kept" '^why: GPU 7: NUMA node 1; leaves the NVLinked pair 0-1 free ' "$TMP/out"
+"$GPUCTL" run -n 1 -- true 2>"$TMP/err"
+check_grep "the grant says why too" '^gpuctl run: GPU 7: NUMA node 1; leaves the NVLinked pair 0-1 free \(order: topology\)$' "$TMP/err"
 dry -n 1 --prefer index
 check_eq "--prefer index: the lowest index (the old order)" "0" "$(picked)"
 dry -n 2

@@ -45,7 +45,8 @@ static void say_leased(const struct grant *g)
 		sb_addf(&sb, " after waiting %d:%02d:%02d", s / 3600, s / 60 % 60, s % 60);
 	}
 	sb_addf(&sb, " (lease %s)\n", g->id);
-	if (g->n >= 2 && g->placement[0])   /* issue 26: why that set */
+	if (strchr(g->placement, ':'))   /* issue 26: why that set, where the daemon weighed more
+					  * than the order ("GPUs 0,1: NV12 ...") */
 		sb_addf(&sb, "gpuctl run: %s\n", g->placement);
 	fputs(sb.buf, stderr);
 	sb_free(&sb);
