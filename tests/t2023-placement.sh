@@ -16,7 +16,7 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/jobs.sh"
-plan 31
+plan 33
 
 # The CPUs this script may use: the simulated GPU 0 is local to the last of them only, GPU 2 to
 # the first and the last, so that binding narrows on any machine with two CPUs or more.
@@ -157,6 +157,18 @@ check_grep "spilling over when they are taken" "^why: GPUs 0,1: 2 of 2 outside t
 release_all
 env -u GPUCTL_CONFIG_NOSYSTEM GPUCTL_SYSTEM_CONFIG="$TMP/daemon.conf" "$GPUCTL" config >"$TMP/out" 2>&1
 check_grep "gpuctl config shows the preferred GPUs" "^file:$TMP/daemon.conf:2	daemon.preferred_gpus.@$grp=6, 7, 4\$" "$TMP/out"
+daemon_stop
+
+# A machine whose driver gives no topology (h100x8) is placed as before: by free memory.
+use_machine "$MACHINES/h100x8.machine"
+: >"$TMP/daemon.conf"
+daemon_start
+dry -n 2 --prefer free-memory
+want=$(picked)
+dry -n 2
+check_eq "no topology: the default pick is free memory's (GPUs $want), as before" "$want $want" \
+	"$(picked) $(python3 -c "print(','.join(sorted('$want'.split(','), key=int)))")"
+check_grep "and nothing is said of a topology the driver did not give" '^why: GPUs [0-9],[0-9] \(order: topology\)$' "$TMP/out"
 daemon_stop
 printf '[daemon]\npreferred_gpus.alice = 9\n' >"$TMP/daemon.conf"
 check_exit "a preferred list naming no GPU here stops the daemon" 2 "$GPUCTL" daemon --socket "$TMP/x.sock" \

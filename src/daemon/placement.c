@@ -35,6 +35,10 @@ bool placement_open(struct daemon *d, struct gpu_error *err)
 	struct place_state *ps = xcalloc(1, sizeof *ps);
 	d->place = ps;
 	d->topo = gpu_set_topo(d->set);
+	if (!topo_known(d->topo)) {   /* a driver that says nothing: placed by the order alone */
+		topo_free(d->topo);
+		d->topo = NULL;
+	}
 	ps->none.topo = d->topo;
 	ps->ranks = xcalloc(d->conf.nprefs + 1, sizeof *ps->ranks);
 	for (size_t k = 0; k < d->conf.nprefs; k++) {

@@ -31,6 +31,17 @@ void topo_free(struct topo *t)
 	free(t);
 }
 
+bool topo_known(const struct topo *t)
+{
+	for (size_t i = 0; t && i < t->n * t->n; i++)
+		if (t->level[i] != TOPO_NA || t->nvlinks[i] > 0)
+			return true;
+	for (size_t i = 0; t && i < t->n; i++)
+		if (t->gpu[i].cpus_valid || t->gpu[i].numa >= 0)
+			return true;
+	return false;
+}
+
 struct topo *gpu_set_topo(struct gpu_set *set)
 {
 	return set && set->backend && set->backend->topo ? set->backend->topo(set) : NULL;

@@ -64,6 +64,8 @@ static inline int topo_nvlinks(const struct topo *t, size_t i, size_t j)
 {
 	return t->nvlinks[i * t->n + j];
 }
+/* Whether t says anything at all: a PCIe level, an NVLink, a CPU set or a node. */
+bool topo_known(const struct topo *t);
 /* "PIX", ... "SYS"; "N/A" for TOPO_NA. */
 const char *topo_level_name(enum topo_level l);
 /* The legend's meaning of the level ("Connection traversing ..."). */
