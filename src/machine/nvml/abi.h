@@ -254,7 +254,7 @@ typedef enum nvmlEnableState_enum {
 	NVML_FEATURE_ENABLED = 1,
 } nvmlEnableState_t;
 
-typedef enum nvmlNvLinkDeviceType_enum {
+typedef enum nvmlIntNvLinkDeviceType_enum {
 	NVML_NVLINK_DEVICE_TYPE_GPU = 0x00,
 	NVML_NVLINK_DEVICE_TYPE_IBMNPU = 0x01,
 	NVML_NVLINK_DEVICE_TYPE_SWITCH = 0x02,
