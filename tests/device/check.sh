@@ -43,6 +43,19 @@ if [ "$n" -ge 1 ]; then
 	fi
 	"$G" doctor; echo "# doctor exit $?"
 fi
+# issue 26: `gpuctl topo` beside `nvidia-smi topo -m`: the GPU columns, CPU Affinity and NUMA
+# Affinity of every GPU row (nvidia-smi's NIC columns and escapes left out).
+topo_cells() {   # FILE: "GPUn cell... cpus numa" per GPU row, from the header's GPU columns
+	sed 's/\x1b\[[0-9;]*m//g' "$1" | awk -F'\t' '
+		NR == 1 {for (i = 2; i <= NF; i++) {h = $i; gsub(/^ +| +$/, "", h); if (h ~ /^GPU[0-9]+$/ || h == "CPU Affinity" || h == "NUMA Affinity") keep[i] = 1}; next}
+		/^GPU[0-9]+\t/ {s = $1; for (i = 2; i <= NF; i++) if (keep[i]) {c = $i; gsub(/^ +| +$/, "", c); s = s " " c}; print s}'
+}
+nvidia-smi topo -m >/tmp/smi-topo.txt 2>&1 && "$G" topo >/tmp/gpuctl-topo.txt 2>&1
+if [ "$(topo_cells /tmp/smi-topo.txt)" = "$(topo_cells /tmp/gpuctl-topo.txt)" ] && [ -n "$(topo_cells /tmp/gpuctl-topo.txt)" ]; then
+	ok "topo matches nvidia-smi topo -m (GPU columns, CPU and NUMA affinity)"
+else
+	bad "topo differs from nvidia-smi topo -m" "$(diff <(topo_cells /tmp/smi-topo.txt) <(topo_cells /tmp/gpuctl-topo.txt))"
+fi
 if command -v valgrind >/dev/null; then
 	valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite "$G" status --json >/dev/null 2>/tmp/vg.txt &&
 		ok "valgrind clean against the real NVML" || bad "valgrind" "$(head -20 /tmp/vg.txt)"
