@@ -10,6 +10,7 @@
 #include "daemon/daemon.h"
 #include "daemon/place.h"
 
+#include <errno.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -88,15 +89,22 @@ void placement_free(struct daemon *d)
 static bool in_group(const char *name, gid_t primary, const char *group)
 {
 	struct group gr, *res = NULL;
-	char buf[16384];
-	if (getgrnam_r(group, &gr, buf, sizeof buf, &res) || !res)
-		return false;
-	if (res->gr_gid == primary)
-		return true;
-	for (char **m = res->gr_mem; m && *m; m++)
-		if (!strcmp(*m, name))
-			return true;
-	return false;
+	bool in = false;
+	int e;
+	/* A group of many members needs a larger buffer (ERANGE): grown to 1 MiB at most. */
+	for (size_t len = 16384; len <= 1 << 20; len *= 4) {
+		char *buf = xmalloc(len);
+		e = getgrnam_r(group, &gr, buf, len, &res);
+		if (!e && res) {
+			in = res->gr_gid == primary;
+			for (char **m = res->gr_mem; !in && m && *m; m++)
+				in = !strcmp(*m, name);
+		}
+		free(buf);
+		if (e != ERANGE)
+			break;
+	}
+	return in;
 }
 
 /* The first preferred_gpus key (in file order) for uid: its index, or -1. */
