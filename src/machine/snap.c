@@ -283,10 +283,21 @@ static const char *str_kept(struct snap_decoder *dx, const char *w, bool *ok)
 	return str_word(w, &t, ok) ? store_add(dx->store, t, strlen(t)) : NULL;
 }
 
+/* A decimal word, as word_u64 reads it (digits only, no sign or space, at most max), by hand:
+ * strtoull was a third of a client's time on a snapshot of 1,000 processes. */
 static uint64_t num(const char *w, uint64_t max, bool *ok)
 {
 	uint64_t v = 0;
-	if (!word_u64(w, max, &v))
+	const char *p = w;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		unsigned d = (unsigned)(*p - '0');
+		if (v > (UINT64_MAX - d) / 10) {
+			*ok = false;
+			return 0;
+		}
+		v = v * 10 + d;
+	}
+	if (p == w || *p || v > max)
 		*ok = false;
 	return v;
 }
