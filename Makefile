@@ -92,7 +92,7 @@ demo: all $(B)/fakenvml/libnvidia-ml.so.1 $(B)/sleeper
 # Every benchmark runs to its end, even when one fails; each figure is printed beside its target.
 BENCH_BINS = $(B)/bench-floor $(B)/bench-measure $(B)/bench-spawn $(B)/bench-scrape $(B)/bench-empty
 bench: all $(B)/fakenvml/libnvidia-ml.so.1 $(BENCH_BINS) $(B)/workload $(B)/sleeper
-	@rc=0; for s in run run-lease exporter daemon jobs; do B=$(B) bench/$$s.sh || rc=1; done; exit $$rc
+	@rc=0; for s in run run-lease exporter daemon jobs snapshot; do B=$(B) bench/$$s.sh || rc=1; done; exit $$rc
 
 # gpuctl top's CPU cost while it runs, on a 16-GPU, 1,000-process machine in tmux (bench/top.sh).
 bench-top: all $(B)/fakenvml/libnvidia-ml.so.1 $(B)/bench-spawn $(B)/sleeper
