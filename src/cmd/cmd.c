@@ -80,6 +80,11 @@ const struct cmd_env cmd_environment[] = {
 				  "runner before giving up (exit 13): a duration such as 5, 30s or 2m "
 				  "(default 5 s)", false},
 	{"GPUCTL_NVML_LIBRARY", "the libnvidia-ml.so.1 to load instead of the system's", false},
+	/* issue 22: the daemon's shared snapshot */
+	{"GPUCTL_SNAPSHOT", "0, off or no: status, top, doctor and the exporter read the machine "
+			    "themselves, never the daemon's shared view", false},
+	{"GPUCTL_SNAPSHOT_AGE", "the oldest daemon's view those take, in seconds (0-60; default: "
+				"none older than the ask, a loop's period)", false},
 	{"GPUCTL_CUDA_LIBRARY", "the libcuda.so.1 map --verify loads instead of the system's", false},
 	{"GPUCTL_SYSTEM_CONFIG", "the system file to read instead of /etc/gpuctl.conf (also the "
 				 "daemon's [daemon] policy when it runs without --config)", false},
