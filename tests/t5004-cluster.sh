@@ -17,9 +17,6 @@ quiet_machine "$TMP/b.machine" 2
 # shows no GPU of theirs free (who holds them is unknown).
 . "$ROOT/tests/lib/daemon.sh"
 daemon_setup
-# The daemon serves b.machine; the exporters and status here simulate other hosts (each its own
-# machine file), so none of them may take the daemon's shared view of its machine (issue 22).
-export GPUCTL_SNAPSHOT=0
 use_machine "$TMP/b.machine"
 daemon_start
 # gpu-a's two exporters simulate other hosts: their own NVML, not this daemon's view.
