@@ -50,6 +50,7 @@ int main(void)
 	test_tui();
 	test_jobs();
 	test_slurmjobs();
+	test_snap();
 	test_lease();
 	/* The plan comes last (TAP allows it): a run that dies early has none, and fails. */
 	printf("1..%d\n", tap_count);

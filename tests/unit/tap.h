@@ -38,6 +38,7 @@ void test_slurm(void);
 void test_cluster(void);
 void test_jobs(void);
 void test_slurmjobs(void);
+void test_snap(void);      /* issue 22: the shared snapshot's words */
 void test_lease(void);
 
 #endif
