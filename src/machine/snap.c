@@ -297,8 +297,10 @@ static uint64_t num(const char *w, uint64_t max, bool *ok)
 		}
 		v = v * 10 + d;
 	}
-	if (p == w || *p || v > max)
+	if (p == w || *p || v > max) {
 		*ok = false;
+		return 0;   /* never a value past max, even to a caller that reads on */
+	}
 	return v;
 }
 
@@ -381,6 +383,11 @@ static bool line(struct snap_decoder *dx, const struct msg_line *l, char *why, s
 		}
 		dx->what = (unsigned)num(l->w[4], UINT32_MAX, &ok);
 		set->ngpus = num(l->w[5], GPU_MAX, &ok);
+		if (!ok) {
+			snprintf(why, whylen, "a malformed value on the 'snap' line");
+			set->ngpus = 0;
+			return false;
+		}
 		set->gpus = xcalloc(set->ngpus ? set->ngpus : 1, sizeof *set->gpus);
 		for (size_t i = 0; i < set->ngpus; i++)
 			set->gpus[i].selected = true;
