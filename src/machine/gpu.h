@@ -3,7 +3,8 @@
  * signalling one safely (kill.c) and the Slurm facts of this node (slurm.c). nvml/ is the only
  * vendor backend, as htop gives each platform a folder: lib.c loads NVML and resolves its
  * versioned symbols, fields.c and backend.c read it into the model. Order inside: gpu < slurm <
- * proc < machine, pid < proc, pid < kill, gpu < lib < fields < backend < machine; no circle.
+ * proc < machine, pid < proc, pid < kill, gpu < lib < fields < backend < machine, gpu < snap (the
+ * model as the daemon's shared snapshot carries it: snap.h); no circle.
  *
  * gpu.h: the vendor-neutral view of the machine that every command reads, and the backend vtable
  * (nvtop-style) that fills it. Each measured field has a validity bit: a value the driver cannot
