@@ -35,9 +35,8 @@
  *            command line of the GPU processes (proc.c); one process by pid (pid.c); signalling a
  *            listed process safely (kill.c); Slurm on a node (slurm.c); the model as the
  *            daemon's shared snapshot carries it, both sides' one encoding (snap.c); nvml/: the
- *            NVIDIA
- *            backend, NVML's ABI declared by us (abi.h), loaded at run time (lib.c), read into the
- *            model (backend.c, fields.c)
+ *            NVIDIA backend, NVML's ABI declared by us (abi.h), loaded at run time (lib.c), read
+ *            into the model (backend.c, fields.c)
  * cuda/      rank 2 (visibility.h): CUDA_VISIBLE_DEVICES as the driver reads it, pure
  *            (visibility.c); that model on this machine and an environment (visenv.c); map
  *            --verify's probe (probe.c)
