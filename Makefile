@@ -22,7 +22,7 @@ UNIT_CMDOBJ = $(B)/obj/cmd/args.o $(B)/obj/cmd/cmd.o
 FAKES = $(B)/fakenvml/libnvidia-ml.so.1 $(B)/fakenvml-old/libnvidia-ml.so.1 \
 	$(B)/fakenvml-r535/libnvidia-ml.so.1
 FAKE_SRC = tests/fake/fakenvml/fakenvml.c tests/fake/fakenvml/fake-telemetry.c tests/fake/fakenvml/fake-procs.c \
-	tests/fake/fakenvml/machine.c
+	tests/fake/fakenvml/machine.c tests/fake/fakenvml/fake-health.c
 FAKE_DEPS = $(FAKE_SRC) tests/fake/fakenvml/machine.h tests/fake/fakenvml/fake.h src/machine/nvml/abi.h
 # Hidden by default: the stand-in exports NVML's functions (marked API) and nothing else.
 FAKE_CFLAGS = $(WARN) -O1 -g -fPIC -shared -fvisibility=hidden -Wl,-soname,libnvidia-ml.so.1 -Isrc

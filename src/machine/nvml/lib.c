@@ -79,6 +79,35 @@ static const struct sym optional[] = {
 	{offsetof(struct nvml_lib, display_mode), {"nvmlDeviceGetDisplayMode"}},
 	{offsetof(struct nvml_lib, max_clock), {"nvmlDeviceGetMaxClockInfo"}},
 	{offsetof(struct nvml_lib, threshold), {"nvmlDeviceGetTemperatureThreshold"}},
+	/* smi (issue 27). The temperature's successor (nvml.h 12.6+) first: the plain call is
+	 * deprecated in 13, kept as the fallback (backend.c). */
+	{offsetof(struct nvml_lib, temp_v), {"nvmlDeviceGetTemperatureV"}},
+	{offsetof(struct nvml_lib, mem_error_counter), {"nvmlDeviceGetMemoryErrorCounter"}},
+	{offsetof(struct nvml_lib, sram_status), {"nvmlDeviceGetSramEccErrorStatus"}},
+	{offsetof(struct nvml_lib, retired_pages), {"nvmlDeviceGetRetiredPages"}},
+	{offsetof(struct nvml_lib, retired_pending), {"nvmlDeviceGetRetiredPagesPendingStatus"}},
+	{offsetof(struct nvml_lib, remapped_rows), {"nvmlDeviceGetRemappedRows"}},
+	{offsetof(struct nvml_lib, remap_histogram), {"nvmlDeviceGetRowRemapperHistogram"}},
+	{offsetof(struct nvml_lib, app_clock), {"nvmlDeviceGetApplicationsClock"}},
+	{offsetof(struct nvml_lib, default_app_clock), {"nvmlDeviceGetDefaultApplicationsClock"}},
+	{offsetof(struct nvml_lib, power_mgmt_mode), {"nvmlDeviceGetPowerManagementMode"}},
+	{offsetof(struct nvml_lib, accounting_buffer), {"nvmlDeviceGetAccountingBufferSize"}},
+	{offsetof(struct nvml_lib, pci_ext), {"nvmlDeviceGetPciInfoExt"}},
+	{offsetof(struct nvml_lib, gom), {"nvmlDeviceGetGpuOperationMode"}},
+	{offsetof(struct nvml_lib, driver_model), {"nvmlDeviceGetDriverModel_v2", "nvmlDeviceGetDriverModel"}},
+	{offsetof(struct nvml_lib, gsp), {"nvmlDeviceGetGspFirmwareMode"}},
+	{offsetof(struct nvml_lib, encoder_stats), {"nvmlDeviceGetEncoderStats"}},
+	{offsetof(struct nvml_lib, inforom_image), {"nvmlDeviceGetInforomImageVersion"}},
+	{offsetof(struct nvml_lib, inforom), {"nvmlDeviceGetInforomVersion"}},
+	{offsetof(struct nvml_lib, inforom_validate), {"nvmlDeviceValidateInforom"}},
+	{offsetof(struct nvml_lib, jpg), {"nvmlDeviceGetJpgUtilization"}},
+	{offsetof(struct nvml_lib, ofa), {"nvmlDeviceGetOfaUtilization"}},
+	{offsetof(struct nvml_lib, addressing), {"nvmlDeviceGetAddressingMode"}},
+	{offsetof(struct nvml_lib, c2c), {"nvmlDeviceGetC2cModeInfoV"}},
+	{offsetof(struct nvml_lib, dram_encryption), {"nvmlDeviceGetDramEncryptionMode"}},
+	{offsetof(struct nvml_lib, vgpu_driver_cap), {"nvmlGetVgpuDriverCapabilities"}},
+	{offsetof(struct nvml_lib, vgpu_device_cap), {"nvmlDeviceGetVgpuCapabilities"}},
+	/* end smi */
 };
 
 /* htop's resolve(), with fallbacks: the first of the names the library exports fills the slot
@@ -190,10 +219,19 @@ void nvml_set(struct gpu *g, enum gpu_field f)
 	g->valid |= 1ULL << f;
 }
 
+bool nvml_have(struct gpu *g, enum gpu_field f, const void *fn)
+{
+	if (!fn)
+		g->why[f] = nvml_no_function;
+	return fn != NULL;
+}
+
+const char nvml_no_function[] = "Function Not Found";
+
 void nvml_read_uint(struct gpu *g, enum gpu_field f, unsigned *dst, uint_fn fn, nvmlDevice_t h)
 {
 	unsigned v;
-	if (fn && !g->lost && nvml_got(g, f, fn(h, &v))) {
+	if (nvml_have(g, f, (const void *)fn) && !g->lost && nvml_got(g, f, fn(h, &v))) {
 		*dst = v;
 		nvml_set(g, f);
 	}

@@ -220,11 +220,13 @@ API nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t h, int count, nvmlFieldVa
 		v->latencyUsec = 0;
 		v->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
 		for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)
-			if (map[k].id == v->fieldId && !d.mg && has(&d, map[k].key)) {
+			if (map[k].id == v->fieldId && !d.mg && v->scopeId == 0 && has(&d, map[k].key)) {
 				v->valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
 				v->value.uiVal = (unsigned)val(&d, map[k].key);
 				v->nvmlReturn = NVML_SUCCESS;
 			}
+		if (v->nvmlReturn != NVML_SUCCESS)
+			health_field(&d, v);   /* smi (issue 27) */
 	}
 	return NVML_SUCCESS;
 }
