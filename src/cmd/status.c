@@ -270,7 +270,12 @@ static int read_options(struct cmd *c, struct status_opts *o, struct gpu_error *
 			return cmd_bad_usage(e, "--format is csv[,noheader][,nounits], not '%s'", format);
 		o->query = query_parse(qgpu ? Q_GPU : Q_APPS, qgpu ? qgpu : qapps, err);
 		if (!o->query) {
-			fprintf(stderr, "gpuctl status: %s\n", err->msg);
+			/* nvidia-smi's words, on stdout with a blank line, and its exit status 2: scripts
+			 * written for it read them there (a real capture); the hint goes to stderr. */
+			printf("%s\n\n", err->msg);
+			fflush(stdout);
+			fprintf(stderr, "gpuctl status: %s `gpuctl status --help-query-%s` lists the fields\n",
+				err->msg, qgpu ? "gpu" : "compute-apps");
 			return err->code;
 		}
 		o->mode = M_CSV;
