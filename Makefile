@@ -27,7 +27,7 @@ FAKE_DEPS = $(FAKE_SRC) tests/fake/fakenvml/machine.h tests/fake/fakenvml/fake.h
 # Hidden by default: the stand-in exports NVML's functions (marked API) and nothing else.
 FAKE_CFLAGS = $(WARN) -O1 -g -fPIC -shared -fvisibility=hidden -Wl,-soname,libnvidia-ml.so.1 -Isrc
 UNIT_SRC = $(wildcard tests/unit/*.c)
-TEST_BINS = $(B)/unit-tests $(B)/sleeper $(B)/workload $(FAKES) $(B)/fakecuda/libcuda.so.1
+TEST_BINS = $(B)/unit-tests $(B)/sleeper $(B)/workload $(FAKES) $(B)/fakecuda/libcuda.so.1 $(B)/cuda-hold
 
 all: $(B)/gpuctl
 
@@ -62,6 +62,11 @@ $(B)/fakecuda/libcuda.so.1: tests/fake/fakecuda/fakecuda.c
 # Test-only CUDA application stand-in (tests/helper/workload.c), built on gpuctl's own modules.
 $(B)/workload: tests/helper/workload.c $(LIBOBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ tests/helper/workload.c $(LIBOBJ) $(LDLIBS)
+
+# The device check's CUDA workload (tests/device/check.sh): the driver API loaded at run time.
+$(B)/cuda-hold: tests/device/cuda-hold.c
+	@mkdir -p $(@D)
+	$(CC) $(WARN) -O1 -g -o $@ $< -ldl
 
 $(B)/sleeper: tests/helper/sleeper.c
 	$(CC) $(WARN) -O1 -o $@ $<

@@ -311,6 +311,7 @@ static void refresh_mem(struct gpu *g, struct nvml_dev *d)
 			got_all(g, GF_MEM_TOTAL, GF_MEM_RESERVED, r);
 			return;
 		}
+		nvml_report_fallback("nvmlDeviceGetMemoryInfo_v2", "nvmlDeviceGetMemoryInfo", r);
 		nvml.mem_v2 = NULL;
 	}
 	nvmlMemory_t m;
@@ -388,6 +389,7 @@ static void refresh_base(struct gpu *g, struct nvml_dev *d)
 		nvmlTemperature_v1_t t = {.version = nvmlTemperature_v1, .sensorType = NVML_TEMPERATURE_GPU};
 		nvmlReturn_t r = nvml.temp_v(d->h, &t);
 		if (r == NVML_ERROR_FUNCTION_NOT_FOUND || r == NVML_ERROR_ARGUMENT_VERSION_MISMATCH) {
+			nvml_report_fallback("nvmlDeviceGetTemperatureV", "nvmlDeviceGetTemperature", r);
 			nvml.temp_v = NULL;
 		} else if (nvml_got(g, GF_TEMP, r) && t.temperature >= 0) {
 			g->temp = (unsigned)t.temperature;

@@ -181,6 +181,8 @@ static nvmlReturn_t fetch_samples(struct nvml_dev *d, uint64_t since, unsigned *
 				.lastSeenTimeStamp = since, .procUtilArray = d->ubuf_cap ? d->ubuf : NULL};
 			r = nvml.proc_util_info(d->h, &info);
 			if (r == NVML_ERROR_FUNCTION_NOT_FOUND || r == NVML_ERROR_ARGUMENT_VERSION_MISMATCH) {
+				nvml_report_fallback("nvmlDeviceGetProcessesUtilizationInfo",
+						     "nvmlDeviceGetProcessUtilization", r);
 				nvml.proc_util_info = NULL;
 				continue;
 			}

@@ -112,12 +112,32 @@ static const struct sym optional[] = {
 
 /* htop's resolve(), with fallbacks: the first of the names the library exports fills the slot
  * at offset off in nvml. Returns its position in the list, or -1 (slot NULL) when it has none. */
+/* GPUCTL_NVML_REPORT=FILE (smi, issue 27; tests/device/check.sh): each function slot and the
+ * name that filled it, or "missing", then the fallbacks taken at run time, appended to FILE: what
+ * a real driver's library gave gpuctl. */
+static FILE *report;
+
 static int resolve(size_t off, const char *const *names, size_t nnames)
 {
 	const char *list[8] = {0}; /* NULL-terminated, as dl_resolve wants: a list may fill its four */
 	for (size_t i = 0; i < nnames && i < ARRAY_SIZE(list) - 1; i++)
 		list[i] = names[i];
-	return dl_resolve(nvml.dl, (char *)&nvml + off, list);
+	int at = dl_resolve(nvml.dl, (char *)&nvml + off, list);
+	if (report) {
+		fprintf(report, "resolve %s:", at >= 0 ? list[at] : "missing");
+		for (size_t i = 0; list[i]; i++)
+			fprintf(report, " %s", list[i]);
+		fputc('\n', report);
+	}
+	return at;
+}
+
+void nvml_report_fallback(const char *from, const char *to, nvmlReturn_t why)
+{
+	if (report) {
+		fprintf(report, "fallback %s -> %s: %s\n", from, to, nvml_errstr(why));
+		fflush(report);
+	}
 }
 
 const char *nvml_errstr(nvmlReturn_t r)
@@ -181,6 +201,9 @@ bool nvml_load(struct gpu_error *err)
 				 "GPUCTL_NVML_LIBRARY=/path/to/libnvidia-ml.so.1", why);
 		return false;
 	}
+	const char *rep = getenv("GPUCTL_NVML_REPORT");
+	if (!report && rep && *rep && (report = fopen(rep, "ae")))
+		fprintf(report, "library %s\n", nvml.path);
 	const char *missing = NULL;
 	for (size_t i = 0; i < ARRAY_SIZE(required) && !missing; i++) {
 		const struct sym *s = &required[i];
@@ -197,6 +220,8 @@ bool nvml_load(struct gpu_error *err)
 		return false;
 	}
 	resolve_all();
+	if (report)
+		fflush(report);
 	return true;
 }
 

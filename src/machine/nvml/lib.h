@@ -103,6 +103,8 @@ extern struct nvml_lib nvml;
 bool nvml_load(struct gpu_error *err);
 
 const char *nvml_errstr(nvmlReturn_t r);
+/* A call given up for its fallback at run time, recorded where GPUCTL_NVML_REPORT asks. */
+void nvml_report_fallback(const char *from, const char *to, nvmlReturn_t why);
 /* Record the outcome of the query behind field f (NVML_SUCCESS: the caller sets the value).
  * GPU_IS_LOST marks the GPU lost; a failure other than "not supported" is counted and its text
  * kept in g->why[f]. Returns whether the query succeeded. */
