@@ -79,6 +79,8 @@ const struct cmd_env cmd_environment[] = {
 				  "runner before giving up (exit 13): a duration such as 5, 30s or 2m "
 				  "(default 5 s)", false},
 	{"GPUCTL_NVML_LIBRARY", "the libnvidia-ml.so.1 to load instead of the system's", false},
+	{"GPUCTL_NVML_REPORT", "a file to which NVML's loading appends which name filled each "
+			       "function and which fallbacks ran (tests/device/check.sh)", false},
 	{"GPUCTL_CUDA_LIBRARY", "the libcuda.so.1 map --verify loads instead of the system's", false},
 	{"GPUCTL_SYSTEM_CONFIG", "the system file to read instead of /etc/gpuctl.conf (also the "
 				 "daemon's [daemon] policy when it runs without --config)", false},
