@@ -220,6 +220,10 @@ enum gpu_xsrc {
 	GX_DRAM_ENCRYPTION, /* arg: 0 current, 1 pending */
 	GX_VGPU_DRIVER_CAP, GX_VGPU_DEVICE_CAP,   /* arg: capability */
 	GX_PCI_MODEL,       /* arg: 0 domain, 1 bus, 2 device: from the model, no call */
+	GX_FABRIC,          /* arg: 0 state, 1 status (s), 2 clique id, 3 cluster UUID (s) */
+	GX_PLATFORM,        /* arg: 0 chassis serial (s), 1 slot, 2 tray, 3 host id, 4 peer type,
+			     * 5 module id, 6 the fabric GUID (its IB GUID's first 8 bytes) */
+	GX_PROTECTED_MEM,   /* arg: 0 total, 1 used, 2 free, bytes */
 };
 /* The value of src for g, by the backend that opened set. */
 void gpu_read_x(const struct gpu_set *set, const struct gpu *g, unsigned src, unsigned arg,

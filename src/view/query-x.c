@@ -11,8 +11,8 @@
  * "[Function Not Found]" where the driver's library lacks the call, the driver's own words in
  * brackets for other failures, a bare "N/A" for the fabric fields, and the deprecation token for
  * the applications clocks and power management from driver 590 on. Sources gpuctl does not read
- * yet (GX_NONE: fabric, platform, protected memory, the host name, the host's PCIe maximum) print
- * the not-available token, never a guess. */
+ * yet (GX_NONE: the fabric health bits, the host name, the host's PCIe maximum) print the
+ * not-available token, never a guess; so does a value a name table below has no name for. */
 #include "view/query-x.h"
 #include "base/escape.h"
 
@@ -35,7 +35,10 @@ enum xfmt {
 	XF_MILLIWATTS,   /* milliwatts as watts with 2 decimals */
 	XF_DOUBLE2,      /* 2 decimals */
 	XF_NAMES,        /* a name from the row's table */
-	XF_FABRIC,       /* decimal; a bare N/A when not available */
+	XF_FABRIC,       /* the string when there is one, else decimal; a bare N/A when not available */
+	XF_FABRIC_NAMES, /* a name from the row's table; a bare N/A when not available */
+	XF_MIB,          /* bytes in MiB, rounded up as nvidia-smi rounds */
+	XF_HEX16,        /* 0x and 16 upper-case hex digits */
 };
 
 struct xfield {
@@ -59,6 +62,11 @@ static const char *const gom_names[] = {"All On", "Compute", "Low Double Precisi
 static const char *const recovery_names[] = {"None", "Reset", "Reboot", "Drain P2P",
 					     "Drain and Reset", "Recover IMEX Domain", NULL};
 static const char *const supported_names[] = {"Disabled", "Supported", NULL};
+/* Only "Completed" is in a capture; the others are nvml.h's states in nvidia-smi's words. */
+static const char *const fabric_state_names[] = {"Not Supported", "Not Started", "In Progress",
+						 "Completed", NULL};
+/* Only 0 is known (an H200 capture); another type prints [N/A], never a guess. */
+static const char *const peer_type_names[] = {"Direct Connected", NULL};
 
 static const struct xfield xfields[] = {
 	{"vgpu_driver_capability.heterogenous_multivGPU", NULL, GX_VGPU_DRIVER_CAP, NVML_VGPU_DRIVER_CAP_HETEROGENEOUS_MULTI_VGPU, XF_YESNO, NULL, 0,
@@ -319,20 +327,20 @@ static const struct xfield xfields[] = {
 	 "GSP firmware by default"},
 	{"c2c.mode", NULL, GX_C2C_MODE, 0, XF_ENABLED, NULL, 0,
 	 "chip-to-chip link (Grace Hopper)"},
-	{"protected_memory.total", "MiB", GX_NONE, 0, XF_NUM, NULL, 0,
-	 "confidential-computing protected memory, total (not read yet: [N/A])"},
-	{"protected_memory.used", "MiB", GX_NONE, 0, XF_NUM, NULL, 0,
-	 "confidential-computing protected memory, used (not read yet: [N/A])"},
-	{"protected_memory.free", "MiB", GX_NONE, 0, XF_NUM, NULL, 0,
-	 "confidential-computing protected memory, free (not read yet: [N/A])"},
-	{"fabric.state", NULL, GX_NONE, 0, XF_FABRIC, NULL, 0,
-	 "NVLink fabric state (not read yet: N/A)"},
-	{"fabric.status", NULL, GX_NONE, 0, XF_FABRIC, NULL, 0,
-	 "NVLink fabric status (not read yet: N/A)"},
-	{"fabric.cliqueId", NULL, GX_NONE, 0, XF_FABRIC, NULL, 0,
-	 "NVLink fabric cliqueId (not read yet: N/A)"},
-	{"fabric.clusterUuid", NULL, GX_NONE, 0, XF_FABRIC, NULL, 0,
-	 "NVLink fabric clusterUuid (not read yet: N/A)"},
+	{"protected_memory.total", "MiB", GX_PROTECTED_MEM, 0, XF_MIB, NULL, 0,
+	 "confidential-computing protected memory, total"},
+	{"protected_memory.used", "MiB", GX_PROTECTED_MEM, 1, XF_MIB, NULL, 0,
+	 "confidential-computing protected memory, used"},
+	{"protected_memory.free", "MiB", GX_PROTECTED_MEM, 2, XF_MIB, NULL, 0,
+	 "confidential-computing protected memory, free"},
+	{"fabric.state", NULL, GX_FABRIC, 0, XF_FABRIC_NAMES, fabric_state_names, 0,
+	 "NVLink fabric probe state"},
+	{"fabric.status", NULL, GX_FABRIC, 1, XF_FABRIC, NULL, 0,
+	 "NVLink fabric probe result"},
+	{"fabric.cliqueId", NULL, GX_FABRIC, 2, XF_FABRIC, NULL, 0,
+	 "NVLink fabric clique id"},
+	{"fabric.clusterUuid", NULL, GX_FABRIC, 3, XF_FABRIC, NULL, 0,
+	 "NVLink fabric cluster UUID"},
 	{"fabric.health.summary", NULL, GX_NONE, 0, XF_FABRIC, NULL, 0,
 	 "NVLink fabric health summary (not read yet: N/A)"},
 	{"fabric.health.bandwidth", NULL, GX_NONE, 0, XF_FABRIC, NULL, 0,
@@ -345,20 +353,20 @@ static const struct xfield xfields[] = {
 	 "NVLink fabric health access_timeout_recovery (not read yet: N/A)"},
 	{"fabric.health.incorrect_configuration", NULL, GX_NONE, 0, XF_FABRIC, NULL, 0,
 	 "NVLink fabric health incorrect_configuration (not read yet: N/A)"},
-	{"platform.chassis_serial_number", NULL, GX_NONE, 0, XF_NUM, NULL, 0,
-	 "platform chassis serial number (not read yet: [N/A])"},
-	{"platform.slot_number", NULL, GX_NONE, 0, XF_NUM, NULL, 0,
-	 "platform slot number (not read yet: [N/A])"},
-	{"platform.tray_index", NULL, GX_NONE, 0, XF_NUM, NULL, 0,
-	 "platform tray index (not read yet: [N/A])"},
-	{"platform.host_id", NULL, GX_NONE, 0, XF_NUM, NULL, 0,
-	 "platform host id (not read yet: [N/A])"},
-	{"platform.peer_type", NULL, GX_NONE, 0, XF_NUM, NULL, 0,
-	 "platform peer type (not read yet: [N/A])"},
-	{"platform.module_id", NULL, GX_NONE, 0, XF_NUM, NULL, 0,
-	 "platform module id (not read yet: [N/A])"},
-	{"platform.gpu_fabric_guid", NULL, GX_NONE, 0, XF_NUM, NULL, 0,
-	 "platform gpu fabric guid (not read yet: [N/A])"},
+	{"platform.chassis_serial_number", NULL, GX_PLATFORM, 0, XF_STR, NULL, 0,
+	 "platform: serial number of the chassis"},
+	{"platform.slot_number", NULL, GX_PLATFORM, 1, XF_NUM, NULL, 0,
+	 "platform: slot in the chassis"},
+	{"platform.tray_index", NULL, GX_PLATFORM, 2, XF_NUM, NULL, 0,
+	 "platform: tray in the chassis"},
+	{"platform.host_id", NULL, GX_PLATFORM, 3, XF_NUM, NULL, 0,
+	 "platform: node within the slot"},
+	{"platform.peer_type", NULL, GX_PLATFORM, 4, XF_NAMES, peer_type_names, 0,
+	 "platform: NVLink peer type"},
+	{"platform.module_id", NULL, GX_PLATFORM, 5, XF_NUM, NULL, 0,
+	 "platform: GPU within the node"},
+	{"platform.gpu_fabric_guid", NULL, GX_PLATFORM, 6, XF_HEX16, NULL, 0,
+	 "platform: the GPU's fabric GUID"},
 	{"hostname", NULL, GX_NONE, 0, XF_STR, NULL, 0,
 	 "host name stored on the GPU (not read yet: [N/A])"},
 };
@@ -418,16 +426,25 @@ void query_x_cell(struct strbuf *sb, const struct xfield *x, const struct gpu_se
 	struct gpu_xval v;
 	gpu_read_x(set, g, x->src, x->arg, &v);
 	const char *name = NULL;
-	if (v.st == GX_OK && x->fmt == XF_NAMES && !(name = name_of(x->enames, v.u)))
+	if (v.st == GX_OK && (x->fmt == XF_NAMES || x->fmt == XF_FABRIC_NAMES) &&
+	    !(name = name_of(x->enames, v.u)))
 		v.st = GX_NA;   /* a value this table has no name for: not a guess */
 	switch (v.st) {
 	case GX_OK: break;
-	case GX_NA: sb_adds(sb, x->fmt == XF_FABRIC ? "N/A" : "[N/A]"); return;
+	case GX_NA: sb_adds(sb, x->fmt == XF_FABRIC || x->fmt == XF_FABRIC_NAMES ? "N/A" : "[N/A]"); return;
 	case GX_NO_FUNCTION: sb_adds(sb, "[Function Not Found]"); return;
 	case GX_ERROR: sb_addf(sb, "[%s]", v.why ? v.why : "Unknown Error"); return;
 	}
 	switch (x->fmt) {
-	case XF_NUM: case XF_FABRIC: sb_addf(sb, "%llu", v.u); break;
+	case XF_NUM: sb_addf(sb, "%llu", v.u); break;
+	case XF_FABRIC:
+		if (v.s[0])
+			esc_printable(sb, v.s);
+		else
+			sb_addf(sb, "%llu", v.u);
+		break;
+	case XF_MIB: sb_addf(sb, "%llu", (v.u + (1ULL << 20) - 1) >> 20); break;
+	case XF_HEX16: sb_addf(sb, "0x%016llX", v.u); break;
 	case XF_FIELDNUM:
 		if (v.is_double)
 			sb_addf(sb, "%.2f", v.d);
@@ -443,7 +460,7 @@ void query_x_cell(struct strbuf *sb, const struct xfield *x, const struct gpu_se
 	case XF_STR: esc_printable(sb, v.s); break;
 	case XF_MILLIWATTS: sb_addf(sb, "%.2f", (v.is_double ? v.d : (double)v.u) / 1000.0); break;
 	case XF_DOUBLE2: sb_addf(sb, "%.2f", v.is_double ? v.d : (double)v.u); break;
-	case XF_NAMES: sb_adds(sb, name); break;
+	case XF_NAMES: case XF_FABRIC_NAMES: sb_adds(sb, name); break;
 	}
 	if (units && x->unit)
 		sb_addf(sb, " %s", x->unit);

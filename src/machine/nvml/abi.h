@@ -317,6 +317,29 @@ typedef struct {
 
 #define NVML_DEVICE_INFOROM_VERSION_BUFFER_SIZE 16
 
+#define NVML_GPU_FABRIC_UUID_LEN 16
+enum {
+	NVML_GPU_FABRIC_STATE_NOT_SUPPORTED = 0, NVML_GPU_FABRIC_STATE_NOT_STARTED = 1,
+	NVML_GPU_FABRIC_STATE_IN_PROGRESS = 2, NVML_GPU_FABRIC_STATE_COMPLETED = 3,
+};
+typedef struct {
+	unsigned int version;
+	unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
+	nvmlReturn_t status;
+	unsigned int cliqueId;
+	unsigned char state;          /* nvmlGpuFabricState_t: unsigned char */
+	unsigned int healthMask;
+} nvmlGpuFabricInfo_v2_t;
+#define nvmlGpuFabricInfo_v2 ((unsigned)(sizeof(nvmlGpuFabricInfo_v2_t) | 2U << 24))
+
+typedef struct {
+	unsigned int version;
+	unsigned char ibGuid[16];
+	unsigned char chassisSerialNumber[16];
+	unsigned char slotNumber, trayIndex, hostId, peerType, moduleId;
+} nvmlPlatformInfo_v2_t;
+#define nvmlPlatformInfo_v2 ((unsigned)(sizeof(nvmlPlatformInfo_v2_t) | 2U << 24))
+
 _Static_assert(sizeof(nvmlRowRemapperHistogramValues_t) == 20, "histogram");
 _Static_assert(sizeof(nvmlEccSramErrorStatus_v1_t) == 104, "nvmlEccSramErrorStatus_v1_t");
 _Static_assert(offsetof(nvmlEccSramErrorStatus_v1_t, aggregateUncParity) == 8, "sram.aggregateUncParity");
@@ -327,6 +350,13 @@ _Static_assert(offsetof(nvmlPciInfoExt_v1_t, busId) == 32, "nvmlPciInfoExt_v1_t.
 _Static_assert(nvmlPciInfoExt_v1 == 0x01000040, "pci ext version word");
 _Static_assert(nvmlDeviceAddressingMode_v1 == 0x01000008, "addressing mode version word");
 _Static_assert(nvmlDramEncryptionInfo_v1 == 0x01000008, "dram encryption version word");
+_Static_assert(offsetof(nvmlGpuFabricInfo_v2_t, status) == 20, "fabric.status");
+_Static_assert(offsetof(nvmlGpuFabricInfo_v2_t, state) == 28, "fabric.state");
+_Static_assert(sizeof(nvmlGpuFabricInfo_v2_t) == 36, "nvmlGpuFabricInfo_v2_t");
+_Static_assert(nvmlGpuFabricInfo_v2 == 0x02000024, "fabric v2 version word");
+_Static_assert(offsetof(nvmlPlatformInfo_v2_t, slotNumber) == 36, "platform.slotNumber");
+_Static_assert(sizeof(nvmlPlatformInfo_v2_t) == 44, "nvmlPlatformInfo_v2_t");
+_Static_assert(nvmlPlatformInfo_v2 == 0x0200002C, "platform v2 version word");
 /* ---- end smi (issue 27) ---- */
 
 #endif

@@ -107,6 +107,9 @@ static const struct sym optional[] = {
 	{offsetof(struct nvml_lib, dram_encryption), {"nvmlDeviceGetDramEncryptionMode"}},
 	{offsetof(struct nvml_lib, vgpu_driver_cap), {"nvmlGetVgpuDriverCapabilities"}},
 	{offsetof(struct nvml_lib, vgpu_device_cap), {"nvmlDeviceGetVgpuCapabilities"}},
+	{offsetof(struct nvml_lib, fabric), {"nvmlDeviceGetGpuFabricInfoV"}},
+	{offsetof(struct nvml_lib, platform), {"nvmlDeviceGetPlatformInfo"}},
+	{offsetof(struct nvml_lib, protected_mem), {"nvmlDeviceGetConfComputeProtectedMemoryUsage"}},
 	/* end smi */
 };
 

@@ -89,6 +89,9 @@ struct nvml_lib {
 					nvmlDramEncryptionInfo_v1_t *);
 	nvmlReturn_t (*vgpu_driver_cap)(int, unsigned *);
 	nvmlReturn_t (*vgpu_device_cap)(nvmlDevice_t, int, unsigned *);
+	nvmlReturn_t (*fabric)(nvmlDevice_t, nvmlGpuFabricInfo_v2_t *);
+	nvmlReturn_t (*platform)(nvmlDevice_t, nvmlPlatformInfo_v2_t *);
+	nvmlReturn_t (*protected_mem)(nvmlDevice_t, nvmlMemory_t *);
 	/* end smi */
 	/* Process entries, shared by every GPU (a list is used up before the next is asked for)
 	 * and kept across refreshes: 10 KB, not 10 KB per GPU on a 64-GPU machine. */

@@ -118,6 +118,52 @@ static nvmlReturn_t indexed(nvmlReturn_t (*fn)(nvmlDevice_t, int, unsigned *), n
 	return r;
 }
 
+/* The fabric probe: a GPU whose probe is not supported (state 0) has no fabric facts at all. */
+static nvmlReturn_t fabric(nvmlDevice_t h, unsigned arg, struct gpu_xval *out)
+{
+	nvmlGpuFabricInfo_v2_t f = {.version = nvmlGpuFabricInfo_v2};
+	if (!nvml.fabric)
+		return NVML_ERROR_FUNCTION_NOT_FOUND;
+	nvmlReturn_t r = nvml.fabric(h, &f);
+	if (r != NVML_SUCCESS)
+		return r;
+	if (f.state == NVML_GPU_FABRIC_STATE_NOT_SUPPORTED)
+		return NVML_ERROR_NOT_SUPPORTED;
+	const unsigned char *u = f.clusterUuid;
+	switch (arg) {
+	case 0: out->u = f.state; break;
+	case 1: snprintf(out->s, sizeof out->s, "%s", f.status == NVML_SUCCESS ? "Success" : nvml_errstr(f.status)); break;
+	case 2: out->u = f.cliqueId; break;
+	default:
+		snprintf(out->s, sizeof out->s,
+			 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
+			 u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+	}
+	return NVML_SUCCESS;
+}
+
+static nvmlReturn_t platform(nvmlDevice_t h, unsigned arg, struct gpu_xval *out)
+{
+	nvmlPlatformInfo_v2_t p = {.version = nvmlPlatformInfo_v2};
+	if (!nvml.platform)
+		return NVML_ERROR_FUNCTION_NOT_FOUND;
+	nvmlReturn_t r = nvml.platform(h, &p);
+	if (r != NVML_SUCCESS)
+		return r;
+	const unsigned char v[] = {0, p.slotNumber, p.trayIndex, p.hostId, p.peerType, p.moduleId};
+	if (arg == 0) {
+		size_t n = strnlen((const char *)p.chassisSerialNumber, sizeof p.chassisSerialNumber);
+		memcpy(out->s, p.chassisSerialNumber, n);
+		out->s[n] = '\0';
+	} else if (arg < ARRAY_SIZE(v)) {
+		out->u = v[arg];
+	} else {
+		for (int i = 0; i < 8; i++)
+			out->u = out->u << 8 | p.ibGuid[i];
+	}
+	return NVML_SUCCESS;
+}
+
 static nvmlReturn_t read_one(const struct gpu *g, nvmlDevice_t h, unsigned src, unsigned arg,
 			     struct gpu_xval *out)
 {
@@ -254,6 +300,18 @@ static nvmlReturn_t read_one(const struct gpu *g, nvmlDevice_t h, unsigned src, 
 		return r;
 	case GX_VGPU_DEVICE_CAP:
 		return indexed(nvml.vgpu_device_cap, h, arg, out);
+	case GX_FABRIC:
+		return fabric(h, arg, out);
+	case GX_PLATFORM:
+		return platform(h, arg, out);
+	case GX_PROTECTED_MEM: {
+		nvmlMemory_t m;
+		if (!nvml.protected_mem)
+			return NVML_ERROR_FUNCTION_NOT_FOUND;
+		r = nvml.protected_mem(h, &m);
+		out->u = arg == 0 ? m.total : arg == 1 ? m.used : m.free;
+		return r;
+	}
 	}
 	return NVML_ERROR_NOT_SUPPORTED;
 }

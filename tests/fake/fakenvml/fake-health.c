@@ -366,6 +366,69 @@ API nvmlReturn_t nvmlDeviceGetPciInfoExt(nvmlDevice_t h, nvmlPciInfoExt_v1_t *pc
 	return NVML_SUCCESS;
 }
 
+/* The NVLink fabric probe (fabric_state: 0 not supported .. 3 completed; a zero cluster UUID, as
+ * the masked capture shows), the platform's placement (platform_* keys; no chassis serial, a zero
+ * IB GUID) and the confidential-computing protected memory (protected_memory_mib, none used). */
+API nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t h, nvmlGpuFabricInfo_v2_t *f)
+{
+	struct dev d;
+	nvmlReturn_t r = enter(h, __func__, &d);
+	if (r)
+		return r;
+	if (!f)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (f->version != nvmlGpuFabricInfo_v2)
+		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+	if (d.mg || !has(&d, N_FABRIC_STATE))
+		return NVML_ERROR_NOT_SUPPORTED;
+	unsigned version = f->version;
+	memset(f, 0, sizeof *f);
+	f->version = version;
+	f->state = (unsigned char)val(&d, N_FABRIC_STATE);
+	f->status = NVML_SUCCESS;
+	f->cliqueId = has(&d, N_FABRIC_CLIQUE) ? (unsigned)val(&d, N_FABRIC_CLIQUE) : 0;
+	return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlDeviceGetPlatformInfo(nvmlDevice_t h, nvmlPlatformInfo_v2_t *p)
+{
+	struct dev d;
+	nvmlReturn_t r = enter(h, __func__, &d);
+	if (r)
+		return r;
+	if (!p)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (p->version != nvmlPlatformInfo_v2)
+		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+	if (d.mg || !has(&d, N_PLATFORM_HOST))
+		return NVML_ERROR_NOT_SUPPORTED;
+	unsigned version = p->version;
+	memset(p, 0, sizeof *p);
+	p->version = version;
+	p->slotNumber = has(&d, N_PLATFORM_SLOT) ? (unsigned char)val(&d, N_PLATFORM_SLOT) : 0;
+	p->trayIndex = has(&d, N_PLATFORM_TRAY) ? (unsigned char)val(&d, N_PLATFORM_TRAY) : 0;
+	p->hostId = (unsigned char)val(&d, N_PLATFORM_HOST);
+	p->peerType = has(&d, N_PLATFORM_PEER) ? (unsigned char)val(&d, N_PLATFORM_PEER) : 0;
+	p->moduleId = has(&d, N_PLATFORM_MODULE) ? (unsigned char)val(&d, N_PLATFORM_MODULE) : 0;
+	return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlDeviceGetConfComputeProtectedMemoryUsage(nvmlDevice_t h, nvmlMemory_t *m)
+{
+	struct dev d;
+	nvmlReturn_t r = enter(h, __func__, &d);
+	if (r)
+		return r;
+	if (!m)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (d.mg || !has(&d, N_PROTECTED_MEM))
+		return NVML_ERROR_NOT_SUPPORTED;
+	m->total = (unsigned long long)val(&d, N_PROTECTED_MEM) << 20;
+	m->used = 0;
+	m->free = m->total;
+	return NVML_SUCCESS;
+}
+
 /* Bare metal: no vGPU capability is supported (nvidia-smi 590 on an H200 prints [N/A]). */
 API nvmlReturn_t nvmlGetVgpuDriverCapabilities(int cap, unsigned *result)
 {

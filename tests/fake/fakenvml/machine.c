@@ -100,6 +100,14 @@ static const char *const num_keys[N_COUNT] = {
 	[N_PCI_SUB_CLASS] = "pci_sub_class",
 	[N_MIG_PENDING] = "mig_pending",
 	[N_INFOROM_VALID] = "inforom_valid",
+	[N_FABRIC_STATE] = "fabric_state",
+	[N_FABRIC_CLIQUE] = "fabric_clique_id",
+	[N_PLATFORM_SLOT] = "platform_slot",
+	[N_PLATFORM_TRAY] = "platform_tray",
+	[N_PLATFORM_HOST] = "platform_host_id",
+	[N_PLATFORM_PEER] = "platform_peer_type",
+	[N_PLATFORM_MODULE] = "platform_module_id",
+	[N_PROTECTED_MEM] = "protected_memory_mib",
 };
 
 static const char *const util_keys[U_COUNT] = {"sm_util", "mem_util", "enc_util", "dec_util"};
