@@ -24,14 +24,12 @@ check "everything under one folder: 212 fields of each, the library's exports, w
 	test -s "$TMP/agree/all.gpuctl.csv" -a -s "$TMP/agree/nvml-exports.txt" -a -s "$TMP/agree/nvml-resolved.txt" -a -s "$TMP/agree/check.log"
 check_eq "the workload's process file is gone" "" "$(ls "$TMP/procs")"
 
-FAKE_SMI_INJECT=vbios_version=96.00.A5.00.04 run_check vbios
+FAKE_SMI_INJECT='vbios_version=96.00.A5.00.04;power.max_limit=650.00 W' run_check vbios
 check_eq "an injected difference: exit 1" 1 "$(cat "$TMP/vbios.rc")"
 check_grep "the report names the field and both values" \
 	'vbios_version: nvidia-smi "96.00.A5.00.04", gpuctl "96.00.A5.00.03"' "$TMP/vbios.out"
-
-FAKE_SMI_INJECT=power.max_limit='650.00 W' run_check nounits
 check_grep "a difference in noheader,nounits is named too" \
-	'power.max_limit \[W\]: nvidia-smi "650.00", gpuctl "700.00"' "$TMP/nounits.out"
+	'power.max_limit \[W\]: nvidia-smi "650.00", gpuctl "700.00"' "$TMP/vbios.out"
 
 FAKE_SMI_HIDE_PIDS=1 run_check procs
 check_eq "a process list that differs: exit 1" 1 "$(cat "$TMP/procs.rc")"
