@@ -9,7 +9,8 @@
 # its fields need and status none of them; deprecated fields. Every field's value on every
 # machine is in the golden files of t0006.
 . "$(dirname "$0")/lib/lib.sh"
-plan 31
+. "$ROOT/tests/lib/daemon.sh"
+plan 34
 LIST=$ROOT/tests/golden/nvidia-smi-590-query-gpu-fields.txt
 export FAKENVML_STATS=$TMP/stats
 use_machine "$MACHINES/h200-idle.machine"
@@ -118,3 +119,19 @@ sed 's/^ecc_corrected_volatile = 0/ecc_corrected_volatile = 7/; s/^remapped_pend
 use_machine "$TMP/ecc.machine"
 "$GPUCTL" status --query-gpu=ecc.errors.corrected.volatile.dram,ecc.errors.corrected.volatile.sram,ecc.errors.corrected.volatile.total,remapped_rows.pending --format=csv,noheader >"$TMP/got"
 check_eq "ECC counts by location and in all; a pending remap" "7, 0, 7, Yes" "$(cat "$TMP/got")"
+
+# ---- with a shared daemon: the snapshot does not carry these fields, the query reads them ----
+unset FAKENVML_STATS
+use_state
+daemon_setup
+use_machine "$MACHINES/h100x8.machine"
+daemon_start
+q=index,serial,remapped_rows.correctable,ecc.errors.corrected.aggregate.total,inforom.img,power.draw.average
+GPUCTL_SNAPSHOT=0 "$GPUCTL" status --query-gpu=$q --format=csv >"$TMP/direct" 2>&1
+"$GPUCTL" status --query-gpu=$q --format=csv >"$TMP/shared" 2>&1
+check_eq "with the daemon running, a query of them is what the direct read prints" "$(cat "$TMP/direct")" "$(cat "$TMP/shared")"
+"$GPUCTL" status --query-gpu=index,name,memory.total --format=csv >"$TMP/snap" 2>&1
+check_eq "the model's fields still come through the snapshot" "$(GPUCTL_SNAPSHOT=0 "$GPUCTL" status --query-gpu=index,name,memory.total --format=csv)" "$(cat "$TMP/snap")"
+"$GPUCTL" status -i 1651220004002 --query-gpu=index --format=csv,noheader >"$TMP/got" 2>&1
+check_eq "-i by serial through the snapshot" 2 "$(cat "$TMP/got")"
+daemon_stop

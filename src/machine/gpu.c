@@ -138,6 +138,21 @@ struct gpu *gpu_find(struct gpu_set *set, const char *id, struct gpu_error *err)
 	return NULL;
 }
 
+bool gpu_list_may_name_serial(const char *list)
+{
+	char *copy = xstrdup(list), *save = NULL;
+	bool serial = false;
+	for (char *tok = strtok_r(copy, ", \t", &save); tok && !serial; tok = strtok_r(NULL, ", \t", &save)) {
+		unsigned long i;
+		if (all_digits(tok))
+			serial = !parse_uint(tok, &i) || i >= GPU_MAX;
+		else
+			serial = strncasecmp(tok, "GPU-", 4) && strncasecmp(tok, "MIG-", 4) && !strchr(tok, ':');
+	}
+	free(copy);
+	return serial;
+}
+
 bool gpu_set_select(struct gpu_set *set, const char *list, struct gpu_error *err)
 {
 	char *copy = xstrdup(list), *save = NULL;

@@ -150,6 +150,7 @@ struct gpu_set {
 	struct gpu *gpus;
 	struct proc_cache *pc;
 	bool slurm;               /* the last refresh read Slurm jobs: this is a Slurm node */
+	void *priv;               /* the backend's, for the whole set (the snapshot's source) */
 };
 
 /* What a refresh reads besides the base (memory, utilisation, temperature, power and enforced
@@ -236,8 +237,12 @@ struct gpu_backend {
 	/* Fill dynamic fields of every selected GPU. */
 	void (*refresh)(struct gpu_set *set, unsigned what);
 	void (*close)(struct gpu_set *set);
+	/* The refresh fills the processes' owners and command lines itself (the daemon's
+	 * snapshot, lease/snapshot.c): gpu_set_refresh reads no /proc for them. */
+	bool fills_procs;
 	/* smi (issue 27): one value a query names, read now (see struct gpu_xval); the static
-	 * facts of one GPU (its serial, for -i by serial), read once. */
+	 * facts of one GPU (its serial, for -i by serial), read once. NULL in a backend that cannot
+	 * (the daemon's snapshot): then a query that needs them reads the machine itself. */
 	void (*read_x)(const struct gpu_set *set, const struct gpu *g, unsigned src, unsigned arg,
 		       struct gpu_xval *out);
 	void (*read_static)(struct gpu_set *set, struct gpu *g);
@@ -264,6 +269,8 @@ void gpu_mark_lost(struct gpu *g, const char *why);
  * parser of GPU lists (options, profiles, reserved_gpus). */
 bool gpu_set_select(struct gpu_set *set, const char *list, struct gpu_error *err);
 struct gpu *gpu_find(struct gpu_set *set, const char *id, struct gpu_error *err);
+/* Whether a -g list may name a GPU by its board serial (a static fact read on demand). */
+bool gpu_list_may_name_serial(const char *list);
 bool parse_pci_bus_id(const char *s, unsigned *dom, unsigned *bus, unsigned *dev, unsigned *fn);
 const char *compute_mode_name(unsigned mode);
 const char *proc_type_name(unsigned type);

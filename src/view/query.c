@@ -250,6 +250,14 @@ unsigned query_refresh_needs(const struct query *q)
 	return need;
 }
 
+bool query_reads_driver(const struct query *q)
+{
+	for (size_t i = 0; i < q->n; i++)
+		if (q->f[i].x)
+			return true;
+	return false;
+}
+
 bool query_shows_time(const struct query *q)
 {
 	for (size_t i = 0; i < q->n; i++)
