@@ -70,8 +70,8 @@ check_eq "one full row per compute process" "$(($(wc -l <"$TMP/stdout") - 1))" "
 
 # ---- what cannot be had ----
 use_machine "$MACHINES/h200-idle.machine"
-"$GPUCTL" status --query-gpu=retired_pages.sbe,remapped_rows.correctable,ecc.errors.corrected.volatile.l1_cache,fabric.health.summary --format=csv,noheader >"$TMP/got"
-check_eq "not supported: [N/A] (the fabric fields: N/A)" "[N/A], 0, [N/A], N/A" "$(cat "$TMP/got")"
+"$GPUCTL" status --query-gpu=retired_pages.sbe,remapped_rows.correctable,ecc.errors.corrected.volatile.l1_cache,fabric.health.summary,hostname --format=csv,noheader >"$TMP/got"
+check_eq "not supported: [N/A] (the fabric fields: N/A)" "[N/A], 0, [N/A], N/A, [N/A]" "$(cat "$TMP/got")"
 use_machine "$MACHINES/h200-idle.machine" "$FAKE_OLD"
 "$GPUCTL" status --query-gpu=remapped_rows.correctable,power.draw.average,pcie.link.gen.gpumax,utilization.jpeg,retired_pages.sbe,temperature.gpu --format=csv,noheader >"$TMP/got"
 check_eq "an old library: [Function Not Found] where it lacks the call" \

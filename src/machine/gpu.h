@@ -225,6 +225,7 @@ enum gpu_xsrc {
 	GX_PLATFORM,        /* arg: 0 chassis serial (s), 1 slot, 2 tray, 3 host id, 4 peer type,
 			     * 5 module id, 6 the fabric GUID (its IB GUID's first 8 bytes) */
 	GX_PROTECTED_MEM,   /* arg: 0 total, 1 used, 2 free, bytes */
+	GX_HOSTNAME,        /* the host name set on the GPU (s; Blackwell on) */
 };
 /* The value of src for g, by the backend that opened set. */
 void gpu_read_x(const struct gpu_set *set, const struct gpu *g, unsigned src, unsigned arg,

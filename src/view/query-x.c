@@ -11,7 +11,7 @@
  * "[Function Not Found]" where the driver's library lacks the call, the driver's own words in
  * brackets for other failures, a bare "N/A" for the fabric fields, and the deprecation token for
  * the applications clocks and power management from driver 590 on. Sources gpuctl does not read
- * yet (GX_NONE: the fabric health bits, the host name, the host's PCIe maximum) print the
+ * yet (GX_NONE: the fabric health bits, the host's PCIe maximum) print the
  * not-available token, never a guess; so does a value a name table below has no name for. */
 #include "view/query-x.h"
 #include "base/escape.h"
@@ -367,8 +367,8 @@ static const struct xfield xfields[] = {
 	 "platform: GPU within the node"},
 	{"platform.gpu_fabric_guid", NULL, GX_PLATFORM, 6, XF_HEX16, NULL, 0,
 	 "platform: the GPU's fabric GUID"},
-	{"hostname", NULL, GX_NONE, 0, XF_STR, NULL, 0,
-	 "host name stored on the GPU (not read yet: [N/A])"},
+	{"hostname", NULL, GX_HOSTNAME, 0, XF_STR, NULL, 0,
+	 "host name set on the GPU (Blackwell and later)"},
 };
 
 static const char deprecated_token[] = "[Requested functionality has been deprecated]";

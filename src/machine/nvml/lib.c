@@ -110,6 +110,7 @@ static const struct sym optional[] = {
 	{offsetof(struct nvml_lib, fabric), {"nvmlDeviceGetGpuFabricInfoV"}},
 	{offsetof(struct nvml_lib, platform), {"nvmlDeviceGetPlatformInfo"}},
 	{offsetof(struct nvml_lib, protected_mem), {"nvmlDeviceGetConfComputeProtectedMemoryUsage"}},
+	{offsetof(struct nvml_lib, hostname), {"nvmlDeviceGetHostname_v1"}},
 	/* end smi */
 };
 

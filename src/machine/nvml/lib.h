@@ -92,6 +92,7 @@ struct nvml_lib {
 	nvmlReturn_t (*fabric)(nvmlDevice_t, nvmlGpuFabricInfo_v2_t *);
 	nvmlReturn_t (*platform)(nvmlDevice_t, nvmlPlatformInfo_v2_t *);
 	nvmlReturn_t (*protected_mem)(nvmlDevice_t, nvmlMemory_t *);
+	nvmlReturn_t (*hostname)(nvmlDevice_t, nvmlHostname_v1_t *);
 	/* end smi */
 	/* Process entries, shared by every GPU (a list is used up before the next is asked for)
 	 * and kept across refreshes: 10 KB, not 10 KB per GPU on a 64-GPU machine. */

@@ -304,6 +304,15 @@ static nvmlReturn_t read_one(const struct gpu *g, nvmlDevice_t h, unsigned src, 
 		return fabric(h, arg, out);
 	case GX_PLATFORM:
 		return platform(h, arg, out);
+	case GX_HOSTNAME: {
+		nvmlHostname_v1_t n = {{0}};
+		if (!nvml.hostname)
+			return NVML_ERROR_FUNCTION_NOT_FOUND;
+		r = nvml.hostname(h, &n);
+		n.value[sizeof n.value - 1] = '\0';
+		snprintf(out->s, sizeof out->s, "%s", n.value);
+		return r;
+	}
 	case GX_PROTECTED_MEM: {
 		nvmlMemory_t m;
 		if (!nvml.protected_mem)

@@ -429,6 +429,16 @@ API nvmlReturn_t nvmlDeviceGetConfComputeProtectedMemoryUsage(nvmlDevice_t h, nv
 	return NVML_SUCCESS;
 }
 
+/* No simulated board is a Blackwell: none keeps a host name (nvidia-smi 590 on H200: [N/A]). */
+API nvmlReturn_t nvmlDeviceGetHostname_v1(nvmlDevice_t h, nvmlHostname_v1_t *name)
+{
+	struct dev d;
+	nvmlReturn_t r = enter(h, __func__, &d);
+	if (r)
+		return r;
+	return name ? NVML_ERROR_NOT_SUPPORTED : NVML_ERROR_INVALID_ARGUMENT;
+}
+
 /* Bare metal: no vGPU capability is supported (nvidia-smi 590 on an H200 prints [N/A]). */
 API nvmlReturn_t nvmlGetVgpuDriverCapabilities(int cap, unsigned *result)
 {
