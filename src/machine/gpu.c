@@ -95,7 +95,8 @@ struct gpu *gpu_find(struct gpu_set *set, const char *id, struct gpu_error *err)
 			return &set->gpus[i];
 		if ((serial_hit = by_serial(set, id)))
 			return serial_hit;
-		snprintf(err->msg, sizeof err->msg, "no GPU with index or board serial %s: this machine has %zu GPU%s",
+		snprintf(err->msg, sizeof err->msg,
+			 "no GPU with index %s (nor that board serial): this machine has %zu GPU%s",
 			 id, set->ngpus, set->ngpus == 1 ? "" : "s");
 		return NULL;
 	}
