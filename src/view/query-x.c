@@ -61,7 +61,8 @@ static const char *const driver_model_names[] = {"WDDM", "TCC", "MCDM", NULL};
 static const char *const gom_names[] = {"All On", "Compute", "Low Double Precision", NULL};
 static const char *const recovery_names[] = {"None", "Reset", "Reboot", "Drain P2P",
 					     "Drain and Reset", "Recover IMEX Domain", NULL};
-static const char *const supported_names[] = {"Disabled", "Supported", NULL};
+/* nvidia-smi's manual (367.38): power management is "Supported" or "N/A" ("": no name). */
+static const char *const supported_names[] = {"", "Supported", NULL};
 /* Only "Completed" is in a capture; the others are nvml.h's states in nvidia-smi's words. */
 static const char *const fabric_state_names[] = {"Not Supported", "Not Started", "In Progress",
 						 "Completed", NULL};
@@ -412,7 +413,7 @@ static const char *name_of(const char *const *names, unsigned long long v)
 {
 	for (unsigned long long i = 0; names[i]; i++)
 		if (i == v)
-			return names[i];
+			return names[i][0] ? names[i] : NULL;
 	return NULL;
 }
 
