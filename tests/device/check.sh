@@ -14,7 +14,7 @@
 # cannot rot. Environment: GPUCTL (build/gpuctl), NVIDIA_SMI (nvidia-smi), CUDA_HOLD
 # (build/cuda-hold), HOLD_MIB (256), HOLD_GPU (0, an nvidia-smi index), OUT.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 G=${GPUCTL:-build/gpuctl}
 SMI=${NVIDIA_SMI:-nvidia-smi}
 HOLD=${CUDA_HOLD:-build/cuda-hold}
