@@ -22,12 +22,12 @@ UNIT_CMDOBJ = $(B)/obj/cmd/args.o $(B)/obj/cmd/cmd.o
 FAKES = $(B)/fakenvml/libnvidia-ml.so.1 $(B)/fakenvml-old/libnvidia-ml.so.1 \
 	$(B)/fakenvml-r535/libnvidia-ml.so.1
 FAKE_SRC = tests/fake/fakenvml/fakenvml.c tests/fake/fakenvml/fake-telemetry.c tests/fake/fakenvml/fake-procs.c \
-	tests/fake/fakenvml/machine.c
+	tests/fake/fakenvml/machine.c tests/fake/fakenvml/fake-health.c
 FAKE_DEPS = $(FAKE_SRC) tests/fake/fakenvml/machine.h tests/fake/fakenvml/fake.h src/machine/nvml/abi.h
 # Hidden by default: the stand-in exports NVML's functions (marked API) and nothing else.
 FAKE_CFLAGS = $(WARN) -O1 -g -fPIC -shared -fvisibility=hidden -Wl,-soname,libnvidia-ml.so.1 -Isrc
 UNIT_SRC = $(wildcard tests/unit/*.c)
-TEST_BINS = $(B)/unit-tests $(B)/sleeper $(B)/workload $(FAKES) $(B)/fakecuda/libcuda.so.1
+TEST_BINS = $(B)/unit-tests $(B)/sleeper $(B)/workload $(FAKES) $(B)/fakecuda/libcuda.so.1 $(B)/cuda-hold
 
 all: $(B)/gpuctl
 
@@ -62,6 +62,11 @@ $(B)/fakecuda/libcuda.so.1: tests/fake/fakecuda/fakecuda.c
 # Test-only CUDA application stand-in (tests/helper/workload.c), built on gpuctl's own modules.
 $(B)/workload: tests/helper/workload.c $(LIBOBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ tests/helper/workload.c $(LIBOBJ) $(LDLIBS)
+
+# The device check's CUDA workload (tests/device/check.sh): the driver API loaded at run time.
+$(B)/cuda-hold: tests/device/cuda-hold.c
+	@mkdir -p $(@D)
+	$(CC) $(WARN) -O1 -g -o $@ $< -ldl
 
 $(B)/sleeper: tests/helper/sleeper.c
 	$(CC) $(WARN) -O1 -o $@ $<

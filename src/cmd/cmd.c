@@ -85,6 +85,8 @@ const struct cmd_env cmd_environment[] = {
 			    "themselves, never the daemon's shared view", false},
 	{"GPUCTL_SNAPSHOT_AGE", "the oldest daemon's view those take, in seconds (0-60; default: "
 				"none older than the ask, a loop's period)", false},
+	{"GPUCTL_NVML_REPORT", "a file to which NVML's loading appends which name filled each "
+			       "function and which fallbacks ran (tests/device/check.sh)", false},
 	{"GPUCTL_CUDA_LIBRARY", "the libcuda.so.1 map --verify loads instead of the system's", false},
 	{"GPUCTL_SYSTEM_CONFIG", "the system file to read instead of /etc/gpuctl.conf (also the "
 				 "daemon's [daemon] policy when it runs without --config)", false},

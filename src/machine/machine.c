@@ -90,3 +90,12 @@ void gpu_set_free(struct gpu_set *set)
 	proc_cache_free(set->pc);
 	free(set);
 }
+
+/* smi (issue 27) */
+void gpu_read_x(const struct gpu_set *set, const struct gpu *g, unsigned src, unsigned arg,
+		struct gpu_xval *out)
+{
+	*out = (struct gpu_xval){.st = GX_NA};
+	if (set->backend && set->backend->read_x && !g->lost && !g->inaccessible)
+		set->backend->read_x(set, g, src, arg, out);
+}
