@@ -2,7 +2,7 @@
  * facade commands open and refresh (machine.c) over the backends, the processes (proc.c, pid.c),
  * signalling one safely (kill.c) and the Slurm facts of this node (slurm.c). nvml/ is the only
  * vendor backend, as htop gives each platform a folder: lib.c loads NVML and resolves its
- * versioned symbols, fields.c and backend.c read it into the model. Order inside: gpu < slurm <
+ * versioned symbols, fields.c and backend.c read it into the model. Order inside: gpu < container < slurm <
  * proc < machine, pid < proc, pid < kill, gpu < lib < fields < backend < machine; no circle.
  *
  * gpu.h: the vendor-neutral view of the machine that every command reads, and the backend vtable
