@@ -133,7 +133,7 @@ static int doctor(struct cmd *c)
 	int rc = cmd_open(c);
 	if (rc != EXIT_OK)
 		return rc;
-	gpu_set_refresh(c->set, REFRESH_PROCS | REFRESH_EXTRA | REFRESH_SLURM);
+	gpu_set_refresh(c->set, REFRESH_PROCS | REFRESH_EXTRA | REFRESH_SLURM | REFRESH_CONTAINERS);
 	struct leaseview lv = {0};
 	if (!leaseview_load(&lv, &err))
 		fprintf(stderr, "gpuctl doctor: leases not checked: %s\n", err.msg);

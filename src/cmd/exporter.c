@@ -291,7 +291,8 @@ static struct MHD_Response *refresh(struct exporter *x)
 {
 	double t0 = now_mono();
 	gpu_set_refresh(x->set, REFRESH_PROCS | REFRESH_EXTRA | REFRESH_PROC_UTIL | REFRESH_ENGINES |
-				REFRESH_MEM_TEMP | REFRESH_PERF | REFRESH_PCIE | REFRESH_SLURM);
+				REFRESH_MEM_TEMP | REFRESH_PERF | REFRESH_PCIE | REFRESH_SLURM |
+				REFRESH_CONTAINERS);
 	x->mo.slurm = x->set->slurm;
 	struct leaseview lv;
 	struct gpu_error err = {0};

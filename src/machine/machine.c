@@ -4,9 +4,24 @@
 #include "machine/gpu.h"
 #include "machine/proc.h"
 #include "machine/slurm.h"
+#include "machine/runtime.h"
 #include "base/util.h"
 
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Whether gpuctl itself runs in a container: its own cgroup names one, or a runtime's marker
+ * file is at the root (Docker's /.dockerenv, Podman's /run/.containerenv; with a private cgroup
+ * namespace the cgroup reads "/"). Asked once a run. */
+static bool self_in_container(void)
+{
+	char *text = read_file("/proc/self/cgroup", NULL);
+	struct ctr_ref r;
+	bool in = text && ctr_from_cgroup(text, &r);
+	free(text);
+	return in || access("/.dockerenv", F_OK) == 0 || access("/run/.containerenv", F_OK) == 0;
+}
 
 /* Tried in order; the first that opens serves the run. */
 static const struct gpu_backend *const backends[] = {&nvml_backend};
@@ -36,6 +51,15 @@ void gpu_set_refresh(struct gpu_set *set, unsigned what)
 	/* A few stats tell a Slurm node; anywhere else no cgroup file is read. */
 	set->slurm = (what & REFRESH_SLURM) && slurm_node();
 	proc_cache_want_jobs(set->pc, set->slurm);
+	bool ctrs = what & REFRESH_CONTAINERS;
+	proc_cache_want_containers(set->pc, ctrs);
+	if (ctrs && !set->cn) {
+		set->cn = ctr_names_new();
+		set->in_container = self_in_container();
+	}
+	if (ctrs)
+		ctr_names_begin(set->cn);
+	set->procs_listed = set->procs_unmapped = 0;
 	bool names = what & REFRESH_COMPUTE_NAMES;
 	proc_cache_want_owner(set->pc, !names);
 	size_t listed = 0;
@@ -51,6 +75,7 @@ void gpu_set_refresh(struct gpu_set *set, unsigned what)
 			struct proc_info pi;
 			if (names && !(p->type & PROC_COMPUTE)) {
 				p->user = p->cmdline = p->name = NULL;
+				p->ctr = NULL;
 				p->uid_valid = false;
 				continue;
 			}
@@ -69,7 +94,14 @@ void gpu_set_refresh(struct gpu_set *set, unsigned what)
 			p->cpu_valid = pi.cpu_valid;
 			p->cpu_pct = pi.cpu_pct;
 			p->slurm_job = pi.slurm_job;
+			p->ctr = pi.ctr ? ctr_names_add(set->cn, pi.ctr) : NULL;
+			set->procs_listed++;
+			set->procs_unmapped += !pi.found;
 		}
+	}
+	if (ctrs) {
+		ctr_names_resolve(set->cn);
+		ctr_names_end(set->cn);
 	}
 	proc_cache_end(set->pc);
 }
@@ -86,5 +118,6 @@ void gpu_set_free(struct gpu_set *set)
 	}
 	free(set->gpus);
 	proc_cache_free(set->pc);
+	ctr_names_free(set->cn);
 	free(set);
 }

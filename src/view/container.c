@@ -1,0 +1,46 @@
+/* container.c: a GPU process's container in the views (container.h). */
+#include "view/container.h"
+#include "base/json.h"
+#include "machine/gpu.h"
+#include "machine/runtime.h"
+
+#include <stdio.h>
+
+void ctr_json(struct json *j, const struct gpu_proc *p)
+{
+	const struct ctr_info *c = p->ctr;
+	json_str(j, "container_id", c ? c->ref.id : NULL);
+	json_str(j, "container", c && c->name[0] ? c->name : NULL);
+	json_str(j, "runtime", c ? ctr_runtime_name(c->ref.runtime) : NULL);
+	json_str(j, "pod", c && c->pod[0] ? c->pod : NULL);
+	json_str(j, "pod_uid", c && c->ref.pod_uid[0] ? c->ref.pod_uid : NULL);
+	json_str(j, "namespace", c && c->ns[0] ? c->ns : NULL);
+}
+
+const char *ctr_label(const struct gpu_proc *p, char *buf, size_t len)
+{
+	const struct ctr_info *c = p->ctr;
+	if (!c)
+		return NULL;
+	char id[13];
+	ctr_short_id(c->ref.id, id);
+	const char *name = c->name[0] ? c->name : id;
+	if (c->pod[0])
+		snprintf(buf, len, "%s%s%s/%s", c->ns, c->ns[0] ? "/" : "", c->pod, name);
+	else
+		snprintf(buf, len, "%s", name);
+	return buf;
+}
+
+const char *ctr_pidns_note(const struct gpu_set *set, char *buf, size_t len)
+{
+	/* Every listed process missing, or any while gpuctl is itself in a container: a process
+	 * that just exited is missing alone, on a host. */
+	if (!set->procs_unmapped || (!set->in_container && set->procs_unmapped < set->procs_listed))
+		return NULL;
+	snprintf(buf, len, "%zu of %zu GPU processes are not in this /proc: gpuctl runs in a "
+		 "container without the host's PID namespace, so their owners, commands and containers "
+		 "cannot be known here (run it on the host, or with `docker run --pid=host`)",
+		 set->procs_unmapped, set->procs_listed);
+	return buf;
+}
