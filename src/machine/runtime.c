@@ -56,6 +56,17 @@ const struct ctr_info *ctr_names_add(struct ctr_names *cn, const struct ctr_ref 
 	return x;
 }
 
+const struct ctr_info *ctr_names_add_pid(struct ctr_names *cn, unsigned pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%u/cgroup", pid);
+	char *text = pid ? read_file(path, NULL) : NULL;
+	struct ctr_ref r;
+	bool in = text && ctr_from_cgroup(text, &r);
+	free(text);
+	return in ? ctr_names_add(cn, &r) : NULL;
+}
+
 void ctr_names_end(struct ctr_names *cn)
 {
 	size_t k = 0;

@@ -53,6 +53,8 @@ void ctr_names_free(struct ctr_names *cn);
 void ctr_names_begin(struct ctr_names *cn);
 const struct ctr_info *ctr_names_add(struct ctr_names *cn, const struct ctr_ref *ref);
 void ctr_names_resolve(struct ctr_names *cn);
+/* The container of process pid by its /proc/PID/cgroup, added; NULL when in none. */
+const struct ctr_info *ctr_names_add_pid(struct ctr_names *cn, unsigned pid);
 void ctr_names_end(struct ctr_names *cn);
 
 /* ---- the Engine API, for run's containers too ---- */
