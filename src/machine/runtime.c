@@ -311,10 +311,20 @@ static bool ask(struct asker *a, struct ctr_info *x)
 	return false;
 }
 
+/* The budget: CTR_LOOKUP_BUDGET, or GPUCTL_CONTAINER_TIMEOUT milliseconds (at most 2000). */
+static double budget(void)
+{
+	const char *s = getenv("GPUCTL_CONTAINER_TIMEOUT");
+	unsigned long ms;
+	if (s && parse_uint(s, &ms) && ms <= 2000)
+		return (double)ms / 1000;
+	return CTR_LOOKUP_BUDGET;
+}
+
 void ctr_names_resolve(struct ctr_names *cn)
 {
 	double now = now_mono();
-	struct asker a = {.deadline = now + CTR_LOOKUP_BUDGET};
+	struct asker a = {.deadline = now + budget()};
 	for (size_t i = 0; i < cn->n; i++) {
 		struct ctr_info *x = cn->e[i];
 		if (x->gen != cn->gen || x->named || (x->asked_at && now - x->asked_at < CTR_RETRY))

@@ -16,7 +16,7 @@
  * is gRPC and is not asked (no gRPC client here).
  *
  * A slow or absent runtime never slows a refresh: all lookups of one refresh share one deadline
- * (CTR_LOOKUP_BUDGET), each connect is non-blocking, a runtime that fails once is not asked
+ * (CTR_LOOKUP_BUDGET; $GPUCTL_CONTAINER_TIMEOUT ms when set), each connect is non-blocking, a runtime that fails once is not asked
  * again in that refresh, and an answer is read up to CTR_ANSWER_MAX bytes and parsed with
  * bounds (base/jsonscan.h). An id once named stays named while it is listed; one that could not
  * be named is asked again after CTR_RETRY seconds. Names are the runtime's text, escaped by
