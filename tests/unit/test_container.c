@@ -3,6 +3,9 @@
  * (tests/fake/cgroup/containers), the near misses a user could make, and the runtime API's
  * answers read with bounds (src/machine/runtime.c). */
 #include "machine/container.h"
+#include "machine/runtime.h"
+#include "base/jsonscan.h"
+#include "cmd/runctr.h"
 #include "tap.h"
 #include "base/util.h"
 
@@ -54,9 +57,98 @@ static void layouts(void)
 	free(cases);
 }
 
+#define S(lit) lit, strlen(lit)
+
+/* The bounded reader: the fields wanted, whatever surrounds them; nothing for what is not JSON. */
+static void scan(void)
+{
+	static const char inspect[] =
+		"{\"Id\":\"x\",\"Config\":{\"Env\":[\"Name=no\",{\"Name\":\"no\"}],\"Labels\":"
+		"{\"io.kubernetes.pod.name\":\"web-0\",\"io.kubernetes.pod.namespace\":\"pr\\u00e9d\"}},"
+		"\"State\":{\"Running\":true,\"Pid\":4242},\"Name\":\"/tr\\\"ain\\n\"}";
+	struct ctr_info x = {0};
+	long long pid = -1;
+	ctr_parse_inspect(inspect, sizeof inspect - 1, &x, &pid);
+	CHECK(!strcmp(x.name, "tr\"ain\n") && !strcmp(x.pod, "web-0") && pid == 4242);
+	CHECK(!strcmp(x.ns, "pr\xc3\xa9" "d"));
+	char out[16];
+	const char *const name[] = {"Name"};
+	/* cut at the end of the text: absent, never read past it */
+	for (size_t n = 0; n < sizeof inspect - 1; n++) {
+		char *copy = xmalloc(n + 1);
+		memcpy(copy, inspect, n);
+		copy[n] = 'x';
+		bool got = jsonscan_str(copy, n, name, 1, out, sizeof out);
+		if (got && n < sizeof inspect - 2) {
+			CHECK(!"a truncated text gave a value");
+			free(copy);
+			break;
+		}
+		free(copy);
+	}
+	/* deep nesting is refused, not recursed into without end */
+	struct strbuf deep = {0};
+	sb_adds(&deep, "{\"a\":");
+	for (int i = 0; i < 100000; i++)
+		sb_addc(&deep, '[');
+	CHECK(!jsonscan_str(deep.buf, deep.len, name, 1, out, sizeof out));
+	sb_free(&deep);
+	/* a value cut to the buffer; a wrong type is absent; a NUL escape is not a terminator */
+	CHECK(jsonscan_str(S("{\"Name\":\"abcdefghijklmnopqrstuvwxyz\"}"), name, 1, out, 8) &&
+	      !strcmp(out, "abcdefg"));
+	CHECK(!jsonscan_str(S("{\"Name\":12}"), name, 1, out, sizeof out));
+	CHECK(jsonscan_str(S("{\"Name\":\"a\\u0000b\"}"), name, 1, out, sizeof out) &&
+	      !strcmp(out, "a\xef\xbf\xbd" "b"));
+	CHECK(!jsonscan_str(S("[\"Name\"]"), name, 1, out, sizeof out));
+	long long v;
+	CHECK(!jsonscan_int(S("{\"Name\":1.5}"), name, 1, &v));
+	CHECK(!jsonscan_int(S("{\"Name\":1234567890123456789012}"), name, 1, &v));
+}
+
+/* docker/podman run read far enough: detached or not, the user's GPU flags, where `run` is. */
+static void detect(void)
+{
+	static const struct {
+		const char *argv;
+		int kind;
+		bool detached, gpus;
+	} cases[] = {
+		{"docker run -d img", RUNCTR_DOCKER, true, false},
+		{"/usr/bin/docker container run -dit --name x img", RUNCTR_DOCKER, true, false},
+		{"docker --context lab run --detach=true img", RUNCTR_DOCKER, true, false},
+		{"docker run --detach=false img", RUNCTR_DOCKER, false, false},
+		{"docker run -e -d img", RUNCTR_DOCKER, false, false},       /* -e takes "-d" */
+		{"docker run --name -d img", RUNCTR_DOCKER, false, false},
+		{"docker run img -d", RUNCTR_DOCKER, false, false},           /* the container's -d */
+		{"docker run --rm -it img python -d", RUNCTR_DOCKER, false, false},
+		{"docker run --gpus all img", RUNCTR_DOCKER, false, true},
+		{"podman run -d --device nvidia.com/gpu=0 img", RUNCTR_PODMAN, true, true},
+		{"podman run -d --device /dev/fuse img", RUNCTR_PODMAN, true, false},
+		{"docker ps", RUNCTR_NONE, false, false},
+		{"dockerx run -d img", RUNCTR_NONE, false, false},
+		{"python run -d", RUNCTR_NONE, false, false},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char *copy = xstrdup(cases[i].argv), *argv[16], *save = NULL;
+		size_t n = 0;
+		for (char *t = strtok_r(copy, " ", &save); t && n < 15; t = strtok_r(NULL, " ", &save))
+			argv[n++] = t;
+		argv[n] = NULL;
+		struct runctr rc;
+		runctr_detect(argv, &rc);
+		char what[160];
+		snprintf(what, sizeof what, "runctr_detect: %s", cases[i].argv);
+		tap_check((int)rc.kind == cases[i].kind && rc.detached == cases[i].detached &&
+			  (rc.user_gpus != NULL) == cases[i].gpus, what, __FILE__, __LINE__);
+		free(copy);
+	}
+}
+
 void test_container(void)
 {
 	layouts();
+	scan();
+	detect();
 	char id[13];
 	ctr_short_id("4f5e6a7b8c9d0e1f2a3b", id);
 	CHECK(!strcmp(id, "4f5e6a7b8c9d"));
