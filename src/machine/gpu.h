@@ -159,7 +159,6 @@ struct gpu_set {
 	/* containers (issue 28) */
 	struct ctr_names *cn;     /* the names' cache (runtime.h), made by the first refresh asking */
 	size_t procs_listed, procs_unmapped; /* the last refresh's: NVML's, and those not in /proc */
-	bool in_container;        /* gpuctl itself runs in a container (its own cgroup says so) */
 };
 
 /* What a refresh reads besides the base (memory, utilisation, temperature, power and enforced

@@ -1,6 +1,7 @@
 /* machine.c: the machine as one refresh sees it: the facade over the GPU backends (the first that
  * opens serves the run), the /proc process cache (proc.c) and, on a Slurm node, each process's job
- * (slurm.c). The model it fills and the helpers on it are gpu.c's. */
+ * (slurm.c), and each process's container (container.c, runtime.c). The model it fills and the
+ * helpers on it are gpu.c's. */
 #include "machine/gpu.h"
 #include "machine/proc.h"
 #include "machine/slurm.h"
@@ -8,20 +9,6 @@
 #include "base/util.h"
 
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-/* Whether gpuctl itself runs in a container: its own cgroup names one, or a runtime's marker
- * file is at the root (Docker's /.dockerenv, Podman's /run/.containerenv; with a private cgroup
- * namespace the cgroup reads "/"). Asked once a run. */
-static bool self_in_container(void)
-{
-	char *text = read_file("/proc/self/cgroup", NULL);
-	struct ctr_ref r;
-	bool in = text && ctr_from_cgroup(text, &r);
-	free(text);
-	return in || access("/.dockerenv", F_OK) == 0 || access("/run/.containerenv", F_OK) == 0;
-}
 
 /* Tried in order; the first that opens serves the run. */
 static const struct gpu_backend *const backends[] = {&nvml_backend};
@@ -53,10 +40,8 @@ void gpu_set_refresh(struct gpu_set *set, unsigned what)
 	proc_cache_want_jobs(set->pc, set->slurm);
 	bool ctrs = what & REFRESH_CONTAINERS;
 	proc_cache_want_containers(set->pc, ctrs);
-	if (ctrs && !set->cn) {
+	if (ctrs && !set->cn)
 		set->cn = ctr_names_new();
-		set->in_container = self_in_container();
-	}
 	if (ctrs)
 		ctr_names_begin(set->cn);
 	set->procs_listed = set->procs_unmapped = 0;

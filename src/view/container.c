@@ -34,13 +34,14 @@ const char *ctr_label(const struct gpu_proc *p, char *buf, size_t len)
 
 const char *ctr_pidns_note(const struct gpu_set *set, char *buf, size_t len)
 {
-	/* Every listed process missing, or any while gpuctl is itself in a container: a process
-	 * that just exited is missing alone, on a host. */
-	if (!set->procs_unmapped || (!set->in_container && set->procs_unmapped < set->procs_listed))
+	/* Every listed process missing: on a host one that just exited is missing alone. Inside a
+	 * container without the host's PID namespace NVML still names host pids, and none is here
+	 * (the rule depends on nothing but the list and /proc, so every machine says the same). */
+	if (!set->procs_listed || set->procs_unmapped < set->procs_listed)
 		return NULL;
-	snprintf(buf, len, "%zu of %zu GPU processes are not in this /proc: gpuctl runs in a "
-		 "container without the host's PID namespace, so their owners, commands and containers "
-		 "cannot be known here (run it on the host, or with `docker run --pid=host`)",
-		 set->procs_unmapped, set->procs_listed);
+	snprintf(buf, len, "none of the %zu GPU processes is in this /proc: gpuctl runs in a "
+		 "container without the host's PID namespace (or they all just exited), so their "
+		 "owners, commands and containers cannot be known here; run it on the host, or with "
+		 "`docker run --pid=host`", set->procs_listed);
 	return buf;
 }

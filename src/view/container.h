@@ -17,8 +17,8 @@ void ctr_json(struct json *j, const struct gpu_proc *p);
 /* "trainer", "ns/pod/ctr" (a pod's), or the 12-digit id when no name is known; NULL when not in
  * a container. In buf (len bytes). */
 const char *ctr_label(const struct gpu_proc *p, char *buf, size_t len);
-/* The line to say once when NVML lists processes this /proc has not (gpuctl in a container
- * without the host's PID namespace), or NULL. */
+/* The line to say once when none of the processes NVML lists is in this /proc (gpuctl in a
+ * container without the host's PID namespace), or NULL. */
 const char *ctr_pidns_note(const struct gpu_set *set, char *buf, size_t len);
 
 #endif

@@ -390,8 +390,11 @@ void table_render(struct strbuf *sb, const struct table_opts *o, const struct gp
 		sb_addc(sb, '\n');
 	}
 	char note[320]; /* containers (issue 28): host pids this /proc cannot map, said once */
-	if (ctr_pidns_note(set, note, sizeof note))
-		sb_addf(sb, "  note: %s\n", note);
+	if (ctr_pidns_note(set, note, sizeof note)) {
+		sb_adds(sb, "  note: ");
+		esc_fit(sb, note, lay.width ? lay.width - 8 : -1, false);
+		sb_addc(sb, '\n');
+	}
 	if (hidden)
 		sb_addf(sb, "  +%zu more GPUs: the terminal is too short (-g LIST shows some)\n", hidden);
 	else if (hidden_sub)
