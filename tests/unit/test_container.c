@@ -6,6 +6,8 @@
 #include "machine/runtime.h"
 #include "base/jsonscan.h"
 #include "cmd/runctr.h"
+#include "lease/choose.h"
+#include "machine/gpu.h"
 #include "tap.h"
 #include "base/util.h"
 
@@ -144,8 +146,36 @@ static void detect(void)
 	}
 }
 
+/* The devices in each runtime's syntax, right after `run`; the user's words after them. */
+static void devices(void)
+{
+	struct gpu gpus[3] = {0};
+	snprintf(gpus[0].uuid, sizeof gpus[0].uuid, "GPU-aaaa");
+	snprintf(gpus[2].uuid, sizeof gpus[2].uuid, "GPU-cccc");
+	struct gpu_set set = {.ngpus = 3, .gpus = gpus};
+	struct grant g = {.set = &set, .n = 2, .pos = {0, 2}};
+	char why[256], *d[] = {"docker", "run", "--rm", "img", "nvidia-smi", NULL};
+	struct runctr rc;
+	runctr_detect(d, &rc);
+	char **a = runctr_argv(&rc, d, &g, why, sizeof why);
+	CHECK(a && !strcmp(a[1], "run") && !strcmp(a[2], "--gpus") && !strcmp(a[3], "\"device=GPU-aaaa,GPU-cccc\"") &&
+	      !strcmp(a[4], "--rm") && !strcmp(a[5], "img") && a[7] == NULL);
+	runctr_argv_free(&rc, a);
+	char *p[] = {"podman", "run", "-it", "img", NULL};
+	runctr_detect(p, &rc);
+	a = runctr_argv(&rc, p, &g, why, sizeof why);
+	CHECK(a && !strcmp(a[2], "--device") && !strcmp(a[3], "nvidia.com/gpu=GPU-aaaa") &&
+	      !strcmp(a[4], "--device") && !strcmp(a[5], "nvidia.com/gpu=GPU-cccc") &&
+	      !strcmp(a[6], "-it") && a[8] == NULL);
+	runctr_argv_free(&rc, a);
+	char *u[] = {"docker", "run", "--gpus=all", "img", NULL};
+	runctr_detect(u, &rc);
+	CHECK(!runctr_argv(&rc, u, &g, why, sizeof why) && strstr(why, "--gpus=all"));
+}
+
 void test_container(void)
 {
+	devices();
 	layouts();
 	scan();
 	detect();
