@@ -9,12 +9,13 @@
 # this /proc has not are said once, never shown as someone's.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/docker.sh"
-plan 22
+plan 23
 use_state
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
 CG=
-trap 'docker_stop; cg_cleanup; main_shell && finish_script' EXIT
+. "$ROOT/tests/lib/tmux.sh"
+trap 'docker_stop; cg_cleanup; main_shell && { "${TM[@]}" kill-server 2>/dev/null; finish_script; }' EXIT
 
 # gpu_proc PID GPU MIB: the stand-in NVML lists process PID on GPU.
 gpu_proc() { printf '[process]\ngpu = %s\npid = %s\nused_memory_mib = %s\n' "$2" "$1" "$3" >"$FAKENVML_PROC_DIR/p$1"; }
@@ -89,6 +90,13 @@ PY
 	check_grep "the table prefixes the command with the container" '\[prod/web-0/serve\] python serve.py' "$TMP/table"
 	check_eq "the hostile name is escaped on the terminal" 0 "$(grep -c $'\033' "$TMP/table")"
 	check_grep "shown escaped" '\[evil"}\\n\\e\[2J\{x\] python train.py' "$TMP/table"
+	if command -v tmux >/dev/null; then
+		"${TM[@]}" new-session -d -s top -x 120 -y 30 -e LC_ALL=C "$GPUCTL" top -d 0.5
+		check "top prefixes the command with the container" await_screen top '\[prod/web-0/serve\] python serve\.py'
+		"${TM[@]}" kill-server 2>/dev/null
+	else
+		skip "top" "tmux is not installed"
+	fi
 	start_exporter --cache-ms 0
 	curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics"
 	stop_exporter
@@ -123,7 +131,7 @@ PY
 	rm -f "$FAKENVML_PROC_DIR"/p*
 	cg_cleanup
 else
-	skip "processes in cgroups named as the runtimes name theirs" "needs root and a writable cgroup hierarchy" 14
+	skip "processes in cgroups named as the runtimes name theirs" "needs root and a writable cgroup hierarchy" 15
 fi
 
 # Processes NVML lists that this /proc has not (gpuctl in a container without the host's PID

@@ -139,9 +139,10 @@ static void proc_pane(struct tui_frame *f, const struct tui_layout *L, const str
 				char ctr[3 * CTR_NAME_MAX + 8];
 				if (r->p && ctr_label(r->p, ctr + 1, sizeof ctr - 3) && cs->x + cs->w - x > 12) {
 					ctr[0] = '[';
-					strcat(ctr, "] ");
-					int room = (cs->x + cs->w - x) / 3;
+					strcat(ctr, "]");
+					int room = (cs->x + cs->w - x) / 3 > 24 ? (cs->x + cs->w - x) / 3 : 24;
 					x = tui_put_hostile(f, ry, x, (int)strlen(ctr) < room ? -1 : room, st, ctr);
+					x = tui_put(f, ry, x, 1, st, false, " ");
 				}
 				if (r->cmd)
 					tui_put_hostile(f, ry, x, cs->x + cs->w - x, st, r->cmd);
