@@ -251,9 +251,19 @@ static bool ask_engine(struct asker *a, const char *sock, struct ctr_info *x)
 	return ok && x->name[0];
 }
 
+void ctr_parse_oci(const char *text, size_t len, unsigned runtime, struct ctr_info *x)
+{
+	bool crio = runtime == CTR_CRIO;
+	const char *kname = crio ? "io.kubernetes.container.name" : "io.kubernetes.cri.container-name";
+	const char *kpod = crio ? "io.kubernetes.pod.name" : "io.kubernetes.cri.sandbox-name";
+	const char *kns = crio ? "io.kubernetes.pod.namespace" : "io.kubernetes.cri.sandbox-namespace";
+	jsonscan_str(text, len, (const char *const[]){"annotations", kname}, 2, x->name, sizeof x->name);
+	jsonscan_str(text, len, (const char *const[]){"annotations", kpod}, 2, x->pod, sizeof x->pod);
+	jsonscan_str(text, len, (const char *const[]){"annotations", kns}, 2, x->ns, sizeof x->ns);
+}
+
 /* An OCI bundle's config.json of a CRI runtime: its Kubernetes annotations. */
-static bool ask_state(const char *file, const char *kname, const char *kpod, const char *kns,
-		      struct ctr_info *x)
+static bool ask_state(const char *file, unsigned runtime, struct ctr_info *x)
 {
 	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
@@ -267,10 +277,7 @@ static bool ask_state(const char *file, const char *kname, const char *kpod, con
 		sb.len += (size_t)r;
 	}
 	close(fd);
-	const char *t = sb.buf ? sb.buf : "";
-	jsonscan_str(t, sb.len, (const char *const[]){"annotations", kname}, 2, x->name, sizeof x->name);
-	jsonscan_str(t, sb.len, (const char *const[]){"annotations", kpod}, 2, x->pod, sizeof x->pod);
-	jsonscan_str(t, sb.len, (const char *const[]){"annotations", kns}, 2, x->ns, sizeof x->ns);
+	ctr_parse_oci(sb.buf ? sb.buf : "", sb.len, runtime, x);
 	sb_free(&sb);
 	return x->name[0] || x->pod[0];
 }
@@ -289,15 +296,13 @@ static bool ask(struct asker *a, struct ctr_info *x)
 	if (rt == CTR_CONTAINERD || rt == CTR_KUBERNETES) {
 		snprintf(file, sizeof file, "/run/containerd/io.containerd.runtime.v2.task/k8s.io/%s/config.json",
 			 x->ref.id);
-		if (ask_state(file, "io.kubernetes.cri.container-name", "io.kubernetes.cri.sandbox-name",
-			      "io.kubernetes.cri.sandbox-namespace", x))
+		if (ask_state(file, CTR_CONTAINERD, x))
 			return true;
 	}
 	if (rt == CTR_CRIO || rt == CTR_KUBERNETES) {
 		snprintf(file, sizeof file, "/run/containers/storage/overlay-containers/%s/userdata/config.json",
 			 x->ref.id);
-		if (ask_state(file, "io.kubernetes.container.name", "io.kubernetes.pod.name",
-			      "io.kubernetes.pod.namespace", x))
+		if (ask_state(file, CTR_CRIO, x))
 			return true;
 	}
 	if (rt == CTR_DOCKER || rt == CTR_PODMAN || rt == CTR_KUBERNETES) {

@@ -71,4 +71,8 @@ bool ctr_engine_get(const char *socket, const char *path, double deadline, struc
  * Kubernetes labels, and State.Pid (0 when not running). */
 void ctr_parse_inspect(const char *body, size_t len, struct ctr_info *out, long long *pid);
 
+/* What a CRI runtime's OCI bundle (config.json) says of a pod's container: its annotations
+ * (containerd's io.kubernetes.cri.*, CRI-O's io.kubernetes.*; runtime CTR_CRIO or not). */
+void ctr_parse_oci(const char *text, size_t len, unsigned runtime, struct ctr_info *out);
+
 #endif

@@ -173,8 +173,37 @@ static void devices(void)
 	CHECK(!runctr_argv(&rc, u, &g, why, sizeof why) && strstr(why, "--gpus=all"));
 }
 
+/* The CRI runtimes' OCI bundles: a pod's names from their annotations (tests/fake/oci/, the
+ * annotation keys containerd and CRI-O write; made by hand, not captured), nothing from the
+ * environment or nested labels. */
+static void oci(void)
+{
+	static const struct {
+		const char *file;
+		unsigned runtime;
+		const char *name, *pod, *ns;
+	} cases[] = {
+		{"tests/fake/oci/containerd-config.json", CTR_CONTAINERD, "serve", "web-0", "prod"},
+		{"tests/fake/oci/crio-config.json", CTR_CRIO, "trainer", "job-7x2k", "ml"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		size_t len;
+		char *text = read_file(cases[i].file, &len);
+		struct ctr_info x = {0};
+		if (text)
+			ctr_parse_oci(text, len, cases[i].runtime, &x);
+		char what[1024];
+		snprintf(what, sizeof what, "%s: %s %s/%s (got %.60s %.60s/%.60s)", cases[i].file, cases[i].name,
+			 cases[i].ns, cases[i].pod, x.name, x.ns, x.pod);
+		tap_check(text && !strcmp(x.name, cases[i].name) && !strcmp(x.pod, cases[i].pod) &&
+			  !strcmp(x.ns, cases[i].ns), what, __FILE__, __LINE__);
+		free(text);
+	}
+}
+
 void test_container(void)
 {
+	oci();
 	devices();
 	layouts();
 	scan();
