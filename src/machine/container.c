@@ -2,9 +2,11 @@
  * documented names (container.h lists them), and the cgroup file's line reader. Pure: no I/O. */
 #include "machine/container.h"
 
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 bool cgroup_next_path(const char **cursor, const char **path, size_t *len)
 {
@@ -30,6 +32,32 @@ const char *ctr_runtime_name(unsigned runtime)
 	static const char *const names[] = {NULL, "docker", "podman", "containerd", "cri-o",
 					    "kubernetes"};
 	return runtime < sizeof names / sizeof *names ? names[runtime] : NULL;
+}
+
+bool ctr_host_has_runtime(void)
+{
+	static const char *const marks[] = {
+		"/run/docker.sock", "/var/lib/docker", "/run/containerd", "/var/lib/containerd",
+		"/run/podman", "/var/lib/containers", "/run/crio", "/var/lib/kubelet", "/run/libpod",
+	};
+	const char *dh = getenv("DOCKER_HOST"), *ch = getenv("CONTAINER_HOST");
+	if ((dh && *dh) || (ch && *ch))
+		return true;
+	struct stat st;
+	for (size_t i = 0; i < sizeof marks / sizeof *marks; i++)
+		if (stat(marks[i], &st) == 0)
+			return true;
+	/* rootless Podman (and Docker): the user's runtime directory */
+	static const char *const user_marks[] = {"/run/user/*/libpod", "/run/user/*/containers",
+						 "/run/user/*/docker.sock"};
+	for (size_t i = 0; i < sizeof user_marks / sizeof *user_marks; i++) {
+		glob_t g = {0};
+		int r = glob(user_marks[i], GLOB_NOSORT, NULL, &g);
+		globfree(&g);
+		if (r == 0)
+			return true;
+	}
+	return false;
 }
 
 void ctr_short_id(const char *id, char out[13])

@@ -38,7 +38,8 @@ void gpu_set_refresh(struct gpu_set *set, unsigned what)
 	/* A few stats tell a Slurm node; anywhere else no cgroup file is read. */
 	set->slurm = (what & REFRESH_SLURM) && slurm_node();
 	proc_cache_want_jobs(set->pc, set->slurm);
-	bool ctrs = what & REFRESH_CONTAINERS;
+	/* A few stats tell a machine that runs containers; anywhere else no cgroup is read. */
+	bool ctrs = (what & REFRESH_CONTAINERS) && ctr_host_has_runtime();
 	proc_cache_want_containers(set->pc, ctrs);
 	if (ctrs && !set->cn)
 		set->cn = ctr_names_new();
