@@ -9,7 +9,7 @@
 # this /proc has not are said once, never shown as someone's.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/docker.sh"
-plan 23
+plan 24
 use_state
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
@@ -123,6 +123,14 @@ PY
 	check_eq "a hung runtime: status answers, with the ids and no names" "0 \"$D\",null" \
 		"$? $(jqv ".gpus[0].processes[0] | .container_id, .container" | paste -sd,)"
 	kill $eng; wait $eng 2>/dev/null
+	# An answer larger than any inspect (4 MiB): read up to its bound, then given up.
+	python3 "$ROOT/tests/helper/engine_standin.py" "$TMP/huge.sock" "$TMP/containers.json" --huge &
+	eng=$!
+	wait_for test -S "$TMP/huge.sock"
+	DOCKER_HOST=unix://$TMP/huge.sock timeout 20 "$GPUCTL" status --json >"$TMP/out"
+	check_eq "a 4 MiB answer: status answers, the id and no name" "0 \"$D\",null" \
+		"$? $(jqv ".gpus[0].processes[0] | .container_id, .container" | paste -sd,)"
+	kill $eng; wait $eng 2>/dev/null
 	unset DOCKER_HOST CONTAINER_HOST
 	# No runtime at all: the ids still, and nothing is invented.
 	DOCKER_HOST=unix://$TMP/absent.sock "$GPUCTL" status --json >"$TMP/out"
@@ -131,7 +139,7 @@ PY
 	rm -f "$FAKENVML_PROC_DIR"/p*
 	cg_cleanup
 else
-	skip "processes in cgroups named as the runtimes name theirs" "needs root and a writable cgroup hierarchy" 15
+	skip "processes in cgroups named as the runtimes name theirs" "needs root and a writable cgroup hierarchy" 16
 fi
 
 # Processes NVML lists that this /proc has not (gpuctl in a container without the host's PID

@@ -5,12 +5,12 @@ does (https://docs.docker.com/reference/api/engine/): GET /_ping, and GET [/vX.Y
 with the inspect object of a container the JSON file names ({"ID": {"Name": "/n", "Labels": {...},
 "Pid": N}}), 404 {"message": "No such container: ID"} otherwise. Each request is appended to
 SOCKET.log, so a test can tell who was asked. --hang: accept and never answer (a runtime that
-is stuck); --chunked: answer with Transfer-Encoding: chunked, as the daemon may. Ready once
+is stuck); --huge: an answer of 4 MiB, a name longer than any bound; --chunked: answer with Transfer-Encoding: chunked, as the daemon may. Ready once
 SOCKET exists."""
 import json, os, re, socket, sys, threading, time
 
 path, table = sys.argv[1], json.load(open(sys.argv[2]))
-hang, chunked = "--hang" in sys.argv, "--chunked" in sys.argv
+hang, chunked, huge = "--hang" in sys.argv, "--chunked" in sys.argv, "--huge" in sys.argv
 
 def answer(conn, status, body):
     data = json.dumps(body).encode()
@@ -37,6 +37,13 @@ def serve(conn):
             log.write(line + "\n")
         if hang:
             time.sleep(3600)
+            return
+        if huge:
+            try:
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 4194320\r\n\r\n{\"Name\":\"/" +
+                             b"a" * 4194304 + b"\"}")
+            except OSError:
+                pass  # gpuctl stopped reading: as it should
             return
         m = re.match(r"GET (?:/v[0-9.]+)?/containers/([0-9a-f]{64})/json HTTP/1\.[01]$", line)
         if line.startswith("GET /_ping") or line.startswith("HEAD /_ping"):
