@@ -6,6 +6,7 @@
 #include "base/json.h"
 #include "lease/view.h"
 #include "machine/runtime.h"
+#include "view/container.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,11 +189,9 @@ static void print_table(const struct leaseview *v, const struct gpu_set *set,
 		esc_printable_n(&sb, l->command ? l->command : "", 200);
 		sb_addc(&sb, '\n');
 		if (ctrs[i]) { /* containers (issue 28): held by a container until it stops */
-			char id[13];
-			ctr_short_id(ctrs[i]->ref.id, id);
-			sb_addf(&sb, "%-7s held by %s container ", "", ctr_runtime_name(ctrs[i]->ref.runtime));
-			esc_printable_n(&sb, ctrs[i]->name[0] ? ctrs[i]->name : id, 64);
-			sb_addf(&sb, " (%s)%s\n", id, l->bound ? " until it stops" : "");
+			sb_addf(&sb, "%-7s ", "");
+			ctr_holder_line(&sb, ctrs[i], l->bound != 0);
+			sb_addc(&sb, '\n');
 		}
 		if (!leaseview_holder_alive(l))
 			holder_note(&sb, l);

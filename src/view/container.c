@@ -1,8 +1,10 @@
-/* container.c: a GPU process's container in the views (container.h). */
+/* container.c: a GPU process's container in the views (container.h): one home for how each
+ * output names it, so the table, top, JSON, the exporter, doctor and leases agree. */
 #include "view/container.h"
 #include "base/json.h"
 #include "machine/gpu.h"
 #include "machine/runtime.h"
+#include "base/escape.h"
 
 #include <stdio.h>
 
@@ -44,4 +46,13 @@ const char *ctr_pidns_note(const struct gpu_set *set, char *buf, size_t len)
 		 "owners, commands and containers cannot be known here; run it on the host, or with "
 		 "`docker run --pid=host`", set->procs_listed);
 	return buf;
+}
+
+void ctr_holder_line(struct strbuf *sb, const struct ctr_info *c, bool bound)
+{
+	char id[13];
+	ctr_short_id(c->ref.id, id);
+	sb_addf(sb, "held by %s container ", ctr_runtime_name(c->ref.runtime));
+	esc_printable_n(sb, c->name[0] ? c->name : id, 64);
+	sb_addf(sb, " (%s)%s", id, bound ? " until it stops" : "");
 }
