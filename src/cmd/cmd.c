@@ -5,6 +5,7 @@
  * freed here. The table itself is in main.c, so this file links without the commands. */
 #include "cmd/cmd.h"
 #include "machine/gpu.h"
+#include "lease/snapshot.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -78,6 +79,11 @@ const struct cmd_env cmd_environment[] = {
 	{"GPUCTL_DAEMON_TIMEOUT", "how long to wait for an answer of the daemon or of your job "
 				  "runner before giving up (exit 13): a duration such as 5, 30s or 2m "
 				  "(default 5 s)", false},
+	{"GPUCTL_SNAPSHOT", "0, off or no: status, doctor and the exporter read the machine "
+			    "themselves instead of asking the shared daemon for its view", false},
+	{"GPUCTL_SNAPSHOT_AGE", "how old (seconds, 0-60) the daemon's view may be for a one-shot "
+				"status or doctor (default 0: a fresh refresh, shared with others "
+				"asking at the same moment; a loop's bound is its period)", false},
 	{"GPUCTL_NVML_LIBRARY", "the libnvidia-ml.so.1 to load instead of the system's", false},
 	{"GPUCTL_CUDA_LIBRARY", "the libcuda.so.1 map --verify loads instead of the system's", false},
 	{"GPUCTL_SYSTEM_CONFIG", "the system file to read instead of /etc/gpuctl.conf (also the "
@@ -197,7 +203,14 @@ int cmd_open(struct cmd *c)
 	if (c->set || (!(e->flags & CMD_NVML) && !c->gpus))
 		return EXIT_OK;
 	struct gpu_error err = {0};
-	c->set = gpu_set_open(&err);
+	/* The daemon's view where it serves one; otherwise (or if it does not answer in time) the
+	 * machine read here, as without a daemon. */
+	if (c->snap && snapshot_wanted())
+		c->set = snapshot_open(c->snap_what, c->snap_age, &err);
+	if (!c->set) {
+		err = (struct gpu_error){0};
+		c->set = gpu_set_open(&err);
+	}
 	if (!c->set) {
 		fprintf(stderr, "gpuctl: %s\n", err.msg);
 		return err.code;

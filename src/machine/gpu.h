@@ -156,6 +156,7 @@ struct gpu_set {
 	struct gpu *gpus;
 	struct proc_cache *pc;
 	bool slurm;               /* the last refresh read Slurm jobs: this is a Slurm node */
+	void *priv;               /* the backend's, for the whole set (the snapshot's source) */
 	/* containers (issue 28) */
 	struct ctr_names *cn;     /* the names' cache (runtime.h), made by the first refresh asking */
 	size_t procs_listed, procs_unmapped; /* the last refresh's: NVML's, and those not in /proc */
@@ -198,6 +199,9 @@ struct gpu_backend {
 	/* Fill dynamic fields of every selected GPU. */
 	void (*refresh)(struct gpu_set *set, unsigned what);
 	void (*close)(struct gpu_set *set);
+	/* The refresh fills the processes' owners and command lines itself (the daemon's
+	 * snapshot, lease/snapshot.c): gpu_set_refresh reads no /proc for them. */
+	bool fills_procs;
 };
 
 extern const struct gpu_backend nvml_backend;

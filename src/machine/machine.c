@@ -28,10 +28,41 @@ struct gpu_set *gpu_set_open(struct gpu_error *err)
 	return NULL;
 }
 
+/* containers (issue 28): a set the daemon's snapshot filled has its processes' owners and
+ * command lines but not their containers (the snapshot carries none: a name is for whoever
+ * may ask the runtime, and the daemon is root). Here each listed process's cgroup is read by
+ * this caller and the names asked with its own rights, as a direct refresh does. */
+static void snapshot_containers(struct gpu_set *set, unsigned what)
+{
+	set->procs_listed = set->procs_unmapped = 0;
+	bool ctrs = (what & REFRESH_CONTAINERS) && ctr_host_has_runtime();
+	if (ctrs && !set->cn)
+		set->cn = ctr_names_new();
+	if (ctrs)
+		ctr_names_begin(set->cn);
+	for (size_t i = 0; i < set->ngpus; i++) {
+		struct gpu *g = &set->gpus[i];
+		for (size_t j = 0; g->selected && j < g->nprocs; j++) {
+			struct gpu_proc *p = &g->procs[j];
+			p->ctr = ctrs && p->cmdline ? ctr_names_add_pid(set->cn, p->pid) : NULL;
+			set->procs_listed++;
+			set->procs_unmapped += !p->cmdline;
+		}
+	}
+	if (ctrs) {
+		ctr_names_resolve(set->cn);
+		ctr_names_end(set->cn);
+	}
+}
+
 void gpu_set_refresh(struct gpu_set *set, unsigned what)
 {
 	set->backend->refresh(set, what);
-	if (!(what & REFRESH_PROCS) || (what & REFRESH_NO_PROC_INFO))
+	/* Read after the call: a backend may have handed the set over to another (a snapshot
+	 * whose daemon stopped answering reads the machine itself from then on). */
+	if (set->backend->fills_procs && (what & REFRESH_PROCS) && !(what & REFRESH_NO_PROC_INFO))
+		snapshot_containers(set, what);
+	if (set->backend->fills_procs || !(what & REFRESH_PROCS) || (what & REFRESH_NO_PROC_INFO))
 		return;
 	proc_cache_stats(set->pc, what & REFRESH_PROC_STATS);
 	proc_cache_begin(set->pc);

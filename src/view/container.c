@@ -7,6 +7,7 @@
 #include "base/escape.h"
 
 #include <stdio.h>
+#include <sys/stat.h>
 
 void ctr_json(struct json *j, const struct gpu_proc *p)
 {
@@ -40,6 +41,11 @@ const char *ctr_pidns_note(const struct gpu_set *set, char *buf, size_t len)
 	 * container without the host's PID namespace NVML still names host pids, and none is here
 	 * (the rule depends on nothing but the list and /proc, so every machine says the same). */
 	if (!set->procs_listed || set->procs_unmapped < set->procs_listed)
+		return NULL;
+	/* /proc mounted with hidepid hides other users' processes, pid 1 among them: that is not
+	 * another PID namespace (whose /proc has its own pid 1). */
+	struct stat st;
+	if (stat("/proc/1", &st) != 0)
 		return NULL;
 	snprintf(buf, len, "none of the %zu GPU processes is in this /proc: gpuctl runs in a "
 		 "container without the host's PID namespace (or they all just exited), so their "
