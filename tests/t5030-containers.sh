@@ -9,7 +9,8 @@
 # this /proc has not are said once, never shown as someone's.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/docker.sh"
-plan 24
+. "$ROOT/tests/lib/daemon.sh"
+plan 25
 use_state
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
@@ -86,6 +87,16 @@ PY
 		"\"$K\",\"kubernetes\",\"$UID_POD\",\"web-0\",\"prod\",\"serve\"" \
 		"$(jqv ".gpus[1].processes[] | select(.pid == $p2) | .container_id, .runtime, .pod_uid, .pod, .namespace, .container" | paste -sd,)"
 	check_eq "its owner is still the kernel's" "\"$(id -un)\"" "$(jqv ".gpus[1].processes[0].user")"
+	# Through the shared daemon's snapshot (no NVML here: only the snapshot can serve): the
+	# containers are this caller's own reads, named with its own rights.
+	daemon_setup
+	daemon_start
+	GPUCTL_NVML_LIBRARY=/nonexistent "$GPUCTL" status --json >"$TMP/snap.json" 2>"$TMP/snap.err"
+	check_eq "via the daemon's snapshot: the same container keys" \
+		"$(jq -c '[.gpus[].processes[] | [.pid, .container_id, .container, .pod, .namespace]]' "$TMP/out")" \
+		"$(jq -c '[.gpus[].processes[] | [.pid, .container_id, .container, .pod, .namespace]]' "$TMP/snap.json")"
+	daemon_stop
+	unset GPUCTL_SOCKET
 	"$GPUCTL" status >"$TMP/table"
 	check_grep "the table prefixes the command with the container" '\[prod/web-0/serve\] python serve.py' "$TMP/table"
 	check_eq "the hostile name is escaped on the terminal" 0 "$(grep -c $'\033' "$TMP/table")"
@@ -139,7 +150,7 @@ PY
 	rm -f "$FAKENVML_PROC_DIR"/p*
 	cg_cleanup
 else
-	skip "processes in cgroups named as the runtimes name theirs" "needs root and a writable cgroup hierarchy" 16
+	skip "processes in cgroups named as the runtimes name theirs" "needs root and a writable cgroup hierarchy" 17
 fi
 
 # Processes NVML lists that this /proc has not (gpuctl in a container without the host's PID
