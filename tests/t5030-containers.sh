@@ -10,7 +10,7 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/docker.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 25
+plan 26
 use_state
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
@@ -48,6 +48,7 @@ cg_cleanup() {
 	CGDIRS=()
 }
 # sleeper ARGV...: a process with that command line, its pid printed; it says it runs in $TMP/s.ARGV0.
+wider() { sed 's/…/./g' "$2" | awk -v n="$1" 'length($0) > n'; }
 sleeper() { (SLEEPER_READY=$TMP/s.$1 exec -a "$1" "$B/sleeper" "${@:2}") >/dev/null 2>&1 & echo $!; }
 
 D=$(printf 'd%.0s' {1..4})$(head -c 30 /dev/urandom | od -An -tx1 | tr -d ' \n' | head -c 60)
@@ -100,6 +101,8 @@ PY
 	"$GPUCTL" status >"$TMP/table"
 	check_grep "the table prefixes the command with the container" '\[prod/web-0/serve\] python serve.py' "$TMP/table"
 	check_eq "the hostile name is escaped on the terminal" 0 "$(grep -c $'\033' "$TMP/table")"
+	COLUMNS=80 "$GPUCTL" status >"$TMP/t80"
+	check_eq "at 80 columns the lines still fit" "" "$(wider 80 "$TMP/t80")"
 	check_grep "shown escaped" '\[evil"}\\n\\e\[2J\{x\] python train.py' "$TMP/table"
 	if command -v tmux >/dev/null; then
 		"${TM[@]}" new-session -d -s top -x 120 -y 30 -e LC_ALL=C "$GPUCTL" top -d 0.5
@@ -150,7 +153,7 @@ PY
 	rm -f "$FAKENVML_PROC_DIR"/p*
 	cg_cleanup
 else
-	skip "processes in cgroups named as the runtimes name theirs" "needs root and a writable cgroup hierarchy" 17
+	skip "processes in cgroups named as the runtimes name theirs" "needs root and a writable cgroup hierarchy" 18
 fi
 
 # Processes NVML lists that this /proc has not (gpuctl in a container without the host's PID

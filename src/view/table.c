@@ -219,11 +219,12 @@ static void table_proc(struct strbuf *sb, const struct table_opts *o, const stru
 	int room = !lay->width ? -1 : lay->width - cols < 8 ? 8 : lay->width - cols;
 	/* containers (issue 28): the command prefixed by its container, "[trainer] python ..." */
 	char ctr[3 * CTR_NAME_MAX + 8];
-	if (ctr_label(p, ctr, sizeof ctr) && room != 0) {
+	if ((room < 0 || room >= 24) && ctr_label(p, ctr, sizeof ctr)) {
+		/* at most a third of the room: the command stays the line's main text */
 		sb_addc(sb, '[');
-		int w = esc_fit(sb, ctr, room < 0 ? -1 : room > 24 ? room / 3 : 8, false);
+		int w = esc_fit(sb, ctr, room < 0 ? -1 : room / 3 - 3, false);
 		sb_adds(sb, "] ");
-		room = room < 0 ? -1 : room - w - 3 < 8 ? 8 : room - w - 3;
+		room = room < 0 ? -1 : room - w - 3;
 	}
 	esc_fit(sb, p->cmdline ? p->cmdline : "(not in /proc: exited, or another PID namespace)", room,
 		false);
