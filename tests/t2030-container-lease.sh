@@ -8,14 +8,14 @@
 # itself is refused. Skipped where no dockerd can run (not root, no docker.io).
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/docker.sh"
-plan 13
+plan 16
 use_state
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
 trap 'docker_stop; main_shell && finish_script' EXIT
 
 if ! docker_start; then
-	skip "a detached container holds a lease" "$DOCKER_WHY" 13
+	skip "a detached container holds a lease" "$DOCKER_WHY" 16
 	exit 0
 fi
 # Names asked of the daemon within a budget a loaded test machine does not cut short.
@@ -48,8 +48,8 @@ docker stop -t 1 gpujob >/dev/null
 wait_leases 0
 check_eq "the container stopped: its lease ended" 0 "$(live_leases)"
 
-# A foreground container's lease is its client's: it ends with the run.
-"$GPUCTL" run -q -n 1 -- docker run --rm --name fg gpuctl-test-pause:1 /pause >/dev/null 2>&1 &
+# A foreground container's lease is its client's while both run, and ends with it.
+"$GPUCTL" run -q -n 1 -- docker run --rm --name fg gpuctl-test-pause:1 /pause >/dev/null 2>"$TMP/fg.err" &
 runner=$!
 wait_for docker inspect fg
 check_eq "a foreground docker run holds a lease while it runs" 1 "$(live_leases)"
@@ -57,3 +57,17 @@ docker rm -f fg >/dev/null 2>&1
 wait $runner
 wait_leases 0
 check_eq "and it ends with the run" 0 "$(live_leases)"
+check_eq "quietly: a container that ended is not an error" "" "$(cat "$TMP/fg.err")"
+
+# A foreground container that outlives its client (the client killed): the lease follows it.
+"$GPUCTL" run -q -n 1 -- docker run --name fg2 gpuctl-test-pause:1 /pause >/dev/null 2>"$TMP/fg2.err" &
+runner=$!
+wait_for sh -c '[ "$(docker inspect --format "{{.State.Running}}" fg2)" = true ]'
+client=$(pgrep -P $runner docker)
+kill -9 $client
+wait $runner
+check_eq "the client killed: the lease is bound to the container still running" \
+	"1 $(docker_pid fg2)" "$(live_leases) $("$GPUCTL" leases --json | jq '.leases[0].bound_pid')"
+docker rm -f fg2 >/dev/null 2>&1
+wait_leases 0
+check_eq "and ends when it stops" 0 "$(live_leases)"

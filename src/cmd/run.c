@@ -87,10 +87,10 @@ static int start_job(struct grant *g, char **argv, bool uuid, struct runctr *rc,
 	}
 	child = pid;
 	close(errpipe[1]);
-	/* The job holds the lease now: it ends with the job and what it started. A detached
-	 * container's client exits at once: this process keeps the lease until it is bound to the
-	 * container (runctr.h). */
-	if (!rc->detached)
+	/* The job holds the lease now: it ends with the job and what it started. A container's
+	 * client may end before its container (a detached one at once): this process keeps the
+	 * lease until it knows, and binds it to the container that outlived it (runctr.h). */
+	if (!rc->kind)
 		grant_free(g);
 	int e = 0;
 	ssize_t r;
@@ -105,10 +105,12 @@ static int start_job(struct grant *g, char **argv, bool uuid, struct runctr *rc,
 	child = 0;
 	grant_env_free(env);
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	if (rc->detached) {
-		char why[512];
-		if (code == 0 && r != sizeof e && !runctr_bind(rc, argv, g, quiet, why, sizeof why))
+	if (rc->kind) {
+		char why[512] = "";
+		if ((code == 0 || !rc->detached) && r != sizeof e &&
+		    !runctr_bind(rc, argv, g, quiet, why, sizeof why) && why[0])
 			fprintf(stderr, "gpuctl run: lease %s released: %s\n", g->id, why);
+		runctr_cleanup(rc);
 		grant_free(g);
 	}
 	return code;

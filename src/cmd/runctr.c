@@ -128,7 +128,7 @@ char **runctr_argv(struct runctr *rc, char **argv, const struct grant *g, char *
 			out[k++] = d;
 		}
 	}
-	if (rc->detached && !rc->cidfile) {
+	if (!rc->cidfile) {
 		const char *tmp = getenv("TMPDIR");
 		snprintf(rc->dir, sizeof rc->dir, "%s/gpuctl-cid.XXXXXX",
 			 tmp && *tmp && strlen(tmp) < 40 ? tmp : "/tmp");
@@ -162,7 +162,7 @@ void runctr_argv_free(struct runctr *rc, char **argv)
 	free(argv);
 }
 
-static void cleanup_dir(struct runctr *rc)
+void runctr_cleanup(struct runctr *rc)
 {
 	if (rc->dir[0]) {
 		unlink(rc->path);
@@ -214,9 +214,11 @@ bool runctr_bind(struct runctr *rc, char **argv, struct grant *g, bool quiet, ch
 {
 	char id[CTR_ID_LEN + 1];
 	bool ok = rc->cidfile && read_cid(rc->cidfile, id);
-	cleanup_dir(rc);
+	runctr_cleanup(rc);
 	if (!ok) {
-		snprintf(why, len, "the client wrote no container id to %s", rc->cidfile ? rc->cidfile : "a cidfile");
+		if (rc->detached)
+			snprintf(why, len, "the client wrote no container id to %s",
+				 rc->cidfile ? rc->cidfile : "a cidfile");
 		return false;
 	}
 	/* The client as the user ran it, with its global flags (context, host): only "inspect". */
@@ -237,7 +239,9 @@ bool runctr_bind(struct runctr *rc, char **argv, struct grant *g, bool quiet, ch
 	if (out.buf)
 		out.buf[strcspn(out.buf, "\n")] = '\0';
 	ok = rcode == 0 && out.buf && parse_uint(out.buf, &pid) && pid > 1 && pid < 0x7FFFFFFF;
-	if (!ok)
+	/* A foreground container that ended with its client (or was removed: --rm) is the usual
+	 * case, not an error: the lease simply ends. */
+	if (!ok && rc->detached)
 		snprintf(why, len, "`%s inspect` gave no running process for container %.12s: %s", argv[0], id,
 			 err.buf && *err.buf ? err.buf : out.buf ? out.buf : "no answer");
 	sb_free(&out);

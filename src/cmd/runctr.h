@@ -7,14 +7,16 @@
  *           double quotes are part of the word: docker reads the value as CSV)
  *   podman: --device nvidia.com/gpu=UUID, once per GPU (CDI: `nvidia-ctk cdi generate` names
  *           each GPU by index and by UUID; UUIDs do not depend on the numbering)
- * A detached run also gets --cidfile (the user's own is used when given): when the client has
- * started the container and exited 0, the container's id is read from it, its init process
+ * Every run also gets --cidfile (the user's own is used when given). When the client has ended
+ * (a detached one: exited 0 at once; a foreground one: with its container, or killed, or
+ * detached from it with the detach keys) the container's id is read from it, its init process
  * asked of the client (`inspect --format {{.State.Pid}}`, the runtime's own view, whatever
  * socket or context it uses), and that process checked by the kernel's word: its
  * /proc/PID/cgroup must name that container (container.h). A holder, in a session of its own,
  * then keeps the lease's descriptors bound to that process (a pidfd): the lease ends when the
  * container stops (its init exits), `gpuctl release`, or the holder is killed; `leases` names
- * the container. Without a container to bind to, the lease ends with the client and says so. */
+ * the container. A container that is no longer running (a foreground one that ended, --rm) has
+ * nothing to bind: the lease ends with the client, and a detached one's failure is said. */
 #ifndef GPUCTL_RUNCTR_H
 #define GPUCTL_RUNCTR_H
 
@@ -43,9 +45,11 @@ void runctr_detect(char **argv, struct runctr *rc);
  * cidfile could be made. */
 char **runctr_argv(struct runctr *rc, char **argv, const struct grant *g, char *why, size_t len);
 void runctr_argv_free(struct runctr *rc, char **argv);
-/* After the client exited 0: bind the lease to the detached container (see above), in a holder
- * forked from here. false with why set when no container could be found to bind to (the lease
- * then ends with this process). */
+/* Removes our cidfile and its directory (also when runctr_bind is not called). */
+void runctr_cleanup(struct runctr *rc);
+/* After the client ended: bind the lease to the container still running (see above), in a holder
+ * forked from here. false when there is none (why set for a detached run: it should have one);
+ * the lease then ends with this process. */
 bool runctr_bind(struct runctr *rc, char **argv, struct grant *g, bool quiet, char *why, size_t len);
 
 #endif

@@ -159,14 +159,24 @@ static void devices(void)
 	runctr_detect(d, &rc);
 	char **a = runctr_argv(&rc, d, &g, why, sizeof why);
 	CHECK(a && !strcmp(a[1], "run") && !strcmp(a[2], "--gpus") && !strcmp(a[3], "\"device=GPU-aaaa,GPU-cccc\"") &&
-	      !strcmp(a[4], "--rm") && !strcmp(a[5], "img") && a[7] == NULL);
+	      !strcmp(a[4], "--cidfile") && !strcmp(a[5], rc.path) && !strcmp(a[6], "--rm") &&
+	      !strcmp(a[7], "img") && a[9] == NULL);
 	runctr_argv_free(&rc, a);
+	runctr_cleanup(&rc);
 	char *p[] = {"podman", "run", "-it", "img", NULL};
 	runctr_detect(p, &rc);
 	a = runctr_argv(&rc, p, &g, why, sizeof why);
 	CHECK(a && !strcmp(a[2], "--device") && !strcmp(a[3], "nvidia.com/gpu=GPU-aaaa") &&
 	      !strcmp(a[4], "--device") && !strcmp(a[5], "nvidia.com/gpu=GPU-cccc") &&
-	      !strcmp(a[6], "-it") && a[8] == NULL);
+	      !strcmp(a[6], "--cidfile") && !strcmp(a[8], "-it") && a[10] == NULL);
+	runctr_argv_free(&rc, a);
+	runctr_cleanup(&rc);
+	/* the user's own cidfile is used, none added */
+	char *c[] = {"docker", "run", "--cidfile", "/tmp/mine", "img", NULL};
+	runctr_detect(c, &rc);
+	a = runctr_argv(&rc, c, &g, why, sizeof why);
+	CHECK(a && !strcmp(rc.cidfile, "/tmp/mine") && !strcmp(a[4], "--cidfile") && !strcmp(a[5], "/tmp/mine") &&
+	      a[7] == NULL && !rc.dir[0]);
 	runctr_argv_free(&rc, a);
 	char *u[] = {"docker", "run", "--gpus=all", "img", NULL};
 	runctr_detect(u, &rc);
