@@ -22,7 +22,11 @@ docker_start() {
 	cc -static -o "$TMP/dk/img/pause" "$TMP/dk/pause.c" 2>"$TMP/dk/cc.err" ||
 		{ DOCKER_WHY="no static C library to build the image's binary"; return 1; }
 	export DOCKER_HOST=unix://$TMP/dk/docker.sock DOCKER_CONFIG=$TMP/dk/config
+	# Its own containerd namespaces: where a system containerd runs (a CI machine's docker.io),
+	# dockerd uses it, and the system dockerd's containers must stay out of this one's sight.
+	local ns=gpuctl-test-${TMP##*.}
 	PATH=$TMP/dk/bin:$PATH dockerd --iptables=false --ip6tables=false --bridge=none \
+		--containerd-namespace "$ns" --containerd-plugins-namespace "$ns-plugins" \
 		--storage-driver=vfs --data-root "$TMP/dk/data" --exec-root "$TMP/dk/exec" \
 		--pidfile "$TMP/dk/docker.pid" -H "$DOCKER_HOST" >"$TMP/dk/dockerd.log" 2>&1 &
 	DOCKERD=$!
