@@ -10,7 +10,7 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/docker.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 26
+plan 27
 use_state
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
@@ -88,6 +88,16 @@ PY
 		"\"$K\",\"kubernetes\",\"$UID_POD\",\"web-0\",\"prod\",\"serve\"" \
 		"$(jqv ".gpus[1].processes[] | select(.pid == $p2) | .container_id, .runtime, .pod_uid, .pod, .namespace, .container" | paste -sd,)"
 	check_eq "its owner is still the kernel's" "\"$(id -un)\"" "$(jqv ".gpus[1].processes[0].user")"
+	# A second user who may not ask the runtime (its socket is root's, 0755): the ids, which
+	# the kernel shows everyone, but no names.
+	if can_switch; then
+		chmod 755 "$TMP"
+		as_nobody env DOCKER_HOST="$DOCKER_HOST" GPUCTL_CONTAINER_TIMEOUT=2000 "$GPUCTL" status --json >"$TMP/nobody.json" 2>"$TMP/nobody.err"
+		check_eq "another user who may not ask the runtime: ids, no names" "\"$D\",null" \
+			"$(jq -c ".gpus[0].processes[] | select(.pid == $p1) | .container_id, .container" "$TMP/nobody.json" | paste -sd,)"
+	else
+		skip "as a second user" "needs root and setpriv"
+	fi
 	# Through the shared daemon's snapshot (no NVML here: only the snapshot can serve): the
 	# containers are this caller's own reads, named with its own rights.
 	daemon_setup
@@ -153,7 +163,7 @@ PY
 	rm -f "$FAKENVML_PROC_DIR"/p*
 	cg_cleanup
 else
-	skip "processes in cgroups named as the runtimes name theirs" "needs root and a writable cgroup hierarchy" 18
+	skip "processes in cgroups named as the runtimes name theirs" "needs root and a writable cgroup hierarchy" 19
 fi
 
 # Processes NVML lists that this /proc has not (gpuctl in a container without the host's PID
