@@ -5,8 +5,11 @@
 #include "base/escape.h"
 #include "base/json.h"
 #include "lease/view.h"
+#include "machine/runtime.h"
+#include "view/container.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -36,7 +39,8 @@ static void json_uuids(struct json *j, const char *key, const struct gpu_set *se
 	json_end_arr(j);
 }
 
-static void print_json(const struct leaseview *v, const struct gpu_set *set)
+static void print_json(const struct leaseview *v, const struct gpu_set *set,
+		       const struct ctr_info *const *ctrs)
 {
 	struct strbuf sb = {0};
 	struct json j;
@@ -65,6 +69,9 @@ static void print_json(const struct leaseview *v, const struct gpu_set *set)
 		json_int(&j, "since", (long long)l->since);
 		json_str(&j, "name", l->name);
 		json_str(&j, "command", l->command);
+		/* containers (issue 28): the container the lease is bound to, or its holder is in */
+		json_str(&j, "container_id", ctrs[i] ? ctrs[i]->ref.id : NULL);
+		json_str(&j, "container", ctrs[i] && ctrs[i]->name[0] ? ctrs[i]->name : NULL);
 		bool alive = leaseview_holder_alive(l);
 		json_bool(&j, "holder_alive", alive);
 		if (alive) {
@@ -151,7 +158,8 @@ static void holder_note(struct strbuf *sb, const struct lease_info *l)
 	sb_addc(sb, '\n');
 }
 
-static void print_table(const struct leaseview *v, const struct gpu_set *set)
+static void print_table(const struct leaseview *v, const struct gpu_set *set,
+			const struct ctr_info *const *ctrs)
 {
 	struct strbuf sb = {0};
 	if (!v->present)
@@ -180,6 +188,11 @@ static void print_table(const struct leaseview *v, const struct gpu_set *set)
 		sb_addf(&sb, "%*s ", (int)(sb.len - mark < 14 ? 14 - (sb.len - mark) : 0), "");
 		esc_printable_n(&sb, l->command ? l->command : "", 200);
 		sb_addc(&sb, '\n');
+		if (ctrs[i]) { /* containers (issue 28): held by a container until it stops */
+			sb_addf(&sb, "%-7s ", "");
+			ctr_holder_line(&sb, ctrs[i], l->bound != 0);
+			sb_addc(&sb, '\n');
+		}
 		if (!leaseview_holder_alive(l))
 			holder_note(&sb, l);
 	}
@@ -235,10 +248,20 @@ static int leases(struct cmd *c)
 			"administrator can free its file system\n", esc_str(v.unsaved, 0));
 	/* Indices are a courtesy: without NVML the UUIDs still say which GPU. */
 	struct gpu_set *set = gpu_set_open(&err);
+	/* containers (issue 28): a lease bound to a container's process names the container */
+	struct ctr_names *cn = ctr_names_new();
+	const struct ctr_info **ctrs = xcalloc(v.nleases + 1, sizeof *ctrs);
+	ctr_names_begin(cn);
+	for (size_t i = 0; i < v.nleases; i++)
+		ctrs[i] = ctr_names_add_pid(cn, (unsigned)(v.leases[i].bound ? v.leases[i].bound
+								  : v.leases[i].pid));
+	ctr_names_resolve(cn);
 	if (json)
-		print_json(&v, set);
+		print_json(&v, set, ctrs);
 	else
-		print_table(&v, set);
+		print_table(&v, set, ctrs);
+	free(ctrs);
+	ctr_names_free(cn);
 	gpu_set_free(set);
 	leaseview_free(&v);
 	return EXIT_OK;

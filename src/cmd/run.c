@@ -4,6 +4,7 @@
  * SIGKILL) and ends with the job and whatever it started. */
 #include "base/escape.h"
 #include "cmd/leaseopts.h"
+#include "cmd/runctr.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -48,7 +49,7 @@ static void say_leased(const struct grant *g)
 	sb_free(&sb);
 }
 
-static int start_job(struct grant *g, char **argv, bool uuid)
+static int start_job(struct grant *g, char **argv, bool uuid, struct runctr *rc, bool quiet)
 {
 	char **env = grant_env(g, uuid);
 	int errpipe[2];
@@ -86,7 +87,11 @@ static int start_job(struct grant *g, char **argv, bool uuid)
 	}
 	child = pid;
 	close(errpipe[1]);
-	grant_free(g); /* the job holds the lease now: it ends with the job and what it started */
+	/* The job holds the lease now: it ends with the job and what it started. A container's
+	 * client may end before its container (a detached one at once): this process keeps the
+	 * lease until it knows, and binds it to the container that outlived it (runctr.h). */
+	if (!rc->kind)
+		grant_free(g);
 	int e = 0;
 	ssize_t r;
 	while ((r = read(errpipe[0], &e, sizeof e)) < 0 && errno == EINTR)
@@ -99,7 +104,16 @@ static int start_job(struct grant *g, char **argv, bool uuid)
 		;
 	child = 0;
 	grant_env_free(env);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (rc->kind) {
+		char why[512] = "";
+		if ((code == 0 || !rc->detached) && r != sizeof e &&
+		    !runctr_bind(rc, argv, g, quiet, why, sizeof why) && why[0])
+			fprintf(stderr, "gpuctl run: lease %s released: %s\n", g->id, why);
+		runctr_cleanup(rc);
+		grant_free(g);
+	}
+	return code;
 }
 
 static int run(struct cmd *c)
@@ -131,9 +145,22 @@ static int run(struct cmd *c)
 		grant_env_free(env);
 		grant_free(&g);
 	} else {
+		/* containers (issue 28): docker/podman run get the lease's GPUs in their syntax */
+		struct runctr ctr;
+		char why[512];
+		runctr_detect(argv, &ctr);
+		char **job = ctr.kind ? runctr_argv(&ctr, argv, &g, why, sizeof why) : argv;
+		if (!job) {
+			grant_free(&g);
+			free(command);
+			config_free(&cfg);
+			return cmd_bad_usage(c->entry, "%s", why);
+		}
 		if (!o.quiet)
 			say_leased(&g);
-		rc = start_job(&g, argv, o.uuid);
+		rc = start_job(&g, job, o.uuid, &ctr, o.quiet);
+		if (job != argv)
+			runctr_argv_free(&ctr, job);
 	}
 	free(command);
 	config_free(&cfg);

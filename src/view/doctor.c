@@ -2,6 +2,8 @@
  * the GPU processes (each one's own environment from /proc, its parent, its lease) and the
  * machine, read from a refreshed GPU set and the daemon's lease list. */
 #include "view/doctor.h"
+#include "view/container.h"
+#include "machine/runtime.h"
 #include "base/escape.h"
 #include "machine/pid.h"
 #include "machine/slurm.h"
@@ -291,8 +293,37 @@ static void check_slurm(struct doctor *d, const struct usage *u, size_t n)
 /* Each process once, with every GPU it uses: a first pass gives each pid its place (in order of
  * first appearance) and counts its GPUs, a second lays the GPUs out side by side. Linear in the
  * number of process entries. */
+/* containers (issue 28): a container on a GPU it holds no lease for, once per GPU and container;
+ * its name is the runtime's text, escaped as every finding's text is by its output. */
+static void unleased_container(struct doctor *d, const struct gpu *g, const struct gpu_proc *p)
+{
+	char label[3 * CTR_NAME_MAX + 8];
+	if (!ctr_label(p, label, sizeof label))
+		return;
+	for (const struct gpu_proc *q = g->procs; q < p; q++)
+		if (q->ctr == p->ctr)
+			return;
+	struct doctor_finding *f = add(d, SEV_INFO, "container_unleased",
+		"start containers with `gpuctl run -n N -- docker run ...` (or podman run): they get the "
+		"lease's GPUs, and a detached one holds the lease until it stops",
+		"GPU %u is used by %s container %s, which holds no lease", g->index,
+		ctr_runtime_name(p->ctr->ref.runtime), label);
+	add_gpu(f, g->index);
+	add_pid(f, p->pid);
+}
+
+/* containers (issue 28): NVML's processes this /proc has not. */
+static void check_pidns(struct doctor *d)
+{
+	char note[320];
+	if (!d->focus && ctr_pidns_note(d->set, note, sizeof note))
+		add(d, SEV_WARNING, "host_pids_unmapped", "run gpuctl on the host, or in a container "
+		    "started with --pid=host", "%s", note);
+}
+
 static void check_processes(struct doctor *d)
 {
+	check_pidns(d);
 	size_t total = 0, n = 0;
 	for (size_t i = 0; i < d->set->ngpus; i++)
 		total += d->set->gpus[i].nprocs;
@@ -328,6 +359,7 @@ static void check_processes(struct doctor *d)
 					add_gpu(unleased, g->index);
 				}
 				add_pid(unleased, p->pid);
+				unleased_container(d, g, p);
 			}
 		}
 		if (d->focus)

@@ -4,6 +4,7 @@
  * and command names (the program's base name, 64 bytes at most). */
 #include "view/metrics.h"
 #include "base/escape.h"
+#include "machine/runtime.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -277,6 +278,31 @@ static void owner_label(struct strbuf *sb, const struct gpu_proc *p)
 	sb_addc(sb, '"');
 }
 
+/* containers (issue 28): a process's container as dcgm-exporter labels it, container (its name,
+ * or the 12-digit id when no runtime named it), pod and namespace (a Kubernetes pod's, when
+ * known); none for a process in no container. */
+static void ctr_labels(struct strbuf *sb, const struct gpu_proc *p)
+{
+	const struct ctr_info *c = p->ctr;
+	if (!c)
+		return;
+	char id[13];
+	ctr_short_id(c->ref.id, id);
+	sb_adds(sb, ",container=\"");
+	metrics_label(sb, c->name[0] ? c->name : id);
+	sb_addc(sb, '"');
+	if (c->pod[0]) {
+		sb_adds(sb, ",pod=\"");
+		metrics_label(sb, c->pod);
+		sb_addc(sb, '"');
+	}
+	if (c->ns[0]) {
+		sb_adds(sb, ",namespace=\"");
+		metrics_label(sb, c->ns);
+		sb_addc(sb, '"');
+	}
+}
+
 /* The per-user sums; user NULL: the processes whose owner is not known, together. */
 struct user_sum {
 	const char *user;
@@ -307,7 +333,8 @@ static void process_metrics(struct strbuf *sb, const struct gpu_set *set, const 
 	size_t nusers = 0, cap = 0;
 	family(sb, "gpuctl_process_gpu_memory_bytes", "gauge",
 	       "GPU memory used by a process (at most --max-processes per GPU; the rest under "
-	       "pid=\"other\"); user=\"\" when its owner is not known (gone, or in another PID namespace).");
+	       "pid=\"other\"); user=\"\" when its owner is not known (gone, or in another PID namespace); "
+	       "container, pod, namespace: its container's (named by its runtime, else its short id).");
 	for (const struct gpu *g = set->gpus; g < set->gpus + set->ngpus; g++) {
 		uint64_t other = 0;
 		bool any_other = false;
@@ -341,6 +368,7 @@ static void process_metrics(struct strbuf *sb, const struct gpu_set *set, const 
 			sb_addc(&x, '"');
 			if (p->slurm_job)
 				sb_addf(&x, ",hpc_job=\"%u\"", p->slurm_job);
+			ctr_labels(&x, p);
 			sample_head(sb, "gpuctl_process_gpu_memory_bytes", g, o, x.buf, false);
 			sb_addf(sb, "%llu\n", (unsigned long long)p->used_mem);
 			sb_free(&x);
@@ -393,6 +421,7 @@ static void process_util_metrics(struct strbuf *sb, const struct gpu_set *set, c
 				sb_addf(&x, "\",engine=\"%s\"", engines[e]);
 				if (p->slurm_job)
 					sb_addf(&x, ",hpc_job=\"%u\"", p->slurm_job);
+				ctr_labels(&x, p);
 				sample_head(sb, "gpuctl_process_utilization_percent", g, o, x.buf, false);
 				sb_addf(sb, "%u\n", v[e]);
 				sb_free(&x);

@@ -1,6 +1,7 @@
 /* status-json.c: the document of `gpuctl status --json`, and the keys --details adds (see
  * status-json.h). A value the driver or /proc cannot give is null, never 0. */
 #include "base/json.h"
+#include "view/container.h"
 #include "view/status-json.h"
 
 #include <stdio.h>
@@ -164,6 +165,7 @@ static void gpu_json(struct json *j, const struct status_json_opts *o, const str
 					json_uint(j, "slurm_job_id", p->slurm_job);
 				else
 					json_null(j, "slurm_job_id");
+				ctr_json(j, p);
 				if (p->mem_valid)
 					json_uint(j, "used_memory_mib", mib(p->used_mem));
 				else
@@ -267,6 +269,8 @@ void status_json(struct strbuf *sb, const struct gpu_set *set, const struct stat
 	json_end_arr(&j);
 	if (o->details)
 		queue(&j, o->leases);
+	char note[320];
+	json_str(&j, "processes_unmapped", ctr_pidns_note(set, note, sizeof note));
 	if (o->leases_missing) /* then each "lease": null means unknown, not free */
 		json_str(&j, "leases_error", o->leases_missing);
 	json_end_obj(&j);

@@ -2,6 +2,8 @@
  * columns there are; for a loop on a terminal, in the lines there are too, as top draws. What
  * another user controls (process names, command lines, user and lease names) is escaped. */
 #include "view/table.h"
+#include "view/container.h"
+#include "machine/runtime.h"
 
 #include "base/escape.h"
 
@@ -215,6 +217,15 @@ static void table_proc(struct strbuf *sb, const struct table_opts *o, const stru
 	cols += n;
 	/* At least 8 columns of the command, however narrow the terminal; all of it when piped. */
 	int room = !lay->width ? -1 : lay->width - cols < 8 ? 8 : lay->width - cols;
+	/* containers (issue 28): the command prefixed by its container, "[trainer] python ..." */
+	char ctr[3 * CTR_NAME_MAX + 8];
+	if ((room < 0 || room >= 24) && ctr_label(p, ctr, sizeof ctr)) {
+		/* at most a third of the room: the command stays the line's main text */
+		sb_addc(sb, '[');
+		int w = esc_fit(sb, ctr, room < 0 ? -1 : room / 3 - 3, false);
+		sb_adds(sb, "] ");
+		room = room < 0 ? -1 : room - w - 3;
+	}
 	esc_fit(sb, p->cmdline ? p->cmdline : "(not in /proc: exited, or another PID namespace)", room,
 		false);
 	sb_addc(sb, '\n');
@@ -291,7 +302,9 @@ static void layout_columns(struct layout *lay, const struct table_opts *o,
 static size_t layout_rows(struct layout *lay, const struct table_opts *o,
 			  const struct gpu_set *set)
 {
-	size_t ngpus = 0, fixed = 2 + (o->leases_missing != NULL), total = 0, most = 0;
+	char note[320];
+	size_t ngpus = 0, fixed = 2 + (o->leases_missing != NULL) +
+				 (ctr_pidns_note(set, note, sizeof note) != NULL), total = 0, most = 0;
 	lay->sub_limit = SIZE_MAX;
 	lay->spare = 0;
 	for (size_t i = 0; i < set->ngpus; i++) {
@@ -375,6 +388,12 @@ void table_render(struct strbuf *sb, const struct table_opts *o, const struct gp
 	if (o->leases_missing) { /* no lease line is not "not leased" here */
 		sb_adds(sb, "  leases: not shown, ");
 		esc_printable(sb, o->leases_missing);
+		sb_addc(sb, '\n');
+	}
+	char note[320]; /* containers (issue 28): host pids this /proc cannot map, said once */
+	if (ctr_pidns_note(set, note, sizeof note)) {
+		sb_adds(sb, "  note: ");
+		esc_fit(sb, note, lay.width ? lay.width - 8 : -1, false);
 		sb_addc(sb, '\n');
 	}
 	if (hidden)

@@ -44,6 +44,7 @@ int main(void)
 	test_peer();
 	test_proc();
 	test_slurm();
+	test_container();
 	test_cluster();
 	test_args();
 	test_exitcodes();

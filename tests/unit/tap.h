@@ -13,6 +13,7 @@ void tap_check_str(const char *got, const char *want, const char *what, const ch
 #define CHECK(cond) tap_check((cond), #cond, __FILE__, __LINE__)
 #define CHECK_STR(got, want) tap_check_str((got), (want), #got, __FILE__, __LINE__)
 
+void test_container(void); /* containers (issue 28) */
 void test_json(void);
 void test_pci(void);
 void test_query(void);
