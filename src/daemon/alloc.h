@@ -19,6 +19,13 @@ struct alloc_gpu {
 	uint64_t used_mib, free_mib;
 	unsigned util;
 	unsigned procs;              /* compute processes on it (none of them leased it) */
+	/* memory shares (issue 23; share.c): a GPU with shares is never leased whole, a leased one
+	 * never shared */
+	bool total_valid;
+	uint64_t total_mib;
+	unsigned nshares;            /* shares on it (leases and open offers) */
+	uint64_t claimed_mib;        /* theirs: each its claim, or what its processes use if more */
+	uint64_t outside_mib;        /* used by processes that belong to no share */
 };
 
 /* struct alloc_policy (when a GPU counts as free) and enum queue_order (fair or fifo) are the
@@ -44,6 +51,11 @@ struct alloc_req {
 				      * it could use from its user's later waiting requests only,
 				      * never from others', who go by it */
 	unsigned user;               /* who asks: an index into alloc_queue.held (fair queue) */
+	/* memory shares (issue 23) */
+	uint64_t mem_mib;            /* a share: claims this much of each GPU (0: whole GPUs) */
+	bool pack;                   /* a share placed best fit (the least room left first) */
+	bool drain;                  /* (the pass's own) a whole-GPU head's reservation: GPUs
+				      * with shares count, so no new share lands on them */
 	bool head;                   /* the last pass's head: considered first, before the order,
 				      * so its reservation holds until it runs (else, in the fair
 				      * order, each GPU freed could go to whoever then holds fewer,
@@ -63,6 +75,18 @@ struct alloc_queue {
 	size_t *own_heads;           /* out, NULL or nusers: per user, the request that waits on its
 				      * own leases and keeps GPUs from that user (SIZE_MAX: none) */
 };
+
+/* ---- memory shares (issue 23): placement, share.c ---- */
+/* What is left to claim on g for a share: total, less the shares' claims (or their use, if
+ * more), the memory of processes outside them and the margin; negative when over. */
+int64_t alloc_share_room(const struct alloc_gpu *g, const struct alloc_policy *p);
+/* Why g cannot take share r (r->mem_mib > 0); NULL when it can. */
+const char *alloc_share_why_not(const struct alloc_gpu *g, const struct alloc_req *r,
+				const struct alloc_policy *p);
+/* x before y for share r: best fit (the least room left) when r->pack, else r->prefer. */
+bool alloc_share_better(const struct alloc_gpu *x, const struct alloc_gpu *y,
+			const struct alloc_req *r, const struct alloc_policy *p);
+/* ---- end of memory shares ---- */
 
 /* Why a GPU is not free for a request; NULL when it is. */
 const char *alloc_why_not(const struct alloc_gpu *g, const struct alloc_req *r,

@@ -1,6 +1,6 @@
 /* daemon/ (rank 2, a program entered from cmd/daemon.c only) and daemon.h: `gpuctl daemon`, the
- * one trusted writer of shared GPU state. Order of its files: alloc < order; conn < lease <
- * recover; both < sched < queue < list < daemon; no circle.
+ * one trusted writer of shared GPU state. Order of its files: share < alloc < order;
+ * conn < share < lease < recover; both < sched < queue < list < daemon; no circle.
  *
  * Design (nq's lesson: let the kernel keep the state):
  * - Clients talk to the daemon over a SOCK_SEQPACKET Unix socket (one message per datagram, in
@@ -133,7 +133,10 @@ struct lease {
 	int fifo;                 /* read end; -1 once ended, and for a found one */
 	bool found;               /* not granted: found held at start with no record (kind
 				   * "found"); ends when neither its lock nor a process of its
-				   * uid holds the GPU any more (lease_probe_unknown) */
+				   * uid holds the GPU any more (lease_probe_unknown) */	/* memory shares (issue 23; share.c) */
+	uint64_t mem_mib;         /* a share: claims this much of each of its GPUs (0: whole) */
+	uint64_t *used;           /* a share's: per slot, MiB its processes use (NULL: none) */
+	bool over;                /* its processes use more than it claims on one of its GPUs */
 };
 
 struct slot {
@@ -143,6 +146,10 @@ struct slot {
 	bool held_unknown;        /* locked by a process no live lease accounts for */
 	bool reserved;            /* the admin keeps it out of leasing */
 	struct alloc_gpu use;     /* observed at the last refresh */
+	/* memory shares (issue 23; share.c): the shares on it (holder stays NULL) */
+	unsigned nshares;
+	uint64_t claimed_mib;     /* their claims, or their use where more */
+	uint64_t outside_mib;     /* used by processes that belong to no share */
 };
 
 struct daemon {
@@ -290,6 +297,16 @@ bool queue_backed_off(const struct daemon *d, uid_t uid, double *until);
 size_t queue_in_order(const struct daemon *d, struct request ***out);
 /* r's place in that order, from 1. */
 size_t queue_position(const struct daemon *d, const struct request *r);
+
+/* share.c: memory shares (issue 23): placement (pure, alloc.h), accounting and attribution;
+ * uses no other file here (lease.c calls share_account as shares start and end). */
+/* The slots' share counts and claims from the lease table (after a share starts or ends). */
+void share_account(struct daemon *d);
+/* After a usage refresh: each process on a GPU with shares attributed to its share (its process
+ * tree: the job's, the env shell's descendants), the rest counted as used outside them. */
+void share_usage(struct daemon *d);
+/* The pass's GPUs get the shares' state (g[i] for slot i). */
+void share_fill(const struct daemon *d, struct alloc_gpu *g);
 
 /* The daemon's policy, struct dconf, is read by config/daemon.c: dconf_load, dconf_free
  * (config.h). */

@@ -130,6 +130,7 @@ static void usage_refresh(struct daemon *d)
 		};
 	}
 	d->usage_at = d->now;
+	share_usage(d); /* memory shares (issue 23) */
 }
 
 /* ---- the scheduling pass ---- */
@@ -325,7 +326,9 @@ void queue_schedule(struct daemon *d)
 		return; /* the old queue is coming back: serve nobody ahead of it (a timer ends this) */
 	bool want_usage = false;
 	for (size_t i = 0; i < d->nreqs; i++)
-		want_usage |= d->reqs[i]->state == R_WAITING && !d->reqs[i]->req.ignore_usage;
+		want_usage |= d->reqs[i]->state == R_WAITING &&
+			      (!d->reqs[i]->req.ignore_usage || d->reqs[i]->req.min_free_mib ||
+			       d->reqs[i]->req.mem_mib); /* a floor or a share needs the memory */
 	if (want_usage && (!d->usage_at || d->now - d->usage_at > 0.02))
 		usage_refresh(d);
 	struct alloc_gpu g[GPU_MAX];
@@ -340,6 +343,7 @@ void queue_schedule(struct daemon *d)
 		else if (!d->slots[i].reserved)
 			leasable |= 1ULL << i;
 	}
+	share_fill(d, g); /* memory shares (issue 23) */
 	struct alloc_req *rq = xcalloc(d->nreqs, sizeof *rq);
 	uint64_t *picks = xcalloc(d->nreqs, sizeof *picks);
 	unsigned cap = d->conf.max_gpus_per_user;
@@ -371,7 +375,7 @@ void queue_schedule(struct daemon *d)
 				d->backoff_due = until;
 		}
 		bool backed = boff[user] == 2;
-		bool self = r->req.count > (unsigned)__builtin_popcountll(r->req.cand & leasable &
+		bool self = !r->req.mem_mib && r->req.count > (unsigned)__builtin_popcountll(r->req.cand & leasable &
 									  ~own[user]);
 		bool expired = d->conf.head_reserve > 0 && reserved_for(d, r) >= d->conf.head_reserve;
 		rq[i].no_reserve = backed || expired;
@@ -382,7 +386,7 @@ void queue_schedule(struct daemon *d)
 		if (r->state == R_OFFERED && backed) {
 			open_backed |= r->offer; /* others may take these */
 			open[user] = 1;
-		} else if (r->state == R_OFFERED) {
+		} else if (r->state == R_OFFERED && !r->req.mem_mib) { /* (a share's: share_fill) */
 			avail &= ~r->offer;
 		}
 	}
