@@ -33,6 +33,10 @@ int lease_opts_read(struct cmd *c, struct lease_opts *o)
 				     "not '%s'", wait);
 	o->profile = args_get(a, LO_PROFILE);
 	o->rq.dry_run = args_has(a, LO_DRY);
+	const char *mem = args_get(a, LO_MEM); /* memory shares (issue 23) */
+	if (mem && (!parse_size_mib(mem, &o->rq.mem_mib) || !o->rq.mem_mib))
+		return cmd_bad_usage(c->entry, "--mem wants a size such as 20G or 512M (at most "
+				     MAX_SIZE_TEXT "), not '%s'", mem);
 	o->quiet = args_has(a, LO_QUIET);
 	return EXIT_OK;
 }

@@ -242,7 +242,7 @@ const struct cmd_entry cmd_submit_entry = {
 		 "  -n, --count N              how many GPUs (default 1, or as many as -g names)\n"
 		 "  -g, --gpus LIST            choose among these: indices, UUIDs or prefixes, bus ids\n"
 		 "      --min-free-memory SIZE, --max-util PCT, --prefer free-memory|index|util,\n"
-		 "      --ignore-usage, --uuid, --profile NAME    as for `gpuctl run`\n"
+		 "      --ignore-usage, --uuid, --profile NAME, --mem SIZE   as for `gpuctl run`\n"
 		 "      --name NAME            shown by `gpuctl jobs`, `leases` and `status`\n"
 		 "      --after ID[,ID...]     start only once these jobs of yours have succeeded; if\n"
 		 "                             one fails (or is cancelled, or lost) this one is cancelled\n"

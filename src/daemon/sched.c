@@ -492,6 +492,21 @@ void queue_schedule(struct daemon *d)
 /* Offers not taken, waits past max_wait, orphans whose client did not come back. */
 void queue_timers(struct daemon *d, double *next)
 {
+	/* memory shares (issue 23): their processes' use is looked at every usage_poll while any
+	 * share lives (a share over its claim is shown, and takes the room it uses) */
+	bool shares = false;
+	for (size_t i = 0; i < d->nslots && !shares; i++)
+		shares = d->slots[i].nshares > 0;
+	if (shares) {
+		double due = d->usage_at + d->conf.usage_poll;
+		if (d->now >= due) {
+			usage_refresh(d);
+			d->sched_due = true;
+			due = d->now + d->conf.usage_poll;
+		}
+		if (!*next || due < *next)
+			*next = due;
+	}
 	if (d->backoff_due) {
 		if (d->now >= d->backoff_due)
 			d->sched_due = true;

@@ -137,6 +137,7 @@ void job_encode(const struct job *j, struct strbuf *out)
 	msg_add_u64(out, "count", j->count);
 	add_uuids(out, "cand", j->cand, j->ncand);
 	add_num(out, "min_free", j->min_free_mib);
+	add_num(out, "mem", j->mem_mib); /* memory shares (issue 23) */
 	if (j->max_util >= 0)
 		msg_add_u64(out, "max_util", (uint64_t)j->max_util);
 	if (j->prefer >= 0)
@@ -193,7 +194,9 @@ enum key {
 	K_NODE, K_SSTATE, K_STATE, K_BOOT, K_LEASE, K_TICKET, K_PID,
 	K_NUM, K_ID = K_NUM, K_UID, K_OWNLOG, K_RETRIES, K_ATTEMPT, K_UMASK, K_COUNT, K_MIN_FREE,
 	K_MAX_UTIL, K_PREFER, K_IGNORE_USAGE, K_UUID, K_SUBMITTED, K_QUEUED, K_STARTED, K_ENDED,
-	K_EXIT, K_SIGNAL, K_NEVER, K_AGAIN, K_NKEYS
+	K_EXIT, K_SIGNAL, K_NEVER, K_AGAIN,
+	K_MEM, /* memory shares (issue 23) */
+	K_NKEYS
 };
 
 static const struct {
@@ -214,6 +217,7 @@ static const struct {
 	[K_QUEUED] = {"queued", UINT64_MAX}, [K_STARTED] = {"started", UINT64_MAX},
 	[K_ENDED] = {"ended", UINT64_MAX}, [K_EXIT] = {"exit", 255}, [K_SIGNAL] = {"signal", 64},
 	[K_NEVER] = {"never", 1}, [K_AGAIN] = {"again", UINT64_MAX},
+	[K_MEM] = {"mem", UINT64_MAX}, /* memory shares (issue 23) */
 };
 
 /* The key's number, K_NKEYS for one a newer gpuctl wrote. Keys are short and differ early:
@@ -308,6 +312,7 @@ static bool decode_line(struct job *j, const struct msg_line *l, size_t *nuuids)
 	case K_UMASK: j->umask = (unsigned)n; break;
 	case K_COUNT: j->count = (unsigned)n; break;
 	case K_MIN_FREE: j->min_free_mib = n; break;
+	case K_MEM: j->mem_mib = n; break;
 	case K_MAX_UTIL: j->max_util = (int)n; break;
 	case K_PREFER: j->prefer = (int)n; break;
 	case K_IGNORE_USAGE: j->ignore_usage = n; break;

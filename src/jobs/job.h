@@ -48,6 +48,7 @@ struct job {
 	char (*cand)[96];
 	size_t ncand;
 	uint64_t min_free_mib;
+	uint64_t mem_mib;            /* memory shares (issue 23): --mem, 0: whole GPUs */
 	int max_util, prefer;        /* -1: the daemon's rule, the config's */
 	bool ignore_usage, uuid;
 	/* CLOCK_REALTIME nanoseconds; 0: not (yet) */

@@ -48,6 +48,9 @@ int slurm_submit_check(struct submit_req *rq, struct gpu_error *err)
 	if (g->max_util >= 0 || g->prefer >= 0 || g->ignore_usage)
 		return refuse(err, "Slurm gives each job GPUs of its own (%s): --max-util, --prefer "
 			      "and --ignore-usage are for jobs of this machine", what);
+	if (g->mem_mib) /* memory shares (issue 23) */
+		return refuse(err, "--mem shares a GPU of this machine (%s): Slurm gives each job "
+			      "GPUs of its own (its sharding GRES is the site's to set up)", what);
 	if (rq->o.uuid || (p && p->uuid > 0))
 		return refuse(err, "Slurm sets CUDA_VISIBLE_DEVICES itself (%s): --uuid is for jobs "
 			      "of this machine", what);

@@ -29,6 +29,7 @@ struct grant_req {
 				  * runner's jobs): its CUDA_VISIBLE_DEVICES restricts the choice */
 	char *const *profile_env;  /* the profile's NAME=VALUE for the job (env.NAME keys),
 				   * NULL-terminated; or NULL */
+	uint64_t mem_mib;        /* memory shares (issue 23): --mem, a claim on each GPU; 0: whole */
 };
 
 /* What a granted request holds: filled by request.c (lreq_on_message), freed there
@@ -46,6 +47,8 @@ struct grant {
 	unsigned long long leased_at;    /* CLOCK_REALTIME ns the lease was granted */
 	double waited;                   /* seconds spent in the queue */
 	char **profile_env;              /* the profile's variables (grant_env adds them) */
+	uint64_t mem_mib, mem_total_mib; /* memory shares: the claim (0: whole GPUs) and the least
+					  * memory of its GPUs (0: unknown) */
 };
 
 /* The machine as the daemon's `gpus` answer describes it (index, UUID, PCI bus id, state,

@@ -260,6 +260,7 @@ void rjob_request(struct runner *r, struct rjob *rj)
 		.count = rj->j.count, .min_free_mib = rj->j.min_free_mib, .max_util = rj->j.max_util,
 		.ignore_usage = rj->j.ignore_usage, .prefer = rj->j.prefer, .wait = 0,
 		.name = rj->j.name, .label = label, .kind = "job", .command = rj->j.command,
+		.mem_mib = rj->j.mem_mib,
 	};
 	rj->req = xcalloc(1, sizeof *rj->req);
 	lreq_init(rj->req, rj->j.id, r->set, &r->cfg, &rq, cand, rj->j.count);

@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# t2019-share.sh: memory shares (`--mem SIZE`, issue 23) on a simulated 2-GPU 80 GB machine with
+# [daemon] share_margin = 10G, two users (root and nobody): six 20G shares run three per GPU at
+# once and the seventh waits; a share killed with SIGKILL leaves its room to the next at once;
+# whole-GPU and shared leases wait for each other; memory used outside gpuctl leaves room for what
+# is left; a share over its claim is shown over it; the job's environment; the JSON contract; and
+# the escape hatch `--ignore-usage --min-free-memory` on observed free memory.
+. "$(dirname "$0")/lib/lib.sh"
+. "$ROOT/tests/lib/daemon.sh"
+plan 25
+if ! can_switch; then
+	skip "memory shares across users" "needs root and setpriv to act as two users" 25
+	exit 0
+fi
+quiet_machine "$TMP/m2" 2
+# 80 GiB each, nothing reserved: the arithmetic of the checks is the daemon's own.
+sed -i 's/^memory_total_mib = .*/memory_total_mib = 81920/; s/^memory_reserved_mib = .*/memory_reserved_mib = 0/' "$TMP/m2"
+use_machine "$TMP/m2"
+daemon_setup
+WL=$B/workload
+LOG=$TMP/log
+: >"$LOG"; chmod 666 "$LOG"
+: >"$TMP/errors"; chmod 666 "$TMP/errors"
+export WORKLOAD_READY=$TMP/ready
+: >"$WORKLOAD_READY"; chmod 666 "$WORKLOAD_READY"
+printf '[daemon]\nshare_margin = 10G\noffer_timeout = 20s\nusage_poll = 200ms\n' >"$TMP/daemon.conf"
+daemon_start
+UUID0=$("$GPUCTL" status --json | jq -r '.gpus[0].uuid')
+UUID1=$("$GPUCTL" status --json | jq -r '.gpus[1].uuid')
+declare -A PID DONE
+# job WHO TAG [gpuctl run options...]: a job of root or nobody (b) that runs until `release TAG`.
+job() {
+	local who=$1 tag=$2 run=()
+	shift 2
+	[ "$who" = b ] && run=(as_nobody)
+	mkfifo -m 666 "$TMP/fifo-$tag"
+	"${run[@]}" "$GPUCTL" run -q "$@" -- "$WL" --log "$LOG" --tag "$tag" --mem 1000 \
+		--until "$TMP/fifo-$tag" 2>>"$TMP/errors" &
+	PID[$tag]=$!
+}
+release() { [ -n "${DONE[$1]:-}" ] || echo >"$TMP/fifo-$1"; DONE[$1]=1; }
+# The GPU (UUID) the job TAG started on, and the tags started on UUID.
+gpu_of() { awk -v t="$1" '$1 == "start" && $2 == t {print $6}' "$LOG"; }
+on_gpu() { awk -v u="$1" '$1 == "start" && $6 == u {print $2}' "$LOG" | sort | tr '\n' ' '; }
+started() { grep -c "^start $1 " "$LOG"; }
+# The pid of job TAG's workload (the job itself, not the gpuctl run that started it).
+wl_of() { pgrep -f -- "^$WL --log $LOG --tag $1 " | head -1; }
+shares_json() { "$GPUCTL" leases --json | jq -c "$1"; }
+
+# ---- six shares of two users, three a GPU; the seventh waits ----
+n=0
+for t in a1 b1 a2 b2 a3 b3; do
+	job "${t:0:1}" $t --mem 20G --wait
+	n=$((n + 1))
+	await_count '^start [ab]' "$LOG" $n
+done
+check_eq "six 20G shares of two users run at once" 6 "$(grep -c '^start [ab]' "$LOG")"
+check_eq "best fit: the first three fill GPU 0, the next three GPU 1, both users on each" \
+	"a1 a2 b1 |a3 b2 b3 " "$(on_gpu "$UUID0")|$(on_gpu "$UUID1")"
+job a a7 --mem 20G --wait
+wait_queue 1
+check_eq "the seventh waits (80G - 3 x 20G - 10G margin leaves 10G)" "0" "$(started a7)"
+"$GPUCTL" leases --json >"$TMP/out"
+check_eq "leases --json: each GPU has 3 shares, 60G claimed, 10G left to claim" \
+	'[[3,61440,10240],[3,61440,10240]]' "$(jqv '[.shares[] | [.count, .claimed_mib, .room_mib]]')"
+check_eq "leases --json: a share's claim and its use; a whole lease's are null" \
+	'[20480,false,[1000]]' "$(jqv '[.leases[0].mem_mib, .leases[0].over_claim, .leases[0].used_mib]')"
+check_eq "leases --json: the old keys are all still there" "true" \
+	"$(jqv '.leases[0] | has("id") and has("gpus") and has("user") and has("pid") and has("kind") and has("holder_alive")')"
+"$GPUCTL" leases >"$TMP/table"
+check_grep "leases: a share's line says its claim" 'share of 20480 MiB per GPU' "$TMP/table"
+check_grep "leases: the shared GPUs say what is left" 'GPU 0: 3 shares, 61440 MiB claimed, 0 MiB used outside them, 10240 MiB left' "$TMP/table"
+
+# ---- a share killed with SIGKILL: its room goes to the seventh at once ----
+victim=$(on_gpu "$UUID0" | awk '{print $1}')
+vpid=$(wl_of "$victim")
+kill -KILL "$vpid"
+DONE[$victim]=1
+await_line '^start a7 ' "$LOG" 30
+check_eq "SIGKILL ends the share; the seventh takes its room on that GPU" "$UUID0" "$(gpu_of a7)"
+
+# ---- a whole-GPU request waits until a GPU has no share ----
+job a x1 -n 1 --wait --ignore-usage
+wait_queue 1
+check_eq "a whole-GPU request waits while both GPUs hold shares" 0 "$(started x1)"
+for t in $(on_gpu "$UUID1"); do release "$t"; done
+await_line '^start x1 ' "$LOG" 30
+check_eq "it gets the GPU whose shares ended" "$UUID1" "$(gpu_of x1)"
+
+# ---- and a share waits until a GPU is not leased whole ----
+for t in $(on_gpu "$UUID0"); do release "$t"; done
+wait_leases 1
+job b x2 -n 1 --wait --ignore-usage
+await_line '^start x2 ' "$LOG" 30
+job b s1 --mem 20G --wait
+wait_queue 1
+check_eq "a share waits while both GPUs are leased whole" 0 "$(started s1)"
+release x2
+await_line '^start s1 ' "$LOG" 30
+check_eq "it gets the GPU freed" "$UUID0" "$(gpu_of s1)"
+release s1
+release x1
+wait_leases 0
+
+# ---- memory used outside gpuctl: 50G on GPU 1 leaves room for one 20G share there ----
+mkfifo -m 666 "$TMP/fifo-outside"
+CUDA_VISIBLE_DEVICES=1 "$WL" --mem 51200 --tag outside --until "$TMP/fifo-outside" &
+PID[outside]=$!
+await_workload $!
+job a o1 -g 1 --mem 20G
+await_line '^start o1 ' "$LOG" 30
+check_eq "one 20G share fits beside 50G used outside gpuctl (80 - 50 - 10 margin)" "$UUID1" "$(gpu_of o1)"
+check_exit "a second one does not, and is refused at once" 10 "$GPUCTL" run -q -g 1 --mem 20G -- true
+check_grep "the refusal says why" 'not enough memory left to claim' "$TMP/stderr"
+"$GPUCTL" leases --json >"$TMP/out"
+check_eq "leases --json: GPU 1's use outside its share is the 50G process" '[1,51200,0]' \
+	"$(jqv "[.shares[] | select(.uuid == \"$UUID1\") | .count, .outside_mib, .room_mib]")"
+
+# ---- a job that grows past its claim is shown over it ----
+opid=$(wl_of o1)
+printf '[process]\ngpu = 1\npid = %d\nused_memory_mib = 25000\n' "$opid" >"$TMP/procs/$opid.tmp"
+mv "$TMP/procs/$opid.tmp" "$TMP/procs/$opid"
+over() { [ "$(shares_json '.leases[0].over_claim')" = true ]; }
+wait_for over
+check_eq "a share using 25000 MiB of its 20480 is shown over its claim" '[true,[25000]]' \
+	"$(shares_json '[.leases[0].over_claim, .leases[0].used_mib]')"
+"$GPUCTL" leases >"$TMP/table"
+check_grep "leases says so" 'its processes use 25000 MiB: OVER ITS CLAIM' "$TMP/table"
+release o1
+release outside
+wait_leases 0
+
+# ---- what the job gets ----
+"$GPUCTL" run -q --mem 20G -- env >"$TMP/env"
+check_eq "GPUCTL_LEASE_MEM is the claim in MiB" "GPUCTL_LEASE_MEM=20480" "$(grep '^GPUCTL_LEASE_MEM=' "$TMP/env")"
+check_eq "JAX's memory fraction is the claim's share of the GPU" "XLA_PYTHON_CLIENT_MEM_FRACTION=0.250" \
+	"$(grep '^XLA_PYTHON_CLIENT_MEM_FRACTION=' "$TMP/env")"
+check_eq "TensorFlow grows its memory instead of taking the GPU" "TF_FORCE_GPU_ALLOW_GROWTH=true" \
+	"$(grep '^TF_FORCE_GPU_ALLOW_GROWTH=' "$TMP/env")"
+
+# ---- the escape hatch: --ignore-usage --min-free-memory reads the observed free memory ----
+mkfifo -m 666 "$TMP/fifo-busy"
+CUDA_VISIBLE_DEVICES=0 "$WL" --mem 70000 --tag busy --until "$TMP/fifo-busy" &
+PID[busy]=$!
+await_workload $!
+check_exit "--ignore-usage --min-free-memory 20G leases the GPU with 20G free" 0 \
+	"$GPUCTL" run -q -n 1 --ignore-usage --min-free-memory 20G -- sh -c 'echo $CUDA_VISIBLE_DEVICES'
+check_eq "which is GPU 1 (GPU 0 has 11.6G free)" "1" "$(cat "$TMP/stdout")"
+release busy
+
+for t in "${!PID[@]}"; do release "$t"; done
+for t in "${!PID[@]}"; do wait "${PID[$t]}" 2>/dev/null; done
+daemon_stop
+check_eq "no client saw an error" "" "$(grep -v 'not enough memory' "$TMP/errors" | head -3)"
