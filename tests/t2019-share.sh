@@ -7,9 +7,9 @@
 # the escape hatch `--ignore-usage --min-free-memory` on observed free memory.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 25
+plan 29
 if ! can_switch; then
-	skip "memory shares across users" "needs root and setpriv to act as two users" 25
+	skip "memory shares across users" "needs root and setpriv to act as two users" 29
 	exit 0
 fi
 quiet_machine "$TMP/m2" 2
@@ -137,6 +137,39 @@ check_eq "JAX's memory fraction is the claim's share of the GPU" "XLA_PYTHON_CLI
 	"$(grep '^XLA_PYTHON_CLIENT_MEM_FRACTION=' "$TMP/env")"
 check_eq "TensorFlow grows its memory instead of taking the GPU" "TF_FORCE_GPU_ALLOW_GROWTH=true" \
 	"$(grep '^TF_FORCE_GPU_ALLOW_GROWTH=' "$TMP/env")"
+
+# ---- env, submit and the Python module take --mem too ----
+"$GPUCTL" env -q --mem 10G --format=json --hold-pid $$ >"$TMP/out" 2>>"$TMP/errors"
+check_eq "env --mem: the share's variables" '["10240","0.125"]' \
+	"$(jqv '[.GPUCTL_LEASE_MEM, .GPUCTL_LEASE_MEM_FRACTION]')"
+check_exit "and it is released by its id" 0 "$GPUCTL" release --lease="$(jq -r .GPUCTL_LEASE_ID "$TMP/out")"
+id=$(cd "$TMP" && "$GPUCTL" submit --mem 30G -- sh -c 'echo "mem=$GPUCTL_LEASE_MEM"' 2>>"$TMP/errors")
+"$GPUCTL" wait "$id" >/dev/null 2>&1
+check_eq "submit --mem: the job ran on a share of 30G" "mem=30720" "$("$GPUCTL" logs "$id" 2>&1)"
+mkdir -p "$TMP/pystub/torch"
+cat >"$TMP/pystub/torch/__init__.py" <<'PY'
+calls = []
+class _Props:
+    total_memory = 81920 * 1048576
+class cuda:
+    @staticmethod
+    def get_device_properties(i):
+        return _Props()
+    @staticmethod
+    def set_per_process_memory_fraction(f, i):
+        calls.append((f, i))
+PY
+PYTHONPATH=$ROOT/python:$TMP/pystub GPUCTL_BINARY=$GPUCTL PYTHONDONTWRITEBYTECODE=1 python3 -c '
+import os, gpuctl
+lease = gpuctl.lease(mem="20G")
+print(os.environ["GPUCTL_LEASE_MEM"], lease.mem, os.environ["XLA_PYTHON_CLIENT_MEM_FRACTION"])
+import torch
+print(lease.limit_torch(), torch.calls)
+lease.release()
+print("XLA_PYTHON_CLIENT_MEM_FRACTION" in os.environ)
+' >"$TMP/py.out" 2>>"$TMP/errors"
+check_eq "gpuctl.lease(mem=...): the claim in os.environ; limit_torch() sets PyTorch's fraction" \
+	"20480 20480 0.250|[0.25] [(0.25, 0)]|False" "$(paste -sd'|' "$TMP/py.out")"
 
 # ---- the escape hatch: --ignore-usage --min-free-memory reads the observed free memory ----
 mkfifo -m 666 "$TMP/fifo-busy"
