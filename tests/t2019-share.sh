@@ -7,9 +7,9 @@
 # the escape hatch `--ignore-usage --min-free-memory` on observed free memory.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 29
+plan 32
 if ! can_switch; then
-	skip "memory shares across users" "needs root and setpriv to act as two users" 29
+	skip "memory shares across users" "needs root and setpriv to act as two users" 32
 	exit 0
 fi
 quiet_machine "$TMP/m2" 2
@@ -185,3 +185,22 @@ for t in "${!PID[@]}"; do release "$t"; done
 for t in "${!PID[@]}"; do wait "${PID[$t]}" 2>/dev/null; done
 daemon_stop
 check_eq "no client saw an error" "" "$(grep -v 'not enough memory' "$TMP/errors" | head -3)"
+
+# ---- share_overuse = stop: the job's own `gpuctl run` stops it once it is over its claim ----
+printf '[daemon]\nshare_margin = 10G\nusage_poll = 200ms\nshare_overuse = stop\n' >"$TMP/daemon.conf"
+daemon_start
+job b g1 --mem 20G
+await_line '^start g1 ' "$LOG" 30
+gpid=$(wl_of g1)
+check_eq "within its claim it runs on" 0 "$(grep -c '^end g1 ' "$LOG")"
+printf '[process]\ngpu = 0\npid = %d\nused_memory_mib = 30000\n' "$gpid" >"$TMP/procs/$gpid.tmp"
+mv "$TMP/procs/$gpid.tmp" "$TMP/procs/$gpid"
+await_line '^end g1 ' "$LOG" 30
+check_grep "over it, its run says why and stops it (as the job's own user)" \
+	'gpuctl run: the job.s processes use 30000 MiB of a GPU, over its share of 20480 MiB: stopping it' \
+	"$TMP/errors"
+wait "${PID[g1]}" 2>/dev/null
+DONE[g1]=1
+wait_leases 0
+check_eq "and its share ends with it" 0 "$(live_leases)"
+daemon_stop

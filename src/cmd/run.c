@@ -4,6 +4,7 @@
  * SIGKILL) and ends with the job and whatever it started. */
 #include "base/escape.h"
 #include "cmd/leaseopts.h"
+#include "lease/watch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -86,6 +87,9 @@ static int start_job(struct grant *g, char **argv, bool uuid)
 	}
 	child = pid;
 	close(errpipe[1]);
+	char id[sizeof g->id]; /* memory shares: the daemon's word on its claim, under stop */
+	snprintf(id, sizeof id, "%s", g->id);
+	bool watch = g->mem_mib && g->stop_over;
 	grant_free(g); /* the job holds the lease now: it ends with the job and what it started */
 	int e = 0;
 	ssize_t r;
@@ -95,8 +99,11 @@ static int start_job(struct grant *g, char **argv, bool uuid)
 	if (r == sizeof e)
 		fprintf(stderr, "gpuctl run: cannot run '%s': %s\n", argv[0], strerror(e));
 	int status;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	if (watch)
+		status = share_watch_wait(pid, id, "gpuctl run");
+	else
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
 	child = 0;
 	grant_env_free(env);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -282,6 +282,7 @@ void queue_take(struct daemon *d, struct conn *c, const struct msg *m)
 					total = d->set->gpus[i].mem_total >> 20;
 			msg_add_u64(&sb, "mem", l->mem_mib);
 			msg_add_u64(&sb, "mem_total", total);
+			msg_add(&sb, "overuse", d->conf.share_stop ? "stop" : "warn", NULL);
 		}
 		conn_send(d, c, &sb, fds, nfds);
 		sb_free(&sb);

@@ -49,6 +49,7 @@ struct grant {
 	char **profile_env;              /* the profile's variables (grant_env adds them) */
 	uint64_t mem_mib, mem_total_mib; /* memory shares: the claim (0: whole GPUs) and the least
 					  * memory of its GPUs (0: unknown) */
+	bool stop_over;                  /* share_overuse = stop: the job is stopped over its claim */
 };
 
 /* The machine as the daemon's `gpus` answer describes it (index, UUID, PCI bus id, state,

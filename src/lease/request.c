@@ -156,6 +156,7 @@ int lreq_on_message(struct lreq *r, const struct msg *m, const int *fds, size_t 
 			r->g.mem_mib = v;
 		if (msg_get_u64(m, "mem_total", UINT64_MAX, &v))
 			r->g.mem_total_mib = v;
+		r->g.stop_over = msg_get(m, "overuse") && !strcmp(msg_get(m, "overuse"), "stop");
 		r->state = LREQ_DONE;
 		return 1;
 	}
