@@ -7,9 +7,9 @@
 # the escape hatch `--ignore-usage --min-free-memory` on observed free memory.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 32
+plan 34
 if ! can_switch; then
-	skip "memory shares across users" "needs root and setpriv to act as two users" 32
+	skip "memory shares across users" "needs root and setpriv to act as two users" 34
 	exit 0
 fi
 quiet_machine "$TMP/m2" 2
@@ -70,6 +70,14 @@ check_eq "leases --json: the old keys are all still there" "true" \
 "$GPUCTL" leases >"$TMP/table"
 check_grep "leases: a share's line says its claim" 'share of 20480 MiB per GPU' "$TMP/table"
 check_grep "leases: the shared GPUs say what is left" 'GPU 0: 3 shares, 61440 MiB claimed, 0 MiB used outside them, 10240 MiB left' "$TMP/table"
+start_exporter
+curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics"
+stop_exporter
+check_eq "exporter: shares per GPU and the room left" "3 3 10737418240" \
+	"$(awk '/^gpuctl_gpu_shares\{gpu="0"/ {a=$NF} /^gpuctl_gpu_shares\{gpu="1"/ {b=$NF}
+		/^gpuctl_gpu_share_room_bytes\{gpu="0"/ {c=$NF} END {print a, b, c}' "$TMP/metrics")"
+check_eq "exporter: each share's claim, with its holder (three of nobody's)" "6 3" \
+	"$(grep -c '^gpuctl_share_claim_bytes{.*} 21474836480$' "$TMP/metrics") $(grep -c '^gpuctl_share_claim_bytes{.*holder="nobody"' "$TMP/metrics")"
 
 # ---- a share killed with SIGKILL: its room goes to the seventh at once ----
 victim=$(on_gpu "$UUID0" | awk '{print $1}')
