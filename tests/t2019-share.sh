@@ -7,9 +7,9 @@
 # the escape hatch `--ignore-usage --min-free-memory` on observed free memory.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 34
+plan 38
 if ! can_switch; then
-	skip "memory shares across users" "needs root and setpriv to act as two users" 34
+	skip "memory shares across users" "needs root and setpriv to act as two users" 38
 	exit 0
 fi
 quiet_machine "$TMP/m2" 2
@@ -70,6 +70,12 @@ check_eq "leases --json: the old keys are all still there" "true" \
 "$GPUCTL" leases >"$TMP/table"
 check_grep "leases: a share's line says its claim" 'share of 20480 MiB per GPU' "$TMP/table"
 check_grep "leases: the shared GPUs say what is left" 'GPU 0: 3 shares, 61440 MiB claimed, 0 MiB used outside them, 10240 MiB left' "$TMP/table"
+"$GPUCTL" status --json >"$TMP/out"
+check_eq "status --json: GPU 0's shares, who holds each; its whole-GPU lease is null" \
+	'[3,10240,3,null]' "$(jqv '.gpus[0] | [.shares.count, .shares.room_mib, (.shares.leases | length), .lease]')"
+"$GPUCTL" status >"$TMP/table"
+check_grep "status: a GPU's shares and each share's holder" \
+	'shared: 3 shares, 61440 MiB claimed, 10240 MiB left to claim' "$TMP/table"
 start_exporter
 curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics"
 stop_exporter
@@ -134,6 +140,11 @@ check_eq "a share using 25000 MiB of its 20480 is shown over its claim" '[true,[
 	"$(shares_json '[.leases[0].over_claim, .leases[0].used_mib]')"
 "$GPUCTL" leases >"$TMP/table"
 check_grep "leases says so" 'its processes use 25000 MiB: OVER ITS CLAIM' "$TMP/table"
+"$GPUCTL" doctor --json >"$TMP/out"
+check_eq "doctor finds the share over its claim" '"share_over_claim"' \
+	"$(jqv '[.findings[] | select(.code == "share_over_claim") | .code][0]')"
+"$GPUCTL" status >"$TMP/table"
+check_grep "status shows it over" 'share: root, pid [0-9]+, 20480 MiB, uses 25000 MiB, OVER ITS CLAIM' "$TMP/table"
 release o1
 release outside
 wait_leases 0

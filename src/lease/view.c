@@ -298,6 +298,14 @@ const struct share_gpu *leaseview_share_gpu(const struct leaseview *v, const cha
 	return NULL;
 }
 
+uint64_t leaseview_share_used(const struct lease_info *l, const char *uuid)
+{
+	for (size_t g = 0; g < l->ngpus && g < l->nused; g++)
+		if (!strcmp(l->uuids[g], uuid))
+			return l->used[g];
+	return 0;
+}
+
 const struct lease_info *leaseview_share(const struct leaseview *v, const char *uuid, size_t k)
 {
 	for (size_t i = 0; i < v->nleases; i++)
@@ -310,10 +318,10 @@ const struct lease_info *leaseview_share(const struct leaseview *v, const char *
 const struct lease_info *leaseview_holder(const struct leaseview *v, const char *uuid)
 {
 	for (size_t i = 0; i < v->nleases; i++)
-		for (size_t k = 0; k < v->leases[i].ngpus; k++)
+		for (size_t k = 0; !v->leases[i].mem_mib && k < v->leases[i].ngpus; k++)
 			if (!strcmp(v->leases[i].uuids[k], uuid))
 				return &v->leases[i];
-	return NULL;
+	return NULL; /* (a GPU's shares: leaseview_share) */
 }
 
 bool leaseview_held(const struct leaseview *v, const char *uuid)

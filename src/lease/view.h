@@ -91,6 +91,8 @@ bool leaseview_load(struct leaseview *v, struct gpu_error *err);
  * k-th share on it (NULL past the last). */
 const struct share_gpu *leaseview_share_gpu(const struct leaseview *v, const char *uuid);
 const struct lease_info *leaseview_share(const struct leaseview *v, const char *uuid, size_t k);
+/* What share l's processes use on the GPU uuid (MiB, 0: nothing seen). */
+uint64_t leaseview_share_used(const struct lease_info *l, const char *uuid);
 /* The same, waiting at most timeout seconds for the answer (never longer than the client's own
  * timeout): for a view whose leases are extra (status), which must not wait 5 s for them. */
 bool leaseview_load_within(struct leaseview *v, double timeout, struct gpu_error *err);

@@ -111,6 +111,39 @@ static void proc_details(struct json *j, const struct gpu_proc *p)
 	json_uint(j, "rss_mib", mib(p->rss));
 }
 
+/* memory shares (issue 23): "shares": null, or the GPU's shares as the daemon counts them (MiB:
+ * claimed, used outside them, left to claim) and each share (who, its claim, its use). */
+static void json_shares(struct json *j, const struct status_json_opts *o, const struct gpu *g)
+{
+	const struct share_gpu *s = o->leases ? leaseview_share_gpu(o->leases, g->uuid) : NULL;
+	if (!s) {
+		json_null(j, "shares");
+		return;
+	}
+	json_obj(j, "shares");
+	json_uint(j, "count", s->count);
+	json_uint(j, "claimed_mib", s->claimed);
+	json_uint(j, "outside_mib", s->outside);
+	json_uint(j, "room_mib", s->room);
+	json_arr(j, "leases");
+	const struct lease_info *l;
+	for (size_t k = 0; (l = leaseview_share(o->leases, g->uuid, k)); k++) {
+		json_obj(j, NULL);
+		json_str(j, "id", l->id);
+		json_str(j, "user", l->user);
+		json_uint(j, "uid", l->uid);
+		json_int(j, "pid", l->pid);
+		json_str(j, "kind", l->kind);
+		json_str(j, "name", l->name);
+		json_uint(j, "mem_mib", l->mem_mib);
+		json_uint(j, "used_mib", leaseview_share_used(l, g->uuid));
+		json_bool(j, "over_claim", l->over);
+		json_end_obj(j);
+	}
+	json_end_arr(j);
+	json_end_obj(j);
+}
+
 static void gpu_json(struct json *j, const struct status_json_opts *o, const struct gpu *g)
 {
 	json_obj(j, NULL);
@@ -147,6 +180,7 @@ static void gpu_json(struct json *j, const struct status_json_opts *o, const str
 	} else {
 		json_null(j, "lease");
 	}
+	json_shares(j, o, g); /* memory shares (issue 23) */
 	if (!o->no_procs) {
 		if (gpu_has(g, GF_PROCESSES)) {
 			json_arr(j, "processes");
