@@ -11,7 +11,7 @@ enum {
 	LO_MINFREE = 300, LO_MAXUTIL, LO_PREFER, LO_IGNORE, LO_UUID, LO_NAME, LO_WAIT, LO_PROFILE,
 	LO_DRY,
 	/* memory shares (issue 23) */
-	LO_MEM = 340,
+	LO_MEM = 340, LO_MIG,
 };
 
 /* -g, --gpus comes with CMD_GPUS. */
@@ -28,7 +28,8 @@ enum {
 	{"dry-run", no_argument, NULL, LO_DRY},                                 \
 	{"quiet", no_argument, NULL, LO_QUIET},                                 \
 	/* memory shares (issue 23) */                                          \
-	{"mem", required_argument, NULL, LO_MEM}
+	{"mem", required_argument, NULL, LO_MEM},                               \
+	{"mig", required_argument, NULL, LO_MIG}
 
 #define LEASE_USAGE                                                                              \
 	"  -n, --count N              how many GPUs (default 1, or as many as -g names)\n"       \
@@ -45,7 +46,9 @@ enum {
 	"      --dry-run              show the choice and the environment, change nothing\n"     \
 	"  -q, --quiet                no line on stderr about what was leased\n"                \
 	"      --mem SIZE             a share: SIZE of each GPU's memory (e.g. 20G), not the\n"   \
-	"                             whole GPU; other shares may use the rest (best fit)\n"
+	"                             whole GPU; other shares may use the rest (best fit)\n"      \
+	"      --mig PROFILE          a free MIG instance of this profile (e.g. 3g.71gb);\n"      \
+	"                             -g GPU:INSTANCE or -g MIG-<uuid> names one\n"
 
 /* The options above (and -g) into o. EXIT_OK, or a usage error (printed). */
 int lease_opts_read(struct cmd *c, struct lease_opts *o);

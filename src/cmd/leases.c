@@ -133,6 +133,7 @@ static void print_json(const struct leaseview *v, const struct gpu_set *set)
 		json_str(&j, "name", l->name);
 		json_str(&j, "command", l->command);
 		json_share(&j, l); /* memory shares (issue 23) */
+		json_str(&j, "mig_uuid", l->mig_uuid[0] ? l->mig_uuid : NULL); /* MIG instances */
 		bool alive = leaseview_holder_alive(l);
 		json_bool(&j, "holder_alive", alive);
 		if (alive) {
@@ -253,6 +254,8 @@ static void print_table(const struct leaseview *v, const struct gpu_set *set)
 			holder_note(&sb, l);
 		if (l->mem_mib)
 			table_share(&sb, l);
+		if (l->mig_uuid[0])
+			sb_addf(&sb, "%-7s MIG instance %s\n", "", esc_str(l->mig_uuid, 0));
 	}
 	table_shares(&sb, v, set);
 	for (size_t i = 0; i < v->nheld; i++) {

@@ -13,15 +13,19 @@ const char *alloc_why_not(const struct alloc_gpu *g, const struct alloc_req *r,
 {
 	if (g->reserved)
 		return "reserved by the administrator";
+	if (r->mig) /* a MIG instance (mig.c) */
+		return alloc_mig_why_not(g, r);
 	if (r->mem_mib) /* a share (share.c) */
 		return alloc_share_why_not(g, r, p);
 	if (g->leased)
 		return "leased";
 	if (g->nshares && !r->drain)
 		return "shared (memory leases on it)";
+	if (g->mig_busy && !r->drain)
+		return "MIG instances of it are leased";
 	if (r->min_free_mib && (!g->mem_valid || g->free_mib < r->min_free_mib))
 		return g->mem_valid ? "not enough free memory" : "free memory unknown";
-	if (r->ignore_usage || (r->drain && g->nshares))
+	if (r->ignore_usage || (r->drain && (g->nshares || g->mig_busy)))
 		return NULL;
 	/* A value the driver cannot give (utilisation under MIG) does not make a GPU busy. */
 	if (g->mem_valid && g->used_mib > p->max_used_mib)
@@ -264,6 +268,16 @@ static void consider(struct alloc_gpu *g, size_t n, const struct alloc_req *reqs
 	size_t u = user_of(&reqs[i], q);
 	/* (a request that does not wait is its user's "now": its own queue order does not bind it) */
 	picks[i] = alloc_pick(g, n, &reqs[i], p, *avail & ~(reqs[i].queued ? kp->mine[u] : 0));
+	if (picks[i] && reqs[i].mig) {
+		/* A MIG instance leaves the GPU's other instances to others. */
+		for (size_t k = 0; k < n && k < GPU_MAX; k++)
+			if (picks[i] >> k & 1) {
+				int j = alloc_mig_pick(&g[k], &reqs[i]);
+				if (j >= 0)
+					g[k].mig_busy |= 1ULL << j;
+			}
+		return;
+	}
 	if (picks[i] && reqs[i].mem_mib) {
 		/* A share leaves its GPUs to others, less its claim (memory shares, issue 23). */
 		for (size_t k = 0; k < n && k < GPU_MAX; k++)
@@ -290,7 +304,7 @@ static void consider(struct alloc_gpu *g, size_t n, const struct alloc_req *reqs
 		/* (a request behind its user's own_wait one waits on it: it keeps nothing back) */
 		/* A whole-GPU head keeps GPUs with shares too, so none lands there until it runs. */
 		struct alloc_req x = reqs[i];
-		x.drain = !x.mem_mib;
+		x.drain = !x.mem_mib && !x.mig;
 		kp->all = alloc_best(g, n, &x, p, *avail, &got);
 		*avail &= ~kp->all;
 		kp->head = i;

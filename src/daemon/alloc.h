@@ -26,6 +26,12 @@ struct alloc_gpu {
 	unsigned nshares;            /* shares on it (leases and open offers) */
 	uint64_t claimed_mib;        /* theirs: each its claim, or what its processes use if more */
 	uint64_t outside_mib;        /* used by processes that belong to no share */
+	/* MIG instances as lease units (issue 23; mig.c) */
+	bool mig_mode;               /* MIG enabled: its instances are leased one by one */
+	unsigned nmigs;
+	const struct mig_dev *migs;  /* the machine's, for the pass */
+	uint64_t mig_busy;           /* bit j: migs[j] leased or offered */
+	uint64_t mig_inuse;          /* bit j: a compute process runs on migs[j] */
 };
 
 /* struct alloc_policy (when a GPU counts as free) and enum queue_order (fair or fifo) are the
@@ -56,6 +62,10 @@ struct alloc_req {
 	bool pack;                   /* a share placed best fit (the least room left first) */
 	bool drain;                  /* (the pass's own) a whole-GPU head's reservation: GPUs
 				      * with shares count, so no new share lands on them */
+	/* MIG instances (issue 23): one instance of a GPU in cand */
+	bool mig;
+	int mig_index;               /* that one (migs[mig_index]); -1: any */
+	const char *mig_profile;     /* any of this profile ("3g.71gb"); NULL: any */
 	bool head;                   /* the last pass's head: considered first, before the order,
 				      * so its reservation holds until it runs (else, in the fair
 				      * order, each GPU freed could go to whoever then holds fewer,
@@ -86,6 +96,10 @@ const char *alloc_share_why_not(const struct alloc_gpu *g, const struct alloc_re
 /* x before y for share r: best fit (the least room left) when r->pack, else r->prefer. */
 bool alloc_share_better(const struct alloc_gpu *x, const struct alloc_gpu *y,
 			const struct alloc_req *r, const struct alloc_policy *p);
+/* MIG instances (mig.c): why g has no instance for r (r->mig); NULL when it has; and the
+ * instance it would get (its index in g->migs), or -1. */
+const char *alloc_mig_why_not(const struct alloc_gpu *g, const struct alloc_req *r);
+int alloc_mig_pick(const struct alloc_gpu *g, const struct alloc_req *r);
 /* ---- end of memory shares ---- */
 
 /* Why a GPU is not free for a request; NULL when it is. */

@@ -1,6 +1,6 @@
 /* daemon/ (rank 2, a program entered from cmd/daemon.c only) and daemon.h: `gpuctl daemon`, the
  * one trusted writer of shared GPU state. Order of its files: share < alloc < order;
- * conn < share < lease < recover; both < sched < queue < list < daemon; no circle.
+ * conn < share, mig < lease < recover; both < sched < queue < list < daemon; no circle.
  *
  * Design (nq's lesson: let the kernel keep the state):
  * - Clients talk to the daemon over a SOCK_SEQPACKET Unix socket (one message per datagram, in
@@ -116,6 +116,9 @@ struct request {
 	double defer_from;        /* monotonic: a request that does not wait has waited since then
 				   * for GPUs offered to others to be taken or lapse; 0: not */
 	enum req_note note;
+	/* MIG instances (issue 23; mig.c) */
+	char mig_profile[32];     /* req.mig_profile points here */
+	int offer_mig;            /* the instance offered (its index in the GPU's migs); -1 */
 };
 
 struct lease {
@@ -137,6 +140,8 @@ struct lease {
 	uint64_t mem_mib;         /* a share: claims this much of each of its GPUs (0: whole) */
 	uint64_t *used;           /* a share's: per slot, MiB its processes use (NULL: none) */
 	bool over;                /* its processes use more than it claims on one of its GPUs */
+	int mig;                  /* MIG instances: 1 + the instance's index in its GPU's migs (the
+				   * one GPU of gpus); 0: none (mig.c) */
 };
 
 struct slot {
@@ -150,6 +155,8 @@ struct slot {
 	unsigned nshares;
 	uint64_t claimed_mib;     /* their claims, or their use where more */
 	uint64_t outside_mib;     /* used by processes that belong to no share */
+	uint64_t mig_busy;        /* MIG instances (mig.c): bit j, migs[j] leased */
+	uint64_t mig_inuse;       /* bit j: a compute process runs on migs[j] */
 };
 
 struct daemon {
@@ -307,6 +314,18 @@ void share_account(struct daemon *d);
 void share_usage(struct daemon *d);
 /* The pass's GPUs get the shares' state (g[i] for slot i). */
 void share_fill(const struct daemon *d, struct alloc_gpu *g);
+
+/* mig.c: MIG instances as lease units (issue 23), beside share.c. */
+/* A request's mig_uuid, mig_slot or mig_profile; false: why says what is wrong. */
+bool mig_parse(struct daemon *d, struct request *r, const struct msg *m, char *why, size_t n);
+/* The pass's GPUs get their instances (leased, offered, in use). */
+void mig_fill(const struct daemon *d, struct alloc_gpu *g);
+/* After a usage refresh: which instances run compute processes. */
+void mig_usage(struct daemon *d);
+/* The instance r is offered on the GPU of mask (-1: none). */
+int mig_choose(const struct daemon *d, const struct request *r, uint64_t mask);
+/* The MIG UUID of lease l's instance; NULL: not a MIG lease. */
+const char *mig_uuid_of(const struct daemon *d, const struct lease *l);
 
 /* The daemon's policy, struct dconf, is read by config/daemon.c: dconf_load, dconf_free
  * (config.h). */

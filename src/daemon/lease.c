@@ -197,6 +197,8 @@ static bool record_write(struct daemon *d, const struct lease *l)
 		msg_add(&sb, "command", l->command, NULL);
 	if (l->mem_mib)
 		msg_add_u64(&sb, "mem", l->mem_mib);
+	if (l->mig)
+		msg_add_u64(&sb, "mig", (uint64_t)l->mig);
 	for (size_t i = 0; i < d->nslots; i++)
 		if (l->gpus >> i & 1)
 			msg_add(&sb, "gpu", d->slots[i].uuid, NULL);
@@ -224,11 +226,11 @@ void lease_add(struct daemon *d, struct lease *l)
 	d->leases = grow_array(d->leases, &d->leases_cap, d->nleases + 1, sizeof *d->leases);
 	d->leases[d->nleases++] = l;
 	for (size_t i = 0; i < d->nslots; i++)
-		if ((l->gpus >> i & 1) && !l->mem_mib) {
+		if ((l->gpus >> i & 1) && !l->mem_mib && !l->mig) {
 			d->slots[i].holder = l;
 			d->slots[i].held_unknown = false;
 		}
-	if (l->mem_mib)
+	if (l->mem_mib || l->mig)
 		share_account(d);
 }
 
@@ -277,7 +279,7 @@ static int fresh_lock(struct daemon *d, const struct slot *s, const struct lease
 		      struct gpu_error *err)
 {
 	char name[160], tmp[160], suffix[40] = "";
-	if (l->mem_mib)
+	if (l->mem_mib || l->mig)
 		share_lock_suffix(l, suffix, sizeof suffix);
 	lease_lock_name(s, name, sizeof name, suffix);
 	strcat(suffix, ".new");
@@ -327,6 +329,13 @@ struct lease *lease_grant(struct daemon *d, struct request *r, int *fds, size_t 
 	l->command = r->command ? xstrdup(r->command) : NULL;
 	l->gpus = r->offer;
 	l->mem_mib = r->req.mem_mib;
+	l->mig = r->req.mig && r->offer_mig >= 0 ? r->offer_mig + 1 : 0;
+	if (r->req.mig && !l->mig) {
+		err->code = EXIT_BUSY;
+		snprintf(err->msg, sizeof err->msg, "the MIG instance offered is gone");
+		lease_free(l);
+		return NULL;
+	}
 	l->fifo = -1;
 	char fifo[64];
 	snprintf(fifo, sizeof fifo, "lease-%s.fifo", l->id);
@@ -473,7 +482,7 @@ void lease_end(struct daemon *d, struct lease *l)
 		/* The FIFO is the lease: once its last writer closed, the lease is over even if a
 		 * holder kept the lock descriptor (issue 21: a kept lock blocked the GPU after a
 		 * restart, counted against nobody). */
-		if (l->mem_mib)
+		if (l->mem_mib || l->mig)
 			share_retire_locks(d, l);
 		else
 			lease_retire_locks(d, l->gpus);
@@ -487,7 +496,7 @@ void lease_end(struct daemon *d, struct lease *l)
 		if (d->leases[i] != l)
 			d->leases[k++] = d->leases[i];
 	d->nleases = k;
-	bool share = l->mem_mib;
+	bool share = l->mem_mib || l->mig;
 	lease_free(l);
 	if (share)
 		share_account(d);

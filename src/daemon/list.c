@@ -220,6 +220,10 @@ static void render(struct daemon *d, uid_t uid, struct list_cache *e)
 		size_t extra = 0;
 		if (l->mem_mib) /* memory shares (issue 23): the claim, over it, and each GPU's use */
 			extra = share_lines(&x.rec, d, l);
+		if (mig_uuid_of(d, l)) { /* MIG instances: the instance */
+			msg_add(&x.rec, "lmig", mig_uuid_of(d, l), NULL);
+			extra++;
+		}
 		put(&x, 3 + extra + gpu_lines(&x.rec, d, "lgpu", l->gpus));
 	}
 	/* memory shares: per GPU with shares, how many, their claims, the use outside them and
@@ -315,7 +319,7 @@ static uint64_t fingerprint(const struct daemon *d)
 	/* memory shares (issue 23) */
 	for (size_t i = 0; i < d->nleases; i++) {
 		const struct lease *l = d->leases[i];
-		MIX(l->mem_mib); MIX(l->over);
+		MIX(l->mem_mib); MIX(l->over); MIX(l->mig);
 		for (size_t k = 0; l->used && k < d->nslots; k++)
 			MIX(l->used[k]);
 	}

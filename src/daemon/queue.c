@@ -92,6 +92,11 @@ static bool parse_request(struct daemon *d, struct conn *c, const struct msg *m,
 		r->req.max_util = (int)v;
 	}
 	r->req.ignore_usage = msg_get_u64(m, "ignore_usage", 1, &v) && v;
+	char why[160]; /* MIG instances (issue 23) */
+	if (!mig_parse(d, r, m, why, sizeof why)) {
+		conn_error(d, c, r->id, EXIT_NO_SUCH_GPU, "%s", why);
+		return false;
+	}
 	if ((s = msg_get(m, "prefer")) && !config_parse_prefer(s, &r->req.prefer)) {
 		conn_error(d, c, r->id, EXIT_USAGE, "prefer is free-memory, index or util");
 		return false;
@@ -163,6 +168,7 @@ void queue_acquire(struct daemon *d, struct conn *c, const struct msg *m)
 	r->since = time(NULL);
 	r->arrived_ns = queue_realtime_ns();
 	r->state = R_WAITING;
+	r->offer_mig = -1;
 	if (!parse_request(d, c, m, r, &dry)) {
 		queue_request_free(r);
 		return;
@@ -284,6 +290,8 @@ void queue_take(struct daemon *d, struct conn *c, const struct msg *m)
 			msg_add_u64(&sb, "mem_total", total);
 			msg_add(&sb, "overuse", d->conf.share_stop ? "stop" : "warn", NULL);
 		}
+		if (mig_uuid_of(d, l)) /* MIG instances */
+			msg_add(&sb, "mig", mig_uuid_of(d, l), NULL);
 		conn_send(d, c, &sb, fds, nfds);
 		sb_free(&sb);
 	}

@@ -131,6 +131,7 @@ static void usage_refresh(struct daemon *d)
 	}
 	d->usage_at = d->now;
 	share_usage(d); /* memory shares (issue 23) */
+	mig_usage(d);   /* MIG instances (issue 23) */
 }
 
 /* ---- the scheduling pass ---- */
@@ -192,6 +193,7 @@ static void busy(struct daemon *d, struct request *r, const struct alloc_gpu *g,
 static void offer(struct daemon *d, struct request *r, uint64_t mask)
 {
 	static uint64_t serial;
+	r->offer_mig = r->req.mig ? mig_choose(d, r, mask) : -1; /* (before it counts as offered) */
 	r->state = R_OFFERED;
 	r->offer = mask;
 	r->offer_serial = ++serial;
@@ -202,6 +204,9 @@ static void offer(struct daemon *d, struct request *r, uint64_t mask)
 	msg_add_u64(&sb, "id", r->id);
 	msg_add_u64(&sb, "offer", r->offer_serial);
 	queue_add_gpus(&sb, d, "gpu", mask);
+	for (size_t k = 0; r->offer_mig >= 0 && k < d->nslots; k++) /* MIG instances: which */
+		if ((mask >> k & 1) && (size_t)r->offer_mig < d->set->gpus[k].nmigs)
+			msg_add(&sb, "mig", d->set->gpus[k].migs[r->offer_mig].uuid, NULL);
 	conn_send(d, r->conn, &sb, NULL, 0);
 	sb_free(&sb);
 	d->queue_dirty |= r->req.queued;
@@ -344,6 +349,7 @@ void queue_schedule(struct daemon *d)
 			leasable |= 1ULL << i;
 	}
 	share_fill(d, g); /* memory shares (issue 23) */
+	mig_fill(d, g);   /* MIG instances (issue 23) */
 	struct alloc_req *rq = xcalloc(d->nreqs, sizeof *rq);
 	uint64_t *picks = xcalloc(d->nreqs, sizeof *picks);
 	unsigned cap = d->conf.max_gpus_per_user;
@@ -375,7 +381,7 @@ void queue_schedule(struct daemon *d)
 				d->backoff_due = until;
 		}
 		bool backed = boff[user] == 2;
-		bool self = !r->req.mem_mib && r->req.count > (unsigned)__builtin_popcountll(r->req.cand & leasable &
+		bool self = !r->req.mem_mib && !r->req.mig && r->req.count > (unsigned)__builtin_popcountll(r->req.cand & leasable &
 									  ~own[user]);
 		bool expired = d->conf.head_reserve > 0 && reserved_for(d, r) >= d->conf.head_reserve;
 		rq[i].no_reserve = backed || expired;
@@ -386,7 +392,7 @@ void queue_schedule(struct daemon *d)
 		if (r->state == R_OFFERED && backed) {
 			open_backed |= r->offer; /* others may take these */
 			open[user] = 1;
-		} else if (r->state == R_OFFERED && !r->req.mem_mib) { /* (a share's: share_fill) */
+		} else if (r->state == R_OFFERED && !r->req.mem_mib && !r->req.mig) { /* (share_fill, mig_fill) */
 			avail &= ~r->offer;
 		}
 	}

@@ -46,6 +46,8 @@ const char *alloc_share_why_not(const struct alloc_gpu *g, const struct alloc_re
 {
 	if (g->leased)
 		return "leased whole";
+	if (g->mig_mode)
+		return "MIG enabled: lease one of its instances (--mig PROFILE, -g GPU:INSTANCE)";
 	if (!g->total_valid || !g->mem_valid)
 		return "memory unknown (a share needs the GPU's memory)";
 	if (alloc_share_room(g, p) < (int64_t)r->mem_mib)
@@ -75,9 +77,13 @@ void share_account(struct daemon *d)
 	for (size_t i = 0; i < d->nslots; i++) {
 		d->slots[i].nshares = 0;
 		d->slots[i].claimed_mib = 0;
+		d->slots[i].mig_busy = 0;
 	}
 	for (size_t k = 0; k < d->nleases; k++) {
 		struct lease *l = d->leases[k];
+		for (size_t i = 0; l->mig > 0 && l->mig <= 64 && i < d->nslots; i++)
+			if (l->gpus >> i & 1) /* MIG instances (mig.c) */
+				d->slots[i].mig_busy |= 1ULL << (l->mig - 1);
 		if (!l->mem_mib)
 			continue;
 		l->over = false;

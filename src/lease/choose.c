@@ -437,9 +437,13 @@ char **grant_env(const struct grant *g, bool uuid)
 		nextra++;
 	char **env = xcalloc(16 + nextra, sizeof *env);
 	size_t k = 0;
-	env[k++] = xasprintf("CUDA_VISIBLE_DEVICES=%s", uuid ? uuids.buf : ids.buf);
+	/* A MIG instance is named by its UUID, the one way CUDA takes it (issue 23). */
+	const char *mig = g->mig_uuid[0] ? g->mig_uuid : NULL;
+	env[k++] = xasprintf("CUDA_VISIBLE_DEVICES=%s", mig ? mig : uuid ? uuids.buf : ids.buf);
 	env[k++] = xstrdup("CUDA_DEVICE_ORDER=PCI_BUS_ID");
-	env[k++] = xasprintf("NVIDIA_VISIBLE_DEVICES=%s", uuid ? uuids.buf : smi.buf);
+	env[k++] = xasprintf("NVIDIA_VISIBLE_DEVICES=%s", mig ? mig : uuid ? uuids.buf : smi.buf);
+	if (mig)
+		env[k++] = xasprintf("GPUCTL_LEASE_MIG=%s", mig);
 	env[k++] = xasprintf("GPUCTL_LEASE_ID=%s", g->id[0] ? g->id : "dry-run");
 	env[k++] = xasprintf("GPUCTL_LEASE_GPUS=%s", uuids.buf);
 	if (g->name)

@@ -65,6 +65,12 @@ void lreq_init(struct lreq *r, uint64_t id, struct gpu_set *set, const struct co
 		msg_add_u64(sb, "min_free", rq->min_free_mib);
 	if (rq->max_util >= 0)
 		msg_add_u64(sb, "max_util", (uint64_t)rq->max_util);
+	if (rq->mig_uuid) /* MIG instances: the daemon resolves them */
+		msg_add(sb, "mig_uuid", rq->mig_uuid, NULL);
+	if (rq->mig_slot)
+		msg_add(sb, "mig_slot", rq->mig_slot, NULL);
+	if (rq->mig_profile)
+		msg_add(sb, "mig_profile", rq->mig_profile, NULL);
 	if (rq->mem_mib) { /* memory shares: best fit unless --prefer says how to spread */
 		msg_add_u64(sb, "mem", rq->mem_mib);
 		if (rq->prefer < 0)
@@ -132,6 +138,14 @@ static bool gpus_of(struct grant *g, const struct msg *m, struct gpu_error *err)
 	return false;
 }
 
+/* MIG instances: the instance granted ("mig MIG-<uuid>"), a word of the daemon's. */
+static void take_mig(struct grant *g, const struct msg *m)
+{
+	const char *u = msg_get(m, "mig");
+	if (u && strlen(u) < sizeof g->mig_uuid && !strncmp(u, "MIG-", 4) && !strpbrk(u, ",= \n"))
+		snprintf(g->mig_uuid, sizeof g->mig_uuid, "%s", u);
+}
+
 static int fail(struct lreq *r)
 {
 	r->state = LREQ_FAILED;
@@ -157,6 +171,7 @@ int lreq_on_message(struct lreq *r, const struct msg *m, const int *fds, size_t 
 		if (msg_get_u64(m, "mem_total", UINT64_MAX, &v))
 			r->g.mem_total_mib = v;
 		r->g.stop_over = msg_get(m, "overuse") && !strcmp(msg_get(m, "overuse"), "stop");
+		take_mig(&r->g, m);
 		r->state = LREQ_DONE;
 		return 1;
 	}
@@ -165,6 +180,7 @@ int lreq_on_message(struct lreq *r, const struct msg *m, const int *fds, size_t 
 	if (!strcmp(verb, "would")) {
 		if (!gpus_of(&r->g, m, err))
 			return fail(r);
+		take_mig(&r->g, m);
 		r->state = LREQ_DONE;
 		return 1;
 	}

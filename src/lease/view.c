@@ -77,6 +77,8 @@ static void take_part(struct leaseview *v, const struct msg *m)
 		} else if (!strcmp(k, "lmem") && li && l->nwords > 2) { /* memory shares */
 			li->mem_mib = num(l->w[1], UINT64_MAX);
 			li->over = !strcmp(l->w[2], "over");
+		} else if (!strcmp(k, "lmig") && li && l->nwords > 1) { /* MIG instances */
+			snprintf(li->mig_uuid, sizeof li->mig_uuid, "%s", l->w[1]);
 		} else if (!strcmp(k, "luse") && li && li->mem_mib) {
 			li->used = xrealloc(li->used, (li->nused + l->nwords) * sizeof *li->used);
 			for (size_t w = 1; w < l->nwords; w++)
@@ -318,7 +320,8 @@ const struct lease_info *leaseview_share(const struct leaseview *v, const char *
 const struct lease_info *leaseview_holder(const struct leaseview *v, const char *uuid)
 {
 	for (size_t i = 0; i < v->nleases; i++)
-		for (size_t k = 0; !v->leases[i].mem_mib && k < v->leases[i].ngpus; k++)
+		for (size_t k = 0; !v->leases[i].mem_mib && !v->leases[i].mig_uuid[0] &&
+				   k < v->leases[i].ngpus; k++)
 			if (!strcmp(v->leases[i].uuids[k], uuid))
 				return &v->leases[i];
 	return NULL; /* (a GPU's shares: leaseview_share) */

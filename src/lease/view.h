@@ -27,6 +27,7 @@ struct lease_info {
 	bool over;                   /* its processes use more than it claims */
 	uint64_t *used;              /* MiB its processes use, per GPU of uuids (NULL: none said) */
 	size_t nused;
+	char mig_uuid[96];           /* MIG instances: the instance leased ("": the whole GPU) */
 };
 
 /* memory shares (issue 23): a GPU with shares, as the daemon counts it (MiB). */
