@@ -7,9 +7,9 @@
 # instance.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 12
+plan 14
 if ! can_switch; then
-	skip "MIG leases across users" "needs root and setpriv to act as two users" 12
+	skip "MIG leases across users" "needs root and setpriv to act as two users" 14
 	exit 0
 fi
 use_machine "$MACHINES/h200-mig.machine"
@@ -45,6 +45,11 @@ check_eq "two users hold two instances of the one GPU at once, each its own" "$M
 "$GPUCTL" leases --json >"$TMP/out"
 check_eq "leases --json names each lease's instance" "[\"$M2\",\"$M1\"]" \
 	"$(jqv '[.leases[].mig_uuid] | sort')"
+"$GPUCTL" status --json >"$TMP/out"
+check_eq "status --json: the holder of each instance" '[null,"root","nobody"]' \
+	"$(jqv '[.gpus[0].mig_devices[].lease.user]')"
+"$GPUCTL" status >"$TMP/table"
+check_grep "status: the instance's line names its holder" "$M2  leased: nobody, pid [0-9]+" "$TMP/table"
 check_exit "a whole-GPU request is refused while instances are leased" 10 \
 	"$GPUCTL" run -q -n 1 --ignore-usage -- true
 check_grep "and says why" 'MIG instances of it are leased' "$TMP/stderr"

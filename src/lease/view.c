@@ -300,6 +300,14 @@ const struct share_gpu *leaseview_share_gpu(const struct leaseview *v, const cha
 	return NULL;
 }
 
+const struct lease_info *leaseview_mig_holder(const struct leaseview *v, const char *mig_uuid)
+{
+	for (size_t i = 0; mig_uuid[0] && i < v->nleases; i++)
+		if (!strcmp(v->leases[i].mig_uuid, mig_uuid))
+			return &v->leases[i];
+	return NULL;
+}
+
 uint64_t leaseview_share_used(const struct lease_info *l, const char *uuid)
 {
 	for (size_t g = 0; g < l->ngpus && g < l->nused; g++)

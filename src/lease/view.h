@@ -92,6 +92,8 @@ bool leaseview_load(struct leaseview *v, struct gpu_error *err);
  * k-th share on it (NULL past the last). */
 const struct share_gpu *leaseview_share_gpu(const struct leaseview *v, const char *uuid);
 const struct lease_info *leaseview_share(const struct leaseview *v, const char *uuid, size_t k);
+/* MIG instances (issue 23): the lease of the instance mig_uuid (NULL: none). */
+const struct lease_info *leaseview_mig_holder(const struct leaseview *v, const char *mig_uuid);
 /* What share l's processes use on the GPU uuid (MiB, 0: nothing seen). */
 uint64_t leaseview_share_used(const struct lease_info *l, const char *uuid);
 /* The same, waiting at most timeout seconds for the answer (never longer than the client's own

@@ -111,6 +111,23 @@ static void proc_details(struct json *j, const struct gpu_proc *p)
 	json_uint(j, "rss_mib", mib(p->rss));
 }
 
+/* MIG instances (issue 23): "lease" of a MIG device, when a daemon answered: null, or its holder. */
+static void json_mig_lease(struct json *j, const struct lease_info *h)
+{
+	if (!h) {
+		json_null(j, "lease");
+		return;
+	}
+	json_obj(j, "lease");
+	json_str(j, "id", h->id);
+	json_str(j, "user", h->user);
+	json_uint(j, "uid", h->uid);
+	json_int(j, "pid", h->pid);
+	json_str(j, "kind", h->kind);
+	json_str(j, "name", h->name);
+	json_end_obj(j);
+}
+
 /* memory shares (issue 23): "shares": null, or the GPU's shares as the daemon counts them (MiB:
  * claimed, used outside them, left to claim) and each share (who, its claim, its use). */
 static void json_shares(struct json *j, const struct status_json_opts *o, const struct gpu *g)
@@ -224,6 +241,8 @@ static void gpu_json(struct json *j, const struct status_json_opts *o, const str
 			json_obj(j, NULL);
 			json_uint(j, "index", m->slot);
 			json_str(j, "uuid", m->uuid[0] ? m->uuid : NULL);
+			if (o->leases && o->leases->present) /* MIG instances as lease units (issue 23) */
+				json_mig_lease(j, leaseview_mig_holder(o->leases, m->uuid));
 			json_str(j, "name", m->name[0] ? m->name : NULL);
 			if (m->gi != NO_INSTANCE)
 				json_uint(j, "gpu_instance_id", m->gi);

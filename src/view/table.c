@@ -275,8 +275,16 @@ static void table_procs(struct strbuf *sb, const struct table_opts *o, struct la
 			mem = mib_of_text(m->mem_used, m->mem_total);
 		/* "NVIDIA A100-SXM4-40GB MIG 3g.20gb": the profile is what tells instances apart. */
 		const char *profile = strstr(m->name, "MIG ");
-		sb_addf(sb, "      mig %u/%u  %-10.10s %20s  %s\n", m->gi, m->ci,
+		sb_addf(sb, "      mig %u/%u  %-10.10s %20s  %s", m->gi, m->ci,
 			profile ? profile + 4 : m->name, mem.s, m->uuid);
+		/* MIG instances as lease units (issue 23): who holds the instance */
+		const struct lease_info *h = o->leases ? leaseview_mig_holder(o->leases, m->uuid) : NULL;
+		if (h) {
+			sb_addf(sb, "  %sleased: ", o->color ? C_YELLOW : "");
+			esc_printable_n(sb, h->user, 64);
+			sb_addf(sb, ", pid %d%s", (int)h->pid, o->color ? C_RESET : "");
+		}
+		sb_addc(sb, '\n');
 	}
 	if (!o->no_procs && !gpu_has(g, GF_PROCESSES) && shown > g->nmigs)
 		sb_addf(sb, "      %sprocesses: N/A%s\n", o->color ? C_DIM : "", o->color ? C_RESET : "");
