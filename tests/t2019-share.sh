@@ -7,9 +7,9 @@
 # the escape hatch `--ignore-usage --min-free-memory` on observed free memory.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 38
+plan 39
 if ! can_switch; then
-	skip "memory shares across users" "needs root and setpriv to act as two users" 38
+	skip "memory shares across users" "needs root and setpriv to act as two users" 39
 	exit 0
 fi
 quiet_machine "$TMP/m2" 2
@@ -222,4 +222,17 @@ wait "${PID[g1]}" 2>/dev/null
 DONE[g1]=1
 wait_leases 0
 check_eq "and its share ends with it" 0 "$(live_leases)"
+# A detached job's runner (the job's user too) stops it the same way.
+mkfifo -m 666 "$TMP/fifo-j1"
+id=$(cd "$TMP" && "$GPUCTL" submit --mem 20G -- "$WL" --log "$LOG" --tag j1 --mem 1000 \
+	--until "$TMP/fifo-j1" 2>>"$TMP/errors")
+await_line '^start j1 ' "$LOG" 30
+jpid=$(wl_of j1)
+printf '[process]\ngpu = 0\npid = %d\nused_memory_mib = 30000\n' "$jpid" >"$TMP/procs/$jpid.tmp"
+mv "$TMP/procs/$jpid.tmp" "$TMP/procs/$jpid"
+await_line '^end j1 ' "$LOG" 30
+"$GPUCTL" wait "$id" >/dev/null 2>&1
+check_eq "submit: its runner stops a job over its claim, and says why" \
+	'["failed","stopped: its processes used more of a GPU'"'"'s memory than its share (--mem) claims, and the administrator'"'"'s share_overuse is stop"]' \
+	"$("$GPUCTL" jobs --json "$id" | jq -c '.jobs[0] | [.state, .reason]')"
 daemon_stop
