@@ -7,9 +7,10 @@
 # the escape hatch `--ignore-usage --min-free-memory` on observed free memory.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 39
+. "$ROOT/tests/lib/tmux.sh"
+plan 40
 if ! can_switch; then
-	skip "memory shares across users" "needs root and setpriv to act as two users" 39
+	skip "memory shares across users" "needs root and setpriv to act as two users" 40
 	exit 0
 fi
 quiet_machine "$TMP/m2" 2
@@ -76,6 +77,14 @@ check_eq "status --json: GPU 0's shares, who holds each; its whole-GPU lease is 
 "$GPUCTL" status >"$TMP/table"
 check_grep "status: a GPU's shares and each share's holder" \
 	'shared: 3 shares, 61440 MiB claimed, 10240 MiB left to claim' "$TMP/table"
+if command -v tmux >/dev/null; then
+	"${TM[@]}" new-session -d -s top -x 160 -y 50 -e LC_ALL=C "$GPUCTL" top -d 0.2
+	check "top: a GPU's shares, what is left and their holders" \
+		await_screen top "shared: 3, 10240 MiB left .*(root|nobody) 20480M"
+	"${TM[@]}" kill-server
+else
+	skip "top: a GPU's shares" "no tmux"
+fi
 start_exporter
 curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics"
 stop_exporter
