@@ -8,9 +8,9 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/tmux.sh"
-plan 40
+plan 45
 if ! can_switch; then
-	skip "memory shares across users" "needs root and setpriv to act as two users" 40
+	skip "memory shares across users" "needs root and setpriv to act as two users" 45
 	exit 0
 fi
 quiet_machine "$TMP/m2" 2
@@ -215,8 +215,22 @@ daemon_stop
 check_eq "no client saw an error" "" "$(grep -v 'not enough memory' "$TMP/errors" | head -3)"
 
 # ---- share_overuse = stop: the job's own `gpuctl run` stops it once it is over its claim ----
-printf '[daemon]\nshare_margin = 10G\nusage_poll = 200ms\nshare_overuse = stop\n' >"$TMP/daemon.conf"
+printf '[daemon]\nshare_margin = 10G\nusage_poll = 200ms\nshare_overuse = stop\nmax_gpus_per_user = 2\n' >"$TMP/daemon.conf"
 daemon_start
+# A share counts as a GPU toward max_gpus_per_user; bad sizes are refused, naming the option.
+job b c1 --mem 5G --wait
+job b c2 --mem 5G --wait
+await_count '^start c[12] ' "$LOG" 2
+check_exit "a share counts as one GPU toward the per-user cap (2): the third waits" 10 \
+	as_nobody "$GPUCTL" run -q --mem 5G -- true
+check_grep "and says so" 'you are at the per-user GPU cap' "$TMP/stderr"
+release c1; release c2
+wait "${PID[c1]}" "${PID[c2]}" 2>/dev/null
+wait_leases 0
+check_exit "--mem 0 is refused" 2 as_nobody "$GPUCTL" run -q --mem 0 -- true
+check_exit "a share larger than any GPU (less the margin) is refused at once" 2 \
+	as_nobody "$GPUCTL" run -q --mem 75G --wait -- true
+check_grep "naming the margin" 'share_margin, 10240 MiB' "$TMP/stderr"
 job b g1 --mem 20G
 await_line '^start g1 ' "$LOG" 30
 gpid=$(wl_of g1)
