@@ -8,9 +8,9 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/tmux.sh"
-plan 45
+plan 46
 if ! can_switch; then
-	skip "memory shares across users" "needs root and setpriv to act as two users" 45
+	skip "memory shares across users" "needs root and setpriv to act as two users" 46
 	exit 0
 fi
 quiet_machine "$TMP/m2" 2
@@ -215,8 +215,14 @@ daemon_stop
 check_eq "no client saw an error" "" "$(grep -v 'not enough memory' "$TMP/errors" | head -3)"
 
 # ---- share_overuse = stop: the job's own `gpuctl run` stops it once it is over its claim ----
-printf '[daemon]\nshare_margin = 10G\nusage_poll = 200ms\nshare_overuse = stop\nmax_gpus_per_user = 2\n' >"$TMP/daemon.conf"
+printf '[daemon]\nshare_margin = 10G\nusage_poll = 200ms\nshare_overuse = stop\nmax_gpus_per_user = 2\nshare_mps = 0\n' >"$TMP/daemon.conf"
 daemon_start
+# MPS on GPU 0 (the admin's share_mps): a share there also gets MPS's own limit; on GPU 1, not.
+"$GPUCTL" run -q -g 0 --mem 20G -- env >"$TMP/env0"
+"$GPUCTL" run -q -g 1 --mem 20G -- env >"$TMP/env1"
+check_eq "share_mps: CUDA_MPS_PINNED_DEVICE_MEM_LIMIT on an MPS GPU only" \
+	"CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=20480MB|" \
+	"$(grep '^CUDA_MPS_PINNED' "$TMP/env0")|$(grep '^CUDA_MPS_PINNED' "$TMP/env1")"
 # A share counts as a GPU toward max_gpus_per_user; bad sizes are refused, naming the option.
 job b c1 --mem 5G --wait
 job b c2 --mem 5G --wait

@@ -92,6 +92,8 @@ struct dconf {
 	/* memory shares (issue 23) */
 	bool share_stop;                /* [daemon] share_overuse = stop: a lease over its claim is
 					 * stopped by its own client or runner (warn: only shown) */
+	char *share_mps;                /* [daemon] share_mps: GPUs that run NVIDIA MPS, as for -g
+					 * (a share there gets MPS's own memory limit) */
 };
 
 /* The daemon's policy from path (NULL: the system file, whose absence means the built-in

@@ -109,6 +109,9 @@ static int daemon_key(struct parse_ctx *x, const char *k, const char *v)
 		if (!parse_size_mib(v, &mib))
 			return config_bad(x, k, v, "a size such as 10G or 512M (at most " MAX_SIZE_TEXT ")");
 		c->free.share_margin_mib = mib;
+	} else if (!strcmp(k, "share_mps")) {
+		free(c->share_mps);
+		c->share_mps = *v ? xstrdup(v) : NULL;
 	} else if (!strcmp(k, "share_overuse")) {
 		if (!strcmp(v, "warn"))
 			c->share_stop = false;
@@ -152,7 +155,7 @@ const struct dconf_default dconf_defaults[] = {
 	{"idle_timeout", "30s"}, {"usage_poll", "5s"}, {"orphan_grace", "30s"},
 	{"head_reserve", "10m"},
 	/* memory shares (issue 23) */
-	{"share_margin", "1G"}, {"share_overuse", "warn"},
+	{"share_margin", "1G"}, {"share_overuse", "warn"}, {"share_mps", ""},
 	{NULL, NULL},
 };
 
@@ -226,4 +229,6 @@ void dconf_free(struct dconf *c)
 {
 	free(c->reserved);
 	c->reserved = NULL;
+	free(c->share_mps); /* memory shares (issue 23) */
+	c->share_mps = NULL;
 }

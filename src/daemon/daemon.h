@@ -155,6 +155,7 @@ struct slot {
 	unsigned nshares;
 	uint64_t claimed_mib;     /* their claims, or their use where more */
 	uint64_t outside_mib;     /* used by processes that belong to no share */
+	bool mps;                 /* memory shares: the admin runs MPS on it ([daemon] share_mps) */
 	uint64_t mig_busy;        /* MIG instances (mig.c): bit j, migs[j] leased */
 	uint64_t mig_inuse;       /* bit j: a compute process runs on migs[j] */
 };
@@ -312,6 +313,8 @@ void share_account(struct daemon *d);
 /* After a usage refresh: each process on a GPU with shares attributed to its share (its process
  * tree: the job's, the env shell's descendants), the rest counted as used outside them. */
 void share_usage(struct daemon *d);
+/* [daemon] share_mps: which slots run MPS; false: err says why (a bad list). */
+bool share_mps_init(struct daemon *d, struct gpu_error *err);
 /* The pass's GPUs get the shares' state (g[i] for slot i). */
 void share_fill(const struct daemon *d, struct alloc_gpu *g);
 

@@ -289,6 +289,11 @@ void queue_take(struct daemon *d, struct conn *c, const struct msg *m)
 			msg_add_u64(&sb, "mem", l->mem_mib);
 			msg_add_u64(&sb, "mem_total", total);
 			msg_add(&sb, "overuse", d->conf.share_stop ? "stop" : "warn", NULL);
+			bool mps = true;
+			for (size_t i = 0; i < d->nslots; i++)
+				mps &= !(l->gpus >> i & 1) || d->slots[i].mps;
+			if (mps)
+				msg_add_u64(&sb, "mps", 1);
 		}
 		if (mig_uuid_of(d, l)) /* MIG instances */
 			msg_add(&sb, "mig", mig_uuid_of(d, l), NULL);

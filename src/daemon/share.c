@@ -28,6 +28,7 @@
 #include "daemon/daemon.h"
 #include "machine/pid.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,6 +72,24 @@ bool alloc_share_better(const struct alloc_gpu *x, const struct alloc_gpu *y,
 }
 
 /* ---- the daemon's accounting ---- */
+
+bool share_mps_init(struct daemon *d, struct gpu_error *err)
+{
+	if (!d->conf.share_mps)
+		return true;
+	if (!gpu_set_select(d->set, d->conf.share_mps, err)) {
+		char why[sizeof err->msg];
+		snprintf(why, sizeof why, "%s", err->msg);
+		err->code = EXIT_USAGE;
+		snprintf(err->msg, sizeof err->msg, "share_mps: %.3000s", why);
+		return false;
+	}
+	for (size_t i = 0; i < d->nslots; i++) {
+		d->slots[i].mps = d->set->gpus[i].selected;
+		d->set->gpus[i].selected = true;
+	}
+	return true;
+}
 
 void share_account(struct daemon *d)
 {

@@ -414,6 +414,14 @@ static size_t share_env(const struct grant *g, char **env)
 		env[k++] = xasprintf("XLA_PYTHON_CLIENT_MEM_FRACTION=0.%03llu", f);
 		env[k++] = xasprintf("XLA_CLIENT_MEM_FRACTION=0.%03llu", f);
 	}
+	if (g->mps) { /* MPS's own limit, per device as the job numbers them (NVIDIA's MPS docs) */
+		struct strbuf sb = {0};
+		sb_adds(&sb, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=");
+		for (size_t i = 0; i < g->n; i++)
+			sb_addf(&sb, "%s%zu=%lluMB", i ? "," : "", i, (unsigned long long)g->mem_mib);
+		env[k++] = xstrdup(sb.buf);
+		sb_free(&sb);
+	}
 	env[k++] = xstrdup("XLA_PYTHON_CLIENT_PREALLOCATE=false");
 	env[k++] = xstrdup("TF_FORCE_GPU_ALLOW_GROWTH=true");
 	return k;
@@ -435,7 +443,7 @@ char **grant_env(const struct grant *g, bool uuid)
 	size_t nextra = 0;
 	while (g->profile_env && g->profile_env[nextra])
 		nextra++;
-	char **env = xcalloc(16 + nextra, sizeof *env);
+	char **env = xcalloc(24 + nextra, sizeof *env);
 	size_t k = 0;
 	/* A MIG instance is named by its UUID, the one way CUDA takes it (issue 23). */
 	const char *mig = g->mig_uuid[0] ? g->mig_uuid : NULL;

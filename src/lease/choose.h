@@ -53,6 +53,7 @@ struct grant {
 	uint64_t mem_mib, mem_total_mib; /* memory shares: the claim (0: whole GPUs) and the least
 					  * memory of its GPUs (0: unknown) */
 	bool stop_over;                  /* share_overuse = stop: the job is stopped over its claim */
+	bool mps;                        /* its GPUs run MPS (the admin's share_mps) */
 	char mig_uuid[96];               /* MIG instances: the instance leased ("": none) */
 };
 

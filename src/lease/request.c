@@ -172,6 +172,7 @@ int lreq_on_message(struct lreq *r, const struct msg *m, const int *fds, size_t 
 			r->g.mem_total_mib = v;
 		r->g.stop_over = msg_get(m, "overuse") && !strcmp(msg_get(m, "overuse"), "stop");
 		take_mig(&r->g, m);
+		r->g.mps = msg_get_u64(m, "mps", 1, &v) && v;
 		r->state = LREQ_DONE;
 		return 1;
 	}
