@@ -132,7 +132,9 @@ static void json_mig_lease(struct json *j, const struct lease_info *h)
  * claimed, used outside them, left to claim) and each share (who, its claim, its use). */
 static void json_shares(struct json *j, const struct status_json_opts *o, const struct gpu *g)
 {
-	const struct share_gpu *s = o->leases ? leaseview_share_gpu(o->leases, g->uuid) : NULL;
+	if (!o->leases || !o->leases->present)
+		return; /* (no daemon answered: no key, as for mig_devices[].lease) */
+	const struct share_gpu *s = leaseview_share_gpu(o->leases, g->uuid);
 	if (!s) {
 		json_null(j, "shares");
 		return;
