@@ -8,9 +8,9 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/tmux.sh"
-plan 46
+plan 48
 if ! can_switch; then
-	skip "memory shares across users" "needs root and setpriv to act as two users" 46
+	skip "memory shares across users" "needs root and setpriv to act as two users" 48
 	exit 0
 fi
 quiet_machine "$TMP/m2" 2
@@ -230,6 +230,14 @@ await_count '^start c[12] ' "$LOG" 2
 check_exit "a share counts as one GPU toward the per-user cap (2): the third waits" 10 \
 	as_nobody "$GPUCTL" run -q --mem 5G -- true
 check_grep "and says so" 'you are at the per-user GPU cap' "$TMP/stderr"
+# A restarted daemon learns its shares back from their records and FIFOs.
+daemon_stop
+daemon_start
+"$GPUCTL" leases --json >"$TMP/out"
+check_eq "after a restart the shares are shares again, with their claims" '[5120,5120]' \
+	"$(jqv '[.leases[].mem_mib]')"
+check_exit "and a whole-GPU request still cannot take their GPU" 10 \
+	"$GPUCTL" run -q -g "$(gpu_of c1)" --ignore-usage -- true
 release c1; release c2
 wait "${PID[c1]}" "${PID[c2]}" 2>/dev/null
 wait_leases 0

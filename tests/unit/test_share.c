@@ -42,6 +42,9 @@ void test_share(void)
 	g[2].total_valid = false;
 	CHECK_STR(alloc_why_not(&g[2], &s, &pol), "memory unknown (a share needs the GPU's memory)");
 	g[2].total_valid = true;
+	g[2].reserved = true;
+	CHECK_STR(alloc_why_not(&g[2], &s, &pol), "reserved by the administrator");
+	g[2].reserved = false;
 
 	/* One pass: three 20G shares on an empty GPU with a 10G margin, the fourth waits; the
 	 * whole-GPU waiter behind them keeps the GPU (drains it) and takes nothing. */
