@@ -61,7 +61,8 @@ const char *alloc_mig_why_not(const struct alloc_gpu *g, const struct alloc_req 
 
 bool mig_parse(struct daemon *d, struct request *r, const struct msg *m, char *why, size_t n)
 {
-	const char *u = msg_get(m, "mig_uuid"), *s = msg_get(m, "mig_slot"), *p = msg_get(m, "mig_profile");
+	const char *u = msg_get(m, "mig_uuid"), *s = msg_get(m, "mig_slot");
+	const char *p = msg_get(m, "mig_profile");
 	if (!u && !s && !p)
 		return true;
 	r->req.mig = true;

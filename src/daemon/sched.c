@@ -381,8 +381,10 @@ void queue_schedule(struct daemon *d)
 				d->backoff_due = until;
 		}
 		bool backed = boff[user] == 2;
-		bool self = !r->req.mem_mib && !r->req.mig && r->req.count > (unsigned)__builtin_popcountll(r->req.cand & leasable &
-									  ~own[user]);
+		/* (a share or a MIG instance never waits on its own user's leases) */
+		bool part = r->req.mem_mib || r->req.mig;
+		bool self = !part && r->req.count >
+			    (unsigned)__builtin_popcountll(r->req.cand & leasable & ~own[user]);
 		bool expired = d->conf.head_reserve > 0 && reserved_for(d, r) >= d->conf.head_reserve;
 		rq[i].no_reserve = backed || expired;
 		rq[i].own_wait = self;

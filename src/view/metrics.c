@@ -416,9 +416,11 @@ static void share_metrics(struct strbuf *sb, const struct gpu_set *set, const st
 {
 	static const char *const fam[][2] = {
 		{"gpuctl_gpu_shares", "Memory shares (leases of part of the GPU's memory) on the GPU."},
-		{"gpuctl_gpu_share_claimed_bytes", "Memory the GPU's shares claim (each its claim, or its use if more)."},
+		{"gpuctl_gpu_share_claimed_bytes",
+		 "Memory the GPU's shares claim (each its claim, or its use if more)."},
 		{"gpuctl_gpu_share_outside_bytes", "Memory used on a shared GPU by processes of no share."},
-		{"gpuctl_gpu_share_room_bytes", "Memory left to claim on a shared GPU (after the daemon's share_margin)."},
+		{"gpuctl_gpu_share_room_bytes",
+		 "Memory left to claim on a shared GPU (after the daemon's share_margin)."},
 	};
 	const struct gpu *g, *end = set->gpus + set->ngpus;
 	for (size_t f = 0; f < ARRAY_SIZE(fam); f++) {

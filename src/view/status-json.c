@@ -111,7 +111,8 @@ static void proc_details(struct json *j, const struct gpu_proc *p)
 	json_uint(j, "rss_mib", mib(p->rss));
 }
 
-/* MIG instances (issue 23): "lease" of a MIG device, when a daemon answered: null, or its holder. */
+/* MIG instances (issue 23): "lease" of a MIG device, when a daemon answered: null, or its
+ * holder. */
 static void json_mig_lease(struct json *j, const struct lease_info *h)
 {
 	if (!h) {

@@ -64,7 +64,8 @@ static const struct share_gpu *shares(const struct table_opts *o, const struct g
 
 static bool gpu_busy(const struct table_opts *o, const struct gpu *g)
 {
-	return holder(o, g) || shares(o, g) || (o->leases && leaseview_held(o->leases, g->uuid)) || g->nprocs ||
+	return holder(o, g) || shares(o, g) ||
+	       (o->leases && leaseview_held(o->leases, g->uuid)) || g->nprocs ||
 	       (gpu_has(g, GF_UTIL_GPU) && g->util_gpu > 10) ||
 	       (gpu_has(g, GF_MEM_USED) && g->mem_used > (1ULL << 30));
 }
