@@ -8,9 +8,9 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/tmux.sh"
-plan 48
+plan 58
 if ! can_switch; then
-	skip "memory shares across users" "needs root and setpriv to act as two users" 48
+	skip "memory shares across users" "needs root and setpriv to act as two users" 58
 	exit 0
 fi
 quiet_machine "$TMP/m2" 2
@@ -213,6 +213,11 @@ for t in "${!PID[@]}"; do release "$t"; done
 for t in "${!PID[@]}"; do wait "${PID[$t]}" 2>/dev/null; done
 daemon_stop
 check_eq "no client saw an error" "" "$(grep -v 'not enough memory' "$TMP/errors" | head -3)"
+
+# ---- a hostile second user's bad claims over the socket ----
+daemon_start
+as_nobody python3 "$ROOT/tests/helper/daemon_attack.py" share "$GPUCTL_SOCKET"
+daemon_stop
 
 # ---- share_overuse = stop: the job's own `gpuctl run` stops it once it is over its claim ----
 printf '[daemon]\nshare_margin = 10G\nusage_poll = 200ms\nshare_overuse = stop\nmax_gpus_per_user = 2\nshare_mps = 0\n' >"$TMP/daemon.conf"
