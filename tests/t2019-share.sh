@@ -8,9 +8,9 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/tmux.sh"
-plan 58
+plan 59
 if ! can_switch; then
-	skip "memory shares across users" "needs root and setpriv to act as two users" 58
+	skip "memory shares across users" "needs root and setpriv to act as two users" 59
 	exit 0
 fi
 quiet_machine "$TMP/m2" 2
@@ -91,6 +91,8 @@ stop_exporter
 check_eq "exporter: shares per GPU and the room left" "3 3 10737418240" \
 	"$(awk '/^gpuctl_gpu_shares\{gpu="0"/ {a=$NF} /^gpuctl_gpu_shares\{gpu="1"/ {b=$NF}
 		/^gpuctl_gpu_share_room_bytes\{gpu="0"/ {c=$NF} END {print a, b, c}' "$TMP/metrics")"
+check_eq "exporter: a GPU with shares counts as leased" "1 1" \
+	"$(awk '/^gpuctl_gpu_leased\{/ {printf "%s%s", s, $NF; s=" "}' "$TMP/metrics")"
 check_eq "exporter: each share's claim, with its holder (three of nobody's)" "6 3" \
 	"$(grep -c '^gpuctl_share_claim_bytes{.*} 21474836480$' "$TMP/metrics") $(grep -c '^gpuctl_share_claim_bytes{.*holder="nobody"' "$TMP/metrics")"
 

@@ -7,9 +7,9 @@
 # instance.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 14
+plan 15
 if ! can_switch; then
-	skip "MIG leases across users" "needs root and setpriv to act as two users" 14
+	skip "MIG leases across users" "needs root and setpriv to act as two users" 15
 	exit 0
 fi
 use_machine "$MACHINES/h200-mig.machine"
@@ -50,6 +50,11 @@ check_eq "status --json: the holder of each instance" '[null,"root","nobody"]' \
 	"$(jqv '[.gpus[0].mig_devices[].lease.user]')"
 "$GPUCTL" status >"$TMP/table"
 check_grep "status: the instance's line names its holder" "$M2  leased: nobody, pid [0-9]+" "$TMP/table"
+start_exporter
+curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics"
+stop_exporter
+check_eq "exporter: each leased instance's holder, and the GPU counted leased" "2 1" \
+	"$(grep -c '^gpuctl_mig_device_lease_info{' "$TMP/metrics") $(awk '/^gpuctl_gpu_leased\{/ {print $NF}' "$TMP/metrics")"
 check_exit "a whole-GPU request is refused while instances are leased" 10 \
 	"$GPUCTL" run -q -n 1 --ignore-usage -- true
 check_grep "and says why" 'MIG instances of it are leased' "$TMP/stderr"

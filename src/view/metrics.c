@@ -408,7 +408,18 @@ static void host_sample(struct strbuf *sb, const char *metric, const struct metr
 	sb_adds(sb, "\"} ");
 }
 
-/* ---- memory shares (issue 23) ---- */
+/* ---- memory shares and MIG instances (issue 23) ---- */
+/* Whether a share or a MIG instance lease holds part of g (gpuctl_gpu_leased counts it). */
+static bool part_leased(const struct leaseview *lv, const struct gpu *g)
+{
+	if (leaseview_share_gpu(lv, g->uuid))
+		return true;
+	for (size_t k = 0; k < g->nmigs; k++)
+		if (leaseview_mig_holder(lv, g->migs[k].uuid))
+			return true;
+	return false;
+}
+
 /* Per GPU with shares: how many, their claims, the use outside them and the room left; per
  * share: who holds it, its claim, its processes' use, and whether that is over the claim. */
 static void share_metrics(struct strbuf *sb, const struct gpu_set *set, const struct leaseview *lv,
@@ -423,6 +434,26 @@ static void share_metrics(struct strbuf *sb, const struct gpu_set *set, const st
 		 "Memory left to claim on a shared GPU (after the daemon's share_margin)."},
 	};
 	const struct gpu *g, *end = set->gpus + set->ngpus;
+	/* MIG instances as lease units: who holds each instance */
+	family(sb, "gpuctl_mig_device_lease_info", "gauge",
+	       "Always 1: who holds a MIG instance's lease (one series per leased instance).");
+	for (g = set->gpus; g < end; g++)
+		for (size_t k = 0; k < g->nmigs; k++) {
+			const struct lease_info *h = leaseview_mig_holder(lv, g->migs[k].uuid);
+			if (!h)
+				continue;
+			struct strbuf x = {0};
+			sb_adds(&x, "mig_uuid=\"");
+			metrics_label(&x, g->migs[k].uuid);
+			sb_adds(&x, "\",holder=\"");
+			metrics_label(&x, h->user);
+			sb_adds(&x, "\",lease_name=\"");
+			metrics_label(&x, h->name ? h->name : "");
+			sb_addf(&x, "\",kind=\"%s\"", h->kind);
+			gpu_sample(sb, "gpuctl_mig_device_lease_info", g, o, x.buf);
+			sb_adds(sb, "1\n");
+			sb_free(&x);
+		}
 	for (size_t f = 0; f < ARRAY_SIZE(fam); f++) {
 		family(sb, fam[f][0], "gauge", fam[f][1]);
 		for (g = set->gpus; g < end; g++) {
@@ -486,7 +517,7 @@ static void lease_metrics(struct strbuf *sb, const struct gpu_set *set, const st
 	family(sb, "gpuctl_gpu_leased", "gauge", "1 when a gpuctl lease holds the GPU.");
 	for (g = set->gpus; g < end; g++) {
 		gpu_sample(sb, "gpuctl_gpu_leased", g, o, NULL);
-		sb_addf(sb, "%d\n", holder(lv, g) || leaseview_held(lv, g->uuid));
+		sb_addf(sb, "%d\n", holder(lv, g) || leaseview_held(lv, g->uuid) || part_leased(lv, g));
 	}
 	family(sb, "gpuctl_gpu_lease_info", "gauge", "Always 1: who holds the GPU's lease.");
 	for (g = set->gpus; g < end; g++) {
