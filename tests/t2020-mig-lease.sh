@@ -7,9 +7,9 @@
 # instance.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 15
+plan 16
 if ! can_switch; then
-	skip "MIG leases across users" "needs root and setpriv to act as two users" 15
+	skip "MIG leases across users" "needs root and setpriv to act as two users" 16
 	exit 0
 fi
 use_machine "$MACHINES/h200-mig.machine"
@@ -74,6 +74,9 @@ check_exit "-g GPU:INSTANCE names an instance that exists" 6 "$GPUCTL" run -q -g
 release m1
 wait "${PID[m1]}"
 wait_leases 0
+id=$(cd "$TMP" && "$GPUCTL" submit -g 0:2 -- sh -c 'echo "$CUDA_VISIBLE_DEVICES"' 2>>"$TMP/errors")
+"$GPUCTL" wait "$id" >/dev/null 2>&1
+check_eq "submit -g 0:2: the detached job runs on that instance" "$M2" "$("$GPUCTL" logs "$id" 2>&1)"
 check_exit "once no instance is leased, the whole GPU can be" 0 \
 	"$GPUCTL" run -q -n 1 --ignore-usage -- true
 daemon_stop

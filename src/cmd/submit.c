@@ -159,9 +159,6 @@ static int submit(struct cmd *c)
 	if (again && (!word_u64(again, UINT64_MAX, &rq.again) || !rq.again))
 		return cmd_bad_usage(c->entry, "--again wants the id of a job of this machine (from "
 				     "`gpuctl jobs`), not '%s'", again);
-	if (rq.o.rq.mig_uuid || rq.o.rq.mig_slot || rq.o.rq.mig_profile) /* MIG instances */
-		return cmd_bad_usage(c->entry, "MIG instances are leased by `gpuctl run` and `gpuctl "
-				     "env`; a submitted job takes whole GPUs or a share (--mem)");
 	if (args_has(a, LO_WAIT) || args_has(a, LO_DRY) || args_has(a, LO_QUIET))
 		return cmd_bad_usage(c->entry, "a submitted job always waits for its GPUs; --wait, "
 					       "--dry-run and --quiet are for `gpuctl run`");

@@ -263,6 +263,13 @@ void rjob_request(struct runner *r, struct rjob *rj)
 		.name = rj->j.name, .label = label, .kind = "job", .command = rj->j.command,
 		.mem_mib = rj->j.mem_mib,
 	};
+	const char *mig = rj->j.mig; /* MIG instances (issue 23) */
+	if (mig && !strncmp(mig, "uuid:", 5))
+		rq.mig_uuid = mig + 5;
+	else if (mig && !strncmp(mig, "slot:", 5))
+		rq.mig_slot = mig + 5;
+	else if (mig && !strncmp(mig, "profile:", 8))
+		rq.mig_profile = mig + 8;
 	rj->req = xcalloc(1, sizeof *rj->req);
 	lreq_init(rj->req, rj->j.id, r->set, &r->cfg, &rq, cand, rj->j.count);
 	free(label);
