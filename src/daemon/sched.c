@@ -394,8 +394,8 @@ void queue_schedule(struct daemon *d)
 		if (r->state == R_OFFERED && backed) {
 			open_backed |= r->offer; /* others may take these */
 			open[user] = 1;
-		} else if (r->state == R_OFFERED && !r->req.mem_mib && !r->req.mig) { /* (share_fill, mig_fill) */
-			avail &= ~r->offer;
+		} else if (r->state == R_OFFERED && !part) {
+			avail &= ~r->offer; /* (a share's or an instance's: share_fill, mig_fill) */
 		}
 	}
 	size_t *own_heads = xmalloc((nusers ? nusers : 1) * sizeof *own_heads);
