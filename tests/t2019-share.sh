@@ -8,9 +8,9 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/tmux.sh"
-plan 59
+plan 60
 if ! can_switch; then
-	skip "memory shares across users" "needs root and setpriv to act as two users" 59
+	skip "memory shares across users" "needs root and setpriv to act as two users" 60
 	exit 0
 fi
 quiet_machine "$TMP/m2" 2
@@ -200,6 +200,20 @@ print("XLA_PYTHON_CLIENT_MEM_FRACTION" in os.environ)
 ' >"$TMP/py.out" 2>>"$TMP/errors"
 check_eq "gpuctl.lease(mem=...): the claim in os.environ; limit_torch() sets PyTorch's fraction" \
 	"20480 20480 0.250|[0.25] [(0.25, 0)]|False" "$(paste -sd'|' "$TMP/py.out")"
+
+# ---- an env shell's share: the processes it starts are its share's ----
+mkfifo -m 666 "$TMP/fifo-e1"
+bash -c 'x=$("$0" env -q --mem 10G 2>&1); eval "$x"; "$1" --log "$2" --tag e1 --mem 3000 --until "$3"; true' \
+	"$GPUCTL" "$WL" "$LOG" "$TMP/fifo-e1" 2>>"$TMP/errors" &
+PID[e1]=$!
+await_line '^start e1 ' "$LOG" 30
+e1_used() { [ "$(shares_json '[.leases[] | select(.mem_mib == 10240) | .used_mib[0]][0]')" = 3000 ]; }
+wait_for e1_used
+check_eq "a process the env shell started counts as its share's use, not as outside" '[3000,0]' \
+	"$(shares_json "[(.leases[] | select(.mem_mib == 10240) | .used_mib[0]), (.shares[0].outside_mib)]")"
+release e1
+wait "${PID[e1]}"
+wait_leases 0
 
 # ---- the escape hatch: --ignore-usage --min-free-memory reads the observed free memory ----
 mkfifo -m 666 "$TMP/fifo-busy"
