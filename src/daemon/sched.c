@@ -204,6 +204,14 @@ static void offer(struct daemon *d, struct request *r, uint64_t mask)
 	msg_add_u64(&sb, "id", r->id);
 	msg_add_u64(&sb, "offer", r->offer_serial);
 	queue_add_gpus(&sb, d, "gpu", mask);
+	uint64_t total = UINT64_MAX; /* memory shares: a dry run's environment has the fraction too */
+	for (size_t k = 0; r->dry && r->req.mem_mib && k < d->nslots; k++)
+		if ((mask >> k & 1) && d->set->gpus[k].mem_total >> 20 < total)
+			total = d->set->gpus[k].mem_total >> 20;
+	if (r->dry && r->req.mem_mib && total != UINT64_MAX) {
+		msg_add_u64(&sb, "mem", r->req.mem_mib);
+		msg_add_u64(&sb, "mem_total", total);
+	}
 	for (size_t k = 0; r->offer_mig >= 0 && k < d->nslots; k++) /* MIG instances: which */
 		if ((mask >> k & 1) && (size_t)r->offer_mig < d->set->gpus[k].nmigs)
 			msg_add(&sb, "mig", d->set->gpus[k].migs[r->offer_mig].uuid, NULL);

@@ -182,6 +182,8 @@ int lreq_on_message(struct lreq *r, const struct msg *m, const int *fds, size_t 
 		if (!gpus_of(&r->g, m, err))
 			return fail(r);
 		take_mig(&r->g, m);
+		if (msg_get_u64(m, "mem_total", UINT64_MAX, &v)) /* memory shares: a dry run's */
+			r->g.mem_total_mib = v;
 		r->state = LREQ_DONE;
 		return 1;
 	}
