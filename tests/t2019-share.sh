@@ -8,9 +8,9 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/tmux.sh"
-plan 61
+plan 62
 if ! can_switch; then
-	skip "memory shares across users" "needs root and setpriv to act as two users" 61
+	skip "memory shares across users" "needs root and setpriv to act as two users" 62
 	exit 0
 fi
 quiet_machine "$TMP/m2" 2
@@ -136,7 +136,9 @@ job a o1 -g 1 --mem 20G
 await_line '^start o1 ' "$LOG" 30
 check_eq "one 20G share fits beside 50G used outside gpuctl (80 - 50 - 10 margin)" "$UUID1" "$(gpu_of o1)"
 check_exit "a second one does not, and is refused at once" 10 "$GPUCTL" run -q -g 1 --mem 20G -- true
-check_grep "the refusal says why" 'not enough memory left to claim' "$TMP/stderr"
+check_grep "the refusal says why" 'not enough memory left to claim \(0 MiB left to claim\)' "$TMP/stderr"
+check_eq "and does not offer --ignore-usage, which changes nothing for a share" 0 \
+	"$(grep -c -- '--ignore-usage' "$TMP/stderr")"
 "$GPUCTL" leases --json >"$TMP/out"
 check_eq "leases --json: GPU 1's use outside its share is the 50G process" '[1,51200,0]' \
 	"$(jqv "[.shares[] | select(.uuid == \"$UUID1\") | .count, .outside_mib, .room_mib]")"

@@ -171,6 +171,16 @@ static void busy(struct daemon *d, struct request *r, const struct alloc_gpu *g,
 			msg_word(&sb, "reserved");
 		} else if (kept >> i & 1) {
 			msg_word(&sb, "queued");
+		} else if ((r->req.mem_mib || r->req.mig || s->nshares || s->mig_busy) &&
+			   (why = alloc_why_not(&g[i], &r->req, &d->conf.free))) {
+			/* memory shares and MIG instances (issue 23): why, and the room left to
+			 * claim ("-": no share could be placed there); --ignore-usage changes none */
+			int64_t room = alloc_share_room(&g[i], &d->conf.free);
+			snprintf(num[0], sizeof num[0], "%lld", (long long)(room > 0 ? room : 0));
+			msg_word(&sb, "part");
+			msg_word(&sb, why);
+			msg_word(&sb, !r->req.mig && g[i].total_valid && g[i].mem_valid && !g[i].mig_mode
+				       ? num[0] : "-");
 		} else if ((why = alloc_why_not(&g[i], &r->req, &d->conf.free))) {
 			snprintf(num[0], sizeof num[0], "%llu", (unsigned long long)g[i].used_mib);
 			snprintf(num[1], sizeof num[1], "%u", g[i].util);

@@ -370,6 +370,11 @@ void grant_explain_busy(const struct gpu_set *set, bool ignore_usage, unsigned c
 			else
 				sb_adds(&sb, "util N/A, ");
 			sb_addf(&sb, "%s process%s)\n", l->w[6], strcmp(l->w[6], "1") ? "es" : "");
+		} else if (!strcmp(code, "part") && l->nwords >= 5) { /* shares, MIG (issue 23) */
+			esc_printable(&sb, l->w[3]);
+			if (strcmp(l->w[4], "-"))
+				sb_addf(&sb, " (%s MiB left to claim)", l->w[4]);
+			sb_addc(&sb, '\n');
 		} else if (!strcmp(code, "queued")) {
 			sb_adds(&sb, "kept for a request ahead in the queue\n");
 		} else if (!strcmp(code, "held")) {
