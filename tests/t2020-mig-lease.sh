@@ -7,9 +7,9 @@
 # instance.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 16
+plan 17
 if ! can_switch; then
-	skip "MIG leases across users" "needs root and setpriv to act as two users" 16
+	skip "MIG leases across users" "needs root and setpriv to act as two users" 17
 	exit 0
 fi
 use_machine "$MACHINES/h200-mig.machine"
@@ -73,6 +73,16 @@ check_eq "then it gets that one" "$M0" "$(cat "$TMP/stdout")"
 check_exit "-g GPU:INSTANCE names an instance that exists" 6 "$GPUCTL" run -q -g 0:9 -- true
 release m1
 wait "${PID[m1]}"
+wait_leases 0
+PYTHONPATH=$ROOT/python GPUCTL_BINARY=$GPUCTL PYTHONDONTWRITEBYTECODE=1 python3 -c '
+import os, gpuctl
+a = gpuctl.lease(gpus="0:2")
+b = gpuctl.lease(mig="3g.71gb", ignore_usage=True)
+print(a.env["CUDA_VISIBLE_DEVICES"], b.env["CUDA_VISIBLE_DEVICES"], os.environ["GPUCTL_LEASE_MIG"])
+b.release(); a.release()
+' >"$TMP/py.out" 2>>"$TMP/errors"
+check_eq "gpuctl.lease(gpus=\"0:2\") and lease(mig=...): the instances, in os.environ" "$M2 $M0 $M0" \
+	"$(cat "$TMP/py.out")"
 wait_leases 0
 id=$(cd "$TMP" && "$GPUCTL" submit -g 0:2 -- sh -c 'echo "$CUDA_VISIBLE_DEVICES"' 2>>"$TMP/errors")
 "$GPUCTL" wait "$id" >/dev/null 2>&1

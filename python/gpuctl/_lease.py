@@ -19,7 +19,7 @@ from ._binary import Error
 # What `gpuctl env` exports; a lease replaces all of them (a stale GPUCTL_QUEUED_AT goes too).
 LEASE_VARS = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES",
               "GPUCTL_LEASE_ID", "GPUCTL_LEASE_GPUS", "GPUCTL_LEASE_NAME", "GPUCTL_LEASED_AT",
-              "GPUCTL_QUEUED_AT", "GPUCTL_LEASE_MEM", "GPUCTL_LEASE_MEM_FRACTION")
+              "GPUCTL_QUEUED_AT", "GPUCTL_LEASE_MEM", "GPUCTL_LEASE_MEM_FRACTION", "GPUCTL_LEASE_MIG")
 # Memory shares (mem=..., issue 23): what `gpuctl env` adds for a share, set only by a share's
 # lease (a whole-GPU lease leaves the user's own values of the frameworks' variables alone).
 SHARE_VARS = ("XLA_PYTHON_CLIENT_MEM_FRACTION",
@@ -215,8 +215,8 @@ OPTIONS = (("n", "count", False), ("gpus", "gpus", False),
            ("prefer", "prefer", False), ("ignore_usage", "ignore-usage", True),
            ("uuid", "uuid", True), ("name", "name", False), ("wait", "wait", True),
            ("profile", "profile", False), ("dry_run", "dry-run", True),
-           # memory shares (issue 23)
-           ("mem", "mem", False))
+           # memory shares and MIG instances (issue 23)
+           ("mem", "mem", False), ("mig", "mig", False))
 PREFER = ("free-memory", "index", "util")
 _SHORT = {"-n": "count", "-g": "gpus"}
 _FLAG_RE = re.compile(r"(?<![\w-])(--[a-z][a-z-]*[a-z]|-[ng])(?![\w-])")
@@ -386,7 +386,7 @@ def _give_back(out):
 
 def lease(n=None, *, gpus=None, min_free_memory=None, max_util=None, prefer=None,
           ignore_usage=False, uuid=False, wait=None, profile=None, name=None, dry_run=False,
-          mem=None):
+          mem=None, mig=None):
     """Lease GPUs for the life of this process and put CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER
     and NVIDIA_VISIBLE_DEVICES (and GPUCTL_LEASE_*) into os.environ. Call it before anything
     starts CUDA (before `import torch` in a notebook's first cell).
@@ -407,6 +407,8 @@ def lease(n=None, *, gpus=None, min_free_memory=None, max_util=None, prefer=None
     mem: a share: MiB (int) or a size such as '20G' of each GPU's memory rather than the whole
       GPU; other shares may use the rest. GPUCTL_LEASE_MEM and JAX's and TensorFlow's limits go
       into os.environ; for PyTorch call ``lease.limit_torch()`` after `import torch`.
+    mig: a MIG instance of this profile (e.g. '3g.71gb'); gpus='0:1' or gpus='MIG-<uuid>' names
+      one. CUDA_VISIBLE_DEVICES is then the instance's MIG UUID.
 
     Returns a Lease (``gpus``, ``id``, ``release()``; a context manager). Raises NoFreeGPU,
     WaitTimeout, CudaAlreadyInitialized, BinaryNotFound or Error, with gpuctl's own words (its
@@ -417,7 +419,9 @@ def lease(n=None, *, gpus=None, min_free_memory=None, max_util=None, prefer=None
                    {"profile": profile, "name": name})
     if mem is not None and (isinstance(mem, bool) or not isinstance(mem, (int, str))):
         raise TypeError("mem: MiB (an int) or a size such as '20G', not %r" % (mem,))
-    given = {"mem": mem, "n": n, "gpus": gpus, "min_free_memory": min_free_memory, "max_util": max_util,
+    if mig is not None and not isinstance(mig, str):
+        raise TypeError("mig: a MIG profile such as '3g.71gb', not %r" % (mig,))
+    given = {"mem": mem, "mig": mig, "n": n, "gpus": gpus, "min_free_memory": min_free_memory, "max_util": max_util,
              "prefer": prefer, "ignore_usage": ignore_usage, "uuid": uuid, "wait": wait,
              "profile": profile, "name": name, "dry_run": dry_run}
     args = ["env", "--format=json", "--quiet", "--hold-pid=%d" % os.getpid()]
