@@ -8,9 +8,9 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/tmux.sh"
-plan 62
+plan 64
 if ! can_switch; then
-	skip "memory shares across users" "needs root and setpriv to act as two users" 62
+	skip "memory shares across users" "needs root and setpriv to act as two users" 64
 	exit 0
 fi
 quiet_machine "$TMP/m2" 2
@@ -169,6 +169,9 @@ check_eq "JAX's memory fraction is the claim's share of the GPU" "XLA_PYTHON_CLI
 	"$(grep '^XLA_PYTHON_CLIENT_MEM_FRACTION=' "$TMP/env")"
 check_eq "TensorFlow grows its memory instead of taking the GPU" "TF_FORCE_GPU_ALLOW_GROWTH=true" \
 	"$(grep '^TF_FORCE_GPU_ALLOW_GROWTH=' "$TMP/env")"
+check_exit "-n 2 --mem 20G: two GPUs, 20G on each" 0 \
+	"$GPUCTL" run -q -n 2 --mem 20G -- sh -c 'echo "$CUDA_VISIBLE_DEVICES $GPUCTL_LEASE_MEM"'
+check_eq "the job sees both, and its claim on each" "0,1 20480" "$(cat "$TMP/stdout")"
 "$GPUCTL" run -q --dry-run --mem 40G >"$TMP/dry"
 check_eq "--dry-run shows the same variables" "GPUCTL_LEASE_MEM=40960 XLA_PYTHON_CLIENT_MEM_FRACTION=0.500" \
 	"$(grep -E '^(GPUCTL_LEASE_MEM|XLA_PYTHON_CLIENT_MEM_FRACTION)=' "$TMP/dry" | tr '\n' ' ' | sed 's/ $//')"
