@@ -117,18 +117,25 @@ void share_account(struct daemon *d)
 	}
 }
 
-/* The share on slot i whose holder is pid or an ancestor of it; NULL: none. */
+/* The share on slot i whose holder is pid or an ancestor of it; NULL: none. A holder's pid
+ * counts only while it names that very process (its start time), a bound shell's only while it
+ * runs as the lease's user: a pid reused by someone else's process is nobody's share. */
 static struct lease *share_of(struct daemon *d, size_t i, unsigned pid)
 {
 	for (int depth = 0; pid > 1 && depth < MAX_DEPTH; depth++) {
+		struct pid_stat st;
+		if (!pid_stat(pid, &st))
+			return NULL;
 		for (size_t k = 0; k < d->nleases; k++) {
 			struct lease *l = d->leases[k];
-			if (l->mem_mib && (l->gpus >> i & 1) &&
-			    ((unsigned)l->pid == pid || (l->bound > 0 && (unsigned)l->bound == pid)))
+			if (!l->mem_mib || !(l->gpus >> i & 1))
+				continue;
+			if ((unsigned)l->pid == pid && (!l->start || l->start == st.start))
+				return l;
+			if (l->bound > 0 && (unsigned)l->bound == pid && pid_runs_as(pid, l->uid))
 				return l;
 		}
-		struct pid_stat st;
-		if (!pid_stat(pid, &st) || st.ppid <= 0)
+		if (st.ppid <= 0)
 			return NULL;
 		pid = (unsigned)st.ppid;
 	}
