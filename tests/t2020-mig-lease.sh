@@ -7,9 +7,9 @@
 # instance.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 17
+plan 18
 if ! can_switch; then
-	skip "MIG leases across users" "needs root and setpriv to act as two users" 17
+	skip "MIG leases across users" "needs root and setpriv to act as two users" 18
 	exit 0
 fi
 use_machine "$MACHINES/h200-mig.machine"
@@ -44,6 +44,11 @@ check_eq "two users hold two instances of the one GPU at once, each its own" "$M
 	"$(seen m1) $(seen m2)"
 "$GPUCTL" leases --json >"$TMP/out"
 check_eq "leases --json names each lease's instance" "[\"$M2\",\"$M1\"]" \
+	"$(jqv '[.leases[].mig_uuid] | sort')"
+daemon_stop
+daemon_start
+"$GPUCTL" leases --json >"$TMP/out"
+check_eq "a restarted daemon knows each lease's instance again" "[\"$M2\",\"$M1\"]" \
 	"$(jqv '[.leases[].mig_uuid] | sort')"
 "$GPUCTL" status --json >"$TMP/out"
 check_eq "status --json: the holder of each instance" '[null,"root","nobody"]' \
