@@ -46,6 +46,10 @@
  *   flock'ed for the daemon's life, the socket's first (before any state is read or removed). A
  *   second daemon, whatever its state directory, exits naming the one that serves instead of
  *   taking the socket over (two lease tables on one machine: one GPU leased twice).
+ * - Part of a GPU (issue 23): a memory share (`mem`, share.c) or a MIG instance (mig.c) is a
+ *   lease like any other (FIFO, record, a lock file of its own per GPU); its GPU's slot keeps no
+ *   holder but counts its shares' claims and its leased instances, and whole leases and parts
+ *   never share a GPU.
  * - Bounded: message size, connections per user and in all, queued requests per user, output
  *   queued per connection, idle connections, and every file descriptor accounted for; `list`
  *   answers per user (a rate; rendered once per change of the state; another user's waiters past
