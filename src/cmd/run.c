@@ -5,6 +5,7 @@
 #include "base/escape.h"
 #include "cmd/leaseopts.h"
 #include "cmd/runctr.h"
+#include "lease/watch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -90,6 +91,9 @@ static int start_job(struct grant *g, char **argv, bool uuid, struct runctr *rc,
 	/* The job holds the lease now: it ends with the job and what it started. A container's
 	 * client may end before its container (a detached one at once): this process keeps the
 	 * lease until it knows, and binds it to the container that outlived it (runctr.h). */
+	char id[sizeof g->id]; /* memory shares: the daemon's word on its claim, under stop */
+	snprintf(id, sizeof id, "%s", g->id);
+	bool watch = g->mem_mib && g->stop_over;
 	if (!rc->kind)
 		grant_free(g);
 	int e = 0;
@@ -100,8 +104,11 @@ static int start_job(struct grant *g, char **argv, bool uuid, struct runctr *rc,
 	if (r == sizeof e)
 		fprintf(stderr, "gpuctl run: cannot run '%s': %s\n", argv[0], strerror(e));
 	int status;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	if (watch)
+		status = share_watch_wait(pid, id, "gpuctl run");
+	else
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
 	child = 0;
 	grant_env_free(env);
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -351,7 +351,8 @@ static void check_processes(struct doctor *d)
 			u[*slot - 1].ngpus++;
 			procs_mem += p->mem_valid ? p->used_mem : 0;
 			compute += (p->type & PROC_COMPUTE) != 0;
-			if (leasing && !leaseview_holder(d->lv, g->uuid) && (p->type & PROC_COMPUTE)) {
+			if (leasing && !leaseview_holder(d->lv, g->uuid) &&
+			    !leaseview_share(d->lv, g->uuid, 0) && (p->type & PROC_COMPUTE)) {
 				if (!unleased) {
 					unleased = add(d, SEV_INFO, "unleased_use",
 						       "lease GPUs with gpuctl run, so nobody else is given them",
@@ -471,6 +472,32 @@ static void check_machine(struct doctor *d)
 	}
 }
 
+/* memory shares (issue 23): a share whose processes use more of a GPU than it claims takes
+ * memory other shares were promised (the daemon counts it, and under share_overuse = stop its
+ * own client stops it). */
+static void check_shares(struct doctor *d)
+{
+	for (size_t i = 0; d->lv && i < d->lv->nleases; i++) {
+		const struct lease_info *l = &d->lv->leases[i];
+		if (!l->mem_mib || !l->over)
+			continue;
+		uint64_t most = 0;
+		for (size_t k = 0; k < l->nused; k++)
+			most = l->used[k] > most ? l->used[k] : most;
+		struct doctor_finding *f = add(d, SEV_WARNING, "share_over_claim",
+			"lease a larger share (--mem), or limit the job's memory (GPUCTL_LEASE_MEM; for "
+			"PyTorch gpuctl's Lease.limit_torch())",
+			"lease %s of %s claims %llu MiB of a GPU, but its processes use %llu MiB", l->id,
+			l->user, (unsigned long long)l->mem_mib, (unsigned long long)most);
+		if (l->pid > 0)
+			add_pid(f, (unsigned)l->pid);
+		for (size_t k = 0; k < l->ngpus; k++)
+			for (size_t g = 0; g < d->set->ngpus; g++)
+				if (!strcmp(d->set->gpus[g].uuid, l->uuids[k]))
+					add_gpu(f, d->set->gpus[g].index);
+	}
+}
+
 /* ---- entry points ---- */
 
 static void done(struct doctor *d)
@@ -489,6 +516,7 @@ void doctor_all(struct doctor_report *r, struct gpu_set *set, const struct lease
 	check_env(&d);
 	check_processes(&d);
 	check_machine(&d);
+	check_shares(&d); /* memory shares (issue 23) */
 	done(&d);
 }
 

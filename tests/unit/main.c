@@ -39,6 +39,7 @@ int main(void)
 	test_alloc_order();
 	test_alloc_head();
 	test_alloc_served();
+	test_share(); /* memory shares and MIG instances (issue 23) */
 	test_config_values();
 	test_proto();
 	test_peer();

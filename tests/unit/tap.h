@@ -28,6 +28,7 @@ void test_alloc(void);
 void test_alloc_order(void);
 void test_alloc_head(void);
 void test_alloc_served(void);
+void test_share(void); /* memory shares and MIG instances (issue 23) */
 void test_config_values(void);
 void test_proto(void);
 void test_peer(void);
