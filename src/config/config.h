@@ -67,6 +67,8 @@ struct alloc_policy {
 	uint64_t max_used_mib;       /* a GPU using more memory is busy */
 	int max_util;
 	bool allow_procs;
+	/* memory shares (issue 23): kept free on a GPU with shares ([daemon] share_margin) */
+	uint64_t share_margin_mib;
 };
 
 /* The order a scheduling pass considers the waiting requests in ([daemon] queue). */
@@ -88,6 +90,11 @@ struct dconf {
 					 * bound */
 	struct alloc_policy free;       /* when a GPU counts as free */
 	enum queue_order queue;         /* fair (default) or fifo */
+	/* memory shares (issue 23) */
+	bool share_stop;                /* [daemon] share_overuse = stop: a lease over its claim is
+					 * stopped by its own client or runner (warn: only shown) */
+	char *share_mps;                /* [daemon] share_mps: GPUs that run NVIDIA MPS, as for -g
+					 * (a share there gets MPS's own memory limit) */
 	/* issue 26: placement. The order of requests that name none ([daemon] prefer, default
 	 * topology), and the preferred GPUs of users and groups ([daemon] preferred_gpus.NAME and
 	 * preferred_gpus.@GROUP = LIST, in file order: a soft partition the choice tries first). */

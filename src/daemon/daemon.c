@@ -370,6 +370,8 @@ static bool take_slots(struct daemon *d, struct gpu_error *err)
 		s->index = d->set->gpus[i].index;
 		s->reserved = reserved >> i & 1;
 	}
+	if (!share_mps_init(d, err)) /* memory shares (issue 23) */
+		return false;
 	return placement_open(d, err);   /* issue 26 */
 }
 
