@@ -18,7 +18,7 @@ OBJ = $(SRC:src/%.c=$(B)/obj/%.o)
 # this and cmd/'s two unit-tested files, so the core cannot come to need a command unnoticed
 # (and make check-layers says which arrow would).
 LIBOBJ = $(filter-out $(B)/obj/main.o $(B)/obj/cmd/%.o,$(OBJ))
-UNIT_CMDOBJ = $(B)/obj/cmd/args.o $(B)/obj/cmd/cmd.o
+UNIT_CMDOBJ = $(B)/obj/cmd/args.o $(B)/obj/cmd/cmd.o $(B)/obj/cmd/runctr.o # runctr: containers (issue 28)
 FAKES = $(B)/fakenvml/libnvidia-ml.so.1 $(B)/fakenvml-old/libnvidia-ml.so.1 \
 	$(B)/fakenvml-r535/libnvidia-ml.so.1
 FAKE_SRC = tests/fake/fakenvml/fakenvml.c tests/fake/fakenvml/fake-telemetry.c tests/fake/fakenvml/fake-procs.c \
@@ -95,9 +95,11 @@ demo: all $(B)/fakenvml/libnvidia-ml.so.1 $(B)/sleeper
 	@B=$(B) tools/demo.sh
 
 # Every benchmark runs to its end, even when one fails; each figure is printed beside its target.
-BENCH_BINS = $(B)/bench-floor $(B)/bench-measure $(B)/bench-spawn $(B)/bench-scrape $(B)/bench-empty
+BENCH_BINS = $(B)/bench-floor $(B)/bench-measure $(B)/bench-spawn $(B)/bench-scrape $(B)/bench-empty \
+	$(B)/bench-sched
 bench: all $(B)/fakenvml/libnvidia-ml.so.1 $(BENCH_BINS) $(B)/workload $(B)/sleeper
-	@rc=0; for s in run run-lease exporter daemon jobs snapshot; do B=$(B) bench/$$s.sh || rc=1; done; exit $$rc
+	@rc=0; for s in run run-lease exporter daemon jobs snapshot; do B=$(B) bench/$$s.sh || rc=1; done; \
+		$(B)/bench-sched || rc=1; exit $$rc
 
 # gpuctl top's CPU cost while it runs, on a 16-GPU, 1,000-process machine in tmux (bench/top.sh).
 bench-top: all $(B)/fakenvml/libnvidia-ml.so.1 $(B)/bench-spawn $(B)/sleeper
@@ -109,6 +111,9 @@ $(B)/bench-empty: bench/empty.c
 	$(CC) $(WARN) $(CFLAGS) -o $@ $<
 $(B)/bench-scrape: bench/scrape.c
 	$(CC) $(WARN) -O2 -o $@ $< -lpthread
+# memory shares (issue 23): the scheduling pass's CPU on a big shared machine
+$(B)/bench-sched: bench/sched.c $(LIBOBJ)
+	$(CC) $(ALL_CFLAGS) -o $@ bench/sched.c $(LIBOBJ) $(LDLIBS)
 $(B)/bench-%: bench/%.c
 	$(CC) $(WARN) -O2 -o $@ $<
 

@@ -100,6 +100,11 @@ const struct cmd_env cmd_environment[] = {
 	 false},
 	{"LINES", "the height of gpuctl top's screen (5 or more)", false},
 	{"NO_COLOR", "when set and not empty, no colour unless --color=always", false},
+	/* containers (issue 28) */
+	{"GPUCTL_CONTAINER_TIMEOUT", "how long one refresh may wait for container runtimes to name "
+				     "their containers, in milliseconds (default 30, at most 2000); "
+				     "DOCKER_HOST and CONTAINER_HOST (unix://PATH) name their sockets",
+	 false},
 	{"GPUCTL_BINARY", "the Python module (import gpuctl) runs this gpuctl binary instead of the "
 			  "first one on PATH", true},
 	{NULL, NULL, false},

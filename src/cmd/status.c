@@ -131,7 +131,8 @@ static unsigned status_what(const struct status_opts *o)
 	if (o->mode == M_LIST)
 		return 0;
 	unsigned what = o->mode == M_CSV ? query_refresh_needs(o->query)
-			: o->no_procs ? 0 : REFRESH_PROCS | REFRESH_PROC_UTIL | REFRESH_SLURM;
+			: o->no_procs ? 0
+			: REFRESH_PROCS | REFRESH_PROC_UTIL | REFRESH_SLURM | REFRESH_CONTAINERS;
 	if (o->details)
 		what |= STATUS_DETAILS_REFRESH;
 	/* A loop keeps the stat per process that a compute-apps query skips: it is what lets a

@@ -116,7 +116,10 @@ static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what,
 	}
 	sb_free(&req);
 	dclient_close(&dc);
-	if (ok && (what & ~dx.what & ~(unsigned)(REFRESH_COMPUTE_NAMES | REFRESH_NO_PROC_INFO))) {
+	/* containers (issue 28): REFRESH_CONTAINERS is the caller's own work (machine.c), never the
+	 * daemon's: a snapshot without it serves. */
+	if (ok && (what & ~dx.what & ~(unsigned)(REFRESH_COMPUTE_NAMES | REFRESH_NO_PROC_INFO |
+						  REFRESH_CONTAINERS))) {
 		err->code = EXIT_DAEMON;
 		snprintf(err->msg, sizeof err->msg, "the gpuctl daemon's snapshot lacks groups asked for");
 		ok = false;
@@ -197,7 +200,8 @@ static void snapshot_refresh(struct gpu_set *set, unsigned what)
 	proc_cache_begin(set->pc);
 	src->begun = true;
 	src->statics |= (what & REFRESH_STATIC) != 0;
-	unsigned need = what & ~(unsigned)(REFRESH_COMPUTE_NAMES | REFRESH_NO_PROC_INFO);
+	unsigned need = what & ~(unsigned)(REFRESH_COMPUTE_NAMES | REFRESH_NO_PROC_INFO |
+					   REFRESH_CONTAINERS); /* containers: the caller's (issue 28) */
 	if (src->unused && !(need & ~src->have)) {
 		src->unused = false;
 		snap_narrow(set, what, src->statics);

@@ -2,9 +2,9 @@
  * facade commands open and refresh (machine.c) over the backends, the processes (proc.c, pid.c),
  * signalling one safely (kill.c) and the Slurm facts of this node (slurm.c). nvml/ is the only
  * vendor backend, as htop gives each platform a folder: lib.c loads NVML and resolves its
- * versioned symbols, fields.c and backend.c read it into the model. Order inside: gpu < slurm <
- * proc < machine, pid < proc, pid < kill, gpu < lib < fields < backend < machine, gpu < snap (the
- * model as the daemon's shared snapshot carries it: snap.h); no circle.
+ * versioned symbols, fields.c and backend.c read it into the model. Order inside: gpu < container <
+ * slurm < proc < machine, pid < proc, pid < kill, gpu < lib < fields < backend < machine, gpu <
+ * snap (the model as the daemon's shared snapshot carries it: snap.h); no circle.
  *
  * gpu.h: the vendor-neutral view of the machine that every command reads, and the backend vtable
  * (nvtop-style) that fills it. Each measured field has a validity bit: a value the driver cannot
@@ -50,6 +50,9 @@ enum {
 enum { PROC_COMPUTE = 1, PROC_GRAPHICS = 2, PROC_MPS = 4 };
 #define NO_INSTANCE 0xFFFFFFFFU
 
+struct ctr_info;
+struct ctr_names;
+
 struct gpu_proc {
 	unsigned pid;
 	unsigned type;            /* PROC_* bits: one entry per pid and GPU */
@@ -63,6 +66,9 @@ struct gpu_proc {
 	uid_t uid;
 	bool uid_valid;
 	unsigned slurm_job;       /* its Slurm job (REFRESH_SLURM on a Slurm node), 0: none */
+	/* containers (issue 28): its container (REFRESH_CONTAINERS), NULL when none or not asked
+	 * for; the id always, the names where its runtime told them (runtime.h) */
+	const struct ctr_info *ctr;
 	/* NVML's newest utilisation sample of the process from the last second; none (util_valid
 	 * false) for a process that was idle all that time, or where the driver gives none (MIG). */
 	bool util_valid;
@@ -152,6 +158,9 @@ struct gpu_set {
 	struct proc_cache *pc;
 	bool slurm;               /* the last refresh read Slurm jobs: this is a Slurm node */
 	void *priv;               /* the backend's, for the whole set (the snapshot's source) */
+	/* containers (issue 28) */
+	struct ctr_names *cn;     /* the names' cache (runtime.h), made by the first refresh asking */
+	size_t procs_listed, procs_unmapped; /* the last refresh's: NVML's, and those not in /proc */
 };
 
 /* What a refresh reads besides the base (memory, utilisation, temperature, power and enforced
@@ -181,6 +190,7 @@ enum {
 	 * of the base's NVML calls only memory (it tells a lost GPU), not utilisation, temperature,
 	 * power or compute mode. */
 	REFRESH_COMPUTE_NAMES = 1 << 17,
+	REFRESH_CONTAINERS = 1 << 18,     /* containers (issue 28): each process's, named (runtime.h) */
 	REFRESH_EXTRA = REFRESH_FAN | REFRESH_CLOCKS | REFRESH_MODES | REFRESH_ECC_ERRORS,
 };
 

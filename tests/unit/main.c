@@ -39,11 +39,13 @@ int main(void)
 	test_alloc_order();
 	test_alloc_head();
 	test_alloc_served();
+	test_share(); /* memory shares and MIG instances (issue 23) */
 	test_config_values();
 	test_proto();
 	test_peer();
 	test_proc();
 	test_slurm();
+	test_container();
 	test_cluster();
 	test_args();
 	test_exitcodes();
