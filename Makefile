@@ -18,7 +18,7 @@ OBJ = $(SRC:src/%.c=$(B)/obj/%.o)
 # this and cmd/'s two unit-tested files, so the core cannot come to need a command unnoticed
 # (and make check-layers says which arrow would).
 LIBOBJ = $(filter-out $(B)/obj/main.o $(B)/obj/cmd/%.o,$(OBJ))
-UNIT_CMDOBJ = $(B)/obj/cmd/args.o $(B)/obj/cmd/cmd.o
+UNIT_CMDOBJ = $(B)/obj/cmd/args.o $(B)/obj/cmd/cmd.o $(B)/obj/cmd/man.o $(B)/obj/cmd/complete.o
 FAKES = $(B)/fakenvml/libnvidia-ml.so.1 $(B)/fakenvml-old/libnvidia-ml.so.1 \
 	$(B)/fakenvml-r535/libnvidia-ml.so.1
 FAKE_SRC = tests/fake/fakenvml/fakenvml.c tests/fake/fakenvml/fake-telemetry.c tests/fake/fakenvml/fake-procs.c \
@@ -29,7 +29,14 @@ FAKE_CFLAGS = $(WARN) -O1 -g -fPIC -shared -fvisibility=hidden -Wl,-soname,libnv
 UNIT_SRC = $(wildcard tests/unit/*.c)
 TEST_BINS = $(B)/unit-tests $(B)/sleeper $(B)/workload $(FAKES) $(B)/fakecuda/libcuda.so.1
 
-all: $(B)/gpuctl
+all: $(B)/gpuctl man
+
+# The manual pages, in $(B)/man: the binary writes them from its command table, with the parts
+# written by hand in doc/man/ (tools/man.sh says how). Cheap, and needs nothing but the binary.
+man: $(B)/man/.stamp
+$(B)/man/.stamp: $(B)/gpuctl tools/man.sh $(wildcard doc/man/*)
+	tools/man.sh $(B)/gpuctl doc/man $(B)/man
+	@touch $@
 
 $(B)/gpuctl: $(OBJ)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(OBJ) $(LDLIBS)
@@ -140,5 +147,5 @@ install-python:
 clean:
 	rm -rf build build-asan
 
-.PHONY: all test check-layers stress asan fuzz demo bench bench-top install install-bin install-python clean
+.PHONY: all man test check-layers stress asan fuzz demo bench bench-top install install-bin install-python clean
 -include $(OBJ:.o=.d)
