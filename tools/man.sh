@@ -12,7 +12,6 @@ if [ -z "${GPUCTL_MAN_DATE:-}" ]; then
 	epoch=${SOURCE_DATE_EPOCH:-$(git -C "$doc" log -1 --format=%ct 2>/dev/null || date +%s)}
 	GPUCTL_MAN_DATE=$(date -u -d "@$epoch" +%Y-%m-%d)
 fi
-export GPUCTL_MAN_DATE
 version=$("$bin" --version | sed 's/^gpuctl //')
 tmp=$out.tmp
 rm -rf "$tmp"
@@ -21,7 +20,7 @@ for page in $("$bin" __man --list); do
 	name=${page%.*}
 	frag=
 	[ -f "$doc/$page.in" ] && frag=$doc/$page.in
-	"$bin" __man "${name#gpuctl-}" $frag >"$tmp/$page"
+	"$bin" __man --date "$GPUCTL_MAN_DATE" "${name#gpuctl-}" $frag >"$tmp/$page"
 done
 sed -e "s/@DATE@/$GPUCTL_MAN_DATE/" -e "s/@VERSION@/$version/" "$doc/gpuctl.conf.5" >"$tmp/gpuctl.conf.5"
 for f in "$doc"/*.in; do

@@ -240,11 +240,6 @@ int cmd_main(const struct cmd_entry *const *table, size_t n, int argc, char **ar
 			main_usage(stdout, table, n);
 		return EXIT_OK;
 	}
-	/* Hidden, for the build and the shells (man.c, complete.c): exact names only. */
-	if (!strcmp(name, "__man"))
-		return cmd_man(table, n, argc - 2, argv + 2);
-	if (!strcmp(name, "__complete"))
-		return cmd_complete(table, n, argc - 2, argv + 2);
 	if (!strcmp(name, "--version") || !strcmp(name, "-V")) {
 		printf("gpuctl %s\n", GPUCTL_VERSION);
 		return EXIT_OK;

@@ -121,7 +121,7 @@ struct cmd_env {
 extern const struct cmd_env cmd_environment[];   /* ends with {NULL} */
 
 /* ---- man.c, complete.c: the manual pages and the shells' completions, written from the table
- * (hidden commands `gpuctl __man`, `gpuctl __complete`, which cmd_main reaches by exact name) ---- */
+ * (hidden commands `gpuctl __man`, `gpuctl __complete`, which main.c reaches by exact name) ---- */
 int cmd_man(const struct cmd_entry *const *table, size_t n, int argc, char **argv);
 int cmd_complete(const struct cmd_entry *const *table, size_t n, int argc, char **argv);
 

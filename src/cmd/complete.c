@@ -38,9 +38,10 @@ static size_t options(const struct cmd_entry *e, struct copt *o, size_t max)
 {
 	size_t n = 0;
 	const struct option *l = e->args.longs;
-	for (; l && l->name && n < max; l++)
-		o[n++] = (struct copt){l->val < 128 && isalnum(l->val) ? l->val : 0, l->name, l->has_arg,
-				       l->val};
+	const char *shorts = e->args.shorts ? e->args.shorts : "";
+	for (; l && l->name && n < max; l++) /* a letter of its own only where the template has it */
+		o[n++] = (struct copt){l->val > 0 && l->val < 128 && isalnum(l->val) &&
+				       strchr(shorts, l->val) ? l->val : 0, l->name, l->has_arg, l->val};
 	if (n < max)
 		o[n++] = (struct copt){'h', "help", no_argument, 'h'};
 	if ((e->flags & CMD_GPUS) && n < max)
@@ -48,7 +49,7 @@ static size_t options(const struct cmd_entry *e, struct copt *o, size_t max)
 	if ((e->flags & CMD_GPUS) && e->args.gpus_alias && n < max)
 		o[n++] = (struct copt){e->args.gpus_alias, NULL, required_argument, 'g'};
 	/* Short letters without a long name of their own. */
-	for (const char *s = e->args.shorts ? e->args.shorts : ""; *s && n < max; s++) {
+	for (const char *s = shorts; *s && n < max; s++) {
 		if (*s == ':' || *s == '+')
 			continue;
 		bool known = false;

@@ -1,6 +1,7 @@
 /* man.c: the manual pages, written from the command table, so `gpuctl help run` and
- * `man gpuctl-run` cannot drift: `gpuctl __man PAGE [FRAGMENT]` prints PAGE in man(7) roff.
- * (hidden: cmd_main reaches it by its exact name only; `make man` runs it, tools/man.sh.)
+ * `man gpuctl-run` cannot drift: `gpuctl __man [--date DATE] PAGE [FRAGMENT]` prints PAGE in
+ * man(7) roff.
+ * (hidden: main.c reaches it by its exact name only; `make man` runs it, tools/man.sh.)
  *
  * Why roff written by the binary rather than scdoc or asciidoc sources: the usage texts are
  * already the one description of each command (`--help` prints them), so a page is those texts
@@ -118,20 +119,17 @@ static size_t indent_of(const char *l)
 }
 
 /* Where an option line's text starts: after the first run of two or more spaces past the tag;
- * else at the column the block's earlier lines used, when a space is there (LEASE_USAGE's
+ * without one, at the column the block's earlier lines used, when a space is there (LEASE_USAGE's
  * "--min-free-memory SIZE each ..." fills its tag column). 0: the line is all tag. */
 static size_t option_split(const char *l, size_t col)
 {
 	size_t i = indent_of(l);
 	const char *gap = strstr(l + i, "  ");
-	if (gap) {
-		size_t at = (size_t)(gap - l);
-		if (!col || at < col)
-			return at + strspn(gap, " ");
-	}
+	if (gap)
+		return (size_t)(gap - l) + strspn(gap, " ");
 	if (col && strlen(l) > col && l[col - 1] == ' ')
 		return col;
-	return gap ? (size_t)(gap - l) + strspn(gap, " ") : 0;
+	return 0;
 }
 
 struct page {
@@ -425,9 +423,12 @@ static void main_page(FILE *f, const struct cmd_entry *const *table, size_t n, c
 
 int cmd_man(const struct cmd_entry *const *table, size_t n, int argc, char **argv)
 {
-	const char *date = getenv("GPUCTL_MAN_DATE");
-	if (!date || !*date)
-		date = "";
+	const char *date = "";
+	if (argc >= 2 && !strcmp(argv[0], "--date")) {
+		date = argv[1];
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc == 1 && !strcmp(argv[0], "--list")) {
 		printf("gpuctl.1\n");
 		for (size_t i = 0; i < n; i++)
@@ -436,8 +437,8 @@ int cmd_man(const struct cmd_entry *const *table, size_t n, int argc, char **arg
 		return EXIT_OK;
 	}
 	if (argc < 1 || argc > 2) {
-		fprintf(stderr, "usage: gpuctl __man --list | PAGE [FRAGMENT]  (PAGE: gpuctl, a "
-				"command; GPUCTL_MAN_DATE: the date on it)\n");
+		fprintf(stderr, "usage: gpuctl __man --list | [--date DATE] PAGE [FRAGMENT]  (PAGE: "
+				"gpuctl, or a command)\n");
 		return EXIT_USAGE;
 	}
 	const char *page = argv[0], *fragment = argc > 1 ? argv[1] : NULL;
