@@ -5,6 +5,7 @@
  * freed here. The table itself is in main.c, so this file links without the commands. */
 #include "cmd/cmd.h"
 #include "machine/gpu.h"
+#include "lease/snapshot.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -190,7 +191,14 @@ int cmd_open(struct cmd *c)
 	if (c->set || (!(e->flags & CMD_NVML) && !c->gpus))
 		return EXIT_OK;
 	struct gpu_error err = {0};
-	c->set = gpu_set_open(&err);
+	/* The daemon's view where it serves one; otherwise (or if it does not answer in time) the
+	 * machine read here, as without a daemon. */
+	if (c->snap && snapshot_wanted())
+		c->set = snapshot_open(c->snap_what, c->snap_age, &err);
+	if (!c->set) {
+		err = (struct gpu_error){0};
+		c->set = gpu_set_open(&err);
+	}
 	if (!c->set) {
 		fprintf(stderr, "gpuctl: %s\n", err.msg);
 		return err.code;

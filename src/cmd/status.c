@@ -5,6 +5,7 @@
 #include "config/config.h"
 #include "machine/gpu.h"
 #include "cmd/cmd.h"
+#include "lease/snapshot.h"
 #include "lease/view.h"
 #include "view/query.h"
 #include "view/table.h"
@@ -124,8 +125,11 @@ static void report_lost(const struct gpu_set *set)
 	}
 }
 
-static int run_status(struct status_opts *o, struct gpu_set *set)
+/* What each refresh reads (and asks the daemon's snapshot for). */
+static unsigned status_what(const struct status_opts *o)
 {
+	if (o->mode == M_LIST)
+		return 0;
 	unsigned what = o->mode == M_CSV ? query_refresh_needs(o->query)
 			: o->no_procs ? 0 : REFRESH_PROCS | REFRESH_PROC_UTIL | REFRESH_SLURM;
 	if (o->details)
@@ -134,6 +138,12 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 	 * refresh keep a command line it read before. */
 	if (o->loop)
 		what &= ~(unsigned)REFRESH_COMPUTE_NAMES;
+	return what;
+}
+
+static int run_status(struct status_opts *o, struct gpu_set *set)
+{
+	unsigned what = status_what(o);
 	/* A frame redrawn in place is built whole; any other output is written as it grows. */
 	struct strbuf sb = {.sink = o->mode == M_TABLE && o->loop && o->tty ? NULL : stdout};
 	struct sigaction sa = {.sa_handler = on_stop};
@@ -301,6 +311,10 @@ static int status(struct cmd *c)
 	struct status_opts o = {.mode = M_TABLE};
 	struct gpu_error err = {0};
 	int rc = read_options(c, &o, &err);
+	/* The daemon's shared view, as fresh as the loop's period (a one-shot: SNAPSHOT_AGE_DEFAULT). */
+	c->snap = true;
+	c->snap_what = status_what(&o);
+	c->snap_age = snapshot_max_age(o.loop ? o.loop : SNAPSHOT_AGE_DEFAULT);
 	if (rc == EXIT_OK)
 		rc = cmd_open(c);
 	if (rc == EXIT_OK)
