@@ -6,7 +6,7 @@
 # as NVML lists them), and an option's choices complete (`env --format=j<TAB>`).
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/tmux.sh"
-plan 15
+plan 16
 use_machine "$MACHINES/h100x8.machine"
 COMP=$ROOT/contrib/completion
 export PATH=$B:$PATH
@@ -63,8 +63,12 @@ if command -v fish >/dev/null; then
 	check_eq "fish: gpuctl run -g <TAB> offers every GPU, by index and UUID" \
 		"$( (seq 0 7; echo "$uuids") | sort)" "$(grep -E '^([0-9]+|GPU-.*)$' <<<"$out" | sort)"
 	check_eq "fish: gpuctl env --format=j<TAB> completes json" "--format=json" "$(fc 'gpuctl env --format=j' | cut -f1)"
+	mkdir -p "$XDG_CONFIG_HOME/gpuctl"
+	printf '[profile big]\ncount = 4\n[profile small]\ncount = 1\n' >"$XDG_CONFIG_HOME/gpuctl/config"
+	check_eq "fish: gpuctl run --profile <TAB> offers the configuration's profiles" "big small" \
+		"$(fc 'gpuctl run --profile ' | cut -f1 | sort | tr '\n' ' ' | sed 's/ $//')"
 else
-	skip "fish completion" "no fish here" 5
+	skip "fish completion" "no fish here" 6
 fi
 
 # ---- zsh ----

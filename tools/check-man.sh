@@ -9,7 +9,7 @@
 #  - gpuctl.conf(5) has every section and key the parsers in SRCDIR/config accept (their
 #    strcmp(k, "KEY") chains), each [defaults] and [daemon] built-in value as `gpuctl config`
 #    shows it, and no key they do not accept.
-# Prints each problem; exits 1 when there is one.
+# Prints each problem; exits 1 when there is one. CHECK_MAN_LINT=no skips the rendering checks.
 set -u
 bin=$1 dir=$2 src=$3
 bad=0
@@ -25,6 +25,7 @@ for f in "$dir"/*.[0-9]; do
 	p=${f##*/}
 	grep -qxF "$p" <<<"$pages" || [ "$p" = gpuctl.conf.5 ] ||
 		fail "$p: a page for a command that does not exist (not in gpuctl __man --list)"
+	[ "${CHECK_MAN_LINT:-yes}" = no ] && continue
 	if command -v mandoc >/dev/null; then
 		out=$(mandoc -T lint -W warning "$f" 2>&1) || [ -z "$out" ] || fail "$p: mandoc -T lint: $out"
 		[ -z "$out" ] || fail "$p: mandoc -T lint: $out"
