@@ -16,7 +16,8 @@ PY=$(command -v /usr/bin/python3 python3 | head -1)
 root=$TMP/root
 mkdir -p "$root/usr/local"
 before=$(cd "$root" && find . | sort)
-mk() { make -s -C "$ROOT" B="$B" PYTHON="$PY" "$@"; }
+# -o all: the build is the suite's (never remade under the other scripts), as it is.
+mk() { make -s -o all -C "$ROOT" B="$B" PYTHON="$PY" "$@"; }
 check "make install DESTDIR PREFIX=/usr/local" mk install DESTDIR="$root" PREFIX=/usr/local
 P=$root/usr/local
 pydir=$("$PY" "$ROOT/python/install-dir.py" /usr/local 2>/dev/null)
