@@ -6,7 +6,8 @@
 # as NVML lists them), and an option's choices complete (`env --format=j<TAB>`).
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/tmux.sh"
-plan 16
+. "$ROOT/tests/lib/daemon.sh"
+plan 17
 use_machine "$MACHINES/h100x8.machine"
 COMP=$ROOT/contrib/completion
 export PATH=$B:$PATH
@@ -67,8 +68,16 @@ if command -v fish >/dev/null; then
 	printf '[profile big]\ncount = 4\n[profile small]\ncount = 1\n' >"$XDG_CONFIG_HOME/gpuctl/config"
 	check_eq "fish: gpuctl run --profile <TAB> offers the configuration's profiles" "big small" \
 		"$(fc 'gpuctl run --profile ' | cut -f1 | sort | tr '\n' ' ' | sed 's/ $//')"
+	# A lease of this script's own daemon: release --lease <TAB> offers its id.
+	daemon_setup
+	daemon_start
+	"$B/sleeper" & holdp=$!
+	"$GPUCTL" env -q -n 1 --name comptest --hold-pid $holdp >/dev/null
+	check_eq "fish: gpuctl release --lease <TAB> offers the live lease's id" \
+		"$("$GPUCTL" leases --json | jq -r '.leases[].id')" "$(fc 'gpuctl release --lease ' | cut -f1)"
+	kill $holdp
 else
-	skip "fish completion" "no fish here" 6
+	skip "fish completion" "no fish here" 7
 fi
 
 # ---- zsh ----
