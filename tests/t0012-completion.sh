@@ -7,13 +7,14 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/tmux.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 17
+. "$ROOT/tests/lib/jobs.sh"
+plan 19
 use_machine "$MACHINES/h100x8.machine"
 COMP=$ROOT/contrib/completion
 export PATH=$B:$PATH
 uuids=$("$GPUCTL" status --query-gpu=uuid --format=csv,noheader)
 first=$(head -1 <<<"$uuids") last=$(tail -1 <<<"$uuids")
-trap '"${TM[@]}" kill-server 2>/dev/null; finish_script' EXIT
+trap '"${TM[@]}" kill-server 2>/dev/null; jobs_cleanup; finish_script' EXIT
 
 # shell_at NAME CMD...: a new tmux session running CMD, 200x50, once its prompt "$ " shows.
 shell_at() {
@@ -76,8 +77,13 @@ if command -v fish >/dev/null; then
 	check_eq "fish: gpuctl release --lease <TAB> offers the live lease's id" \
 		"$("$GPUCTL" leases --json | jq -r '.leases[].id')" "$(fc 'gpuctl release --lease ' | cut -f1)"
 	kill $holdp
+	# A job of this user's: logs <TAB> and submit --after <TAB> offer its id.
+	job=$("$GPUCTL" submit -n 1 -- true 2>/dev/null)
+	await_ended "$job"
+	check_eq "fish: gpuctl logs <TAB> offers the user's job ids" "$job" "$(fc 'gpuctl logs ' | cut -f1)"
+	check_eq "fish: gpuctl submit --after <TAB> too" "$job" "$(fc 'gpuctl submit --after ' | cut -f1)"
 else
-	skip "fish completion" "no fish here" 7
+	skip "fish completion" "no fish here" 9
 fi
 
 # ---- zsh ----
