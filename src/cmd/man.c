@@ -297,8 +297,10 @@ static void synopsis(FILE *f, const struct cmd_entry *e)
 	fputs(".fi\n", f);
 }
 
-/* A hand-written part (doc/man/PAGE.in) as it is: roff, checked by the lint. */
-static bool paste(FILE *f, const char *path)
+/* A hand-written part (doc/man/PAGE.in) as it is: roff, checked by the lint. part: 0 all of it,
+ * 1 what comes before its ".SH EXAMPLES" (gpuctl(1)'s DESCRIPTION, under the synopsis), 2 the
+ * rest (before SEE ALSO, where examples go). */
+static bool paste(FILE *f, const char *path, int part)
 {
 	if (!path)
 		return true;
@@ -308,8 +310,12 @@ static bool paste(FILE *f, const char *path)
 		fprintf(stderr, "gpuctl __man: cannot read %s\n", path);
 		return false;
 	}
-	fwrite(text, 1, len, f);
-	if (len && text[len - 1] != '\n')
+	const char *ex = !strncmp(text, ".SH EXAMPLES", 12) ? text : strstr(text, "\n.SH EXAMPLES");
+	size_t cut = ex ? (size_t)(ex - text) + (ex != text) : len;
+	const char *from = part == 2 ? text + cut : text;
+	size_t n = part == 0 ? len : part == 1 ? cut : len - cut;
+	fwrite(from, 1, n, f);
+	if (n && from[n - 1] != '\n')
 		fputc('\n', f);
 	free(text);
 	return true;
@@ -365,7 +371,7 @@ static void command_page(FILE *f, const struct cmd_entry *const *table, size_t n
 		body(f, e->usage, B_EXIT);
 		fputs(".PP\nThe other codes are those of every command: see \\fBgpuctl\\fR(1).\n", f);
 	}
-	*ok = paste(f, fragment);
+	*ok = paste(f, fragment, 0);
 	see_also(f, table, n, e);
 }
 
@@ -377,7 +383,7 @@ static void main_page(FILE *f, const struct cmd_entry *const *table, size_t n, c
 	fputs(".SH NAME\ngpuctl \\- show and control the NVIDIA GPUs of a shared server\n"
 	      ".SH SYNOPSIS\n.nf\n\\fBgpuctl\\fR [\\fB\\-\\-version\\fR] [\\fB\\-\\-help\\fR] "
 	      "\\fICOMMAND\\fR [\\fIARGS\\fR]\n\\fBgpuctl help\\fR \\fICOMMAND\\fR\n.fi\n", f);
-	*ok = paste(f, fragment); /* DESCRIPTION, written by hand */
+	*ok = paste(f, fragment, 1); /* DESCRIPTION, written by hand */
 	fputs(".SH COMMANDS\n", f);
 	for (size_t i = 0; i < n; i++) {
 		const struct cmd_entry *e = table[i];
@@ -414,7 +420,9 @@ static void main_page(FILE *f, const struct cmd_entry *const *table, size_t n, c
 	fputs(".SH FILES\n.TP\n.I /etc/gpuctl.conf\nthe administrator's settings and the daemon's "
 	      "policy: \\fBgpuctl.conf\\fR(5)\n.TP\n.I ~/.config/gpuctl/config\nyour own settings "
 	      "and profiles\n.TP\n.I /run/gpuctl/gpuctl.sock\nthe shared daemon's socket: "
-	      "\\fBgpuctl\\-daemon\\fR(8)\n.SH SEE ALSO\n.BR gpuctl.conf (5)", f);
+	      "\\fBgpuctl\\-daemon\\fR(8)\n", f);
+	*ok &= paste(f, fragment, 2); /* EXAMPLES */
+	fputs(".SH SEE ALSO\n.BR gpuctl.conf (5)", f);
 	for (size_t i = 0; i < n; i++)
 		if (!(table[i]->flags & CMD_INTERNAL))
 			fprintf(f, ",\n.BR gpuctl\\-%s (%d)", table[i]->name, section_of(table[i]));
