@@ -8,7 +8,7 @@
 . "$ROOT/tests/lib/tmux.sh"
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/jobs.sh"
-plan 19
+plan 20
 use_machine "$MACHINES/h100x8.machine"
 COMP=$ROOT/contrib/completion
 export PATH=$B:$PATH
@@ -73,9 +73,12 @@ if command -v fish >/dev/null; then
 	daemon_setup
 	daemon_start
 	"$B/sleeper" & holdp=$!
-	"$GPUCTL" env -q -n 1 --name comptest --hold-pid $holdp >/dev/null
+	# Its name, which shows in the menu, is hostile: a terminal title and colour sequence.
+	"$GPUCTL" env -q -n 1 --name $'comp\e]0;owned\a\e[31mtest' --hold-pid $holdp >/dev/null
 	check_eq "fish: gpuctl release --lease <TAB> offers the live lease's id" \
 		"$("$GPUCTL" leases --json | jq -r '.leases[].id')" "$(fc 'gpuctl release --lease ' | cut -f1)"
+	check_eq "... and its hostile name reaches the menu escaped" "0 comp\\e]0;owned" \
+		"$("$GPUCTL" __complete release --lease '' | grep -c $'\e') $("$GPUCTL" __complete release --lease '' | grep -o 'comp\\e]0;owned')"
 	kill $holdp
 	# A job of this user's: logs <TAB> and submit --after <TAB> offer its id.
 	job=$("$GPUCTL" submit -n 1 -- true 2>/dev/null)
@@ -83,7 +86,7 @@ if command -v fish >/dev/null; then
 	check_eq "fish: gpuctl logs <TAB> offers the user's job ids" "$job" "$(fc 'gpuctl logs ' | cut -f1)"
 	check_eq "fish: gpuctl submit --after <TAB> too" "$job" "$(fc 'gpuctl submit --after ' | cut -f1)"
 else
-	skip "fish completion" "no fish here" 9
+	skip "fish completion" "no fish here" 10
 fi
 
 # ---- zsh ----

@@ -13,6 +13,7 @@
  * "ID" the usage shows, as positional or option value: the user's own job records), the choices
  * a usage spells "a|b|c" or lists as "--opt=value" lines, file names for FILE, PATH and DIR.
  * Nothing here may hang a shell: the daemon is asked with a short timeout; NVML is local. */
+#include "base/escape.h"
 #include "cmd/cmd.h"
 #include "config/config.h"
 #include "jobs/backend.h"
@@ -123,16 +124,19 @@ static void placeholder(const char *usage, const struct copt *o, char *buf, size
 	}
 }
 
+/* A value another user could have chosen (a lease's name is in its description) reaches the
+ * shell's menu, a terminal: descriptions are escaped (esc_fit, at most 70 columns); a value with
+ * a control byte or a tab is not offered at all (the line format, and the command line). */
 static void out(const char *value, const char *desc)
 {
-	for (const char *p = value; *p; p++)
-		if (*p == '\n' || *p == '\t')
-			return; /* a name that would break the line format is not offered */
+	for (const unsigned char *p = (const unsigned char *)value; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return;
 	if (desc && *desc) {
-		printf("%s\t", value);
-		for (const char *p = desc; *p && p - desc < 70; p++)
-			putchar(*p == '\t' || *p == '\n' ? ' ' : *p);
-		putchar('\n');
+		struct strbuf sb = {0};
+		esc_fit(&sb, desc, 70, false);
+		printf("%s\t%s\n", value, sb.buf ? sb.buf : "");
+		sb_free(&sb);
 	} else {
 		printf("%s\n", value);
 	}
