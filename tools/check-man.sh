@@ -83,8 +83,16 @@ if [ -f "$conf" ]; then
 	for k in $keys; do
 		grep -qxF "$k" <<<"$documented" || fail "gpuctl.conf.5: key $k (src/config) is not documented"
 	done
+	# Keys named by a prefix (env.NAME; strncmp(k, "env.", 4)): documented as PREFIX.SOMETHING.
+	prefixes=$(grep -ohE 'strncmp\(k, "[a-z_]+\.", [0-9]+\)' "$src"/config/*.c | sed -E 's/.*"(.*)".*/\1/' | sort -u)
+	for p in $prefixes; do
+		grep -q "^${p//./\\.}" <<<"$documented" || fail "gpuctl.conf.5: keys ${p}NAME (src/config) are not documented"
+	done
 	for k in $documented; do
-		[ "$k" = env.NAME ] && { grep -q 'strncmp(k, "env\.", 4)' "$src"/config/*.c || fail "gpuctl.conf.5: env.NAME is no key"; continue; }
+		if [ "${k#*.}" != "$k" ]; then
+			grep -qxF "${k%%.*}." <<<"$prefixes" || fail "gpuctl.conf.5: documents $k, but no parser in $src/config takes ${k%%.*}.NAME keys"
+			continue
+		fi
 		grep -qxF "$k" <<<"$keys" || fail "gpuctl.conf.5: documents $k, which no parser in $src/config accepts"
 	done
 	for s in $(grep -ohE 'strcmp\(section, "[a-z]+"\)' "$src"/config/*.c | sed -E 's/.*"(.*)".*/\1/' | sort -u); do
