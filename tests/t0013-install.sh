@@ -47,7 +47,7 @@ cmp -s "$P/bin/gpuctl" "$GPUCTL" && ok "the binary is the build's" || not_ok "th
 # without a warning.
 keys=$(grep -ohE 'strcmp\(k, "[a-z0-9_]+"\)' "$ROOT"/src/config/*.c | sed -E 's/.*"(.*)".*/\1/' | grep -vx state_dir | sort -u)
 missing=
-for k in $keys; do grep -qE "^; $k = " "$P/share/doc/gpuctl/gpuctl.conf.example" || missing+=" $k"; done
+for k in $keys; do grep -qE "^; $k =( |$)" "$P/share/doc/gpuctl/gpuctl.conf.example" || missing+=" $k"; done
 check_eq "the example has every key" "" "$missing"
 sed -E -e 's/^; ([A-Za-z_.]+ = )/\1/' -e 's/^; (\[profile big\])/\1/' "$P/share/doc/gpuctl/gpuctl.conf.example" >"$TMP/all.conf"
 GPUCTL_CONFIG_NOSYSTEM= GPUCTL_SYSTEM_CONFIG=$TMP/all.conf "$GPUCTL" config >"$TMP/config.out" 2>"$TMP/config.err"
