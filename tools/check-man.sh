@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tools/check-man.sh BINARY MANDIR SRCDIR: the manual pages in MANDIR say what the binary and the
-# sources do (tests/t0011-man.sh runs it, and on doctored copies, to see it fail):
+# sources do (tests/t0013-man.sh runs it, and on doctored copies, to see it fail):
 #  - the pages are the binary's list (`gpuctl __man --list`) and gpuctl.conf.5: a page for a
 #    command that does not exist is an error, and so is a command without its page;
 #  - each renders without a warning (mandoc -T lint, groff -ww, man --warnings: those installed);

@@ -11,7 +11,7 @@
  * or asciidoc at build time), and a command or option another change adds is in its page at
  * the next build. What a usage text has no room for (examples, files, notes) is hand-written
  * roff in doc/man/PAGE.in, the FRAGMENT, pasted in before SEE ALSO; gpuctl.conf(5) is wholly
- * hand-written (doc/man/gpuctl.conf.5) and checked against the parsers by tests/t0011-man.sh.
+ * hand-written (doc/man/gpuctl.conf.5) and checked against the parsers by tests/t0013-man.sh.
  *
  * `gpuctl __man --list` prints the pages there are (file names: gpuctl.1, gpuctl-run.1, ...):
  * every command but the internal ones; daemon and exporter, the administrator's, in section 8. */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t0013-install.sh: `make install` and `make uninstall` with PREFIX and DESTDIR (issue 29):
+# t0015-install.sh: `make install` and `make uninstall` with PREFIX and DESTDIR (issue 29):
 # install puts the binary, a manual page per command (gpuctl __man --list) and gpuctl.conf(5),
 # the bash, zsh and fish completions, both systemd units (naming the installed binary), the
 # sysusers and tmpfiles entries, the example configuration and the Grafana dashboard, and the

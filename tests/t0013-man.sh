@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t0011-man.sh: the manual pages cannot drift from the program (issue 29). tools/check-man.sh
+# t0013-man.sh: the manual pages cannot drift from the program (issue 29). tools/check-man.sh
 # holds build/man to the binary and the sources: every command has its page and no page names a
 # command that does not exist, every option of a command's getopt template is in its page,
 # every exit code, variable and command in gpuctl(1), every config key and section the parsers

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t0012-completion.sh: the shells complete gpuctl from its command table (issue 29): in a real
+# t0014-completion.sh: the shells complete gpuctl from its command table (issue 29): in a real
 # interactive bash with bash-completion (driven in a private tmux), in fish (its own completion
 # engine, `complete -C`) and in zsh, `gpuctl st<TAB>` completes status, `gpuctl run -<TAB>` lists
 # run's options, `gpuctl run -g <TAB>` offers the simulated machine's GPUs (indices and UUIDs,
