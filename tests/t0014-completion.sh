@@ -8,7 +8,7 @@
 . "$ROOT/tests/lib/tmux.sh"
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/jobs.sh"
-plan 20
+plan 21
 use_machine "$MACHINES/h100x8.machine"
 COMP=$ROOT/contrib/completion
 export PATH=$B:$PATH
@@ -64,6 +64,8 @@ if command -v fish >/dev/null; then
 	out=$(fc 'gpuctl run -g ' | cut -f1)
 	check_eq "fish: gpuctl run -g <TAB> offers every GPU, by index and UUID" \
 		"$( (seq 0 7; echo "$uuids") | sort)" "$(grep -E '^([0-9]+|GPU-.*)$' <<<"$out" | sort)"
+	check_eq "fish: gpuctl run -g 0,7,<TAB>: the GPUs not yet in the list" "1 2 3 4 5 6" \
+		"$(fc 'gpuctl run -g 0,7,' | cut -f1 | sed -n 's/^0,7,\([0-9]*\)$/\1/p' | sort -n | tr '\n' ' ' | sed 's/ $//')"
 	check_eq "fish: gpuctl env --format=j<TAB> completes json" "--format=json" "$(fc 'gpuctl env --format=j' | cut -f1)"
 	mkdir -p "$XDG_CONFIG_HOME/gpuctl"
 	printf '[profile big]\ncount = 4\n[profile small]\ncount = 1\n' >"$XDG_CONFIG_HOME/gpuctl/config"
@@ -86,7 +88,7 @@ if command -v fish >/dev/null; then
 	check_eq "fish: gpuctl logs <TAB> offers the user's job ids" "$job" "$(fc 'gpuctl logs ' | cut -f1)"
 	check_eq "fish: gpuctl submit --after <TAB> too" "$job" "$(fc 'gpuctl submit --after ' | cut -f1)"
 else
-	skip "fish completion" "no fish here" 10
+	skip "fish completion" "no fish here" 11
 fi
 
 # ---- zsh ----

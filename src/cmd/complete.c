@@ -144,7 +144,22 @@ static void out(const char *value, const char *desc)
 
 /* ---- values ---- */
 
-/* This machine's GPUs, each by index and by UUID, after lead (the list so far). */
+/* Whether the list so far ("--gpus=0,GPU-ab...,") names g already, by index or UUID. */
+static bool listed(const char *lead, const struct gpu *g)
+{
+	const char *eq = strchr(lead, '=');
+	char *copy = xstrdup(eq ? eq + 1 : lead), *save = NULL;
+	bool hit = false;
+	char idx[16];
+	snprintf(idx, sizeof idx, "%u", g->index);
+	for (char *t = strtok_r(copy, ",", &save); t && !hit; t = strtok_r(NULL, ",", &save))
+		hit = !strcmp(t, idx) || !strcmp(t, g->uuid);
+	free(copy);
+	return hit;
+}
+
+/* This machine's GPUs, each by index and by UUID, after lead (the list so far), but those the
+ * list names already. */
 static void gpus(const char *lead)
 {
 	struct gpu_error err = {0};
@@ -154,6 +169,8 @@ static void gpus(const char *lead)
 	for (size_t i = 0; i < set->ngpus; i++) {
 		const struct gpu *g = &set->gpus[i];
 		char v[160];
+		if (listed(lead, g))
+			continue;
 		snprintf(v, sizeof v, "%s%u", lead, g->index);
 		out(v, g->name);
 		if (g->uuid[0]) {
