@@ -79,7 +79,7 @@ static const char *spelled(const char *usage, const struct copt *o)
 	for (const char *s = strstr(usage, word); s; s = strstr(s + 1, word)) {
 		char after = s[strlen(word)];
 		if ((s == usage || s[-1] == ' ' || s[-1] == '[' || s[-1] == '(' || s[-1] == '|') &&
-		    (isalnum((unsigned char)after) || after == '-') == false)
+		    !isalnum((unsigned char)after) && after != '-')
 			return s + strlen(word);
 	}
 	return NULL;
@@ -89,15 +89,16 @@ static const char *spelled(const char *usage, const struct copt *o)
 static void description(const char *usage, const struct copt *o, char *buf, size_t len)
 {
 	buf[0] = '\0';
-	for (const char *s = spelled(usage, o); s; s = NULL) {
-		const char *eol = strchr(s, '\n');
-		const char *gap = strstr(s, "  ");
-		if (!gap || (eol && gap > eol))
-			return;
-		gap += strspn(gap, " ");
-		size_t n = eol ? (size_t)(eol - gap) : strlen(gap);
-		snprintf(buf, len, "%.*s", (int)n, gap);
-	}
+	const char *s = spelled(usage, o);
+	if (!s)
+		return;
+	const char *eol = strchr(s, '\n');
+	const char *gap = strstr(s, "  ");
+	if (!gap || (eol && gap > eol))
+		return;
+	gap += strspn(gap, " ");
+	size_t n = eol ? (size_t)(eol - gap) : strlen(gap);
+	snprintf(buf, len, "%.*s", (int)n, gap);
 }
 
 /* The option's value as the usage names it ("LIST", "sh|fish|json", "ID[,ID...]"), into buf;
@@ -111,17 +112,16 @@ static void placeholder(const char *usage, const struct copt *o, char *buf, size
 		alt.name = NULL;
 		s = spelled(usage, &alt);
 	}
-	for (; s; s = NULL) {
-		if (*s == '[')
-			s++;
-		if (*s != ' ' && *s != '=')
-			return;
+	if (!s)
+		return;
+	if (*s == '[')
 		s++;
-		size_t n = strcspn(s, " ]\n");
-		if (!n || !(isupper((unsigned char)*s) || memchr(s, '|', n)))
-			return;
+	if (*s != ' ' && *s != '=')
+		return;
+	s++;
+	size_t n = strcspn(s, " ]\n");
+	if (n && (isupper((unsigned char)*s) || memchr(s, '|', n)))
 		snprintf(buf, len, "%.*s", (int)n, s);
-	}
 }
 
 /* A value another user could have chosen (a lease's name is in its description) reaches the
