@@ -104,6 +104,22 @@ static int daemon_key(struct parse_ctx *x, const char *k, const char *v)
 	} else if (!strcmp(k, "free_allow_processes")) {
 		if (!parse_bool(v, &c->free.allow_procs))
 			return config_bad(x, k, v, "true or false");
+	/* memory shares (issue 23) */
+	} else if (!strcmp(k, "share_margin")) {
+		if (!parse_size_mib(v, &mib))
+			return config_bad(x, k, v, "a size such as 10G or 512M (at most " MAX_SIZE_TEXT ")");
+		c->free.share_margin_mib = mib;
+	} else if (!strcmp(k, "share_mps")) {
+		free(c->share_mps);
+		c->share_mps = *v ? xstrdup(v) : NULL;
+	} else if (!strcmp(k, "share_overuse")) {
+		if (!strcmp(v, "warn"))
+			c->share_stop = false;
+		else if (!strcmp(v, "stop"))
+			c->share_stop = true;
+		else
+			return config_bad(x, k, v, "warn (shown) or stop (the job is stopped)");
+	/* end of memory shares */
 	} else if (!strcmp(k, "prefer") || !strcmp(k, "wait") || !strcmp(k, "state_dir") ||
 		   !strcmp(k, "prometheus") || !strcmp(k, "backend")) {
 		return 1; /* [defaults] keys of the clients */
@@ -137,7 +153,10 @@ const struct dconf_default dconf_defaults[] = {
 	{"max_connections_per_user", "1024"}, {"max_connections", "8192"},
 	{"max_queued_per_user", "4096"}, {"queue", "fair"}, {"offer_timeout", "2s"},
 	{"idle_timeout", "30s"}, {"usage_poll", "5s"}, {"orphan_grace", "30s"},
-	{"head_reserve", "10m"}, {NULL, NULL},
+	{"head_reserve", "10m"},
+	/* memory shares (issue 23) */
+	{"share_margin", "1G"}, {"share_overuse", "warn"}, {"share_mps", ""},
+	{NULL, NULL},
 };
 
 static void dconf_init(struct dconf *c)
@@ -152,7 +171,8 @@ static void dconf_init(struct dconf *c)
 		.orphan_grace = 30,
 		.head_reserve = 600,
 		.queue = QUEUE_FAIR,
-		.free = {.max_used_mib = 1024, .max_util = 10, .allow_procs = false},
+		.free = {.max_used_mib = 1024, .max_util = 10, .allow_procs = false,
+			 .share_margin_mib = 1024},
 	};
 }
 
@@ -209,4 +229,6 @@ void dconf_free(struct dconf *c)
 {
 	free(c->reserved);
 	c->reserved = NULL;
+	free(c->share_mps); /* memory shares (issue 23) */
+	c->share_mps = NULL;
 }
