@@ -45,7 +45,12 @@ const struct cmd_entry cmd_daemon_entry = {
 		 "the [daemon] section of FILE (default $GPUCTL_SYSTEM_CONFIG, else /etc/gpuctl.conf;\n"
 		 "`gpuctl config` shows what it says). It takes NVML from\n"
 		 "GPUCTL_NVML_LIBRARY like every command. Leases outlive it: a restarted daemon finds\n"
-		 "them again. See README: Administration.\n",
+		 "them again. See README: Administration.\n\n"
+		 "  --socket PATH     listen here instead\n"
+		 "  --state-dir DIR   keep the state here instead\n"
+		 "  --config FILE     read the [daemon] policy from FILE instead\n"
+		 "  --private         a user's own daemon, which the clients start when no shared one\n"
+		 "                    is installed (not for systemd)\n",
 	.args = {.longs = longopts},
 	.flags = CMD_NO_PREFIX,
 	.exec = daemon_cmd,
