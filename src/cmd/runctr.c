@@ -191,7 +191,7 @@ static bool read_cid(const char *path, char id[CTR_ID_LEN + 1])
 }
 
 /* The holder: the lease's descriptors, bound to the container's init through a pidfd. */
-static void hold(struct grant *g, int pfd, pid_t init)
+static void hold(struct grant *g, int pfd, pid_t init, int ready)
 {
 	int null = open("/dev/null", O_RDWR);
 	if (null >= 0) {
@@ -204,6 +204,9 @@ static void hold(struct grant *g, int pfd, pid_t init)
 		_exit(1);
 	signal(SIGHUP, SIG_IGN);
 	grant_hold(g, init);
+	/* Committed (or the daemon did not answer in time): `gpuctl run` may return now, and a
+	 * `gpuctl leases` after it names the container. */
+	close(ready);
 	struct pollfd p = {.fd = pfd, .events = POLLIN};
 	while (poll(&p, 1, -1) < 0 && errno == EINTR)
 		;
@@ -264,16 +267,32 @@ bool runctr_bind(struct runctr *rc, char **argv, struct grant *g, bool quiet, ch
 			close(pfd);
 		return false;
 	}
+	int ready[2];
+	if (pipe2(ready, O_CLOEXEC) < 0) {
+		snprintf(why, len, "pipe: %s", strerror(errno));
+		close(pfd);
+		return false;
+	}
 	fflush(NULL);
 	pid_t h = fork();
 	if (h < 0) {
 		snprintf(why, len, "fork: %s", strerror(errno));
 		close(pfd);
+		close(ready[0]), close(ready[1]);
 		return false;
 	}
-	if (h == 0)
-		hold(g, pfd, (pid_t)pid);
+	if (h == 0) {
+		close(ready[0]);
+		hold(g, pfd, (pid_t)pid, ready[1]);
+	}
 	close(pfd);
+	close(ready[1]);
+	/* Until the holder has told the daemon whom the lease is bound to (its commit waits a
+	 * second at most for the answer; this waits a little longer, never forever). */
+	struct pollfd rp = {.fd = ready[0], .events = POLLIN};
+	while (poll(&rp, 1, 3000) < 0 && errno == EINTR)
+		;
+	close(ready[0]);
 	if (!quiet)
 		fprintf(stderr, "gpuctl run: lease %s is held by container %.12s (its process %lu) until it "
 			"stops, or `gpuctl release --lease %s`\n", g->id, id, pid, g->id);
