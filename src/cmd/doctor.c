@@ -174,6 +174,6 @@ const struct cmd_entry cmd_doctor_entry = {
 		 "Exit status: 0 no error found, 1 errors found (the other codes as for every command;\n"
 		 "--severity changes what is shown, not the status).\n",
 	.args = {.longs = longopts},
-	.flags = CMD_NVML,
+	.flags = CMD_NVML | CMD_GUARD_VIEW,
 	.exec = doctor,
 };

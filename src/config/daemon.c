@@ -104,6 +104,20 @@ static int daemon_key(struct parse_ctx *x, const char *k, const char *v)
 	} else if (!strcmp(k, "free_allow_processes")) {
 		if (!parse_bool(v, &c->free.allow_procs))
 			return config_bad(x, k, v, "true or false");
+	/* the device guard (issue 25) */
+	} else if (!strcmp(k, "guard")) {
+		if (!strcmp(v, "acl"))
+			c->guard_acl = true;
+		else if (!strcmp(v, "off"))
+			c->guard_acl = false;
+		else
+			return config_bad(x, k, v, "acl (leases bind: device access per lease) or off");
+	} else if (!strcmp(k, "guard_admin_group")) {
+		if (*v && (strlen(v) > 64 || strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+						       "0123456789._-") != strlen(v) || *v == '-'))
+			return config_bad(x, k, v, "a group name (or empty: none)");
+		free(c->guard_admin_group);
+		c->guard_admin_group = *v ? xstrdup(v) : NULL;
 	} else if (!strcmp(k, "prefer") || !strcmp(k, "wait") || !strcmp(k, "state_dir") ||
 		   !strcmp(k, "prometheus") || !strcmp(k, "backend")) {
 		return 1; /* [defaults] keys of the clients */
@@ -137,7 +151,9 @@ const struct dconf_default dconf_defaults[] = {
 	{"max_connections_per_user", "1024"}, {"max_connections", "8192"},
 	{"max_queued_per_user", "4096"}, {"queue", "fair"}, {"offer_timeout", "2s"},
 	{"idle_timeout", "30s"}, {"usage_poll", "5s"}, {"orphan_grace", "30s"},
-	{"head_reserve", "10m"}, {NULL, NULL},
+	{"head_reserve", "10m"},
+	{"guard", "off"}, {"guard_admin_group", ""}, /* the device guard (issue 25) */
+	{NULL, NULL},
 };
 
 static void dconf_init(struct dconf *c)
@@ -209,4 +225,6 @@ void dconf_free(struct dconf *c)
 {
 	free(c->reserved);
 	c->reserved = NULL;
+	free(c->guard_admin_group);
+	c->guard_admin_group = NULL;
 }

@@ -1,6 +1,6 @@
 /* daemon/ (rank 2, a program entered from cmd/daemon.c only) and daemon.h: `gpuctl daemon`, the
  * one trusted writer of shared GPU state. Order of its files: alloc < order; conn < lease <
- * recover; both < sched < queue < list < daemon; no circle.
+ * recover; guard (after lease, before daemon); both < sched < queue < list < daemon; no circle.
  *
  * Design (nq's lesson: let the kernel keep the state):
  * - Clients talk to the daemon over a SOCK_SEQPACKET Unix socket (one message per datagram, in
@@ -194,11 +194,14 @@ struct daemon {
 					 * file is written again ("": none): `list` tells clients */
 	char state_error_file[48];      /* which file */
 	struct list_state *list;        /* `list`'s rendered answers, per-user rates (list.c) */
+	/* the device guard (issue 25, guard.c): NULL when [daemon] guard is off */
+	struct guard *guard;
+	unsigned guard_no_minor;        /* GPUs whose node NVML could not name */
 };
 
-/* daemon.c */
+/* daemon.c. dev_dir: where the device guard finds the NVIDIA device nodes (/dev). */
 int daemon_main(const char *socket_path, const char *state_dir, const char *config_path,
-		bool private_mode);
+		bool private_mode, const char *dev_dir);
 
 /* conn.c: who may connect, and what connections are sent; below everything that answers. */
 /* Accepts the clients waiting, or refuses them with the reason (private, connection caps). */
@@ -290,6 +293,20 @@ bool queue_backed_off(const struct daemon *d, uid_t uid, double *until);
 size_t queue_in_order(const struct daemon *d, struct request ***out);
 /* r's place in that order, from 1. */
 size_t queue_position(const struct daemon *d, const struct request *r);
+
+/* guard.c: the device guard ([daemon] guard = acl): each node's ACL made what the leases say. */
+/* Loads libacl and finds the nodes under dev_dir (nothing when the guard is off); false on a
+ * configuration it cannot serve (libacl missing, an unknown admin group). */
+bool guard_open(struct daemon *d, const char *dev_dir, struct gpu_error *err);
+void guard_free(struct guard *g);
+/* Every node's ACL made exactly what the lease table says (a no-op with the guard off). */
+void guard_sync(struct daemon *d);
+/* The periodic check: its deadline into *next; the check when it is due. */
+void guard_timers(struct daemon *d, double *next);
+void guard_expire(struct daemon *d);
+/* `list`'s guard lines, and a fingerprint of them. */
+void guard_describe(const struct daemon *d, struct strbuf *sb);
+uint64_t guard_fingerprint(const struct daemon *d);
 
 /* The daemon's policy, struct dconf, is read by config/daemon.c: dconf_load, dconf_free
  * (config.h). */

@@ -225,6 +225,8 @@ void lease_add(struct daemon *d, struct lease *l)
 			d->slots[i].holder = l;
 			d->slots[i].held_unknown = false;
 		}
+	/* Before the grant's descriptors are sent: the job may open its GPU at once. */
+	guard_sync(d);
 }
 
 static void gpu_list(const struct daemon *d, uint64_t mask, char *buf, size_t n)
@@ -453,6 +455,7 @@ void lease_end(struct daemon *d, struct lease *l)
 			d->leases[k++] = d->leases[i];
 	d->nleases = k;
 	lease_free(l);
+	guard_sync(d); /* its user's access ends with it */
 	/* The job's memory may linger in the driver for a moment: look again before judging. */
 	d->usage_at = 0;
 	d->last_end = d->now;

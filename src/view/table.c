@@ -292,6 +292,7 @@ static size_t layout_rows(struct layout *lay, const struct table_opts *o,
 			  const struct gpu_set *set)
 {
 	size_t ngpus = 0, fixed = 2 + (o->leases_missing != NULL), total = 0, most = 0;
+	fixed += o->leases && !strcmp(o->leases->guard, "acl"); /* the device guard's line */
 	lay->sub_limit = SIZE_MAX;
 	lay->spare = 0;
 	for (size_t i = 0; i < set->ngpus; i++) {
@@ -371,6 +372,13 @@ void table_render(struct strbuf *sb, const struct table_opts *o, const struct gp
 			table_procs(sb, o, &lay, g);
 		else
 			hidden_sub += sub_lines(o, g);
+	}
+	if (o->leases && !strcmp(o->leases->guard, "acl")) { /* the device guard (issue 25) */
+		char g[512];
+		leaseview_guard_text(o->leases, g, sizeof g);
+		sb_adds(sb, "  guard: ");
+		esc_printable(sb, g);
+		sb_addc(sb, '\n');
 	}
 	if (o->leases_missing) { /* no lease line is not "not leased" here */
 		sb_adds(sb, "  leases: not shown, ");

@@ -121,6 +121,9 @@ static void open_gpu(struct gpu *g, struct nvml_dev *d)
 		nvml_set(g, GF_CC);
 	}
 	nvml_read_uint(g, GF_CORES, &g->cores, nvml.cores, d->h);
+	/* The device guard (issue 25) names GPU N's node /dev/nvidia<minor>. */
+	if (nvml.minor && nvml.minor(d->h, &g->minor) == NVML_SUCCESS)
+		g->minor_valid = true;
 	unsigned v, pending;
 	if (nvml.mig_mode && nvml_got(g, GF_MIG_MODE, nvml.mig_mode(d->h, &v, &pending))) {
 		g->mig_mode = v;

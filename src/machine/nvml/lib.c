@@ -79,6 +79,8 @@ static const struct sym optional[] = {
 	{offsetof(struct nvml_lib, display_mode), {"nvmlDeviceGetDisplayMode"}},
 	{offsetof(struct nvml_lib, max_clock), {"nvmlDeviceGetMaxClockInfo"}},
 	{offsetof(struct nvml_lib, threshold), {"nvmlDeviceGetTemperatureThreshold"}},
+	/* the device guard (issue 25) */
+	{offsetof(struct nvml_lib, minor), {"nvmlDeviceGetMinorNumber"}},
 };
 
 /* htop's resolve(), with fallbacks: the first of the names the library exports fills the slot

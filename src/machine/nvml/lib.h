@@ -62,6 +62,8 @@ struct nvml_lib {
 	uint_fn default_limit, pcie_gen_max, pcie_gen_gpu_max, pcie_width_max, display_mode;
 	nvmlReturn_t (*max_clock)(nvmlDevice_t, int, unsigned *);
 	nvmlReturn_t (*threshold)(nvmlDevice_t, int, unsigned *);
+	/* the device guard (issue 25): N of /dev/nvidiaN, read at open */
+	uint_fn minor;
 	/* Process entries, shared by every GPU (a list is used up before the next is asked for)
 	 * and kept across refreshes: 10 KB, not 10 KB per GPU on a 64-GPU machine. */
 	unsigned char *procbuf;
