@@ -448,14 +448,14 @@ void lease_end(struct daemon *d, struct lease *l)
 	for (size_t i = 0; i < d->nslots; i++)
 		if (d->slots[i].holder == l)
 			d->slots[i].holder = NULL;
-	fprintf(stderr, "gpuctl daemon: lease %s ended\n", l->id);
 	size_t k = 0;
 	for (size_t i = 0; i < d->nleases; i++)
 		if (d->leases[i] != l)
 			d->leases[k++] = d->leases[i];
 	d->nleases = k;
+	guard_sync(d); /* its user's access ends with it, before the end is told */
+	fprintf(stderr, "gpuctl daemon: lease %s ended\n", l->id);
 	lease_free(l);
-	guard_sync(d); /* its user's access ends with it */
 	/* The job's memory may linger in the driver for a moment: look again before judging. */
 	d->usage_at = 0;
 	d->last_end = d->now;
