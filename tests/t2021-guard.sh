@@ -7,12 +7,12 @@
 # Second users: nobody (65534) and bin (2); the daemon runs as 'daemon', the nodes' owner.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 39
+plan 41
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
 daemon_setup
 if ! can_switch || [ "$DUSER" = "$(id -un)" ] || ! id bin >/dev/null 2>&1; then
-	skip "device guard" "needs root, setpriv and the users daemon and bin" 39
+	skip "device guard" "needs root, setpriv and the users daemon and bin" 41
 	exit 0
 fi
 as_bin() { setpriv --reuid=2 --regid=2 --clear-groups env HOME=/nonexistent "$@"; }
@@ -57,9 +57,16 @@ check_eq "in the job, status shows GPU 0's values and GPU 1 as the guard's, and 
 check "access is the user's: another process of nobody opens GPU 0 while the lease lives" opens as_nobody nvidia0
 check "another user (bin) does not" shuts as_bin nvidia0
 check "nor the control node" shuts as_bin nvidiactl
-as_nobody "$GPUCTL" status >"$TMP/st" 2>"$TMP/st.err"
-check_eq "status as nobody: GPU 0 with its values, the other three marked as the guard's" "1 3" \
-	"$(grep -c '^  0 .*%' "$TMP/st") $(grep -c "NO ACCESS: gpuctl's device guard" "$TMP/st")"
+# status as nobody: from the daemon's snapshot every GPU with its values, those no lease of
+# nobody's covers marked; read directly (GPUCTL_SNAPSHOT=0) NVML's NO_PERMISSION, said so.
+as_nobody "$GPUCTL" status --json >"$TMP/out"
+check_eq "status as nobody (the daemon's view): every GPU's values, GPUs 1-3 marked as the guard's" \
+	'[81559,81559,81559,81559] [null,"guard","guard","guard"]' \
+	"$(jqv '[.gpus[].memory_total_mib]') $(jqv '[.gpus[].no_access]')"
+GPUCTL_SNAPSHOT=0 as_nobody "$GPUCTL" status >"$TMP/st" 2>"$TMP/st.err"
+rc=$?
+check_eq "status as nobody read here: GPU 0 with its values, GPUs 1-3 said to be the guard's, exit 0" \
+	"1 3 0" "$(grep -c '^  0 .*%' "$TMP/st") $(grep -c "NO ACCESS: gpuctl's device guard" "$TMP/st") $rc"
 echo go >"$TMP/go1"
 wait $j1
 wait_ended 1
@@ -122,9 +129,13 @@ wait $ja
 # (bin's lease ended while no daemon ran: the restarted one logs no end for it.)
 wait_ended 4
 as_nobody "$GPUCTL" status >"$TMP/st" 2>"$TMP/st.err"
-check_eq "status as nobody without a lease: exit 0, all 4 GPUs listed, each the guard's" "0 4" \
-	"$? $(grep -c "NO ACCESS: gpuctl's device guard" "$TMP/st")"
-check_grep "and the guard's line says leases bind" '^  guard: leases bind' "$TMP/st"
+check_eq "status as nobody without a lease: exit 0, all 4 GPUs with their values (the daemon's view)" \
+	"0 4" "$? $(grep -c '^  [0-3] .*%.*MiB' "$TMP/st")"
+check_grep "and the guard's line says leases bind and none is nobody's to open" \
+	'^  guard: leases bind.*you may open none of them' "$TMP/st"
+GPUCTL_SNAPSHOT=0 as_nobody "$GPUCTL" status >"$TMP/st" 2>"$TMP/st.err"
+check_eq "read here (NVML cannot start: nvidiactl is shut): exit 0, all 4 GPUs listed as the guard's" \
+	"0 4" "$? $(grep -c "NO ACCESS: gpuctl's device guard" "$TMP/st")"
 as_nobody "$GPUCTL" doctor >"$TMP/doc" 2>&1
 check_grep "doctor as nobody: leases bind" 'leases_bind.*leases bind' "$TMP/doc"
 "$GPUCTL" doctor --json >"$TMP/out"

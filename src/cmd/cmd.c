@@ -8,6 +8,7 @@
 #include "lease/grant.h"
 #include "machine/proc.h"
 #include "lease/view.h"
+#include "lease/snapshot.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -221,7 +222,14 @@ int cmd_open(struct cmd *c)
 	if (c->set || (!(e->flags & CMD_NVML) && !c->gpus))
 		return EXIT_OK;
 	struct gpu_error err = {0};
-	c->set = gpu_set_open(&err);
+	/* The daemon's view where it serves one; otherwise (or if it does not answer in time) the
+	 * machine read here, as without a daemon. */
+	if (c->snap && snapshot_wanted())
+		c->set = snapshot_open(c->snap_what, c->snap_age, &err);
+	if (!c->set) {
+		err = (struct gpu_error){0};
+		c->set = gpu_set_open(&err);
+	}
 	if (!c->set && err.code == EXIT_NVML_INIT && (e->flags & CMD_GUARD_VIEW))
 		c->set = guard_view(&err);
 	if (!c->set) {

@@ -93,6 +93,12 @@ struct cmd {
 	struct args args;
 	struct gpu_set *set;         /* after cmd_open: the machine (CMD_NVML, or -g given) */
 	const char *gpus;            /* -g LIST as given (its GPUs are the selected ones), or NULL */
+	/* Set before cmd_open by a command that shows the machine (status, top, doctor, the
+	 * exporter): the set is the daemon's shared snapshot where one answers (lease/snapshot.h),
+	 * fetched with the groups of snap_what and at most snap_age seconds old. */
+	bool snap;
+	unsigned snap_what;
+	double snap_age;
 };
 
 int cmd_main(const struct cmd_entry *const *table, size_t n, int argc, char **argv);

@@ -7,6 +7,7 @@
 #include "machine/gpu.h"
 #include "cmd/cmd.h"
 #include "base/json.h"
+#include "lease/snapshot.h"
 #include "lease/view.h"
 #include "base/term.h"
 
@@ -130,10 +131,13 @@ static int doctor(struct cmd *c)
 	sh.min = (enum vis_severity)min;
 	sh.color = !sh.json && use_color(color, STDOUT_FILENO);
 	struct gpu_error err = {0};
+	c->snap = true;        /* the daemon's shared view where it serves one */
+	c->snap_what = REFRESH_PROCS | REFRESH_EXTRA | REFRESH_SLURM;
+	c->snap_age = snapshot_max_age(SNAPSHOT_AGE_DEFAULT);
 	int rc = cmd_open(c);
 	if (rc != EXIT_OK)
 		return rc;
-	gpu_set_refresh(c->set, REFRESH_PROCS | REFRESH_EXTRA | REFRESH_SLURM);
+	gpu_set_refresh(c->set, c->snap_what);
 	struct leaseview lv = {0};
 	if (!leaseview_load(&lv, &err))
 		fprintf(stderr, "gpuctl doctor: leases not checked: %s\n", err.msg);
@@ -142,6 +146,8 @@ static int doctor(struct cmd *c)
 		doctor_pid(&r, c->set, &lv, (unsigned)focus);
 	else
 		doctor_all(&r, c->set, &lv);
+	if (!focus) /* the device guard (issue 25): whether leases bind here */
+		doctor_guard(&r, c->set, &lv);
 	print(&r, &sh);
 	if (doctor_has_error(&r))
 		rc = EXIT_FAIL; /* documented: 1 when an error was found */

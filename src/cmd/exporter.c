@@ -10,6 +10,7 @@
 #include "base/dl.h"
 #include "machine/gpu.h"
 #include "cmd/cmd.h"
+#include "lease/snapshot.h"
 #include "lease/view.h"
 #include "view/metrics.h"
 
@@ -28,6 +29,9 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#define EXPORTER_REFRESH (REFRESH_PROCS | REFRESH_EXTRA | REFRESH_PROC_UTIL | REFRESH_ENGINES | \
+			  REFRESH_MEM_TEMP | REFRESH_PERF | REFRESH_PCIE | REFRESH_SLURM)
 
 /* The libmicrohttpd functions used, resolved from libmicrohttpd.so.12. */
 static struct {
@@ -290,8 +294,7 @@ static const char index_html[] =
 static struct MHD_Response *refresh(struct exporter *x)
 {
 	double t0 = now_mono();
-	gpu_set_refresh(x->set, REFRESH_PROCS | REFRESH_EXTRA | REFRESH_PROC_UTIL | REFRESH_ENGINES |
-				REFRESH_MEM_TEMP | REFRESH_PERF | REFRESH_PCIE | REFRESH_SLURM);
+	gpu_set_refresh(x->set, EXPORTER_REFRESH);
 	x->mo.slurm = x->set->slurm;
 	struct leaseview lv;
 	struct gpu_error err = {0};
@@ -477,6 +480,10 @@ static int exporter(struct cmd *c)
 				     listen);
 	if (!load_mhd())
 		return EXIT_FAIL;
+	/* The daemon's shared view where it serves one, no older than a cached page may be. */
+	c->snap = true;
+	c->snap_what = EXPORTER_REFRESH;
+	c->snap_age = snapshot_max_age(cache_ms / 1000.0);
 	int rc = cmd_open(c);
 	if (rc != EXIT_OK)
 		return rc;

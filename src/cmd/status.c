@@ -5,6 +5,7 @@
 #include "config/config.h"
 #include "machine/gpu.h"
 #include "cmd/cmd.h"
+#include "lease/snapshot.h"
 #include "lease/view.h"
 #include "view/query.h"
 #include "view/table.h"
@@ -110,19 +111,34 @@ static void render(struct strbuf *sb, const struct status_opts *o, const struct 
 }
 
 /* The device guard (issue 25): a GPU this user may not open because the daemon's guard gives it
- * to its lease's user only is said so, and is no failure of status. */
+ * to its lease's user only is said so, and is no failure of status. Read here it is inaccessible
+ * (NVML's NO_PERMISSION); from the daemon's snapshot it has its values, and is marked all the
+ * same where no lease of this user covers it (root opens every node). */
+static bool own_lease(const struct leaseview *lv, uid_t uid, const char *uuid)
+{
+	for (size_t i = 0; i < lv->nleases; i++)
+		for (size_t k = 0; lv->leases[i].uid == uid && k < lv->leases[i].ngpus; k++)
+			if (!strcmp(lv->leases[i].uuids[k], uuid))
+				return true;
+	return false;
+}
+
 static void guard_mark(struct gpu_set *set, const struct leaseview *lv)
 {
 	if (!leaseview_binding(lv))
 		return;
+	bool daemons = snapshot_serves(set);
+	uid_t me = getuid();
 	for (size_t i = 0; i < set->ngpus; i++) {
 		struct gpu *g = &set->gpus[i];
-		if (!g->inaccessible || g->guarded)
-			continue;
-		g->guarded = true;
-		free(g->error);
-		g->error = xstrdup("gpuctl's device guard opens it to its lease's user only "
-				   "(lease it: gpuctl run)");
+		if (g->inaccessible && !g->guarded) {
+			g->guarded = true;
+			free(g->error);
+			g->error = xstrdup("gpuctl's device guard opens it to its lease's user only "
+					   "(lease it: gpuctl run)");
+		} else if (!g->inaccessible) {
+			g->guarded = daemons && me != 0 && !own_lease(lv, me, g->uuid);
+		}
 	}
 }
 
@@ -141,8 +157,11 @@ static void report_lost(const struct gpu_set *set)
 	}
 }
 
-static int run_status(struct status_opts *o, struct gpu_set *set)
+/* What each refresh reads (and asks the daemon's snapshot for). */
+static unsigned status_what(const struct status_opts *o)
 {
+	if (o->mode == M_LIST)
+		return 0;
 	unsigned what = o->mode == M_CSV ? query_refresh_needs(o->query)
 			: o->no_procs ? 0 : REFRESH_PROCS | REFRESH_PROC_UTIL | REFRESH_SLURM;
 	if (o->details)
@@ -151,6 +170,12 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 	 * refresh keep a command line it read before. */
 	if (o->loop)
 		what &= ~(unsigned)REFRESH_COMPUTE_NAMES;
+	return what;
+}
+
+static int run_status(struct status_opts *o, struct gpu_set *set)
+{
+	unsigned what = status_what(o);
 	/* A frame redrawn in place is built whole; any other output is written as it grows. */
 	struct strbuf sb = {.sink = o->mode == M_TABLE && o->loop && o->tty ? NULL : stdout};
 	struct sigaction sa = {.sa_handler = on_stop};
@@ -320,6 +345,10 @@ static int status(struct cmd *c)
 	struct status_opts o = {.mode = M_TABLE};
 	struct gpu_error err = {0};
 	int rc = read_options(c, &o, &err);
+	/* The daemon's shared view, as fresh as the loop's period (a one-shot: SNAPSHOT_AGE_DEFAULT). */
+	c->snap = true;
+	c->snap_what = status_what(&o);
+	c->snap_age = snapshot_max_age(o.loop ? o.loop : SNAPSHOT_AGE_DEFAULT);
 	if (rc == EXIT_OK)
 		rc = cmd_open(c);
 	if (rc == EXIT_OK)

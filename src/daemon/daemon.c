@@ -28,6 +28,7 @@ static const int listen_tag = EV_LISTEN, signal_tag = EV_SIGNAL;
 static void conn_free(struct daemon *d, struct conn *c)
 {
 	queue_drop_conn(d, c);
+	snap_drop_conn(d, c);
 	peer_close(&c->p);
 	free(c);
 }
@@ -60,6 +61,8 @@ static void handle(struct daemon *d, struct conn *c, const char *buf, size_t len
 		queue_job_ids(d, c, &m);
 	} else if (!strcmp(verb, "gpus")) {
 		queue_gpus(d, c, &m);
+	} else if (!strcmp(verb, "snapshot")) { /* issue 22: the shared snapshot */
+		queue_snapshot(d, c, &m);
 	} else if (!strcmp(verb, "ping")) {
 		struct strbuf sb = {0};
 		uint64_t id = 0;
@@ -289,8 +292,10 @@ static void serve(struct daemon *d)
 					conn_accept(d);
 				} else if (pass == 1 && k == EV_CONN) {
 					struct conn *c = evs[i].ptr;
-					if (evs[i].events & EPOLLOUT)
+					if (evs[i].events & EPOLLOUT) {
 						peer_flush(&c->p, d->now);
+						snap_pump(d, c);
+					}
 					if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
 						conn_read(d, c);
 				}
@@ -327,6 +332,7 @@ static void daemon_free(struct daemon *d)
 	free(d->served);
 	list_state_free(d->list);
 	guard_free(d->guard);
+	snap_state_free(d->snap);
 	gpu_set_free(d->set);
 	dconf_free(&d->conf);
 	peer_loop_free(&d->loop);

@@ -1,6 +1,7 @@
 /* daemon/ (rank 2, a program entered from cmd/daemon.c only) and daemon.h: `gpuctl daemon`, the
  * one trusted writer of shared GPU state. Order of its files: alloc < order; conn < lease <
- * recover; guard (after lease, before daemon); both < sched < queue < list < daemon; no circle.
+ * recover; guard (after lease, before daemon); both < sched < queue < list < snapshot < daemon; no
+ * circle.
  *
  * Design (nq's lesson: let the kernel keep the state):
  * - Clients talk to the daemon over a SOCK_SEQPACKET Unix socket (one message per datagram, in
@@ -76,6 +77,7 @@ struct conn {
 	struct peer p;            /* first: kind EV_CONN; the socket, who (the kernel's word), output */
 	double last_active;       /* monotonic */
 	unsigned nreqs;           /* requests of this connection in the queue */
+	struct snap_stream *snap; /* the shared snapshot being streamed to it (snapshot.c) */
 };
 
 /* Why a waiter holds no GPUs back for itself (the last pass's word; `leases` shows it). */
@@ -197,6 +199,7 @@ struct daemon {
 	/* the device guard (issue 25, guard.c): NULL when [daemon] guard is off */
 	struct guard *guard;
 	unsigned guard_no_minor;        /* GPUs whose node NVML could not name */
+	struct snap_state *snap;        /* the shared snapshot, per-user bounds (snapshot.c) */
 };
 
 /* daemon.c. dev_dir: where the device guard finds the NVIDIA device nodes (/dev). */
@@ -268,6 +271,13 @@ void queue_job_ids(struct daemon *d, struct conn *c, const struct msg *m);
 void queue_save(struct daemon *d);
 void queue_load(struct daemon *d);
 void list_state_free(struct list_state *ls);
+
+/* snapshot.c: the machine's view shared by status, top, doctor and the exporter (issue 22). */
+void queue_snapshot(struct daemon *d, struct conn *c, const struct msg *m);
+/* More of a connection's snapshot, as its out-queue drains (after peer_flush). */
+void snap_pump(struct daemon *d, struct conn *c);
+void snap_drop_conn(struct daemon *d, struct conn *c);
+void snap_state_free(struct snap_state *s);
 
 /* order.c: the queue's order (fair or fifo) and the positions it gives. */
 /* Sets rq[i].user for reqs[0..n) (users as indices from 0), *held (xmalloc'd): the GPUs each

@@ -188,7 +188,7 @@ static void remote_close(struct gpu_set *set)
 {
 	(void)set;
 }
-static const struct gpu_backend remote_backend = {remote_open, remote_refresh, remote_close};
+static const struct gpu_backend remote_backend = {remote_open, remote_refresh, remote_close, false};
 
 /* A UUID (GPU's or MIG device's) as it may go into CUDA_VISIBLE_DEVICES and the job's other
  * variables: no separator, quote or control character ("-" is the daemon's "none"). */

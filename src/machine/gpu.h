@@ -154,6 +154,7 @@ struct gpu_set {
 	struct gpu *gpus;
 	struct proc_cache *pc;
 	bool slurm;               /* the last refresh read Slurm jobs: this is a Slurm node */
+	void *priv;               /* the backend's, for the whole set (the snapshot's source) */
 };
 
 /* What a refresh reads besides the base (memory, utilisation, temperature, power and enforced
@@ -192,6 +193,9 @@ struct gpu_backend {
 	/* Fill dynamic fields of every selected GPU. */
 	void (*refresh)(struct gpu_set *set, unsigned what);
 	void (*close)(struct gpu_set *set);
+	/* The refresh fills the processes' owners and command lines itself (the daemon's
+	 * snapshot, lease/snapshot.c): gpu_set_refresh reads no /proc for them. */
+	bool fills_procs;
 };
 
 extern const struct gpu_backend nvml_backend;

@@ -29,7 +29,9 @@ struct gpu_set *gpu_set_open(struct gpu_error *err)
 void gpu_set_refresh(struct gpu_set *set, unsigned what)
 {
 	set->backend->refresh(set, what);
-	if (!(what & REFRESH_PROCS) || (what & REFRESH_NO_PROC_INFO))
+	/* Read after the call: a backend may have handed the set over to another (a snapshot
+	 * whose daemon stopped answering reads the machine itself from then on). */
+	if (set->backend->fills_procs || !(what & REFRESH_PROCS) || (what & REFRESH_NO_PROC_INFO))
 		return;
 	proc_cache_stats(set->pc, what & REFRESH_PROC_STATS);
 	proc_cache_begin(set->pc);

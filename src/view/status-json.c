@@ -132,7 +132,7 @@ static void gpu_json(struct json *j, const struct status_json_opts *o, const str
 	json_mode(j, g, GF_MIG_MODE, "mig_mode", g->mig_mode ? "Enabled" : "Disabled");
 	json_bool(j, "lost", g->lost);
 	json_str(j, "error", g->error);
-	if (g->guarded) /* the device guard (issue 25): not this user's to open */
+	if (g->guarded) /* the device guard (issue 25): not this user's to open (values: the daemon's) */
 		json_str(j, "no_access", "guard");
 	if (o->details)
 		gpu_details(j, g);

@@ -378,6 +378,18 @@ void table_render(struct strbuf *sb, const struct table_opts *o, const struct gp
 		leaseview_guard_text(o->leases, g, sizeof g);
 		sb_adds(sb, "  guard: ");
 		esc_printable(sb, g);
+		/* Which of them this user may open (the others: values from the daemon's view). */
+		size_t shut = 0, open = 0;
+		for (size_t i = 0; i < set->ngpus; i++)
+			if (set->gpus[i].selected)
+				set->gpus[i].guarded ? shut++ : open++;
+		if (shut) {
+			sb_adds(sb, open ? "; you may open GPU " : "; you may open none of them");
+			for (size_t i = 0, k = 0; open && i < set->ngpus; i++)
+				if (set->gpus[i].selected && !set->gpus[i].guarded)
+					sb_addf(sb, "%s%u", k++ ? "," : "", set->gpus[i].index);
+			sb_adds(sb, open ? " (your leases)" : " (no lease of yours)");
+		}
 		sb_addc(sb, '\n');
 	}
 	if (o->leases_missing) { /* no lease line is not "not leased" here */

@@ -1,0 +1,263 @@
+/* snapshot.c: the daemon's shared view of the machine (issue 22). `status`, `top`, `doctor` and
+ * the exporter ask for it instead of reading NVML and /proc themselves; the daemon refreshes
+ * once for all askers whose freshness bound the last refresh no longer meets, so ten users'
+ * watch loops cost one refresh, not ten.
+ *
+ * The request:  snapshot / id N / age MS (the oldest view the asker takes, ms) / want BITS (the
+ * REFRESH_* groups it shows). The answer: parts "snapshot / id N [/ age MS] / <machine/snap.h's
+ * records>", the last with "end"; `age` (in the first part) says how old the view is. An
+ * `error` answer (busy, refused) sends the asker to read the machine itself.
+ *
+ * One current view is kept, encoded once (snap_encode) and shared by every answer that streams
+ * it: a connection holds a reference and the next part, and gets more parts only while its
+ * out-queue (peer.c, bounded per connection) is under SNAP_QUEUE, so a view of any size goes out
+ * as the asker reads, and one that reads half an answer holds a reference, not the daemon.
+ *
+ * Bounds, per user (the hostile-user rules): answers (a token bucket, as list.c's), refreshes an
+ * asker's bound forces (another bucket: past it the asker is told to read the machine itself,
+ * never served a view older than it asked), answers streaming at once, and the bytes unread on
+ * the user's connections. What a view shows is what `gpuctl status` shows anyone, except where
+ * /proc is mounted with hidepid: there it would show other users' processes that the kernel
+ * hides from the asker, so only root and the daemon's own user are served. */
+#include "daemon/daemon.h"
+#include "machine/snap.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SNAP_QUEUE (256u << 10)     /* a stream's parts are queued up to this much at a time */
+#define SNAP_AGE_MAX 60000          /* ms: the oldest bound an asker may state */
+#define SNAP_BURST 100.0            /* answers per user at once, then SNAP_RATE a second */
+#define SNAP_RATE 50.0
+#define SNAP_REFRESH_BURST 20.0     /* refreshes a user's bounds may force at once, then */
+#define SNAP_REFRESH_RATE 10.0      /* this many a second (a loop of 0.1 s alone) */
+#define SNAP_STREAMS 4              /* answers of one user streaming at once */
+#define SNAP_USER_UNREAD (4u << 20) /* bytes queued unread to one user's connections, in all */
+#define SNAP_KEEP_WANT 10.0         /* s: groups asked for this recently are refreshed for all */
+#define HIDEPID_RECHECK 60.0        /* s between looks at how /proc is mounted */
+
+/* The groups an asker may want (the others are the asker's to narrow: snap_narrow). */
+#define SNAP_WANTS (REFRESH_PROCS | REFRESH_EXTRA | REFRESH_PERF | REFRESH_PCIE | \
+		    REFRESH_PCIE_THROUGHPUT | REFRESH_ENGINES | REFRESH_PROC_UTIL | REFRESH_MEM_TEMP | \
+		    REFRESH_POWER_MGMT | REFRESH_STATIC | REFRESH_SLURM | REFRESH_PROC_STATS)
+
+struct snap_view {
+	unsigned refs;
+	struct snap_parts p;
+	double at;                /* monotonic: when refreshed */
+	unsigned what;
+};
+
+struct snap_stream {
+	struct snap_view *v;
+	size_t next;              /* the part to send next */
+	uint64_t id;
+};
+
+struct snap_user {
+	uid_t uid;
+	double tokens, at;        /* answers */
+	double refresh, refresh_at;
+	unsigned streams;
+};
+
+struct snap_state {
+	struct snap_view *cur;
+	double want_at[32];       /* monotonic: when each REFRESH_* bit was last asked for */
+	struct snap_user *users;
+	size_t nusers, users_cap;
+	bool hidepid;
+	double hidepid_at;        /* when last looked at; 0: never */
+	unsigned refreshes;       /* made, for the log and the tests */
+};
+
+static void view_unref(struct snap_view *v)
+{
+	if (v && !--v->refs) {
+		snap_parts_free(&v->p);
+		free(v);
+	}
+}
+
+void snap_state_free(struct snap_state *s)
+{
+	if (!s)
+		return;
+	view_unref(s->cur);
+	free(s->users);
+	free(s);
+}
+
+static struct snap_state *sstate(struct daemon *d)
+{
+	if (!d->snap)
+		d->snap = xcalloc(1, sizeof *d->snap);
+	return d->snap;
+}
+
+static struct snap_user *user_of(struct snap_state *s, uid_t uid, double now)
+{
+	for (size_t i = 0; i < s->nusers; i++)
+		if (s->users[i].uid == uid)
+			return &s->users[i];
+	s->users = grow_array(s->users, &s->users_cap, s->nusers + 1, sizeof *s->users);
+	struct snap_user *u = &s->users[s->nusers++];
+	*u = (struct snap_user){.uid = uid, .tokens = SNAP_BURST, .at = now,
+				.refresh = SNAP_REFRESH_BURST, .refresh_at = now};
+	return u;
+}
+
+static bool take(double *tokens, double *at, double now, double rate, double burst)
+{
+	*tokens += (now - *at) * rate;
+	*at = now;
+	if (*tokens > burst)
+		*tokens = burst;
+	if (*tokens < 1)
+		return false;
+	*tokens -= 1;
+	return true;
+}
+
+/* Whether /proc hides other users' processes (hidepid=1/2/invisible/noaccess, or a subset): the
+ * mount's options in /proc/self/mountinfo. */
+static bool proc_hides(void)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return true; /* cannot tell: assume it does */
+	char line[4096];
+	bool hides = false;
+	while (fgets(line, sizeof line, f)) {
+		/* "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS ... - FSTYPE SOURCE SUPEROPTS" */
+		char root[512], mnt[512];
+		if (sscanf(line, "%*s %*s %*s %511s %511s", root, mnt) != 2 || strcmp(mnt, "/proc"))
+			continue;
+		const char *sep = strstr(line, " - ");
+		if (!sep || strncmp(sep, " - proc ", 8))
+			continue;
+		const char *h = strstr(sep, "hidepid=");
+		hides = (h && strncmp(h + 8, "0", 1) && strncmp(h + 8, "off", 3)) || strstr(sep, "subset=");
+	}
+	fclose(f);
+	return hides;
+}
+
+static void stream_end(struct daemon *d, struct conn *c)
+{
+	if (!c->snap)
+		return;
+	struct snap_user *u = user_of(sstate(d), c->p.uid, d->now);
+	if (u->streams)
+		u->streams--;
+	view_unref(c->snap->v);
+	free(c->snap);
+	c->snap = NULL;
+}
+
+void snap_pump(struct daemon *d, struct conn *c)
+{
+	struct snap_stream *st = c->snap;
+	if (!st)
+		return;
+	struct strbuf sb = {0};
+	while (!c->p.dead && st->next < st->v->p.nparts && c->p.out_bytes < SNAP_QUEUE) {
+		msg_begin(&sb, "snapshot");
+		msg_add_u64(&sb, "id", st->id);
+		if (st->next == 0)
+			msg_add_u64(&sb, "age", (uint64_t)((d->now - st->v->at) * 1000));
+		const struct strbuf *p = &st->v->p.parts[st->next++];
+		sb_add(&sb, p->buf, p->len);
+		conn_send(d, c, &sb, NULL, 0);
+	}
+	sb_free(&sb);
+	if (c->p.dead || st->next >= st->v->p.nparts)
+		stream_end(d, c);
+}
+
+void snap_drop_conn(struct daemon *d, struct conn *c)
+{
+	stream_end(d, c);
+}
+
+/* A fresh view with want and every group asked for lately (one refresh serves them all). */
+static void refresh(struct daemon *d, struct snap_state *s, unsigned want)
+{
+	unsigned what = want;
+	for (unsigned b = 0; b < 32; b++)
+		if (s->want_at[b] && d->now - s->want_at[b] < SNAP_KEEP_WANT)
+			what |= 1u << b;
+	what &= SNAP_WANTS;
+	gpu_set_refresh(d->set, what);
+	struct snap_view *v = xcalloc(1, sizeof *v);
+	v->refs = 1;
+	v->at = now_mono();
+	v->what = what;
+	snap_encode(d->set, what, &v->p);
+	view_unref(s->cur);
+	s->cur = v;
+	s->refreshes++;
+}
+
+void queue_snapshot(struct daemon *d, struct conn *c, const struct msg *m)
+{
+	uint64_t id = 0, age = 1000, want = 0;
+	msg_get_u64(m, "id", UINT64_MAX, &id);
+	if ((msg_line(m, "age") && !msg_get_u64(m, "age", SNAP_AGE_MAX, &age)) ||
+	    (msg_line(m, "want") && !msg_get_u64(m, "want", UINT32_MAX, &want))) {
+		conn_error(d, c, id, EXIT_USAGE, "snapshot: age is 0-%d ms, want a number", SNAP_AGE_MAX);
+		return;
+	}
+	struct snap_state *s = sstate(d);
+	if (!s->hidepid_at || d->now - s->hidepid_at > HIDEPID_RECHECK) {
+		s->hidepid = proc_hides();
+		s->hidepid_at = d->now;
+	}
+	if (s->hidepid && c->p.uid != 0 && c->p.uid != geteuid()) {
+		conn_error(d, c, id, EXIT_DENIED, "snapshot: /proc hides other users' processes here "
+			   "(hidepid): the daemon's view is not shown to you; read the machine yourself");
+		return;
+	}
+	if (c->snap || c->p.out) {
+		conn_error(d, c, id, EXIT_BUSY, "snapshot: your previous answer is still unread");
+		return;
+	}
+	struct snap_user *u = user_of(s, c->p.uid, d->now);
+	if (u->streams >= SNAP_STREAMS || !take(&u->tokens, &u->at, d->now, SNAP_RATE, SNAP_BURST)) {
+		conn_error(d, c, id, EXIT_BUSY, "snapshot: your user asked for over %.0f a second (or "
+			   "%d at once); read the machine yourself", SNAP_RATE, SNAP_STREAMS);
+		return;
+	}
+	size_t unread = 0;
+	for (size_t i = 0; i < d->nconns; i++)
+		if (d->conns[i]->p.uid == c->p.uid)
+			unread += d->conns[i]->p.out_bytes;
+	if (unread > SNAP_USER_UNREAD) {
+		conn_error(d, c, id, EXIT_BUSY, "snapshot: %zu KiB of answers to your user's connections "
+			   "are unread", unread >> 10);
+		return;
+	}
+	want &= SNAP_WANTS;
+	for (unsigned b = 0; b < 32; b++)
+		if (want >> b & 1)
+			s->want_at[b] = d->now;
+	double now = now_mono();   /* a refresh earlier in this batch took time */
+	struct snap_view *v = s->cur;
+	if (!v || (want & ~v->what) || (now - v->at) * 1000 > (double)age) {
+		if (!take(&u->refresh, &u->refresh_at, d->now, SNAP_REFRESH_RATE, SNAP_REFRESH_BURST)) {
+			conn_error(d, c, id, EXIT_BUSY, "snapshot: your user asked for over %.0f fresh "
+				   "views a second; read the machine yourself", SNAP_REFRESH_RATE);
+			return;
+		}
+		refresh(d, s, (unsigned)want);
+		v = s->cur;
+	}
+	c->snap = xcalloc(1, sizeof *c->snap);
+	*c->snap = (struct snap_stream){.v = v, .id = id};
+	v->refs++;
+	u->streams++;
+	d->now = now_mono();
+	snap_pump(d, c);
+}

@@ -1,0 +1,244 @@
+/* snapshot.c: the client of the daemon's shared snapshot (see snapshot.h): a GPU backend whose
+ * refresh is one request to the daemon, the answer decoded by machine/snap.c into the set, and
+ * narrowed to what the refresh asked for, so every view prints what a direct refresh would.
+ * Only the shared daemon's socket is tried (no private daemon is started for a look), with a
+ * connect that does not wait and one deadline for the whole answer. */
+#include "lease/snapshot.h"
+#include "lease/client.h"
+#include "machine/proc.h"
+#include "machine/snap.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+struct source {
+	double max_age;
+	unsigned have;            /* what the answer not yet used was made with */
+	bool unused;              /* fetched by snapshot_open, not yet taken by a refresh */
+	bool statics;             /* a refresh asked for REFRESH_STATIC: they are shown from now */
+	struct snap_store *store;
+};
+
+static void snapshot_refresh(struct gpu_set *set, unsigned what);
+static void snapshot_close(struct gpu_set *set);
+
+static const struct gpu_backend snapshot_backend = {
+	.refresh = snapshot_refresh,
+	.close = snapshot_close,
+	.fills_procs = true,
+};
+
+bool snapshot_wanted(void)
+{
+	const char *s = getenv("GPUCTL_SNAPSHOT");
+	return !s || !(!strcmp(s, "0") || !strcasecmp(s, "off") || !strcasecmp(s, "no"));
+}
+
+double snapshot_max_age(double def)
+{
+	const char *s = getenv("GPUCTL_SNAPSHOT_AGE");
+	double t;
+	return s && *s && parse_duration(s, 60, &t) ? t : def;
+}
+
+bool snapshot_serves(const struct gpu_set *set)
+{
+	return set && set->backend == &snapshot_backend;
+}
+
+/* One answer from the daemon into tmp (a set with no GPUs yet). */
+static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what, double max_age,
+		  struct gpu_error *err)
+{
+	struct dclient dc = {.fd = -1};
+	const char *path = client_socket_path();
+	int e = client_connect(&dc, path);
+	if (e) {
+		err->code = EXIT_DAEMON;
+		snprintf(err->msg, sizeof err->msg, "no gpuctl daemon at %s: %s", path, strerror(e));
+		return false;
+	}
+	if (!dc.daemon_pid) { /* it runs in another PID namespace: its pids are not ours */
+		err->code = EXIT_DAEMON;
+		snprintf(err->msg, sizeof err->msg, "the gpuctl daemon at %s is in another PID "
+			 "namespace; its processes' pids are not this one's", path);
+		dclient_close(&dc);
+		return false;
+	}
+	dc.timeout = SNAPSHOT_TIMEOUT;
+	struct strbuf req = {0};
+	msg_begin(&req, "snapshot");
+	msg_add_u64(&req, "id", 1);
+	msg_add_u64(&req, "age", (uint64_t)((max_age < 60 ? max_age : 60) * 1000));
+	msg_add_u64(&req, "want", what);
+	struct snap_decoder dx;
+	snap_decode_begin(&dx, tmp);
+	bool ok = dclient_send(&dc, &req, err);
+	double until = now_mono() + SNAPSHOT_TIMEOUT;
+	char why[160];
+	while (ok && !dx.done) {
+		struct msg m;
+		int fds[PROTO_MAX_FDS];
+		size_t nfds = 0;
+		double left = until - now_mono();
+		int r = left > 0 ? dclient_recv(&dc, &m, fds, &nfds, (int)(left * 1000) + 1, NULL, err) : 0;
+		for (size_t i = 0; r == 1 && i < nfds; i++)
+			close(fds[i]);
+		if (r == 0 && now_mono() < until)
+			continue;
+		if (r == 0) {
+			err->code = EXIT_DAEMON;
+			snprintf(err->msg, sizeof err->msg, "the gpuctl daemon (pid %d) sent no whole "
+				 "snapshot within %.1f s", (int)dc.daemon_pid, SNAPSHOT_TIMEOUT);
+			ok = false;
+		} else if (r < 0) {
+			ok = false;
+		} else if (!strcmp(msg_verb(&m), "error")) {
+			msg_error_read(&m, "the gpuctl daemon refused its snapshot", err);
+			ok = false;
+		} else if (strcmp(msg_verb(&m), "snapshot")) {
+			err->code = EXIT_DAEMON;
+			snprintf(err->msg, sizeof err->msg, "the gpuctl daemon answered '%.40s' to a "
+				 "snapshot", msg_verb(&m));
+			ok = false;
+		} else if (!snap_decode_part(&dx, &m, why, sizeof why)) {
+			err->code = EXIT_DAEMON;
+			snprintf(err->msg, sizeof err->msg, "the gpuctl daemon's snapshot is not one this "
+				 "gpuctl reads: %s", why);
+			ok = false;
+		}
+		if (r == 1)
+			msg_free(&m);
+	}
+	sb_free(&req);
+	dclient_close(&dc);
+	if (ok && (what & ~dx.what & ~(unsigned)(REFRESH_COMPUTE_NAMES | REFRESH_NO_PROC_INFO))) {
+		err->code = EXIT_DAEMON;
+		snprintf(err->msg, sizeof err->msg, "the gpuctl daemon's snapshot lacks groups asked for");
+		ok = false;
+	}
+	*store = dx.store;
+	return ok;
+}
+
+static void free_gpus(struct gpu_set *set)
+{
+	for (size_t i = 0; i < set->ngpus; i++) {
+		free(set->gpus[i].procs);
+		free(set->gpus[i].migs);
+		free(set->gpus[i].error);
+	}
+	free(set->gpus);
+	set->gpus = NULL;
+	set->ngpus = 0;
+}
+
+struct gpu_set *snapshot_open(unsigned what, double max_age, struct gpu_error *err)
+{
+	struct gpu_set *set = xcalloc(1, sizeof *set);
+	struct source *src = xcalloc(1, sizeof *src);
+	if (!fetch(set, &src->store, what, max_age, err)) {
+		snap_store_free(src->store);
+		free(src);
+		free_gpus(set);
+		free(set);
+		return NULL;
+	}
+	src->max_age = max_age;
+	src->have = what;
+	src->unused = true;
+	set->backend = &snapshot_backend;
+	set->priv = src;
+	set->pc = proc_cache_new(); /* top's tree reads parents not on a GPU itself */
+	return set;
+}
+
+/* The daemon no longer serves: the machine read here from now on, the selection kept. */
+static void go_direct(struct gpu_set *set, unsigned what, const struct gpu_error *why)
+{
+	struct gpu_error e = {0};
+	struct gpu_set *direct = gpu_set_open(&e);
+	if (!direct) {
+		for (size_t i = 0; i < set->ngpus; i++) {
+			char msg[700];
+			snprintf(msg, sizeof msg, "no view: the gpuctl daemon's failed (%.300s), and "
+				 "reading the GPU here failed (%.300s)", why->msg, e.msg);
+			gpu_mark_lost(&set->gpus[i], msg);
+		}
+		return;
+	}
+	for (size_t i = 0; i < direct->ngpus; i++) {
+		struct gpu *g = &direct->gpus[i];
+		for (size_t k = 0; k < set->ngpus; k++)
+			if (!strcmp(set->gpus[k].uuid, g->uuid))
+				g->selected = set->gpus[k].selected;
+	}
+	snapshot_close(set);
+	free_gpus(set);
+	proc_cache_free(set->pc);
+	*set = *direct;
+	free(direct);
+	set->backend->refresh(set, what);
+}
+
+static void snapshot_refresh(struct gpu_set *set, unsigned what)
+{
+	struct source *src = set->priv;
+	src->statics |= (what & REFRESH_STATIC) != 0;
+	unsigned need = what & ~(unsigned)(REFRESH_COMPUTE_NAMES | REFRESH_NO_PROC_INFO);
+	if (src->unused && !(need & ~src->have)) {
+		src->unused = false;
+		snap_narrow(set, what, src->statics);
+		return;
+	}
+	src->unused = false;
+	struct gpu_set tmp = {0};
+	struct snap_store *store = NULL;
+	struct gpu_error err = {0};
+	bool ok = fetch(&tmp, &store, need, src->max_age, &err);
+	if (ok && tmp.ngpus != set->ngpus) {
+		snprintf(err.msg, sizeof err.msg, "the daemon's GPUs changed");
+		ok = false;
+	}
+	for (size_t i = 0; ok && i < set->ngpus; i++)
+		if (strcmp(tmp.gpus[i].uuid, set->gpus[i].uuid)) {
+			snprintf(err.msg, sizeof err.msg, "the daemon's GPUs changed");
+			ok = false;
+		}
+	if (!ok) {
+		snap_store_free(store);
+		free_gpus(&tmp);
+		go_direct(set, what, &err);
+		return;
+	}
+	for (size_t i = 0; i < set->ngpus; i++) {
+		struct gpu *g = &set->gpus[i];
+		bool sel = g->selected;
+		free(g->procs);
+		free(g->migs);
+		free(g->error);
+		*g = tmp.gpus[i];
+		g->selected = sel;
+	}
+	free(tmp.gpus);
+	snprintf(set->driver_version, sizeof set->driver_version, "%s", tmp.driver_version);
+	set->has_driver_version = tmp.has_driver_version;
+	set->cuda_version = tmp.cuda_version;
+	set->slurm = tmp.slurm;
+	snap_store_free(src->store);
+	src->store = store;
+	snap_narrow(set, what, src->statics);
+}
+
+static void snapshot_close(struct gpu_set *set)
+{
+	struct source *src = set->priv;
+	if (!src)
+		return;
+	snap_store_free(src->store);
+	free(src);
+	set->priv = NULL;
+}

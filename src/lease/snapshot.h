@@ -1,0 +1,32 @@
+/* snapshot.h: the machine as the daemon last saw it (its shared snapshot, daemon/snapshot.c),
+ * for `status`, `top`, `doctor` and the exporter: one socket round trip instead of NVML and a
+ * /proc read per process, and one refresh in the daemon for every user's watch loop.
+ *
+ * snapshot_open gives a gpu_set like gpu_set_open's (every GPU, to select from), whose backend
+ * asks the daemon again at each gpu_set_refresh for a view at most max_age old. Where the
+ * daemon does not answer in a short bounded time (SNAPSHOT_TIMEOUT), refuses, or sends what this
+ * gpuctl cannot read, the set reads the machine itself from then on (NVML and /proc, as without
+ * a daemon); only where that fails too are the GPUs shown lost, with both reasons. */
+#ifndef GPUCTL_SNAPSHOT_H
+#define GPUCTL_SNAPSHOT_H
+
+#include "machine/gpu.h"
+#include "base/util.h"
+
+#define SNAPSHOT_TIMEOUT 1.0        /* s: the whole answer, or the client reads the machine */
+/* s: the oldest view a one-shot command takes: none older than its ask (a refresh made for it,
+ * shared only with the asks that arrive with it), so a one-shot shows what is there now, as
+ * without a daemon; GPUCTL_SNAPSHOT_AGE lets it take an older one. A loop's bound is its period. */
+#define SNAPSHOT_AGE_DEFAULT 0.0
+
+/* Whether the snapshot may be asked for: not where GPUCTL_SNAPSHOT is 0, off or no. */
+bool snapshot_wanted(void);
+/* The freshness bound: GPUCTL_SNAPSHOT_AGE (seconds, 0-60) when set, else def. */
+double snapshot_max_age(double def);
+/* The machine from the daemon, fetched now with the groups of what (the first refresh with no
+ * more than those uses this answer). NULL with err when no daemon answered with one. */
+struct gpu_set *snapshot_open(unsigned what, double max_age, struct gpu_error *err);
+/* Whether set is (still) served by the daemon's snapshot. */
+bool snapshot_serves(const struct gpu_set *set);
+
+#endif

@@ -1,0 +1,531 @@
+/* snap.c: the machine model as the daemon's snapshot carries it (the form: snap.h). One table
+ * names every numeric field of struct gpu, so the encoder and the decoder walk the same list. */
+#include "machine/snap.h"
+
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { U32, I32, U64 };
+static const struct {
+	size_t off;
+	int type;
+} fields[] = {
+#define F(name, t) {offsetof(struct gpu, name), t}
+	F(errors, U32), F(pci_domain, U32), F(pci_bus, U32), F(pci_dev, U32), F(pci_fn, U32),
+	F(valid, U64), F(mem_total, U64), F(mem_used, U64), F(mem_free, U64), F(mem_reserved, U64),
+	F(util_gpu, U32), F(util_mem, U32), F(temp, U32), F(power_mw, U32), F(power_limit_mw, U32),
+	F(fan, U32), F(clk_gfx, U32), F(clk_sm, U32), F(clk_mem, U32), F(compute_mode, U32),
+	F(mig_mode, U32), F(persistence, U32), F(ecc, U32), F(ecc_uncorrected, U64),
+	F(cc_major, I32), F(cc_minor, I32), F(pci_device_id, U32), F(cores, U32),
+	F(clk_video, U32), F(pstate, U32), F(events_active, U64), F(util_enc, U32),
+	F(util_dec, U32), F(temp_mem, U32), F(power_mgmt_limit_mw, U32), F(pcie_gen, U32),
+	F(pcie_width, U32), F(pcie_tx_kbs, U32), F(pcie_rx_kbs, U32), F(display_active, U32),
+	F(accounting, U32), F(pci_subsys_id, U32), F(events_supported, U64), F(power_min_mw, U32),
+	F(power_max_mw, U32), F(power_default_mw, U32), F(clk_max_gfx, U32), F(clk_max_sm, U32),
+	F(clk_max_mem, U32), F(clk_max_video, U32), F(pcie_gen_max, U32), F(pcie_gen_gpu_max, U32),
+	F(pcie_width_max, U32), F(temp_shutdown, U32), F(temp_slowdown, U32), F(temp_mem_max, U32),
+	F(temp_gpu_max, U32), F(display_mode, U32),
+#undef F
+};
+#define NFIELDS ARRAY_SIZE(fields)
+#define NPROCFIELDS 15             /* the words after "p" */
+#define PER_LINE 15
+
+/* ---- encoding ---- */
+
+struct enc {
+	struct snap_parts *out;
+	struct strbuf rec;
+	size_t rec_lines, lines;
+};
+
+static struct strbuf *part(struct enc *x)
+{
+	struct snap_parts *o = x->out;
+	if (!o->nparts || o->parts[o->nparts - 1].len + x->rec.len + 1 > SNAP_CHUNK ||
+	    x->lines + x->rec_lines > SNAP_LINES) {
+		o->parts = xrealloc(o->parts, (o->nparts + 1) * sizeof *o->parts);
+		o->parts[o->nparts++] = (struct strbuf){0};
+		x->lines = 2;
+	}
+	return &o->parts[o->nparts - 1];
+}
+
+/* The record so far into the current part, or a new one when it has no room. */
+static void put(struct enc *x)
+{
+	struct strbuf *p = part(x);
+	sb_add(p, x->rec.buf, x->rec.len);
+	x->lines += x->rec_lines;
+	x->out->bytes += x->rec.len;
+	sb_reset(&x->rec);
+	x->rec_lines = 0;
+}
+
+static void key(struct enc *x, const char *k)
+{
+	sb_addc(&x->rec, '\n');
+	sb_adds(&x->rec, k);
+	x->rec_lines++;
+}
+
+static void word_u(struct enc *x, uint64_t v)
+{
+	msg_word_u64(&x->rec, v);
+}
+
+static void word_s(struct enc *x, const char *s)
+{
+	if (!s) {
+		msg_word(&x->rec, "!");
+		return;
+	}
+	char tmp[512];
+	size_t n = strlen(s);
+	char *w = n + 2 <= sizeof tmp ? tmp : xmalloc(n + 2);
+	w[0] = '=';
+	memcpy(w + 1, s, n + 1);
+	msg_word(&x->rec, w);
+	if (w != tmp)
+		free(w);
+}
+
+static void word_d(struct enc *x, double v)
+{
+	char b[40];
+	snprintf(b, sizeof b, "%a", v);
+	msg_word(&x->rec, b);
+}
+
+static uint64_t field_get(const struct gpu *g, size_t i)
+{
+	const char *p = (const char *)g + fields[i].off;
+	switch (fields[i].type) {
+	case U32: return *(const unsigned *)(const void *)p;
+	case I32: return (uint64_t)(uint32_t)*(const int *)(const void *)p;
+	default: return *(const uint64_t *)(const void *)p;
+	}
+}
+
+static void encode_gpu(struct enc *x, const struct gpu *g)
+{
+	key(x, "g");
+	word_u(x, g->index);
+	word_u(x, g->lost);
+	word_u(x, g->inaccessible);
+	word_s(x, g->name);
+	word_s(x, g->uuid);
+	word_s(x, g->pci_bus_id);
+	word_s(x, g->serial);
+	word_s(x, g->vbios);
+	if (g->error)
+		word_s(x, g->error);
+	for (size_t i = 0; i < NFIELDS; i++) {
+		if (i % PER_LINE == 0)
+			key(x, "gn");
+		word_u(x, field_get(g, i));
+	}
+	for (unsigned f = 0; f < GF_N; f++)
+		if (g->why[f]) {
+			key(x, "gw");
+			word_u(x, f);
+			word_s(x, g->why[f]);
+		}
+	for (size_t j = 0; j < g->nmigs; j++) {
+		const struct mig_dev *m = &g->migs[j];
+		key(x, "m");
+		word_u(x, m->slot);
+		word_u(x, m->gi);
+		word_u(x, m->ci);
+		word_u(x, m->mem_valid);
+		word_u(x, m->mem_total);
+		word_u(x, m->mem_used);
+		word_s(x, m->uuid);
+		word_s(x, m->name);
+	}
+	put(x);
+}
+
+static void encode_proc(struct enc *x, const struct gpu_proc *p)
+{
+	key(x, "p");
+	uint64_t v[NPROCFIELDS] = {p->pid, p->type, p->mem_valid, p->used_mem, p->gi, p->ci,
+				   p->uid_valid, p->uid, p->slurm_job, p->util_valid, p->sm_util,
+				   p->mem_util, p->enc_util, p->dec_util, p->util_time_us};
+	for (size_t i = 0; i < NPROCFIELDS; i++)
+		word_u(x, v[i]);
+	if (p->user || p->cmdline || p->name) {
+		key(x, "pi");
+		word_s(x, p->user);
+		word_s(x, p->cmdline);
+		word_s(x, p->name);
+	}
+	if (p->stat_valid) {
+		key(x, "ps");
+		msg_word(&x->rec, p->ppid < 0 ? "-1" : "0");
+		word_u(x, (uint64_t)(p->ppid < 0 ? -(int64_t)p->ppid : p->ppid));
+		word_u(x, p->start);
+		word_u(x, p->rss);
+		word_d(x, p->cpu_time);
+		word_d(x, p->elapsed);
+		word_u(x, p->cpu_valid);
+		word_d(x, p->cpu_pct);
+	}
+	put(x);
+}
+
+void snap_encode(const struct gpu_set *set, unsigned what, struct snap_parts *out)
+{
+	*out = (struct snap_parts){0};
+	struct enc x = {.out = out};
+	key(&x, "snap");
+	word_u(&x, SNAP_VERSION);
+	word_u(&x, NFIELDS);
+	word_u(&x, NPROCFIELDS);
+	word_u(&x, what);
+	word_u(&x, set->ngpus);
+	if (set->has_driver_version) {
+		key(&x, "drv");
+		word_s(&x, set->driver_version);
+	}
+	key(&x, "cuda");
+	word_u(&x, (uint64_t)(set->cuda_version > 0 ? set->cuda_version : 0));
+	key(&x, "slurm");
+	word_u(&x, set->slurm);
+	put(&x);
+	for (size_t i = 0; i < set->ngpus; i++) {
+		const struct gpu *g = &set->gpus[i];
+		encode_gpu(&x, g);
+		for (size_t j = 0; j < g->nprocs; j++)
+			encode_proc(&x, &g->procs[j]);
+	}
+	key(&x, "end");
+	put(&x);
+	sb_free(&x.rec);
+}
+
+void snap_parts_free(struct snap_parts *p)
+{
+	for (size_t i = 0; i < p->nparts; i++)
+		sb_free(&p->parts[i]);
+	free(p->parts);
+	*p = (struct snap_parts){0};
+}
+
+/* ---- decoding ---- */
+
+#define STORE_BLOCK 65536
+
+/* The strings of a decoded snapshot, in blocks that never move. */
+struct snap_store {
+	char **blocks;
+	size_t nblocks;
+	size_t used, cap;         /* in the last block */
+};
+
+void snap_store_free(struct snap_store *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nblocks; i++)
+		free(s->blocks[i]);
+	free(s->blocks);
+	free(s);
+}
+
+static const char *store_add(struct snap_store *s, const char *w, size_t n)
+{
+	if (!s->nblocks || s->used + n + 1 > s->cap) {
+		size_t cap = n + 1 > STORE_BLOCK ? n + 1 : STORE_BLOCK;
+		s->blocks = xrealloc(s->blocks, (s->nblocks + 1) * sizeof *s->blocks);
+		s->blocks[s->nblocks++] = xmalloc(cap);
+		s->used = 0;
+		s->cap = cap;
+	}
+	char *p = s->blocks[s->nblocks - 1] + s->used;
+	memcpy(p, w, n);
+	p[n] = '\0';
+	s->used += n + 1;
+	return p;
+}
+
+void snap_decode_begin(struct snap_decoder *dx, struct gpu_set *set)
+{
+	*dx = (struct snap_decoder){.set = set, .store = xcalloc(1, sizeof *dx->store), .gpu = -1};
+}
+
+/* A string word: "=text" (into out, cut to n bytes) or "!" (none: false, out ""). */
+static bool str_word(const char *w, const char **text, bool *ok)
+{
+	if (w[0] == '=') {
+		*text = w + 1;
+		return true;
+	}
+	*text = NULL;
+	if (strcmp(w, "!"))
+		*ok = false;
+	return false;
+}
+
+static void str_into(char *out, size_t n, const char *w, bool *ok)
+{
+	const char *t;
+	str_word(w, &t, ok);
+	snprintf(out, n, "%s", t ? t : "");
+}
+
+static const char *str_kept(struct snap_decoder *dx, const char *w, bool *ok)
+{
+	const char *t;
+	return str_word(w, &t, ok) ? store_add(dx->store, t, strlen(t)) : NULL;
+}
+
+static uint64_t num(const char *w, uint64_t max, bool *ok)
+{
+	uint64_t v = 0;
+	if (!word_u64(w, max, &v))
+		*ok = false;
+	return v;
+}
+
+static double dbl(const char *w, bool *ok)
+{
+	char *end;
+	double v = strtod(w, &end);
+	if (*end || end == w)
+		*ok = false;
+	return v;
+}
+
+static void field_set(struct gpu *g, size_t i, uint64_t v)
+{
+	char *p = (char *)g + fields[i].off;
+	switch (fields[i].type) {
+	case U32: *(unsigned *)(void *)p = (unsigned)v; break;
+	case I32: *(int *)(void *)p = (int)(int32_t)(uint32_t)v; break;
+	default: *(uint64_t *)(void *)p = v; break;
+	}
+}
+
+static struct gpu *cur_gpu(struct snap_decoder *dx)
+{
+	return dx->gpu >= 0 ? &dx->set->gpus[dx->gpu] : NULL;
+}
+
+static bool line(struct snap_decoder *dx, const struct msg_line *l, char *why, size_t whylen)
+{
+	const char *k = l->w[0];
+	size_t n = l->nwords;
+	struct gpu_set *set = dx->set;
+	struct gpu *g = cur_gpu(dx);
+	struct gpu_proc *p = g && g->nprocs ? &g->procs[g->nprocs - 1] : NULL;
+	bool ok = true;
+	if (!strcmp(k, "snap")) {
+		if (n != 6 || set->gpus || num(l->w[1], UINT32_MAX, &ok) != SNAP_VERSION ||
+		    num(l->w[2], UINT32_MAX, &ok) != NFIELDS || num(l->w[3], UINT32_MAX, &ok) != NPROCFIELDS) {
+			snprintf(why, whylen, "a snapshot of another form (version, fields)");
+			return false;
+		}
+		dx->what = (unsigned)num(l->w[4], UINT32_MAX, &ok);
+		set->ngpus = num(l->w[5], GPU_MAX, &ok);
+		set->gpus = xcalloc(set->ngpus ? set->ngpus : 1, sizeof *set->gpus);
+		for (size_t i = 0; i < set->ngpus; i++)
+			set->gpus[i].selected = true;
+	} else if (!set->gpus) {
+		snprintf(why, whylen, "'%.20s' before the snapshot's first line", k);
+		return false;
+	} else if (!strcmp(k, "drv") && n == 2) {
+		str_into(set->driver_version, sizeof set->driver_version, l->w[1], &ok);
+		set->has_driver_version = true;
+	} else if (!strcmp(k, "cuda") && n == 2) {
+		set->cuda_version = (int)num(l->w[1], INT32_MAX, &ok);
+	} else if (!strcmp(k, "slurm") && n == 2) {
+		set->slurm = num(l->w[1], 1, &ok);
+	} else if (!strcmp(k, "g") && (n == 9 || n == 10)) {
+		if ((g && dx->nfield != NFIELDS) || dx->gpu + 1 >= (long)set->ngpus) {
+			snprintf(why, whylen, "more GPUs than it said, or one without its fields");
+			return false;
+		}
+		g = &set->gpus[++dx->gpu];
+		dx->nfield = 0;
+		g->index = (unsigned)num(l->w[1], UINT32_MAX, &ok);
+		g->lost = num(l->w[2], 1, &ok);
+		g->inaccessible = num(l->w[3], 1, &ok);
+		str_into(g->name, sizeof g->name, l->w[4], &ok);
+		str_into(g->uuid, sizeof g->uuid, l->w[5], &ok);
+		str_into(g->pci_bus_id, sizeof g->pci_bus_id, l->w[6], &ok);
+		str_into(g->serial, sizeof g->serial, l->w[7], &ok);
+		str_into(g->vbios, sizeof g->vbios, l->w[8], &ok);
+		const char *e;
+		if (n == 10 && str_word(l->w[9], &e, &ok))
+			g->error = xstrdup(e);
+	} else if (!g) {
+		snprintf(why, whylen, "'%.20s' before the first GPU", k);
+		return false;
+	} else if (!strcmp(k, "gn")) {
+		if (dx->nfield + n - 1 > NFIELDS) {
+			snprintf(why, whylen, "more numbers than a GPU has");
+			return false;
+		}
+		for (size_t i = 1; i < n; i++)
+			field_set(g, dx->nfield++, num(l->w[i], UINT64_MAX, &ok));
+	} else if (!strcmp(k, "gw") && n == 3) {
+		unsigned f = (unsigned)num(l->w[1], GF_N - 1, &ok);
+		if (ok)
+			g->why[f] = str_kept(dx, l->w[2], &ok);
+	} else if (!strcmp(k, "m") && n == 9) {
+		if (g->nmigs >= 64) {
+			snprintf(why, whylen, "over 64 MIG devices on one GPU");
+			return false;
+		}
+		g->migs = xrealloc(g->migs, (g->nmigs + 1) * sizeof *g->migs);
+		struct mig_dev *m = &g->migs[g->nmigs++];
+		*m = (struct mig_dev){0};
+		m->slot = (unsigned)num(l->w[1], UINT32_MAX, &ok);
+		m->gi = (unsigned)num(l->w[2], UINT32_MAX, &ok);
+		m->ci = (unsigned)num(l->w[3], UINT32_MAX, &ok);
+		m->mem_valid = num(l->w[4], 1, &ok);
+		m->mem_total = num(l->w[5], UINT64_MAX, &ok);
+		m->mem_used = num(l->w[6], UINT64_MAX, &ok);
+		str_into(m->uuid, sizeof m->uuid, l->w[7], &ok);
+		str_into(m->name, sizeof m->name, l->w[8], &ok);
+	} else if (!strcmp(k, "p") && n == NPROCFIELDS + 1) {
+		if (++dx->procs > SNAP_MAX_PROCS) {
+			snprintf(why, whylen, "over %u processes", SNAP_MAX_PROCS);
+			return false;
+		}
+		g->procs = grow_array(g->procs, &g->procs_cap, g->nprocs + 1, sizeof *g->procs);
+		p = &g->procs[g->nprocs++];
+		*p = (struct gpu_proc){0};
+		p->pid = (unsigned)num(l->w[1], UINT32_MAX, &ok);
+		p->type = (unsigned)num(l->w[2], UINT32_MAX, &ok);
+		p->mem_valid = num(l->w[3], 1, &ok);
+		p->used_mem = num(l->w[4], UINT64_MAX, &ok);
+		p->gi = (unsigned)num(l->w[5], UINT32_MAX, &ok);
+		p->ci = (unsigned)num(l->w[6], UINT32_MAX, &ok);
+		p->uid_valid = num(l->w[7], 1, &ok);
+		p->uid = (uid_t)num(l->w[8], UINT32_MAX, &ok);
+		p->slurm_job = (unsigned)num(l->w[9], UINT32_MAX, &ok);
+		p->util_valid = num(l->w[10], 1, &ok);
+		p->sm_util = (unsigned)num(l->w[11], UINT32_MAX, &ok);
+		p->mem_util = (unsigned)num(l->w[12], UINT32_MAX, &ok);
+		p->enc_util = (unsigned)num(l->w[13], UINT32_MAX, &ok);
+		p->dec_util = (unsigned)num(l->w[14], UINT32_MAX, &ok);
+		p->util_time_us = num(l->w[15], UINT64_MAX, &ok);
+	} else if (!strcmp(k, "pi") && n == 4 && p) {
+		p->user = str_kept(dx, l->w[1], &ok);
+		p->cmdline = str_kept(dx, l->w[2], &ok);
+		p->name = str_kept(dx, l->w[3], &ok);
+	} else if (!strcmp(k, "ps") && n == 9 && p) {
+		bool neg = !strcmp(l->w[1], "-1");
+		uint64_t pp = num(l->w[2], INT32_MAX, &ok);
+		p->ppid = neg ? -(int)pp : (int)pp;
+		p->start = num(l->w[3], UINT64_MAX, &ok);
+		p->rss = num(l->w[4], UINT64_MAX, &ok);
+		p->cpu_time = dbl(l->w[5], &ok);
+		p->elapsed = dbl(l->w[6], &ok);
+		p->cpu_valid = num(l->w[7], 1, &ok);
+		p->cpu_pct = dbl(l->w[8], &ok);
+		p->stat_valid = true;
+	} else if (!strcmp(k, "end") && n == 1) {
+		if (dx->gpu + 1 != (long)set->ngpus || dx->nfield != NFIELDS) {
+			snprintf(why, whylen, "fewer GPUs or fields than it said");
+			return false;
+		}
+		dx->done = true;
+	} else {
+		snprintf(why, whylen, "an unknown or malformed '%.20s' line", k);
+		return false;
+	}
+	if (!ok)
+		snprintf(why, whylen, "a malformed value on a '%.20s' line", k);
+	return ok;
+}
+
+bool snap_decode_part(struct snap_decoder *dx, const struct msg *m, char *why, size_t whylen)
+{
+	for (size_t i = 1; i < m->nlines; i++) {
+		const char *k = m->lines[i].w[0];
+		if (!strcmp(k, "id") || !strcmp(k, "age"))
+			continue; /* the sender's, per answer */
+		if (dx->done) {
+			snprintf(why, whylen, "lines after its end");
+			return false;
+		}
+		if (!line(dx, &m->lines[i], why, whylen))
+			return false;
+	}
+	return true;
+}
+
+/* ---- narrowing ---- */
+
+#define B(f) (1ULL << (f))
+static const struct {
+	unsigned flag;
+	uint64_t fields;
+} groups[] = {
+	{REFRESH_FAN, B(GF_FAN)},
+	{REFRESH_CLOCKS, B(GF_CLK_GFX) | B(GF_CLK_SM) | B(GF_CLK_MEM) | B(GF_CLK_VIDEO)},
+	{REFRESH_MODES, B(GF_PERSISTENCE) | B(GF_ECC) | B(GF_DISPLAY_ACTIVE) | B(GF_ACCOUNTING)},
+	{REFRESH_ECC_ERRORS, B(GF_ECC_UNCORRECTED)},
+	{REFRESH_PERF, B(GF_PSTATE) | B(GF_EVENTS_ACTIVE)},
+	{REFRESH_PCIE, B(GF_PCIE_GEN) | B(GF_PCIE_WIDTH)},
+	{REFRESH_PCIE_THROUGHPUT, B(GF_PCIE_TX) | B(GF_PCIE_RX)},
+	{REFRESH_ENGINES, B(GF_UTIL_ENC) | B(GF_UTIL_DEC)},
+	{REFRESH_MEM_TEMP, B(GF_TEMP_MEM)},
+	{REFRESH_POWER_MGMT, B(GF_POWER_MGMT_LIMIT)},
+	{REFRESH_PROCS, B(GF_PROCESSES)},
+	{REFRESH_PROC_UTIL, B(GF_PROC_UTIL)},
+};
+
+void snap_narrow(struct gpu_set *set, unsigned what, bool statics)
+{
+	uint64_t drop = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(groups); i++)
+		if (!(what & groups[i].flag))
+			drop |= groups[i].fields;
+	if (!(what & REFRESH_PROCS))
+		drop |= B(GF_PROC_UTIL);
+	if (what & REFRESH_COMPUTE_NAMES) /* the memory call alone (backend.c) */
+		drop |= B(GF_UTIL_GPU) | B(GF_UTIL_MEM) | B(GF_TEMP) | B(GF_POWER) | B(GF_POWER_LIMIT) |
+			B(GF_COMPUTE_MODE);
+	if (!statics)
+		drop |= ~0ULL << GF_SERIAL;
+	bool info = (what & REFRESH_PROCS) && !(what & REFRESH_NO_PROC_INFO);
+	bool names = what & REFRESH_COMPUTE_NAMES;
+	if (!(what & REFRESH_SLURM))
+		set->slurm = false;
+	for (size_t i = 0; i < set->ngpus; i++) {
+		struct gpu *g = &set->gpus[i];
+		g->valid &= ~drop;
+		for (unsigned f = 0; f < GF_N; f++)
+			if (drop >> f & 1)
+				g->why[f] = NULL;
+		if (!statics)
+			g->serial[0] = g->vbios[0] = '\0';
+		if (!(what & REFRESH_PROCS))
+			g->nprocs = 0;
+		for (size_t j = 0; j < g->nprocs; j++) {
+			struct gpu_proc *p = &g->procs[j];
+			if (!info || (names && !(p->type & PROC_COMPUTE))) {
+				p->user = p->cmdline = p->name = NULL;
+				p->uid_valid = false;
+			}
+			if (names) {   /* no owner asked for (machine.c) */
+				p->user = NULL;
+				p->uid_valid = false;
+			}
+			if (!(what & REFRESH_PROC_UTIL))
+				p->util_valid = false;
+			if (!(what & REFRESH_PROC_STATS) || !info)
+				p->stat_valid = p->cpu_valid = false;
+			if (!(what & REFRESH_SLURM))
+				p->slurm_job = 0;
+		}
+	}
+}
+#undef B

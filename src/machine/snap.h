@@ -1,0 +1,74 @@
+/* snap.h: the machine model (gpu.h) as words of proto.h's format, for the daemon's shared
+ * snapshot: the daemon refreshes once and serves the result to every `status`, `doctor`, `top`
+ * and exporter that asks (daemon/snapshot.c), the client reads it back into a gpu_set
+ * (lease/snapshot.c). Here, below both, is the one home of the encoding, so the two sides cannot
+ * drift: the daemon and its clients share the machine layer (gpuctl.h).
+ *
+ * The form: records of lines, cut into parts (each one message, under PROTO_MAX_MSG bytes and
+ * PROTO_MAX_LINES lines); the last part ends with the line "end". A record never spans parts.
+ *   snap VERSION NFIELDS NPROCFIELDS WHAT NGPUS     the first line of the first part
+ *   drv =VERSION / cuda N / slurm 0|1              the set's facts
+ *   g INDEX LOST INACCESSIBLE =NAME =UUID =PCI =SERIAL =VBIOS [=ERROR]
+ *   gn V V ...                                     the numeric fields, SNAP_FIELDS order, 15 a line
+ *   gw FIELD =WORDS                                why a field is unavailable (the driver's words)
+ *   m SLOT GI CI MEMVALID TOTAL USED =UUID =NAME   a MIG device of the GPU before
+ *   p PID TYPE MEMVALID USED GI CI UIDVALID UID SLURMJOB UTILVALID SM MEM ENC DEC UTILTIME
+ *   pi USER CMDLINE NAME                           its /proc facts: "=text", or "!" for none
+ *   ps PPID START RSS CPUTIME ELAPSED CPUVALID CPUPCT   its stat (when read; doubles in %a)
+ * Strings are "=" and the text ("=" alone: empty), so an empty text is a word too. Validity
+ * travels as the model's bits (the `valid` word among the numbers, the per-process flags): a
+ * value the driver could not give stays unavailable, never 0. A decoder refuses another version
+ * or field count (the client then reads the machine itself). */
+#ifndef GPUCTL_SNAP_H
+#define GPUCTL_SNAP_H
+
+#include "machine/gpu.h"
+#include "base/proto.h"
+#include "base/util.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define SNAP_VERSION 1
+#define SNAP_CHUNK 60000                   /* bytes per part, well under PROTO_MAX_MSG */
+#define SNAP_LINES (PROTO_MAX_LINES - 16)  /* lines per part */
+#define SNAP_MAX_PROCS (1u << 20)          /* processes a decoder takes, in all */
+
+/* The answer, cut in parts; each is a message without its first line (the verb and id, which
+ * the sender adds). */
+struct snap_parts {
+	struct strbuf *parts;
+	size_t nparts;
+	size_t bytes;
+};
+
+/* Encodes set (every GPU, selected or not) as refreshed with what. */
+void snap_encode(const struct gpu_set *set, unsigned what, struct snap_parts *out);
+void snap_parts_free(struct snap_parts *p);
+
+/* Decoding: parts in order into a set's GPUs. The strings (names, command lines, the driver's
+ * words) live in the decoder's store until snap_store_free; the set's procs and migs arrays are
+ * the set's own (gpu_set_free frees them). */
+struct snap_store;
+struct snap_decoder {
+	struct gpu_set *set;      /* filled: ngpus and gpus made by the first part */
+	struct snap_store *store;
+	unsigned what;            /* the refresh the snapshot was made with */
+	size_t procs;             /* decoded so far */
+	long gpu;                 /* the GPU the lines belong to; -1 before the first */
+	size_t nfield;            /* of its numeric fields, read so far */
+	bool done;                /* "end" seen */
+};
+/* Starts decoding into set, which must have no GPUs yet. */
+void snap_decode_begin(struct snap_decoder *dx, struct gpu_set *set);
+/* One part (m's lines after its first). false with why on anything malformed. */
+bool snap_decode_part(struct snap_decoder *dx, const struct msg *m, char *why, size_t whylen);
+void snap_store_free(struct snap_store *s);
+
+/* What a refresh with what would have left of a snapshot made with more: the fields of groups
+ * not asked for made unavailable (as a direct refresh leaves them), the process lists dropped
+ * without REFRESH_PROCS, owners without their ask, stats, samples and jobs likewise; static
+ * facts only once statics is true (a direct run reads them only when first asked). */
+void snap_narrow(struct gpu_set *set, unsigned what, bool statics);
+
+#endif

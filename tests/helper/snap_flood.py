@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""snap_flood.py MODE SOCKET [ARGS]: a hostile user's use of the daemon's shared snapshot
+(`snapshot` requests, issue 22), speaking its socket directly (SOCK_SEQPACKET), for
+tests/t2018-snapshot.sh. Prints "KEY value" lines the script reads.
+
+  flood C         C connections asking for a fresh view (age 0) as fast as the daemon answers,
+                  each reading its answers whole; prints "flooding" once each had one answer,
+                  goes on until stdin closes, then prints "answers N", "busy N", "other N"
+  halfread        asks once for a view and reads only its first part; prints "holding PARTS"
+                  (1 when the answer was one part), holds the connection until stdin closes
+  bad             malformed requests; prints each answer's verb and code: "bad-age error 2"
+"""
+import socket, sys, threading
+
+mode, path = sys.argv[1], sys.argv[2]
+
+
+def conn():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(path)
+    return s
+
+
+def ask(s, i, age=0, want=1):
+    s.send(b"snapshot\nid %d\nage %d\nwant %d" % (i, age, want))
+
+
+def answer(s):
+    """Reads one whole answer: 'ok', 'busy' or 'other'."""
+    s.settimeout(60)
+    while True:
+        m = s.recv(70000)
+        if not m:
+            return "other"
+        if m.startswith(b"error"):
+            return "busy" if b"\ncode 10" in m else "other"
+        if not m.startswith(b"snapshot"):
+            return "other"
+        if m.endswith(b"\nend"):
+            return "ok"
+
+
+if mode == "flood":
+    n = int(sys.argv[3])
+    counts = {"ok": 0, "busy": 0, "other": 0}
+    lock = threading.Lock()
+    stop = threading.Event()
+    ready = threading.Barrier(n + 1)
+
+    def run(k):
+        s = conn()
+        i = 0
+        first = True
+        while not stop.is_set():
+            i += 1
+            try:
+                ask(s, i)
+                r = answer(s)
+            except OSError:
+                r = "other"
+                s.close()
+                s = conn()
+            with lock:
+                counts[r] += 1
+            if first:
+                first = False
+                ready.wait()
+
+    ts = [threading.Thread(target=run, args=(k,), daemon=True) for k in range(n)]
+    for t in ts:
+        t.start()
+    ready.wait()
+    print("flooding", flush=True)
+    sys.stdin.read()
+    stop.set()
+    for t in ts:
+        t.join(70)
+    print("answers %d" % counts["ok"])
+    print("busy %d" % counts["busy"])
+    print("other %d" % counts["other"], flush=True)
+elif mode == "halfread":
+    s = conn()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    ask(s, 1, want=1)
+    s.settimeout(60)
+    m = s.recv(70000)
+    print("holding %d" % (1 if m.endswith(b"\nend") else 2), flush=True)
+    sys.stdin.read()
+elif mode == "bad":
+    for name, req in (("bad-age", b"snapshot\nid 1\nage 99999999\nwant 1"),
+                      ("bad-want", b"snapshot\nid 2\nage 0\nwant x")):
+        s = conn()
+        s.send(req)
+        s.settimeout(60)
+        m = s.recv(70000).split(b"\n")
+        code = [l.split(b" ")[1].decode() for l in m if l.startswith(b"code ")]
+        print("%s %s %s" % (name, m[0].decode(), code[0] if code else "-"), flush=True)
+        s.close()

@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# t2018-snapshot.sh: the daemon's shared snapshot (issue 22). status (table, JSON, --details,
+# -L, --query-gpu, --query-compute-apps), doctor and the exporter print through the daemon's view
+# exactly what they print reading the machine themselves, on each stand-in machine: the client
+# is given no NVML at all (GPUCTL_NVML_LIBRARY names nothing), so only the snapshot can have
+# shown the GPUs. A change in the simulated machine shows within the bound the asker states; a
+# stopped or absent daemon leaves the client to read the machine itself (and without NVML it
+# says so, never shows nothing); a second user flooding snapshot requests or reading half an
+# answer neither fails nor blocks the first user's status.
+. "$(dirname "$0")/lib/lib.sh"
+. "$ROOT/tests/lib/daemon.sh"
+plan 49
+use_state
+daemon_setup
+NONVML=$TMP/no-such-libnvidia-ml.so.1
+direct() { GPUCTL_SNAPSHOT=0 "$GPUCTL" "$@"; }
+viasnap() { GPUCTL_NVML_LIBRARY=$NONVML "$GPUCTL" "$@"; }
+QGPU=index,name,uuid,pci.bus_id,serial,vbios_version,memory.total,memory.used,memory.reserved,utilization.gpu,temperature.gpu,power.draw,power.limit,fan.speed,clocks.sm,clocks.mem,pstate,compute_mode,persistence_mode,ecc.mode.current,ecc.errors.uncorrected.volatile.total,mig.mode.current,pcie.link.gen.current,clocks_event_reasons.active
+QAPPS=pid,process_name,used_memory,gpu_uuid,gpu_bus_id
+forms=("status" "status --json" "status --json --details" "status -L"
+	"status --query-gpu=$QGPU --format=csv" "status --query-compute-apps=$QAPPS --format=csv"
+	"doctor")
+
+# Each stand-in machine: every form through the snapshot is the direct output, byte for byte.
+for m in h100x8 a100-mig workstation-mixed h200-mig; do
+	use_machine "$MACHINES/$m.machine"
+	daemon_start
+	for f in "${forms[@]}"; do
+		direct $f >"$TMP/direct" 2>"$TMP/direct.err"; drc=$?
+		viasnap $f >"$TMP/snap" 2>"$TMP/snap.err"; src=$?
+		if [ "$drc:$src" = "$drc:$drc" ] && [ -s "$TMP/snap" ] && cmp -s "$TMP/direct" "$TMP/snap"; then
+			ok "$m: gpuctl $f via the snapshot is the direct output (exit $drc)"
+		else
+			not_ok "$m: gpuctl $f via the snapshot is the direct output" "exit $drc / $src" \
+				"$(diff "$TMP/direct" "$TMP/snap" | head -8)" "$(head -3 "$TMP/snap.err")"
+		fi
+	done
+	daemon_stop
+done
+
+# The exporter: the same exposition, but for its own refresh counter and timings.
+use_machine "$MACHINES/a100-mig.machine"
+daemon_start
+expo() {
+	start_exporter --cache-ms 0
+	curl -sf "http://127.0.0.1:$PORT/metrics" | grep -vE '^gpuctl_exporter_|^# (HELP|TYPE) gpuctl_exporter_' >"$1"
+	stop_exporter
+}
+if "$GPUCTL" exporter --help >/dev/null 2>&1 && curl --version >/dev/null 2>&1; then
+	GPUCTL_SNAPSHOT=0 expo "$TMP/e.direct"
+	GPUCTL_NVML_LIBRARY=$NONVML expo "$TMP/e.snap"
+	if [ -s "$TMP/e.snap" ] && cmp -s "$TMP/e.direct" "$TMP/e.snap"; then
+		ok "exporter via the snapshot: the direct exposition"
+	else
+		not_ok "exporter via the snapshot: the direct exposition" "$(diff "$TMP/e.direct" "$TMP/e.snap" | head -8)"
+	fi
+else
+	skip "exporter via the snapshot" "no exporter (libmicrohttpd) or curl"
+fi
+daemon_stop
+
+# Validity per field: a GPU whose driver gives no fan reading keeps it N/A (workstation-mixed's
+# first GPU: fan = NA), never 0.
+use_machine "$MACHINES/workstation-mixed.machine"
+daemon_start
+viasnap status --query-gpu=index,fan.speed,power.draw,temperature.gpu --format=csv,noheader >"$TMP/snap"
+direct status --query-gpu=index,fan.speed,power.draw,temperature.gpu --format=csv,noheader >"$TMP/direct"
+check_eq "N/A stays N/A through the snapshot (never 0)" "$(grep -c 'N/A' "$TMP/direct"):same" \
+	"$(grep -c 'N/A' "$TMP/snap"):$(cmp -s "$TMP/direct" "$TMP/snap" && echo same)"
+daemon_stop
+
+# Freshness: a change in the machine shows within the bound the asker states.
+cp "$MACHINES/h100x8.machine" "$TMP/f.machine"
+use_machine "$TMP/f.machine"
+daemon_start
+temp() { viasnap status --query-gpu=temperature.gpu --format=csv,noheader,nounits -g 0; }
+t0=$(temp)
+sed -i '0,/^temperature = .*/s//temperature = 77/' "$TMP/f.machine"
+touch -d '+1 second' "$TMP/f.machine" # a new mtime, however coarse the file system's clock
+check_eq "a bound of 60 s: the view already made, shared (not the change)" "$t0" "$(GPUCTL_SNAPSHOT_AGE=60 temp)"
+check_eq "a one-shot's bound (none older than its ask): the change at once" "77" "$(temp)"
+sed -i 's/^temperature = 77/temperature = 78/' "$TMP/f.machine"
+touch -d '+2 seconds' "$TMP/f.machine"
+GPUCTL_NVML_LIBRARY=$NONVML timeout 120 "$GPUCTL" status -l 0.2 -c 1000 -g 0 \
+	--query-gpu=temperature.gpu --format=csv,noheader,nounits >"$TMP/loop" 2>&1 &
+loop=$!
+await_line '^78$' "$TMP/loop" 60
+check_eq "a loop of 0.2 s sees the next (its bound: its period)" 0 $?
+kill $loop 2>/dev/null; wait $loop 2>/dev/null
+check "the first reading was the old one ($t0)" test "$t0" != 77
+
+# Bad requests get a usage error, not a view.
+python3 "$ROOT/tests/helper/snap_flood.py" bad "$GPUCTL_SOCKET" >"$TMP/bad"
+check_eq "an age past 60 s, a want that is no number: usage errors" \
+	"bad-age error 2 bad-want error 2" "$(tr '\n' ' ' <"$TMP/bad" | sed 's/ $//')"
+
+# A stopped daemon (SIGSTOP): the client reads the machine itself after its short wait.
+direct status --query-gpu=$QGPU --format=csv >"$TMP/direct"
+kill -STOP "$DAEMON"
+timeout 60 "$GPUCTL" status --query-gpu=$QGPU --format=csv >"$TMP/snap" 2>"$TMP/snap.err"
+rc=$?
+check_eq "a stopped daemon: the machine read here, the same output" "0:same" \
+	"$rc:$(cmp -s "$TMP/direct" "$TMP/snap" && echo same)"
+timeout 60 "$GPUCTL" status -l 0.2 -c 3 --query-gpu=index --format=csv,noheader >"$TMP/snap" 2>&1
+check_eq "a loop with a stopped daemon: each refresh shown" "24" "$(grep -c '^[0-7]$' "$TMP/snap")"
+kill -CONT "$DAEMON"
+daemon_stop
+
+# No daemon: the machine read here; without NVML either, an error, never an empty view.
+direct status --json >"$TMP/direct"
+"$GPUCTL" status --json >"$TMP/snap" 2>"$TMP/snap.err"
+check_eq "no daemon: status reads the machine itself" "0:same" "$?:$(cmp -s "$TMP/direct" "$TMP/snap" && echo same)"
+viasnap status --json >"$TMP/snap" 2>"$TMP/snap.err"
+rc=$?
+check_eq "no daemon and no NVML: exit 3, nothing on stdout" "3:0" "$rc:$(wc -c <"$TMP/snap")"
+check_grep "and stderr says why" "NVML|libnvidia-ml" "$TMP/snap.err"
+
+# A daemon that stops answering in the middle of a loop: the loop goes on, reading it itself.
+daemon_start
+timeout 120 "$GPUCTL" status -l 0.2 -c 1000 --query-gpu=index --format=csv,noheader >"$TMP/loop" 2>&1 &
+loop=$!
+await_count '^7$' "$TMP/loop" 2 60
+n=$(count_lines "$TMP/loop" '^7$')
+daemon_stop
+await_count '^7$' "$TMP/loop" $((n + 3)) 60
+check_eq "a loop outlives its daemon: refreshes go on" 0 $?
+kill $loop 2>/dev/null; wait $loop 2>/dev/null
+
+# A second user (hostile): a flood of fresh-view requests, and an answer read by half.
+if can_switch; then
+	gen_machine "$TMP/big.machine" 16 1000 $$
+	use_machine "$TMP/big.machine"
+	daemon_start
+	viasnap status --json >/dev/null 2>&1 # warm
+	direct status --query-compute-apps=$QAPPS --format=csv >"$TMP/direct"
+	mkfifo "$TMP/hold" "$TMP/hold2"
+	as_nobody python3 "$ROOT/tests/helper/snap_flood.py" flood "$GPUCTL_SOCKET" 8 <"$TMP/hold" >"$TMP/flood" 2>&1 &
+	flood=$!
+	exec 7>"$TMP/hold"
+	as_nobody python3 "$ROOT/tests/helper/snap_flood.py" halfread "$GPUCTL_SOCKET" <"$TMP/hold2" >"$TMP/half" 2>&1 7>&- &
+	half=$!
+	exec 8>"$TMP/hold2"
+	await_line '^flooding' "$TMP/flood" 60
+	check_grep "the flooder is answered" '^flooding' "$TMP/flood"
+	await_line '^holding' "$TMP/half" 60
+	check_eq "the half-reader holds an answer of many parts" "holding 2" "$(cat "$TMP/half")"
+	good=0
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		timeout 60 env GPUCTL_NVML_LIBRARY=$NONVML "$GPUCTL" status --query-compute-apps=$QAPPS \
+			--format=csv >"$TMP/snap" 2>"$TMP/snap.err" && cmp -s "$TMP/direct" "$TMP/snap" && good=$((good + 1))
+	done
+	check_eq "meanwhile root's status is served by the snapshot, whole, every time" 10 "$good"
+	viasnap status -l 0.2 -c 5 --query-gpu=index --format=csv,noheader >"$TMP/snap" 2>&1
+	check_eq "and root's watch loop too" 80 "$(grep -c '^[0-9]*$' "$TMP/snap")"
+	exec 7>&-
+	wait $flood
+	busy=$(awk '/^busy/{print $2}' "$TMP/flood")
+	answers=$(awk '/^answers/{print $2}' "$TMP/flood")
+	check "the flood was bounded: refused ($busy) past its rate, answered ($answers)" \
+		test "${busy:-0}" -gt 0 -a "${answers:-0}" -gt 0
+	check_eq "no other answer than a view or busy" "other 0" "$(grep '^other' "$TMP/flood")"
+	exec 8>&-
+	wait $half
+	check "the daemon still serves after the half-reader left" viasnap status -L
+	daemon_stop
+	check_eq "the daemon stopped cleanly" 0 "$(grep -c 'AddressSanitizer\|runtime error' "$DLOG")"
+else
+	skip "a second user's flood and half-read" "needs root and setpriv to act as a second user" 8
+fi
