@@ -114,7 +114,7 @@ void doctor_guard(struct doctor_report *r, const struct gpu_set *set, const stru
 			doctor_report_add(r, SEV_ERROR, "guard_not_binding", "see above", "%s",
 					  lv->guard_errors[i]);
 		bypasses(r, set, lv);
-	} else if (lv->present) { /* no daemon: no leases at all, nothing to say of them */
+	} else if (lv->present && !lv->private_mode) { /* none, or a user's own: nothing binds */
 		doctor_report_add(r, SEV_INFO, "leases_advisory",
 			"to make leases bind, set [daemon] guard = acl (README: Administration, the "
 			"device guard)", "%s; the nodes (%zu of them open to anyone): %s", text, open,
