@@ -7,12 +7,12 @@
 # Second users: nobody (65534) and bin (2); the daemon runs as 'daemon', the nodes' owner.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 41
+plan 43
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
 daemon_setup
 if ! can_switch || [ "$DUSER" = "$(id -un)" ] || ! id bin >/dev/null 2>&1; then
-	skip "device guard" "needs root, setpriv and the users daemon and bin" 41
+	skip "device guard" "needs root, setpriv and the users daemon and bin" 43
 	exit 0
 fi
 as_bin() { setpriv --reuid=2 --regid=2 --clear-groups env HOME=/nonexistent "$@"; }
@@ -31,6 +31,15 @@ export FAKENVML_DEV_DIR=$DEV
 # opens WHO NODE: WHO (as_nobody, as_bin) can open DEV/NODE for reading and writing.
 opens() { "$1" sh -c '(: 3<>"$1") 2>/dev/null' sh "$DEV/$2"; }
 shuts() { ! opens "$@"; }
+# Bad settings stop the daemon with a clear word, before it touches anything.
+printf '[daemon]\nguard = yes\n' >"$TMP/bad.conf"
+check_exit "guard = yes: refused" 2 "$GPUCTL" daemon --socket "$TMP/bad.sock" --state-dir "$TMP/bad" \
+	--config "$TMP/bad.conf" --dev-dir "$DEV"
+printf '[daemon]\nguard = acl\nguard_admin_group = no-such-group-x\n' >"$TMP/bad.conf"
+"$GPUCTL" daemon --socket "$TMP/bad.sock" --state-dir "$TMP/bad" --config "$TMP/bad.conf" \
+	--dev-dir "$DEV" 2>"$TMP/bad.err"
+check_eq "an admin group that does not exist: refused, named" "2 1" \
+	"$? $(grep -c "guard_admin_group: no group 'no-such-group-x'" "$TMP/bad.err")"
 printf '[daemon]\nguard = acl\n' >"$TMP/daemon.conf"
 daemon_start --dev-dir "$DEV"
 check_grep "the daemon guards the 7 nodes" "guard: acl on 7 device nodes under $DEV \(0 not guarded\)" "$DLOG"
