@@ -19,14 +19,15 @@ quiet_machine "$TMP/b.machine" 2
 daemon_setup
 use_machine "$TMP/b.machine"
 daemon_start
+# gpu-a's two exporters simulate other hosts: their own NVML, not this daemon's view.
 use_machine "$MACHINES/h100x8.machine"
-start_exporter --hostname gpu-a --cache-ms 0
+GPUCTL_SNAPSHOT=0 start_exporter --hostname gpu-a --cache-ms 0
 EA=$EXP PA=$PORT
 use_machine "$TMP/b.machine"
 start_exporter --hostname gpu-b --cache-ms 0
 EB=$EXP PB=$PORT
 use_machine "$MACHINES/workstation-mixed.machine"
-start_exporter --hostname gpu-a --cache-ms 0
+GPUCTL_SNAPSHOT=0 start_exporter --hostname gpu-a --cache-ms 0
 EC=$EXP PC=$PORT
 PP=$(free_port)
 URL=http://127.0.0.1:$PP
@@ -56,7 +57,7 @@ check_eq "gpu-a GPU 0: the simulated values" '[71234,81559,98,64,658]' \
 	"$(jqv "[.gpus[] | select(.instance == \"127.0.0.1:$PA\" and .index == 0) | .memory_used_mib, .memory_total_mib, .utilization_gpu_pct, .temperature_c, (.power_w | floor)]")"
 "$GPUCTL" status --json >"$TMP/local.json"
 check_eq "gpu-a's GPUs and processes as status shows them locally" \
-	"$(FAKENVML_MACHINE=$MACHINES/h100x8.machine "$GPUCTL" status --json | jq -c '[.gpus[] | [.uuid, ([.processes[]? | [.pid, .used_memory_mib]] | sort)]]')" \
+	"$(GPUCTL_SNAPSHOT=0 FAKENVML_MACHINE=$MACHINES/h100x8.machine "$GPUCTL" status --json | jq -c '[.gpus[] | [.uuid, ([.processes[]? | [.pid, .used_memory_mib]] | sort)]]')" \
 	"$(jqv "[.gpus[] | select(.instance == \"127.0.0.1:$PA\") | [.uuid, ([.processes[]? | [.pid, .used_memory_mib]] | sort)]]")"
 "$GPUCTL" status --prometheus="$URL" --color=never >"$TMP/table" 2>&1
 [ -n "${SHOW_TABLE:-}" ] && sed 's/^/# /' "$TMP/table"

@@ -82,6 +82,11 @@ const struct cmd_env cmd_environment[] = {
 	{"GPUCTL_DAEMON_TIMEOUT", "how long to wait for an answer of the daemon or of your job "
 				  "runner before giving up (exit 13): a duration such as 5, 30s or 2m "
 				  "(default 5 s)", false},
+	{"GPUCTL_SNAPSHOT", "0, off or no: status, doctor and the exporter read the machine "
+			    "themselves instead of asking the shared daemon for its view", false},
+	{"GPUCTL_SNAPSHOT_AGE", "how old (seconds, 0-60) the daemon's view may be for a one-shot "
+				"status or doctor (default 0: a fresh refresh, shared with others "
+				"asking at the same moment; a loop's bound is its period)", false},
 	{"GPUCTL_NVML_LIBRARY", "the libnvidia-ml.so.1 to load instead of the system's", false},
 	{"GPUCTL_CUDA_LIBRARY", "the libcuda.so.1 map --verify loads instead of the system's", false},
 	{"GPUCTL_SYSTEM_CONFIG", "the system file to read instead of /etc/gpuctl.conf (also the "
