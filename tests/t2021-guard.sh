@@ -7,12 +7,12 @@
 # Second users: nobody (65534) and bin (2); the daemon runs as 'daemon', the nodes' owner.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 43
+plan 44
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
 daemon_setup
 if ! can_switch || [ "$DUSER" = "$(id -un)" ] || ! id bin >/dev/null 2>&1; then
-	skip "device guard" "needs root, setpriv and the users daemon and bin" 43
+	skip "device guard" "needs root, setpriv and the users daemon and bin" 44
 	exit 0
 fi
 as_bin() { setpriv --reuid=2 --regid=2 --clear-groups env HOME=/nonexistent "$@"; }
@@ -158,6 +158,9 @@ check_eq "read here (NVML cannot start: nvidiactl is shut): exit 0, all 4 GPUs l
 	"0 4" "$? $(grep -c "NO ACCESS: gpuctl's device guard" "$TMP/st")"
 as_nobody "$GPUCTL" doctor >"$TMP/doc" 2>&1
 check_grep "doctor as nobody: leases bind" 'leases_bind.*leases bind' "$TMP/doc"
+GPUCTL_SNAPSHOT=0 as_nobody "$GPUCTL" doctor >"$TMP/doc" 2>&1
+check_eq "read here (NVML refused): exit 0, no GPU called inaccessible for the guard's doing" "0 0" \
+	"$? $(grep -c gpu_inaccessible "$TMP/doc")"
 "$GPUCTL" doctor --json >"$TMP/out"
 check_eq "doctor (root) names the nodes it looked at: owned by the daemon's user, 0660, with an ACL" \
 	"\"leases_bind\"" "$(jqv '.findings[] | select(.code == "leases_bind") | .code')"

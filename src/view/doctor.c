@@ -393,6 +393,9 @@ static void check_machine(struct doctor *d)
 	for (size_t i = 0; i < d->set->ngpus; i++) {
 		const struct gpu *g = &d->set->gpus[i];
 		struct doctor_finding *f;
+		/* The device guard keeps it from this user (issue 25): leases_bind says so, no error. */
+		if (!g->lost && g->inaccessible && leaseview_binding(d->lv))
+			continue;
 		if (g->lost || g->inaccessible) {
 			f = add(d, SEV_ERROR, g->lost ? "gpu_lost" : "gpu_inaccessible",
 				g->lost ? "check `dmesg` for Xid errors; the GPU needs a reset (nvidia-smi -r) or "
