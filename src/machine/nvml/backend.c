@@ -22,7 +22,8 @@ static const char *init_hint(nvmlReturn_t r)
 		return "the NVML library and the kernel driver differ in version (driver upgraded without "
 		       "a reboot?): reboot or reload the nvidia kernel modules";
 	case NVML_ERROR_NO_PERMISSION:
-		return "no permission to open the NVIDIA device files (/dev/nvidia*)";
+		return "no permission to open the NVIDIA device files (/dev/nvidia*); where gpuctl's "
+		       "device guard is on, a lease opens them (gpuctl run, gpuctl env)";
 	default:
 		return "check that `nvidia-smi` works on this machine";
 	}
