@@ -7,7 +7,7 @@
 # Second users: nobody (65534) and bin (2); the daemon runs as 'daemon', the nodes' owner.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-PLAN=44
+PLAN=45
 plan $PLAN
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
@@ -171,6 +171,11 @@ check_eq "read here (NVML refused): exit 0, no GPU called inaccessible for the g
 check_eq "doctor (root) names the nodes it looked at: owned by the daemon's user, 0660, with an ACL" \
 	"\"leases_bind\"" "$(jqv '.findings[] | select(.code == "leases_bind") | .code')"
 check_grep "... in its message" "nvidia0 .*$DUSER.*0660" "$TMP/out"
+
+start_exporter --cache-ms 0
+curl -s "http://127.0.0.1:$PORT/metrics" >"$TMP/prom"
+stop_exporter
+check_grep "the exporter says leases bind: gpuctl_guard_binding 1" '^gpuctl_guard_binding\{hostname="[^"]*"\} 1$' "$TMP/prom"
 
 # Access that got past the guard: root's process on GPU 3, with no lease.
 CUDA_VISIBLE_DEVICES=3 "$B/workload" --mem 300 &

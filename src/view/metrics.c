@@ -459,6 +459,12 @@ static void lease_metrics(struct strbuf *sb, const struct gpu_set *set, const st
 	family(sb, "gpuctl_lease_queue_oldest_wait_seconds", "gauge", "How long the oldest waiter has waited.");
 	host_sample(sb, "gpuctl_lease_queue_oldest_wait_seconds", o);
 	sb_addf(sb, "%lld\n", oldest ? (long long)(now - oldest) : 0LL);
+	if (!strcmp(lv->guard, "acl")) { /* the device guard (issue 25): only where it is on */
+		family(sb, "gpuctl_guard_binding", "gauge", "1 when leases bind: the daemon's device guard "
+		       "guards every device node; 0: it is on but cannot guard some (gpuctl doctor says which).");
+		host_sample(sb, "gpuctl_guard_binding", o);
+		sb_addf(sb, "%d\n", leaseview_binding(lv));
+	}
 }
 
 void metrics_render(struct strbuf *sb, const struct gpu_set *set, const struct leaseview *lv,
