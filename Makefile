@@ -20,16 +20,16 @@ OBJ = $(SRC:src/%.c=$(B)/obj/%.o)
 # this and cmd/'s two unit-tested files, so the core cannot come to need a command unnoticed
 # (and make check-layers says which arrow would).
 LIBOBJ = $(filter-out $(B)/obj/main.o $(B)/obj/cmd/%.o,$(OBJ))
-UNIT_CMDOBJ = $(B)/obj/cmd/args.o $(B)/obj/cmd/cmd.o
+UNIT_CMDOBJ = $(B)/obj/cmd/args.o $(B)/obj/cmd/cmd.o $(B)/obj/cmd/runctr.o # runctr: containers (issue 28)
 FAKES = $(B)/fakenvml/libnvidia-ml.so.1 $(B)/fakenvml-old/libnvidia-ml.so.1 \
 	$(B)/fakenvml-r535/libnvidia-ml.so.1
 FAKE_SRC = tests/fake/fakenvml/fakenvml.c tests/fake/fakenvml/fake-telemetry.c tests/fake/fakenvml/fake-procs.c \
-	tests/fake/fakenvml/machine.c
+	tests/fake/fakenvml/machine.c tests/fake/fakenvml/fake-health.c
 FAKE_DEPS = $(FAKE_SRC) tests/fake/fakenvml/machine.h tests/fake/fakenvml/fake.h src/machine/nvml/abi.h
 # Hidden by default: the stand-in exports NVML's functions (marked API) and nothing else.
 FAKE_CFLAGS = $(WARN) -O1 -g -fPIC -shared -fvisibility=hidden -Wl,-soname,libnvidia-ml.so.1 -Isrc
 UNIT_SRC = $(wildcard tests/unit/*.c)
-TEST_BINS = $(B)/unit-tests $(B)/sleeper $(B)/workload $(FAKES) $(B)/fakecuda/libcuda.so.1
+TEST_BINS = $(B)/unit-tests $(B)/sleeper $(B)/workload $(FAKES) $(B)/fakecuda/libcuda.so.1 $(B)/cuda-hold
 
 all: $(B)/gpuctl
 
@@ -65,6 +65,11 @@ $(B)/fakecuda/libcuda.so.1: tests/fake/fakecuda/fakecuda.c
 $(B)/workload: tests/helper/workload.c $(LIBOBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ tests/helper/workload.c $(LIBOBJ) $(LDLIBS)
 
+# The device check's CUDA workload (tests/device/check.sh): the driver API loaded at run time.
+$(B)/cuda-hold: tests/device/cuda-hold.c
+	@mkdir -p $(@D)
+	$(CC) $(WARN) -O1 -g -o $@ $< -ldl
+
 $(B)/sleeper: tests/helper/sleeper.c
 	$(CC) $(WARN) -O1 -o $@ $<
 
@@ -92,9 +97,11 @@ demo: all $(B)/fakenvml/libnvidia-ml.so.1 $(B)/sleeper
 	@B=$(B) tools/demo.sh
 
 # Every benchmark runs to its end, even when one fails; each figure is printed beside its target.
-BENCH_BINS = $(B)/bench-floor $(B)/bench-measure $(B)/bench-spawn $(B)/bench-scrape $(B)/bench-empty
+BENCH_BINS = $(B)/bench-floor $(B)/bench-measure $(B)/bench-spawn $(B)/bench-scrape $(B)/bench-empty \
+	$(B)/bench-sched
 bench: all $(B)/fakenvml/libnvidia-ml.so.1 $(BENCH_BINS) $(B)/workload $(B)/sleeper
-	@rc=0; for s in run run-lease exporter daemon jobs; do B=$(B) bench/$$s.sh || rc=1; done; exit $$rc
+	@rc=0; for s in run run-lease exporter daemon jobs snapshot; do B=$(B) bench/$$s.sh || rc=1; done; \
+		$(B)/bench-sched || rc=1; exit $$rc
 
 # gpuctl top's CPU cost while it runs, on a 16-GPU, 1,000-process machine in tmux (bench/top.sh).
 bench-top: all $(B)/fakenvml/libnvidia-ml.so.1 $(B)/bench-spawn $(B)/sleeper
@@ -106,6 +113,9 @@ $(B)/bench-empty: bench/empty.c
 	$(CC) $(WARN) $(CFLAGS) -o $@ $<
 $(B)/bench-scrape: bench/scrape.c
 	$(CC) $(WARN) -O2 -o $@ $< -lpthread
+# memory shares (issue 23): the scheduling pass's CPU on a big shared machine
+$(B)/bench-sched: bench/sched.c $(LIBOBJ)
+	$(CC) $(ALL_CFLAGS) -o $@ bench/sched.c $(LIBOBJ) $(LDLIBS)
 $(B)/bench-%: bench/%.c
 	$(CC) $(WARN) -O2 -o $@ $<
 

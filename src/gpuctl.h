@@ -24,34 +24,40 @@
  * base/      rank 0, no gpuctl concept (util.h): exit codes, errors, allocation, string buffers,
  *            number, size and duration parsers (util.c); loading a shared library and resolving
  *            its functions (dl.c); another user's text made safe for a terminal (escape.c); the
- *            JSON writer (json.c); colour and size of the terminal (term.c); the one message
- *            format of socket and state files (proto.c); running a tool with an argv and a
- *            deadline (exec.c); the peer module under both servers: sockets, peers known by the
- *            kernel's credentials, bounded out-queues, the loop (peer.c, as tmux's proc.c)
+ *            JSON writer (json.c); one field of a JSON text read with bounds (jsonscan.c);
+ *            colour and size of the terminal (term.c); the one message format of socket and state
+ *            files (proto.c); running a tool with an argv and a deadline (exec.c); the peer
+ *            module under both servers: sockets, peers known by the kernel's credentials, bounded
+ *            out-queues, the loop (peer.c, as tmux's proc.c)
  * config/    rank 1 (config.h): the users' settings and profiles and where each came from
  *            (config.c), the INI reading (parse.c), the daemon's policy (daemon.c)
  * machine/   rank 1 (gpu.h): the vendor-neutral GPU model with validity bits and the one parser
  *            of GPU lists (gpu.c); the facade a command opens and refreshes (machine.c); owner and
  *            command line of the GPU processes (proc.c); one process by pid (pid.c); signalling a
- *            listed process safely (kill.c); Slurm on a node (slurm.c); nvml/: the NVIDIA
- *            backend, NVML's ABI declared by us (abi.h), loaded at run time (lib.c), read into the
- *            model (backend.c, fields.c)
+ *            listed process safely (kill.c); Slurm on a node (slurm.c); a process's container
+ *            from its cgroup (container.c) and its name from the runtime (runtime.c); the model
+ *            as the daemon's shared snapshot carries it, both sides' one encoding (snap.c); nvml/: the
+ *            NVIDIA backend, NVML's ABI declared by us (abi.h), loaded at run time (lib.c), read
+ *            into the model (backend.c, fields.c)
  * cuda/      rank 2 (visibility.h): CUDA_VISIBLE_DEVICES as the driver reads it, pure
  *            (visibility.c); that model on this machine and an environment (visenv.c); map
  *            --verify's probe (probe.c)
  * daemon/    rank 2, `gpuctl daemon`, the one trusted writer (design: daemon.h): the free-GPU rule
  *            and fair queue, pure (alloc.c); connections (conn.c); the lease table (lease.c);
  *            requests, offers and timeouts (queue.c); the queue's order (order.c); `list`, the
- *            queue file, job ids (list.c); the loop and dispatch (daemon.c)
+ *            queue file, job ids (list.c); the shared snapshot of the machine for status,
+ *            top, doctor and the exporter (snapshot.c); the loop and dispatch (daemon.c)
  * cluster/   rank 2, the cluster view of status --prometheus (cluster.h): Prometheus's HTTP API
  *            (promapi.c), the model (cluster.c), its table and JSON (view.c)
  * lease/     rank 3, the daemon's clients (grant.h): finding or starting the daemon (client.c);
  *            one request's exchange as a state machine without I/O (request.c); the candidates,
  *            why GPUs are busy, the job's environment (choose.c); a lease acquired and held
- *            (grant.c); who holds what and who waits (view.c)
+ *            (grant.c); who holds what and who waits (view.c); the machine from the daemon's
+ *            shared snapshot, a GPU backend (snapshot.c)
  * view/      rank 4, what the machine commands print: nvidia-smi's --query-* fields (query.c),
  *            the status table (table.c), the Prometheus exposition (metrics.c), status's JSON
- *            (status-json.c), the doctor's findings (doctor.c)
+ *            (status-json.c), the doctor's findings (doctor.c), a process's container in each of
+ *            them (container.c)
  * jobs/      rank 4, detached jobs (design: backend.h): the record and the user's directories
  *            (job.c), its parsers (spec.c), the jobs a command names and the wait on them (set.c);
  *            this machine's backend (local.c, local-conn.c) and Slurm's (slurm.c, slurm-*.c)

@@ -88,7 +88,7 @@ check_eq "--no-processes leaves the lists out" 'false' "$(jqv '.gpus[0] | has("p
 "$GPUCTL" status --json -i "3,GPU-8d116ece,00000000:BA:00.0" >"$TMP/out"
 check_eq "-i by index, UUID prefix and bus id" '[3,5,6]' "$(jqv '[.gpus[].index]')"
 check_exit "-i unknown index" 6 "$GPUCTL" status -i 9
-check_grep "names what is missing" 'no GPU with index 9: this machine has 8 GPUs' "$TMP/stderr"
+check_grep "names what is missing" 'no GPU with index 9 \(nor that board serial\): this machine has 8 GPUs' "$TMP/stderr"
 check_exit "-i unknown UUID" 6 "$GPUCTL" status -i GPU-ffff
 check_exit "-i junk is a usage error" 2 "$GPUCTL" status -i first
 

@@ -46,6 +46,7 @@ check_eq "no entry lost or garbled" 'true' "$(jqv '[.gpus[0].processes[].pid] ==
 
 # Unavailable values are null / N/A / [N/A], never 0.
 { echo "fail.nvmlDeviceGetTemperature = NOT_SUPPORTED"
+  echo "fail.nvmlDeviceGetTemperatureV = NOT_SUPPORTED"
   echo "fail.nvmlDeviceGetPowerUsage = NO_PERMISSION"
   echo "fail.nvmlDeviceGetComputeMode = UNKNOWN"
   echo "fail.nvmlSystemGetDriverVersion = NOT_SUPPORTED"

@@ -13,7 +13,7 @@ check_eq "every line is a whole document" '[8,8,8]' "$(jq -sc '[.[] | .gpus | le
 check_grep "NVML initialised once" '^init 1$' "$TMP/stats"
 check_grep "handles looked up once, not per refresh" '^nvmlDeviceGetHandleByIndex_v2 8$' "$TMP/stats"
 check_grep "names and UUIDs read once" '^nvmlDeviceGetUUID 8$' "$TMP/stats"
-check_grep "telemetry read per refresh" '^nvmlDeviceGetTemperature 24$' "$TMP/stats"
+check_grep "telemetry read per refresh (the temperature's current call)" '^nvmlDeviceGetTemperatureV 24$' "$TMP/stats"
 # A steady machine costs one call per process list per GPU and refresh (the buffer is kept).
 calls=$(awk '/^nvmlDeviceGetComputeRunningProcesses_v3 /{print $2}' "$TMP/stats")
 check "process lists: at most 2 calls per GPU on the first refresh, 1 after ($calls)" test "$calls" -le $((8 * 2 + 8 * 2))

@@ -9,7 +9,7 @@
 # answer neither fails nor blocks the first user's status.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 49
+plan 50
 use_state
 daemon_setup
 NONVML=$TMP/no-such-libnvidia-ml.so.1
@@ -56,6 +56,16 @@ if "$GPUCTL" exporter --help >/dev/null 2>&1 && curl --version >/dev/null 2>&1; 
 	fi
 else
 	skip "exporter via the snapshot" "no exporter (libmicrohttpd) or curl"
+fi
+# top: its screen from the snapshot (the client has no NVML), refreshed as the machine changes.
+if command -v tmux >/dev/null; then
+	. "$ROOT/tests/lib/tmux.sh"
+	trap 'main_shell && { "${TM[@]}" kill-server 2>/dev/null; finish_script; }' EXIT
+	"${TM[@]}" new-session -d -s top -x 160 -y 40 -e LC_ALL=C -e GPUCTL_NVML_LIBRARY=$NONVML "$GPUCTL" top -d 0.2
+	check "top via the snapshot: the GPUs on its screen" await_screen top "A100"
+	"${TM[@]}" kill-server 2>/dev/null
+else
+	skip "top via the snapshot" "no tmux"
 fi
 daemon_stop
 

@@ -348,7 +348,9 @@ top_in stuck 80 24 GPUCTL_SOCKET="$TMP/stuck.sock" GPUCTL_DAEMON_TIMEOUT=1 -- "$
 check "stuck daemon: the screen is live meanwhile" await_screen stuck "processes"
 check "and the status line says why there are no leases, and when it asks again" \
 	await_screen stuck "leases: the daemon did not answer \(retrying in [0-9]+ s\)"
-check_eq "and it is not asked at every refresh (0.1 s): once so far" 1 "$(grep -c accepted "$TMP/stuck.log")"
+# Two connections: the snapshot asked for at start (unanswered within its 2 s: top reads the
+# machine itself from then on, issue 22), and the leases' one question.
+check_eq "and it is not asked at every refresh (0.1 s): once so far (and the snapshot once)" 2 "$(grep -c accepted "$TMP/stuck.log")"
 keys stuck q
 await_exit stuck >/dev/null
 # Quitting while the question is pending (an answer timeout of 60 s): await_exit gives up after

@@ -19,7 +19,12 @@ from ._binary import Error
 # What `gpuctl env` exports; a lease replaces all of them (a stale GPUCTL_QUEUED_AT goes too).
 LEASE_VARS = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES",
               "GPUCTL_LEASE_ID", "GPUCTL_LEASE_GPUS", "GPUCTL_LEASE_NAME", "GPUCTL_LEASED_AT",
-              "GPUCTL_QUEUED_AT")
+              "GPUCTL_QUEUED_AT", "GPUCTL_LEASE_MEM", "GPUCTL_LEASE_MEM_FRACTION", "GPUCTL_LEASE_MIG")
+# Memory shares (mem=..., issue 23): what `gpuctl env` adds for a share, set only by a share's
+# lease (a whole-GPU lease leaves the user's own values of the frameworks' variables alone).
+SHARE_VARS = ("XLA_PYTHON_CLIENT_MEM_FRACTION",
+              "XLA_CLIENT_MEM_FRACTION", "XLA_PYTHON_CLIENT_PREALLOCATE",
+              "TF_FORCE_GPU_ALLOW_GROWTH")
 
 
 class GPU(NamedTuple):
@@ -61,6 +66,30 @@ class Lease:
     @property
     def cuda_visible_devices(self):
         return self.env["CUDA_VISIBLE_DEVICES"]
+
+    @property
+    def mem(self):
+        """A share's claim on each of its GPUs, in MiB (mem=...); None for whole GPUs."""
+        v = self.env.get("GPUCTL_LEASE_MEM")
+        return int(v) if v and v.isdigit() else None
+
+    def limit_torch(self):
+        """A share's limit applied to PyTorch, the one line to call after `import torch`:
+        torch.cuda.set_per_process_memory_fraction on each leased GPU, the claim over that GPU's
+        total memory, so PyTorch's caching allocator raises OutOfMemoryError past the claim
+        instead of taking other shares' memory. PyTorch reads no variable for this (JAX and
+        TensorFlow get theirs from the environment). It starts CUDA in this process, as any
+        use of the GPU does. Returns the fractions set; None for a whole-GPU lease."""
+        if self.mem is None:
+            return None
+        import torch  # the caller's; gpuctl itself needs only the standard library
+        fractions = []
+        for i in range(len(self.gpus)):
+            total = torch.cuda.get_device_properties(i).total_memory
+            fraction = min(1.0, self.mem * 1048576 / total)
+            torch.cuda.set_per_process_memory_fraction(fraction, i)
+            fractions.append(fraction)
+        return fractions
 
     @property
     def released(self):
@@ -185,7 +214,9 @@ OPTIONS = (("n", "count", False), ("gpus", "gpus", False),
            ("min_free_memory", "min-free-memory", False), ("max_util", "max-util", False),
            ("prefer", "prefer", False), ("ignore_usage", "ignore-usage", True),
            ("uuid", "uuid", True), ("name", "name", False), ("wait", "wait", True),
-           ("profile", "profile", False), ("dry_run", "dry-run", True))
+           ("profile", "profile", False), ("dry_run", "dry-run", True),
+           # memory shares and MIG instances (issue 23)
+           ("mem", "mem", False), ("mig", "mig", False))
 PREFER = ("free-memory", "index", "util")
 _SHORT = {"-n": "count", "-g": "gpus"}
 _FLAG_RE = re.compile(r"(?<![\w-])(--[a-z][a-z-]*[a-z]|-[ng])(?![\w-])")
@@ -354,7 +385,8 @@ def _give_back(out):
 
 
 def lease(n=None, *, gpus=None, min_free_memory=None, max_util=None, prefer=None,
-          ignore_usage=False, uuid=False, wait=None, profile=None, name=None, dry_run=False):
+          ignore_usage=False, uuid=False, wait=None, profile=None, name=None, dry_run=False,
+          mem=None, mig=None):
     """Lease GPUs for the life of this process and put CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER
     and NVIDIA_VISIBLE_DEVICES (and GPUCTL_LEASE_*) into os.environ. Call it before anything
     starts CUDA (before `import torch` in a notebook's first cell).
@@ -372,6 +404,11 @@ def lease(n=None, *, gpus=None, min_free_memory=None, max_util=None, prefer=None
     profile, name: a [profile NAME] of the gpuctl config; the name `gpuctl leases` shows.
     dry_run: True: only say which GPUs it would lease; nothing is leased and os.environ is left
       as it is (the Lease returned is not held: ``dry_run`` and ``released`` are True).
+    mem: a share: MiB (int) or a size such as '20G' of each GPU's memory rather than the whole
+      GPU; other shares may use the rest. GPUCTL_LEASE_MEM and JAX's and TensorFlow's limits go
+      into os.environ; for PyTorch call ``lease.limit_torch()`` after `import torch`.
+    mig: a MIG instance of this profile (e.g. '3g.71gb'); gpus='0:1' or gpus='MIG-<uuid>' names
+      one. CUDA_VISIBLE_DEVICES is then the instance's MIG UUID.
 
     Returns a Lease (``gpus``, ``id``, ``release()``; a context manager). Raises NoFreeGPU,
     WaitTimeout, CudaAlreadyInitialized, BinaryNotFound or Error, with gpuctl's own words (its
@@ -380,7 +417,11 @@ def lease(n=None, *, gpus=None, min_free_memory=None, max_util=None, prefer=None
     _check_options(n, min_free_memory, max_util, prefer,
                    {"ignore_usage": ignore_usage, "uuid": uuid, "dry_run": dry_run},
                    {"profile": profile, "name": name})
-    given = {"n": n, "gpus": gpus, "min_free_memory": min_free_memory, "max_util": max_util,
+    if mem is not None and (isinstance(mem, bool) or not isinstance(mem, (int, str))):
+        raise TypeError("mem: MiB (an int) or a size such as '20G', not %r" % (mem,))
+    if mig is not None and not isinstance(mig, str):
+        raise TypeError("mig: a MIG profile such as '3g.71gb', not %r" % (mig,))
+    given = {"mem": mem, "mig": mig, "n": n, "gpus": gpus, "min_free_memory": min_free_memory, "max_util": max_util,
              "prefer": prefer, "ignore_usage": ignore_usage, "uuid": uuid, "wait": wait,
              "profile": profile, "name": name, "dry_run": dry_run}
     args = ["env", "--format=json", "--quiet", "--hold-pid=%d" % os.getpid()]
@@ -424,8 +465,9 @@ def lease(n=None, *, gpus=None, min_free_memory=None, max_util=None, prefer=None
                       "release() or the end of this process (gpuctl.held() lists them)"
                       % (old.id, ",".join(str(g.index) for g in old.gpus)), RuntimeWarning, 2)
     with _lock:
-        new._before = {k: os.environ.get(k) for k in LEASE_VARS}
-        for key in LEASE_VARS:
+        keys = LEASE_VARS + (SHARE_VARS if "GPUCTL_LEASE_MEM" in granted else ())
+        new._before = {k: os.environ.get(k) for k in keys}
+        for key in keys:
             if key in granted:
                 os.environ[key] = granted[key]
             else:

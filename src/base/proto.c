@@ -33,12 +33,14 @@ static bool fail(char *why, size_t whylen, const char *fmt, size_t at)
 	return false;
 }
 
-/* Decodes one word of src[0..n) into dst (which has room for n + 1 bytes). The word "%" alone
- * stands for the empty string. */
-static bool decode_word(const char *src, size_t n, char *dst, char *why, size_t whylen, size_t at)
+/* Decodes one word of src[0..n) into *dst (which has room for n + 1 bytes), leaving *dst past
+ * its NUL. The word "%" alone stands for the empty string. */
+static bool decode_word(const char *src, size_t n, char **dstp, char *why, size_t whylen, size_t at)
 {
+	char *dst = *dstp;
 	if (n == 1 && src[0] == '%') {
 		*dst = '\0';
+		*dstp = dst + 1;
 		return true;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -59,6 +61,7 @@ static bool decode_word(const char *src, size_t n, char *dst, char *why, size_t 
 		*dst++ = (char)c;
 	}
 	*dst = '\0';
+	*dstp = dst + 1;
 	return true;
 }
 
@@ -100,12 +103,11 @@ bool msg_decode(struct msg *m, const char *buf, size_t len, char *why, size_t wh
 				msg_free(m);
 				return fail(why, whylen, "too many words on the line at byte %zu", pos);
 			}
-			if (!decode_word(buf + w, wend - w, out, why, whylen, w)) {
+			ln->w[ln->nwords++] = out;
+			if (!decode_word(buf + w, wend - w, &out, why, whylen, w)) {
 				msg_free(m);
 				return false;
 			}
-			ln->w[ln->nwords++] = out;
-			out += strlen(out) + 1;
 			w = wend + 1;
 		}
 		pos = end + 1;

@@ -82,12 +82,14 @@ const struct cmd_env cmd_environment[] = {
 	{"GPUCTL_DAEMON_TIMEOUT", "how long to wait for an answer of the daemon or of your job "
 				  "runner before giving up (exit 13): a duration such as 5, 30s or 2m "
 				  "(default 5 s)", false},
-	{"GPUCTL_SNAPSHOT", "0, off or no: status, doctor and the exporter read the machine "
-			    "themselves instead of asking the shared daemon for its view", false},
-	{"GPUCTL_SNAPSHOT_AGE", "how old (seconds, 0-60) the daemon's view may be for a one-shot "
-				"status or doctor (default 0: a fresh refresh, shared with others "
-				"asking at the same moment; a loop's bound is its period)", false},
 	{"GPUCTL_NVML_LIBRARY", "the libnvidia-ml.so.1 to load instead of the system's", false},
+	/* issue 22: the daemon's shared snapshot */
+	{"GPUCTL_SNAPSHOT", "0, off or no: status, top, doctor and the exporter read the machine "
+			    "themselves, never the daemon's shared view", false},
+	{"GPUCTL_SNAPSHOT_AGE", "the oldest daemon's view those take, in seconds (0-60; default: "
+				"none older than the ask, a loop's period)", false},
+	{"GPUCTL_NVML_REPORT", "a file to which NVML's loading appends which name filled each "
+			       "function and which fallbacks ran (tests/device/check.sh)", false},
 	{"GPUCTL_CUDA_LIBRARY", "the libcuda.so.1 map --verify loads instead of the system's", false},
 	{"GPUCTL_SYSTEM_CONFIG", "the system file to read instead of /etc/gpuctl.conf (also the "
 				 "daemon's [daemon] policy when it runs without --config)", false},
@@ -101,6 +103,11 @@ const struct cmd_env cmd_environment[] = {
 	 false},
 	{"LINES", "the height of gpuctl top's screen (5 or more)", false},
 	{"NO_COLOR", "when set and not empty, no colour unless --color=always", false},
+	/* containers (issue 28) */
+	{"GPUCTL_CONTAINER_TIMEOUT", "how long one refresh may wait for container runtimes to name "
+				     "their containers, in milliseconds (default 30, at most 2000); "
+				     "DOCKER_HOST and CONTAINER_HOST (unix://PATH) name their sockets",
+	 false},
 	{"GPUCTL_BINARY", "the Python module (import gpuctl) runs this gpuctl binary instead of the "
 			  "first one on PATH", true},
 	{NULL, NULL, false},

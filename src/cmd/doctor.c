@@ -132,7 +132,7 @@ static int doctor(struct cmd *c)
 	sh.color = !sh.json && use_color(color, STDOUT_FILENO);
 	struct gpu_error err = {0};
 	c->snap = true;        /* the daemon's shared view where it serves one */
-	c->snap_what = REFRESH_PROCS | REFRESH_EXTRA | REFRESH_SLURM;
+	c->snap_what = REFRESH_PROCS | REFRESH_EXTRA | REFRESH_SLURM | REFRESH_CONTAINERS;
 	c->snap_age = snapshot_max_age(SNAPSHOT_AGE_DEFAULT);
 	int rc = cmd_open(c);
 	if (rc != EXIT_OK)

@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #define EXPORTER_REFRESH (REFRESH_PROCS | REFRESH_EXTRA | REFRESH_PROC_UTIL | REFRESH_ENGINES | \
-			  REFRESH_MEM_TEMP | REFRESH_PERF | REFRESH_PCIE | REFRESH_SLURM)
+			  REFRESH_MEM_TEMP | REFRESH_PERF | REFRESH_PCIE | REFRESH_SLURM | REFRESH_CONTAINERS)
 
 /* The libmicrohttpd functions used, resolved from libmicrohttpd.so.12. */
 static struct {

@@ -33,6 +33,29 @@ int lease_opts_read(struct cmd *c, struct lease_opts *o)
 				     "not '%s'", wait);
 	o->profile = args_get(a, LO_PROFILE);
 	o->rq.dry_run = args_has(a, LO_DRY);
+	/* MIG instances (issue 23): -g GPU:INSTANCE, -g MIG-<uuid>, --mig PROFILE */
+	const char *g = o->rq.gpus;
+	unsigned long gi, inst;
+	char tail;
+	if (g && !strncmp(g, "MIG-", 4) && !strchr(g, ','))
+		o->rq.mig_uuid = g;
+	else if (g && sscanf(g, "%lu:%lu%c", &gi, &inst, &tail) == 2)
+		o->rq.mig_slot = g;
+	else if (g && strchr(g, ':') && !strchr(g, '.'))
+		return cmd_bad_usage(c->entry, "-g GPU:INSTANCE leases one MIG instance (e.g. 0:1), "
+				     "not '%s'", g);
+	if (o->rq.mig_uuid || o->rq.mig_slot)
+		o->rq.gpus = NULL;
+	o->rq.mig_profile = args_get(a, LO_MIG);
+	if ((o->rq.mig_uuid || o->rq.mig_slot || o->rq.mig_profile) && n > 1)
+		return cmd_bad_usage(c->entry, "a MIG lease is one instance: leave -n out");
+	if ((o->rq.mig_uuid || o->rq.mig_slot) && o->rq.mig_profile)
+		return cmd_bad_usage(c->entry, "-g names the MIG instance; --mig PROFILE chooses one: "
+				     "give one of them");
+	const char *mem = args_get(a, LO_MEM); /* memory shares (issue 23) */
+	if (mem && (!parse_size_mib(mem, &o->rq.mem_mib) || !o->rq.mem_mib))
+		return cmd_bad_usage(c->entry, "--mem wants a size such as 20G or 512M (at most "
+				     MAX_SIZE_TEXT "), not '%s'", mem);
 	o->quiet = args_has(a, LO_QUIET);
 	return EXIT_OK;
 }

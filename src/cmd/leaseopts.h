@@ -10,6 +10,8 @@ enum {
 	LO_COUNT = 'n', LO_QUIET = 'q',
 	LO_MINFREE = 300, LO_MAXUTIL, LO_PREFER, LO_IGNORE, LO_UUID, LO_NAME, LO_WAIT, LO_PROFILE,
 	LO_DRY,
+	/* memory shares (issue 23) */
+	LO_MEM = 340, LO_MIG,
 };
 
 /* -g, --gpus comes with CMD_GPUS. */
@@ -24,7 +26,10 @@ enum {
 	{"wait", optional_argument, NULL, LO_WAIT},                             \
 	{"profile", required_argument, NULL, LO_PROFILE},                       \
 	{"dry-run", no_argument, NULL, LO_DRY},                                 \
-	{"quiet", no_argument, NULL, LO_QUIET}
+	{"quiet", no_argument, NULL, LO_QUIET},                                 \
+	/* memory shares (issue 23) */                                          \
+	{"mem", required_argument, NULL, LO_MEM},                               \
+	{"mig", required_argument, NULL, LO_MIG}
 
 #define LEASE_USAGE                                                                              \
 	"  -n, --count N              how many GPUs (default 1, or as many as -g names)\n"       \
@@ -39,7 +44,11 @@ enum {
 	"                             held first), at most DURATION (90, 30s, 5m, 2h)\n"       \
 	"      --profile NAME         defaults from [profile NAME] in the config\n"              \
 	"      --dry-run              show the choice and the environment, change nothing\n"     \
-	"  -q, --quiet                no line on stderr about what was leased\n"
+	"  -q, --quiet                no line on stderr about what was leased\n"                \
+	"      --mem SIZE             a share: SIZE of each GPU's memory (e.g. 20G), not the\n"   \
+	"                             whole GPU; other shares may use the rest (best fit)\n"      \
+	"      --mig PROFILE          a free MIG instance of this profile (e.g. 3g.71gb);\n"      \
+	"                             -g GPU:INSTANCE or -g MIG-<uuid> names one\n"
 
 /* The options above (and -g) into o. EXIT_OK, or a usage error (printed). */
 int lease_opts_read(struct cmd *c, struct lease_opts *o);

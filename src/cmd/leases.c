@@ -5,8 +5,11 @@
 #include "base/escape.h"
 #include "base/json.h"
 #include "lease/view.h"
+#include "machine/runtime.h"
+#include "view/container.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -36,7 +39,75 @@ static void json_uuids(struct json *j, const char *key, const struct gpu_set *se
 	json_end_arr(j);
 }
 
-static void print_json(const struct leaseview *v, const struct gpu_set *set)
+/* ---- memory shares (issue 23) ---- */
+/* A lease's "mem_mib" (its claim on each GPU; null: whole GPUs), "over_claim" and
+ * "used_mib" (what its processes use on each of its GPUs, in the order of "gpus"). */
+static void json_share(struct json *j, const struct lease_info *l)
+{
+	if (!l->mem_mib) {
+		json_null(j, "mem_mib");
+		json_null(j, "over_claim");
+		json_null(j, "used_mib");
+		return;
+	}
+	json_uint(j, "mem_mib", l->mem_mib);
+	json_bool(j, "over_claim", l->over);
+	json_arr(j, "used_mib");
+	for (size_t k = 0; k < l->ngpus; k++)
+		json_uint(j, NULL, k < l->nused ? l->used[k] : 0);
+	json_end_arr(j);
+}
+
+/* "shares": per GPU with shares, how many, their claims, the memory used outside them and the
+ * room left to claim (after the daemon's share_margin). */
+static void json_shares(struct json *j, const struct leaseview *v, const struct gpu_set *set)
+{
+	json_arr(j, "shares");
+	for (size_t i = 0; i < v->nshares; i++) {
+		const struct share_gpu *s = &v->shares[i];
+		json_obj(j, NULL);
+		int idx = index_of(set, s->uuid);
+		if (idx >= 0)
+			json_uint(j, "index", (unsigned)idx);
+		else
+			json_null(j, "index");
+		json_str(j, "uuid", s->uuid);
+		json_uint(j, "count", s->count);
+		json_uint(j, "claimed_mib", s->claimed);
+		json_uint(j, "outside_mib", s->outside);
+		json_uint(j, "room_mib", s->room);
+		json_end_obj(j);
+	}
+	json_end_arr(j);
+}
+
+static void table_share(struct strbuf *sb, const struct lease_info *l)
+{
+	uint64_t most = 0;
+	for (size_t k = 0; k < l->nused; k++)
+		if (l->used[k] > most)
+			most = l->used[k];
+	sb_addf(sb, "%-7s share of %llu MiB per GPU, its processes use %llu MiB%s\n", "",
+		(unsigned long long)l->mem_mib, (unsigned long long)most,
+		l->over ? ": OVER ITS CLAIM" : "");
+}
+
+static void table_shares(struct strbuf *sb, const struct leaseview *v, const struct gpu_set *set)
+{
+	if (v->nshares)
+		sb_adds(sb, "\nshared GPUs (memory leases):\n");
+	for (size_t i = 0; i < v->nshares; i++) {
+		const struct share_gpu *s = &v->shares[i];
+		sb_addf(sb, "  GPU %d: %u share%s, %llu MiB claimed, %llu MiB used outside them, %llu MiB "
+			"left to claim\n", index_of(set, s->uuid), s->count, s->count == 1 ? "" : "s",
+			(unsigned long long)s->claimed, (unsigned long long)s->outside,
+			(unsigned long long)s->room);
+	}
+}
+/* ---- end of memory shares ---- */
+
+static void print_json(const struct leaseview *v, const struct gpu_set *set,
+		       const struct ctr_info *const *ctrs)
 {
 	struct strbuf sb = {0};
 	struct json j;
@@ -77,6 +148,11 @@ static void print_json(const struct leaseview *v, const struct gpu_set *set)
 		json_int(&j, "since", (long long)l->since);
 		json_str(&j, "name", l->name);
 		json_str(&j, "command", l->command);
+		/* containers (issue 28): the container the lease is bound to, or its holder is in */
+		json_str(&j, "container_id", ctrs[i] ? ctrs[i]->ref.id : NULL);
+		json_str(&j, "container", ctrs[i] && ctrs[i]->name[0] ? ctrs[i]->name : NULL);
+		json_share(&j, l); /* memory shares (issue 23) */
+		json_str(&j, "mig_uuid", l->mig_uuid[0] ? l->mig_uuid : NULL); /* MIG instances */
 		bool alive = leaseview_holder_alive(l);
 		json_bool(&j, "holder_alive", alive);
 		if (alive) {
@@ -93,6 +169,7 @@ static void print_json(const struct leaseview *v, const struct gpu_set *set)
 	}
 	json_end_arr(&j);
 	json_uuids(&j, "held_unknown", set, v->held, v->nheld);
+	json_shares(&j, v, set); /* memory shares (issue 23) */
 	json_str(&j, "queue_order", strcmp(v->order, "fair") ? "fifo" : "fair");
 	json_arr(&j, "queue");
 	for (size_t i = 0; i < v->nqueue; i++) {
@@ -163,7 +240,8 @@ static void holder_note(struct strbuf *sb, const struct lease_info *l)
 	sb_addc(sb, '\n');
 }
 
-static void print_table(const struct leaseview *v, const struct gpu_set *set)
+static void print_table(const struct leaseview *v, const struct gpu_set *set,
+			const struct ctr_info *const *ctrs)
 {
 	struct strbuf sb = {0};
 	if (!strcmp(v->guard, "acl")) { /* the device guard (issue 25); said only when on */
@@ -199,9 +277,19 @@ static void print_table(const struct leaseview *v, const struct gpu_set *set)
 		sb_addf(&sb, "%*s ", (int)(sb.len - mark < 14 ? 14 - (sb.len - mark) : 0), "");
 		esc_printable_n(&sb, l->command ? l->command : "", 200);
 		sb_addc(&sb, '\n');
+		if (ctrs[i]) { /* containers (issue 28): held by a container until it stops */
+			sb_addf(&sb, "%-7s ", "");
+			ctr_holder_line(&sb, ctrs[i], l->bound != 0);
+			sb_addc(&sb, '\n');
+		}
 		if (!leaseview_holder_alive(l))
 			holder_note(&sb, l);
+		if (l->mem_mib)
+			table_share(&sb, l);
+		if (l->mig_uuid[0])
+			sb_addf(&sb, "%-7s MIG instance %s\n", "", esc_str(l->mig_uuid, 0));
 	}
+	table_shares(&sb, v, set);
 	for (size_t i = 0; i < v->nheld; i++) {
 		int idx = index_of(set, v->held[i]);
 		sb_addf(&sb, "%-7d held by a process the daemon cannot name (since it restarted)\n", idx);
@@ -254,10 +342,20 @@ static int leases(struct cmd *c)
 			"administrator can free its file system\n", esc_str(v.unsaved, 0));
 	/* Indices are a courtesy: without NVML the UUIDs still say which GPU. */
 	struct gpu_set *set = gpu_set_open(&err);
+	/* containers (issue 28): a lease bound to a container's process names the container */
+	struct ctr_names *cn = ctr_names_new();
+	const struct ctr_info **ctrs = xcalloc(v.nleases + 1, sizeof *ctrs);
+	ctr_names_begin(cn);
+	for (size_t i = 0; i < v.nleases; i++)
+		ctrs[i] = ctr_names_add_pid(cn, (unsigned)(v.leases[i].bound ? v.leases[i].bound
+								  : v.leases[i].pid));
+	ctr_names_resolve(cn);
 	if (json)
-		print_json(&v, set);
+		print_json(&v, set, ctrs);
 	else
-		print_table(&v, set);
+		print_table(&v, set, ctrs);
+	free(ctrs);
+	ctr_names_free(cn);
 	gpu_set_free(set);
 	leaseview_free(&v);
 	return EXIT_OK;

@@ -163,7 +163,8 @@ static unsigned status_what(const struct status_opts *o)
 	if (o->mode == M_LIST)
 		return 0;
 	unsigned what = o->mode == M_CSV ? query_refresh_needs(o->query)
-			: o->no_procs ? 0 : REFRESH_PROCS | REFRESH_PROC_UTIL | REFRESH_SLURM;
+			: o->no_procs ? 0
+			: REFRESH_PROCS | REFRESH_PROC_UTIL | REFRESH_SLURM | REFRESH_CONTAINERS;
 	if (o->details)
 		what |= STATUS_DETAILS_REFRESH;
 	/* A loop keeps the stat per process that a compute-apps query skips: it is what lets a
@@ -314,7 +315,12 @@ static int read_options(struct cmd *c, struct status_opts *o, struct gpu_error *
 			return cmd_bad_usage(e, "--format is csv[,noheader][,nounits], not '%s'", format);
 		o->query = query_parse(qgpu ? Q_GPU : Q_APPS, qgpu ? qgpu : qapps, err);
 		if (!o->query) {
-			fprintf(stderr, "gpuctl status: %s\n", err->msg);
+			/* nvidia-smi's words, on stdout with a blank line, and its exit status 2: scripts
+			 * written for it read them there (a real capture); the hint goes to stderr. */
+			printf("%s\n\n", err->msg);
+			fflush(stdout);
+			fprintf(stderr, "gpuctl status: %s `gpuctl status --help-query-%s` lists the fields\n",
+				err->msg, qgpu ? "gpu" : "compute-apps");
 			return err->code;
 		}
 		o->mode = M_CSV;
@@ -346,7 +352,11 @@ static int status(struct cmd *c)
 	struct gpu_error err = {0};
 	int rc = read_options(c, &o, &err);
 	/* The daemon's shared view, as fresh as the loop's period (a one-shot: SNAPSHOT_AGE_DEFAULT). */
-	c->snap = true;
+	/* The fields the model does not hold (most of nvidia-smi's health and inventory fields) are
+	 * read from the driver as they are printed, and a board serial (-i) is read when named: the
+	 * snapshot carries neither, so such a status reads the machine itself. */
+	const char *ids = args_get(&c->args, 'g');
+	c->snap = !(o.query && query_reads_driver(o.query)) && !(ids && gpu_list_may_name_serial(ids));
 	c->snap_what = status_what(&o);
 	c->snap_age = snapshot_max_age(o.loop ? o.loop : SNAPSHOT_AGE_DEFAULT);
 	if (rc == EXIT_OK)

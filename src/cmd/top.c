@@ -11,6 +11,7 @@
  * after LEASE_RETRY_SECONDS. */
 #include "machine/gpu.h"
 #include "cmd/cmd.h"
+#include "lease/snapshot.h"
 #include "base/term.h"
 #include "tui/act.h"
 #include "tui/curses.h"
@@ -252,6 +253,10 @@ static int top(struct cmd *c)
 			"to your terminal's type, or use `gpuctl status --loop 1`\n", term ? term : "");
 		return EXIT_USAGE;
 	}
+	/* The daemon's shared view where it serves one, as fresh as the refresh period. */
+	c->snap = true;
+	c->snap_what = REFRESH_PROCS | REFRESH_PROC_UTIL;
+	c->snap_age = snapshot_max_age(t.v.delay);
 	int rc = cmd_open(c);
 	if (rc != EXIT_OK)
 		return rc;

@@ -66,6 +66,8 @@ struct alloc_policy {
 	uint64_t max_used_mib;       /* a GPU using more memory is busy */
 	int max_util;
 	bool allow_procs;
+	/* memory shares (issue 23): kept free on a GPU with shares ([daemon] share_margin) */
+	uint64_t share_margin_mib;
 };
 
 /* The order a scheduling pass considers the waiting requests in ([daemon] queue). */
@@ -91,6 +93,11 @@ struct dconf {
 	 * the device nodes of its GPUs (daemon/guard.c); guard_admin_group keeps access always */
 	bool guard_acl;
 	char *guard_admin_group;        /* a group name; NULL: none */
+	/* memory shares (issue 23) */
+	bool share_stop;                /* [daemon] share_overuse = stop: a lease over its claim is
+					 * stopped by its own client or runner (warn: only shown) */
+	char *share_mps;                /* [daemon] share_mps: GPUs that run NVIDIA MPS, as for -g
+					 * (a share there gets MPS's own memory limit) */
 };
 
 /* The daemon's policy from path (NULL: the system file, whose absence means the built-in

@@ -118,6 +118,22 @@ static int daemon_key(struct parse_ctx *x, const char *k, const char *v)
 			return config_bad(x, k, v, "a group name (or empty: none)");
 		free(c->guard_admin_group);
 		c->guard_admin_group = *v ? xstrdup(v) : NULL;
+	/* memory shares (issue 23) */
+	} else if (!strcmp(k, "share_margin")) {
+		if (!parse_size_mib(v, &mib))
+			return config_bad(x, k, v, "a size such as 10G or 512M (at most " MAX_SIZE_TEXT ")");
+		c->free.share_margin_mib = mib;
+	} else if (!strcmp(k, "share_mps")) {
+		free(c->share_mps);
+		c->share_mps = *v ? xstrdup(v) : NULL;
+	} else if (!strcmp(k, "share_overuse")) {
+		if (!strcmp(v, "warn"))
+			c->share_stop = false;
+		else if (!strcmp(v, "stop"))
+			c->share_stop = true;
+		else
+			return config_bad(x, k, v, "warn (shown) or stop (the job is stopped)");
+	/* end of memory shares */
 	} else if (!strcmp(k, "prefer") || !strcmp(k, "wait") || !strcmp(k, "state_dir") ||
 		   !strcmp(k, "prometheus") || !strcmp(k, "backend")) {
 		return 1; /* [defaults] keys of the clients */
@@ -153,6 +169,8 @@ const struct dconf_default dconf_defaults[] = {
 	{"idle_timeout", "30s"}, {"usage_poll", "5s"}, {"orphan_grace", "30s"},
 	{"head_reserve", "10m"},
 	{"guard", "off"}, {"guard_admin_group", ""}, /* the device guard (issue 25) */
+	/* memory shares (issue 23) */
+	{"share_margin", "1G"}, {"share_overuse", "warn"}, {"share_mps", ""},
 	{NULL, NULL},
 };
 
@@ -168,7 +186,8 @@ static void dconf_init(struct dconf *c)
 		.orphan_grace = 30,
 		.head_reserve = 600,
 		.queue = QUEUE_FAIR,
-		.free = {.max_used_mib = 1024, .max_util = 10, .allow_procs = false},
+		.free = {.max_used_mib = 1024, .max_util = 10, .allow_procs = false,
+			 .share_margin_mib = 1024},
 	};
 }
 
@@ -227,4 +246,6 @@ void dconf_free(struct dconf *c)
 	c->reserved = NULL;
 	free(c->guard_admin_group);
 	c->guard_admin_group = NULL;
+	free(c->share_mps); /* memory shares (issue 23) */
+	c->share_mps = NULL;
 }

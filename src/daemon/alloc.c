@@ -4,6 +4,7 @@
 #include "base/util.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define NONE SIZE_MAX
 
@@ -12,11 +13,19 @@ const char *alloc_why_not(const struct alloc_gpu *g, const struct alloc_req *r,
 {
 	if (g->reserved)
 		return "reserved by the administrator";
+	if (r->mig) /* a MIG instance (mig.c) */
+		return alloc_mig_why_not(g, r);
+	if (r->mem_mib) /* a share (share.c) */
+		return alloc_share_why_not(g, r, p);
 	if (g->leased)
 		return "leased";
+	if (g->nshares && !r->drain)
+		return "shared (memory leases on it)";
+	if (g->mig_busy && !r->drain)
+		return "MIG instances of it are leased";
 	if (r->min_free_mib && (!g->mem_valid || g->free_mib < r->min_free_mib))
 		return g->mem_valid ? "not enough free memory" : "free memory unknown";
-	if (r->ignore_usage)
+	if (r->ignore_usage || (r->drain && (g->nshares || g->mig_busy)))
 		return NULL;
 	/* A value the driver cannot give (utilisation under MIG) does not make a GPU busy. */
 	if (g->mem_valid && g->used_mib > p->max_used_mib)
@@ -48,7 +57,8 @@ static uint64_t alloc_best(const struct alloc_gpu *g, size_t n, const struct all
 		if (!((avail & r->cand) >> i & 1) || alloc_why_not(&g[i], r, p))
 			continue;
 		size_t j = k++;
-		for (; j > 0 && better(&g[i], &g[order[j - 1]], r->prefer); j--)
+		for (; j > 0 && (r->mem_mib ? alloc_share_better(&g[i], &g[order[j - 1]], r, p)
+					   : better(&g[i], &g[order[j - 1]], r->prefer)); j--)
 			order[j] = order[j - 1];
 		order[j] = i;
 	}
@@ -251,13 +261,32 @@ struct keep {
 
 /* Request i's turn in the pass: it takes its GPUs, or, the first that cannot, keeps those free
  * it could use. */
-static void consider(const struct alloc_gpu *g, size_t n, const struct alloc_req *reqs, size_t i,
+static void consider(struct alloc_gpu *g, size_t n, const struct alloc_req *reqs, size_t i,
 		     const struct alloc_policy *p, uint64_t *avail, uint64_t *picks,
 		     struct keep *kp, const struct alloc_queue *q)
 {
 	size_t u = user_of(&reqs[i], q);
 	/* (a request that does not wait is its user's "now": its own queue order does not bind it) */
 	picks[i] = alloc_pick(g, n, &reqs[i], p, *avail & ~(reqs[i].queued ? kp->mine[u] : 0));
+	if (picks[i] && reqs[i].mig) {
+		/* A MIG instance leaves the GPU's other instances to others. */
+		for (size_t k = 0; k < n && k < GPU_MAX; k++)
+			if (picks[i] >> k & 1) {
+				int j = alloc_mig_pick(&g[k], &reqs[i]);
+				if (j >= 0)
+					g[k].mig_busy |= 1ULL << j;
+			}
+		return;
+	}
+	if (picks[i] && reqs[i].mem_mib) {
+		/* A share leaves its GPUs to others, less its claim (memory shares, issue 23). */
+		for (size_t k = 0; k < n && k < GPU_MAX; k++)
+			if (picks[i] >> k & 1) {
+				g[k].claimed_mib += reqs[i].mem_mib;
+				g[k].nshares++;
+			}
+		return;
+	}
 	if (picks[i]) {
 		*avail &= ~picks[i];
 		return;
@@ -273,7 +302,10 @@ static void consider(const struct alloc_gpu *g, size_t n, const struct alloc_req
 		kp->own[u] = true;
 	} else if (kp->head == NONE && !kp->own[u]) {
 		/* (a request behind its user's own_wait one waits on it: it keeps nothing back) */
-		kp->all = alloc_best(g, n, &reqs[i], p, *avail, &got);
+		/* A whole-GPU head keeps GPUs with shares too, so none lands there until it runs. */
+		struct alloc_req x = reqs[i];
+		x.drain = !x.mem_mib && !x.mig;
+		kp->all = alloc_best(g, n, &x, p, *avail, &got);
 		*avail &= ~kp->all;
 		kp->head = i;
 	}
@@ -293,9 +325,11 @@ uint64_t alloc_schedule(const struct alloc_gpu *g, size_t n, const struct alloc_
 	size_t *first = xmalloc((nreqs ? nreqs : 1) * sizeof *first);
 	unsigned *add = xmalloc((nreqs ? nreqs : 1) * sizeof *add);
 	size_t nfirst = heads_of(reqs, nreqs, first), k = 0;
+	struct alloc_gpu *gl = xmalloc((n ? n : 1) * sizeof *gl); /* the pass's shares added */
+	memcpy(gl, g, n * sizeof *gl);
 	for (; k < nfirst; k++) {
 		order[k] = first[k];
-		consider(g, n, reqs, first[k], p, &avail, picks, &kp, q);
+		consider(gl, n, reqs, first[k], p, &avail, picks, &kp, q);
 		add[k] = picks[first[k]] ? reqs[first[k]].count : 0;
 	}
 	struct merge m;
@@ -308,7 +342,7 @@ uint64_t alloc_schedule(const struct alloc_gpu *g, size_t n, const struct alloc_
 			continue;
 		}
 		order[k++] = i;
-		consider(g, n, reqs, i, p, &avail, picks, &kp, q);
+		consider(gl, n, reqs, i, p, &avail, picks, &kp, q);
 		if (fair)
 			merge_charge(&m, user_of(&reqs[i], q), picks[i] ? reqs[i].count : 0);
 	}
@@ -317,6 +351,7 @@ uint64_t alloc_schedule(const struct alloc_gpu *g, size_t n, const struct alloc_
 	*head = kp.head;
 	for (size_t u = 0; q->own_heads && u < q->nusers; u++)
 		q->own_heads[u] = kp.own_head[u];
+	free(gl);
 	free(kp.mine);
 	free(kp.own);
 	free(kp.own_head);

@@ -19,6 +19,19 @@ struct alloc_gpu {
 	uint64_t used_mib, free_mib;
 	unsigned util;
 	unsigned procs;              /* compute processes on it (none of them leased it) */
+	/* memory shares (issue 23; share.c): a GPU with shares is never leased whole, a leased one
+	 * never shared */
+	bool total_valid;
+	uint64_t total_mib;
+	unsigned nshares;            /* shares on it (leases and open offers) */
+	uint64_t claimed_mib;        /* theirs: each its claim, or what its processes use if more */
+	uint64_t outside_mib;        /* used by processes that belong to no share */
+	/* MIG instances as lease units (issue 23; mig.c) */
+	bool mig_mode;               /* MIG enabled: its instances are leased one by one */
+	unsigned nmigs;
+	const struct mig_dev *migs;  /* the machine's, for the pass */
+	uint64_t mig_busy;           /* bit j: migs[j] leased or offered */
+	uint64_t mig_inuse;          /* bit j: a compute process runs on migs[j] */
 };
 
 /* struct alloc_policy (when a GPU counts as free) and enum queue_order (fair or fifo) are the
@@ -44,6 +57,15 @@ struct alloc_req {
 				      * it could use from its user's later waiting requests only,
 				      * never from others', who go by it */
 	unsigned user;               /* who asks: an index into alloc_queue.held (fair queue) */
+	/* memory shares (issue 23) */
+	uint64_t mem_mib;            /* a share: claims this much of each GPU (0: whole GPUs) */
+	bool pack;                   /* a share placed best fit (the least room left first) */
+	bool drain;                  /* (the pass's own) a whole-GPU head's reservation: GPUs
+				      * with shares count, so no new share lands on them */
+	/* MIG instances (issue 23): one instance of a GPU in cand */
+	bool mig;
+	int mig_index;               /* that one (migs[mig_index]); -1: any */
+	const char *mig_profile;     /* any of this profile ("3g.71gb"); NULL: any */
 	bool head;                   /* the last pass's head: considered first, before the order,
 				      * so its reservation holds until it runs (else, in the fair
 				      * order, each GPU freed could go to whoever then holds fewer,
@@ -63,6 +85,22 @@ struct alloc_queue {
 	size_t *own_heads;           /* out, NULL or nusers: per user, the request that waits on its
 				      * own leases and keeps GPUs from that user (SIZE_MAX: none) */
 };
+
+/* ---- memory shares (issue 23): placement, share.c ---- */
+/* What is left to claim on g for a share: total, less the shares' claims (or their use, if
+ * more), the memory of processes outside them and the margin; negative when over. */
+int64_t alloc_share_room(const struct alloc_gpu *g, const struct alloc_policy *p);
+/* Why g cannot take share r (r->mem_mib > 0); NULL when it can. */
+const char *alloc_share_why_not(const struct alloc_gpu *g, const struct alloc_req *r,
+				const struct alloc_policy *p);
+/* x before y for share r: best fit (the least room left) when r->pack, else r->prefer. */
+bool alloc_share_better(const struct alloc_gpu *x, const struct alloc_gpu *y,
+			const struct alloc_req *r, const struct alloc_policy *p);
+/* MIG instances (mig.c): why g has no instance for r (r->mig); NULL when it has; and the
+ * instance it would get (its index in g->migs), or -1. */
+const char *alloc_mig_why_not(const struct alloc_gpu *g, const struct alloc_req *r);
+int alloc_mig_pick(const struct alloc_gpu *g, const struct alloc_req *r);
+/* ---- end of memory shares ---- */
 
 /* Why a GPU is not free for a request; NULL when it is. */
 const char *alloc_why_not(const struct alloc_gpu *g, const struct alloc_req *r,

@@ -372,7 +372,7 @@ static bool take_slots(struct daemon *d, struct gpu_error *err)
 		s->index = d->set->gpus[i].index;
 		s->reserved = reserved >> i & 1;
 	}
-	return true;
+	return share_mps_init(d, err); /* memory shares (issue 23) */
 }
 
 int daemon_main(const char *socket_path, const char *state_dir, const char *config_path,

@@ -1,6 +1,6 @@
 /* daemon/ (rank 2, a program entered from cmd/daemon.c only) and daemon.h: `gpuctl daemon`, the
- * one trusted writer of shared GPU state. Order of its files: alloc < order; conn < lease <
- * recover; guard (after lease, before daemon); both < sched < queue < list < snapshot < daemon; no
+ * one trusted writer of shared GPU state. Order of its files: share < alloc < order;
+ * conn < share, mig < lease < recover; guard (after lease, before daemon); both < sched < queue < list < snapshot < daemon; no
  * circle.
  *
  * Design (nq's lesson: let the kernel keep the state):
@@ -46,6 +46,10 @@
  *   flock'ed for the daemon's life, the socket's first (before any state is read or removed). A
  *   second daemon, whatever its state directory, exits naming the one that serves instead of
  *   taking the socket over (two lease tables on one machine: one GPU leased twice).
+ * - Part of a GPU (issue 23): a memory share (`mem`, share.c) or a MIG instance (mig.c) is a
+ *   lease like any other (FIFO, record, a lock file of its own per GPU); its GPU's slot keeps no
+ *   holder but counts its shares' claims and its leased instances, and whole leases and parts
+ *   never share a GPU.
  * - Bounded: message size, connections per user and in all, queued requests per user, output
  *   queued per connection, idle connections, and every file descriptor accounted for; `list`
  *   answers per user (a rate; rendered once per change of the state; another user's waiters past
@@ -118,6 +122,9 @@ struct request {
 	double defer_from;        /* monotonic: a request that does not wait has waited since then
 				   * for GPUs offered to others to be taken or lapse; 0: not */
 	enum req_note note;
+	/* MIG instances (issue 23; mig.c) */
+	char mig_profile[32];     /* req.mig_profile points here */
+	int offer_mig;            /* the instance offered (its index in the GPU's migs); -1 */
 };
 
 struct lease {
@@ -135,7 +142,12 @@ struct lease {
 	int fifo;                 /* read end; -1 once ended, and for a found one */
 	bool found;               /* not granted: found held at start with no record (kind
 				   * "found"); ends when neither its lock nor a process of its
-				   * uid holds the GPU any more (lease_probe_unknown) */
+				   * uid holds the GPU any more (lease_probe_unknown) */	/* memory shares (issue 23; share.c) */
+	uint64_t mem_mib;         /* a share: claims this much of each of its GPUs (0: whole) */
+	uint64_t *used;           /* a share's: per slot, MiB its processes use (NULL: none) */
+	bool over;                /* its processes use more than it claims on one of its GPUs */
+	int mig;                  /* MIG instances: 1 + the instance's index in its GPU's migs (the
+				   * one GPU of gpus); 0: none (mig.c) */
 };
 
 struct slot {
@@ -145,6 +157,13 @@ struct slot {
 	bool held_unknown;        /* locked by a process no live lease accounts for */
 	bool reserved;            /* the admin keeps it out of leasing */
 	struct alloc_gpu use;     /* observed at the last refresh */
+	/* memory shares (issue 23; share.c): the shares on it (holder stays NULL) */
+	unsigned nshares;
+	uint64_t claimed_mib;     /* their claims, or their use where more */
+	uint64_t outside_mib;     /* used by processes that belong to no share */
+	bool mps;                 /* memory shares: the admin runs MPS on it ([daemon] share_mps) */
+	uint64_t mig_busy;        /* MIG instances (mig.c): bit j, migs[j] leased */
+	uint64_t mig_inuse;       /* bit j: a compute process runs on migs[j] */
 };
 
 struct daemon {
@@ -317,6 +336,29 @@ void guard_expire(struct daemon *d);
 /* `list`'s guard lines, and a fingerprint of them. */
 void guard_describe(const struct daemon *d, struct strbuf *sb);
 uint64_t guard_fingerprint(const struct daemon *d);
+/* share.c: memory shares (issue 23): placement (pure, alloc.h), accounting and attribution;
+ * uses no other file here (lease.c calls share_account as shares start and end). */
+/* The slots' share counts and claims from the lease table (after a share starts or ends). */
+void share_account(struct daemon *d);
+/* After a usage refresh: each process on a GPU with shares attributed to its share (its process
+ * tree: the job's, the env shell's descendants), the rest counted as used outside them. */
+void share_usage(struct daemon *d);
+/* [daemon] share_mps: which slots run MPS; false: err says why (a bad list). */
+bool share_mps_init(struct daemon *d, struct gpu_error *err);
+/* The pass's GPUs get the shares' state (g[i] for slot i). */
+void share_fill(const struct daemon *d, struct alloc_gpu *g);
+
+/* mig.c: MIG instances as lease units (issue 23), beside share.c. */
+/* A request's mig_uuid, mig_slot or mig_profile; false: why says what is wrong. */
+bool mig_parse(struct daemon *d, struct request *r, const struct msg *m, char *why, size_t n);
+/* The pass's GPUs get their instances (leased, offered, in use). */
+void mig_fill(const struct daemon *d, struct alloc_gpu *g);
+/* After a usage refresh: which instances run compute processes. */
+void mig_usage(struct daemon *d);
+/* The instance r is offered on the GPU of mask (-1: none). */
+int mig_choose(const struct daemon *d, const struct request *r, uint64_t mask);
+/* The MIG UUID of lease l's instance; NULL: not a MIG lease. */
+const char *mig_uuid_of(const struct daemon *d, const struct lease *l);
 
 /* The daemon's policy, struct dconf, is read by config/daemon.c: dconf_load, dconf_free
  * (config.h). */

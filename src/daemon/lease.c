@@ -195,6 +195,10 @@ static bool record_write(struct daemon *d, const struct lease *l)
 		msg_add(&sb, "name", l->name, NULL);
 	if (l->command)
 		msg_add(&sb, "command", l->command, NULL);
+	if (l->mem_mib)
+		msg_add_u64(&sb, "mem", l->mem_mib);
+	if (l->mig)
+		msg_add_u64(&sb, "mig", (uint64_t)l->mig);
 	for (size_t i = 0; i < d->nslots; i++)
 		if (l->gpus >> i & 1)
 			msg_add(&sb, "gpu", d->slots[i].uuid, NULL);
@@ -211,6 +215,7 @@ void lease_free(struct lease *l)
 		return;
 	free(l->name);
 	free(l->command);
+	free(l->used);
 	free(l);
 }
 
@@ -221,12 +226,32 @@ void lease_add(struct daemon *d, struct lease *l)
 	d->leases = grow_array(d->leases, &d->leases_cap, d->nleases + 1, sizeof *d->leases);
 	d->leases[d->nleases++] = l;
 	for (size_t i = 0; i < d->nslots; i++)
-		if (l->gpus >> i & 1) {
+		if ((l->gpus >> i & 1) && !l->mem_mib && !l->mig) {
 			d->slots[i].holder = l;
 			d->slots[i].held_unknown = false;
 		}
+	if (l->mem_mib || l->mig)
+		share_account(d);
 	/* Before the grant's descriptors are sent: the job may open its GPU at once. */
 	guard_sync(d);
+}
+
+/* memory shares (issue 23): each share's own lock file per GPU, STATE/<uuid>.lock.share-<id>:
+ * shares of one GPU do not lock each other out, and the job holds what a whole lease's does. */
+static void share_lock_suffix(const struct lease *l, char *buf, size_t n)
+{
+	snprintf(buf, n, ".share-%s", l->id);
+}
+
+static void share_retire_locks(struct daemon *d, const struct lease *l)
+{
+	char suffix[32], name[160];
+	share_lock_suffix(l, suffix, sizeof suffix);
+	for (size_t i = 0; i < d->nslots; i++)
+		if (l->gpus >> i & 1) {
+			lease_lock_name(&d->slots[i], name, sizeof name, suffix);
+			unlinkat(d->dirfd, name, 0);
+		}
 }
 
 static void gpu_list(const struct daemon *d, uint64_t mask, char *buf, size_t n)
@@ -255,9 +280,12 @@ static void lock_content(const struct lease *l, struct strbuf *sb)
 static int fresh_lock(struct daemon *d, const struct slot *s, const struct lease *l,
 		      struct gpu_error *err)
 {
-	char name[128], tmp[128];
-	lease_lock_name(s, name, sizeof name, "");
-	lease_lock_name(s, tmp, sizeof tmp, ".new");
+	char name[160], tmp[160], suffix[40] = "";
+	if (l->mem_mib || l->mig)
+		share_lock_suffix(l, suffix, sizeof suffix);
+	lease_lock_name(s, name, sizeof name, suffix);
+	strcat(suffix, ".new");
+	lease_lock_name(s, tmp, sizeof tmp, suffix);
 	unlinkat(d->dirfd, tmp, 0);
 	struct strbuf sb = {0};
 	lock_content(l, &sb);
@@ -302,6 +330,14 @@ struct lease *lease_grant(struct daemon *d, struct request *r, int *fds, size_t 
 	l->name = r->name ? xstrdup(r->name) : NULL;
 	l->command = r->command ? xstrdup(r->command) : NULL;
 	l->gpus = r->offer;
+	l->mem_mib = r->req.mem_mib;
+	l->mig = r->req.mig && r->offer_mig >= 0 ? r->offer_mig + 1 : 0;
+	if (r->req.mig && !l->mig) {
+		err->code = EXIT_BUSY;
+		snprintf(err->msg, sizeof err->msg, "the MIG instance offered is gone");
+		lease_free(l);
+		return NULL;
+	}
 	l->fifo = -1;
 	char fifo[64];
 	snprintf(fifo, sizeof fifo, "lease-%s.fifo", l->id);
@@ -332,8 +368,13 @@ struct lease *lease_grant(struct daemon *d, struct request *r, int *fds, size_t 
 	lease_add(d, l);
 	char gpus[256];
 	gpu_list(d, l->gpus, gpus, sizeof gpus);
-	fprintf(stderr, "gpuctl daemon: lease %s: uid %u pid %d, GPU %s (%s)\n", l->id, (unsigned)l->uid,
-		(int)l->pid, gpus, l->kind);
+	if (l->mem_mib)
+		fprintf(stderr, "gpuctl daemon: lease %s: uid %u pid %d, GPU %s (%s), share of %llu MiB\n",
+			l->id, (unsigned)l->uid, (int)l->pid, gpus, l->kind,
+			(unsigned long long)l->mem_mib);
+	else
+		fprintf(stderr, "gpuctl daemon: lease %s: uid %u pid %d, GPU %s (%s)\n", l->id,
+			(unsigned)l->uid, (int)l->pid, gpus, l->kind);
 	return l;
 fail:
 	for (size_t i = 0; i < *nfds; i++)
@@ -443,7 +484,10 @@ void lease_end(struct daemon *d, struct lease *l)
 		/* The FIFO is the lease: once its last writer closed, the lease is over even if a
 		 * holder kept the lock descriptor (issue 21: a kept lock blocked the GPU after a
 		 * restart, counted against nobody). */
-		lease_retire_locks(d, l->gpus);
+		if (l->mem_mib || l->mig)
+			share_retire_locks(d, l);
+		else
+			lease_retire_locks(d, l->gpus);
 	}
 	for (size_t i = 0; i < d->nslots; i++)
 		if (d->slots[i].holder == l)
@@ -453,9 +497,12 @@ void lease_end(struct daemon *d, struct lease *l)
 		if (d->leases[i] != l)
 			d->leases[k++] = d->leases[i];
 	d->nleases = k;
+	bool share = l->mem_mib || l->mig;
 	guard_sync(d); /* its user's access ends with it, before the end is told */
 	fprintf(stderr, "gpuctl daemon: lease %s ended\n", l->id);
 	lease_free(l);
+	if (share)
+		share_account(d);
 	/* The job's memory may linger in the driver for a moment: look again before judging. */
 	d->usage_at = 0;
 	d->last_end = d->now;

@@ -129,6 +129,24 @@ static size_t gpu_lines(struct strbuf *sb, const struct daemon *d, const char *k
 	return (k + 14) / 15;
 }
 
+/* memory shares (issue 23): "lmem MIB OVER" and "luse" lines (each GPU's use by the share's
+ * processes, MiB, in lgpu's order, 15 a line). Returns the lines added. */
+static size_t share_lines(struct strbuf *sb, const struct daemon *d, const struct lease *l)
+{
+	msg_key(sb, "lmem");
+	msg_word_u64(sb, l->mem_mib);
+	msg_word(sb, l->over ? "over" : "within");
+	size_t k = 0;
+	for (size_t i = 0; i < d->nslots; i++) {
+		if (!(l->gpus >> i & 1))
+			continue;
+		if (k++ % 15 == 0)
+			msg_key(sb, "luse");
+		msg_word_u64(sb, l->used ? l->used[i] : 0);
+	}
+	return 1 + (k + 14) / 15;
+}
+
 /* The answer being rendered: parts, each bounded in bytes and lines. */
 struct render {
 	struct list_cache *e;
@@ -200,8 +218,29 @@ static void render(struct daemon *d, uid_t uid, struct list_cache *e)
 			msg_add(&x.rec, "lname", l->name, NULL);
 		if (l->command)
 			msg_add(&x.rec, "lcmd", l->command, NULL);
-		put(&x, 3 + gpu_lines(&x.rec, d, "lgpu", l->gpus));
+		size_t extra = 0;
+		if (l->mem_mib) /* memory shares (issue 23): the claim, over it, and each GPU's use */
+			extra = share_lines(&x.rec, d, l);
+		if (mig_uuid_of(d, l)) { /* MIG instances: the instance */
+			msg_add(&x.rec, "lmig", mig_uuid_of(d, l), NULL);
+			extra++;
+		}
+		put(&x, 3 + extra + gpu_lines(&x.rec, d, "lgpu", l->gpus));
 	}
+	/* memory shares: per GPU with shares, how many, their claims, the use outside them and
+	 * the room left to claim ("gshare uuid count claimed outside room") */
+	for (size_t i = 0; i < d->nslots; i++)
+		if (d->slots[i].nshares) {
+			const struct slot *sl = &d->slots[i];
+			int64_t room = (int64_t)(d->set->gpus[i].mem_total >> 20) - (int64_t)sl->claimed_mib -
+				       (int64_t)sl->outside_mib - (int64_t)d->conf.free.share_margin_mib;
+			snprintf(n[0], sizeof n[0], "%u", sl->nshares);
+			snprintf(n[1], sizeof n[1], "%llu", (unsigned long long)sl->claimed_mib);
+			snprintf(n[2], sizeof n[2], "%llu", (unsigned long long)sl->outside_mib);
+			snprintf(n[3], sizeof n[3], "%lld", (long long)(room > 0 ? room : 0));
+			msg_add(&x.rec, "gshare", sl->uuid, n[0], n[1], n[2], n[3], NULL);
+			put(&x, 1);
+		}
 	for (size_t i = 0; i < d->nslots; i++)
 		if (d->slots[i].held_unknown) {
 			msg_add(&x.rec, "held", d->slots[i].uuid, NULL);
@@ -278,6 +317,16 @@ static uint64_t fingerprint(const struct daemon *d)
 	}
 	for (size_t i = 0; i < d->nslots; i++)
 		MIX(d->slots[i].held_unknown);
+	/* memory shares (issue 23) */
+	for (size_t i = 0; i < d->nleases; i++) {
+		const struct lease *l = d->leases[i];
+		MIX(l->mem_mib); MIX(l->over); MIX(l->mig);
+		for (size_t k = 0; l->used && k < d->nslots; k++)
+			MIX(l->used[k]);
+	}
+	for (size_t i = 0; i < d->nslots; i++) {
+		MIX(d->slots[i].nshares); MIX(d->slots[i].claimed_mib); MIX(d->slots[i].outside_mib);
+	}
 	MIX(d->nreqs);
 	for (size_t i = 0; i < d->nreqs; i++) {
 		const struct request *r = d->reqs[i];

@@ -74,6 +74,16 @@ static bool parse_request(struct daemon *d, struct conn *c, const struct msg *m,
 		}
 		r->req.min_free_mib = v;
 	}
+	/* memory shares (issue 23): a claim on MiB of each GPU rather than whole GPUs */
+	if ((s = msg_get(m, "mem"))) {
+		if (!word_u64(s, MAX_SIZE_MIB, &v) || v == 0) {
+			conn_error(d, c, r->id, EXIT_USAGE, "mem is MiB, 1 to %llu (" MAX_SIZE_TEXT
+				   "), not %.30s", (unsigned long long)MAX_SIZE_MIB, s);
+			return false;
+		}
+		r->req.mem_mib = v;
+		r->req.pack = msg_get_u64(m, "pack", 1, &v) && v;
+	}
 	if ((s = msg_get(m, "max_util"))) {
 		if (!word_u64(s, 100, &v)) {
 			conn_error(d, c, r->id, EXIT_USAGE, "max_util is a percentage 0-100, not %.30s", s);
@@ -82,6 +92,11 @@ static bool parse_request(struct daemon *d, struct conn *c, const struct msg *m,
 		r->req.max_util = (int)v;
 	}
 	r->req.ignore_usage = msg_get_u64(m, "ignore_usage", 1, &v) && v;
+	char why[160]; /* MIG instances (issue 23) */
+	if (!mig_parse(d, r, m, why, sizeof why)) {
+		conn_error(d, c, r->id, EXIT_NO_SUCH_GPU, "%s", why);
+		return false;
+	}
 	if ((s = msg_get(m, "prefer")) && !config_parse_prefer(s, &r->req.prefer)) {
 		conn_error(d, c, r->id, EXIT_USAGE, "prefer is free-memory, index or util");
 		return false;
@@ -116,6 +131,17 @@ static unsigned usable(const struct daemon *d, uint64_t cand)
 	return n;
 }
 
+/* The most memory (MiB) of a GPU of cand that can be leased (memory shares). */
+static uint64_t largest(const struct daemon *d, uint64_t cand)
+{
+	uint64_t m = 0;
+	for (size_t i = 0; i < d->nslots; i++)
+		if ((cand >> i & 1) && !d->slots[i].reserved && !d->set->gpus[i].lost &&
+		    gpu_has(&d->set->gpus[i], GF_MEM_TOTAL) && d->set->gpus[i].mem_total >> 20 > m)
+			m = d->set->gpus[i].mem_total >> 20;
+	return m;
+}
+
 static void random_ticket(char out[33])
 {
 	unsigned char b[16];
@@ -142,6 +168,7 @@ void queue_acquire(struct daemon *d, struct conn *c, const struct msg *m)
 	r->since = time(NULL);
 	r->arrived_ns = queue_realtime_ns();
 	r->state = R_WAITING;
+	r->offer_mig = -1;
 	if (!parse_request(d, c, m, r, &dry)) {
 		queue_request_free(r);
 		return;
@@ -150,6 +177,14 @@ void queue_acquire(struct daemon *d, struct conn *c, const struct msg *m)
 	if (cap && r->req.count > cap) {
 		conn_error(d, c, id, EXIT_USAGE, "%u GPUs wanted, but the administrator caps each user at "
 			   "%u (max_gpus_per_user)", r->req.count, cap);
+		goto refused;
+	}
+	if (r->req.mem_mib && r->req.mem_mib + d->conf.free.share_margin_mib > largest(d, r->req.cand)) {
+		conn_error(d, c, id, EXIT_USAGE, "a share of %llu MiB and the margin the administrator "
+			   "keeps free (share_margin, %llu MiB) do not fit in the memory of any GPU asked "
+			   "for (%llu MiB at most)", (unsigned long long)r->req.mem_mib,
+			   (unsigned long long)d->conf.free.share_margin_mib,
+			   (unsigned long long)largest(d, r->req.cand));
 		goto refused;
 	}
 	if (r->req.count > usable(d, r->req.cand)) {
@@ -246,6 +281,22 @@ void queue_take(struct daemon *d, struct conn *c, const struct msg *m)
 		msg_add_i64(&sb, "since", (int64_t)l->since);
 		msg_add_u64(&sb, "offered", r->offered_ns);
 		queue_add_gpus(&sb, d, "gpu", l->gpus);
+		if (l->mem_mib) { /* memory shares: the claim, and the least memory of its GPUs */
+			uint64_t total = UINT64_MAX;
+			for (size_t i = 0; i < d->nslots; i++)
+				if ((l->gpus >> i & 1) && d->set->gpus[i].mem_total >> 20 < total)
+					total = d->set->gpus[i].mem_total >> 20;
+			msg_add_u64(&sb, "mem", l->mem_mib);
+			msg_add_u64(&sb, "mem_total", total);
+			msg_add(&sb, "overuse", d->conf.share_stop ? "stop" : "warn", NULL);
+			bool mps = true;
+			for (size_t i = 0; i < d->nslots; i++)
+				mps &= !(l->gpus >> i & 1) || d->slots[i].mps;
+			if (mps)
+				msg_add_u64(&sb, "mps", 1);
+		}
+		if (mig_uuid_of(d, l)) /* MIG instances */
+			msg_add(&sb, "mig", mig_uuid_of(d, l), NULL);
 		conn_send(d, c, &sb, fds, nfds);
 		sb_free(&sb);
 	}

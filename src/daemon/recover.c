@@ -125,6 +125,9 @@ static uint64_t recover_one(struct daemon *d, const char *file)
 		snprintf(l->kind, sizeof l->kind, "%s", msg_get(&m, "kind") ? msg_get(&m, "kind") : "run");
 		l->name = msg_get(&m, "name") ? xstrndup(msg_get(&m, "name"), REQ_NAME_MAX) : NULL;
 		l->command = msg_get(&m, "command") ? xstrndup(msg_get(&m, "command"), REQ_COMMAND_MAX) : NULL;
+		/* memory shares (issue 23): a share's claim */
+		l->mem_mib = msg_get_u64(&m, "mem", MAX_SIZE_MIB, &v) ? v : 0;
+		l->mig = msg_get_u64(&m, "mig", 64, &v) ? (int)v : 0; /* MIG instances */
 		for (size_t i = 1; i < m.nlines; i++)
 			for (size_t k = 0; k < d->nslots; k++)
 				if (!strcmp(m.lines[i].w[0], "gpu") && m.lines[i].nwords > 1 &&
@@ -297,7 +300,7 @@ void leases_recover(struct daemon *d)
 		close(dfd);
 	/* Leases that ended while no daemon ran: a lock kept past its FIFO is retired with them. */
 	for (size_t i = 0; i < d->nslots; i++)
-		if (d->slots[i].holder)
+		if (d->slots[i].holder || d->slots[i].nshares || d->slots[i].mig_busy)
 			ended &= ~(1ULL << i);
 	lease_retire_locks(d, ended);
 	/* A GPU no record accounts for is not free while its lock is held or a process runs on it
@@ -307,7 +310,7 @@ void leases_recover(struct daemon *d)
 	gpu_set_refresh(d->set, REFRESH_PROCS);
 	for (size_t i = 0; i < d->nslots; i++) {
 		struct slot *s = &d->slots[i];
-		if (s->holder)
+		if (s->holder || s->nshares || s->mig_busy) /* (its processes are its shares') */
 			continue;
 		bool locked = lease_lock_held(d, s);
 		if (found_lease(d, i, locked)) {

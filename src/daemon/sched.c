@@ -130,6 +130,8 @@ static void usage_refresh(struct daemon *d)
 		};
 	}
 	d->usage_at = d->now;
+	share_usage(d); /* memory shares (issue 23) */
+	mig_usage(d);   /* MIG instances (issue 23) */
 }
 
 /* ---- the scheduling pass ---- */
@@ -169,6 +171,16 @@ static void busy(struct daemon *d, struct request *r, const struct alloc_gpu *g,
 			msg_word(&sb, "reserved");
 		} else if (kept >> i & 1) {
 			msg_word(&sb, "queued");
+		} else if ((r->req.mem_mib || r->req.mig || s->nshares || s->mig_busy) &&
+			   (why = alloc_why_not(&g[i], &r->req, &d->conf.free))) {
+			/* memory shares and MIG instances (issue 23): why, and the room left to
+			 * claim ("-": no share could be placed there); --ignore-usage changes none */
+			int64_t room = alloc_share_room(&g[i], &d->conf.free);
+			snprintf(num[0], sizeof num[0], "%lld", (long long)(room > 0 ? room : 0));
+			msg_word(&sb, "part");
+			msg_word(&sb, why);
+			msg_word(&sb, !r->req.mig && g[i].total_valid && g[i].mem_valid && !g[i].mig_mode
+				       ? num[0] : "-");
 		} else if ((why = alloc_why_not(&g[i], &r->req, &d->conf.free))) {
 			snprintf(num[0], sizeof num[0], "%llu", (unsigned long long)g[i].used_mib);
 			snprintf(num[1], sizeof num[1], "%u", g[i].util);
@@ -191,6 +203,7 @@ static void busy(struct daemon *d, struct request *r, const struct alloc_gpu *g,
 static void offer(struct daemon *d, struct request *r, uint64_t mask)
 {
 	static uint64_t serial;
+	r->offer_mig = r->req.mig ? mig_choose(d, r, mask) : -1; /* (before it counts as offered) */
 	r->state = R_OFFERED;
 	r->offer = mask;
 	r->offer_serial = ++serial;
@@ -201,6 +214,17 @@ static void offer(struct daemon *d, struct request *r, uint64_t mask)
 	msg_add_u64(&sb, "id", r->id);
 	msg_add_u64(&sb, "offer", r->offer_serial);
 	queue_add_gpus(&sb, d, "gpu", mask);
+	uint64_t total = UINT64_MAX; /* memory shares: a dry run's environment has the fraction too */
+	for (size_t k = 0; r->dry && r->req.mem_mib && k < d->nslots; k++)
+		if ((mask >> k & 1) && d->set->gpus[k].mem_total >> 20 < total)
+			total = d->set->gpus[k].mem_total >> 20;
+	if (r->dry && r->req.mem_mib && total != UINT64_MAX) {
+		msg_add_u64(&sb, "mem", r->req.mem_mib);
+		msg_add_u64(&sb, "mem_total", total);
+	}
+	for (size_t k = 0; r->offer_mig >= 0 && k < d->nslots; k++) /* MIG instances: which */
+		if ((mask >> k & 1) && (size_t)r->offer_mig < d->set->gpus[k].nmigs)
+			msg_add(&sb, "mig", d->set->gpus[k].migs[r->offer_mig].uuid, NULL);
 	conn_send(d, r->conn, &sb, NULL, 0);
 	sb_free(&sb);
 	d->queue_dirty |= r->req.queued;
@@ -325,7 +349,9 @@ void queue_schedule(struct daemon *d)
 		return; /* the old queue is coming back: serve nobody ahead of it (a timer ends this) */
 	bool want_usage = false;
 	for (size_t i = 0; i < d->nreqs; i++)
-		want_usage |= d->reqs[i]->state == R_WAITING && !d->reqs[i]->req.ignore_usage;
+		want_usage |= d->reqs[i]->state == R_WAITING &&
+			      (!d->reqs[i]->req.ignore_usage || d->reqs[i]->req.min_free_mib ||
+			       d->reqs[i]->req.mem_mib); /* a floor or a share needs the memory */
 	if (want_usage && (!d->usage_at || d->now - d->usage_at > 0.02))
 		usage_refresh(d);
 	struct alloc_gpu g[GPU_MAX];
@@ -340,6 +366,8 @@ void queue_schedule(struct daemon *d)
 		else if (!d->slots[i].reserved)
 			leasable |= 1ULL << i;
 	}
+	share_fill(d, g); /* memory shares (issue 23) */
+	mig_fill(d, g);   /* MIG instances (issue 23) */
 	struct alloc_req *rq = xcalloc(d->nreqs, sizeof *rq);
 	uint64_t *picks = xcalloc(d->nreqs, sizeof *picks);
 	unsigned cap = d->conf.max_gpus_per_user;
@@ -371,8 +399,10 @@ void queue_schedule(struct daemon *d)
 				d->backoff_due = until;
 		}
 		bool backed = boff[user] == 2;
-		bool self = r->req.count > (unsigned)__builtin_popcountll(r->req.cand & leasable &
-									  ~own[user]);
+		/* (a share or a MIG instance never waits on its own user's leases) */
+		bool part = r->req.mem_mib || r->req.mig;
+		bool self = !part && r->req.count >
+			    (unsigned)__builtin_popcountll(r->req.cand & leasable & ~own[user]);
 		bool expired = d->conf.head_reserve > 0 && reserved_for(d, r) >= d->conf.head_reserve;
 		rq[i].no_reserve = backed || expired;
 		rq[i].own_wait = self;
@@ -382,8 +412,8 @@ void queue_schedule(struct daemon *d)
 		if (r->state == R_OFFERED && backed) {
 			open_backed |= r->offer; /* others may take these */
 			open[user] = 1;
-		} else if (r->state == R_OFFERED) {
-			avail &= ~r->offer;
+		} else if (r->state == R_OFFERED && !part) {
+			avail &= ~r->offer; /* (a share's or an instance's: share_fill, mig_fill) */
 		}
 	}
 	size_t *own_heads = xmalloc((nusers ? nusers : 1) * sizeof *own_heads);
@@ -488,6 +518,21 @@ void queue_schedule(struct daemon *d)
 /* Offers not taken, waits past max_wait, orphans whose client did not come back. */
 void queue_timers(struct daemon *d, double *next)
 {
+	/* memory shares (issue 23): their processes' use is looked at every usage_poll while any
+	 * share lives (a share over its claim is shown, and takes the room it uses) */
+	bool shares = false;
+	for (size_t i = 0; i < d->nslots && !shares; i++)
+		shares = d->slots[i].nshares > 0;
+	if (shares) {
+		double due = d->usage_at + d->conf.usage_poll;
+		if (d->now >= due) {
+			usage_refresh(d);
+			d->sched_due = true;
+			due = d->now + d->conf.usage_poll;
+		}
+		if (!*next || due < *next)
+			*next = due;
+	}
 	if (d->backoff_due) {
 		if (d->now >= d->backoff_due)
 			d->sched_due = true;

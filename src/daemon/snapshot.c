@@ -14,9 +14,11 @@
  * as the asker reads, and one that reads half an answer holds a reference, not the daemon.
  *
  * Bounds, per user (the hostile-user rules): answers (a token bucket, as list.c's), refreshes an
- * asker's bound forces (another bucket: past it the asker is told to read the machine itself,
- * never served a view older than it asked), answers streaming at once, and the bytes unread on
- * the user's connections. What a view shows is what `gpuctl status` shows anyone, except where
+ * asker's bound forces (in number, and in the daemon's time they take: past either the asker is
+ * told to read the machine itself, never served a view older than it asked), answers streaming
+ * at once, and the bytes unread on the user's connections. All together, refreshes take at most
+ * a quarter of the daemon's time: a view less than SNAP_DUTY refreshes' lengths old is served
+ * to any bound (its `age` says how old), so a flood of fresh-view asks costs others nothing. What a view shows is what `gpuctl status` shows anyone, except where
  * /proc is mounted with hidepid: there it would show other users' processes that the kernel
  * hides from the asker, so only root and the daemon's own user are served. */
 #include "daemon/daemon.h"
@@ -33,6 +35,10 @@
 #define SNAP_RATE 50.0
 #define SNAP_REFRESH_BURST 20.0     /* refreshes a user's bounds may force at once, then */
 #define SNAP_REFRESH_RATE 10.0      /* this many a second (a loop of 0.1 s alone) */
+#define SNAP_CPU_BURST 0.5          /* s of the daemon's time a user's forced refreshes may take */
+#define SNAP_CPU_RATE 0.1           /* at once, then this much a second (a tenth of it) */
+#define SNAP_DUTY 4.0               /* a refresh at most every this many times the last one's
+				     * length: refreshes take at most a quarter of the daemon */
 #define SNAP_STREAMS 4              /* answers of one user streaming at once */
 #define SNAP_USER_UNREAD (4u << 20) /* bytes queued unread to one user's connections, in all */
 #define SNAP_KEEP_WANT 10.0         /* s: groups asked for this recently are refreshed for all */
@@ -60,6 +66,7 @@ struct snap_user {
 	uid_t uid;
 	double tokens, at;        /* answers */
 	double refresh, refresh_at;
+	double cpu, cpu_at;       /* seconds of refreshing (SNAP_CPU_*), charged as they are spent */
 	unsigned streams;
 };
 
@@ -68,6 +75,7 @@ struct snap_state {
 	double want_at[32];       /* monotonic: when each REFRESH_* bit was last asked for */
 	struct snap_user *users;
 	size_t nusers, users_cap;
+	double last_cost;         /* s the last refresh took */
 	bool hidepid;
 	double hidepid_at;        /* when last looked at; 0: never */
 	unsigned refreshes;       /* made, for the log and the tests */
@@ -105,7 +113,8 @@ static struct snap_user *user_of(struct snap_state *s, uid_t uid, double now)
 	s->users = grow_array(s->users, &s->users_cap, s->nusers + 1, sizeof *s->users);
 	struct snap_user *u = &s->users[s->nusers++];
 	*u = (struct snap_user){.uid = uid, .tokens = SNAP_BURST, .at = now,
-				.refresh = SNAP_REFRESH_BURST, .refresh_at = now};
+				.refresh = SNAP_REFRESH_BURST, .refresh_at = now,
+				.cpu = SNAP_CPU_BURST, .cpu_at = now};
 	return u;
 }
 
@@ -189,11 +198,16 @@ static void refresh(struct daemon *d, struct snap_state *s, unsigned want)
 	for (unsigned b = 0; b < 32; b++)
 		if (s->want_at[b] && d->now - s->want_at[b] < SNAP_KEEP_WANT)
 			what |= 1u << b;
+	/* PCIe throughput costs NVML 20 ms a GPU per reading: only for an ask that wants it, so no
+	 * user's one ask makes every refresh for everyone that slow. */
+	what = (what & ~(unsigned)REFRESH_PCIE_THROUGHPUT) | (want & REFRESH_PCIE_THROUGHPUT);
 	what &= SNAP_WANTS;
+	double t0 = now_mono();
 	gpu_set_refresh(d->set, what);
 	struct snap_view *v = xcalloc(1, sizeof *v);
 	v->refs = 1;
 	v->at = now_mono();
+	s->last_cost = v->at - t0;
 	v->what = what;
 	snap_encode(d->set, what, &v->p);
 	view_unref(s->cur);
@@ -245,14 +259,27 @@ void queue_snapshot(struct daemon *d, struct conn *c, const struct msg *m)
 			s->want_at[b] = d->now;
 	double now = now_mono();   /* a refresh earlier in this batch took time */
 	struct snap_view *v = s->cur;
-	if (!v || (want & ~v->what) || (now - v->at) * 1000 > (double)age) {
-		if (!take(&u->refresh, &u->refresh_at, d->now, SNAP_REFRESH_RATE, SNAP_REFRESH_BURST)) {
+	bool covers = v && !(want & ~v->what);
+	/* A view made less than SNAP_DUTY refreshes' lengths ago is as fresh as the daemon gives:
+	 * it spends at most a quarter of its time on views, so no asker's bound, nor a flood of
+	 * them, makes it refresh more often (its answer says its age). */
+	if (!covers || ((now - v->at) * 1000 > (double)age && now - v->at >= SNAP_DUTY * s->last_cost)) {
+		/* The daemon's time is everyone's: a user's forced refreshes are bounded in number
+		 * and in the time they take. */
+		u->cpu += (now - u->cpu_at) * SNAP_CPU_RATE;
+		u->cpu_at = now;
+		if (u->cpu > SNAP_CPU_BURST)
+			u->cpu = SNAP_CPU_BURST;
+		if (u->cpu <= 0 || !take(&u->refresh, &u->refresh_at, d->now, SNAP_REFRESH_RATE,
+					 SNAP_REFRESH_BURST)) {
 			conn_error(d, c, id, EXIT_BUSY, "snapshot: your user asked for over %.0f fresh "
-				   "views a second; read the machine yourself", SNAP_REFRESH_RATE);
+				   "views a second (or %.0f%% of the daemon's time); read the machine "
+				   "yourself", SNAP_REFRESH_RATE, SNAP_CPU_RATE * 100);
 			return;
 		}
 		refresh(d, s, (unsigned)want);
 		v = s->cur;
+		u->cpu -= s->last_cost;
 	}
 	c->snap = xcalloc(1, sizeof *c->snap);
 	*c->snap = (struct snap_stream){.v = v, .id = id};

@@ -57,6 +57,7 @@ void job_free(struct job *j)
 	free(j->warning);
 	free(j->node);
 	free(j->slurm_state);
+	free(j->mig);
 	memset(j, 0, sizeof *j);
 }
 
@@ -137,6 +138,8 @@ void job_encode(const struct job *j, struct strbuf *out)
 	msg_add_u64(out, "count", j->count);
 	add_uuids(out, "cand", j->cand, j->ncand);
 	add_num(out, "min_free", j->min_free_mib);
+	add_num(out, "mem", j->mem_mib); /* memory shares (issue 23) */
+	add_str(out, "mig", j->mig);     /* MIG instances (issue 23) */
 	if (j->max_util >= 0)
 		msg_add_u64(out, "max_util", (uint64_t)j->max_util);
 	if (j->prefer >= 0)
@@ -191,9 +194,12 @@ static void take_uuids(char (**list)[96], size_t *n, const struct msg_line *l)
 enum key {
 	K_AFTER, K_GPUS, K_CAND, K_UUIDS, K_NAME, K_COMMAND, K_CWD, K_LOG, K_REASON, K_WARNING,
 	K_NODE, K_SSTATE, K_STATE, K_BOOT, K_LEASE, K_TICKET, K_PID,
+	K_MIG, /* MIG instances (issue 23) */
 	K_NUM, K_ID = K_NUM, K_UID, K_OWNLOG, K_RETRIES, K_ATTEMPT, K_UMASK, K_COUNT, K_MIN_FREE,
 	K_MAX_UTIL, K_PREFER, K_IGNORE_USAGE, K_UUID, K_SUBMITTED, K_QUEUED, K_STARTED, K_ENDED,
-	K_EXIT, K_SIGNAL, K_NEVER, K_AGAIN, K_NKEYS
+	K_EXIT, K_SIGNAL, K_NEVER, K_AGAIN,
+	K_MEM, /* memory shares (issue 23) */
+	K_NKEYS
 };
 
 static const struct {
@@ -206,6 +212,7 @@ static const struct {
 	[K_WARNING] = {"warning", 0}, [K_NODE] = {"node", 0}, [K_SSTATE] = {"sstate", 0},
 	[K_STATE] = {"state", 0}, [K_BOOT] = {"boot", 0}, [K_LEASE] = {"lease", 0},
 	[K_TICKET] = {"ticket", 0}, [K_PID] = {"pid", 0},
+	[K_MIG] = {"mig", 0}, /* MIG instances (issue 23) */
 	[K_ID] = {"id", UINT64_MAX}, [K_UID] = {"uid", UINT32_MAX}, [K_OWNLOG] = {"ownlog", 1},
 	[K_RETRIES] = {"retries", 1000}, [K_ATTEMPT] = {"attempt", 1001}, [K_UMASK] = {"umask", 0777},
 	[K_COUNT] = {"count", GPU_MAX}, [K_MIN_FREE] = {"min_free", UINT64_MAX},
@@ -214,6 +221,7 @@ static const struct {
 	[K_QUEUED] = {"queued", UINT64_MAX}, [K_STARTED] = {"started", UINT64_MAX},
 	[K_ENDED] = {"ended", UINT64_MAX}, [K_EXIT] = {"exit", 255}, [K_SIGNAL] = {"signal", 64},
 	[K_NEVER] = {"never", 1}, [K_AGAIN] = {"again", UINT64_MAX},
+	[K_MEM] = {"mem", UINT64_MAX}, /* memory shares (issue 23) */
 };
 
 /* The key's number, K_NKEYS for one a newer gpuctl wrote. Keys are short and differ early:
@@ -237,6 +245,7 @@ static char **str_field(struct job *j, enum key k)
 	case K_WARNING: return &j->warning;
 	case K_NODE: return &j->node;
 	case K_SSTATE: return &j->slurm_state;
+	case K_MIG: return &j->mig;
 	default: return NULL;
 	}
 }
@@ -308,6 +317,7 @@ static bool decode_line(struct job *j, const struct msg_line *l, size_t *nuuids)
 	case K_UMASK: j->umask = (unsigned)n; break;
 	case K_COUNT: j->count = (unsigned)n; break;
 	case K_MIN_FREE: j->min_free_mib = n; break;
+	case K_MEM: j->mem_mib = n; break;
 	case K_MAX_UTIL: j->max_util = (int)n; break;
 	case K_PREFER: j->prefer = (int)n; break;
 	case K_IGNORE_USAGE: j->ignore_usage = n; break;

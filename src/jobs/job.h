@@ -48,6 +48,9 @@ struct job {
 	char (*cand)[96];
 	size_t ncand;
 	uint64_t min_free_mib;
+	uint64_t mem_mib;            /* memory shares (issue 23): --mem, 0: whole GPUs */
+	char *mig;                   /* MIG instances (issue 23): "uuid:MIG-...", "slot:0:1" or
+				      * "profile:3g.71gb"; NULL: none */
 	int max_util, prefer;        /* -1: the daemon's rule, the config's */
 	bool ignore_usage, uuid;
 	/* CLOCK_REALTIME nanoseconds; 0: not (yet) */

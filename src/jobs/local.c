@@ -300,6 +300,14 @@ static void add_common(struct strbuf *sb, const struct submit_req *rq)
 		msg_add(sb, "gpus", g->gpus, NULL);
 	if (g->min_free_mib)
 		msg_add_u64(sb, "min_free", g->min_free_mib);
+	if (g->mem_mib) /* memory shares (issue 23) */
+		msg_add_u64(sb, "mem", g->mem_mib);
+	if (g->mig_uuid || g->mig_slot || g->mig_profile) { /* MIG instances (issue 23) */
+		char *mig = xasprintf("%s:%s", g->mig_uuid ? "uuid" : g->mig_slot ? "slot" : "profile",
+				      g->mig_uuid ? g->mig_uuid : g->mig_slot ? g->mig_slot : g->mig_profile);
+		msg_add(sb, "mig", mig, NULL);
+		free(mig);
+	}
 	if (g->max_util >= 0)
 		msg_add_u64(sb, "max_util", (uint64_t)g->max_util);
 	if (g->prefer >= 0)

@@ -48,6 +48,13 @@ int slurm_submit_check(struct submit_req *rq, struct gpu_error *err)
 	if (g->max_util >= 0 || g->prefer >= 0 || g->ignore_usage)
 		return refuse(err, "Slurm gives each job GPUs of its own (%s): --max-util, --prefer "
 			      "and --ignore-usage are for jobs of this machine", what);
+	if (g->mig_uuid || g->mig_slot || g->mig_profile) /* MIG instances (issue 23) */
+		return refuse(err, "-g GPU:INSTANCE, -g MIG-<uuid> and --mig name MIG instances of "
+			      "this machine (%s): Slurm gives a job its GPUs (its MIG GRES is the "
+			      "site's)", what);
+	if (g->mem_mib) /* memory shares (issue 23) */
+		return refuse(err, "--mem shares a GPU of this machine (%s): Slurm gives each job "
+			      "GPUs of its own (its sharding GRES is the site's to set up)", what);
 	if (rq->o.uuid || (p && p->uuid > 0))
 		return refuse(err, "Slurm sets CUDA_VISIBLE_DEVICES itself (%s): --uuid is for jobs "
 			      "of this machine", what);

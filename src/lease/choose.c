@@ -188,7 +188,8 @@ static void remote_close(struct gpu_set *set)
 {
 	(void)set;
 }
-static const struct gpu_backend remote_backend = {remote_open, remote_refresh, remote_close, false};
+static const struct gpu_backend remote_backend = {
+	.open = remote_open, .refresh = remote_refresh, .close = remote_close, .fills_procs = false};
 
 /* A UUID (GPU's or MIG device's) as it may go into CUDA_VISIBLE_DEVICES and the job's other
  * variables: no separator, quote or control character ("-" is the daemon's "none"). */
@@ -370,6 +371,11 @@ void grant_explain_busy(const struct gpu_set *set, bool ignore_usage, unsigned c
 			else
 				sb_adds(&sb, "util N/A, ");
 			sb_addf(&sb, "%s process%s)\n", l->w[6], strcmp(l->w[6], "1") ? "es" : "");
+		} else if (!strcmp(code, "part") && l->nwords >= 5) { /* shares, MIG (issue 23) */
+			esc_printable(&sb, l->w[3]);
+			if (strcmp(l->w[4], "-"))
+				sb_addf(&sb, " (%s MiB left to claim)", l->w[4]);
+			sb_addc(&sb, '\n');
 		} else if (!strcmp(code, "queued")) {
 			sb_adds(&sb, "kept for a request ahead in the queue\n");
 		} else if (!strcmp(code, "held")) {
@@ -398,6 +404,35 @@ void grant_explain_busy(const struct gpu_set *set, bool ignore_usage, unsigned c
 	sb_free(&sb);
 }
 
+/* memory shares (issue 23): the claim, and the limits the frameworks document and honour:
+ * JAX's memory fraction (both its names; without preallocation the job uses what it needs, up
+ * to that fraction) and TensorFlow's memory growth (TensorFlow has no variable for a limit: it
+ * stops it grabbing the whole GPU). PyTorch has none either: the Python module applies
+ * torch.cuda.set_per_process_memory_fraction (gpuctl.limit_torch). Returns how many it set. */
+static size_t share_env(const struct grant *g, char **env)
+{
+	size_t k = 0;
+	env[k++] = xasprintf("GPUCTL_LEASE_MEM=%llu", (unsigned long long)g->mem_mib);
+	if (g->mem_total_mib >= g->mem_mib && g->mem_total_mib) {
+		/* rounded down to 1/1000: never more than the claim */
+		unsigned long long f = g->mem_mib * 1000ULL / g->mem_total_mib;
+		env[k++] = xasprintf("GPUCTL_LEASE_MEM_FRACTION=0.%03llu", f);
+		env[k++] = xasprintf("XLA_PYTHON_CLIENT_MEM_FRACTION=0.%03llu", f);
+		env[k++] = xasprintf("XLA_CLIENT_MEM_FRACTION=0.%03llu", f);
+	}
+	if (g->mps) { /* MPS's own limit, per device as the job numbers them (NVIDIA's MPS docs) */
+		struct strbuf sb = {0};
+		sb_adds(&sb, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=");
+		for (size_t i = 0; i < g->n; i++)
+			sb_addf(&sb, "%s%zu=%lluMB", i ? "," : "", i, (unsigned long long)g->mem_mib);
+		env[k++] = xstrdup(sb.buf);
+		sb_free(&sb);
+	}
+	env[k++] = xstrdup("XLA_PYTHON_CLIENT_PREALLOCATE=false");
+	env[k++] = xstrdup("TF_FORCE_GPU_ALLOW_GROWTH=true");
+	return k;
+}
+
 char **grant_env(const struct grant *g, bool uuid)
 {
 	/* With CUDA_DEVICE_ORDER=PCI_BUS_ID, CUDA's ordinal of a GPU is its rank in PCI order;
@@ -414,11 +449,15 @@ char **grant_env(const struct grant *g, bool uuid)
 	size_t nextra = 0;
 	while (g->profile_env && g->profile_env[nextra])
 		nextra++;
-	char **env = xcalloc(10 + nextra, sizeof *env);
+	char **env = xcalloc(24 + nextra, sizeof *env);
 	size_t k = 0;
-	env[k++] = xasprintf("CUDA_VISIBLE_DEVICES=%s", uuid ? uuids.buf : ids.buf);
+	/* A MIG instance is named by its UUID, the one way CUDA takes it (issue 23). */
+	const char *mig = g->mig_uuid[0] ? g->mig_uuid : NULL;
+	env[k++] = xasprintf("CUDA_VISIBLE_DEVICES=%s", mig ? mig : uuid ? uuids.buf : ids.buf);
 	env[k++] = xstrdup("CUDA_DEVICE_ORDER=PCI_BUS_ID");
-	env[k++] = xasprintf("NVIDIA_VISIBLE_DEVICES=%s", uuid ? uuids.buf : smi.buf);
+	env[k++] = xasprintf("NVIDIA_VISIBLE_DEVICES=%s", mig ? mig : uuid ? uuids.buf : smi.buf);
+	if (mig)
+		env[k++] = xasprintf("GPUCTL_LEASE_MIG=%s", mig);
 	env[k++] = xasprintf("GPUCTL_LEASE_ID=%s", g->id[0] ? g->id : "dry-run");
 	env[k++] = xasprintf("GPUCTL_LEASE_GPUS=%s", uuids.buf);
 	if (g->name)
@@ -427,6 +466,8 @@ char **grant_env(const struct grant *g, bool uuid)
 		env[k++] = xasprintf("GPUCTL_QUEUED_AT=%llu", g->queued_at);
 	if (g->leased_at)
 		env[k++] = xasprintf("GPUCTL_LEASED_AT=%llu", g->leased_at);
+	if (g->mem_mib) /* memory shares (issue 23) */
+		k += share_env(g, env + k);
 	for (size_t i = 0; i < nextra; i++)
 		env[k++] = xstrdup(g->profile_env[i]); /* the profile's (config.c keeps the lease's names out) */
 	sb_free(&ids);

@@ -29,6 +29,10 @@ struct grant_req {
 				  * runner's jobs): its CUDA_VISIBLE_DEVICES restricts the choice */
 	char *const *profile_env;  /* the profile's NAME=VALUE for the job (env.NAME keys),
 				   * NULL-terminated; or NULL */
+	uint64_t mem_mib;        /* memory shares (issue 23): --mem, a claim on each GPU; 0: whole */
+	const char *mig_uuid;    /* MIG instances (issue 23): -g MIG-<uuid> */
+	const char *mig_slot;    /* -g GPU:INSTANCE */
+	const char *mig_profile; /* --mig PROFILE */
 };
 
 /* What a granted request holds: filled by request.c (lreq_on_message), freed there
@@ -46,6 +50,11 @@ struct grant {
 	unsigned long long leased_at;    /* CLOCK_REALTIME ns the lease was granted */
 	double waited;                   /* seconds spent in the queue */
 	char **profile_env;              /* the profile's variables (grant_env adds them) */
+	uint64_t mem_mib, mem_total_mib; /* memory shares: the claim (0: whole GPUs) and the least
+					  * memory of its GPUs (0: unknown) */
+	bool stop_over;                  /* share_overuse = stop: the job is stopped over its claim */
+	bool mps;                        /* its GPUs run MPS (the admin's share_mps) */
+	char mig_uuid[96];               /* MIG instances: the instance leased ("": none) */
 };
 
 /* The machine as the daemon's `gpus` answer describes it (index, UUID, PCI bus id, state,

@@ -40,7 +40,8 @@ void lreq_init(struct lreq *r, uint64_t id, struct gpu_set *set, const struct co
 {
 	*r = (struct lreq){.id = id, .state = LREQ_SENT, .count = count,
 			   .ignore_usage = rq->ignore_usage};
-	r->g = (struct grant){.set = set, .name = rq->name ? xstrdup(rq->name) : NULL};
+	r->g = (struct grant){.set = set, .name = rq->name ? xstrdup(rq->name) : NULL,
+			      .mem_mib = rq->mem_mib};
 	size_t nenv = 0;
 	while (rq->profile_env && rq->profile_env[nenv])
 		nenv++;
@@ -64,6 +65,17 @@ void lreq_init(struct lreq *r, uint64_t id, struct gpu_set *set, const struct co
 		msg_add_u64(sb, "min_free", rq->min_free_mib);
 	if (rq->max_util >= 0)
 		msg_add_u64(sb, "max_util", (uint64_t)rq->max_util);
+	if (rq->mig_uuid) /* MIG instances: the daemon resolves them */
+		msg_add(sb, "mig_uuid", rq->mig_uuid, NULL);
+	if (rq->mig_slot)
+		msg_add(sb, "mig_slot", rq->mig_slot, NULL);
+	if (rq->mig_profile)
+		msg_add(sb, "mig_profile", rq->mig_profile, NULL);
+	if (rq->mem_mib) { /* memory shares: best fit unless --prefer says how to spread */
+		msg_add_u64(sb, "mem", rq->mem_mib);
+		if (rq->prefer < 0)
+			msg_add_u64(sb, "pack", 1);
+	}
 	if (rq->ignore_usage)
 		msg_add_u64(sb, "ignore_usage", 1);
 	static const char *const prefers[] = {"free-memory", "index", "util"};
@@ -126,6 +138,14 @@ static bool gpus_of(struct grant *g, const struct msg *m, struct gpu_error *err)
 	return false;
 }
 
+/* MIG instances: the instance granted ("mig MIG-<uuid>"), a word of the daemon's. */
+static void take_mig(struct grant *g, const struct msg *m)
+{
+	const char *u = msg_get(m, "mig");
+	if (u && strlen(u) < sizeof g->mig_uuid && !strncmp(u, "MIG-", 4) && !strpbrk(u, ",= \n"))
+		snprintf(g->mig_uuid, sizeof g->mig_uuid, "%s", u);
+}
+
 static int fail(struct lreq *r)
 {
 	r->state = LREQ_FAILED;
@@ -146,6 +166,13 @@ int lreq_on_message(struct lreq *r, const struct msg *m, const int *fds, size_t 
 		if (!take_fds(&r->g, m, fds, nfds, err))
 			return fail(r);
 		r->g.leased_at = msg_get_u64(m, "offered", UINT64_MAX, &v) ? v : realtime_ns();
+		if (msg_get_u64(m, "mem", UINT64_MAX, &v))
+			r->g.mem_mib = v;
+		if (msg_get_u64(m, "mem_total", UINT64_MAX, &v))
+			r->g.mem_total_mib = v;
+		r->g.stop_over = msg_get(m, "overuse") && !strcmp(msg_get(m, "overuse"), "stop");
+		take_mig(&r->g, m);
+		r->g.mps = msg_get_u64(m, "mps", 1, &v) && v;
 		r->state = LREQ_DONE;
 		return 1;
 	}
@@ -154,6 +181,9 @@ int lreq_on_message(struct lreq *r, const struct msg *m, const int *fds, size_t 
 	if (!strcmp(verb, "would")) {
 		if (!gpus_of(&r->g, m, err))
 			return fail(r);
+		take_mig(&r->g, m);
+		if (msg_get_u64(m, "mem_total", UINT64_MAX, &v)) /* memory shares: a dry run's */
+			r->g.mem_total_mib = v;
 		r->state = LREQ_DONE;
 		return 1;
 	}

@@ -19,6 +19,7 @@ struct source {
 	unsigned have;            /* what the answer not yet used was made with */
 	bool unused;              /* fetched by snapshot_open, not yet taken by a refresh */
 	bool statics;             /* a refresh asked for REFRESH_STATIC: they are shown from now */
+	bool begun;               /* the set's proc cache is in a refresh (see snapshot_refresh) */
 	struct snap_store *store;
 };
 
@@ -115,7 +116,10 @@ static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what,
 	}
 	sb_free(&req);
 	dclient_close(&dc);
-	if (ok && (what & ~dx.what & ~(unsigned)(REFRESH_COMPUTE_NAMES | REFRESH_NO_PROC_INFO))) {
+	/* containers (issue 28): REFRESH_CONTAINERS is the caller's own work (machine.c), never the
+	 * daemon's: a snapshot without it serves. */
+	if (ok && (what & ~dx.what & ~(unsigned)(REFRESH_COMPUTE_NAMES | REFRESH_NO_PROC_INFO |
+						  REFRESH_CONTAINERS))) {
 		err->code = EXIT_DAEMON;
 		snprintf(err->msg, sizeof err->msg, "the gpuctl daemon's snapshot lacks groups asked for");
 		ok = false;
@@ -187,8 +191,17 @@ static void go_direct(struct gpu_set *set, unsigned what, const struct gpu_error
 static void snapshot_refresh(struct gpu_set *set, unsigned what)
 {
 	struct source *src = set->priv;
+	/* The set's own proc cache serves what a view looks up itself after a refresh (top: the
+	 * stats of the rows on screen, a tree's parents): one refresh of it spans from here to the
+	 * next, so what was looked up since is kept and read again, and CPU use is reckoned from
+	 * the last reading, as in a direct refresh. */
+	if (src->begun)
+		proc_cache_end(set->pc);
+	proc_cache_begin(set->pc);
+	src->begun = true;
 	src->statics |= (what & REFRESH_STATIC) != 0;
-	unsigned need = what & ~(unsigned)(REFRESH_COMPUTE_NAMES | REFRESH_NO_PROC_INFO);
+	unsigned need = what & ~(unsigned)(REFRESH_COMPUTE_NAMES | REFRESH_NO_PROC_INFO |
+					   REFRESH_CONTAINERS); /* containers: the caller's (issue 28) */
 	if (src->unused && !(need & ~src->have)) {
 		src->unused = false;
 		snap_narrow(set, what, src->statics);

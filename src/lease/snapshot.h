@@ -13,7 +13,7 @@
 #include "machine/gpu.h"
 #include "base/util.h"
 
-#define SNAPSHOT_TIMEOUT 1.0        /* s: the whole answer, or the client reads the machine */
+#define SNAPSHOT_TIMEOUT 2.0        /* s: the whole answer, or the client reads the machine */
 /* s: the oldest view a one-shot command takes: none older than its ask (a refresh made for it,
  * shared only with the asks that arrive with it), so a one-shot shows what is there now, as
  * without a daemon; GPUCTL_SNAPSHOT_AGE lets it take an older one. A loop's bound is its period. */

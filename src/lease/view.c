@@ -81,6 +81,25 @@ static void take_part(struct leaseview *v, const struct msg *m)
 			li->command = xstrdup(l->w[1]);
 		} else if (!strcmp(k, "lgpu") && li) {
 			add_uuids(&li->uuids, &li->ngpus, l);
+		} else if (!strcmp(k, "lmem") && li && l->nwords > 2) { /* memory shares */
+			li->mem_mib = num(l->w[1], UINT64_MAX);
+			li->over = !strcmp(l->w[2], "over");
+		} else if (!strcmp(k, "lmig") && li && l->nwords > 1) { /* MIG instances */
+			snprintf(li->mig_uuid, sizeof li->mig_uuid, "%s", l->w[1]);
+		} else if (!strcmp(k, "luse") && li && li->mem_mib) {
+			li->used = xrealloc(li->used, (li->nused + l->nwords) * sizeof *li->used);
+			for (size_t w = 1; w < l->nwords; w++)
+				li->used[li->nused++] = num(l->w[w], UINT64_MAX);
+		} else if (!strcmp(k, "gshare") && l->nwords > 5) {
+			v->shares = xrealloc(v->shares, (v->nshares + 1) * sizeof *v->shares);
+			struct share_gpu *sg = &v->shares[v->nshares++];
+			snprintf(sg->uuid, sizeof sg->uuid, "%s", l->w[1]);
+			sg->count = (unsigned)num(l->w[2], UINT32_MAX);
+			sg->claimed = num(l->w[3], UINT64_MAX);
+			sg->outside = num(l->w[4], UINT64_MAX);
+			sg->room = num(l->w[5], UINT64_MAX);
+			li = NULL;
+			wi = NULL;
 		} else if (!strcmp(k, "held")) {
 			add_uuids(&v->held, &v->nheld, l);
 		} else if (!strcmp(k, "waiter") && l->nwords >= 9) {
@@ -286,6 +305,7 @@ void leaseview_free(struct leaseview *v)
 		free(v->leases[i].name);
 		free(v->leases[i].command);
 		free(v->leases[i].uuids);
+		free(v->leases[i].used);
 	}
 	for (size_t i = 0; i < v->nqueue; i++) {
 		free(v->queue[i].name);
@@ -296,16 +316,51 @@ void leaseview_free(struct leaseview *v)
 	free(v->queue);
 	free(v->sums);
 	free(v->held);
+	free(v->shares);
 	*v = (struct leaseview){0};
+}
+
+const struct share_gpu *leaseview_share_gpu(const struct leaseview *v, const char *uuid)
+{
+	for (size_t i = 0; i < v->nshares; i++)
+		if (!strcmp(v->shares[i].uuid, uuid))
+			return &v->shares[i];
+	return NULL;
+}
+
+const struct lease_info *leaseview_mig_holder(const struct leaseview *v, const char *mig_uuid)
+{
+	for (size_t i = 0; mig_uuid[0] && i < v->nleases; i++)
+		if (!strcmp(v->leases[i].mig_uuid, mig_uuid))
+			return &v->leases[i];
+	return NULL;
+}
+
+uint64_t leaseview_share_used(const struct lease_info *l, const char *uuid)
+{
+	for (size_t g = 0; g < l->ngpus && g < l->nused; g++)
+		if (!strcmp(l->uuids[g], uuid))
+			return l->used[g];
+	return 0;
+}
+
+const struct lease_info *leaseview_share(const struct leaseview *v, const char *uuid, size_t k)
+{
+	for (size_t i = 0; i < v->nleases; i++)
+		for (size_t g = 0; v->leases[i].mem_mib && g < v->leases[i].ngpus; g++)
+			if (!strcmp(v->leases[i].uuids[g], uuid) && k-- == 0)
+				return &v->leases[i];
+	return NULL;
 }
 
 const struct lease_info *leaseview_holder(const struct leaseview *v, const char *uuid)
 {
 	for (size_t i = 0; i < v->nleases; i++)
-		for (size_t k = 0; k < v->leases[i].ngpus; k++)
+		for (size_t k = 0; !v->leases[i].mem_mib && !v->leases[i].mig_uuid[0] &&
+				   k < v->leases[i].ngpus; k++)
 			if (!strcmp(v->leases[i].uuids[k], uuid))
 				return &v->leases[i];
-	return NULL;
+	return NULL; /* (a GPU's shares: leaseview_share) */
 }
 
 bool leaseview_held(const struct leaseview *v, const char *uuid)

@@ -22,6 +22,19 @@ struct lease_info {
 	char *name, *command;        /* NULL when not given */
 	size_t ngpus;
 	char (*uuids)[96];
+	/* memory shares (issue 23) */
+	uint64_t mem_mib;            /* a share's claim on each of its GPUs; 0: whole GPUs */
+	bool over;                   /* its processes use more than it claims */
+	uint64_t *used;              /* MiB its processes use, per GPU of uuids (NULL: none said) */
+	size_t nused;
+	char mig_uuid[96];           /* MIG instances: the instance leased ("": the whole GPU) */
+};
+
+/* memory shares (issue 23): a GPU with shares, as the daemon counts it (MiB). */
+struct share_gpu {
+	char uuid[96];
+	unsigned count;
+	uint64_t claimed, outside, room;
 };
 
 struct waiter_info {
@@ -77,6 +90,8 @@ struct leaseview {
 	char guard_state[96];
 	char guard_errors[8][200];
 	size_t nguard_errors;
+	struct share_gpu *shares;    /* memory shares (issue 23): the GPUs with shares */
+	size_t nshares;
 };
 /* Leases bind on this machine: the daemon's guard is on and guards every node. */
 bool leaseview_binding(const struct leaseview *v);
@@ -85,6 +100,14 @@ void leaseview_guard_text(const struct leaseview *v, char *buf, size_t len);
 
 /* Asks the daemon. No daemon running: true with v->present false (nothing is leased). */
 bool leaseview_load(struct leaseview *v, struct gpu_error *err);
+/* memory shares (issue 23): the GPU's shares as the daemon counts them (NULL: none), and the
+ * k-th share on it (NULL past the last). */
+const struct share_gpu *leaseview_share_gpu(const struct leaseview *v, const char *uuid);
+const struct lease_info *leaseview_share(const struct leaseview *v, const char *uuid, size_t k);
+/* MIG instances (issue 23): the lease of the instance mig_uuid (NULL: none). */
+const struct lease_info *leaseview_mig_holder(const struct leaseview *v, const char *mig_uuid);
+/* What share l's processes use on the GPU uuid (MiB, 0: nothing seen). */
+uint64_t leaseview_share_used(const struct lease_info *l, const char *uuid);
 /* The same, waiting at most timeout seconds for the answer (never longer than the client's own
  * timeout): for a view whose leases are extra (status), which must not wait 5 s for them. */
 bool leaseview_load_within(struct leaseview *v, double timeout, struct gpu_error *err);

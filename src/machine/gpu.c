@@ -70,14 +70,33 @@ static bool all_digits(const char *s)
 	return true;
 }
 
+/* The GPU whose board serial is id (nvidia-smi's -i takes one), reading the serials, a static
+ * fact, only now that one is asked for. */
+static struct gpu *by_serial(struct gpu_set *set, const char *id)
+{
+	for (size_t i = 0; i < set->ngpus; i++) {
+		struct gpu *g = &set->gpus[i];
+		if (!gpu_has(g, GF_SERIAL) && set->backend && set->backend->read_static)
+			set->backend->read_static(set, g);
+		if (gpu_has(g, GF_SERIAL) && g->serial[0] && !strcmp(g->serial, id))
+			return g;
+	}
+	return NULL;
+}
+
 struct gpu *gpu_find(struct gpu_set *set, const char *id, struct gpu_error *err)
 {
 	err->code = EXIT_NO_SUCH_GPU;
+	struct gpu *serial_hit;
 	if (all_digits(id)) {
 		unsigned long i;
+		/* A number is an index when there is such a GPU, else a board serial (13 digits). */
 		if (parse_uint(id, &i) && i < set->ngpus)
 			return &set->gpus[i];
-		snprintf(err->msg, sizeof err->msg, "no GPU with index %s: this machine has %zu GPU%s",
+		if ((serial_hit = by_serial(set, id)))
+			return serial_hit;
+		snprintf(err->msg, sizeof err->msg,
+			 "no GPU with index %s (nor that board serial): this machine has %zu GPU%s",
 			 id, set->ngpus, set->ngpus == 1 ? "" : "s");
 		return NULL;
 	}
@@ -112,10 +131,27 @@ struct gpu *gpu_find(struct gpu_set *set, const char *id, struct gpu_error *err)
 		snprintf(err->msg, sizeof err->msg, "no GPU at PCI bus id %s", id);
 		return NULL;
 	}
+	if ((serial_hit = by_serial(set, id)))
+		return serial_hit;
 	err->code = EXIT_USAGE;
 	snprintf(err->msg, sizeof err->msg,
-		 "'%s' is not a GPU index, UUID (GPU-...) or PCI bus id (0000:3B:00.0)", id);
+		 "'%s' is not a GPU index, UUID (GPU-...), PCI bus id (0000:3B:00.0) or board serial", id);
 	return NULL;
+}
+
+bool gpu_list_may_name_serial(const char *list)
+{
+	char *copy = xstrdup(list), *save = NULL;
+	bool serial = false;
+	for (char *tok = strtok_r(copy, ", \t", &save); tok && !serial; tok = strtok_r(NULL, ", \t", &save)) {
+		unsigned long i;
+		if (all_digits(tok))
+			serial = !parse_uint(tok, &i) || i >= GPU_MAX;
+		else
+			serial = strncasecmp(tok, "GPU-", 4) && strncasecmp(tok, "MIG-", 4) && !strchr(tok, ':');
+	}
+	free(copy);
+	return serial;
 }
 
 bool gpu_set_select(struct gpu_set *set, const char *list, struct gpu_error *err)

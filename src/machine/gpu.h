@@ -2,8 +2,9 @@
  * facade commands open and refresh (machine.c) over the backends, the processes (proc.c, pid.c),
  * signalling one safely (kill.c) and the Slurm facts of this node (slurm.c). nvml/ is the only
  * vendor backend, as htop gives each platform a folder: lib.c loads NVML and resolves its
- * versioned symbols, fields.c and backend.c read it into the model. Order inside: gpu < slurm <
- * proc < machine, pid < proc, pid < kill, gpu < lib < fields < backend < machine; no circle.
+ * versioned symbols, fields.c and backend.c read it into the model. Order inside: gpu < container <
+ * slurm < proc < machine, pid < proc, pid < kill, gpu < lib < fields < backend < machine, gpu <
+ * snap (the model as the daemon's shared snapshot carries it: snap.h); no circle.
  *
  * gpu.h: the vendor-neutral view of the machine that every command reads, and the backend vtable
  * (nvtop-style) that fills it. Each measured field has a validity bit: a value the driver cannot
@@ -49,6 +50,9 @@ enum {
 enum { PROC_COMPUTE = 1, PROC_GRAPHICS = 2, PROC_MPS = 4 };
 #define NO_INSTANCE 0xFFFFFFFFU
 
+struct ctr_info;
+struct ctr_names;
+
 struct gpu_proc {
 	unsigned pid;
 	unsigned type;            /* PROC_* bits: one entry per pid and GPU */
@@ -62,6 +66,9 @@ struct gpu_proc {
 	uid_t uid;
 	bool uid_valid;
 	unsigned slurm_job;       /* its Slurm job (REFRESH_SLURM on a Slurm node), 0: none */
+	/* containers (issue 28): its container (REFRESH_CONTAINERS), NULL when none or not asked
+	 * for; the id always, the names where its runtime told them (runtime.h) */
+	const struct ctr_info *ctr;
 	/* NVML's newest utilisation sample of the process from the last second; none (util_valid
 	 * false) for a process that was idle all that time, or where the driver gives none (MIG). */
 	bool util_valid;
@@ -155,6 +162,9 @@ struct gpu_set {
 	struct proc_cache *pc;
 	bool slurm;               /* the last refresh read Slurm jobs: this is a Slurm node */
 	void *priv;               /* the backend's, for the whole set (the snapshot's source) */
+	/* containers (issue 28) */
+	struct ctr_names *cn;     /* the names' cache (runtime.h), made by the first refresh asking */
+	size_t procs_listed, procs_unmapped; /* the last refresh's: NVML's, and those not in /proc */
 };
 
 /* What a refresh reads besides the base (memory, utilisation, temperature, power and enforced
@@ -184,8 +194,58 @@ enum {
 	 * of the base's NVML calls only memory (it tells a lost GPU), not utilisation, temperature,
 	 * power or compute mode. */
 	REFRESH_COMPUTE_NAMES = 1 << 17,
+	REFRESH_CONTAINERS = 1 << 18,     /* containers (issue 28): each process's, named (runtime.h) */
 	REFRESH_EXTRA = REFRESH_FAN | REFRESH_CLOCKS | REFRESH_MODES | REFRESH_ECC_ERRORS,
 };
+
+/* ---- smi (issue 27): values only nvidia-smi's query language prints, read when a query names
+ * them and never by a refresh, so that status and the other views pay nothing for them. A source
+ * (GX_*) and its argument say what to read; the backend says how (machine/nvml/xread.c). ---- */
+enum gpu_xstate {
+	GX_OK,            /* the value is in u, d or s */
+	GX_NA,            /* the driver does not support it here (nvidia-smi: [N/A]) */
+	GX_NO_FUNCTION,   /* the driver's library lacks the function ([Function Not Found]) */
+	GX_ERROR,         /* another failure: why holds the driver's words */
+};
+struct gpu_xval {
+	enum gpu_xstate st;
+	const char *why;           /* static text, with GX_ERROR */
+	unsigned long long u;
+	double d;
+	bool is_double;            /* the value is d (a field value of type double) */
+	char s[96];
+};
+enum gpu_xsrc {
+	GX_NONE,            /* nothing NVML can tell: always GX_NA */
+	GX_ECC_COUNTER,     /* arg: type << 8 | counter << 4 | location */
+	GX_ECC_TOTAL,       /* arg: type << 4 | counter */
+	GX_SRAM,            /* arg: 0..10 the counters of the SRAM status, 11 its threshold flag */
+	GX_RETIRED,         /* arg: cause; the number of retired pages */
+	GX_RETIRED_PENDING,
+	GX_REMAPPED,        /* arg: 0 correctable, 1 uncorrectable, 2 pending, 3 failure */
+	GX_REMAP_HISTOGRAM, /* arg: 0 max .. 4 none */
+	GX_FIELD,           /* arg: scope << 16 | field id of nvmlDeviceGetFieldValues */
+	GX_APP_CLOCK, GX_DEFAULT_APP_CLOCK,   /* arg: clock type */
+	GX_POWER_MGMT_MODE,
+	GX_PCI_EXT,         /* arg: 0 base class, 1 sub class */
+	GX_ECC_MODE, GX_MIG_MODE, GX_GOM, GX_DRIVER_MODEL, GX_GSP,   /* arg: 0 current, 1 pending/default */
+	GX_ENCODER_STATS,   /* arg: 0 sessions, 1 average fps, 2 average latency */
+	GX_INFOROM_IMAGE, GX_INFOROM,   /* arg: object */
+	GX_INFOROM_VALID,
+	GX_ACCOUNTING_BUFFER, GX_JPG_UTIL, GX_OFA_UTIL, GX_ADDRESSING_MODE, GX_C2C_MODE,
+	GX_DRAM_ENCRYPTION, /* arg: 0 current, 1 pending */
+	GX_VGPU_DRIVER_CAP, GX_VGPU_DEVICE_CAP,   /* arg: capability */
+	GX_PCI_MODEL,       /* arg: 0 domain, 1 bus, 2 device: from the model, no call */
+	GX_FABRIC,          /* arg: 0 state, 1 status (s), 2 clique id, 3 cluster UUID (s) */
+	GX_PLATFORM,        /* arg: 0 chassis serial (s), 1 slot, 2 tray, 3 host id, 4 peer type,
+			     * 5 module id, 6 the fabric GUID (its IB GUID's first 8 bytes) */
+	GX_PROTECTED_MEM,   /* arg: 0 total, 1 used, 2 free, bytes */
+	GX_HOSTNAME,        /* the host name set on the GPU (s; Blackwell on) */
+};
+/* The value of src for g, by the backend that opened set. */
+void gpu_read_x(const struct gpu_set *set, const struct gpu *g, unsigned src, unsigned arg,
+		struct gpu_xval *out);
+/* ---- end smi ---- */
 
 struct gpu_backend {
 	/* Load the library, initialise, enumerate devices and their static facts. */
@@ -196,6 +256,12 @@ struct gpu_backend {
 	/* The refresh fills the processes' owners and command lines itself (the daemon's
 	 * snapshot, lease/snapshot.c): gpu_set_refresh reads no /proc for them. */
 	bool fills_procs;
+	/* smi (issue 27): one value a query names, read now (see struct gpu_xval); the static
+	 * facts of one GPU (its serial, for -i by serial), read once. NULL in a backend that cannot
+	 * (the daemon's snapshot): then a query that needs them reads the machine itself. */
+	void (*read_x)(const struct gpu_set *set, const struct gpu *g, unsigned src, unsigned arg,
+		       struct gpu_xval *out);
+	void (*read_static)(struct gpu_set *set, struct gpu *g);
 };
 
 extern const struct gpu_backend nvml_backend;
@@ -219,6 +285,8 @@ void gpu_mark_lost(struct gpu *g, const char *why);
  * parser of GPU lists (options, profiles, reserved_gpus). */
 bool gpu_set_select(struct gpu_set *set, const char *list, struct gpu_error *err);
 struct gpu *gpu_find(struct gpu_set *set, const char *id, struct gpu_error *err);
+/* Whether a -g list may name a GPU by its board serial (a static fact read on demand). */
+bool gpu_list_may_name_serial(const char *list);
 bool parse_pci_bus_id(const char *s, unsigned *dom, unsigned *bus, unsigned *dev, unsigned *fn);
 const char *compute_mode_name(unsigned mode);
 const char *proc_type_name(unsigned type);

@@ -21,10 +21,12 @@
  * process (its cgroup, read once while it is the same process) lives in an array beside the
  * entries, made only on a machine that runs Slurm jobs; the stats in another (48 bytes an
  * entry), made only when a refresh asks for them, or a lookup asks for one process's (top reads
- * the stat files of the rows it shows only, unless it sorts by them). */
+ * the stat files of the rows it shows only, unless it sorts by them). Its container (the same
+ * read of its cgroup) is a pointer beside the entries, to a record made only for one in one. */
 #include "machine/pid.h"
 #include "machine/proc.h"
 #include "machine/slurm.h"
+#include "machine/container.h"
 #include "base/util.h"
 
 #include <errno.h>
@@ -100,7 +102,20 @@ struct proc_cache {
 	bool no_owner;          /* this refresh makes no stat of /proc/PID (proc_cache_want_owner) */
 	uint32_t *jobs;         /* beside ents, once any refresh wanted them: JOB_UNREAD, 0, job */
 	size_t jobs_cap;
+	bool want_ctrs;         /* this refresh reads containers */
+	struct ctr_ref **ctrs;  /* beside ents, once wanted: CTR_UNREAD, NULL (none), or owned */
+	size_t ctrs_cap;
 };
+
+static struct ctr_ref unread_ref;
+#define CTR_UNREAD (&unread_ref)
+
+static void ctr_drop(struct ctr_ref **r)
+{
+	if (*r != CTR_UNREAD)
+		free(*r);
+	*r = CTR_UNREAD;
+}
 
 struct proc_cache *proc_cache_new(void)
 {
@@ -130,6 +145,9 @@ void proc_cache_free(struct proc_cache *pc)
 	free_chunks(pc->chunks);
 	free(pc->scratch);
 	free(pc->jobs);
+	for (size_t i = 0; pc->ctrs && i < pc->n; i++)
+		ctr_drop(&pc->ctrs[i]);
+	free(pc->ctrs);
 	free(pc->st);
 	for (size_t i = 0; i < pc->nusers; i++)
 		free(pc->users[i].name);
@@ -258,11 +276,15 @@ void proc_cache_end(struct proc_cache *pc)
 		if (pc->ents[i].gen == pc->gen) {
 			if (pc->jobs)
 				pc->jobs[k] = pc->jobs[i];
+			if (pc->ctrs)
+				pc->ctrs[k] = pc->ctrs[i];
 			if (pc->st)
 				pc->st[k] = pc->st[i];
 			pc->ents[k++] = pc->ents[i];
 		} else {
 			text_drop(pc, &pc->ents[i]);
+			if (pc->ctrs)
+				ctr_drop(&pc->ctrs[i]);
 		}
 	}
 	pc->n = k;
@@ -407,18 +429,38 @@ void proc_cache_want_jobs(struct proc_cache *pc, bool on)
 	}
 }
 
+void proc_cache_want_containers(struct proc_cache *pc, bool on)
+{
+	pc->want_ctrs = on;
+	if (on && !pc->ctrs) {
+		pc->ctrs_cap = pc->cap;
+		pc->ctrs = xmalloc((pc->ctrs_cap ? pc->ctrs_cap : 1) * sizeof *pc->ctrs);
+		for (size_t i = 0; i < pc->ctrs_cap; i++)
+			pc->ctrs[i] = CTR_UNREAD;
+	}
+}
+
 void proc_cache_want_owner(struct proc_cache *pc, bool on)
 {
 	pc->no_owner = !on;
 }
 
-/* The Slurm job of a process in /proc: its cgroup file, parsed by slurm.c. */
-static uint32_t read_job(struct proc_cache *pc, unsigned pid)
+/* The Slurm job and the container of a process in /proc, those wanted and not yet read: one
+ * read of its cgroup file, parsed by slurm.c and container.c. */
+static void read_cgroup(struct proc_cache *pc, struct proc_ent *e)
 {
 	char path[64];
-	if (read_scratch(pc, proc_path(pc, path, pid, "cgroup")) < 0)
-		return 0;
-	return slurm_cgroup_job(pc->scratch);
+	size_t i = (size_t)(e - pc->ents);
+	bool job = pc->want_jobs && pc->jobs[i] == JOB_UNREAD;
+	bool ctr = pc->want_ctrs && pc->ctrs[i] == CTR_UNREAD;
+	if (!job && !ctr)
+		return;
+	bool ok = read_scratch(pc, proc_path(pc, path, e->pid, "cgroup")) >= 0;
+	struct ctr_ref r;
+	if (job)
+		pc->jobs[i] = ok ? slurm_cgroup_job(pc->scratch) : 0;
+	if (ctr && (pc->ctrs[i] = NULL, ok && ctr_from_cgroup(pc->scratch, &r)))
+		*(pc->ctrs[i] = xmalloc(sizeof r)) = r;
 }
 
 /* One stat per process and refresh: owner, and whether it is the process read before. */
@@ -446,6 +488,8 @@ static void refresh_ent(struct proc_cache *pc, struct proc_ent *e)
 	e->ident = ident;
 	if (!same && pc->jobs)
 		pc->jobs[e - pc->ents] = JOB_UNREAD;
+	if (!same && pc->ctrs)
+		ctr_drop(&pc->ctrs[e - pc->ents]);
 	if (!same || (int32_t)(pc->now_ms - e->reread_ms) >= 0)
 		read_text(pc, e);
 	if (pc->stats)
@@ -500,6 +544,10 @@ void proc_lookup(struct proc_cache *pc, unsigned pid, struct proc_info *out)
 				pc->jobs[i] = JOB_UNREAD;
 			pc->jobs[pc->n] = JOB_UNREAD;
 		}
+		if (pc->ctrs) { /* slots from n on own nothing: a compaction copied them down */
+			pc->ctrs = grow_array(pc->ctrs, &pc->ctrs_cap, pc->cap, sizeof *pc->ctrs);
+			pc->ctrs[pc->n] = CTR_UNREAD;
+		}
 		if (pc->st) {
 			pc->st = grow_array(pc->st, &pc->st_cap, pc->cap, sizeof *pc->st);
 			pc->st[pc->n] = (struct stat_ent){0};
@@ -515,13 +563,13 @@ void proc_lookup(struct proc_cache *pc, unsigned pid, struct proc_info *out)
 	}
 	bool found = pc->no_owner ? e->text != NULL : e->ident != 0;
 	uint32_t job = 0;
-	if (pc->want_jobs && found) {
-		uint32_t *j = &pc->jobs[e - pc->ents];
-		if (*j == JOB_UNREAD)
-			*j = read_job(pc, pid);
-		job = *j;
+	const struct ctr_ref *ctr = NULL;
+	if ((pc->want_jobs || pc->want_ctrs) && found) {
+		read_cgroup(pc, e);
+		job = pc->want_jobs ? pc->jobs[e - pc->ents] : 0;
+		ctr = pc->want_ctrs ? pc->ctrs[e - pc->ents] : NULL;
 	}
-	*out = (struct proc_info){.pid = pid, .found = found, .uid = e->uid, .slurm_job = job,
+	*out = (struct proc_info){.pid = pid, .found = found, .uid = e->uid, .slurm_job = job, .ctr = ctr,
 				  .user = found && !pc->no_owner ? proc_user_name(pc, e->uid) : NULL,
 				  .cmdline = e->text, .name = e->text ? e->text + e->name_off : NULL};
 	stats_out(pc, e, out);

@@ -15,6 +15,7 @@ struct proc_info {
 	char *cmdline;       /* arguments joined by spaces */
 	char *name;          /* argv[0], as nvidia-smi's process_name */
 	unsigned slurm_job;  /* its Slurm job (from its cgroup), 0 when none or not asked for */
+	const struct ctr_ref *ctr; /* its container (container.h), NULL when none or not asked for */
 	/* With proc_cache_stats on: /proc/PID/stat, read in the same visit. */
 	bool stat_valid;
 	char state;
@@ -28,6 +29,7 @@ struct proc_info {
 };
 
 struct proc_cache;
+struct ctr_ref;
 struct proc_cache *proc_cache_new(void);
 void proc_cache_free(struct proc_cache *pc);
 /* Whether lookups also read /proc/PID/stat (off by default: only top and status --details pay). */
@@ -44,6 +46,9 @@ void proc_cache_want_jobs(struct proc_cache *pc, bool on);
 /* Off: lookups in this refresh read the command line without the stat that tells the owner
  * (user NULL) and whether the process is the one read before (its text is read again); found
  * says whether /proc had it. On by default: one refresh of --query-compute-apps turns it off. */
+/* Also read each process's container (container.h) in this refresh: once per process, kept
+ * while it is the same process, in the same read of its cgroup file as its Slurm job. */
+void proc_cache_want_containers(struct proc_cache *pc, bool on);
 void proc_cache_want_owner(struct proc_cache *pc, bool on);
 void proc_cache_end(struct proc_cache *pc);
 /* Stats /proc/PID once per pid and refresh; reads its command line when it is new, another

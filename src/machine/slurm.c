@@ -1,6 +1,7 @@
 /* slurm.c: Slurm on a node: job attribution from cgroups, the allocation gpuctl runs in, and a
  * job's GPUs from scontrol (run through base/exec.c; see slurm.h). */
 #include "machine/slurm.h"
+#include "machine/container.h"
 #include "base/exec.h"
 #include "machine/gpu.h"
 
@@ -70,19 +71,14 @@ static unsigned path_job(const char *path, size_t len)
 
 unsigned slurm_cgroup_job(const char *text)
 {
-	/* Lines "ID:CONTROLLERS:PATH"; the first hierarchy that places the process in a job wins
-	 * (slurmstepd puts a step's processes in the same job in every hierarchy it uses). */
-	for (const char *line = text; line && *line;) {
-		const char *nl = strchr(line, '\n');
-		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-		const char *c1 = memchr(line, ':', len);
-		const char *c2 = c1 ? memchr(c1 + 1, ':', len - (size_t)(c1 + 1 - line)) : NULL;
-		if (c2) {
-			unsigned job = path_job(c2 + 1, len - (size_t)(c2 + 1 - line));
-			if (job)
-				return job;
-		}
-		line = nl ? nl + 1 : NULL;
+	/* The first hierarchy that places the process in a job wins (slurmstepd puts a step's
+	 * processes in the same job in every hierarchy it uses). */
+	const char *cur = text, *path;
+	size_t len;
+	while (cgroup_next_path(&cur, &path, &len)) {
+		unsigned job = path_job(path, len);
+		if (job)
+			return job;
 	}
 	return 0;
 }

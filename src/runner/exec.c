@@ -179,6 +179,8 @@ void rjob_start(struct runner *r, struct rjob *rj, struct grant *g)
 		snprintf(j->uuids[i], sizeof *j->uuids, "%s", g->set->gpus[g->pos[i]].uuid);
 	}
 	snprintf(j->lease, sizeof j->lease, "%s", g->id);
+	rj->share_stop = g->mem_mib && g->stop_over; /* memory shares (issue 23) */
+	rj->share_over = false;
 	j->ticket[0] = '\0';
 	rjob_save(r, rj);
 	char **lease = grant_env(g, j->uuid);
@@ -278,6 +280,13 @@ void rjob_exited(struct runner *r, struct rjob *rj)
 		if (rj->cancelling) {
 			free(j->reason);
 			j->reason = xstrdup("cancelled while running (`gpuctl cancel`)");
+		}
+		if (rj->share_over) { /* memory shares (issue 23) */
+			j->state = JOB_FAILED;
+			free(j->reason);
+			j->reason = xstrdup("stopped: its processes used more of a GPU's memory than its "
+					    "share (--mem) claims, and the administrator's share_overuse "
+					    "is stop");
 		}
 	}
 	if (rj->logfd >= 0 && disk_full(rj->logfd)) {

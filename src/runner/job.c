@@ -5,6 +5,7 @@
  * records read back on start are runner.c's; submits submit.c's; starting and reaping exec.c's. */
 #include "machine/pid.h"
 #include "runner/runner.h"
+#include "lease/view.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -260,7 +261,15 @@ void rjob_request(struct runner *r, struct rjob *rj)
 		.count = rj->j.count, .min_free_mib = rj->j.min_free_mib, .max_util = rj->j.max_util,
 		.ignore_usage = rj->j.ignore_usage, .prefer = rj->j.prefer, .wait = 0,
 		.name = rj->j.name, .label = label, .kind = "job", .command = rj->j.command,
+		.mem_mib = rj->j.mem_mib,
 	};
+	const char *mig = rj->j.mig; /* MIG instances (issue 23) */
+	if (mig && !strncmp(mig, "uuid:", 5))
+		rq.mig_uuid = mig + 5;
+	else if (mig && !strncmp(mig, "slot:", 5))
+		rq.mig_slot = mig + 5;
+	else if (mig && !strncmp(mig, "profile:", 8))
+		rq.mig_profile = mig + 8;
 	rj->req = xcalloc(1, sizeof *rj->req);
 	lreq_init(rj->req, rj->j.id, r->set, &r->cfg, &rq, cand, rj->j.count);
 	free(label);
@@ -346,8 +355,47 @@ void rjob_cancel(struct runner *r, struct rclient *c, const struct msg *m)
 	}
 }
 
+/* memory shares (issue 23): under share_overuse = stop a running share over its claim is
+ * stopped as a cancel stops a job (SIGTERM, SIGKILL 10 s later), by this runner, the job's own
+ * user: the daemon is asked (one `list` for all of them) every second while such jobs run. */
+#define SHARE_CHECK_SECONDS 1.0
+static void share_check(struct runner *r, double *next)
+{
+	bool any = false;
+	for (size_t i = 0; i < r->njobs && !any; i++)
+		any = r->jobs[i]->share_stop && r->jobs[i]->pidfd >= 0 && !r->jobs[i]->cancelling;
+	if (!any)
+		return;
+	if (r->now >= r->share_check_at) {
+		r->share_check_at = r->now + SHARE_CHECK_SECONDS;
+		struct leaseview v;
+		struct gpu_error err = {0};
+		if (leaseview_load_within(&v, 1, &err)) {
+			for (size_t i = 0; i < r->njobs; i++) {
+				struct rjob *rj = r->jobs[i];
+				if (!rj->share_stop || rj->pidfd < 0 || rj->cancelling)
+					continue;
+				for (size_t k = 0; k < v.nleases; k++)
+					if (v.leases[k].over && !strcmp(v.leases[k].id, rj->j.lease)) {
+						fprintf(stderr, "gpuctl runner: job %llu is over its memory "
+							"share of %llu MiB: SIGTERM (share_overuse = stop)\n",
+							(unsigned long long)rj->j.id,
+							(unsigned long long)v.leases[k].mem_mib);
+						rj->share_over = rj->cancelling = true;
+						rj->kill_at = r->now + 10;
+						rjob_signal(rj, SIGTERM);
+					}
+			}
+			leaseview_free(&v);
+		}
+	}
+	if (!*next || r->share_check_at < *next)
+		*next = r->share_check_at;
+}
+
 void rjob_timers(struct runner *r, double *next)
 {
+	share_check(r, next); /* memory shares (issue 23) */
 	for (size_t i = 0; i < r->njobs; i++) {
 		struct rjob *rj = r->jobs[i];
 		if (!rj->cancelling || !rj->kill_at)

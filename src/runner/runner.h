@@ -57,6 +57,9 @@ struct rjob {
 	double kill_at;              /* monotonic: SIGKILL then, unless it ended */
 	struct rwaiter *waiters;
 	size_t nwaiters;
+	/* memory shares (issue 23): a share granted under share_overuse = stop, and whether it was
+	 * stopped for going over its claim */
+	bool share_stop, share_over;
 };
 
 /* A submit waiting for its job id from the daemon. */
@@ -77,6 +80,7 @@ struct runner {
 	struct dclient dc;
 	char *shared;                /* the shared daemon's socket, once it served us */
 	bool up;                     /* dc is connected */
+	double share_check_at;       /* memory shares: when the daemon is next asked about claims */
 	double reconnect_at, backoff;
 	struct rjob **jobs;          /* queued and running, by id */
 	size_t njobs, jobs_cap;

@@ -48,6 +48,9 @@ static int fill(struct runner *r, const struct msg *m, int specfd, struct job *j
 		j->cand = old.cand;
 		j->ncand = old.ncand;
 		j->min_free_mib = old.min_free_mib;
+		j->mem_mib = old.mem_mib;
+		j->mig = old.mig;
+		old.mig = NULL;
 		j->max_util = old.max_util;
 		j->prefer = old.prefer;
 		j->ignore_usage = old.ignore_usage;
@@ -86,6 +89,21 @@ static int fill(struct runner *r, const struct msg *m, int specfd, struct job *j
 	}
 	if (s)
 		j->min_free_mib = v;
+	if ((s = msg_get(m, "mem")) && (!word_u64(s, MAX_SIZE_MIB, &v) || !v)) {
+		snprintf(why, n, "mem is MiB, 1 to %llu (" MAX_SIZE_TEXT ")",
+			 (unsigned long long)MAX_SIZE_MIB);
+		return EXIT_USAGE;
+	}
+	if (s) /* memory shares (issue 23) */
+		j->mem_mib = v;
+	if ((s = msg_get(m, "mig"))) { /* MIG instances (issue 23): the daemon checks the instance */
+		if (strlen(s) > 128 || (strncmp(s, "uuid:", 5) && strncmp(s, "slot:", 5) &&
+					strncmp(s, "profile:", 8))) {
+			snprintf(why, n, "mig is uuid:, slot: or profile: and at most 128 bytes");
+			return EXIT_USAGE;
+		}
+		j->mig = xstrdup(s);
+	}
 	if ((s = msg_get(m, "max_util")) && !word_u64(s, 100, &v)) {
 		snprintf(why, n, "max_util is a percentage 0-100, not '%.20s'", s);
 		return EXIT_USAGE; /* never read as no limit */

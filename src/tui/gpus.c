@@ -309,6 +309,19 @@ static void line_lease(struct line *l, const struct tui_model *m, const struct g
 		add_hostile(l, h->uid == m->me ? ST_MINE : ST_NORMAL, 90, buf, utf8);
 	} else if (m->lv && leaseview_held(m->lv, g->uuid)) {
 		add(l, IT_TEXT, ST_WARN, 90, "leased by a process the daemon cannot name", utf8);
+	} else if (m->lv && leaseview_share_gpu(m->lv, g->uuid)) {
+		/* memory shares (issue 23): how many, what is left; then each share's holder */
+		const struct share_gpu *s = leaseview_share_gpu(m->lv, g->uuid);
+		snprintf(buf, sizeof buf, "shared: %u, %llu MiB left", s->count,
+			 (unsigned long long)s->room);
+		add(l, IT_TEXT, ST_NORMAL, 90, buf, utf8);
+		const struct lease_info *sh;
+		for (size_t k = 0; (sh = leaseview_share(m->lv, g->uuid, k)); k++) {
+			snprintf(buf, sizeof buf, "%s %lluM%s", sh->user, (unsigned long long)sh->mem_mib,
+				 sh->over ? " OVER" : "");
+			add_hostile(l, sh->over ? ST_WARN : sh->uid == m->me ? ST_MINE : ST_NORMAL,
+				    85 - (int)(k < 40 ? k : 40), buf, utf8);
+		}
 	} else {
 		add(l, IT_TEXT, ST_DIM, 90, m->lv && m->lv->present ? "not leased" : "no lease daemon", utf8);
 	}

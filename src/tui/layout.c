@@ -288,7 +288,7 @@ unsigned tui_refresh_needs(const struct tui_layout *L)
 {
 	/* Always: the process lists with their samples, the clock event reasons
 	 * (a throttled GPU is marked at every level) and the static facts (read once). */
-	unsigned what = REFRESH_PROCS | REFRESH_PROC_UTIL | REFRESH_PERF | REFRESH_STATIC |
+	unsigned what = REFRESH_PROCS | REFRESH_PROC_UTIL | REFRESH_PERF | REFRESH_STATIC | REFRESH_CONTAINERS |
 			(L->all_stats ? REFRESH_PROC_STATS : 0);
 	for (int c = 0; c < L->ncards; c++)
 		if (L->cards[c].h && L->cards[c].level >= 2)

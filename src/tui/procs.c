@@ -2,6 +2,8 @@
  * processes), the queue of lease requests, the footer (a message, a prompt or the main keys),
  * the help and details overlays, and tui_render, which puts the frame together. */
 #include "tui/tui.h"
+#include "view/container.h"
+#include "machine/runtime.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +135,15 @@ static void proc_pane(struct tui_frame *f, const struct tui_layout *L, const str
 				char pre[256];
 				tree_prefix(pre, sizeof pre, r, f->utf8);
 				int x = tui_put(f, ry, cs->x, v->tree ? -1 : 0, st, false, pre);
+				/* containers (issue 28): "[trainer] python ...", as in status */
+				char ctr[3 * CTR_NAME_MAX + 8];
+				if (r->p && ctr_label(r->p, ctr + 1, sizeof ctr - 3) && cs->x + cs->w - x > 12) {
+					ctr[0] = '[';
+					strcat(ctr, "]");
+					int room = (cs->x + cs->w - x) / 3 > 24 ? (cs->x + cs->w - x) / 3 : 24;
+					x = tui_put_hostile(f, ry, x, (int)strlen(ctr) < room ? -1 : room, st, ctr);
+					x = tui_put(f, ry, x, 1, st, false, " ");
+				}
 				if (r->cmd)
 					tui_put_hostile(f, ry, x, cs->x + cs->w - x, st, r->cmd);
 				else

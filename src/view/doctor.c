@@ -2,6 +2,8 @@
  * the GPU processes (each one's own environment from /proc, its parent, its lease) and the
  * machine, read from a refreshed GPU set and the daemon's lease list. */
 #include "view/doctor.h"
+#include "view/container.h"
+#include "machine/runtime.h"
 #include "base/escape.h"
 #include "machine/pid.h"
 #include "machine/slurm.h"
@@ -291,8 +293,37 @@ static void check_slurm(struct doctor *d, const struct usage *u, size_t n)
 /* Each process once, with every GPU it uses: a first pass gives each pid its place (in order of
  * first appearance) and counts its GPUs, a second lays the GPUs out side by side. Linear in the
  * number of process entries. */
+/* containers (issue 28): a container on a GPU it holds no lease for, once per GPU and container;
+ * its name is the runtime's text, escaped as every finding's text is by its output. */
+static void unleased_container(struct doctor *d, const struct gpu *g, const struct gpu_proc *p)
+{
+	char label[3 * CTR_NAME_MAX + 8];
+	if (!ctr_label(p, label, sizeof label))
+		return;
+	for (const struct gpu_proc *q = g->procs; q < p; q++)
+		if (q->ctr == p->ctr)
+			return;
+	struct doctor_finding *f = add(d, SEV_INFO, "container_unleased",
+		"start containers with `gpuctl run -n N -- docker run ...` (or podman run): they get the "
+		"lease's GPUs, and a detached one holds the lease until it stops",
+		"GPU %u is used by %s container %s, which holds no lease", g->index,
+		ctr_runtime_name(p->ctr->ref.runtime), label);
+	add_gpu(f, g->index);
+	add_pid(f, p->pid);
+}
+
+/* containers (issue 28): NVML's processes this /proc has not. */
+static void check_pidns(struct doctor *d)
+{
+	char note[320];
+	if (!d->focus && ctr_pidns_note(d->set, note, sizeof note))
+		add(d, SEV_WARNING, "host_pids_unmapped", "run gpuctl on the host, or in a container "
+		    "started with --pid=host", "%s", note);
+}
+
 static void check_processes(struct doctor *d)
 {
+	check_pidns(d);
 	size_t total = 0, n = 0;
 	for (size_t i = 0; i < d->set->ngpus; i++)
 		total += d->set->gpus[i].nprocs;
@@ -320,7 +351,8 @@ static void check_processes(struct doctor *d)
 			u[*slot - 1].ngpus++;
 			procs_mem += p->mem_valid ? p->used_mem : 0;
 			compute += (p->type & PROC_COMPUTE) != 0;
-			if (leasing && !leaseview_holder(d->lv, g->uuid) && (p->type & PROC_COMPUTE)) {
+			if (leasing && !leaseview_holder(d->lv, g->uuid) &&
+			    !leaseview_share(d->lv, g->uuid, 0) && (p->type & PROC_COMPUTE)) {
 				if (!unleased) {
 					unleased = add(d, SEV_INFO, "unleased_use",
 						       "lease GPUs with gpuctl run, so nobody else is given them",
@@ -328,6 +360,7 @@ static void check_processes(struct doctor *d)
 					add_gpu(unleased, g->index);
 				}
 				add_pid(unleased, p->pid);
+				unleased_container(d, g, p);
 			}
 		}
 		if (d->focus)
@@ -442,6 +475,32 @@ static void check_machine(struct doctor *d)
 	}
 }
 
+/* memory shares (issue 23): a share whose processes use more of a GPU than it claims takes
+ * memory other shares were promised (the daemon counts it, and under share_overuse = stop its
+ * own client stops it). */
+static void check_shares(struct doctor *d)
+{
+	for (size_t i = 0; d->lv && i < d->lv->nleases; i++) {
+		const struct lease_info *l = &d->lv->leases[i];
+		if (!l->mem_mib || !l->over)
+			continue;
+		uint64_t most = 0;
+		for (size_t k = 0; k < l->nused; k++)
+			most = l->used[k] > most ? l->used[k] : most;
+		struct doctor_finding *f = add(d, SEV_WARNING, "share_over_claim",
+			"lease a larger share (--mem), or limit the job's memory (GPUCTL_LEASE_MEM; for "
+			"PyTorch gpuctl's Lease.limit_torch())",
+			"lease %s of %s claims %llu MiB of a GPU, but its processes use %llu MiB", l->id,
+			l->user, (unsigned long long)l->mem_mib, (unsigned long long)most);
+		if (l->pid > 0)
+			add_pid(f, (unsigned)l->pid);
+		for (size_t k = 0; k < l->ngpus; k++)
+			for (size_t g = 0; g < d->set->ngpus; g++)
+				if (!strcmp(d->set->gpus[g].uuid, l->uuids[k]))
+					add_gpu(f, d->set->gpus[g].index);
+	}
+}
+
 /* ---- entry points ---- */
 
 static void done(struct doctor *d)
@@ -460,6 +519,7 @@ void doctor_all(struct doctor_report *r, struct gpu_set *set, const struct lease
 	check_env(&d);
 	check_processes(&d);
 	check_machine(&d);
+	check_shares(&d); /* memory shares (issue 23) */
 	done(&d);
 }
 

@@ -4,6 +4,7 @@
  * and command names (the program's base name, 64 bytes at most). */
 #include "view/metrics.h"
 #include "base/escape.h"
+#include "machine/runtime.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -277,6 +278,31 @@ static void owner_label(struct strbuf *sb, const struct gpu_proc *p)
 	sb_addc(sb, '"');
 }
 
+/* containers (issue 28): a process's container as dcgm-exporter labels it, container (its name,
+ * or the 12-digit id when no runtime named it), pod and namespace (a Kubernetes pod's, when
+ * known); none for a process in no container. */
+static void ctr_labels(struct strbuf *sb, const struct gpu_proc *p)
+{
+	const struct ctr_info *c = p->ctr;
+	if (!c)
+		return;
+	char id[13];
+	ctr_short_id(c->ref.id, id);
+	sb_adds(sb, ",container=\"");
+	metrics_label(sb, c->name[0] ? c->name : id);
+	sb_addc(sb, '"');
+	if (c->pod[0]) {
+		sb_adds(sb, ",pod=\"");
+		metrics_label(sb, c->pod);
+		sb_addc(sb, '"');
+	}
+	if (c->ns[0]) {
+		sb_adds(sb, ",namespace=\"");
+		metrics_label(sb, c->ns);
+		sb_addc(sb, '"');
+	}
+}
+
 /* The per-user sums; user NULL: the processes whose owner is not known, together. */
 struct user_sum {
 	const char *user;
@@ -307,7 +333,8 @@ static void process_metrics(struct strbuf *sb, const struct gpu_set *set, const 
 	size_t nusers = 0, cap = 0;
 	family(sb, "gpuctl_process_gpu_memory_bytes", "gauge",
 	       "GPU memory used by a process (at most --max-processes per GPU; the rest under "
-	       "pid=\"other\"); user=\"\" when its owner is not known (gone, or in another PID namespace).");
+	       "pid=\"other\"); user=\"\" when its owner is not known (gone, or in another PID namespace); "
+	       "container, pod, namespace: its container's (named by its runtime, else its short id).");
 	for (const struct gpu *g = set->gpus; g < set->gpus + set->ngpus; g++) {
 		uint64_t other = 0;
 		bool any_other = false;
@@ -341,6 +368,7 @@ static void process_metrics(struct strbuf *sb, const struct gpu_set *set, const 
 			sb_addc(&x, '"');
 			if (p->slurm_job)
 				sb_addf(&x, ",hpc_job=\"%u\"", p->slurm_job);
+			ctr_labels(&x, p);
 			sample_head(sb, "gpuctl_process_gpu_memory_bytes", g, o, x.buf, false);
 			sb_addf(sb, "%llu\n", (unsigned long long)p->used_mem);
 			sb_free(&x);
@@ -393,6 +421,7 @@ static void process_util_metrics(struct strbuf *sb, const struct gpu_set *set, c
 				sb_addf(&x, "\",engine=\"%s\"", engines[e]);
 				if (p->slurm_job)
 					sb_addf(&x, ",hpc_job=\"%u\"", p->slurm_job);
+				ctr_labels(&x, p);
 				sample_head(sb, "gpuctl_process_utilization_percent", g, o, x.buf, false);
 				sb_addf(sb, "%u\n", v[e]);
 				sb_free(&x);
@@ -407,6 +436,94 @@ static void host_sample(struct strbuf *sb, const char *metric, const struct metr
 	metrics_label(sb, o->hostname);
 	sb_adds(sb, "\"} ");
 }
+
+/* ---- memory shares and MIG instances (issue 23) ---- */
+/* Whether a share or a MIG instance lease holds part of g (gpuctl_gpu_leased counts it). */
+static bool part_leased(const struct leaseview *lv, const struct gpu *g)
+{
+	if (leaseview_share_gpu(lv, g->uuid))
+		return true;
+	for (size_t k = 0; k < g->nmigs; k++)
+		if (leaseview_mig_holder(lv, g->migs[k].uuid))
+			return true;
+	return false;
+}
+
+/* Per GPU with shares: how many, their claims, the use outside them and the room left; per
+ * share: who holds it, its claim, its processes' use, and whether that is over the claim. */
+static void share_metrics(struct strbuf *sb, const struct gpu_set *set, const struct leaseview *lv,
+			  const struct metrics_opts *o)
+{
+	static const char *const fam[][2] = {
+		{"gpuctl_gpu_shares", "Memory shares (leases of part of the GPU's memory) on the GPU."},
+		{"gpuctl_gpu_share_claimed_bytes",
+		 "Memory the GPU's shares claim (each its claim, or its use if more)."},
+		{"gpuctl_gpu_share_outside_bytes", "Memory used on a shared GPU by processes of no share."},
+		{"gpuctl_gpu_share_room_bytes",
+		 "Memory left to claim on a shared GPU (after the daemon's share_margin)."},
+	};
+	const struct gpu *g, *end = set->gpus + set->ngpus;
+	/* MIG instances as lease units: who holds each instance */
+	family(sb, "gpuctl_mig_device_lease_info", "gauge",
+	       "Always 1: who holds a MIG instance's lease (one series per leased instance).");
+	for (g = set->gpus; g < end; g++)
+		for (size_t k = 0; k < g->nmigs; k++) {
+			const struct lease_info *h = leaseview_mig_holder(lv, g->migs[k].uuid);
+			if (!h)
+				continue;
+			struct strbuf x = {0};
+			sb_adds(&x, "mig_uuid=\"");
+			metrics_label(&x, g->migs[k].uuid);
+			sb_adds(&x, "\",holder=\"");
+			metrics_label(&x, h->user);
+			sb_adds(&x, "\",lease_name=\"");
+			metrics_label(&x, h->name ? h->name : "");
+			sb_addf(&x, "\",kind=\"%s\"", h->kind);
+			gpu_sample(sb, "gpuctl_mig_device_lease_info", g, o, x.buf);
+			sb_adds(sb, "1\n");
+			sb_free(&x);
+		}
+	for (size_t f = 0; f < ARRAY_SIZE(fam); f++) {
+		family(sb, fam[f][0], "gauge", fam[f][1]);
+		for (g = set->gpus; g < end; g++) {
+			const struct share_gpu *s = leaseview_share_gpu(lv, g->uuid);
+			uint64_t v[] = {s ? s->count : 0, s ? s->claimed << 20 : 0, s ? s->outside << 20 : 0,
+					s ? s->room << 20 : 0};
+			if (!s && f > 0)
+				continue;
+			gpu_sample(sb, fam[f][0], g, o, NULL);
+			sb_addf(sb, "%llu\n", (unsigned long long)v[f]);
+		}
+	}
+	static const char *const lfam[][2] = {
+		{"gpuctl_share_claim_bytes", "A share's claim on the GPU (labels: who holds it)."},
+		{"gpuctl_share_used_bytes", "What a share's processes use on the GPU."},
+		{"gpuctl_share_over_claim", "1 when a share's processes use more than it claims."},
+	};
+	for (size_t f = 0; f < ARRAY_SIZE(lfam); f++) {
+		family(sb, lfam[f][0], "gauge", lfam[f][1]);
+		for (g = set->gpus; g < end; g++) {
+			const struct lease_info *l;
+			for (size_t k = 0; (l = leaseview_share(lv, g->uuid, k)); k++) {
+				size_t at = 0;
+				while (at < l->ngpus && strcmp(l->uuids[at], g->uuid))
+					at++;
+				uint64_t used = at < l->nused ? l->used[at] : 0;
+				uint64_t v[] = {l->mem_mib << 20, used << 20, l->over};
+				struct strbuf x = {0};
+				sb_addf(&x, "lease=\"%s\",holder=\"", l->id);
+				metrics_label(&x, l->user);
+				sb_adds(&x, "\",lease_name=\"");
+				metrics_label(&x, l->name ? l->name : "");
+				sb_adds(&x, "\"");
+				gpu_sample(sb, lfam[f][0], g, o, x.buf);
+				sb_addf(sb, "%llu\n", (unsigned long long)v[f]);
+				sb_free(&x);
+			}
+		}
+	}
+}
+/* ---- end of memory shares ---- */
 
 /* Leases and the queue, as the daemon told them. When no daemon answered (none running, or it
  * did not answer), who holds what is unknown: the families are written without samples, never
@@ -429,7 +546,7 @@ static void lease_metrics(struct strbuf *sb, const struct gpu_set *set, const st
 	family(sb, "gpuctl_gpu_leased", "gauge", "1 when a gpuctl lease holds the GPU.");
 	for (g = set->gpus; g < end; g++) {
 		gpu_sample(sb, "gpuctl_gpu_leased", g, o, NULL);
-		sb_addf(sb, "%d\n", holder(lv, g) || leaseview_held(lv, g->uuid));
+		sb_addf(sb, "%d\n", holder(lv, g) || leaseview_held(lv, g->uuid) || part_leased(lv, g));
 	}
 	family(sb, "gpuctl_gpu_lease_info", "gauge", "Always 1: who holds the GPU's lease.");
 	for (g = set->gpus; g < end; g++) {
@@ -459,6 +576,7 @@ static void lease_metrics(struct strbuf *sb, const struct gpu_set *set, const st
 	family(sb, "gpuctl_lease_queue_oldest_wait_seconds", "gauge", "How long the oldest waiter has waited.");
 	host_sample(sb, "gpuctl_lease_queue_oldest_wait_seconds", o);
 	sb_addf(sb, "%lld\n", oldest ? (long long)(now - oldest) : 0LL);
+	share_metrics(sb, set, lv, o); /* memory shares (issue 23) */
 	if (!strcmp(lv->guard, "acl")) { /* the device guard (issue 25): only where it is on */
 		family(sb, "gpuctl_guard_binding", "gauge", "1 when leases bind: the daemon's device guard "
 		       "guards every device node; 0: it is on but cannot guard some (gpuctl doctor says which).");

@@ -5,6 +5,7 @@
  * own words in brackets, a bare "N/A" for temperature.memory). Formats follow real captures
  * (shared reference: nvidia-smi-fields.md). Process names are not quoted, like nvidia-smi's. */
 #include "view/query.h"
+#include "view/query-x.h"
 #include "base/escape.h"
 
 #include <stddef.h>
@@ -174,10 +175,16 @@ static const struct field fields[] = {
 enum { DISPLAY_MODE_DEPRECATED_SINCE = 590 };
 static const char display_mode_deprecated[] = "[Requested functionality has been deprecated]";
 
+/* One column: a field of the table above, or (f NULL) one of query-x.c's. */
+struct column {
+	const struct field *f;
+	const struct xfield *x;
+};
+
 struct query {
 	enum query_kind kind;
 	size_t n;
-	const struct field **f;
+	struct column *f;
 };
 
 static bool name_matches(const char *names, const char *want, size_t wlen)
@@ -208,16 +215,17 @@ struct query *query_parse(enum query_kind kind, const char *list, struct gpu_err
 		for (size_t i = 0; i < ARRAY_SIZE(fields) && !hit; i++)
 			if ((fields[i].kinds >> kind & 1) && name_matches(fields[i].names, s, len))
 				hit = &fields[i];
-		if (!hit) {
+		const struct xfield *xhit = !hit && kind == Q_GPU ? query_x_find(s, len) : NULL;
+		if (!hit && !xhit) {
+			/* nvidia-smi's words and exit status (2), which scripts match. */
 			err->code = EXIT_USAGE;
-			snprintf(err->msg, sizeof err->msg,
-				 "Field \"%.*s\" is not a valid field to query; see `gpuctl status "
-				 "--help-query-%s`", (int)len, s, kind == Q_GPU ? "gpu" : "compute-apps");
+			snprintf(err->msg, sizeof err->msg, "Field \"%.*s\" is not a valid field to query.",
+				 (int)len, s);
 			query_free(q);
 			return NULL;
 		}
 		q->f = grow_array(q->f, &cap, q->n + 1, sizeof *q->f);
-		q->f[q->n++] = hit;
+		q->f[q->n++] = (struct column){hit, xhit};
 		p += strcspn(p, ",");
 		if (!*p++)
 			break;
@@ -237,14 +245,23 @@ unsigned query_refresh_needs(const struct query *q)
 	/* Compute apps print no owner and none of the GPU's base fields (gpu.h). */
 	unsigned need = q->kind == Q_APPS ? REFRESH_PROCS | REFRESH_COMPUTE_NAMES : 0;
 	for (size_t i = 0; i < q->n; i++)
-		need |= q->f[i]->needs;
+		if (q->f[i].f)
+			need |= q->f[i].f->needs;
 	return need;
+}
+
+bool query_reads_driver(const struct query *q)
+{
+	for (size_t i = 0; i < q->n; i++)
+		if (q->f[i].x)
+			return true;
+	return false;
 }
 
 bool query_shows_time(const struct query *q)
 {
 	for (size_t i = 0; i < q->n; i++)
-		if (q->f[i]->fmt == V_TIMESTAMP)
+		if (q->f[i].f && q->f[i].f->fmt == V_TIMESTAMP)
 			return true;
 	return false;
 }
@@ -273,9 +290,13 @@ bool query_parse_format(const char *s, unsigned *flags)
 void query_header(struct strbuf *sb, const struct query *q)
 {
 	for (size_t i = 0; i < q->n; i++) {
-		const struct field *f = q->f[i];
+		const struct field *f = q->f[i].f;
 		if (i)
 			sb_adds(sb, ", ");
+		if (!f) {
+			query_x_header(sb, q->f[i].x);
+			continue;
+		}
 		sb_add(sb, f->names, strcspn(f->names, " "));
 		if (f->unit)
 			sb_addf(sb, " [%s]", f->unit);
@@ -389,7 +410,10 @@ static void row(struct strbuf *sb, const struct query *q, const struct gpu_set *
 	for (size_t i = 0; i < q->n; i++) {
 		if (i)
 			sb_adds(sb, ", ");
-		cell(sb, q->f[i], set, g, p, units, ts);
+		if (q->f[i].f)
+			cell(sb, q->f[i].f, set, g, p, units, ts);
+		else
+			query_x_cell(sb, q->f[i].x, set, g, units);
 	}
 	sb_addc(sb, '\n');
 }
@@ -453,4 +477,6 @@ void query_help(struct strbuf *sb, enum query_kind kind)
 		sb_addf(sb, "%s%s%s%s\n", f->help, f->unit ? " [" : "", f->unit ? f->unit : "",
 			f->unit ? "]" : "");
 	}
+	if (kind == Q_GPU)
+		query_x_help(sb);
 }

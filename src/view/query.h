@@ -20,6 +20,9 @@ void query_free(struct query *q);
 unsigned query_refresh_needs(const struct query *q);
 /* Whether a timestamp field was asked for (the local time costs a read of /etc/localtime). */
 bool query_shows_time(const struct query *q);
+/* Whether a field is one the GPU model does not hold (query-x.c): read from the driver when
+ * printed, so the machine must be opened directly, not through the daemon's snapshot. */
+bool query_reads_driver(const struct query *q);
 bool query_parse_format(const char *s, unsigned *flags);
 void query_header(struct strbuf *sb, const struct query *q);
 /* Appends one row per selected GPU (or per compute process); timestamp as nvidia-smi prints it. */

@@ -1,6 +1,7 @@
 /* status-json.c: the document of `gpuctl status --json`, and the keys --details adds (see
  * status-json.h). A value the driver or /proc cannot give is null, never 0. */
 #include "base/json.h"
+#include "view/container.h"
 #include "view/status-json.h"
 
 #include <stdio.h>
@@ -112,6 +113,59 @@ static void proc_details(struct json *j, const struct gpu_proc *p)
 	json_uint(j, "rss_mib", mib(p->rss));
 }
 
+/* MIG instances (issue 23): "lease" of a MIG device, when a daemon answered: null, or its
+ * holder. */
+static void json_mig_lease(struct json *j, const struct lease_info *h)
+{
+	if (!h) {
+		json_null(j, "lease");
+		return;
+	}
+	json_obj(j, "lease");
+	json_str(j, "id", h->id);
+	json_str(j, "user", h->user);
+	json_uint(j, "uid", h->uid);
+	json_int(j, "pid", h->pid);
+	json_str(j, "kind", h->kind);
+	json_str(j, "name", h->name);
+	json_end_obj(j);
+}
+
+/* memory shares (issue 23): "shares": null, or the GPU's shares as the daemon counts them (MiB:
+ * claimed, used outside them, left to claim) and each share (who, its claim, its use). */
+static void json_shares(struct json *j, const struct status_json_opts *o, const struct gpu *g)
+{
+	if (!o->leases || !o->leases->present)
+		return; /* (no daemon answered: no key, as for mig_devices[].lease) */
+	const struct share_gpu *s = leaseview_share_gpu(o->leases, g->uuid);
+	if (!s) {
+		json_null(j, "shares");
+		return;
+	}
+	json_obj(j, "shares");
+	json_uint(j, "count", s->count);
+	json_uint(j, "claimed_mib", s->claimed);
+	json_uint(j, "outside_mib", s->outside);
+	json_uint(j, "room_mib", s->room);
+	json_arr(j, "leases");
+	const struct lease_info *l;
+	for (size_t k = 0; (l = leaseview_share(o->leases, g->uuid, k)); k++) {
+		json_obj(j, NULL);
+		json_str(j, "id", l->id);
+		json_str(j, "user", l->user);
+		json_uint(j, "uid", l->uid);
+		json_int(j, "pid", l->pid);
+		json_str(j, "kind", l->kind);
+		json_str(j, "name", l->name);
+		json_uint(j, "mem_mib", l->mem_mib);
+		json_uint(j, "used_mib", leaseview_share_used(l, g->uuid));
+		json_bool(j, "over_claim", l->over);
+		json_end_obj(j);
+	}
+	json_end_arr(j);
+	json_end_obj(j);
+}
+
 static void gpu_json(struct json *j, const struct status_json_opts *o, const struct gpu *g)
 {
 	json_obj(j, NULL);
@@ -150,6 +204,7 @@ static void gpu_json(struct json *j, const struct status_json_opts *o, const str
 	} else {
 		json_null(j, "lease");
 	}
+	json_shares(j, o, g); /* memory shares (issue 23) */
 	if (!o->no_procs) {
 		if (gpu_has(g, GF_PROCESSES)) {
 			json_arr(j, "processes");
@@ -167,6 +222,7 @@ static void gpu_json(struct json *j, const struct status_json_opts *o, const str
 					json_uint(j, "slurm_job_id", p->slurm_job);
 				else
 					json_null(j, "slurm_job_id");
+				ctr_json(j, p);
 				if (p->mem_valid)
 					json_uint(j, "used_memory_mib", mib(p->used_mem));
 				else
@@ -193,6 +249,8 @@ static void gpu_json(struct json *j, const struct status_json_opts *o, const str
 			json_obj(j, NULL);
 			json_uint(j, "index", m->slot);
 			json_str(j, "uuid", m->uuid[0] ? m->uuid : NULL);
+			if (o->leases && o->leases->present) /* MIG instances as lease units (issue 23) */
+				json_mig_lease(j, leaseview_mig_holder(o->leases, m->uuid));
 			json_str(j, "name", m->name[0] ? m->name : NULL);
 			if (m->gi != NO_INSTANCE)
 				json_uint(j, "gpu_instance_id", m->gi);
@@ -270,6 +328,8 @@ void status_json(struct strbuf *sb, const struct gpu_set *set, const struct stat
 	json_end_arr(&j);
 	if (o->details)
 		queue(&j, o->leases);
+	char note[320];
+	json_str(&j, "processes_unmapped", ctr_pidns_note(set, note, sizeof note));
 	if (o->leases_missing) /* then each "lease": null means unknown, not free */
 		json_str(&j, "leases_error", o->leases_missing);
 	if (o->leases && !strcmp(o->leases->guard, "acl")) { /* the device guard (issue 25) */

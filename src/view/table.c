@@ -2,6 +2,8 @@
  * columns there are; for a loop on a terminal, in the lines there are too, as top draws. What
  * another user controls (process names, command lines, user and lease names) is escaped. */
 #include "view/table.h"
+#include "view/container.h"
+#include "machine/runtime.h"
 
 #include "base/escape.h"
 
@@ -56,9 +58,16 @@ static const struct lease_info *holder(const struct table_opts *o, const struct 
 	return o->leases ? leaseview_holder(o->leases, g->uuid) : NULL;
 }
 
+/* memory shares (issue 23): the GPU's shares, as the daemon counts them (NULL: none). */
+static const struct share_gpu *shares(const struct table_opts *o, const struct gpu *g)
+{
+	return o->leases ? leaseview_share_gpu(o->leases, g->uuid) : NULL;
+}
+
 static bool gpu_busy(const struct table_opts *o, const struct gpu *g)
 {
-	return holder(o, g) || (o->leases && leaseview_held(o->leases, g->uuid)) || g->nprocs ||
+	return holder(o, g) || shares(o, g) ||
+	       (o->leases && leaseview_held(o->leases, g->uuid)) || g->nprocs ||
 	       (gpu_has(g, GF_UTIL_GPU) && g->util_gpu > 10) ||
 	       (gpu_has(g, GF_MEM_USED) && g->mem_used > (1ULL << 30));
 }
@@ -116,13 +125,44 @@ static void table_gpu(struct strbuf *sb, const struct table_opts *o, const struc
 	sb_addc(sb, '\n');
 }
 
+/* memory shares (issue 23): a line for the GPU's shares (how many, the room left), then one per
+ * share (its holder, claim and use); names are other users' text: escaped. */
+static void table_shares(struct strbuf *sb, const struct table_opts *o, const struct layout *lay,
+			 const struct gpu *g)
+{
+	const struct share_gpu *s = shares(o, g);
+	if (!s)
+		return;
+	char *text = xasprintf("shared: %u share%s, %llu MiB claimed, %llu MiB left to claim", s->count,
+			       s->count == 1 ? "" : "s", (unsigned long long)s->claimed,
+			       (unsigned long long)s->room);
+	sb_addf(sb, "      %s", o->color ? C_YELLOW : "");
+	esc_fit(sb, text, lay->width ? lay->width - 6 : -1, false);
+	sb_addf(sb, "%s\n", o->color ? C_RESET : "");
+	free(text);
+	const struct lease_info *l;
+	for (size_t k = 0; (l = leaseview_share(o->leases, g->uuid, k)); k++) {
+		text = xasprintf("share: %s%s%s%s, pid %d, %llu MiB, uses %llu MiB%s", l->user,
+				 l->name ? " '" : "", l->name ? l->name : "", l->name ? "'" : "", (int)l->pid,
+				 (unsigned long long)l->mem_mib,
+				 (unsigned long long)leaseview_share_used(l, g->uuid),
+				 l->over ? ", OVER ITS CLAIM" : "");
+		sb_addf(sb, "        %s", o->color ? (l->over ? C_RED : C_YELLOW) : "");
+		esc_fit(sb, text, lay->width ? lay->width - 8 : -1, false);
+		sb_addf(sb, "%s\n", o->color ? C_RESET : "");
+		free(text);
+	}
+}
+
 /* The lease line; the holder's name and the lease's are another user's text: escaped. */
 static void table_lease(struct strbuf *sb, const struct table_opts *o, const struct layout *lay,
 			const struct gpu *g)
 {
 	const struct lease_info *h = holder(o, g);
-	if (!h)
+	if (!h) {
+		table_shares(sb, o, lay, g);
 		return;
+	}
 	char when[16];
 	strftime(when, sizeof when, "%H:%M", localtime(&h->since));
 	char *text = xasprintf("lease: %s%s%s%s, pid %d, %s since %s", h->user, h->name ? " '" : "",
@@ -215,6 +255,15 @@ static void table_proc(struct strbuf *sb, const struct table_opts *o, const stru
 	cols += n;
 	/* At least 8 columns of the command, however narrow the terminal; all of it when piped. */
 	int room = !lay->width ? -1 : lay->width - cols < 8 ? 8 : lay->width - cols;
+	/* containers (issue 28): the command prefixed by its container, "[trainer] python ..." */
+	char ctr[3 * CTR_NAME_MAX + 8];
+	if ((room < 0 || room >= 24) && ctr_label(p, ctr, sizeof ctr)) {
+		/* at most a third of the room: the command stays the line's main text */
+		sb_addc(sb, '[');
+		int w = esc_fit(sb, ctr, room < 0 ? -1 : room / 3 - 3, false);
+		sb_adds(sb, "] ");
+		room = room < 0 ? -1 : room - w - 3;
+	}
 	esc_fit(sb, p->cmdline ? p->cmdline : "(not in /proc: exited, or another PID namespace)", room,
 		false);
 	sb_addc(sb, '\n');
@@ -238,8 +287,16 @@ static void table_procs(struct strbuf *sb, const struct table_opts *o, struct la
 			mem = mib_of_text(m->mem_used, m->mem_total);
 		/* "NVIDIA A100-SXM4-40GB MIG 3g.20gb": the profile is what tells instances apart. */
 		const char *profile = strstr(m->name, "MIG ");
-		sb_addf(sb, "      mig %u/%u  %-10.10s %20s  %s\n", m->gi, m->ci,
+		sb_addf(sb, "      mig %u/%u  %-10.10s %20s  %s", m->gi, m->ci,
 			profile ? profile + 4 : m->name, mem.s, m->uuid);
+		/* MIG instances as lease units (issue 23): who holds the instance */
+		const struct lease_info *h = o->leases ? leaseview_mig_holder(o->leases, m->uuid) : NULL;
+		if (h) {
+			sb_addf(sb, "  %sleased: ", o->color ? C_YELLOW : "");
+			esc_printable_n(sb, h->user, 64);
+			sb_addf(sb, ", pid %d%s", (int)h->pid, o->color ? C_RESET : "");
+		}
+		sb_addc(sb, '\n');
 	}
 	if (!o->no_procs && !gpu_has(g, GF_PROCESSES) && shown > g->nmigs)
 		sb_addf(sb, "      %sprocesses: N/A%s\n", o->color ? C_DIM : "", o->color ? C_RESET : "");
@@ -291,7 +348,9 @@ static void layout_columns(struct layout *lay, const struct table_opts *o,
 static size_t layout_rows(struct layout *lay, const struct table_opts *o,
 			  const struct gpu_set *set)
 {
-	size_t ngpus = 0, fixed = 2 + (o->leases_missing != NULL), total = 0, most = 0;
+	char note[320];
+	size_t ngpus = 0, fixed = 2 + (o->leases_missing != NULL) +
+				 (ctr_pidns_note(set, note, sizeof note) != NULL), total = 0, most = 0;
 	fixed += o->leases && !strcmp(o->leases->guard, "acl"); /* the device guard's line */
 	lay->sub_limit = SIZE_MAX;
 	lay->spare = 0;
@@ -301,7 +360,7 @@ static size_t layout_rows(struct layout *lay, const struct table_opts *o,
 			continue;
 		size_t n = sub_lines(o, g);
 		ngpus++;
-		fixed += 1 + (holder(o, g) != NULL);
+		fixed += 1 + (holder(o, g) != NULL) + (shares(o, g) ? 1 + shares(o, g)->count : 0);
 		total += n;
 		most = n > most ? n : most;
 	}
@@ -395,6 +454,12 @@ void table_render(struct strbuf *sb, const struct table_opts *o, const struct gp
 	if (o->leases_missing) { /* no lease line is not "not leased" here */
 		sb_adds(sb, "  leases: not shown, ");
 		esc_printable(sb, o->leases_missing);
+		sb_addc(sb, '\n');
+	}
+	char note[320]; /* containers (issue 28): host pids this /proc cannot map, said once */
+	if (ctr_pidns_note(set, note, sizeof note)) {
+		sb_adds(sb, "  note: ");
+		esc_fit(sb, note, lay.width ? lay.width - 8 : -1, false);
 		sb_addc(sb, '\n');
 	}
 	if (hidden)

@@ -28,8 +28,19 @@ clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-san
 	-Isrc -o "$B/fuzz-list" tests/fuzz/fuzz_list.c src/base/proto.c src/base/util.c
 mkdir -p "$B/fuzz-list-corpus"
 printf '\377\377\377\310\310\310\310\310\310\310\310\310\310\310\310' >"$B/fuzz-list-corpus/max"
+# The daemon's shared snapshot (issue 22): its decoder, seeded with a small whole snapshot.
+clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	-Isrc -o "$B/fuzz-snap" tests/fuzz/fuzz_snap.c src/machine/snap.c src/base/proto.c src/base/util.c
+mkdir -p "$B/fuzz-snap-corpus"
+{
+	printf 'snapshot\nsnap 1 58 15 65537 1\ndrv =550\ncuda 12040\nslurm 0\ng 0 0 0 =H100 =GPU-0 =00:01.0 = =\n'
+	for l in 15 15 15 13; do printf 'gn'; for ((i = 0; i < l; i++)); do printf ' %d' $i; done; printf '\n'; done
+	printf 'gw 3 =No%%20permission\nm 1 2 0 1 5 4 =MIG-1 =1g\n'
+	printf 'p 42 1 1 1048576 4294967295 4294967295 1 0 0 0 0 0 0 0 0\npi =root =python%%20x =python\n'
+	printf 'ps 0 1 2 3 0x1p+0 0x1p+1 1 0x1.9p+3\nend'
+} >"$B/fuzz-snap-corpus/small"
 status=0
-for t in visibility:fuzz-corpus:256 proto:fuzz-proto-corpus:4096 list:fuzz-list-corpus:4096; do
+for t in visibility:fuzz-corpus:256 proto:fuzz-proto-corpus:4096 list:fuzz-list-corpus:4096 snap:fuzz-snap-corpus:8192; do
 	IFS=: read -r name corpus len <<<"$t"
 	if "$B/fuzz-$name" -max_total_time="$secs" -max_len="$len" -artifact_prefix="$B/" \
 		-print_final_stats=1 "$B/$corpus" 2>"$B/fuzz-$name.log"; then

@@ -14,6 +14,8 @@ directly (SOCK_SEQPACKET). Prints ok/not ok lines for tests/t2003-daemon-attacks
              refused naming the bound, never read as no constraint
   stall N    N connections that ask for less than the size bound and then never read: each is
              closed once idle (its replies stuck for idle_timeout), not held for ever
+  share      (memory shares and MIG instances, issue 23) bad claims and instances are refused
+             with an error, never read as none; a huge profile name costs nothing
 """
 import array, os, resource, select, socket, sys, time
 
@@ -229,5 +231,21 @@ elif mode == "stall":
                 p.unregister(fd)
     check("%d clients that stopped reading %d replies of theirs are disconnected once idle "
           "(%d were)" % (n, per, len(hung)), len(hung) == n)
+# ---- memory shares and MIG instances (issue 23) ----
+elif mode == "share":
+    s = conn()
+    for i, line in enumerate([b"mem 0", b"mem 12abc", b"mem 1099511627776", b"mem -5"]):
+        r = ask(s, b"acquire\nid %d\ncount 1\n%s" % (30 + i, line))
+        check("%s is refused (exit 2)" % line.decode(), r.startswith(b"error") and b"\ncode 2\n" in r, r)
+    for i, line in enumerate([b"mig_slot 0:99", b"mig_slot zz", b"mig_uuid MIG-nope"]):
+        r = ask(s, b"acquire\nid %d\ncount 1\n%s" % (40 + i, line))
+        check("%s is refused (exit 6)" % line.decode(), r.startswith(b"error") and b"\ncode 6\n" in r, r)
+    r = ask(s, b"acquire\nid 50\ncount 1\nmig_profile " + b"A" * 20000)
+    check("a 20,000-byte MIG profile: refused as no such instance, the name not echoed",
+          r.startswith(b"busy") and b"A" * 64 not in r, r[:300])
+    r = ask(s, b"acquire\nid 51\ncount 2\nmem 1024\nmig_profile 3g.71gb")
+    check("a MIG lease of two, or with --mem, is refused", r.startswith(b"error"), r)
+    r = ask(s, b"where\nid 52")
+    check("the daemon still answers", r.startswith(b"pong"), r)
 else:
     sys.exit("unknown mode " + mode)

@@ -363,12 +363,12 @@ def test_telemetry():
     for fn in ("DisplayMode", "DisplayActive", "AccountingMode"):
         e = C.c_int(-1)
         modes.append((getattr(lib, "nvmlDeviceGet" + fn)(h, C.byref(e)), e.value))
-    check("display mode, display active, accounting mode", modes == [(0, 0)] * 3, modes)
+    check("display mode (attached, as the H200 capture says), display active, accounting mode", modes == [(0, 1), (0, 0), (0, 0)], modes)
     pci, p1 = PciInfo(), PciInfo_v1()
     lib.nvmlDeviceGetPciInfo_v3(h, C.byref(pci))
     lib.nvmlDeviceGetPciInfo(h, C.byref(p1))
     check("PCI subsystem id from the machine file, both layouts",
-          pci.pciSubSystemId == 0x18B010DE and p1.pciSubSystemId == 0x18B010DE, hex(pci.pciSubSystemId))
+          pci.pciSubSystemId == 0x18BE10DE and p1.pciSubSystemId == 0x18BE10DE, hex(pci.pciSubSystemId))
     lib.nvmlShutdown()
 
     lib = load("fakenvml", "workstation-mixed.machine")
@@ -526,11 +526,88 @@ def test_basics():
     lib.nvmlShutdown()
 
 
+# ---- smi (issue 27): the health and inventory calls, with NVIDIA's layouts written here ----
+class EccSramErrorStatus_v1(C.Structure):       # nvmlEccSramErrorStatus_v1_t
+    _fields_ = [("version", C.c_uint)] + [(n, C.c_ulonglong) for n in (
+        "aggregateUncParity", "aggregateUncSecDed", "aggregateCor", "volatileUncParity",
+        "volatileUncSecDed", "volatileCor", "aggregateUncBucketL2", "aggregateUncBucketSm",
+        "aggregateUncBucketPcie", "aggregateUncBucketMcu", "aggregateUncBucketOther")] + [
+        ("bThresholdExceeded", C.c_uint)]
+
+
+class PciInfoExt_v1(C.Structure):               # nvmlPciInfoExt_v1_t
+    _fields_ = [(n, C.c_uint) for n in ("version", "domain", "bus", "device", "pciDeviceId",
+                                        "pciSubSystemId", "baseClass", "subClass")] + [("busId", C.c_char * 32)]
+
+
+class GpuFabricInfo_v2(C.Structure):            # nvmlGpuFabricInfo_v2_t
+    _fields_ = [("version", C.c_uint), ("clusterUuid", C.c_ubyte * 16), ("status", C.c_uint),
+                ("cliqueId", C.c_uint), ("state", C.c_ubyte), ("healthMask", C.c_uint)]
+
+
+class PlatformInfo_v2(C.Structure):             # nvmlPlatformInfo_v2_t
+    _fields_ = [("version", C.c_uint), ("ibGuid", C.c_ubyte * 16), ("chassisSerialNumber", C.c_ubyte * 16)] + [
+        (n, C.c_ubyte) for n in ("slotNumber", "trayIndex", "hostId", "peerType", "moduleId")]
+
+
+class RowRemapperHistogram(C.Structure):        # nvmlRowRemapperHistogramValues_t
+    _fields_ = [(n, C.c_uint) for n in ("max", "high", "partial", "low", "none")]
+
+
+def test_health():
+    """The calls behind nvidia-smi 590's health fields, as a client built on nvml.h makes them."""
+    check("layouts: SRAM status 104 B, PciInfoExt 64, fabric v2 36, platform v2 44, histogram 20",
+          [C.sizeof(x) for x in (EccSramErrorStatus_v1, PciInfoExt_v1, GpuFabricInfo_v2, PlatformInfo_v2,
+                                 RowRemapperHistogram)] == [104, 64, 36, 44, 20])
+    lib = load("fakenvml", "h200-idle.machine")
+    lib.nvmlInit_v2()
+    h, n, u = handle(lib), C.c_ulonglong(), [C.c_uint() for _ in range(4)]
+    check("memory error counter: DRAM supported, L1 not",
+          lib.nvmlDeviceGetMemoryErrorCounter(h, 0, 0, 2, C.byref(n)) == 0 and n.value == 0
+          and lib.nvmlDeviceGetMemoryErrorCounter(h, 0, 0, 0, C.byref(n)) == 3)
+    st = EccSramErrorStatus_v1(version=struct_version(EccSramErrorStatus_v1, 1))
+    check("SRAM status with its version word", lib.nvmlDeviceGetSramEccErrorStatus(h, C.byref(st)) == 0
+          and st.bThresholdExceeded == 0)
+    st.version = 1
+    check("SRAM status refuses a bare version", lib.nvmlDeviceGetSramEccErrorStatus(h, C.byref(st)) == 25)
+    check("remapped rows", lib.nvmlDeviceGetRemappedRows(h, *[C.byref(x) for x in u]) == 0
+          and [x.value for x in u] == [0, 0, 0, 0])
+    hist = RowRemapperHistogram()
+    check("row remapper histogram", lib.nvmlDeviceGetRowRemapperHistogram(h, C.byref(hist)) == 0 and hist.max == 3072)
+    cnt = C.c_uint(0)
+    check("retired pages not supported on an H200", lib.nvmlDeviceGetRetiredPages(h, 0, C.byref(cnt), None) == 3)
+    p = PciInfoExt_v1(version=struct_version(PciInfoExt_v1, 1))
+    check("PciInfoExt: class 0x3/0x2, the bus id", lib.nvmlDeviceGetPciInfoExt(h, C.byref(p)) == 0
+          and (p.baseClass, p.subClass, p.bus, p.busId) == (3, 2, 0x83, b"00000000:83:00.0"), (p.baseClass, p.busId))
+    f = GpuFabricInfo_v2(version=struct_version(GpuFabricInfo_v2, 2))
+    check("fabric probe completed", lib.nvmlDeviceGetGpuFabricInfoV(h, C.byref(f)) == 0 and f.state == 3 and f.status == 0)
+    pl = PlatformInfo_v2(version=struct_version(PlatformInfo_v2, 2))
+    check("platform host 1, module 1", lib.nvmlDeviceGetPlatformInfo(h, C.byref(pl)) == 0
+          and (pl.hostId, pl.moduleId, pl.peerType) == (1, 1, 0))
+    buf = C.create_string_buffer(16)
+    check("InfoROM image and ECC object versions",
+          lib.nvmlDeviceGetInforomImageVersion(h, buf, 16) == 0 and buf.value == b"G520.0280.02.02"
+          and lib.nvmlDeviceGetInforomVersion(h, 1, buf, 16) == 0 and buf.value == b"7.16"
+          and lib.nvmlDeviceGetInforomVersion(h, 2, buf, 16) == 3)
+    fv = FieldValue(fieldId=185)
+    check("field 185 (average power)", lib.nvmlDeviceGetFieldValues(h, 1, C.byref(fv)) == 0
+          and fv.nvmlReturn == 0 and fv.value.ullVal == 76154)
+    fv = FieldValue(fieldId=185, scopeId=1)
+    check("field 185 of the module scope: not supported", lib.nvmlDeviceGetFieldValues(h, 1, C.byref(fv)) == 0
+          and fv.nvmlReturn == 3)
+    lib.nvmlShutdown()
+    old = load("fakenvml-old", "h200-idle.machine")
+    check("the old library lacks the SRAM status and remapped rows",
+          not hasattr(old, "nvmlDeviceGetSramEccErrorStatus") and not hasattr(old, "nvmlDeviceGetRemappedRows"))
+# ---- end smi ----
+
+
 test_current()
 test_basics()
 test_mig()
 test_old_and_535()
 test_telemetry()
 test_proc_util()
+test_health()   # smi (issue 27)
 print("1..%d" % checks)   # the plan last (TAP allows it): a run that dies early has none
 sys.exit(failed)

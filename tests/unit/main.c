@@ -39,17 +39,20 @@ int main(void)
 	test_alloc_order();
 	test_alloc_head();
 	test_alloc_served();
+	test_share(); /* memory shares and MIG instances (issue 23) */
 	test_config_values();
 	test_proto();
 	test_peer();
 	test_proc();
 	test_slurm();
+	test_container();
 	test_cluster();
 	test_args();
 	test_exitcodes();
 	test_tui();
 	test_jobs();
 	test_slurmjobs();
+	test_snap();
 	test_lease();
 	/* The plan comes last (TAP allows it): a run that dies early has none, and fails. */
 	printf("1..%d\n", tap_count);

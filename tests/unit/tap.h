@@ -13,6 +13,7 @@ void tap_check_str(const char *got, const char *want, const char *what, const ch
 #define CHECK(cond) tap_check((cond), #cond, __FILE__, __LINE__)
 #define CHECK_STR(got, want) tap_check_str((got), (want), #got, __FILE__, __LINE__)
 
+void test_container(void); /* containers (issue 28) */
 void test_json(void);
 void test_pci(void);
 void test_query(void);
@@ -27,6 +28,7 @@ void test_alloc(void);
 void test_alloc_order(void);
 void test_alloc_head(void);
 void test_alloc_served(void);
+void test_share(void); /* memory shares and MIG instances (issue 23) */
 void test_config_values(void);
 void test_proto(void);
 void test_peer(void);
@@ -38,6 +40,7 @@ void test_slurm(void);
 void test_cluster(void);
 void test_jobs(void);
 void test_slurmjobs(void);
+void test_snap(void);      /* issue 22: the shared snapshot's words */
 void test_lease(void);
 
 #endif

@@ -7,7 +7,8 @@
 
 static const struct alloc_policy pol = {.max_used_mib = 1024, .max_util = 10, .allow_procs = false};
 
-#define G(i, used, free, util, procs) {i, false, false, true, true, used, free, util, procs}
+#define G(i_, used_, free_, util_, procs_) {.index = i_, .mem_valid = true, .util_valid = true, \
+	.used_mib = used_, .free_mib = free_, .util = util_, .procs = procs_}
 
 void test_alloc(void)
 {

@@ -224,4 +224,144 @@ _Static_assert(offsetof(nvmlFieldValue_t, value) == 32, "nvmlFieldValue_t.value"
 _Static_assert(sizeof(nvmlTemperature_v1_t) == 12, "nvmlTemperature_v1_t");
 _Static_assert(nvmlTemperature_v1 == 0x0100000C, "temperature version word");
 
+/* ---- smi (issue 27): what the --query-gpu fields beyond the base read, as in nvml.h 13 ---- */
+enum {
+	NVML_MEMORY_LOCATION_L1_CACHE = 0, NVML_MEMORY_LOCATION_L2_CACHE = 1,
+	NVML_MEMORY_LOCATION_DRAM = 2, NVML_MEMORY_LOCATION_DEVICE_MEMORY = 2,
+	NVML_MEMORY_LOCATION_REGISTER_FILE = 3, NVML_MEMORY_LOCATION_TEXTURE_MEMORY = 4,
+	NVML_MEMORY_LOCATION_TEXTURE_SHM = 5, NVML_MEMORY_LOCATION_CBU = 6,
+	NVML_MEMORY_LOCATION_SRAM = 7,
+};
+enum {
+	NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS = 0,
+	NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR = 1,
+};
+enum { NVML_INFOROM_OEM = 0, NVML_INFOROM_ECC = 1, NVML_INFOROM_POWER = 2, NVML_INFOROM_DEN = 3 };
+enum { NVML_GOM_ALL_ON = 0, NVML_GOM_COMPUTE = 1, NVML_GOM_LOW_DP = 2 };
+enum { NVML_DRIVER_WDDM = 0, NVML_DRIVER_WDM = 1, NVML_DRIVER_MCDM = 2 };
+enum {
+	NVML_DEVICE_ADDRESSING_MODE_NONE = 0, NVML_DEVICE_ADDRESSING_MODE_HMM = 1,
+	NVML_DEVICE_ADDRESSING_MODE_ATS = 2,
+};
+enum { NVML_VGPU_DRIVER_CAP_HETEROGENEOUS_MULTI_VGPU = 0 };
+enum {
+	NVML_DEVICE_VGPU_CAP_FRACTIONAL_MULTI_VGPU = 0,
+	NVML_DEVICE_VGPU_CAP_HETEROGENEOUS_TIMESLICE_PROFILES = 1,
+	NVML_DEVICE_VGPU_CAP_HETEROGENEOUS_TIMESLICE_SIZES = 2,
+	NVML_DEVICE_VGPU_CAP_HOMOGENEOUS_PLACEMENTS = 9,
+	NVML_DEVICE_VGPU_CAP_MIG_TIMESLICING_SUPPORTED = 10,
+	NVML_DEVICE_VGPU_CAP_MIG_TIMESLICING_ENABLED = 11,
+};
+#define NVML_POWER_SCOPE_GPU 0U
+#define NVML_POWER_SCOPE_MODULE 1U
+enum {
+	NVML_FI_DEV_PERF_POLICY_POWER = 74, NVML_FI_DEV_PERF_POLICY_SYNC_BOOST = 76,
+	NVML_FI_DEV_POWER_AVERAGE = 185, NVML_FI_DEV_POWER_INSTANT = 186,
+	NVML_FI_DEV_TEMPERATURE_GPU_MAX_TLIMIT = 196,
+	NVML_FI_DEV_GET_GPU_RECOVERY_ACTION = 230,
+	NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN = 269,
+	NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_THERM_SLOWDOWN = 270,
+	NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN = 271,
+	NVML_FI_DEV_EDPP_MULTIPLIER = 274,
+	NVML_FI_PWR_SMOOTHING_PRIMARY_POWER_FLOOR = 275, NVML_FI_PWR_SMOOTHING_SECONDARY_POWER_FLOOR = 276,
+	NVML_FI_PWR_SMOOTHING_MIN_PRIMARY_FLOOR_ACT_OFFSET = 277,
+	NVML_FI_PWR_SMOOTHING_MIN_PRIMARY_FLOOR_ACT_POINT = 278,
+	NVML_FI_PWR_SMOOTHING_WINDOW_MULTIPLIER = 279,
+	NVML_FI_PWR_SMOOTHING_DELAYED_PWR_SMOOTHING_SUPPORTED = 280,
+	NVML_FI_PWR_SMOOTHING_PROFILE_SECONDARY_POWER_FLOOR = 281,
+	NVML_FI_PWR_SMOOTHING_PROFILE_PRIMARY_FLOOR_ACT_WIN_MULT = 282,
+	NVML_FI_PWR_SMOOTHING_PROFILE_PRIMARY_FLOOR_TAR_WIN_MULT = 283,
+	NVML_FI_PWR_SMOOTHING_PROFILE_PRIMARY_FLOOR_ACT_OFFSET = 284,
+	NVML_FI_PWR_SMOOTHING_ADMIN_OVERRIDE_SECONDARY_POWER_FLOOR = 285,
+	NVML_FI_PWR_SMOOTHING_ADMIN_OVERRIDE_PRIMARY_FLOOR_ACT_WIN_MULT = 286,
+	NVML_FI_PWR_SMOOTHING_ADMIN_OVERRIDE_PRIMARY_FLOOR_TAR_WIN_MULT = 287,
+	NVML_FI_PWR_SMOOTHING_ADMIN_OVERRIDE_PRIMARY_FLOOR_ACT_OFFSET = 288,
+};
+
+typedef struct {
+	unsigned int max, high, partial, low, none;
+} nvmlRowRemapperHistogramValues_t;
+
+typedef struct {
+	unsigned int version;
+	unsigned long long aggregateUncParity, aggregateUncSecDed, aggregateCor;
+	unsigned long long volatileUncParity, volatileUncSecDed, volatileCor;
+	unsigned long long aggregateUncBucketL2, aggregateUncBucketSm, aggregateUncBucketPcie;
+	unsigned long long aggregateUncBucketMcu, aggregateUncBucketOther;
+	unsigned int bThresholdExceeded;
+} nvmlEccSramErrorStatus_v1_t;
+#define nvmlEccSramErrorStatus_v1 ((unsigned)(sizeof(nvmlEccSramErrorStatus_v1_t) | 1U << 24))
+
+typedef struct {
+	unsigned int version;
+	unsigned int domain, bus, device, pciDeviceId, pciSubSystemId, baseClass, subClass;
+	char busId[32];
+} nvmlPciInfoExt_v1_t;
+#define nvmlPciInfoExt_v1 ((unsigned)(sizeof(nvmlPciInfoExt_v1_t) | 1U << 24))
+
+typedef struct {
+	unsigned int version;
+	unsigned int value;   /* NVML_DEVICE_ADDRESSING_MODE_* */
+} nvmlDeviceAddressingMode_v1_t;
+#define nvmlDeviceAddressingMode_v1 ((unsigned)(sizeof(nvmlDeviceAddressingMode_v1_t) | 1U << 24))
+
+typedef struct {
+	unsigned int isC2cEnabled;
+} nvmlC2cModeInfo_v1_t;
+
+typedef struct {
+	unsigned int version;
+	unsigned int encryptionState;   /* nvmlEnableState_t */
+} nvmlDramEncryptionInfo_v1_t;
+#define nvmlDramEncryptionInfo_v1 ((unsigned)(sizeof(nvmlDramEncryptionInfo_v1_t) | 1U << 24))
+
+#define NVML_DEVICE_INFOROM_VERSION_BUFFER_SIZE 16
+
+#define NVML_DEVICE_HOSTNAME_BUFFER_SIZE 64
+typedef struct {
+	char value[NVML_DEVICE_HOSTNAME_BUFFER_SIZE];
+} nvmlHostname_v1_t;
+
+#define NVML_GPU_FABRIC_UUID_LEN 16
+enum {
+	NVML_GPU_FABRIC_STATE_NOT_SUPPORTED = 0, NVML_GPU_FABRIC_STATE_NOT_STARTED = 1,
+	NVML_GPU_FABRIC_STATE_IN_PROGRESS = 2, NVML_GPU_FABRIC_STATE_COMPLETED = 3,
+};
+typedef struct {
+	unsigned int version;
+	unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
+	nvmlReturn_t status;
+	unsigned int cliqueId;
+	unsigned char state;          /* nvmlGpuFabricState_t: unsigned char */
+	unsigned int healthMask;
+} nvmlGpuFabricInfo_v2_t;
+#define nvmlGpuFabricInfo_v2 ((unsigned)(sizeof(nvmlGpuFabricInfo_v2_t) | 2U << 24))
+
+typedef struct {
+	unsigned int version;
+	unsigned char ibGuid[16];
+	unsigned char chassisSerialNumber[16];
+	unsigned char slotNumber, trayIndex, hostId, peerType, moduleId;
+} nvmlPlatformInfo_v2_t;
+#define nvmlPlatformInfo_v2 ((unsigned)(sizeof(nvmlPlatformInfo_v2_t) | 2U << 24))
+
+_Static_assert(sizeof(nvmlRowRemapperHistogramValues_t) == 20, "histogram");
+_Static_assert(sizeof(nvmlEccSramErrorStatus_v1_t) == 104, "nvmlEccSramErrorStatus_v1_t");
+_Static_assert(offsetof(nvmlEccSramErrorStatus_v1_t, aggregateUncParity) == 8, "sram.aggregateUncParity");
+_Static_assert(offsetof(nvmlEccSramErrorStatus_v1_t, bThresholdExceeded) == 96, "sram.bThresholdExceeded");
+_Static_assert(nvmlEccSramErrorStatus_v1 == 0x01000068, "sram version word");
+_Static_assert(sizeof(nvmlPciInfoExt_v1_t) == 64, "nvmlPciInfoExt_v1_t");
+_Static_assert(offsetof(nvmlPciInfoExt_v1_t, busId) == 32, "nvmlPciInfoExt_v1_t.busId");
+_Static_assert(nvmlPciInfoExt_v1 == 0x01000040, "pci ext version word");
+_Static_assert(nvmlDeviceAddressingMode_v1 == 0x01000008, "addressing mode version word");
+_Static_assert(nvmlDramEncryptionInfo_v1 == 0x01000008, "dram encryption version word");
+_Static_assert(offsetof(nvmlGpuFabricInfo_v2_t, status) == 20, "fabric.status");
+_Static_assert(offsetof(nvmlGpuFabricInfo_v2_t, state) == 28, "fabric.state");
+_Static_assert(sizeof(nvmlGpuFabricInfo_v2_t) == 36, "nvmlGpuFabricInfo_v2_t");
+_Static_assert(nvmlGpuFabricInfo_v2 == 0x02000024, "fabric v2 version word");
+_Static_assert(offsetof(nvmlPlatformInfo_v2_t, slotNumber) == 36, "platform.slotNumber");
+_Static_assert(sizeof(nvmlPlatformInfo_v2_t) == 44, "nvmlPlatformInfo_v2_t");
+_Static_assert(nvmlPlatformInfo_v2 == 0x0200002C, "platform v2 version word");
+/* ---- end smi (issue 27) ---- */
+
 #endif

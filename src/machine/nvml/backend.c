@@ -315,6 +315,7 @@ static void refresh_mem(struct gpu *g, struct nvml_dev *d)
 			got_all(g, GF_MEM_TOTAL, GF_MEM_RESERVED, r);
 			return;
 		}
+		nvml_report_fallback("nvmlDeviceGetMemoryInfo_v2", "nvmlDeviceGetMemoryInfo", r);
 		nvml.mem_v2 = NULL;
 	}
 	nvmlMemory_t m;
@@ -386,7 +387,21 @@ static void refresh_base(struct gpu *g, struct nvml_dev *d)
 		nvml_set(g, GF_UTIL_MEM);
 	}
 	unsigned v;
-	if (nvml.temp && !g->lost && nvml_got(g, GF_TEMP, nvml.temp(d->h, NVML_TEMPERATURE_GPU, &v))) {
+	/* The current call (nvml.h 12.6+) first; a driver without it, or one that refuses its
+	 * version word, is read through the call nvml.h 13 deprecates from then on. */
+	if (nvml.temp_v && !g->lost) {
+		nvmlTemperature_v1_t t = {.version = nvmlTemperature_v1, .sensorType = NVML_TEMPERATURE_GPU};
+		nvmlReturn_t r = nvml.temp_v(d->h, &t);
+		if (r == NVML_ERROR_FUNCTION_NOT_FOUND || r == NVML_ERROR_ARGUMENT_VERSION_MISMATCH) {
+			nvml_report_fallback("nvmlDeviceGetTemperatureV", "nvmlDeviceGetTemperature", r);
+			nvml.temp_v = NULL;
+		} else if (nvml_got(g, GF_TEMP, r) && t.temperature >= 0) {
+			g->temp = (unsigned)t.temperature;
+			nvml_set(g, GF_TEMP);
+		}
+	}
+	if (!nvml.temp_v && nvml.temp && !g->lost &&
+	    nvml_got(g, GF_TEMP, nvml.temp(d->h, NVML_TEMPERATURE_GPU, &v))) {
 		g->temp = v;
 		nvml_set(g, GF_TEMP);
 	}
@@ -415,8 +430,18 @@ static void nvml_close(struct gpu_set *set)
 		nvml.shutdown();
 }
 
+static void nvml_read_static_one(struct gpu_set *set, struct gpu *g)
+{
+	(void)set;
+	struct nvml_dev *d = g->priv;
+	if (d && !g->lost && !g->inaccessible && !d->static_read)
+		nvml_read_static(g, d);
+}
+
 const struct gpu_backend nvml_backend = {
 	.open = nvml_open,
 	.refresh = nvml_refresh,
 	.close = nvml_close,
+	.read_x = nvml_read_x,                 /* smi (issue 27) */
+	.read_static = nvml_read_static_one,
 };

@@ -15,7 +15,7 @@ static void read_indexed(struct gpu *g, struct nvml_dev *d, enum gpu_field f, un
 		       nvmlReturn_t (*fn)(nvmlDevice_t, int, unsigned *), int type)
 {
 	unsigned v;
-	if (fn && !g->lost && nvml_got(g, f, fn(d->h, type, &v))) {
+	if (nvml_have(g, f, (const void *)fn) && !g->lost && nvml_got(g, f, fn(d->h, type, &v))) {
 		*dst = v;
 		nvml_set(g, f);
 	}
@@ -25,7 +25,7 @@ static void read_mask(struct gpu *g, struct nvml_dev *d, enum gpu_field f, uint6
 		      nvmlReturn_t (*fn)(nvmlDevice_t, unsigned long long *))
 {
 	unsigned long long v;
-	if (fn && !g->lost && nvml_got(g, f, fn(d->h, &v))) {
+	if (nvml_have(g, f, (const void *)fn) && !g->lost && nvml_got(g, f, fn(d->h, &v))) {
 		*dst = v;
 		nvml_set(g, f);
 	}
@@ -35,7 +35,7 @@ static void read_engine(struct gpu *g, struct nvml_dev *d, enum gpu_field f, uns
 			nvmlReturn_t (*fn)(nvmlDevice_t, unsigned *, unsigned *))
 {
 	unsigned v, period_us;
-	if (fn && !g->lost && nvml_got(g, f, fn(d->h, &v, &period_us))) {
+	if (nvml_have(g, f, (const void *)fn) && !g->lost && nvml_got(g, f, fn(d->h, &v, &period_us))) {
 		*dst = v;
 		nvml_set(g, f);
 	}
@@ -66,7 +66,8 @@ static bool field_uint(const nvmlFieldValue_t *v, unsigned *out)
 static void read_mem_temp(struct gpu *g, struct nvml_dev *d)
 {
 	nvmlFieldValue_t v = {.fieldId = NVML_FI_DEV_MEMORY_TEMP};
-	if (!nvml.field_values || g->lost || !nvml_got(g, GF_TEMP_MEM, nvml.field_values(d->h, 1, &v)))
+	if (!nvml_have(g, GF_TEMP_MEM, (const void *)nvml.field_values) || g->lost ||
+	    !nvml_got(g, GF_TEMP_MEM, nvml.field_values(d->h, 1, &v)))
 		return;
 	if (nvml_got(g, GF_TEMP_MEM, v.nvmlReturn) && field_uint(&v, &g->temp_mem))
 		nvml_set(g, GF_TEMP_MEM);
@@ -86,7 +87,7 @@ void nvml_refresh_extra(struct gpu *g, struct nvml_dev *d, unsigned what)
 	if (what & REFRESH_MODES) {
 		nvml_read_uint(g, GF_PERSISTENCE, &g->persistence, nvml.persistence, h);
 		unsigned cur, pending;
-		if (nvml.ecc && !g->lost && nvml_got(g, GF_ECC, nvml.ecc(h, &cur, &pending))) {
+		if (nvml_have(g, GF_ECC, (const void *)nvml.ecc) && !g->lost && nvml_got(g, GF_ECC, nvml.ecc(h, &cur, &pending))) {
 			g->ecc = cur;
 			nvml_set(g, GF_ECC);
 		}
@@ -94,7 +95,7 @@ void nvml_refresh_extra(struct gpu *g, struct nvml_dev *d, unsigned what)
 		nvml_read_uint(g, GF_ACCOUNTING, &g->accounting, nvml.accounting, h);
 	}
 	unsigned long long n;
-	if ((what & REFRESH_ECC_ERRORS) && nvml.ecc_errors && !g->lost &&
+	if ((what & REFRESH_ECC_ERRORS) && nvml_have(g, GF_ECC_UNCORRECTED, (const void *)nvml.ecc_errors) && !g->lost &&
 	    nvml_got(g, GF_ECC_UNCORRECTED, nvml.ecc_errors(h, NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
 							  NVML_VOLATILE_ECC, &n))) {
 		g->ecc_uncorrected = n;
@@ -128,13 +129,13 @@ void nvml_read_static(struct gpu *g, struct nvml_dev *d)
 {
 	nvmlDevice_t h = d->h;
 	d->static_read = true;
-	if (nvml.serial && !g->lost && nvml_got(g, GF_SERIAL, nvml.serial(h, g->serial, sizeof g->serial)))
+	if (nvml_have(g, GF_SERIAL, (const void *)nvml.serial) && !g->lost && nvml_got(g, GF_SERIAL, nvml.serial(h, g->serial, sizeof g->serial)))
 		nvml_set(g, GF_SERIAL);
-	if (nvml.vbios && !g->lost && nvml_got(g, GF_VBIOS, nvml.vbios(h, g->vbios, sizeof g->vbios)))
+	if (nvml_have(g, GF_VBIOS, (const void *)nvml.vbios) && !g->lost && nvml_got(g, GF_VBIOS, nvml.vbios(h, g->vbios, sizeof g->vbios)))
 		nvml_set(g, GF_VBIOS);
 	read_mask(g, d, GF_EVENTS_SUPPORTED, &g->events_supported, nvml.events_supported);
 	unsigned lo, hi;
-	if (nvml.limit_constraints && !g->lost &&
+	if (nvml_have(g, GF_POWER_MIN_LIMIT, (const void *)nvml.limit_constraints) && !g->lost &&
 	    nvml_got(g, GF_POWER_MIN_LIMIT, nvml.limit_constraints(h, &lo, &hi))) {
 		g->power_min_mw = lo;
 		g->power_max_mw = hi;
@@ -180,6 +181,8 @@ static nvmlReturn_t fetch_samples(struct nvml_dev *d, uint64_t since, unsigned *
 				.lastSeenTimeStamp = since, .procUtilArray = d->ubuf_cap ? d->ubuf : NULL};
 			r = nvml.proc_util_info(d->h, &info);
 			if (r == NVML_ERROR_FUNCTION_NOT_FOUND || r == NVML_ERROR_ARGUMENT_VERSION_MISMATCH) {
+				nvml_report_fallback("nvmlDeviceGetProcessesUtilizationInfo",
+						     "nvmlDeviceGetProcessUtilization", r);
 				nvml.proc_util_info = NULL;
 				continue;
 			}

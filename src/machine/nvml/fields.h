@@ -31,5 +31,8 @@ void nvml_read_static(struct gpu *g, struct nvml_dev *d);
 /* Each listed process's newest utilisation sample (REFRESH_PROC_UTIL). */
 void nvml_refresh_proc_util(struct gpu *g, struct nvml_dev *d);
 void nvml_dev_free(struct nvml_dev *d);
+/* smi (issue 27): one query value, read now (xread.c). */
+void nvml_read_x(const struct gpu_set *set, const struct gpu *g, unsigned src, unsigned arg,
+		 struct gpu_xval *out);
 
 #endif

@@ -81,16 +81,69 @@ static const struct sym optional[] = {
 	{offsetof(struct nvml_lib, threshold), {"nvmlDeviceGetTemperatureThreshold"}},
 	/* the device guard (issue 25) */
 	{offsetof(struct nvml_lib, minor), {"nvmlDeviceGetMinorNumber"}},
+	/* smi (issue 27). The temperature's successor (nvml.h 12.6+) first: the plain call is
+	 * deprecated in 13, kept as the fallback (backend.c). */
+	{offsetof(struct nvml_lib, temp_v), {"nvmlDeviceGetTemperatureV"}},
+	{offsetof(struct nvml_lib, mem_error_counter), {"nvmlDeviceGetMemoryErrorCounter"}},
+	{offsetof(struct nvml_lib, sram_status), {"nvmlDeviceGetSramEccErrorStatus"}},
+	{offsetof(struct nvml_lib, retired_pages), {"nvmlDeviceGetRetiredPages"}},
+	{offsetof(struct nvml_lib, retired_pending), {"nvmlDeviceGetRetiredPagesPendingStatus"}},
+	{offsetof(struct nvml_lib, remapped_rows), {"nvmlDeviceGetRemappedRows"}},
+	{offsetof(struct nvml_lib, remap_histogram), {"nvmlDeviceGetRowRemapperHistogram"}},
+	{offsetof(struct nvml_lib, app_clock), {"nvmlDeviceGetApplicationsClock"}},
+	{offsetof(struct nvml_lib, default_app_clock), {"nvmlDeviceGetDefaultApplicationsClock"}},
+	{offsetof(struct nvml_lib, power_mgmt_mode), {"nvmlDeviceGetPowerManagementMode"}},
+	{offsetof(struct nvml_lib, accounting_buffer), {"nvmlDeviceGetAccountingBufferSize"}},
+	{offsetof(struct nvml_lib, pci_ext), {"nvmlDeviceGetPciInfoExt"}},
+	{offsetof(struct nvml_lib, gom), {"nvmlDeviceGetGpuOperationMode"}},
+	{offsetof(struct nvml_lib, driver_model), {"nvmlDeviceGetDriverModel_v2", "nvmlDeviceGetDriverModel"}},
+	{offsetof(struct nvml_lib, gsp), {"nvmlDeviceGetGspFirmwareMode"}},
+	{offsetof(struct nvml_lib, encoder_stats), {"nvmlDeviceGetEncoderStats"}},
+	{offsetof(struct nvml_lib, inforom_image), {"nvmlDeviceGetInforomImageVersion"}},
+	{offsetof(struct nvml_lib, inforom), {"nvmlDeviceGetInforomVersion"}},
+	{offsetof(struct nvml_lib, inforom_validate), {"nvmlDeviceValidateInforom"}},
+	{offsetof(struct nvml_lib, jpg), {"nvmlDeviceGetJpgUtilization"}},
+	{offsetof(struct nvml_lib, ofa), {"nvmlDeviceGetOfaUtilization"}},
+	{offsetof(struct nvml_lib, addressing), {"nvmlDeviceGetAddressingMode"}},
+	{offsetof(struct nvml_lib, c2c), {"nvmlDeviceGetC2cModeInfoV"}},
+	{offsetof(struct nvml_lib, dram_encryption), {"nvmlDeviceGetDramEncryptionMode"}},
+	{offsetof(struct nvml_lib, vgpu_driver_cap), {"nvmlGetVgpuDriverCapabilities"}},
+	{offsetof(struct nvml_lib, vgpu_device_cap), {"nvmlDeviceGetVgpuCapabilities"}},
+	{offsetof(struct nvml_lib, fabric), {"nvmlDeviceGetGpuFabricInfoV"}},
+	{offsetof(struct nvml_lib, platform), {"nvmlDeviceGetPlatformInfo"}},
+	{offsetof(struct nvml_lib, protected_mem), {"nvmlDeviceGetConfComputeProtectedMemoryUsage"}},
+	{offsetof(struct nvml_lib, hostname), {"nvmlDeviceGetHostname_v1"}},
+	/* end smi */
 };
 
 /* htop's resolve(), with fallbacks: the first of the names the library exports fills the slot
  * at offset off in nvml. Returns its position in the list, or -1 (slot NULL) when it has none. */
+/* GPUCTL_NVML_REPORT=FILE (smi, issue 27; tests/device/check.sh): each function slot and the
+ * name that filled it, or "missing", then the fallbacks taken at run time, appended to FILE: what
+ * a real driver's library gave gpuctl. */
+static FILE *report;
+
 static int resolve(size_t off, const char *const *names, size_t nnames)
 {
 	const char *list[8] = {0}; /* NULL-terminated, as dl_resolve wants: a list may fill its four */
 	for (size_t i = 0; i < nnames && i < ARRAY_SIZE(list) - 1; i++)
 		list[i] = names[i];
-	return dl_resolve(nvml.dl, (char *)&nvml + off, list);
+	int at = dl_resolve(nvml.dl, (char *)&nvml + off, list);
+	if (report) {
+		fprintf(report, "resolve %s:", at >= 0 ? list[at] : "missing");
+		for (size_t i = 0; list[i]; i++)
+			fprintf(report, " %s", list[i]);
+		fputc('\n', report);
+	}
+	return at;
+}
+
+void nvml_report_fallback(const char *from, const char *to, nvmlReturn_t why)
+{
+	if (report) {
+		fprintf(report, "fallback %s -> %s: %s\n", from, to, nvml_errstr(why));
+		fflush(report);
+	}
 }
 
 const char *nvml_errstr(nvmlReturn_t r)
@@ -154,6 +207,9 @@ bool nvml_load(struct gpu_error *err)
 				 "GPUCTL_NVML_LIBRARY=/path/to/libnvidia-ml.so.1", why);
 		return false;
 	}
+	const char *rep = getenv("GPUCTL_NVML_REPORT");
+	if (!report && rep && *rep && (report = fopen(rep, "ae")))
+		fprintf(report, "library %s\n", nvml.path);
 	const char *missing = NULL;
 	for (size_t i = 0; i < ARRAY_SIZE(required) && !missing; i++) {
 		const struct sym *s = &required[i];
@@ -170,6 +226,8 @@ bool nvml_load(struct gpu_error *err)
 		return false;
 	}
 	resolve_all();
+	if (report)
+		fflush(report);
 	return true;
 }
 
@@ -192,10 +250,19 @@ void nvml_set(struct gpu *g, enum gpu_field f)
 	g->valid |= 1ULL << f;
 }
 
+bool nvml_have(struct gpu *g, enum gpu_field f, const void *fn)
+{
+	if (!fn)
+		g->why[f] = nvml_no_function;
+	return fn != NULL;
+}
+
+const char nvml_no_function[] = "Function Not Found";
+
 void nvml_read_uint(struct gpu *g, enum gpu_field f, unsigned *dst, uint_fn fn, nvmlDevice_t h)
 {
 	unsigned v;
-	if (fn && !g->lost && nvml_got(g, f, fn(h, &v))) {
+	if (nvml_have(g, f, (const void *)fn) && !g->lost && nvml_got(g, f, fn(h, &v))) {
 		*dst = v;
 		nvml_set(g, f);
 	}

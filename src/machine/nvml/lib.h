@@ -64,6 +64,38 @@ struct nvml_lib {
 	nvmlReturn_t (*threshold)(nvmlDevice_t, int, unsigned *);
 	/* the device guard (issue 25): N of /dev/nvidiaN, read at open */
 	uint_fn minor;
+	/* smi (issue 27): read only when a query names their fields (xread.c) */
+	nvmlReturn_t (*temp_v)(nvmlDevice_t, nvmlTemperature_v1_t *);
+	nvmlReturn_t (*mem_error_counter)(nvmlDevice_t, int, int, int, unsigned long long *);
+	nvmlReturn_t (*sram_status)(nvmlDevice_t, nvmlEccSramErrorStatus_v1_t *);
+	nvmlReturn_t (*retired_pages)(nvmlDevice_t, int, unsigned *, unsigned long long *);
+	nvmlReturn_t (*retired_pending)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*remapped_rows)(nvmlDevice_t, unsigned *, unsigned *, unsigned *, unsigned *);
+	nvmlReturn_t (*remap_histogram)(nvmlDevice_t, nvmlRowRemapperHistogramValues_t *);
+	nvmlReturn_t (*app_clock)(nvmlDevice_t, int, unsigned *);
+	nvmlReturn_t (*default_app_clock)(nvmlDevice_t, int, unsigned *);
+	uint_fn power_mgmt_mode, accounting_buffer;
+	nvmlReturn_t (*pci_ext)(nvmlDevice_t, nvmlPciInfoExt_v1_t *);
+	nvmlReturn_t (*gom)(nvmlDevice_t, unsigned *, unsigned *);
+	nvmlReturn_t (*driver_model)(nvmlDevice_t, unsigned *, unsigned *);
+	nvmlReturn_t (*gsp)(nvmlDevice_t, unsigned *, unsigned *);
+	nvmlReturn_t (*encoder_stats)(nvmlDevice_t, unsigned *, unsigned *, unsigned *);
+	nvmlReturn_t (*inforom_image)(nvmlDevice_t, char *, unsigned);
+	nvmlReturn_t (*inforom)(nvmlDevice_t, int, char *, unsigned);
+	nvmlReturn_t (*inforom_validate)(nvmlDevice_t);
+	nvmlReturn_t (*jpg)(nvmlDevice_t, unsigned *, unsigned *);
+	nvmlReturn_t (*ofa)(nvmlDevice_t, unsigned *, unsigned *);
+	nvmlReturn_t (*addressing)(nvmlDevice_t, nvmlDeviceAddressingMode_v1_t *);
+	nvmlReturn_t (*c2c)(nvmlDevice_t, nvmlC2cModeInfo_v1_t *);
+	nvmlReturn_t (*dram_encryption)(nvmlDevice_t, nvmlDramEncryptionInfo_v1_t *,
+					nvmlDramEncryptionInfo_v1_t *);
+	nvmlReturn_t (*vgpu_driver_cap)(int, unsigned *);
+	nvmlReturn_t (*vgpu_device_cap)(nvmlDevice_t, int, unsigned *);
+	nvmlReturn_t (*fabric)(nvmlDevice_t, nvmlGpuFabricInfo_v2_t *);
+	nvmlReturn_t (*platform)(nvmlDevice_t, nvmlPlatformInfo_v2_t *);
+	nvmlReturn_t (*protected_mem)(nvmlDevice_t, nvmlMemory_t *);
+	nvmlReturn_t (*hostname)(nvmlDevice_t, nvmlHostname_v1_t *);
+	/* end smi */
 	/* Process entries, shared by every GPU (a list is used up before the next is asked for)
 	 * and kept across refreshes: 10 KB, not 10 KB per GPU on a 64-GPU machine. */
 	unsigned char *procbuf;
@@ -77,11 +109,17 @@ extern struct nvml_lib nvml;
 bool nvml_load(struct gpu_error *err);
 
 const char *nvml_errstr(nvmlReturn_t r);
+/* A call given up for its fallback at run time, recorded where GPUCTL_NVML_REPORT asks. */
+void nvml_report_fallback(const char *from, const char *to, nvmlReturn_t why);
 /* Record the outcome of the query behind field f (NVML_SUCCESS: the caller sets the value).
  * GPU_IS_LOST marks the GPU lost; a failure other than "not supported" is counted and its text
  * kept in g->why[f]. Returns whether the query succeeded. */
 bool nvml_got(struct gpu *g, enum gpu_field f, nvmlReturn_t r);
 void nvml_set(struct gpu *g, enum gpu_field f);
+/* Whether the library has fn, the function behind field f; when it lacks it, the field says so
+ * ("Function Not Found", as nvidia-smi prints it) rather than "not supported". */
+bool nvml_have(struct gpu *g, enum gpu_field f, const void *fn);
+extern const char nvml_no_function[];
 /* One unsigned reading into *dst (skipped when the symbol is missing or the GPU lost). */
 void nvml_read_uint(struct gpu *g, enum gpu_field f, unsigned *dst, uint_fn fn, nvmlDevice_t h);
 

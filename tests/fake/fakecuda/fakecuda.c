@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define API __attribute__((visibility("default")))
 typedef struct {
@@ -93,5 +94,81 @@ API int cuDeviceGetPCIBusId(char *buf, int len, int d)
 	if (d < 0 || d >= ndevs)
 		return 101;
 	snprintf(buf, (size_t)len, "%s", devs[d].pci);
+	return 0;
+}
+
+/* ---- a context and memory (tests/device/cuda-hold.c, issue 27) ----
+ * The primary context of a device and cuMemAlloc: the allocation is registered with the stand-in
+ * NVML as this process's on the device (a [process] file in FAKENVML_PROC_DIR, gpu = the CUDA
+ * ordinal: a test lists the GPUs in NVML order), so nvidia-smi's and gpuctl's process lists see
+ * it as they would a real one; cuMemFree and exit take it away (the file is removed). */
+typedef unsigned long long CUdeviceptr;
+static unsigned long long held_bytes;
+static int held_dev = -1;
+static char held_path[4096];
+
+static void publish(void)
+{
+	const char *dir = getenv("FAKENVML_PROC_DIR");
+	if (!dir || held_dev < 0)
+		return;
+	snprintf(held_path, sizeof held_path, "%s/%d", dir, (int)getpid());
+	if (!held_bytes) {
+		unlink(held_path);
+		return;
+	}
+	char tmp[4200];
+	snprintf(tmp, sizeof tmp, "%s.tmp", held_path);
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		return;
+	fprintf(f, "[process]\ngpu = %d\npid = %d\nused_memory_mib = %llu\n", held_dev, (int)getpid(),
+		(held_bytes + (1ULL << 20) - 1) >> 20);
+	fclose(f);
+	rename(tmp, held_path);
+}
+
+API int cuDevicePrimaryCtxRetain(void **ctx, int d)
+{
+	if (ndevs < 0)
+		return 3;
+	if (d < 0 || d >= ndevs || !ctx)
+		return 101;
+	*ctx = &devs[d];
+	held_dev = d;
+	return 0;
+}
+
+API int cuCtxSetCurrent(void *ctx)
+{
+	return ctx ? 0 : 201; /* CUDA_ERROR_INVALID_CONTEXT */
+}
+
+API int cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)
+{
+	if (held_dev < 0)
+		return 201;
+	if (!p || !bytes)
+		return 1; /* CUDA_ERROR_INVALID_VALUE */
+	held_bytes += bytes;
+	*p = 0x7f0000000000ULL + held_bytes;
+	publish();
+	return 0;
+}
+
+API int cuMemFree_v2(CUdeviceptr p)
+{
+	(void)p;
+	held_bytes = 0;
+	publish();
+	return 0;
+}
+
+API int cuDevicePrimaryCtxRelease_v2(int d)
+{
+	(void)d;
+	held_bytes = 0;
+	publish();
+	held_dev = -1;
 	return 0;
 }

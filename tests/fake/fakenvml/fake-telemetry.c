@@ -220,11 +220,13 @@ API nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t h, int count, nvmlFieldVa
 		v->latencyUsec = 0;
 		v->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
 		for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)
-			if (map[k].id == v->fieldId && !d.mg && has(&d, map[k].key)) {
+			if (map[k].id == v->fieldId && !d.mg && v->scopeId == 0 && has(&d, map[k].key)) {
 				v->valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
 				v->value.uiVal = (unsigned)val(&d, map[k].key);
 				v->nvmlReturn = NVML_SUCCESS;
 			}
+		if (v->nvmlReturn != NVML_SUCCESS)
+			health_field(&d, v);   /* smi (issue 27) */
 	}
 	return NVML_SUCCESS;
 }
@@ -272,9 +274,12 @@ API nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t h, int type, int count
 		return NVML_ERROR_INVALID_ARGUMENT;
 	if (d.mg || !has(&d, N_ECC) || !val(&d, N_ECC))
 		return NVML_ERROR_NOT_SUPPORTED;   /* no counts with ECC off */
-	/* The machine file gives the uncorrected volatile count; the others are 0. */
-	*n = type == 1 && counter == 0 && has(&d, N_ECC_UNCORRECTED)
-		     ? (unsigned long long)val(&d, N_ECC_UNCORRECTED) : 0;
+	/* The machine file gives each count (device memory: fake-health.c adds 0 for the rest);
+	 * an absent one is 0. */
+	static const enum fm_num keys[2][2] = {{N_ECC_CORR_VOL, N_ECC_CORR_AGG},
+					       {N_ECC_UNCORRECTED, N_ECC_UNC_AGG}};
+	enum fm_num k = keys[type][counter];
+	*n = has(&d, k) ? (unsigned long long)val(&d, k) : 0;
 	return NVML_SUCCESS;
 }
 

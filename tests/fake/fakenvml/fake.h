@@ -46,4 +46,8 @@ unsigned long long init_us(void);
 void procs_reset(void);         /* at init */
 void procs_after_load(void);    /* after the machine file was (re-)read */
 
+/* fake-health.c (smi, issue 27): a field value of nvmlDeviceGetFieldValues it answers; false
+ * leaves the entry NOT_SUPPORTED. */
+bool health_field(const struct dev *d, nvmlFieldValue_t *v);
+
 #endif

@@ -61,6 +61,53 @@ static const char *const num_keys[N_COUNT] = {
 	[N_TEMP_GPU_MAX] = "temp_gpu_max", [N_DISPLAY_MODE] = "display_mode",
 	[N_DISPLAY_ACTIVE] = "display_active", [N_ACCOUNTING] = "accounting_mode",
 	[N_PCI_SUBSYS_ID] = "pci_subsystem_id",
+	/* smi (issue 27) */
+	[N_ECC_LOCATIONS] = "ecc_location_mask",
+	[N_ECC_CORR_VOL] = "ecc_corrected_volatile",
+	[N_ECC_CORR_AGG] = "ecc_corrected_aggregate",
+	[N_ECC_UNC_AGG] = "ecc_uncorrected_aggregate",
+	[N_ECC_PENDING] = "ecc_pending",
+	[N_SRAM_THRESHOLD] = "sram_threshold_exceeded",
+	[N_RETIRED_SBE] = "retired_pages_sbe",
+	[N_RETIRED_DBE] = "retired_pages_dbe",
+	[N_RETIRED_PENDING] = "retired_pages_pending",
+	[N_REMAP_CORR] = "remapped_correctable",
+	[N_REMAP_UNC] = "remapped_uncorrectable",
+	[N_REMAP_PENDING] = "remapped_pending",
+	[N_REMAP_FAILURE] = "remapped_failure",
+	[N_REMAP_HIST_MAX] = "remap_histogram_max",
+	[N_REMAP_HIST_HIGH] = "remap_histogram_high",
+	[N_REMAP_HIST_PARTIAL] = "remap_histogram_partial",
+	[N_REMAP_HIST_LOW] = "remap_histogram_low",
+	[N_REMAP_HIST_NONE] = "remap_histogram_none",
+	[N_POWER_AVERAGE] = "power_average_mw",
+	[N_POWER_INSTANT] = "power_instant_mw",
+	[N_TEMP_TLIMIT] = "temp_tlimit",
+	[N_RECOVERY_ACTION] = "gpu_recovery_action",
+	[N_EVENT_COUNTERS] = "clocks_event_counters_us",
+	[N_EDPP] = "edpp_multiplier",
+	[N_ACCT_BUFFER] = "accounting_buffer_size",
+	[N_UTIL_JPG] = "util_jpeg",
+	[N_UTIL_OFA] = "util_ofa",
+	[N_ENC_SESSIONS] = "encoder_sessions",
+	[N_ENC_FPS] = "encoder_fps",
+	[N_ENC_LATENCY] = "encoder_latency",
+	[N_GSP] = "gsp_mode",
+	[N_GSP_DEFAULT] = "gsp_default",
+	[N_C2C] = "c2c_mode",
+	[N_ADDRESSING] = "addressing_mode",
+	[N_PCI_BASE_CLASS] = "pci_base_class",
+	[N_PCI_SUB_CLASS] = "pci_sub_class",
+	[N_MIG_PENDING] = "mig_pending",
+	[N_INFOROM_VALID] = "inforom_valid",
+	[N_FABRIC_STATE] = "fabric_state",
+	[N_FABRIC_CLIQUE] = "fabric_clique_id",
+	[N_PLATFORM_SLOT] = "platform_slot",
+	[N_PLATFORM_TRAY] = "platform_tray",
+	[N_PLATFORM_HOST] = "platform_host_id",
+	[N_PLATFORM_PEER] = "platform_peer_type",
+	[N_PLATFORM_MODULE] = "platform_module_id",
+	[N_PROTECTED_MEM] = "protected_memory_mib",
 };
 
 static const char *const util_keys[U_COUNT] = {"sm_util", "mem_util", "enc_util", "dec_util"};
@@ -189,6 +236,12 @@ static int gpu_key(struct parser *p, struct fm_gpu *g, const char *k, const char
 		snprintf(g->serial, sizeof g->serial, "%s", v);
 	else if (!strcmp(k, "vbios_version"))
 		snprintf(g->vbios, sizeof g->vbios, "%s", v);
+	else if (!strncmp(k, "inforom_", 8) && (!strcmp(k + 8, "image") || !strcmp(k + 8, "oem") ||
+						 !strcmp(k + 8, "ecc") || !strcmp(k + 8, "power"))) {
+		/* smi (issue 27) */
+		int i = !strcmp(k + 8, "image") ? 0 : !strcmp(k + 8, "oem") ? 1 : !strcmp(k + 8, "ecc") ? 2 : 3;
+		snprintf(g->inforom[i], sizeof g->inforom[i], "%s", v);
+	}
 	else {
 		static const struct { const char *key; int num; } bytes[] = {
 			{"memory_total_bytes", N_MEM_TOTAL}, {"memory_used_bytes", N_MEM_USED},

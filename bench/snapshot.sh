@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# bench/snapshot.sh: the daemon's shared snapshot (issue 22) on a simulated 16-GPU machine whose
+# 1,000 processes are real live processes (bench/spawn.c), a daemon serving it.
+# - A one-shot `status --json` served a fresh view (one the daemon already made: the bound,
+#   GPUCTL_SNAPSHOT_AGE, is 60 s here), against bench/floor.c's status floor, interleaved rounds,
+#   the median of the per-round CPU ratios (target: at most 0.5). Beside it: the same with the
+#   one-shot's own bound (a refresh made for it, the daemon's CPU not counted: what the user
+#   waits for and pays) and the daemon's CPU per such refresh.
+# - Ten `status -l 1` loops of one user each at once, started at random moments of a second (as
+#   ten users' watch loops are), against one such loop: what the machine spends, the loops' CPU
+#   (their rusage) and the daemon's (/proc/PID/schedstat) together, over the same number of
+#   refreshes; the median of per-round ratios (target: at most 1.5). Beside it: one loop reading
+#   the machine itself (no daemon's view), for scale.
+# ROUNDS (default 21) and ROUNDS_LOOPS (default 3) override the numbers of rounds.
+. "$(dirname "$0")/lib.sh"
+
+echo "== gpuctl snapshot bench: $(machine_line); load average $(cut -d' ' -f1-3 /proc/loadavg)"
+m=$tmp/m16
+live_machine "$m" 16 1000
+export FAKENVML_MACHINE=$m GPUCTL_SOCKET=$tmp/d.sock
+: >"$tmp/d.conf"
+"$B/gpuctl" daemon --socket "$GPUCTL_SOCKET" --state-dir "$tmp/dstate" --config "$tmp/d.conf" \
+	2>"$tmp/d.log" & daemon=$!
+snap_cleanup() { kill "$daemon" 2>/dev/null || true; wait "$daemon" 2>/dev/null || true; bench_cleanup; }
+trap snap_cleanup EXIT
+for ((t = 0; t < 600; t++)); do grep -q serving "$tmp/d.log" && break; sleep 0.05; done
+grep -q serving "$tmp/d.log" || { echo "bench: the daemon did not start" >&2; cat "$tmp/d.log" >&2; exit 1; }
+dcpu() { awk '{ printf "%.3f", $1 / 1e6 }' "/proc/$daemon/schedstat"; }   # ms on a CPU
+
+# ---- one-shot, a fresh view ----
+GPUCTL_SNAPSHOT_AGE=60 "$B/gpuctl" status --json >/dev/null   # the view, made once
+GPUCTL_SNAPSHOT_AGE=60 measure -n "${ROUNDS:-21}" -r snap:floor -r direct:floor \
+	floor "$B/bench-floor" status -- snap "$B/gpuctl" status --json \
+	-- direct env GPUCTL_SNAPSHOT=0 "$B/gpuctl" status --json
+echo "16 GPUs x 1,000 live processes, a daemon serving; floor CPU (wall) ms: ${M_cpu[floor]} (${M_wall[floor]})"
+row "status --json, a fresh view: CPU / floor" "${R_cpu[snap]} (${M_cpu[snap]} ms; wall ${R_wall[snap]})" "<= 0.5" "$(le "${R_cpu[snap]}" 0.5)"
+row "  the same reading the machine itself" "${R_cpu[direct]} (${M_cpu[direct]} ms, env included)" "" -
+d0=$(dcpu)
+measure -n "${ROUNDS:-21}" -r own:floor floor "$B/bench-floor" status -- own "$B/gpuctl" status --json
+d1=$(dcpu)
+runs=$(( ${ROUNDS:-21} + 1 ))   # the warm-up round's run asks too
+row "status --json, its own refresh: CPU / floor" "${R_cpu[own]} (${M_cpu[own]} ms; the daemon's not counted)" "" -
+row "  the daemon's CPU per such refresh" "$(calc "($d1 - $d0) / $runs") ms" "" -
+
+# ---- ten watch loops against one ----
+# loops N: N `status -l 1 -c C` at once, each started at a random moment of the first second;
+# prints "CLIENT_CPU_MS DAEMON_CPU_MS" (the loops' rusage, from bench-measure, and the daemon's).
+C=8
+cat >"$tmp/loops.sh" <<EOF
+for ((i = 0; i < \$1; i++)); do
+	( sleep 0.\$((RANDOM % 10))\$((RANDOM % 10)); exec "$B/gpuctl" status -l 1 -c $C >/dev/null ) &
+done
+wait
+EOF
+loops() {
+	local d0 d1
+	d0=$(dcpu)
+	measure -n 1 -w 0 -g 1:2 run bash "$tmp/loops.sh" "$1"
+	d1=$(dcpu)
+	echo "${M_cpu[run]} $(calc "$d1 - $d0")"
+}
+ratios=() ones=() tens=() directs=()
+for ((r = 0; r < ${ROUNDS_LOOPS:-3}; r++)); do
+	read -r c1 dd1 < <(loops 1)
+	read -r c10 dd10 < <(loops 10)
+	read -r cd _ < <(GPUCTL_SNAPSHOT=0 loops 1)
+	one=$(calc "$c1 + $dd1") ten=$(calc "$c10 + $dd10")
+	ones+=("$one ($c1 + daemon $dd1)") tens+=("$ten ($c10 + daemon $dd10)") directs+=("$cd")
+	ratios+=("$(calc "$ten / $one")")
+	printf '    round %d: one loop %s ms, ten loops %s ms, one loop direct %s ms: ratio %s\n' \
+		"$((r + 1))" "${ones[-1]}" "${tens[-1]}" "$cd" "${ratios[-1]}"
+done
+med=$(printf '%s\n' "${ratios[@]}" | sort -g | awk '{v[NR] = $1} END {printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}')
+row "ten status -l 1 loops / one, machine CPU" "$med (median of ${#ratios[@]} rounds, $C refreshes each)" "<= 1.5" "$(le "$med" 1.5)"
+echo "snapshot.sh: $missed target(s) missed"

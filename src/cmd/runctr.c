@@ -1,0 +1,281 @@
+/* runctr.c: run's containers (the design is runctr.h's): docker's and podman's `run` read far
+ * enough to find the image (a flag table: which of run's flags take a value), the lease's
+ * devices added in each runtime's syntax, and a detached container bound to the lease. */
+#include "cmd/runctr.h"
+#include "base/exec.h"
+#include "lease/grant.h"
+#include "machine/container.h"
+#include "machine/pid.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* docker run's and podman run's flags that take no value (all others take one, as `--flag V`
+ * or `--flag=V`): from `docker run --help` (Docker 28) and `podman run --help` (Podman 4/5). */
+static const char *const bool_long[] = {
+	"detach", "interactive", "tty", "rm", "privileged", "init", "read-only", "publish-all",
+	"no-healthcheck", "oom-kill-disable", "sig-proxy", "quiet", "disable-content-trust",
+	"help", "replace", "rmi", "passwd", "no-hosts", "env-host", "http-proxy", "read-only-tmpfs",
+	"tls-verify", NULL,
+};
+static const char bool_short[] = "ditPq";
+
+static bool in(const char *const *list, const char *s, size_t n)
+{
+	for (; *list; list++)
+		if (strlen(*list) == n && !strncmp(*list, s, n))
+			return true;
+	return false;
+}
+
+static const char *base_name_of(const char *s)
+{
+	const char *slash = strrchr(s, '/');
+	return slash ? slash + 1 : s;
+}
+
+void runctr_detect(char **argv, struct runctr *rc)
+{
+	*rc = (struct runctr){0};
+	if (!argv || !argv[0])
+		return;
+	const char *prog = base_name_of(argv[0]);
+	enum runctr_kind kind = !strcmp(prog, "docker") ? RUNCTR_DOCKER
+			      : !strcmp(prog, "podman") ? RUNCTR_PODMAN : RUNCTR_NONE;
+	if (kind == RUNCTR_NONE)
+		return;
+	size_t i = 1;
+	/* the client's own global flags come before the command: "docker --context x run" */
+	while (argv[i] && argv[i][0] == '-') {
+		bool value = strchr(argv[i], '=') == NULL && strcmp(argv[i], "--debug") &&
+			     strcmp(argv[i], "-D") && strncmp(argv[i], "--remote", 8);
+		i += value && argv[i + 1] ? 2 : 1;
+	}
+	if (argv[i] && !strcmp(argv[i], "container"))
+		i++;
+	if (!argv[i] || strcmp(argv[i], "run"))
+		return;
+	rc->kind = kind;
+	rc->run_at = i;
+	for (i++; argv[i]; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--"))
+			break;
+		if (a[0] != '-' || !a[1])
+			break;  /* the image: what follows is the container's command */
+		if (a[1] == '-') {
+			const char *name = a + 2, *eq = strchr(name, '=');
+			size_t n = eq ? (size_t)(eq - name) : strlen(name);
+			if ((n == 4 && !strncmp(name, "gpus", 4)) ||
+			    (n == 6 && !strncmp(name, "device", 6) &&
+			     ((eq && strstr(eq, "nvidia.com/gpu")) || (!eq && argv[i + 1] &&
+			      strstr(argv[i + 1], "nvidia.com/gpu")))))
+				rc->user_gpus = a;
+			if (n == 6 && !strncmp(name, "detach", 6))
+				rc->detached = !eq || strcmp(eq + 1, "false");
+			if (n == 7 && !strncmp(name, "cidfile", 7))
+				rc->cidfile = eq ? eq + 1 : argv[i + 1];
+			if (!eq && !in(bool_long, name, n) && argv[i + 1])
+				i++;
+			continue;
+		}
+		for (const char *c = a + 1; *c; c++) {
+			if (*c == 'd')
+				rc->detached = true;
+			if (!strchr(bool_short, *c)) {
+				if (!c[1] && argv[i + 1])
+					i++;  /* "-e X": the value is the next word */
+				break;
+			}
+		}
+	}
+}
+
+char **runctr_argv(struct runctr *rc, char **argv, const struct grant *g, char *why, size_t len)
+{
+	if (rc->user_gpus) {
+		snprintf(why, len, "the command names GPUs itself (%s): gpuctl gives the container the "
+			 "lease's GPUs; leave %s out", rc->user_gpus, rc->user_gpus);
+		return NULL;
+	}
+	size_t argc = 0;
+	while (argv[argc])
+		argc++;
+	char **out = xcalloc(argc + 2 * g->n + 4, sizeof *out);
+	size_t k = 0;
+	for (size_t i = 0; i <= rc->run_at; i++)
+		out[k++] = argv[i];
+	struct strbuf sb = {0};
+	if (rc->kind == RUNCTR_DOCKER) {
+		sb_adds(&sb, "\"device=");
+		for (size_t i = 0; i < g->n; i++)
+			sb_addf(&sb, "%s%s", i ? "," : "", g->set->gpus[g->pos[i]].uuid);
+		sb_adds(&sb, "\"");
+		out[k++] = "--gpus";
+		out[k++] = sb.buf;   /* freed by runctr_argv_free: out[rc->run_at + 2] */
+	} else {
+		for (size_t i = 0; i < g->n; i++) {
+			char *d = NULL;
+			if (asprintf(&d, "nvidia.com/gpu=%s", g->set->gpus[g->pos[i]].uuid) < 0)
+				die(EXIT_FAIL, "out of memory");
+			out[k++] = "--device";
+			out[k++] = d;
+		}
+	}
+	if (!rc->cidfile) {
+		const char *tmp = getenv("TMPDIR");
+		snprintf(rc->dir, sizeof rc->dir, "%s/gpuctl-cid.XXXXXX",
+			 tmp && *tmp && strlen(tmp) < 40 ? tmp : "/tmp");
+		if (!mkdtemp(rc->dir)) {
+			snprintf(why, len, "cannot make a directory for the container's id (%s): %s", rc->dir,
+				 strerror(errno));
+			rc->dir[0] = '\0';
+			runctr_argv_free(rc, out);
+			return NULL;
+		}
+		snprintf(rc->path, sizeof rc->path, "%s/cid", rc->dir);
+		rc->cidfile = rc->path;
+		out[k++] = "--cidfile";
+		out[k++] = rc->path;
+	}
+	for (size_t i = rc->run_at + 1; i < argc; i++)
+		out[k++] = argv[i];
+	out[k] = NULL;
+	return out;
+}
+
+void runctr_argv_free(struct runctr *rc, char **argv)
+{
+	if (!argv)
+		return;
+	for (size_t i = rc->run_at + 1; argv[i] && argv[i + 1]; i += 2) {
+		if (strcmp(argv[i], "--gpus") && strcmp(argv[i], "--device"))
+			break;
+		free(argv[i + 1]);
+	}
+	free(argv);
+}
+
+void runctr_cleanup(struct runctr *rc)
+{
+	if (rc->dir[0]) {
+		unlink(rc->path);
+		rmdir(rc->dir);
+		rc->dir[0] = '\0';
+	}
+}
+
+/* The container's id from the cidfile: 64 hex digits. */
+static bool read_cid(const char *path, char id[CTR_ID_LEN + 1])
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return false;
+	char buf[128];
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n < CTR_ID_LEN)
+		return false;
+	for (int i = 0; i < CTR_ID_LEN; i++)
+		if (!((buf[i] >= '0' && buf[i] <= '9') || (buf[i] >= 'a' && buf[i] <= 'f')))
+			return false;
+	memcpy(id, buf, CTR_ID_LEN);
+	id[CTR_ID_LEN] = '\0';
+	return n == CTR_ID_LEN || buf[CTR_ID_LEN] == '\n';
+}
+
+/* The holder: the lease's descriptors, bound to the container's init through a pidfd. */
+static void hold(struct grant *g, int pfd, pid_t init)
+{
+	int null = open("/dev/null", O_RDWR);
+	if (null >= 0) {
+		dup2(null, 0), dup2(null, 1), dup2(null, 2);
+		if (null > 2)
+			close(null);
+	}
+	setsid();
+	if (chdir("/") != 0)
+		_exit(1);
+	signal(SIGHUP, SIG_IGN);
+	grant_hold(g, init);
+	struct pollfd p = {.fd = pfd, .events = POLLIN};
+	while (poll(&p, 1, -1) < 0 && errno == EINTR)
+		;
+	_exit(0); /* the lease ends with this process's descriptors: the container stopped */
+}
+
+bool runctr_bind(struct runctr *rc, char **argv, struct grant *g, bool quiet, char *why, size_t len)
+{
+	char id[CTR_ID_LEN + 1];
+	bool ok = rc->cidfile && read_cid(rc->cidfile, id);
+	runctr_cleanup(rc);
+	if (!ok) {
+		if (rc->detached)
+			snprintf(why, len, "the client wrote no container id to %s",
+				 rc->cidfile ? rc->cidfile : "a cidfile");
+		return false;
+	}
+	/* The client as the user ran it, with its global flags (context, host): only "inspect". */
+	const char *av[64];
+	size_t n = 0;
+	for (size_t i = 0; i < rc->run_at && n < 58; i++)
+		av[n++] = argv[i];
+	if (n && !strcmp(av[n - 1], "container"))
+		n--;
+	av[n++] = "inspect";
+	av[n++] = "--format";
+	av[n++] = "{{.State.Pid}}";
+	av[n++] = id;
+	av[n] = NULL;
+	struct strbuf out = {0}, err = {0};
+	int rcode = exec_run(av, 10, "is the container runtime answering?", &out, &err);
+	unsigned long pid = 0;
+	if (out.buf)
+		out.buf[strcspn(out.buf, "\n")] = '\0';
+	ok = rcode == 0 && out.buf && parse_uint(out.buf, &pid) && pid > 1 && pid < 0x7FFFFFFF;
+	/* A foreground container that ended with its client (or was removed: --rm) is the usual
+	 * case, not an error: the lease simply ends. */
+	if (!ok && rc->detached)
+		snprintf(why, len, "`%s inspect` gave no running process for container %.12s: %s", argv[0], id,
+			 err.buf && *err.buf ? err.buf : out.buf ? out.buf : "no answer");
+	sb_free(&out);
+	sb_free(&err);
+	if (!ok)
+		return false;
+	/* The pidfd first, then the kernel's word that it is in that container: a pid reused
+	 * since inspect answered is not in it. */
+	int pfd = pid_open((unsigned)pid, 0);
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%lu/cgroup", pid);
+	char *text = pfd >= 0 ? read_file(path, NULL) : NULL;
+	struct ctr_ref r;
+	ok = text && ctr_from_cgroup(text, &r) && !strcmp(r.id, id);
+	free(text);
+	if (!ok) {
+		snprintf(why, len, "process %lu is not in container %.12s by its cgroup (%s)", pid, id,
+			 pfd < 0 ? strerror(errno) : "another cgroup");
+		if (pfd >= 0)
+			close(pfd);
+		return false;
+	}
+	fflush(NULL);
+	pid_t h = fork();
+	if (h < 0) {
+		snprintf(why, len, "fork: %s", strerror(errno));
+		close(pfd);
+		return false;
+	}
+	if (h == 0)
+		hold(g, pfd, (pid_t)pid);
+	close(pfd);
+	if (!quiet)
+		fprintf(stderr, "gpuctl run: lease %s is held by container %.12s (its process %lu) until it "
+			"stops, or `gpuctl release --lease %s`\n", g->id, id, pid, g->id);
+	return true;
+}

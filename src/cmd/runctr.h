@@ -1,0 +1,55 @@
+/* runctr.h: `gpuctl run -- docker run ...` and `podman run ...` (issue 28): the lease's GPUs
+ * given to the container in its runtime's own device syntax, and a detached container
+ * (`run -d`) holding the lease for its whole life.
+ *
+ * Device syntax, added right after `run` (the user's own flags follow and may not name GPUs):
+ *   docker: --gpus "device=UUID,UUID"   (Docker 19.03+ with the NVIDIA Container Toolkit; the
+ *           double quotes are part of the word: docker reads the value as CSV)
+ *   podman: --device nvidia.com/gpu=UUID, once per GPU (CDI: `nvidia-ctk cdi generate` names
+ *           each GPU by index and by UUID; UUIDs do not depend on the numbering)
+ * Every run also gets --cidfile (the user's own is used when given). When the client has ended
+ * (a detached one: exited 0 at once; a foreground one: with its container, or killed, or
+ * detached from it with the detach keys) the container's id is read from it, its init process
+ * asked of the client (`inspect --format {{.State.Pid}}`, the runtime's own view, whatever
+ * socket or context it uses), and that process checked by the kernel's word: its
+ * /proc/PID/cgroup must name that container (container.h). A holder, in a session of its own,
+ * then keeps the lease's descriptors bound to that process (a pidfd): the lease ends when the
+ * container stops (its init exits), `gpuctl release`, or the holder is killed; `leases` names
+ * the container. A container that is no longer running (a foreground one that ended, --rm) has
+ * nothing to bind: the lease ends with the client, and a detached one's failure is said. */
+#ifndef GPUCTL_RUNCTR_H
+#define GPUCTL_RUNCTR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct grant;
+
+enum runctr_kind { RUNCTR_NONE, RUNCTR_DOCKER, RUNCTR_PODMAN };
+
+struct runctr {
+	enum runctr_kind kind;
+	bool detached;               /* -d / --detach */
+	size_t run_at;               /* argv index of "run" */
+	const char *user_gpus;       /* a GPU flag the user gave (refused: the lease chooses) */
+	const char *cidfile;         /* the user's --cidfile, or ours */
+	char dir[64];                /* our private directory for the cidfile, "" when none */
+	char path[96];
+};
+
+/* What argv runs: a docker or podman `run` (or `container run`), detached or not; kind NONE for
+ * anything else. Pure: unit-tested (tests/unit/test_container.c). */
+void runctr_detect(char **argv, struct runctr *rc);
+/* argv with the lease's devices (and our --cidfile) inserted after `run`; free with
+ * runctr_argv_free. NULL with why set: the user named GPUs themselves, or no directory for the
+ * cidfile could be made. */
+char **runctr_argv(struct runctr *rc, char **argv, const struct grant *g, char *why, size_t len);
+void runctr_argv_free(struct runctr *rc, char **argv);
+/* Removes our cidfile and its directory (also when runctr_bind is not called). */
+void runctr_cleanup(struct runctr *rc);
+/* After the client ended: bind the lease to the container still running (see above), in a holder
+ * forked from here. false when there is none (why set for a detached run: it should have one);
+ * the lease then ends with this process. */
+bool runctr_bind(struct runctr *rc, char **argv, struct grant *g, bool quiet, char *why, size_t len);
+
+#endif

@@ -1,0 +1,13 @@
+/* watch.h: a share's claim watched by the process that started its job (watch.c; memory
+ * shares, issue 23). */
+#ifndef GPUCTL_WATCH_H
+#define GPUCTL_WATCH_H
+
+#include <sys/types.h>
+
+/* Waits for the child pid as waitpid does (returns its status); meanwhile, once the daemon
+ * counts lease id over its claim, says so on stderr (who: "gpuctl run") and stops the job:
+ * SIGTERM, then SIGKILL if it is still there 10 s later. */
+int share_watch_wait(pid_t pid, const char *id, const char *who);
+
+#endif

@@ -1,0 +1,225 @@
+/* test_container.c: a process's container and pod from its /proc/PID/cgroup (src/machine/
+ * container.c): one recorded layout per runtime, cgroup driver and version
+ * (tests/fake/cgroup/containers), the near misses a user could make, and the runtime API's
+ * answers read with bounds (src/machine/runtime.c). */
+#include "machine/container.h"
+#include "machine/runtime.h"
+#include "base/jsonscan.h"
+#include "cmd/runctr.h"
+#include "lease/choose.h"
+#include "machine/gpu.h"
+#include "tap.h"
+#include "base/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void layouts(void)
+{
+	char *cases = read_file("tests/fake/cgroup/containers", NULL);
+	CHECK(cases != NULL);
+	int n = 0;
+	for (char *line = cases, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (line[0] == '#' || !line[0])
+			continue;
+		char *f[5] = {line};
+		size_t k = 1;
+		for (char *t = line; k < 5 && (t = strchr(t, '\t')); k++) {
+			*t++ = '\0';
+			f[k] = t;
+		}
+		if (k != 5) {
+			CHECK(!"tests/fake/cgroup/containers: FILE RUNTIME ID POD OWNER");
+			continue;
+		}
+		char path[256], what[512];
+		snprintf(path, sizeof path, "tests/fake/cgroup/%s", f[0]);
+		char *text = read_file(path, NULL);
+		struct ctr_ref r;
+		bool got = text && ctr_from_cgroup(text, &r);
+		bool want = strcmp(f[1], "-") != 0;
+		bool ok = text && got == want;
+		if (ok && want) {
+			ok = !strcmp(ctr_runtime_name(r.runtime), f[1]) && !strcmp(r.id, f[2]) &&
+			     !strcmp(r.pod_uid, strcmp(f[3], "-") ? f[3] : "") &&
+			     (strcmp(f[4], "-") ? r.rootless && r.owner_uid == (uid_t)atoi(f[4]) : !r.rootless);
+		}
+		snprintf(what, sizeof what, "cgroup %s: %s %.12s pod %s (got %s %.12s pod %s%s)", f[0],
+			 f[1], f[2], f[3], got ? ctr_runtime_name(r.runtime) : "none", got ? r.id : "",
+			 got && r.pod_uid[0] ? r.pod_uid : "-", got && r.rootless ? " rootless" : "");
+		tap_check(ok, what, __FILE__, __LINE__);
+		free(text);
+		n++;
+	}
+	CHECK(n >= 25);
+	free(cases);
+}
+
+#define S(lit) lit, strlen(lit)
+
+/* The bounded reader: the fields wanted, whatever surrounds them; nothing for what is not JSON. */
+static void scan(void)
+{
+	static const char inspect[] =
+		"{\"Id\":\"x\",\"Config\":{\"Env\":[\"Name=no\",{\"Name\":\"no\"}],\"Labels\":"
+		"{\"io.kubernetes.pod.name\":\"web-0\",\"io.kubernetes.pod.namespace\":\"pr\\u00e9d\"}},"
+		"\"State\":{\"Running\":true,\"Pid\":4242},\"Name\":\"/tr\\\"ain\\n\"}";
+	struct ctr_info x = {0};
+	long long pid = -1;
+	ctr_parse_inspect(inspect, sizeof inspect - 1, &x, &pid);
+	CHECK(!strcmp(x.name, "tr\"ain\n") && !strcmp(x.pod, "web-0") && pid == 4242);
+	CHECK(!strcmp(x.ns, "pr\xc3\xa9" "d"));
+	char out[16];
+	const char *const name[] = {"Name"};
+	/* cut at the end of the text: absent, never read past it */
+	for (size_t n = 0; n < sizeof inspect - 1; n++) {
+		char *copy = xmalloc(n + 1);
+		memcpy(copy, inspect, n);
+		copy[n] = 'x';
+		bool got = jsonscan_str(copy, n, name, 1, out, sizeof out);
+		if (got && n < sizeof inspect - 2) {
+			CHECK(!"a truncated text gave a value");
+			free(copy);
+			break;
+		}
+		free(copy);
+	}
+	/* deep nesting is refused, not recursed into without end */
+	struct strbuf deep = {0};
+	sb_adds(&deep, "{\"a\":");
+	for (int i = 0; i < 100000; i++)
+		sb_addc(&deep, '[');
+	CHECK(!jsonscan_str(deep.buf, deep.len, name, 1, out, sizeof out));
+	sb_free(&deep);
+	/* a value cut to the buffer; a wrong type is absent; a NUL escape is not a terminator */
+	CHECK(jsonscan_str(S("{\"Name\":\"abcdefghijklmnopqrstuvwxyz\"}"), name, 1, out, 8) &&
+	      !strcmp(out, "abcdefg"));
+	CHECK(!jsonscan_str(S("{\"Name\":12}"), name, 1, out, sizeof out));
+	CHECK(jsonscan_str(S("{\"Name\":\"a\\u0000b\"}"), name, 1, out, sizeof out) &&
+	      !strcmp(out, "a\xef\xbf\xbd" "b"));
+	CHECK(!jsonscan_str(S("[\"Name\"]"), name, 1, out, sizeof out));
+	long long v;
+	CHECK(!jsonscan_int(S("{\"Name\":1.5}"), name, 1, &v));
+	CHECK(!jsonscan_int(S("{\"Name\":1234567890123456789012}"), name, 1, &v));
+}
+
+/* docker/podman run read far enough: detached or not, the user's GPU flags, where `run` is. */
+static void detect(void)
+{
+	static const struct {
+		const char *argv;
+		int kind;
+		bool detached, gpus;
+	} cases[] = {
+		{"docker run -d img", RUNCTR_DOCKER, true, false},
+		{"/usr/bin/docker container run -dit --name x img", RUNCTR_DOCKER, true, false},
+		{"docker --context lab run --detach=true img", RUNCTR_DOCKER, true, false},
+		{"docker run --detach=false img", RUNCTR_DOCKER, false, false},
+		{"docker run -e -d img", RUNCTR_DOCKER, false, false},       /* -e takes "-d" */
+		{"docker run --name -d img", RUNCTR_DOCKER, false, false},
+		{"docker run img -d", RUNCTR_DOCKER, false, false},           /* the container's -d */
+		{"docker run --rm -it img python -d", RUNCTR_DOCKER, false, false},
+		{"docker run --gpus all img", RUNCTR_DOCKER, false, true},
+		{"podman run -d --device nvidia.com/gpu=0 img", RUNCTR_PODMAN, true, true},
+		{"podman run -d --device /dev/fuse img", RUNCTR_PODMAN, true, false},
+		{"docker ps", RUNCTR_NONE, false, false},
+		{"dockerx run -d img", RUNCTR_NONE, false, false},
+		{"python run -d", RUNCTR_NONE, false, false},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char *copy = xstrdup(cases[i].argv), *argv[16], *save = NULL;
+		size_t n = 0;
+		for (char *t = strtok_r(copy, " ", &save); t && n < 15; t = strtok_r(NULL, " ", &save))
+			argv[n++] = t;
+		argv[n] = NULL;
+		struct runctr rc;
+		runctr_detect(argv, &rc);
+		char what[160];
+		snprintf(what, sizeof what, "runctr_detect: %s", cases[i].argv);
+		tap_check((int)rc.kind == cases[i].kind && rc.detached == cases[i].detached &&
+			  (rc.user_gpus != NULL) == cases[i].gpus, what, __FILE__, __LINE__);
+		free(copy);
+	}
+}
+
+/* The devices in each runtime's syntax, right after `run`; the user's words after them. */
+static void devices(void)
+{
+	struct gpu gpus[3] = {0};
+	snprintf(gpus[0].uuid, sizeof gpus[0].uuid, "GPU-aaaa");
+	snprintf(gpus[2].uuid, sizeof gpus[2].uuid, "GPU-cccc");
+	struct gpu_set set = {.ngpus = 3, .gpus = gpus};
+	struct grant g = {.set = &set, .n = 2, .pos = {0, 2}};
+	char why[256], *d[] = {"docker", "run", "--rm", "img", "nvidia-smi", NULL};
+	struct runctr rc;
+	runctr_detect(d, &rc);
+	char **a = runctr_argv(&rc, d, &g, why, sizeof why);
+	CHECK(a && !strcmp(a[1], "run") && !strcmp(a[2], "--gpus") && !strcmp(a[3], "\"device=GPU-aaaa,GPU-cccc\"") &&
+	      !strcmp(a[4], "--cidfile") && !strcmp(a[5], rc.path) && !strcmp(a[6], "--rm") &&
+	      !strcmp(a[7], "img") && a[9] == NULL);
+	runctr_argv_free(&rc, a);
+	runctr_cleanup(&rc);
+	char *p[] = {"podman", "run", "-it", "img", NULL};
+	runctr_detect(p, &rc);
+	a = runctr_argv(&rc, p, &g, why, sizeof why);
+	CHECK(a && !strcmp(a[2], "--device") && !strcmp(a[3], "nvidia.com/gpu=GPU-aaaa") &&
+	      !strcmp(a[4], "--device") && !strcmp(a[5], "nvidia.com/gpu=GPU-cccc") &&
+	      !strcmp(a[6], "--cidfile") && !strcmp(a[8], "-it") && a[10] == NULL);
+	runctr_argv_free(&rc, a);
+	runctr_cleanup(&rc);
+	/* the user's own cidfile is used, none added */
+	char *c[] = {"docker", "run", "--cidfile", "/tmp/mine", "img", NULL};
+	runctr_detect(c, &rc);
+	a = runctr_argv(&rc, c, &g, why, sizeof why);
+	CHECK(a && !strcmp(rc.cidfile, "/tmp/mine") && !strcmp(a[4], "--cidfile") && !strcmp(a[5], "/tmp/mine") &&
+	      a[7] == NULL && !rc.dir[0]);
+	runctr_argv_free(&rc, a);
+	char *u[] = {"docker", "run", "--gpus=all", "img", NULL};
+	runctr_detect(u, &rc);
+	CHECK(!runctr_argv(&rc, u, &g, why, sizeof why) && strstr(why, "--gpus=all"));
+}
+
+/* The CRI runtimes' OCI bundles: a pod's names from their annotations (tests/fake/oci/, the
+ * annotation keys containerd and CRI-O write; made by hand, not captured), nothing from the
+ * environment or nested labels. */
+static void oci(void)
+{
+	static const struct {
+		const char *file;
+		unsigned runtime;
+		const char *name, *pod, *ns;
+	} cases[] = {
+		{"tests/fake/oci/containerd-config.json", CTR_CONTAINERD, "serve", "web-0", "prod"},
+		{"tests/fake/oci/crio-config.json", CTR_CRIO, "trainer", "job-7x2k", "ml"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		size_t len;
+		char *text = read_file(cases[i].file, &len);
+		struct ctr_info x = {0};
+		if (text)
+			ctr_parse_oci(text, len, cases[i].runtime, &x);
+		char what[1024];
+		snprintf(what, sizeof what, "%s: %s %s/%s (got %.60s %.60s/%.60s)", cases[i].file, cases[i].name,
+			 cases[i].ns, cases[i].pod, x.name, x.ns, x.pod);
+		tap_check(text && !strcmp(x.name, cases[i].name) && !strcmp(x.pod, cases[i].pod) &&
+			  !strcmp(x.ns, cases[i].ns), what, __FILE__, __LINE__);
+		free(text);
+	}
+}
+
+void test_container(void)
+{
+	oci();
+	devices();
+	layouts();
+	scan();
+	detect();
+	char id[13];
+	ctr_short_id("4f5e6a7b8c9d0e1f2a3b", id);
+	CHECK(!strcmp(id, "4f5e6a7b8c9d"));
+	CHECK(ctr_runtime_name(CTR_NONE) == NULL && ctr_runtime_name(99) == NULL);
+}

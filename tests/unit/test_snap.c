@@ -1,0 +1,135 @@
+/* test_snap.c: the daemon's shared snapshot as words (machine/snap.c): a model with hostile
+ * strings, NULL beside empty, unavailable fields, MIG devices and process stats comes back the
+ * same; a malformed or other-version answer is refused; narrowing leaves what a direct refresh
+ * leaves. */
+#include "tap.h"
+#include "machine/snap.h"
+
+#include <stdlib.h>
+
+static struct gpu_set *model(void)
+{
+	struct gpu_set *s = xcalloc(1, sizeof *s);
+	s->has_driver_version = true;
+	snprintf(s->driver_version, sizeof s->driver_version, "550.54 %%\n");
+	s->cuda_version = 12040;
+	s->ngpus = 2;
+	s->gpus = xcalloc(2, sizeof *s->gpus);
+	struct gpu *g = &s->gpus[0];
+	g->index = 0;
+	snprintf(g->name, sizeof g->name, "NVIDIA \x1b]0;x\a H100");
+	snprintf(g->uuid, sizeof g->uuid, "GPU-0");
+	g->valid = 1ULL << GF_MEM_TOTAL | 1ULL << GF_TEMP | 1ULL << GF_FAN;
+	g->mem_total = 80ULL << 30;
+	g->temp = 40;
+	g->fan = 0;                 /* valid 0: a stopped fan */
+	g->power_mw = 123;          /* not valid: must stay unavailable */
+	g->cc_major = -1;
+	g->why[GF_POWER] = "Insufficient Permissions";
+	g->nprocs = g->procs_cap = 2;
+	g->procs = xcalloc(2, sizeof *g->procs);
+	g->procs[0] = (struct gpu_proc){.pid = 42, .type = PROC_COMPUTE, .mem_valid = true,
+		.used_mem = 1 << 20, .gi = NO_INSTANCE, .ci = NO_INSTANCE, .user = "", .cmdline = "a b\n%",
+		.name = NULL, .uid = 7, .uid_valid = true, .stat_valid = true, .ppid = -3, .cpu_time = 0.1,
+		.cpu_pct = 12.5, .cpu_valid = true};
+	g->procs[1] = (struct gpu_proc){.pid = 43, .type = PROC_GRAPHICS};
+	g->nmigs = 1;
+	g->migs = xcalloc(1, sizeof *g->migs);
+	g->migs[0] = (struct mig_dev){.slot = 1, .gi = 2, .ci = 0, .mem_valid = true, .mem_total = 5};
+	snprintf(g->migs[0].uuid, sizeof g->migs[0].uuid, "MIG-1");
+	s->gpus[1].index = 1;
+	s->gpus[1].lost = true;
+	s->gpus[1].error = xstrdup("fell off the bus");
+	return s;
+}
+
+static void model_free(struct gpu_set *s)
+{
+	for (size_t i = 0; i < s->ngpus; i++) {
+		free(s->gpus[i].procs);
+		free(s->gpus[i].migs);
+		free(s->gpus[i].error);
+	}
+	free(s->gpus);
+	free(s);
+}
+
+/* Decodes parts (each given its first line, as the daemon sends it); true when all decoded. */
+static bool decode(const struct snap_parts *p, struct gpu_set *out, struct snap_decoder *dx)
+{
+	snap_decode_begin(dx, out);
+	for (size_t i = 0; i < p->nparts; i++) {
+		struct strbuf sb = {0};
+		msg_begin(&sb, "snapshot");
+		msg_add_u64(&sb, "id", 1);
+		sb_add(&sb, p->parts[i].buf, p->parts[i].len);
+		struct msg m;
+		char why[160];
+		bool ok = msg_decode(&m, sb.buf, sb.len, why, sizeof why) &&
+			  snap_decode_part(dx, &m, why, sizeof why);
+		if (m.lines)
+			msg_free(&m);
+		sb_free(&sb);
+		if (!ok)
+			return false;
+	}
+	return dx->done;
+}
+
+void test_snap(void)
+{
+	struct gpu_set *s = model();
+	struct snap_parts p;
+	snap_encode(s, REFRESH_PROCS, &p);
+	struct gpu_set *d = xcalloc(1, sizeof *d);
+	struct snap_decoder dx;
+	CHECK(decode(&p, d, &dx));
+	CHECK(d->ngpus == 2 && dx.what == REFRESH_PROCS);
+	CHECK_STR(d->driver_version, "550.54 %\n");
+	CHECK(d->cuda_version == 12040);
+	struct gpu *g = &d->gpus[0];
+	CHECK_STR(g->name, "NVIDIA \x1b]0;x\a H100");
+	CHECK(g->valid == s->gpus[0].valid && gpu_has(g, GF_FAN) && g->fan == 0);
+	CHECK(!gpu_has(g, GF_POWER));
+	CHECK_STR(g->why[GF_POWER], "Insufficient Permissions");
+	CHECK(g->cc_major == -1 && g->mem_total == 80ULL << 30);
+	CHECK(g->nprocs == 2 && g->procs[0].pid == 42 && g->procs[0].gi == NO_INSTANCE);
+	CHECK_STR(g->procs[0].user, "");
+	CHECK_STR(g->procs[0].cmdline, "a b\n%");
+	CHECK(g->procs[0].name == NULL && g->procs[1].user == NULL && g->procs[1].cmdline == NULL);
+	CHECK(g->procs[0].stat_valid && g->procs[0].ppid == -3 && g->procs[0].cpu_time == 0.1 &&
+	      g->procs[0].cpu_pct == 12.5 && !g->procs[1].stat_valid);
+	CHECK(g->nmigs == 1 && g->migs[0].gi == 2 && g->migs[0].mem_total == 5);
+	CHECK_STR(g->migs[0].uuid, "MIG-1");
+	CHECK(d->gpus[1].lost);
+	CHECK_STR(d->gpus[1].error, "fell off the bus");
+	/* Narrowed to a refresh without processes or stats: as a direct one leaves them. */
+	snap_narrow(d, 0, false);
+	CHECK(d->gpus[0].nprocs == 0);
+	snap_store_free(dx.store);
+	model_free(d);
+
+	/* A part lost from the middle, or another version: refused. */
+	d = xcalloc(1, sizeof *d);
+	if (p.nparts == 1) {
+		struct strbuf *q = &p.parts[0];
+		char *at = strstr(q->buf, "\ngn ");
+		CHECK(at != NULL);
+		if (at)
+			at[1] = 'x';      /* an unknown key */
+		CHECK(!decode(&p, d, &dx));
+		snap_store_free(dx.store);
+		model_free(d);
+		d = xcalloc(1, sizeof *d);
+		if (at)
+			at[1] = 'g';
+		char *v = strstr(q->buf, "snap 1 ");
+		if (v)
+			v[5] = '9';
+		CHECK(!decode(&p, d, &dx));
+	}
+	snap_store_free(dx.store);
+	model_free(d);
+	snap_parts_free(&p);
+	model_free(s);
+}
