@@ -7,7 +7,7 @@
 # Second users: nobody (65534) and bin (2); the daemon runs as 'daemon', the nodes' owner.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-PLAN=45
+PLAN=47
 plan $PLAN
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
@@ -154,6 +154,20 @@ wait $ja
 # doctor and status as a user without any lease (NVML cannot start for them: nvidiactl is shut).
 # (bin's lease ended while no daemon ran: the restarted one logs no end for it.)
 wait_ended 4
+# Memory shares (issue 23): two users' shares of GPU 3 both open its node; neither after.
+mkfifo -m 666 "$TMP/go4" "$TMP/go5"
+as_nobody "$GPUCTL" run -q -g 3 --mem 10G -- sh -c 'read x <"$0"' "$TMP/go4" &
+js1=$!
+as_bin "$GPUCTL" run -q -g 3 --mem 10G -- sh -c 'read x <"$0"' "$TMP/go5" &
+js2=$!
+wait_granted 7
+both_open() { opens as_nobody nvidia3 && opens as_bin nvidia3; }
+neither_opens() { shuts as_nobody nvidia3 && shuts as_bin nvidia3; }
+check "two users' memory shares of GPU 3: both open its node" both_open
+echo go >"$TMP/go4"; echo go >"$TMP/go5"
+wait $js1 $js2
+wait_ended 6
+check "the shares ended: neither opens it" neither_opens
 served_status "$TMP/st"
 check_eq "status as nobody without a lease: exit 0, all 4 GPUs with their values (the daemon's view)" \
 	"0 4" "$rc $(grep -c '^  [0-3] .*%.*MiB' "$TMP/st")"
