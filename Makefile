@@ -1,12 +1,11 @@
 # gpuctl: one small Makefile. `make`, `make test`, `make asan`, `make stress`, `make bench`,
-# `make install` (the binary, and the Python module for $(PYTHON)).
+# `make install`, `make uninstall` (PREFIX, DESTDIR), `make man`.
 # Nothing NVIDIA is needed to build: NVML is loaded at run time. Libraries are loaded at run time
 # too (src/base/dl.c), by the commands that use them; their headers are build dependencies
 # (libinih-dev, libmicrohttpd-dev, libacl1-dev for the daemon's device guard: .ci/run).
 CC ?= cc
 CFLAGS ?= -O2 -g
 PREFIX ?= /usr/local
-PYTHON ?= python3
 B ?= build
 WARN = -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -D_GNU_SOURCE
 ALL_CFLAGS = $(WARN) $(CFLAGS) -Isrc -MMD -MP
@@ -24,14 +23,22 @@ UNIT_CMDOBJ = $(B)/obj/cmd/args.o $(B)/obj/cmd/cmd.o $(B)/obj/cmd/runctr.o # run
 FAKES = $(B)/fakenvml/libnvidia-ml.so.1 $(B)/fakenvml-old/libnvidia-ml.so.1 \
 	$(B)/fakenvml-r535/libnvidia-ml.so.1
 FAKE_SRC = tests/fake/fakenvml/fakenvml.c tests/fake/fakenvml/fake-telemetry.c tests/fake/fakenvml/fake-procs.c \
-	tests/fake/fakenvml/machine.c tests/fake/fakenvml/fake-health.c
+	tests/fake/fakenvml/machine.c tests/fake/fakenvml/fake-health.c \
+	tests/fake/fakenvml/fake-topo.c
 FAKE_DEPS = $(FAKE_SRC) tests/fake/fakenvml/machine.h tests/fake/fakenvml/fake.h src/machine/nvml/abi.h
 # Hidden by default: the stand-in exports NVML's functions (marked API) and nothing else.
 FAKE_CFLAGS = $(WARN) -O1 -g -fPIC -shared -fvisibility=hidden -Wl,-soname,libnvidia-ml.so.1 -Isrc
 UNIT_SRC = $(wildcard tests/unit/*.c)
 TEST_BINS = $(B)/unit-tests $(B)/sleeper $(B)/workload $(FAKES) $(B)/fakecuda/libcuda.so.1 $(B)/cuda-hold
 
-all: $(B)/gpuctl
+all: $(B)/gpuctl man
+
+# The manual pages, in $(B)/man: the binary writes them from its command table, with the parts
+# written by hand in doc/man/ (tools/man.sh says how). Cheap, and needs nothing but the binary.
+man: $(B)/man/.stamp
+$(B)/man/.stamp: $(B)/gpuctl tools/man.sh $(wildcard doc/man/*)
+	tools/man.sh $(B)/gpuctl doc/man $(B)/man
+	@touch $@
 
 $(B)/gpuctl: $(OBJ)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(OBJ) $(LDLIBS)
@@ -119,26 +126,46 @@ $(B)/bench-sched: bench/sched.c $(LIBOBJ)
 $(B)/bench-%: bench/%.c
 	$(CC) $(WARN) -O2 -o $@ $<
 
-# The binary, the daemon's systemd unit, its user (run `systemd-sysusers` once, as root) and its
-# tmpfiles rule (systemd-tmpfiles never cleans /run/gpuctl), and the exporter's unit; both units
-# name the installed binary. Then the Python module.
+# `make install` (PREFIX, DESTDIR): the binary; the manual pages; the completions for bash, zsh
+# and fish; the daemon's systemd unit, its user (run `systemd-sysusers` once, as root) and its
+# tmpfiles rule (systemd-tmpfiles never cleans /run/gpuctl), and the exporter's unit, both
+# naming the installed binary; an example gpuctl.conf and the Grafana dashboard in the doc
+# directory; then the Python module. `make uninstall` removes exactly these, and the
+# directories they leave empty (never $(DESTDIR)$(PREFIX) itself). The packaging (debian/rules)
+# uses the same targets.
+PYTHON ?= $(firstword $(wildcard /usr/bin/python3) python3)
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/vendor-completions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+DOCDIR ?= $(PREFIX)/share/doc/gpuctl
 install: install-bin install-python
 
 install-bin: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR)
-	install -m 755 $(B)/gpuctl $(DESTDIR)$(PREFIX)/bin/gpuctl
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR) $(DESTDIR)$(DOCDIR)
+	install -m 755 $(B)/gpuctl $(DESTDIR)$(BINDIR)/gpuctl
 	for u in gpuctl gpuctl-exporter; do \
-		sed 's|@BINDIR@|$(PREFIX)/bin|g' contrib/$$u.service >$(DESTDIR)$(UNITDIR)/$$u.service; \
+		sed 's|@BINDIR@|$(BINDIR)|g' contrib/$$u.service >$(DESTDIR)$(UNITDIR)/$$u.service; \
 		chmod 644 $(DESTDIR)$(UNITDIR)/$$u.service; \
 	done
 	install -m 644 contrib/gpuctl.sysusers $(DESTDIR)$(SYSUSERSDIR)/gpuctl.conf
 	install -m 644 contrib/gpuctl.tmpfiles $(DESTDIR)$(TMPFILESDIR)/gpuctl.conf
+	for p in $(B)/man/*.[158]; do install -m 644 $$p $(DESTDIR)$(MANDIR)/man$${p##*.}/; done
+	install -m 644 contrib/completion/gpuctl.bash $(DESTDIR)$(BASHCOMPDIR)/gpuctl
+	install -m 644 contrib/completion/_gpuctl $(DESTDIR)$(ZSHCOMPDIR)/_gpuctl
+	install -m 644 contrib/completion/gpuctl.fish $(DESTDIR)$(FISHCOMPDIR)/gpuctl.fish
+	install -m 644 contrib/gpuctl.conf.example contrib/grafana-gpuctl.json $(DESTDIR)$(DOCDIR)/
 
 # The Python module (python/gpuctl, standard library only) where $(PYTHON) looks under PREFIX:
 # Debian's dist-packages for /usr and /usr/local, else PREFIX's site-packages (python/install-dir.py).
+# $(PYTHON) is Debian's /usr/bin/python3 when there is one, not the first python3 on PATH (a
+# pyenv's); PYTHON=... chooses another.
 install-python:
 	@if ! command -v $(PYTHON) >/dev/null; then \
 		echo "no $(PYTHON) here: the gpuctl Python module is not installed"; \
@@ -149,8 +176,27 @@ install-python:
 		echo "installed the gpuctl Python module in $(DESTDIR)$$dir/gpuctl"; \
 	fi
 
+# What install put there, by name (the pages by the binary's list), then the directories left
+# empty, up to but not including $(DESTDIR)$(PREFIX).
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/gpuctl $(DESTDIR)$(UNITDIR)/gpuctl.service \
+		$(DESTDIR)$(UNITDIR)/gpuctl-exporter.service $(DESTDIR)$(SYSUSERSDIR)/gpuctl.conf \
+		$(DESTDIR)$(TMPFILESDIR)/gpuctl.conf $(DESTDIR)$(BASHCOMPDIR)/gpuctl \
+		$(DESTDIR)$(ZSHCOMPDIR)/_gpuctl $(DESTDIR)$(FISHCOMPDIR)/gpuctl.fish \
+		$(DESTDIR)$(DOCDIR)/gpuctl.conf.example $(DESTDIR)$(DOCDIR)/grafana-gpuctl.json \
+		$(DESTDIR)$(MANDIR)/man5/gpuctl.conf.5 $(DESTDIR)$(MANDIR)/man[18]/gpuctl.[18] \
+		$(DESTDIR)$(MANDIR)/man[18]/gpuctl-*.[18]
+	@if command -v $(PYTHON) >/dev/null; then \
+		dir=$$($(PYTHON) python/install-dir.py $(PREFIX) 2>/dev/null) && \
+		rm -rf $(DESTDIR)$$dir/gpuctl && tools/rmdirs.sh $(DESTDIR)$(PREFIX) $(DESTDIR)$$dir; \
+	fi
+	tools/rmdirs.sh $(DESTDIR)$(PREFIX) $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) \
+		$(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) \
+		$(DESTDIR)$(FISHCOMPDIR) $(DESTDIR)$(DOCDIR)
+
 clean:
 	rm -rf build build-asan
 
-.PHONY: all test check-layers stress asan fuzz demo bench bench-top install install-bin install-python clean
+.PHONY: all man test check-layers stress asan fuzz demo bench bench-top install install-bin install-python uninstall clean
 -include $(OBJ:.o=.d)

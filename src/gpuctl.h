@@ -36,9 +36,10 @@
  *            command line of the GPU processes (proc.c); one process by pid (pid.c); signalling a
  *            listed process safely (kill.c); Slurm on a node (slurm.c); a process's container
  *            from its cgroup (container.c) and its name from the runtime (runtime.c); the model
- *            as the daemon's shared snapshot carries it, both sides' one encoding (snap.c); nvml/: the
- *            NVIDIA backend, NVML's ABI declared by us (abi.h), loaded at run time (lib.c), read
- *            into the model (backend.c, fields.c)
+ *            as the daemon's shared snapshot carries it, both sides' one encoding (snap.c); the
+ *            topology model (topo.c); nvml/: the NVIDIA backend, NVML's ABI declared by us
+ *            (abi.h), loaded at run time (lib.c), read into the model (backend.c, fields.c,
+ *            topo.c)
  * cuda/      rank 2 (visibility.h): CUDA_VISIBLE_DEVICES as the driver reads it, pure
  *            (visibility.c); that model on this machine and an environment (visenv.c); map
  *            --verify's probe (probe.c)
@@ -46,18 +47,20 @@
  *            and fair queue, pure (alloc.c); connections (conn.c); the lease table (lease.c);
  *            requests, offers and timeouts (queue.c); the queue's order (order.c); `list`, the
  *            queue file, job ids (list.c); the shared snapshot of the machine for status,
- *            top, doctor and the exporter (snapshot.c); the loop and dispatch (daemon.c)
+ *            top, doctor and the exporter (snapshot.c); the loop and dispatch (daemon.c);
+ *            topology- and preference-aware picks, pure (place.c), their daemon side
+ *            (placement.c)
  * cluster/   rank 2, the cluster view of status --prometheus (cluster.h): Prometheus's HTTP API
  *            (promapi.c), the model (cluster.c), its table and JSON (view.c)
  * lease/     rank 3, the daemon's clients (grant.h): finding or starting the daemon (client.c);
  *            one request's exchange as a state machine without I/O (request.c); the candidates,
  *            why GPUs are busy, the job's environment (choose.c); a lease acquired and held
  *            (grant.c); who holds what and who waits (view.c); the machine from the daemon's
- *            shared snapshot, a GPU backend (snapshot.c)
+ *            shared snapshot, a GPU backend (snapshot.c); --bind-cpus (bind.c)
  * view/      rank 4, what the machine commands print: nvidia-smi's --query-* fields (query.c),
  *            the status table (table.c), the Prometheus exposition (metrics.c), status's JSON
  *            (status-json.c), the doctor's findings (doctor.c), a process's container in each of
- *            them (container.c)
+ *            them (container.c), `topo` (topo.c)
  * jobs/      rank 4, detached jobs (design: backend.h): the record and the user's directories
  *            (job.c), its parsers (spec.c), the jobs a command names and the wait on them (set.c);
  *            this machine's backend (local.c, local-conn.c) and Slurm's (slurm.c, slurm-*.c)

@@ -101,7 +101,7 @@ check_eq "max_util not an int: TypeError" \
 	"TypeError \"max_util: a percentage (an int from 0 to 100: a GPU busier than this is not free), not '50'\"" \
 	"$(res bad-max_util-type)"
 check_eq "prefer not one of gpuctl's: ValueError listing them" \
-	"ValueError \"prefer: which free GPUs first, one of 'free-memory', 'index', 'util', not 'fast'\"" \
+	"ValueError \"prefer: which free GPUs first, one of 'free-memory', 'index', 'util', 'topology', not 'fast'\"" \
 	"$(res bad-prefer)"
 check_eq "ignore_usage not a bool: TypeError" "TypeError \"ignore_usage: True or False, not 'yes'\"" \
 	"$(res bad-ignore_usage)"

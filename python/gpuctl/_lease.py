@@ -217,7 +217,7 @@ OPTIONS = (("n", "count", False), ("gpus", "gpus", False),
            ("profile", "profile", False), ("dry_run", "dry-run", True),
            # memory shares and MIG instances (issue 23)
            ("mem", "mem", False), ("mig", "mig", False))
-PREFER = ("free-memory", "index", "util")
+PREFER = ("free-memory", "index", "util", "topology")   # topology: issue 26
 _SHORT = {"-n": "count", "-g": "gpus"}
 _FLAG_RE = re.compile(r"(?<![\w-])(--[a-z][a-z-]*[a-z]|-[ng])(?![\w-])")
 
@@ -396,7 +396,8 @@ def lease(n=None, *, gpus=None, min_free_memory=None, max_util=None, prefer=None
     gpus: choose among these (indices, UUIDs or unique prefixes, bus ids; a list or '0,1').
     min_free_memory: MiB (int) or a size such as '20G'.
     max_util: a GPU busier than this percentage is not free (default: the daemon's).
-    prefer: which free GPUs first: 'free-memory', 'index' or 'util'.
+    prefer: which free GPUs first: 'topology' (the daemon's default), 'free-memory',
+        'index' or 'util'.
     ignore_usage: True: only leases count, not the memory, load or processes observed.
     uuid: True: CUDA_VISIBLE_DEVICES names the GPUs by UUID instead of index.
     wait: None: the configured default (no waiting, unless your gpuctl config says otherwise);

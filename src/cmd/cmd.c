@@ -15,8 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GPUCTL_VERSION "0.1.0"
-
 /* text from column `indent` (where the caller left the line), folded at spaces to fit 80
  * columns, its next lines indented as much. */
 static void fold_at(FILE *f, int indent, const char *text)

@@ -16,6 +16,8 @@
 
 #include "base/util.h"
 
+#define GPUCTL_VERSION "0.1.0"
+
 struct cmd;
 struct gpu_set;
 
@@ -128,6 +130,11 @@ struct cmd_env {
 };
 extern const struct cmd_env cmd_environment[];   /* ends with {NULL} */
 
+/* ---- man.c, complete.c: the manual pages and the shells' completions, written from the table
+ * (hidden commands `gpuctl __man`, `gpuctl __complete`, which main.c reaches by exact name) ---- */
+int cmd_man(const struct cmd_entry *const *table, size_t n, int argc, char **argv);
+int cmd_complete(const struct cmd_entry *const *table, size_t n, int argc, char **argv);
+
 /* ---- the commands: one file each, its entry carries its option template; main.c lists them ---- */
 
 extern const struct cmd_entry cmd_status_entry;
@@ -150,5 +157,6 @@ extern const struct cmd_entry cmd_wait_entry;
 extern const struct cmd_entry cmd_runner_entry;
 extern const struct cmd_entry cmd_config_entry;
 extern const struct cmd_entry cmd_cuda_probe_entry;
+extern const struct cmd_entry cmd_topo_entry;        /* issue 26 */
 
 #endif

@@ -15,8 +15,9 @@
 
 /* The [defaults] keys and their built-in values, shown as "default" when no file sets them. */
 static const struct { const char *key, *value; } builtin[] = {
-	{"defaults.prefer", "free-memory"},
+	{"defaults.prefer", "the daemon's (daemon.prefer)"},   /* issue 26: unset, none is sent */
 	{"defaults.wait", "no"},
+	{"defaults.bind_cpus", "false"},
 };
 
 /* The daemon reads its file when it starts, and systemd may start it with --config: this is

@@ -52,7 +52,13 @@ const struct cmd_entry cmd_daemon_entry = {
 		 "`gpuctl config` shows what it says). It takes NVML from\n"
 		 "GPUCTL_NVML_LIBRARY like every command. Leases outlive it: a restarted daemon finds\n"
 		 "them again. With [daemon] guard = acl it gives each lease's user access to the\n"
-		 "device nodes of its GPUs under --dev-dir (default /dev). See README: Administration.\n",
+		 "device nodes of its GPUs under --dev-dir. See README: Administration.\n\n"
+		 "  --socket PATH     listen here instead\n"
+		 "  --state-dir DIR   keep the state here instead\n"
+		 "  --config FILE     read the [daemon] policy from FILE instead\n"
+		 "  --private         a user's own daemon, which the clients start when no shared one\n"
+		 "                    is installed (not for systemd)\n"
+		 "  --dev-dir DIR     the device guard's NVIDIA device nodes (default /dev)\n",
 	.args = {.longs = longopts},
 	.flags = CMD_NO_PREFIX,
 	.exec = daemon_cmd,

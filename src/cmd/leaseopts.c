@@ -17,7 +17,7 @@ int lease_opts_read(struct cmd *c, struct lease_opts *o)
 		return cmd_bad_usage(c->entry, "--min-free-memory wants a size such as 20G or 512M "
 				     "(at most " MAX_SIZE_TEXT "), not '%s'", minfree);
 	if (prefer && !config_parse_prefer(prefer, &p))
-		return cmd_bad_usage(c->entry, "--prefer is free-memory, index or util, not '%s'", prefer);
+		return cmd_bad_usage(c->entry, "--prefer is free-memory, index, util or topology, not '%s'", prefer);
 	o->rq.count = (unsigned)n;
 	o->rq.max_util = util <= 100 ? (int)util : -1;
 	o->rq.prefer = prefer ? (int)p : -1;
@@ -57,6 +57,8 @@ int lease_opts_read(struct cmd *c, struct lease_opts *o)
 		return cmd_bad_usage(c->entry, "--mem wants a size such as 20G or 512M (at most "
 				     MAX_SIZE_TEXT "), not '%s'", mem);
 	o->quiet = args_has(a, LO_QUIET);
+	o->bind_cpus = args_has(a, LO_BIND);
+	o->no_bind = args_has(a, LO_NO_BIND);
 	return EXIT_OK;
 }
 

@@ -12,6 +12,7 @@ enum {
 	LO_DRY,
 	/* memory shares (issue 23) */
 	LO_MEM = 340, LO_MIG,
+	LO_BIND = 360, LO_NO_BIND,   /* issue 26 (below submit's 400s): run and submit only (BIND_LONGOPTS) */
 };
 
 /* -g, --gpus comes with CMD_GPUS. */
@@ -36,7 +37,8 @@ enum {
 	"  -g, --gpus LIST            choose among these: indices, UUIDs or prefixes, bus ids\n"  \
 	"      --min-free-memory SIZE each GPU needs this much free memory (e.g. 20G)\n"         \
 	"      --max-util PCT         a GPU busier than this is not free (default: the daemon's)\n" \
-	"      --prefer free-memory|index|util   which free GPUs first\n"                         \
+	"      --prefer ORDER         which free GPUs first: topology (best connected sets,\n"  \
+	"                             the daemon's default), free-memory, index or util\n"       \
 	"      --ignore-usage         only leases count, not observed memory, load or processes\n" \
 	"      --uuid                 CUDA_VISIBLE_DEVICES with UUIDs instead of indices\n"       \
 	"      --name NAME            shown by `gpuctl leases` and `gpuctl status`\n"            \
@@ -49,6 +51,16 @@ enum {
 	"                             whole GPU; other shares may use the rest (best fit)\n"      \
 	"      --mig PROFILE          a free MIG instance of this profile (e.g. 3g.71gb);\n"      \
 	"                             -g GPU:INSTANCE or -g MIG-<uuid> names one\n"
+
+/* issue 26: --bind-cpus, for run and submit (env starts no job). */
+#define BIND_LONGOPTS                                                          \
+	{"bind-cpus", no_argument, NULL, LO_BIND},                              \
+	{"no-bind-cpus", no_argument, NULL, LO_NO_BIND}
+#define BIND_USAGE                                                                               \
+	"      --bind-cpus            start the job on the CPUs local to its GPUs (those of them\n" \
+	"                             you may use) and say so; GPUCTL_NUMA_NODE names their\n"   \
+	"                             node. [defaults] bind_cpus = true: the default;\n"         \
+	"      --no-bind-cpus         not bound, whatever the config says\n"
 
 /* The options above (and -g) into o. EXIT_OK, or a usage error (printed). */
 int lease_opts_read(struct cmd *c, struct lease_opts *o);

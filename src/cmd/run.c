@@ -5,6 +5,7 @@
 #include "base/escape.h"
 #include "cmd/leaseopts.h"
 #include "cmd/runctr.h"
+#include "lease/bind.h"
 #include "lease/watch.h"
 
 #include <errno.h>
@@ -46,12 +47,28 @@ static void say_leased(const struct grant *g)
 		sb_addf(&sb, " after waiting %d:%02d:%02d", s / 3600, s / 60 % 60, s % 60);
 	}
 	sb_addf(&sb, " (lease %s)\n", g->id);
+	if (strchr(g->placement, ':'))   /* issue 26: why that set, where the daemon weighed more
+					  * than the order ("GPUs 0,1: NV12 ...") */
+		sb_addf(&sb, "gpuctl run: %s\n", g->placement);
 	fputs(sb.buf, stderr);
 	sb_free(&sb);
 }
 
-static int start_job(struct grant *g, char **argv, bool uuid, struct runctr *rc, bool quiet)
+/* --bind-cpus (issue 26): the plan made here, where it can be said; the job applies it. */
+static bool bind_plan(const struct grant *g, bool quiet, struct cpuset *set)
 {
+	char msg[1024];
+	enum bind_plan p = grant_bind_plan(g, set, msg, sizeof msg);
+	if (p != BIND_NARROW || !quiet)
+		fprintf(stderr, "gpuctl run: %s\n", msg);
+	return p == BIND_NARROW;
+}
+
+static int start_job(struct grant *g, char **argv, bool uuid, struct runctr *rc, bool bind,
+		     bool quiet)
+{
+	struct cpuset cpus;
+	bind = bind && bind_plan(g, quiet, &cpus);
 	char **env = grant_env(g, uuid);
 	int errpipe[2];
 	if (pipe2(errpipe, O_CLOEXEC) != 0)
@@ -78,6 +95,10 @@ static int start_job(struct grant *g, char **argv, bool uuid, struct runctr *rc,
 				signal(forwarded[i], SIG_DFL);
 		/* The job inherits the lease's descriptors and holds the lease, even if gpuctl dies. */
 		grant_hold(g, 0);
+		int be;
+		if (bind && (be = grant_bind_apply(&cpus)))
+			fprintf(stderr, "gpuctl run: --bind-cpus: sched_setaffinity: %s; the job runs "
+				"unbound\n", strerror(be));
 		for (char **p = env; *p; p++)
 			putenv(*p);
 		execvp(argv[0], argv);
@@ -146,6 +167,8 @@ static int run(struct cmd *c)
 		printf("would lease:");
 		for (size_t i = 0; i < g.n; i++)
 			printf(" GPU %u (%s)", set->gpus[g.pos[i]].index, set->gpus[g.pos[i]].uuid);
+		if (g.placement[0])   /* issue 26 */
+			printf("\nwhy: %s", g.placement);
 		printf("\nwould run%s%s with:\n", command ? ": " : "", command ? command : "");
 		char **env = grant_env(&g, o.uuid);
 		print_env(env, stdout);
@@ -165,7 +188,8 @@ static int run(struct cmd *c)
 		}
 		if (!o.quiet)
 			say_leased(&g);
-		rc = start_job(&g, job, o.uuid, &ctr, o.quiet);
+		rc = start_job(&g, job, o.uuid, &ctr, o.bind_cpus || (cfg.bind_cpus && !o.no_bind),
+			       o.quiet);
 		if (job != argv)
 			runctr_argv_free(&ctr, job);
 	}
@@ -174,7 +198,7 @@ static int run(struct cmd *c)
 	return rc;
 }
 
-static const struct option longopts[] = {LEASE_LONGOPTS, {0}};
+static const struct option longopts[] = {LEASE_LONGOPTS, BIND_LONGOPTS, {0}};
 
 const struct cmd_entry cmd_run_entry = {
 	.name = "run",
@@ -186,6 +210,7 @@ const struct cmd_entry cmd_run_entry = {
 		 "An existing CUDA_VISIBLE_DEVICES restricts the choice. The exit status is the job's\n"
 		 "(128+N if signal N ended it); INT, TERM, HUP, QUIT, USR1, USR2 reach the job.\n\n"
 		 LEASE_USAGE
+		 BIND_USAGE
 		 "\nExit status when no job ran: 10 not enough free GPUs (without --wait), 11 --wait ran\n"
 		 "out, 2 bad request, 126/127 the command could not be run.\n",
 	.args = {.shorts = "n:q", .longs = longopts, .upper = -1},

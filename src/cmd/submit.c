@@ -223,7 +223,7 @@ static const struct option longopts[] = {
 	{"after", required_argument, NULL, S_AFTER}, {"retries", required_argument, NULL, S_RETRIES},
 	{"log", required_argument, NULL, S_LOG}, {"file", required_argument, NULL, S_FILE},
 	{"again", required_argument, NULL, S_AGAIN}, {"slurm", no_argument, NULL, S_SLURM},
-	{"local", no_argument, NULL, S_LOCAL}, LEASE_LONGOPTS, {0},
+	{"local", no_argument, NULL, S_LOCAL}, LEASE_LONGOPTS, BIND_LONGOPTS, {0},
 };
 
 const struct cmd_entry cmd_submit_entry = {
@@ -244,6 +244,7 @@ const struct cmd_entry cmd_submit_entry = {
 		 "      --min-free-memory SIZE, --max-util PCT, --prefer free-memory|index|util,\n"
 		 "      --ignore-usage, --uuid, --profile NAME, --mem SIZE, --mig PROFILE\n"
 		 "                             as for `gpuctl run` (-g GPU:INSTANCE: a MIG instance)\n"
+		 "      --bind-cpus, --no-bind-cpus  as for `gpuctl run`; the log says what was bound\n"
 		 "      --name NAME            shown by `gpuctl jobs`, `leases` and `status`\n"
 		 "      --after ID[,ID...]     start only once these jobs of yours have succeeded; if\n"
 		 "                             one fails (or is cancelled, or lost) this one is cancelled\n"
@@ -252,7 +253,9 @@ const struct cmd_entry cmd_submit_entry = {
 		 "      --file FILE            one job per line of FILE, queued in order\n"
 		 "      --again ID             queue again a job that ended (lost in a reboot, failed)\n"
 		 "      --slurm, --local       submit to Slurm (sbatch), or to this machine, whatever\n"
-		 "                             the profile's or configuration's `backend` says\n\n"
+		 "                             the profile's or configuration's `backend` says\n"
+		 "      --wait, --dry-run, -q, --quiet   refused: a job waits in the queue anyway,\n"
+		 "                             and they are `gpuctl run`'s\n\n"
 		 "With Slurm (--slurm, or backend = slurm) the job is one sbatch and its id prints as\n"
 		 "slurm:N: -n N is --gres=gpu:N on one node; --name, --log (default slurm-N.out in this\n"
 		 "directory), --after slurm:ID (afterok; the job is cancelled if one fails), this\n"

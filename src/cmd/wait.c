@@ -104,7 +104,8 @@ const struct cmd_entry cmd_wait_entry = {
 		 "Slurm's jobs (slurm:N) too: squeue is asked at growing intervals (at most 5 s);\n"
 		 "one that will never start (a job it runs after failed) is 15, one that slurmctld\n"
 		 "forgot before its end was seen is 16 (unknown), and 18 when Slurm cannot be asked.\n"
-		 "Ctrl-C stops waiting at once (the shell sees 130); the jobs go on.\n",
+		 "Ctrl-C stops waiting at once (the shell sees 130); the jobs go on.\n\n"
+		 "  -t, --timeout DURATION     wait at most this long (90, 30s, 5m, 2h): then exit 11\n",
 	.args = {.shorts = "t:", .longs = longopts, .lower = 1, .upper = -1},
 	.exec = wait_cmd,
 };

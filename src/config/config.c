@@ -29,6 +29,8 @@ bool config_parse_prefer(const char *s, enum prefer *out)
 		*out = PREFER_INDEX;
 	else if (!strcmp(s, "util"))
 		*out = PREFER_UTIL;
+	else if (!strcmp(s, "topology"))   /* issue 26: place.h */
+		*out = PREFER_TOPOLOGY;
 	else
 		return false;
 	return true;
@@ -76,7 +78,10 @@ static int defaults_key(struct parse_ctx *x, const char *k, const char *v)
 		return 1;
 	} else if (!strcmp(k, "prefer")) {
 		if (!config_parse_prefer(v, &c->prefer))
-			return config_bad(x, k, v, "free-memory, index or util");
+			return config_bad(x, k, v, "free-memory, index, util or topology");
+	} else if (!strcmp(k, "bind_cpus")) {   /* issue 26 */
+		if (!parse_bool(v, &c->bind_cpus))
+			return config_bad(x, k, v, "true or false");
 	} else if (!strcmp(k, "prometheus")) {
 		free(c->prometheus);
 		c->prometheus = *v ? xstrdup(v) : NULL;
@@ -96,7 +101,8 @@ static int defaults_key(struct parse_ctx *x, const char *k, const char *v)
 			return config_bad(x, k, v, "no, forever, or a duration such as 30m (at most "
 				   MAX_DURATION_TEXT ")");
 	} else {
-		static const char *const known[] = {"prefer", "prometheus", "backend", "wait", NULL};
+		static const char *const known[] = {"prefer", "prometheus", "backend", "wait", "bind_cpus",
+						    NULL};
 		fprintf(stderr, "gpuctl: warning: %s:%d: unknown key '%s' in [defaults]%s; ignored\n",
 			x->path, x->line, k, config_near(k, known));
 		return 1;
@@ -153,7 +159,7 @@ static int profile_key(struct parse_ctx *x, struct profile *p, const char *k, co
 		p->max_util = (int)n;
 	} else if (!strcmp(k, "prefer")) {
 		if (!config_parse_prefer(v, &pr))
-			return config_bad(x, k, v, "free-memory, index or util");
+			return config_bad(x, k, v, "free-memory, index, util or topology");
 		p->prefer = (int)pr;
 	} else if (!strcmp(k, "uuid")) {
 		if (!parse_bool(v, &b))

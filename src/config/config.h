@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum prefer { PREFER_FREE_MEMORY, PREFER_INDEX, PREFER_UTIL };
+enum prefer { PREFER_FREE_MEMORY, PREFER_INDEX, PREFER_UTIL, PREFER_TOPOLOGY /* issue 26 */ };
 
 struct profile {
 	char *name;
@@ -44,6 +44,7 @@ struct config {
 	struct profile *profiles;
 	char *prometheus;             /* the cluster view's server: status --prometheus */
 	char *backend;                /* where `submit` sends jobs: "local" (NULL) or "slurm" */
+	bool bind_cpus;               /* [defaults] bind_cpus: run/submit --bind-cpus (issue 26) */
 	/* [slurm]: --min-free-memory as Slurm GPU types or node features, "NAME:SIZE ..." (checked
 	 * when read: struct mem_map) */
 	char *slurm_gres_memory, *slurm_feature_memory;
@@ -98,6 +99,16 @@ struct dconf {
 					 * stopped by its own client or runner (warn: only shown) */
 	char *share_mps;                /* [daemon] share_mps: GPUs that run NVIDIA MPS, as for -g
 					 * (a share there gets MPS's own memory limit) */
+	/* issue 26: placement. The order of requests that name none ([daemon] prefer, default
+	 * topology), and the preferred GPUs of users and groups ([daemon] preferred_gpus.NAME and
+	 * preferred_gpus.@GROUP = LIST, in file order: a soft partition the choice tries first). */
+	enum prefer prefer;
+	struct dconf_pref {
+		char *who;              /* a user name, or a group name after '@' */
+		bool group;
+		char *gpus;             /* the list as written (the daemon resolves it: -g's parser) */
+	} *prefs;
+	size_t nprefs;
 };
 
 /* The daemon's policy from path (NULL: the system file, whose absence means the built-in

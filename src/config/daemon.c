@@ -134,6 +134,23 @@ static int daemon_key(struct parse_ctx *x, const char *k, const char *v)
 		else
 			return config_bad(x, k, v, "warn (shown) or stop (the job is stopped)");
 	/* end of memory shares */
+	} else if (!strcmp(k, "prefer") && !x->in_defaults) {   /* issue 26: the default order */
+		if (!config_parse_prefer(v, &c->prefer))
+			return config_bad(x, k, v, "topology, free-memory, index or util");
+	} else if (!strncmp(k, "preferred_gpus.", 15) && !x->in_defaults) {
+		const char *who = k + 15;
+		bool group = *who == '@';
+		who += group;
+		if (!*who || strlen(who) > 64 || strspn(who, "abcdefghijklmnopqrstuvwxyz"
+			"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != strlen(who))
+			return config_bad(x, k, v, "a list of GPUs, under preferred_gpus.USER or "
+					  "preferred_gpus.@GROUP (a user or group name)");
+		if (!*v || strlen(v) > 4096)
+			return config_bad(x, k, v, "a list of GPUs (indices, UUIDs or PCI bus ids, by commas)");
+		if (c->nprefs >= 1024)
+			return config_bad(x, k, v, "at most 1024 preferred_gpus keys");
+		c->prefs = xrealloc(c->prefs, (c->nprefs + 1) * sizeof *c->prefs);
+		c->prefs[c->nprefs++] = (struct dconf_pref){xstrdup(who), group, xstrdup(v)};
 	} else if (!strcmp(k, "prefer") || !strcmp(k, "wait") || !strcmp(k, "state_dir") ||
 		   !strcmp(k, "prometheus") || !strcmp(k, "backend")) {
 		return 1; /* [defaults] keys of the clients */
@@ -171,6 +188,7 @@ const struct dconf_default dconf_defaults[] = {
 	{"guard", "off"}, {"guard_admin_group", ""}, /* the device guard (issue 25) */
 	/* memory shares (issue 23) */
 	{"share_margin", "1G"}, {"share_overuse", "warn"}, {"share_mps", ""},
+	{"prefer", "topology"},   /* issue 26 */
 	{NULL, NULL},
 };
 
@@ -188,6 +206,7 @@ static void dconf_init(struct dconf *c)
 		.queue = QUEUE_FAIR,
 		.free = {.max_used_mib = 1024, .max_util = 10, .allow_procs = false,
 			 .share_margin_mib = 1024},
+		.prefer = PREFER_TOPOLOGY,   /* issue 26 */
 	};
 }
 
@@ -248,4 +267,11 @@ void dconf_free(struct dconf *c)
 	c->guard_admin_group = NULL;
 	free(c->share_mps); /* memory shares (issue 23) */
 	c->share_mps = NULL;
+	for (size_t i = 0; i < c->nprefs; i++) {
+		free(c->prefs[i].who);
+		free(c->prefs[i].gpus);
+	}
+	free(c->prefs);
+	c->prefs = NULL;
+	c->nprefs = 0;
 }

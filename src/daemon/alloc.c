@@ -1,6 +1,7 @@
 /* alloc.c: the free-GPU rule, preference order, and the queue with a reservation for its head,
  * in fair-share or arrival order. */
 #include "daemon/alloc.h"
+#include "daemon/place.h"
 #include "base/util.h"
 
 #include <stdlib.h>
@@ -41,7 +42,8 @@ const char *alloc_why_not(const struct alloc_gpu *g, const struct alloc_req *r,
 /* x before y in r's preference order (ties by index). */
 static bool better(const struct alloc_gpu *x, const struct alloc_gpu *y, enum prefer prefer)
 {
-	if (prefer == PREFER_FREE_MEMORY && x->free_mib != y->free_mib)
+	/* (topology's order for single GPUs, and where no topology is known, is free memory) */
+	if ((prefer == PREFER_FREE_MEMORY || prefer == PREFER_TOPOLOGY) && x->free_mib != y->free_mib)
 		return x->free_mib > y->free_mib;
 	if (prefer == PREFER_UTIL && x->util != y->util)
 		return x->util < y->util;
@@ -75,6 +77,16 @@ uint64_t alloc_pick(const struct alloc_gpu *g, size_t n, const struct alloc_req 
 	unsigned got;
 	if (r->capped || r->skip)
 		return 0;
+	/* topology, preferred GPUs: place.c (issue 26), for whole GPUs (a share packs best fit, a
+	 * MIG instance is its own choice); else the order alone, as before */
+	if (r->place && !r->mem_mib && !r->mig &&
+	    (r->place->has_pref || (r->place->topo && r->prefer == PREFER_TOPOLOGY))) {
+		uint64_t free = 0;
+		for (size_t i = 0; i < n && i < GPU_MAX; i++)
+			if (((avail & r->cand) >> i & 1) && !alloc_why_not(&g[i], r, p))
+				free |= 1ULL << i;
+		return place_pick(g, n, r, free);
+	}
 	uint64_t m = alloc_best(g, n, r, p, avail, &got);
 	return got == r->count ? m : 0;
 }

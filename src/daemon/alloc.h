@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct place;
+
 struct alloc_gpu {
 	unsigned index;              /* nvidia-smi index, for prefer=index and ties */
 	bool leased;                 /* a lease holds it */
@@ -66,6 +68,8 @@ struct alloc_req {
 	bool mig;
 	int mig_index;               /* that one (migs[mig_index]); -1: any */
 	const char *mig_profile;     /* any of this profile ("3g.71gb"); NULL: any */
+	const struct place *place;   /* topology and preferred GPUs (place.h, issue 26); NULL:
+				      * the prefer order alone */
 	bool head;                   /* the last pass's head: considered first, before the order,
 				      * so its reservation holds until it runs (else, in the fair
 				      * order, each GPU freed could go to whoever then holds fewer,

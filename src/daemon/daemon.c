@@ -333,6 +333,7 @@ static void daemon_free(struct daemon *d)
 	list_state_free(d->list);
 	guard_free(d->guard);
 	snap_state_free(d->snap);
+	placement_free(d);
 	gpu_set_free(d->set);
 	dconf_free(&d->conf);
 	peer_loop_free(&d->loop);
@@ -372,7 +373,9 @@ static bool take_slots(struct daemon *d, struct gpu_error *err)
 		s->index = d->set->gpus[i].index;
 		s->reserved = reserved >> i & 1;
 	}
-	return share_mps_init(d, err); /* memory shares (issue 23) */
+	if (!share_mps_init(d, err)) /* memory shares (issue 23) */
+		return false;
+	return placement_open(d, err);   /* issue 26 */
 }
 
 int daemon_main(const char *socket_path, const char *state_dir, const char *config_path,

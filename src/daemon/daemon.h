@@ -219,7 +219,18 @@ struct daemon {
 	struct guard *guard;
 	unsigned guard_no_minor;        /* GPUs whose node NVML could not name */
 	struct snap_state *snap;        /* the shared snapshot, per-user bounds (snapshot.c) */
+	/* issue 26: placement (placement.c) */
+	struct topo *topo;              /* from the daemon's NVML view; NULL: none */
+	struct place_state *place;      /* preferred GPUs resolved, each user's struct place */
 };
+
+/* placement.c (issue 26): the topology and preferred GPUs opened with the machine (false: err
+ * says which preferred_gpus list names no GPU here), each user's struct place (kept; NULL
+ * before placement_open), the offer's placement, cpus and numa keys. */
+bool placement_open(struct daemon *d, struct gpu_error *err);
+void placement_free(struct daemon *d);
+const struct place *placement_for(struct daemon *d, uid_t uid);
+void placement_offer(struct daemon *d, const struct request *r, uint64_t mask, struct strbuf *sb);
 
 /* daemon.c. dev_dir: where the device guard finds the NVIDIA device nodes (/dev). */
 int daemon_main(const char *socket_path, const char *state_dir, const char *config_path,

@@ -524,7 +524,7 @@ static struct request *load_req(struct daemon *d, const struct msg *m)
 		if (!word_u64(l->w[idx[k]], UINT64_MAX, &v[k]))
 			return NULL;
 	uint64_t ign, pref;
-	if (!word_u64(l->w[9], 1, &ign) || !word_u64(l->w[10], 2, &pref) || v[4] == 0 || v[4] > 64)
+	if (!word_u64(l->w[9], 1, &ign) || !word_u64(l->w[10], PREFER_TOPOLOGY, &pref) || v[4] == 0 || v[4] > 64)
 		return NULL;
 	struct request *r = xcalloc(1, sizeof *r);
 	r->seq = v[0];

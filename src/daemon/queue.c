@@ -39,7 +39,7 @@ static bool parse_request(struct daemon *d, struct conn *c, const struct msg *m,
 	uint64_t v;
 	const char *s;
 	r->req.max_util = -1;
-	r->req.prefer = PREFER_FREE_MEMORY;
+	r->req.prefer = d->conf.prefer;   /* [daemon] prefer (issue 26) */
 	if (!msg_get_u64(m, "count", GPU_MAX, &v) || v == 0) {
 		conn_error(d, c, r->id, EXIT_USAGE, "count must be 1-%d GPUs", GPU_MAX);
 		return false;
@@ -98,7 +98,7 @@ static bool parse_request(struct daemon *d, struct conn *c, const struct msg *m,
 		return false;
 	}
 	if ((s = msg_get(m, "prefer")) && !config_parse_prefer(s, &r->req.prefer)) {
-		conn_error(d, c, r->id, EXIT_USAGE, "prefer is free-memory, index or util");
+		conn_error(d, c, r->id, EXIT_USAGE, "prefer is free-memory, index, util or topology");
 		return false;
 	}
 	s = msg_get(m, "kind");

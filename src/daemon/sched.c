@@ -225,6 +225,7 @@ static void offer(struct daemon *d, struct request *r, uint64_t mask)
 	for (size_t k = 0; r->offer_mig >= 0 && k < d->nslots; k++) /* MIG instances: which */
 		if ((mask >> k & 1) && (size_t)r->offer_mig < d->set->gpus[k].nmigs)
 			msg_add(&sb, "mig", d->set->gpus[k].migs[r->offer_mig].uuid, NULL);
+	placement_offer(d, r, mask, &sb);   /* issue 26: why that set, its CPUs */
 	conn_send(d, r->conn, &sb, NULL, 0);
 	sb_free(&sb);
 	d->queue_dirty |= r->req.queued;
@@ -390,6 +391,7 @@ void queue_schedule(struct daemon *d)
 		double until;
 		rq[i] = r->req;
 		rq[i].user = user;
+		rq[i].place = placement_for(d, r->uid);   /* issue 26 */
 		rq[i].skip = r->state != R_WAITING;
 		rq[i].capped = cap && held[user] + r->req.count > cap;
 		if (!boff[user]) {

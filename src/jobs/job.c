@@ -146,6 +146,7 @@ void job_encode(const struct job *j, struct strbuf *out)
 		msg_add_u64(out, "prefer", (uint64_t)j->prefer);
 	add_num(out, "ignore_usage", j->ignore_usage);
 	add_num(out, "uuid", j->uuid);
+	add_num(out, "bind_cpus", j->bind_cpus);   /* issue 26 */
 	add_num(out, "submitted", j->submitted);
 	add_num(out, "queued", j->queued_at);
 	add_num(out, "started", j->started);
@@ -199,6 +200,7 @@ enum key {
 	K_MAX_UTIL, K_PREFER, K_IGNORE_USAGE, K_UUID, K_SUBMITTED, K_QUEUED, K_STARTED, K_ENDED,
 	K_EXIT, K_SIGNAL, K_NEVER, K_AGAIN,
 	K_MEM, /* memory shares (issue 23) */
+	K_BIND_CPUS,   /* issue 26 */
 	K_NKEYS
 };
 
@@ -216,12 +218,13 @@ static const struct {
 	[K_ID] = {"id", UINT64_MAX}, [K_UID] = {"uid", UINT32_MAX}, [K_OWNLOG] = {"ownlog", 1},
 	[K_RETRIES] = {"retries", 1000}, [K_ATTEMPT] = {"attempt", 1001}, [K_UMASK] = {"umask", 0777},
 	[K_COUNT] = {"count", GPU_MAX}, [K_MIN_FREE] = {"min_free", UINT64_MAX},
-	[K_MAX_UTIL] = {"max_util", 100}, [K_PREFER] = {"prefer", 2}, [K_IGNORE_USAGE] = {"ignore_usage", 1},
+	[K_MAX_UTIL] = {"max_util", 100}, [K_PREFER] = {"prefer", 3 /* PREFER_TOPOLOGY */}, [K_IGNORE_USAGE] = {"ignore_usage", 1},
 	[K_UUID] = {"uuid", 1}, [K_SUBMITTED] = {"submitted", UINT64_MAX},
 	[K_QUEUED] = {"queued", UINT64_MAX}, [K_STARTED] = {"started", UINT64_MAX},
 	[K_ENDED] = {"ended", UINT64_MAX}, [K_EXIT] = {"exit", 255}, [K_SIGNAL] = {"signal", 64},
 	[K_NEVER] = {"never", 1}, [K_AGAIN] = {"again", UINT64_MAX},
 	[K_MEM] = {"mem", UINT64_MAX}, /* memory shares (issue 23) */
+	[K_BIND_CPUS] = {"bind_cpus", 1},   /* issue 26 */
 };
 
 /* The key's number, K_NKEYS for one a newer gpuctl wrote. Keys are short and differ early:
@@ -329,6 +332,7 @@ static bool decode_line(struct job *j, const struct msg_line *l, size_t *nuuids)
 	case K_EXIT: j->exit_code = (int)n; break;
 	case K_SIGNAL: j->signal = (int)n; break;
 	case K_NEVER: j->never = n; break;
+	case K_BIND_CPUS: j->bind_cpus = n; break;   /* issue 26 */
 	default: j->again_of = n; break;
 	}
 	return true;

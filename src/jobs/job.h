@@ -53,6 +53,7 @@ struct job {
 				      * "profile:3g.71gb"; NULL: none */
 	int max_util, prefer;        /* -1: the daemon's rule, the config's */
 	bool ignore_usage, uuid;
+	bool bind_cpus;              /* issue 26: --bind-cpus (the runner binds it before exec) */
 	/* CLOCK_REALTIME nanoseconds; 0: not (yet) */
 	uint64_t submitted, queued_at, started, ended;
 	pid_t pid;                   /* the job's process; with pid_start it names that process */

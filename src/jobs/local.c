@@ -316,6 +316,8 @@ static void add_common(struct strbuf *sb, const struct submit_req *rq)
 		msg_add_u64(sb, "ignore_usage", 1);
 	if (rq->o.uuid)
 		msg_add_u64(sb, "uuid", 1);
+	if (rq->o.bind_cpus || (rq->cfg && rq->cfg->bind_cpus && !rq->o.no_bind))   /* issue 26 */
+		msg_add_u64(sb, "bind_cpus", 1);
 	if (g->name)
 		msg_add(sb, "name", g->name, NULL);
 	for (size_t i = 0; i < rq->nafter; i++) {

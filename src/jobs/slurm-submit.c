@@ -58,6 +58,10 @@ int slurm_submit_check(struct submit_req *rq, struct gpu_error *err)
 	if (rq->o.uuid || (p && p->uuid > 0))
 		return refuse(err, "Slurm sets CUDA_VISIBLE_DEVICES itself (%s): --uuid is for jobs "
 			      "of this machine", what);
+	if (rq->o.bind_cpus)   /* issue 26 */
+		return refuse(err, "Slurm binds a job's CPUs itself (%s: its cgroup's cpuset, "
+			      "gres.conf Cores and --gres-flags=enforce-binding): --bind-cpus is for jobs "
+			      "of this machine", what);
 	if (rq->retries)
 		return refuse(err, "--retries is for jobs of this machine: Slurm does not run a job "
 			      "that failed again (%s)", what);

@@ -468,6 +468,8 @@ char **grant_env(const struct grant *g, bool uuid)
 		env[k++] = xasprintf("GPUCTL_LEASED_AT=%llu", g->leased_at);
 	if (g->mem_mib) /* memory shares (issue 23) */
 		k += share_env(g, env + k);
+	if (g->numa[0])   /* issue 26: the NUMA node(s) of the GPUs' CPUs */
+		env[k++] = xasprintf("GPUCTL_NUMA_NODE=%s", g->numa);
 	for (size_t i = 0; i < nextra; i++)
 		env[k++] = xstrdup(g->profile_env[i]); /* the profile's (config.c keeps the lease's names out) */
 	sb_free(&ids);

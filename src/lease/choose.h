@@ -55,6 +55,9 @@ struct grant {
 	bool stop_over;                  /* share_overuse = stop: the job is stopped over its claim */
 	bool mps;                        /* its GPUs run MPS (the admin's share_mps) */
 	char mig_uuid[96];               /* MIG instances: the instance leased ("": none) */
+	/* issue 26: the daemon's words on the set (its offer's placement), the CPUs local to its
+	 * GPUs and their NUMA nodes ("" where the daemon's topology does not say) */
+	char placement[512], cpus[1024], numa[64];
 };
 
 /* The machine as the daemon's `gpus` answer describes it (index, UUID, PCI bus id, state,

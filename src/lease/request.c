@@ -78,9 +78,15 @@ void lreq_init(struct lreq *r, uint64_t id, struct gpu_set *set, const struct co
 	}
 	if (rq->ignore_usage)
 		msg_add_u64(sb, "ignore_usage", 1);
-	static const char *const prefers[] = {"free-memory", "index", "util"};
-	int prefer = rq->prefer >= 0 ? rq->prefer : (int)cfg->prefer;
-	msg_add(sb, "prefer", prefers[prefer >= 0 && prefer < 3 ? prefer : 0], NULL);
+	/* Only an order the user chose (option, profile, config file): else the daemon's default
+	 * ([daemon] prefer, topology unless the admin says otherwise; issue 26). */
+	static const char *const prefers[] = {"free-memory", "index", "util", "topology"};
+	int prefer = rq->prefer >= 0 ? rq->prefer : -1;
+	for (size_t i = 0; prefer < 0 && i < cfg->nsettings; i++)
+		if (!strcmp(cfg->settings[i].key, "defaults.prefer"))
+			prefer = (int)cfg->prefer;
+	if (prefer >= 0 && prefer < (int)ARRAY_SIZE(prefers))
+		msg_add(sb, "prefer", prefers[prefer], NULL);
 	if (rq->wait >= 0 && !rq->dry_run)
 		msg_add_u64(sb, "wait", 1);
 	if (rq->dry_run)
@@ -138,6 +144,20 @@ static bool gpus_of(struct grant *g, const struct msg *m, struct gpu_error *err)
 	return false;
 }
 
+/* The offer's placement, cpus and numa (issue 26): kept as said when they fit and are plain text
+ * (a list of CPUs, of nodes), else left empty. */
+static void placement_of(struct grant *g, const struct msg *m)
+{
+	const char *p = msg_get(m, "placement"), *c = msg_get(m, "cpus"), *n = msg_get(m, "numa");
+	g->placement[0] = g->cpus[0] = g->numa[0] = '\0';
+	if (p && strlen(p) < sizeof g->placement)
+		snprintf(g->placement, sizeof g->placement, "%s", p);
+	if (c && strlen(c) < sizeof g->cpus && strspn(c, "0123456789,-") == strlen(c))
+		snprintf(g->cpus, sizeof g->cpus, "%s", c);
+	if (n && strlen(n) < sizeof g->numa && strspn(n, "0123456789,") == strlen(n))
+		snprintf(g->numa, sizeof g->numa, "%s", n);
+}
+
 /* MIG instances: the instance granted ("mig MIG-<uuid>"), a word of the daemon's. */
 static void take_mig(struct grant *g, const struct msg *m)
 {
@@ -178,6 +198,8 @@ int lreq_on_message(struct lreq *r, const struct msg *m, const int *fds, size_t 
 	}
 	for (size_t i = 0; i < nfds; i++)
 		close(fds[i]); /* only a grant carries descriptors */
+	if (!strcmp(verb, "would") || !strcmp(verb, "offer"))
+		placement_of(&r->g, m);
 	if (!strcmp(verb, "would")) {
 		if (!gpus_of(&r->g, m, err))
 			return fail(r);

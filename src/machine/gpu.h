@@ -246,6 +246,7 @@ enum gpu_xsrc {
 void gpu_read_x(const struct gpu_set *set, const struct gpu *g, unsigned src, unsigned arg,
 		struct gpu_xval *out);
 /* ---- end smi ---- */
+struct topo;
 
 struct gpu_backend {
 	/* Load the library, initialise, enumerate devices and their static facts. */
@@ -262,6 +263,8 @@ struct gpu_backend {
 	void (*read_x)(const struct gpu_set *set, const struct gpu *g, unsigned src, unsigned arg,
 		       struct gpu_xval *out);
 	void (*read_static)(struct gpu_set *set, struct gpu *g);
+	/* The topology (machine/topo.h, issue 26): a new struct topo, NULL when none can be read. */
+	struct topo *(*topo)(struct gpu_set *set);
 };
 
 extern const struct gpu_backend nvml_backend;

@@ -10,6 +10,7 @@
  * retry if any are left, and a warning when the log's filesystem is full. */
 #include "runner/runner.h"
 #include "machine/pid.h"
+#include "lease/bind.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -114,6 +115,15 @@ static void NORETURN child(const struct job *j, struct grant *g, char **argv, ch
 		_exit(EXIT_CANNOT_RUN);
 	}
 	umask((mode_t)j->umask);
+	if (j->bind_cpus) {   /* issue 26: into the log, as run says it on stderr */
+		struct cpuset set;
+		char msg[1024];
+		int e = 0;
+		if (grant_bind_plan(g, &set, msg, sizeof msg) == BIND_NARROW && (e = grant_bind_apply(&set)))
+			snprintf(msg, sizeof msg, "--bind-cpus: sched_setaffinity: %s; the job runs unbound",
+				 strerror(e));
+		fprintf(stderr, "gpuctl: job %llu: %s\n", (unsigned long long)j->id, msg);
+	}
 	grant_hold(g, 0);
 	environ = envp;
 	execvp(argv[0], argv);

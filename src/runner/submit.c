@@ -55,6 +55,7 @@ static int fill(struct runner *r, const struct msg *m, int specfd, struct job *j
 		j->prefer = old.prefer;
 		j->ignore_usage = old.ignore_usage;
 		j->uuid = old.uuid;
+		j->bind_cpus = old.bind_cpus;   /* issue 26 */
 		old.name = old.command = old.cwd = NULL;
 		if (!old.own_log)
 			old.log = NULL;
@@ -110,10 +111,11 @@ static int fill(struct runner *r, const struct msg *m, int specfd, struct job *j
 	}
 	if (s)
 		j->max_util = (int)v;
-	if (msg_get_u64(m, "prefer", 2, &v))
+	if (msg_get_u64(m, "prefer", PREFER_TOPOLOGY, &v))
 		j->prefer = (int)v;
 	j->ignore_usage = msg_line(m, "ignore_usage") != NULL;
 	j->uuid = msg_line(m, "uuid") != NULL;
+	j->bind_cpus = msg_line(m, "bind_cpus") != NULL;   /* issue 26 */
 	for (size_t i = 1; i < m->nlines; i++)
 		for (size_t w = 1; !strcmp(m->lines[i].w[0], "after") && w < m->lines[i].nwords; w++)
 			if (word_u64(m->lines[i].w[w], UINT64_MAX, &v)) {

@@ -191,5 +191,21 @@ if [ -s "$OUT/nvml-exports.txt" ]; then
 		bad "resolved names the export list lacks" $wrong
 fi
 
+# ---- issue 26: `gpuctl topo` beside `nvidia-smi topo -m`: the GPU columns, CPU Affinity and
+# NUMA Affinity of every GPU row (nvidia-smi's NIC columns and escapes left out) ----
+topo_cells() {   # FILE: "GPUn cell... cpus numa" per GPU row, from the header's GPU columns
+	sed 's/\x1b\[[0-9;]*m//g' "$1" | awk -F'\t' '
+		NR == 1 {for (i = 2; i <= NF; i++) {h = $i; gsub(/^ +| +$/, "", h); if (h ~ /^GPU[0-9]+$/ || h == "CPU Affinity" || h == "NUMA Affinity") keep[i] = 1}; next}
+		/^GPU[0-9]+\t/ {s = $1; for (i = 2; i <= NF; i++) if (keep[i]) {c = $i; gsub(/^ +| +$/, "", c); s = s " " c}; print s}'
+}
+"$SMI" topo -m >"$OUT/topo.nvidia-smi" 2>&1; "$G" topo >"$OUT/topo.gpuctl" 2>&1
+if [ -z "$(topo_cells "$OUT/topo.nvidia-smi")" ]; then
+	say "# nvidia-smi topo -m gave no matrix here: topo not compared"
+elif [ "$(topo_cells "$OUT/topo.nvidia-smi")" = "$(topo_cells "$OUT/topo.gpuctl")" ]; then
+	ok "topo matches nvidia-smi topo -m (GPU columns, CPU and NUMA affinity)"
+else
+	bad "topo differs from nvidia-smi topo -m" "$(diff <(topo_cells "$OUT/topo.nvidia-smi") <(topo_cells "$OUT/topo.gpuctl"))"
+fi
+
 say "$pass passed, $fail failed (everything is in $OUT)"
 [ "$fail" = 0 ]

@@ -602,6 +602,48 @@ def test_health():
 # ---- end smi ----
 
 
+def test_topology():
+    """Issue 26: the topology calls with nvml.h's types: enums as 4-byte ints, CPU and node sets
+    as arrays of unsigned long, the remote PCI info in the v3 layout."""
+    lib = load("fakenvml", "pcie-2socket.machine")
+    lib.nvmlInit_v2()
+    h0, h1, h2, h4 = handle(lib, 0), handle(lib, 1), handle(lib, 2), handle(lib, 4)
+    lvl = C.c_int(-1)
+    got = []
+    for other in (h0, h1, h2, h4):
+        r = lib.nvmlDeviceGetTopologyCommonAncestor(h0, other, C.byref(lvl))
+        got.append((r, lvl.value))
+    check("common ancestor: INTERNAL itself, SINGLE, NODE, SYSTEM",
+          got == [(0, 0), (0, 10), (0, 40), (0, 50)], got)
+    st = C.c_int(-1)
+    check("P2P NVLINK status OK within a bridged pair, NOT_SUPPORTED (5) across",
+          lib.nvmlDeviceGetP2PStatus(h0, h1, 2, C.byref(st)) == 0 and st.value == 0
+          and lib.nvmlDeviceGetP2PStatus(h0, h2, 2, C.byref(st)) == 0 and st.value == 5)
+    active, links, pci = C.c_int(), 0, PciInfo()
+    for link in range(18):
+        if lib.nvmlDeviceGetNvLinkState(h0, link, C.byref(active)) == 0 and active.value == 1:
+            links += 1
+            lib.nvmlDeviceGetNvLinkRemotePciInfo_v2(h0, link, C.byref(pci))
+    check("12 active NVLinks, leading to GPU 1's bus", links == 12 and pci.busId == b"00000000:18:00.0",
+          (links, pci.busId))
+    words = (C.c_ulong * 2)()
+    check("CPU affinity within the node scope: 0-15,32-47",
+          lib.nvmlDeviceGetCpuAffinityWithinScope(h4, 2, words, 0) == 0
+          and words[0] == ((1 << 16) - 1) << 16 | ((1 << 16) - 1) << 48, [hex(w) for w in words])
+    check("memory affinity: node 1 for GPU 4",
+          lib.nvmlDeviceGetMemoryAffinity(h4, 2, words, 0) == 0 and words[0] == 2 and words[1] == 0)
+    u = C.c_uint()
+    check("GPU NUMA id: NOT_SUPPORTED on a PCIe GPU", lib.nvmlDeviceGetNumaNodeId(h0, C.byref(u)) == 3)
+    lib.nvmlShutdown()
+    lib = load("fakenvml", "hgx-h100-nvswitch.machine")
+    lib.nvmlInit_v2()
+    h0, kind = handle(lib), C.c_int(-1)
+    check("NVSwitch board: link 17 active, to a SWITCH (2)",
+          lib.nvmlDeviceGetNvLinkState(h0, 17, C.byref(active)) == 0 and active.value == 1
+          and lib.nvmlDeviceGetNvLinkRemoteDeviceType(h0, 17, C.byref(kind)) == 0 and kind.value == 2)
+    lib.nvmlShutdown()
+
+
 test_current()
 test_basics()
 test_mig()
@@ -609,5 +651,6 @@ test_old_and_535()
 test_telemetry()
 test_proc_util()
 test_health()   # smi (issue 27)
+test_topology()   # issue 26
 print("1..%d" % checks)   # the plan last (TAP allows it): a run that dies early has none
 sys.exit(failed)

@@ -16,6 +16,8 @@ void test_alloc(void)
 				 G(3, 0, 80000, 0, 0)};
 	struct alloc_req r = {.cand = 0xF, .count = 2, .max_util = -1, .prefer = PREFER_FREE_MEMORY};
 	CHECK(alloc_pick(g, 4, &r, &pol, 0xF) == 0x9);           /* most free memory, ties by index */
+	r.prefer = PREFER_TOPOLOGY;                               /* no topology known: the same */
+	CHECK(alloc_pick(g, 4, &r, &pol, 0xF) == 0x9);
 	r.prefer = PREFER_INDEX;
 	CHECK(alloc_pick(g, 4, &r, &pol, 0xF) == 0x3);
 	r.prefer = PREFER_UTIL;

@@ -224,6 +224,54 @@ _Static_assert(offsetof(nvmlFieldValue_t, value) == 32, "nvmlFieldValue_t.value"
 _Static_assert(sizeof(nvmlTemperature_v1_t) == 12, "nvmlTemperature_v1_t");
 _Static_assert(nvmlTemperature_v1 == 0x0100000C, "temperature version word");
 
+/* ---- topology, NVLink and affinity (issue 26: `gpuctl topo`, placement, --bind-cpus) ---- */
+typedef enum nvmlGpuLevel_enum {
+	NVML_TOPOLOGY_INTERNAL = 0,
+	NVML_TOPOLOGY_SINGLE = 10,
+	NVML_TOPOLOGY_MULTIPLE = 20,
+	NVML_TOPOLOGY_HOSTBRIDGE = 30,
+	NVML_TOPOLOGY_NODE = 40,
+	NVML_TOPOLOGY_SYSTEM = 50,
+} nvmlGpuTopologyLevel_t;
+
+typedef enum nvmlGpuP2PStatus_enum {
+	NVML_P2P_STATUS_OK = 0,
+	NVML_P2P_STATUS_CHIPSET_NOT_SUPPORED,
+	NVML_P2P_STATUS_GPU_NOT_SUPPORTED,
+	NVML_P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED,
+	NVML_P2P_STATUS_DISABLED_BY_REGKEY,
+	NVML_P2P_STATUS_NOT_SUPPORTED,
+	NVML_P2P_STATUS_UNKNOWN
+} nvmlGpuP2PStatus_t;
+
+typedef enum nvmlGpuP2PCapsIndex_enum {
+	NVML_P2P_CAPS_INDEX_READ = 0, NVML_P2P_CAPS_INDEX_WRITE, NVML_P2P_CAPS_INDEX_NVLINK,
+	NVML_P2P_CAPS_INDEX_ATOMICS, NVML_P2P_CAPS_INDEX_PROP, NVML_P2P_CAPS_INDEX_UNKNOWN
+} nvmlGpuP2PCapsIndex_t;
+
+typedef enum nvmlEnableState_enum {
+	NVML_FEATURE_DISABLED = 0,
+	NVML_FEATURE_ENABLED = 1,
+} nvmlEnableState_t;
+
+typedef enum nvmlIntNvLinkDeviceType_enum {
+	NVML_NVLINK_DEVICE_TYPE_GPU = 0x00,
+	NVML_NVLINK_DEVICE_TYPE_IBMNPU = 0x01,
+	NVML_NVLINK_DEVICE_TYPE_SWITCH = 0x02,
+	NVML_NVLINK_DEVICE_TYPE_UNKNOWN = 0xFF,
+} nvmlIntNvLinkDeviceType_t;
+
+#define NVML_NVLINK_MAX_LINKS 18
+
+typedef unsigned int nvmlAffinityScope_t;
+#define NVML_AFFINITY_SCOPE_NODE 0
+#define NVML_AFFINITY_SCOPE_SOCKET 1
+
+_Static_assert(sizeof(nvmlGpuTopologyLevel_t) == 4, "nvmlGpuTopologyLevel_t");
+_Static_assert(sizeof(nvmlGpuP2PStatus_t) == 4, "nvmlGpuP2PStatus_t");
+_Static_assert(sizeof(nvmlIntNvLinkDeviceType_t) == 4, "nvmlIntNvLinkDeviceType_t");
+/* ---- end of topology (issue 26) ---- */
+
 /* ---- smi (issue 27): what the --query-gpu fields beyond the base read, as in nvml.h 13 ---- */
 enum {
 	NVML_MEMORY_LOCATION_L1_CACHE = 0, NVML_MEMORY_LOCATION_L2_CACHE = 1,

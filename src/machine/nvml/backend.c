@@ -5,6 +5,7 @@
  * process lists; fields.c reads what is asked for besides. */
 #include "machine/nvml/lib.h"
 #include "machine/nvml/fields.h"
+#include "machine/nvml/topo.h"
 #include "base/util.h"
 
 #include <stdio.h>
@@ -444,4 +445,5 @@ const struct gpu_backend nvml_backend = {
 	.close = nvml_close,
 	.read_x = nvml_read_x,                 /* smi (issue 27) */
 	.read_static = nvml_read_static_one,
+	.topo = nvml_topo_read,   /* topo.c (issue 26) */
 };

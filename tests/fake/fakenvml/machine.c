@@ -261,6 +261,12 @@ static int gpu_key(struct parser *p, struct fm_gpu *g, const char *k, const char
 			long long scale = i == N_MEM_TOTAL || i == N_MEM_USED || i == N_MEM_RESERVED ? 1LL << 20 : 1;
 			return parse_spec(p, k, v, i, scale, &g->num[i]);
 		}
+		char why[200];   /* issue 26: the topology keys (fake-topo.c) */
+		int t = fm_topo_key(&g->topo, k, v, why, sizeof why);
+		if (t < 0)
+			return fail(p, "%s%s", why, "");
+		if (t == 0)
+			return 0;
 		return fail(p, "unknown gpu key '%s'%s", k, "");
 	}
 	return 0;
@@ -359,6 +365,8 @@ static int top_key(struct parser *p, const char *k, const char *v)
 		m->util_count_quirk = n != 0;
 	else if (!strncmp(k, "fail.", 5))
 		return set_fail(p, m->fails, &m->nfails, k + 5, v);
+	else if (!strcmp(k, "nvswitch") && num(v, &n))   /* issue 26 */
+		m->nvswitch = n != 0;
 	else
 		return fail(p, "unknown key '%s'%s", k, "");
 	return 0;
@@ -416,6 +424,7 @@ static int parse(struct parser *p, FILE *f, bool procs_only)
 					return fail(p, "too many GPUs%s%s", "", "");
 				struct fm_gpu *g = &m->gpus[m->ngpus];
 				memset(g, 0, sizeof *g);
+				g->topo.numa = g->topo.gpu_numa = -1;
 				g->num[N_MINOR] = (struct fm_spec){.v = {m->ngpus++}, .n = 1};
 				g->bus = (unsigned)m->ngpus;
 				p->sec = S_GPU;

@@ -57,8 +57,22 @@ struct fm_mig {
 	long long mem_total_mib, mem_used_mib;
 };
 
+/* Topology (issue 26; fake-topo.c): this GPU's row of `nvidia-smi topo -m` (links), its CPUs and
+ * NUMA node. */
+#define FM_MAX_CPUS 1024
+struct fm_topo {
+	bool has_links;
+	signed char nvlinks[FM_MAX_GPUS];   /* NVLinks to each GPU */
+	unsigned char level[FM_MAX_GPUS];   /* NVML_TOPOLOGY_* (0 INTERNAL .. 50 SYSTEM) */
+	bool has_cpus;
+	unsigned long cpus[FM_MAX_CPUS / (8 * sizeof(unsigned long))];
+	int numa;                           /* the CPUs' NUMA node (memory affinity); -1: none */
+	int gpu_numa;                       /* the GPU's own NUMA node (Grace); -1: none */
+};
+
 struct fm_gpu {
 	int magic;
+	struct fm_topo topo;                /* issue 26 */
 	char name[96], uuid[96];
 	char serial[64], vbios[64];   /* "": NOT_SUPPORTED */
 	/* smi (issue 27): InfoROM versions, image then the OEM, ECC and power objects; "": NOT_SUPPORTED */
@@ -102,7 +116,12 @@ struct fm_machine {
 	int ngpus;
 	struct fm_proc *procs;
 	size_t nprocs, procs_cap;
+	bool nvswitch;       /* issue 26: NVLinks go through NVSwitches (fake-topo.c) */
 };
+
+/* fake-topo.c (issue 26): a [gpu] topology key (links, cpu_affinity, numa_node, gpu_numa_node)
+ * into t; 1: not one of them; 0: read; -1: bad (why in why). */
+int fm_topo_key(struct fm_topo *t, const char *k, const char *v, char *why, size_t whylen);
 
 /* 0 on success; otherwise err holds "file:line: reason". */
 int fm_load(struct fm_machine *m, const char *path, char *err, size_t errlen);
