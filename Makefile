@@ -1,6 +1,8 @@
 # gpuctl: one small Makefile. `make`, `make test`, `make asan`, `make stress`, `make bench`,
 # `make install`, `make uninstall` (PREFIX, DESTDIR), `make man`.
-# Nothing NVIDIA is needed to build: NVML is loaded at run time.
+# Nothing NVIDIA is needed to build: NVML is loaded at run time. Libraries are loaded at run time
+# too (src/base/dl.c), by the commands that use them; their headers are build dependencies
+# (libinih-dev, libmicrohttpd-dev, libacl1-dev for the daemon's device guard: .ci/run).
 CC ?= cc
 CFLAGS ?= -O2 -g
 PREFIX ?= /usr/local

@@ -5,6 +5,9 @@
  * freed here. The table itself is in main.c, so this file links without the commands. */
 #include "cmd/cmd.h"
 #include "machine/gpu.h"
+#include "lease/grant.h"
+#include "machine/proc.h"
+#include "lease/view.h"
 #include "lease/snapshot.h"
 
 #include <stdarg.h>
@@ -196,6 +199,32 @@ const struct cmd_entry *cmd_find(const struct cmd_entry *const *table, size_t n,
 
 /* ---- the shared work ---- */
 
+/* The device guard (issue 25): NVML could not start for this user, and the shared daemon says
+ * its guard binds (it keeps /dev/nvidiactl to lease holders): the GPUs as the daemon describes
+ * them, each marked not this user's to open (status says so, and does not fail for it). NULL,
+ * err untouched, where that is not the reason. */
+static struct gpu_set *guard_view(struct gpu_error *err)
+{
+	struct leaseview lv;
+	struct gpu_error e = {0};
+	if (!leaseview_load(&lv, &e))
+		return NULL;
+	bool binding = leaseview_binding(&lv);
+	leaseview_free(&lv);
+	struct gpu_set *set = binding ? grant_machine_shared(&e) : NULL;
+	if (!set)
+		return NULL;
+	if (!set->pc) /* refreshed as any set is (its backend reads nothing) */
+		set->pc = proc_cache_new();
+	for (size_t i = 0; i < set->ngpus; i++)
+		if (!set->gpus[i].lost) {
+			set->gpus[i].inaccessible = true;
+			free(set->gpus[i].error);
+			set->gpus[i].error = xasprintf("%s", err->msg);
+		}
+	return set;
+}
+
 int cmd_open(struct cmd *c)
 {
 	const struct cmd_entry *e = c->entry;
@@ -211,6 +240,8 @@ int cmd_open(struct cmd *c)
 		err = (struct gpu_error){0};
 		c->set = gpu_set_open(&err);
 	}
+	if (!c->set && err.code == EXIT_NVML_INIT && (e->flags & CMD_GUARD_VIEW))
+		c->set = guard_view(&err);
 	if (!c->set) {
 		fprintf(stderr, "gpuctl: %s\n", err.msg);
 		return err.code;

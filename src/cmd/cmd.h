@@ -27,6 +27,10 @@ enum cmd_flags {
 	CMD_GPUS = 2,        /* takes -g, --gpus LIST; cmd_open resolves it, opening the set for it */
 	CMD_COMMAND = 4,     /* options end at the first non-option: the rest is a command (run) */
 	CMD_NO_PREFIX = 8,   /* destructive: reached by its full name only, never an abbreviation */
+	/* the device guard (issue 25): where NVML cannot start for this user (the guard keeps
+	 * /dev/nvidiactl to lease holders), cmd_open takes the GPUs from the daemon's description,
+	 * each marked not this user's to open */
+	CMD_GUARD_VIEW = 1 << 10,
 	CMD_INTERNAL = 16,   /* not listed, abbreviated or suggested (the cuda-probe child) */
 };
 

@@ -146,6 +146,8 @@ static int doctor(struct cmd *c)
 		doctor_pid(&r, c->set, &lv, (unsigned)focus);
 	else
 		doctor_all(&r, c->set, &lv);
+	if (!focus) /* the device guard (issue 25): whether leases bind here */
+		doctor_guard(&r, c->set, &lv);
 	print(&r, &sh);
 	if (doctor_has_error(&r))
 		rc = EXIT_FAIL; /* documented: 1 when an error was found */
@@ -178,6 +180,6 @@ const struct cmd_entry cmd_doctor_entry = {
 		 "Exit status: 0 no error found, 1 errors found (the other codes as for every command;\n"
 		 "--severity changes what is shown, not the status).\n",
 	.args = {.longs = longopts},
-	.flags = CMD_NVML,
+	.flags = CMD_NVML | CMD_GUARD_VIEW,
 	.exec = doctor,
 };

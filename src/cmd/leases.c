@@ -119,6 +119,18 @@ static void print_json(const struct leaseview *v, const struct gpu_set *set,
 		json_null(&j, "daemon_pid");
 	json_bool(&j, "private", v->private_mode);
 	json_str(&j, "state_unsaved", v->unsaved[0] ? v->unsaved : NULL);
+	if (v->guard[0]) { /* the device guard (issue 25) */
+		json_obj(&j, "guard");
+		json_str(&j, "mode", v->guard);
+		json_bool(&j, "binding", leaseview_binding(v));
+		json_str(&j, "state", v->guard_state);
+		json_str(&j, "dev_dir", v->guard_dir[0] ? v->guard_dir : NULL);
+		json_arr(&j, "errors");
+		for (size_t i = 0; i < v->nguard_errors; i++)
+			json_str(&j, NULL, v->guard_errors[i]);
+		json_end_arr(&j);
+		json_end_obj(&j);
+	}
 	json_arr(&j, "leases");
 	for (size_t i = 0; i < v->nleases; i++) {
 		const struct lease_info *l = &v->leases[i];
@@ -232,6 +244,13 @@ static void print_table(const struct leaseview *v, const struct gpu_set *set,
 			const struct ctr_info *const *ctrs)
 {
 	struct strbuf sb = {0};
+	if (!strcmp(v->guard, "acl")) { /* the device guard (issue 25); said only when on */
+		char g[512];
+		leaseview_guard_text(v, g, sizeof g);
+		sb_adds(&sb, "guard: ");
+		esc_printable(&sb, g);
+		sb_addc(&sb, '\n');
+	}
 	if (!v->present)
 		sb_adds(&sb, "no leases (no gpuctl daemon is running)\n");
 	else if (!v->nleases && !v->nheld)

@@ -110,6 +110,38 @@ static void render(struct strbuf *sb, const struct status_opts *o, const struct 
 	}
 }
 
+/* The device guard (issue 25): a GPU this user may not open because the daemon's guard gives it
+ * to its lease's user only is said so, and is no failure of status. Read here it is inaccessible
+ * (NVML's NO_PERMISSION); from the daemon's snapshot it has its values, and is marked all the
+ * same where no lease of this user covers it (root opens every node). */
+static bool own_lease(const struct leaseview *lv, uid_t uid, const char *uuid)
+{
+	for (size_t i = 0; i < lv->nleases; i++)
+		for (size_t k = 0; lv->leases[i].uid == uid && k < lv->leases[i].ngpus; k++)
+			if (!strcmp(lv->leases[i].uuids[k], uuid))
+				return true;
+	return false;
+}
+
+static void guard_mark(struct gpu_set *set, const struct leaseview *lv)
+{
+	if (!leaseview_binding(lv))
+		return;
+	bool daemons = snapshot_serves(set);
+	uid_t me = getuid();
+	for (size_t i = 0; i < set->ngpus; i++) {
+		struct gpu *g = &set->gpus[i];
+		if (g->inaccessible && !g->guarded) {
+			g->guarded = true;
+			free(g->error);
+			g->error = xstrdup("gpuctl's device guard opens it to its lease's user only "
+					   "(lease it: gpuctl run)");
+		} else if (!g->inaccessible) {
+			g->guarded = daemons && me != 0 && !own_lease(lv, me, g->uuid);
+		}
+	}
+}
+
 static void report_lost(const struct gpu_set *set)
 {
 	for (size_t i = 0; i < set->ngpus; i++) {
@@ -119,7 +151,7 @@ static void report_lost(const struct gpu_set *set)
 					"check `dmesg` for Xid errors, a GPU reset or reboot may be needed\n",
 				g->index, g->pci_bus_id[0] ? g->pci_bus_id : "bus id unknown",
 				g->error ? g->error : "no answer");
-		else if (g->selected && g->inaccessible)
+		else if (g->selected && g->inaccessible && !g->guarded)
 			fprintf(stderr, "gpuctl: GPU %u cannot be opened: %s\n", g->index,
 				g->error ? g->error : "unknown error");
 	}
@@ -166,6 +198,7 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 			 * short wait of their own (a stopped daemon must not hold up the GPUs' view),
 			 * and the table says they are missing. */
 			bool had = leaseview_load_within(&o->leases, STATUS_LEASE_SECONDS, &lerr);
+			guard_mark(set, &o->leases);
 			snprintf(o->lease_missing, sizeof o->lease_missing, "%.511s", had ? "" : lerr.msg);
 			if (!had && !o->lease_warned) {
 				fprintf(stderr, "gpuctl status: leases not shown: %s\n", lerr.msg);
@@ -202,7 +235,8 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 	sb_free(&sb);
 	report_lost(set);
 	for (size_t i = 0; i < set->ngpus; i++)
-		if (set->gpus[i].selected && (set->gpus[i].lost || set->gpus[i].inaccessible))
+		if (set->gpus[i].selected && (set->gpus[i].lost ||
+					      (set->gpus[i].inaccessible && !set->gpus[i].guarded)))
 			return EXIT_GPU_LOST;
 	return EXIT_OK;
 }
@@ -391,6 +425,6 @@ const struct cmd_entry cmd_status_entry = {
 		"A loop on a terminal fits its height too, as top does.\n",
 	/* One positional argument: the URL of `--prometheus URL` (the option's value is optional). */
 	.args = {.shorts = "l:c:L", .longs = longopts, .upper = 1, .gpus_alias = 'i'},
-	.flags = CMD_NVML | CMD_GPUS,
+	.flags = CMD_NVML | CMD_GPUS | CMD_GUARD_VIEW,
 	.exec = status,
 };

@@ -343,6 +343,6 @@ const struct cmd_entry cmd_top_entry = {
 		 "then KILL), G/H history graphs, R release your lease. Exit: q, Ctrl-C, SIGTERM\n"
 		 "or a lost terminal end it with status 0; not on a terminal, or TERM=dumb: 2.\n",
 	.args = {.shorts = "d:u:m", .longs = longopts},
-	.flags = CMD_NVML | CMD_GPUS,
+	.flags = CMD_NVML | CMD_GPUS | CMD_GUARD_VIEW,
 	.exec = top,
 };

@@ -90,6 +90,10 @@ struct dconf {
 					 * bound */
 	struct alloc_policy free;       /* when a GPU counts as free */
 	enum queue_order queue;         /* fair (default) or fifo */
+	/* the device guard (issue 25): [daemon] guard = acl gives each lease's user an ACL entry on
+	 * the device nodes of its GPUs (daemon/guard.c); guard_admin_group keeps access always */
+	bool guard_acl;
+	char *guard_admin_group;        /* a group name; NULL: none */
 	/* memory shares (issue 23) */
 	bool share_stop;                /* [daemon] share_overuse = stop: a lease over its claim is
 					 * stopped by its own client or runner (warn: only shown) */

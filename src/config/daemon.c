@@ -104,6 +104,20 @@ static int daemon_key(struct parse_ctx *x, const char *k, const char *v)
 	} else if (!strcmp(k, "free_allow_processes")) {
 		if (!parse_bool(v, &c->free.allow_procs))
 			return config_bad(x, k, v, "true or false");
+	/* the device guard (issue 25) */
+	} else if (!strcmp(k, "guard")) {
+		if (!strcmp(v, "acl"))
+			c->guard_acl = true;
+		else if (!strcmp(v, "off"))
+			c->guard_acl = false;
+		else
+			return config_bad(x, k, v, "acl (leases bind: device access per lease) or off");
+	} else if (!strcmp(k, "guard_admin_group")) {
+		if (*v && (strlen(v) > 64 || strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+						       "0123456789._-") != strlen(v) || *v == '-'))
+			return config_bad(x, k, v, "a group name (or empty: none)");
+		free(c->guard_admin_group);
+		c->guard_admin_group = *v ? xstrdup(v) : NULL;
 	/* memory shares (issue 23) */
 	} else if (!strcmp(k, "share_margin")) {
 		if (!parse_size_mib(v, &mib))
@@ -171,6 +185,7 @@ const struct dconf_default dconf_defaults[] = {
 	{"max_queued_per_user", "4096"}, {"queue", "fair"}, {"offer_timeout", "2s"},
 	{"idle_timeout", "30s"}, {"usage_poll", "5s"}, {"orphan_grace", "30s"},
 	{"head_reserve", "10m"},
+	{"guard", "off"}, {"guard_admin_group", ""}, /* the device guard (issue 25) */
 	/* memory shares (issue 23) */
 	{"share_margin", "1G"}, {"share_overuse", "warn"}, {"share_mps", ""},
 	{"prefer", "topology"},   /* issue 26 */
@@ -248,6 +263,8 @@ void dconf_free(struct dconf *c)
 {
 	free(c->reserved);
 	c->reserved = NULL;
+	free(c->guard_admin_group);
+	c->guard_admin_group = NULL;
 	free(c->share_mps); /* memory shares (issue 23) */
 	c->share_mps = NULL;
 	for (size_t i = 0; i < c->nprefs; i++) {

@@ -205,6 +205,7 @@ static int loop_timeout(struct daemon *d)
 		next = d->usage_due;
 	if (d->probe_due && (!next || d->probe_due < next))
 		next = d->probe_due;
+	guard_timers(d, &next);
 	if (d->sched_due)
 		return 0;
 	return peer_timeout(&d->loop, next, d->now); /* the private daemon's linger included */
@@ -231,6 +232,7 @@ static void expire(struct daemon *d)
 	}
 	if (d->probe_due && d->now >= d->probe_due)
 		lease_probe_unknown(d);
+	guard_expire(d);
 	if (d->usage_due && d->now >= d->usage_due) {
 		d->usage_due = 0;
 		d->usage_at = 0;     /* force a fresh look */
@@ -329,6 +331,7 @@ static void daemon_free(struct daemon *d)
 	free(d->leases);
 	free(d->served);
 	list_state_free(d->list);
+	guard_free(d->guard);
 	snap_state_free(d->snap);
 	placement_free(d);
 	gpu_set_free(d->set);
@@ -376,7 +379,7 @@ static bool take_slots(struct daemon *d, struct gpu_error *err)
 }
 
 int daemon_main(const char *socket_path, const char *state_dir, const char *config_path,
-		bool private_mode)
+		bool private_mode, const char *dev_dir)
 {
 	struct daemon d = {.dirfd = -1, .lockfd = -1, .socklockfd = -1, .next_seq = 1,
 			   .private_mode = private_mode};
@@ -405,6 +408,12 @@ int daemon_main(const char *socket_path, const char *state_dir, const char *conf
 		goto out;
 	}
 	leases_recover(&d);
+	/* After the recovery: the nodes made what the live leases say, ended ones' access gone. */
+	if (!guard_open(&d, dev_dir, &err)) {
+		rc = err.code;
+		fprintf(stderr, "gpuctl daemon: %s\n", err.msg);
+		goto out;
+	}
 	queue_load(&d);
 	if (!open_socket(&d, &err)) {
 		fprintf(stderr, "gpuctl daemon: %s\n", err.msg);

@@ -1,6 +1,6 @@
 /* daemon/ (rank 2, a program entered from cmd/daemon.c only) and daemon.h: `gpuctl daemon`, the
  * one trusted writer of shared GPU state. Order of its files: share < alloc < order;
- * conn < share, mig < lease < recover; both < sched < queue < list < snapshot < daemon; no
+ * conn < share, mig < lease < recover; guard (after lease, before daemon); both < sched < queue < list < snapshot < daemon; no
  * circle.
  *
  * Design (nq's lesson: let the kernel keep the state):
@@ -215,6 +215,9 @@ struct daemon {
 					 * file is written again ("": none): `list` tells clients */
 	char state_error_file[48];      /* which file */
 	struct list_state *list;        /* `list`'s rendered answers, per-user rates (list.c) */
+	/* the device guard (issue 25, guard.c): NULL when [daemon] guard is off */
+	struct guard *guard;
+	unsigned guard_no_minor;        /* GPUs whose node NVML could not name */
 	struct snap_state *snap;        /* the shared snapshot, per-user bounds (snapshot.c) */
 	/* issue 26: placement (placement.c) */
 	struct topo *topo;              /* from the daemon's NVML view; NULL: none */
@@ -229,9 +232,9 @@ void placement_free(struct daemon *d);
 const struct place *placement_for(struct daemon *d, uid_t uid);
 void placement_offer(struct daemon *d, const struct request *r, uint64_t mask, struct strbuf *sb);
 
-/* daemon.c */
+/* daemon.c. dev_dir: where the device guard finds the NVIDIA device nodes (/dev). */
 int daemon_main(const char *socket_path, const char *state_dir, const char *config_path,
-		bool private_mode);
+		bool private_mode, const char *dev_dir);
 
 /* conn.c: who may connect, and what connections are sent; below everything that answers. */
 /* Accepts the clients waiting, or refuses them with the reason (private, connection caps). */
@@ -331,6 +334,19 @@ size_t queue_in_order(const struct daemon *d, struct request ***out);
 /* r's place in that order, from 1. */
 size_t queue_position(const struct daemon *d, const struct request *r);
 
+/* guard.c: the device guard ([daemon] guard = acl): each node's ACL made what the leases say. */
+/* Loads libacl and finds the nodes under dev_dir (nothing when the guard is off); false on a
+ * configuration it cannot serve (libacl missing, an unknown admin group). */
+bool guard_open(struct daemon *d, const char *dev_dir, struct gpu_error *err);
+void guard_free(struct guard *g);
+/* Every node's ACL made exactly what the lease table says (a no-op with the guard off). */
+void guard_sync(struct daemon *d);
+/* The periodic check: its deadline into *next; the check when it is due. */
+void guard_timers(struct daemon *d, double *next);
+void guard_expire(struct daemon *d);
+/* `list`'s guard lines, and a fingerprint of them. */
+void guard_describe(const struct daemon *d, struct strbuf *sb);
+uint64_t guard_fingerprint(const struct daemon *d);
 /* share.c: memory shares (issue 23): placement (pure, alloc.h), accounting and attribution;
  * uses no other file here (lease.c calls share_account as shares start and end). */
 /* The slots' share counts and claims from the lease table (after a share starts or ends). */

@@ -232,6 +232,8 @@ void lease_add(struct daemon *d, struct lease *l)
 		}
 	if (l->mem_mib || l->mig)
 		share_account(d);
+	/* Before the grant's descriptors are sent: the job may open its GPU at once. */
+	guard_sync(d);
 }
 
 /* memory shares (issue 23): each share's own lock file per GPU, STATE/<uuid>.lock.share-<id>:
@@ -490,13 +492,14 @@ void lease_end(struct daemon *d, struct lease *l)
 	for (size_t i = 0; i < d->nslots; i++)
 		if (d->slots[i].holder == l)
 			d->slots[i].holder = NULL;
-	fprintf(stderr, "gpuctl daemon: lease %s ended\n", l->id);
 	size_t k = 0;
 	for (size_t i = 0; i < d->nleases; i++)
 		if (d->leases[i] != l)
 			d->leases[k++] = d->leases[i];
 	d->nleases = k;
 	bool share = l->mem_mib || l->mig;
+	guard_sync(d); /* its user's access ends with it, before the end is told */
+	fprintf(stderr, "gpuctl daemon: lease %s ended\n", l->id);
 	lease_free(l);
 	if (share)
 		share_account(d);

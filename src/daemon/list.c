@@ -200,7 +200,8 @@ static void render(struct daemon *d, uid_t uid, struct list_cache *e)
 	cur_part(&x);
 	msg_add_u64(&x.rec, "daemon", (uint64_t)getpid());
 	msg_add_u64(&x.rec, "private", d->private_mode);
-	put(&x, 2);
+	guard_describe(d, &x.rec); /* the device guard (issue 25): at most 9 lines */
+	put(&x, 11);
 	if (d->state_error[0]) { /* its state is not being saved: the list would not survive it */
 		msg_add(&x.rec, "unsaved", d->state_error, NULL);
 		put(&x, 1);
@@ -339,6 +340,7 @@ static uint64_t fingerprint(const struct daemon *d)
 	MIX(d->conf.queue);
 	for (const char *p = d->state_error; *p; p++) /* the `unsaved` line */
 		MIX(*p);
+	MIX(guard_fingerprint(d)); /* the device guard's lines */
 #undef MIX
 	return h;
 }

@@ -239,7 +239,7 @@ static int wait_step(struct waiter *w, struct gpu_error *err)
  * with the question). A daemon that cannot say (one older than this gpuctl) leaves it to NVML
  * here, as before. */
 static struct gpu_set *machine_of(struct dclient *dc, const struct strbuf *then, bool *sent,
-				  struct gpu_error *err)
+				  struct gpu_error *err, bool nvml)
 {
 	struct strbuf sb = {0};
 	struct msg m;
@@ -260,7 +260,9 @@ static struct gpu_set *machine_of(struct dclient *dc, const struct strbuf *then,
 		}
 	}
 	sb_free(&sb);
-	return set ? set : gpu_set_open(err);
+	if (!set && !nvml)
+		*err = e;
+	return set || !nvml ? set : gpu_set_open(err);
 }
 
 struct gpu_set *grant_machine_at(const char *socket, struct gpu_error *err)
@@ -270,7 +272,18 @@ struct gpu_set *grant_machine_at(const char *socket, struct gpu_error *err)
 	bool sent;
 	if (!(socket ? dclient_open_at(&dc, socket, &e) : dclient_open(&dc, DC_LEASE_NOW, &e)))
 		return gpu_set_open(err);
-	struct gpu_set *set = machine_of(&dc, NULL, &sent, err);
+	struct gpu_set *set = machine_of(&dc, NULL, &sent, err, true);
+	dclient_close(&dc);
+	return set;
+}
+
+struct gpu_set *grant_machine_shared(struct gpu_error *err)
+{
+	struct dclient dc;
+	bool sent;
+	if (!dclient_open(&dc, DC_READ, err))
+		return NULL;
+	struct gpu_set *set = machine_of(&dc, NULL, &sent, err, false);
 	dclient_close(&dc);
 	return set;
 }
@@ -304,7 +317,7 @@ int grant_acquire(struct gpu_set **setp, const struct config *cfg, const struct 
 	if (early)
 		lreq_init(&w.r, 1, NULL, cfg, rq, ~0ULL, rq->count ? rq->count : 1);
 	if (!*setp) {
-		if (!(*setp = machine_of(&w.dc, early ? &w.r.acquire : NULL, &sent, err)) ||
+		if (!(*setp = machine_of(&w.dc, early ? &w.r.acquire : NULL, &sent, err, true)) ||
 		    !grant_candidates(*setp, rq, &cand, &count, err)) {
 			if (early)
 				lreq_free(&w.r);

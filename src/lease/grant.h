@@ -27,6 +27,9 @@ int grant_acquire(struct gpu_set **setp, const struct config *cfg, const struct 
  * that leases and starts jobs and should not map the driver's library into them (the job
  * runner). Free with gpu_set_free. */
 struct gpu_set *grant_machine_at(const char *socket, struct gpu_error *err);
+/* The device guard (issue 25): the machine as the running shared daemon describes it, never
+ * NVML here (NULL with err: no daemon, or it cannot say). */
+struct gpu_set *grant_machine_shared(struct gpu_error *err);
 /* In the process that will hold the lease (the job just before exec, env's holder): keep the
  * lease's descriptors across exec, and tell the daemon this process holds it. */
 void grant_hold(const struct grant *g, pid_t bound);

@@ -53,6 +53,13 @@ static void take_part(struct leaseview *v, const struct msg *m)
 				 !strcmp(l->w[1], "fair") || !strcmp(l->w[1], "fifo") ? l->w[1] : "");
 		} else if (!strcmp(k, "unsaved") && l->nwords > 1) {
 			snprintf(v->unsaved, sizeof v->unsaved, "%s", l->w[1]);
+		} else if (!strcmp(k, "guard") && l->nwords >= 4) { /* the device guard (issue 25) */
+			snprintf(v->guard, sizeof v->guard, "%s", !strcmp(l->w[1], "acl") ? "acl" : "off");
+			snprintf(v->guard_dir, sizeof v->guard_dir, "%s", strcmp(l->w[2], "-") ? l->w[2] : "");
+			snprintf(v->guard_state, sizeof v->guard_state, "%s", l->w[3]);
+		} else if (!strcmp(k, "guard_error") && l->nwords > 1 &&
+			   v->nguard_errors < ARRAY_SIZE(v->guard_errors)) {
+			snprintf(v->guard_errors[v->nguard_errors++], sizeof v->guard_errors[0], "%s", l->w[1]);
 		} else if (!strcmp(k, "private") && l->nwords > 1) {
 			v->private_mode = num(l->w[1], 1);
 		} else if (!strcmp(k, "lease") && l->nwords >= 8) {
@@ -129,6 +136,27 @@ static void take_part(struct leaseview *v, const struct msg *m)
 			wi = NULL;
 		}
 	}
+}
+
+bool leaseview_binding(const struct leaseview *v)
+{
+	return v->present && !strcmp(v->guard, "acl") && !strcmp(v->guard_state, "binding");
+}
+
+void leaseview_guard_text(const struct leaseview *v, char *buf, size_t len)
+{
+	if (!v->present)
+		snprintf(buf, len, "leases are advisory: no gpuctl daemon runs");
+	else if (strcmp(v->guard, "acl"))
+		snprintf(buf, len, "leases are advisory: the daemon's device guard is off (anyone who "
+			 "can open a GPU's device node can use it)");
+	else if (leaseview_binding(v))
+		snprintf(buf, len, "leases bind: the daemon's device guard gives each lease's user "
+			 "access to its GPUs' device nodes (%.120s), and nobody else", v->guard_dir);
+	else
+		snprintf(buf, len, "leases do not fully bind: the device guard is on but %.80s%s%.120s",
+			 v->guard_state, v->nguard_errors ? "; " : "",
+			 v->nguard_errors ? v->guard_errors[0] : "");
 }
 
 const char *leaseview_note_text(const char *note)

@@ -82,9 +82,21 @@ struct leaseview {
 	char order[8];               /* the daemon's queue: "fair", "fifo", or "" (a daemon too old
 				      * to say: first come, first served) */
 	char unsaved[256];           /* the daemon's state cannot be saved: why ("": it is) */
+	/* the device guard (issue 25): mode "acl" or "off" ("": a daemon too old to say), the
+	 * directory of the nodes, its state ("binding", "not binding: ...", "advisory") and the
+	 * first nodes it cannot guard, in the daemon's words */
+	char guard[8];
+	char guard_dir[256];
+	char guard_state[96];
+	char guard_errors[8][200];
+	size_t nguard_errors;
 	struct share_gpu *shares;    /* memory shares (issue 23): the GPUs with shares */
 	size_t nshares;
 };
+/* Leases bind on this machine: the daemon's guard is on and guards every node. */
+bool leaseview_binding(const struct leaseview *v);
+/* The guard's state in a sentence ("leases bind: ..."), the daemon's words not escaped. */
+void leaseview_guard_text(const struct leaseview *v, char *buf, size_t len);
 
 /* Asks the daemon. No daemon running: true with v->present false (nothing is leased). */
 bool leaseview_load(struct leaseview *v, struct gpu_error *err);

@@ -101,6 +101,10 @@ struct gpu {
 	bool lost;                /* fell off the bus or stopped answering */
 	bool inaccessible;        /* no permission to open it */
 	char *error;              /* why it is lost or inaccessible */
+	bool minor_valid;         /* minor: N of its device node /dev/nvidiaN (the device guard) */
+	unsigned minor;
+	bool guarded;             /* inaccessible because gpuctl's device guard gives it to its
+				   * lease's user only (status marks it so; no failure) */
 	unsigned errors;          /* failed queries since open (not counting NOT_SUPPORTED,
 				   * FUNCTION_NOT_FOUND or GPU_IS_LOST) */
 

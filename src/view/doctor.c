@@ -36,28 +36,28 @@ struct doctor {
 	const struct leaseview *lv;
 };
 
-PRINTF(5, 6)
-static struct doctor_finding *add(struct doctor *d, enum vis_severity sev, const char *code,
-				  const char *fix, const char *fmt, ...)
+struct doctor_finding *doctor_report_add(struct doctor_report *r, enum vis_severity sev,
+					 const char *code, const char *fix, const char *fmt, ...)
 {
 	char buf[1024];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
-	struct doctor_report *r = d->r;
 	r->f = grow_array(r->f, &r->cap, r->n + 1, sizeof *r->f);
 	struct doctor_finding *f = &r->f[r->n++];
 	*f = (struct doctor_finding){.sev = sev, .code = code, .message = xstrdup(buf),
 				     .fix = xstrdup(fix)};
 	return f;
 }
+#define add(d, ...) doctor_report_add((d)->r, __VA_ARGS__)
 
-static void add_id(struct doctor_ids *l, unsigned id)
+void doctor_finding_add_id(struct doctor_ids *l, unsigned id)
 {
 	l->v = grow_array(l->v, &l->cap, l->n + 1, sizeof *l->v);
 	l->v[l->n++] = id;
 }
+#define add_id doctor_finding_add_id
 
 static void add_gpu(struct doctor_finding *f, unsigned idx) { add_id(&f->gpus, idx); }
 static void add_pid(struct doctor_finding *f, unsigned pid) { add_id(&f->pids, pid); }
@@ -426,6 +426,9 @@ static void check_machine(struct doctor *d)
 	for (size_t i = 0; i < d->set->ngpus; i++) {
 		const struct gpu *g = &d->set->gpus[i];
 		struct doctor_finding *f;
+		/* The device guard keeps it from this user (issue 25): leases_bind says so, no error. */
+		if (!g->lost && g->inaccessible && leaseview_binding(d->lv))
+			continue;
 		if (g->lost || g->inaccessible) {
 			f = add(d, SEV_ERROR, g->lost ? "gpu_lost" : "gpu_inaccessible",
 				g->lost ? "check `dmesg` for Xid errors; the GPU needs a reset (nvidia-smi -r) or "

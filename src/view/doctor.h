@@ -34,6 +34,14 @@ void doctor_all(struct doctor_report *r, struct gpu_set *set, const struct lease
 void doctor_pid(struct doctor_report *r, struct gpu_set *set, const struct leaseview *lv,
 		unsigned pid);
 bool doctor_has_error(const struct doctor_report *r);
+/* A finding into r (its message formatted, at most 1 KiB). */
+struct doctor_finding *doctor_report_add(struct doctor_report *r, enum vis_severity sev,
+					 const char *code, const char *fix, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+void doctor_finding_add_id(struct doctor_ids *l, unsigned id);
+/* doctor-guard.c (issue 25; `doctor` adds it to doctor_all's): whether leases bind here (the device guard's state, the nodes'
+ * owners and modes), and processes on a GPU that no lease of their user covers. */
+void doctor_guard(struct doctor_report *r, const struct gpu_set *set, const struct leaseview *lv);
 void doctor_report_free(struct doctor_report *r);
 
 #endif

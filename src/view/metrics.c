@@ -577,6 +577,12 @@ static void lease_metrics(struct strbuf *sb, const struct gpu_set *set, const st
 	host_sample(sb, "gpuctl_lease_queue_oldest_wait_seconds", o);
 	sb_addf(sb, "%lld\n", oldest ? (long long)(now - oldest) : 0LL);
 	share_metrics(sb, set, lv, o); /* memory shares (issue 23) */
+	if (!strcmp(lv->guard, "acl")) { /* the device guard (issue 25): only where it is on */
+		family(sb, "gpuctl_guard_binding", "gauge", "1 when leases bind: the daemon's device guard "
+		       "guards every device node; 0: it is on but cannot guard some (gpuctl doctor says which).");
+		host_sample(sb, "gpuctl_guard_binding", o);
+		sb_addf(sb, "%d\n", leaseview_binding(lv));
+	}
 }
 
 void metrics_render(struct strbuf *sb, const struct gpu_set *set, const struct leaseview *lv,

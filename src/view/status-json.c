@@ -5,6 +5,7 @@
 #include "view/status-json.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 /* A measured value, or null when the driver could not give it (its validity bit f is clear). */
@@ -185,6 +186,8 @@ static void gpu_json(struct json *j, const struct status_json_opts *o, const str
 	json_mode(j, g, GF_MIG_MODE, "mig_mode", g->mig_mode ? "Enabled" : "Disabled");
 	json_bool(j, "lost", g->lost);
 	json_str(j, "error", g->error);
+	if (g->guarded) /* the device guard (issue 25): not this user's to open (values: the daemon's) */
+		json_str(j, "no_access", "guard");
 	if (o->details)
 		gpu_details(j, g);
 	const struct lease_info *h = leaseview_holder(o->leases, g->uuid);
@@ -329,6 +332,13 @@ void status_json(struct strbuf *sb, const struct gpu_set *set, const struct stat
 	json_str(&j, "processes_unmapped", ctr_pidns_note(set, note, sizeof note));
 	if (o->leases_missing) /* then each "lease": null means unknown, not free */
 		json_str(&j, "leases_error", o->leases_missing);
+	if (o->leases && !strcmp(o->leases->guard, "acl")) { /* the device guard (issue 25) */
+		json_obj(&j, "guard");
+		json_str(&j, "mode", o->leases->guard);
+		json_bool(&j, "binding", leaseview_binding(o->leases));
+		json_str(&j, "state", o->leases->guard_state);
+		json_end_obj(&j);
+	}
 	json_end_obj(&j);
 	sb_addc(sb, '\n');
 }

@@ -351,6 +351,7 @@ static size_t layout_rows(struct layout *lay, const struct table_opts *o,
 	char note[320];
 	size_t ngpus = 0, fixed = 2 + (o->leases_missing != NULL) +
 				 (ctr_pidns_note(set, note, sizeof note) != NULL), total = 0, most = 0;
+	fixed += o->leases && !strcmp(o->leases->guard, "acl"); /* the device guard's line */
 	lay->sub_limit = SIZE_MAX;
 	lay->spare = 0;
 	for (size_t i = 0; i < set->ngpus; i++) {
@@ -430,6 +431,25 @@ void table_render(struct strbuf *sb, const struct table_opts *o, const struct gp
 			table_procs(sb, o, &lay, g);
 		else
 			hidden_sub += sub_lines(o, g);
+	}
+	if (o->leases && !strcmp(o->leases->guard, "acl")) { /* the device guard (issue 25) */
+		char g[512];
+		leaseview_guard_text(o->leases, g, sizeof g);
+		sb_adds(sb, "  guard: ");
+		esc_printable(sb, g);
+		/* Which of them this user may open (the others: values from the daemon's view). */
+		size_t shut = 0, open = 0;
+		for (size_t i = 0; i < set->ngpus; i++)
+			if (set->gpus[i].selected)
+				set->gpus[i].guarded ? shut++ : open++;
+		if (shut) {
+			sb_adds(sb, open ? "; you may open GPU " : "; you may open none of them");
+			for (size_t i = 0, k = 0; open && i < set->ngpus; i++)
+				if (set->gpus[i].selected && !set->gpus[i].guarded)
+					sb_addf(sb, "%s%u", k++ ? "," : "", set->gpus[i].index);
+			sb_adds(sb, open ? " (your leases)" : " (no lease of yours)");
+		}
+		sb_addc(sb, '\n');
 	}
 	if (o->leases_missing) { /* no lease line is not "not leased" here */
 		sb_adds(sb, "  leases: not shown, ");

@@ -23,7 +23,8 @@ static const char *init_hint(nvmlReturn_t r)
 		return "the NVML library and the kernel driver differ in version (driver upgraded without "
 		       "a reboot?): reboot or reload the nvidia kernel modules";
 	case NVML_ERROR_NO_PERMISSION:
-		return "no permission to open the NVIDIA device files (/dev/nvidia*)";
+		return "no permission to open the NVIDIA device files (/dev/nvidia*); where gpuctl's "
+		       "device guard is on, a lease opens them (gpuctl run, gpuctl env)";
 	default:
 		return "check that `nvidia-smi` works on this machine";
 	}
@@ -122,6 +123,9 @@ static void open_gpu(struct gpu *g, struct nvml_dev *d)
 		nvml_set(g, GF_CC);
 	}
 	nvml_read_uint(g, GF_CORES, &g->cores, nvml.cores, d->h);
+	/* The device guard (issue 25) names GPU N's node /dev/nvidia<minor>. */
+	if (nvml.minor && nvml.minor(d->h, &g->minor) == NVML_SUCCESS)
+		g->minor_valid = true;
 	unsigned v, pending;
 	if (nvml.mig_mode && nvml_got(g, GF_MIG_MODE, nvml.mig_mode(d->h, &v, &pending))) {
 		g->mig_mode = v;

@@ -79,6 +79,8 @@ static const struct sym optional[] = {
 	{offsetof(struct nvml_lib, display_mode), {"nvmlDeviceGetDisplayMode"}},
 	{offsetof(struct nvml_lib, max_clock), {"nvmlDeviceGetMaxClockInfo"}},
 	{offsetof(struct nvml_lib, threshold), {"nvmlDeviceGetTemperatureThreshold"}},
+	/* the device guard (issue 25) */
+	{offsetof(struct nvml_lib, minor), {"nvmlDeviceGetMinorNumber"}},
 	/* smi (issue 27). The temperature's successor (nvml.h 12.6+) first: the plain call is
 	 * deprecated in 13, kept as the fallback (backend.c). */
 	{offsetof(struct nvml_lib, temp_v), {"nvmlDeviceGetTemperatureV"}},

@@ -62,6 +62,8 @@ struct nvml_lib {
 	uint_fn default_limit, pcie_gen_max, pcie_gen_gpu_max, pcie_width_max, display_mode;
 	nvmlReturn_t (*max_clock)(nvmlDevice_t, int, unsigned *);
 	nvmlReturn_t (*threshold)(nvmlDevice_t, int, unsigned *);
+	/* the device guard (issue 25): N of /dev/nvidiaN, read at open */
+	uint_fn minor;
 	/* smi (issue 27): read only when a query names their fields (xread.c) */
 	nvmlReturn_t (*temp_v)(nvmlDevice_t, nvmlTemperature_v1_t *);
 	nvmlReturn_t (*mem_error_counter)(nvmlDevice_t, int, int, int, unsigned long long *);

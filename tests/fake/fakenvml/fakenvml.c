@@ -9,6 +9,12 @@
  *
  * FAKENVML_PROC_DIR: every file in it adds [process] sections (the test workload's).
  * FAKENVML_STATS: at the last nvmlShutdown, append call counts to this file.
+ * FAKENVML_DEV_DIR: the simulated device nodes (the device guard's tests, issue 25): nvmlInit
+ * answers NO_PERMISSION when DIR/nvidiactl cannot be opened read-write by the caller, and a
+ * GPU's handle (by index, UUID or bus id) when DIR/nvidia<minor> cannot; the plain
+ * nvmlDeviceGetCount leaves such GPUs out. As the real library does (nvml.h: nvmlInit "NVML does
+ * not have permission to talk to the driver", nvmlDeviceGetHandleByIndex_v2 "the user doesn't
+ * have permission to talk to this device", nvmlDeviceGetCount_v2 counts them).
  *
  * This file: state, init, system queries, enumeration, PCI and memory. fake-telemetry.c has the
  * per-device readings, fake-procs.c the process lists and utilisation samples. */
@@ -16,6 +22,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +30,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 struct fm_machine M;
 int refcount;
@@ -238,6 +246,32 @@ nvmlReturn_t copy_str(char *dst, unsigned len, const char *src)
 
 /* ---- init and system ---- */
 
+/* ---- the simulated device nodes (FAKENVML_DEV_DIR) ---- */
+
+/* Whether the caller may open DIR/name read-write, as the driver's open of the node decides:
+ * the real access check (mode, owner, ACL), by the kernel. 0: yes (or no DIR), else the error. */
+static int node_denied(const char *name)
+{
+	const char *dir = getenv("FAKENVML_DEV_DIR");
+	if (!dir || !*dir)
+		return 0;
+	char p[4096];
+	snprintf(p, sizeof p, "%s/%s", dir, name);
+	int fd = open(p, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return errno == ENOENT ? NVML_ERROR_DRIVER_NOT_LOADED : NVML_ERROR_NO_PERMISSION;
+	close(fd);
+	return 0;
+}
+
+static int gpu_denied(const struct fm_gpu *g)
+{
+	char name[32];
+	snprintf(name, sizeof name, "nvidia%lld", g->num[N_MINOR].n ? g->num[N_MINOR].v[0] : 0LL);
+	int r = node_denied(name);
+	return r ? NVML_ERROR_NO_PERMISSION : 0; /* a node missing: no way to talk to it either */
+}
+
 static nvmlReturn_t do_init(const char *fn)
 {
 	count_call(fn);
@@ -248,6 +282,11 @@ static nvmlReturn_t do_init(const char *fn)
 			return r;
 		if (M.init_error)
 			return M.init_error;
+		int denied = node_denied("nvidiactl");
+		if (denied) {
+			fm_free(&M);
+			return denied;
+		}
 		memset(dev_calls, 0, sizeof dev_calls);
 		memset(reads, 0, sizeof reads);
 		t_init_us = now_us();
@@ -358,7 +397,7 @@ static nvmlReturn_t get_count(const char *fn, unsigned *n, bool all)
 	/* The plain call leaves out devices the caller may not open. */
 	*n = 0;
 	for (int i = 0; i < M.ngpus; i++)
-		if (all || M.gpus[i].handle_error != NVML_ERROR_NO_PERMISSION)
+		if (all || (M.gpus[i].handle_error != NVML_ERROR_NO_PERMISSION && !gpu_denied(&M.gpus[i])))
 			(*n)++;
 	return NVML_SUCCESS;
 }
@@ -376,6 +415,8 @@ static nvmlReturn_t by_index(const char *fn, unsigned i, nvmlDevice_t *h)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	if (M.gpus[i].handle_error)
 		return M.gpus[i].handle_error;
+	if (gpu_denied(&M.gpus[i]))
+		return NVML_ERROR_NO_PERMISSION;
 	*h = (nvmlDevice_t)&M.gpus[i];
 	return NVML_SUCCESS;
 }
@@ -394,6 +435,8 @@ API nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *h)
 	for (int i = 0; i < M.ngpus; i++) {
 		struct fm_gpu *g = &M.gpus[i];
 		if (!strcmp(g->uuid, uuid)) {
+			if (gpu_denied(g))
+				return NVML_ERROR_NO_PERMISSION;
 			*h = (nvmlDevice_t)g;
 			return NVML_SUCCESS;
 		}
@@ -425,6 +468,8 @@ static nvmlReturn_t by_pci(const char *fn, const char *id, nvmlDevice_t *h)
 	for (int i = 0; i < M.ngpus; i++) {
 		struct fm_gpu *g = &M.gpus[i];
 		if (g->dom == d && g->bus == b && g->dev == dv && g->fn == f) {
+			if (gpu_denied(g))
+				return NVML_ERROR_NO_PERMISSION;
 			*h = (nvmlDevice_t)g;
 			return NVML_SUCCESS;
 		}

@@ -1,0 +1,332 @@
+/* guard.c: the device guard, leases that bind ([daemon] guard = acl; issue 25). Design:
+ * - The administrator gives the NVIDIA device nodes to the daemon's user with no access for
+ *   anyone else (README: Administration: the driver's NVreg_DeviceFile* options). The daemon,
+ *   as their owner and with no capability, then writes each node's POSIX ACL (libacl, loaded at
+ *   run time: libacl1 is on every Debian system, and only a daemon with the guard on loads it):
+ *   GPU N's node DEV/nvidia<minor> (the minor NVML reports) gets a user entry for each user
+ *   holding a lease on N; the control nodes (nvidiactl, nvidia-uvm, nvidia-uvm-tools) one for
+ *   each user holding any lease; guard_admin_group a group entry on every node. Owner rw, the
+ *   owning group and others nothing, the mask rw (so the mode reads 0660 whatever the entries,
+ *   as the driver's own NVreg_DeviceFileMode=0660 says: nvidia-modprobe finds nothing to "fix").
+ * - Exact, never incremental: guard_sync computes every node's whole ACL from the lease table
+ *   and writes it where it differs (acl_cmp), so a grant, an end, a restart after a crash or a
+ *   SIGKILL, or a lease that ended while no daemon ran all come out the same: exactly the live
+ *   leases' access. It runs when a lease enters the table (before its descriptors are sent: the
+ *   job can open its GPU from its first instruction), when one ends (in the loop iteration that
+ *   saw its FIFO hang up), at start after the leases are recovered, and every
+ *   GUARD_CHECK_SECONDS (an ACL changed behind the daemon's back, by root or a driver helper, is
+ *   put back and logged).
+ * - Bounded: one pass is GPUs x leases (64 x the table) in memory and one getxattr per node (67
+ *   at most); a node's entries are capped at GUARD_MAX_USERS users (more would not fit an ext4
+ *   xattr block anyway): the rest are logged and not granted.
+ * - Errors (a node missing, owned by another user, a file system without ACLs, libacl missing)
+ *   are log lines, once per change, and the guard's state, which `leases`, `status` and
+ *   `doctor` show ("not binding: ..."); never a crash, never a refused lease.
+ * - MIG capability nodes (/dev/nvidia-caps/nvidia-capN, per GPU and compute instance) are left
+ *   out: the GPU's own node already decides whether a user can use any of its instances.
+ * What it does not stop: root; a descriptor opened while its lease lived and kept past its end
+ *   (the lease's end signals the job's processes through their FIFO's hang-up, not here). */
+#include "daemon/daemon.h"
+#include "base/dl.h"
+
+#include <acl/libacl.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <grp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/acl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define GUARD_CHECK_SECONDS 2.0
+#define GUARD_MAX_USERS 256
+#define GUARD_ERRORS_SHOWN 8
+
+static const char *const control_nodes[] = {"nvidiactl", "nvidia-uvm", "nvidia-uvm-tools"};
+
+struct gnode {
+	char *path;
+	int slot;                 /* its GPU's slot; -1: a control node */
+	bool optional;            /* nvidia-uvm*: absent until the module is loaded */
+	char error[200];          /* why it is not guarded ("": it is) */
+};
+
+struct guard {
+	void *dl;
+	acl_t (*init)(int);
+	int (*free)(void *);
+	int (*create_entry)(acl_t *, acl_entry_t *);
+	int (*set_tag_type)(acl_entry_t, acl_tag_t);
+	int (*set_qualifier)(acl_entry_t, const void *);
+	int (*get_permset)(acl_entry_t, acl_permset_t *);
+	int (*add_perm)(acl_permset_t, acl_perm_t);
+	acl_t (*get_file)(const char *, acl_type_t);
+	int (*set_file)(const char *, acl_type_t, acl_t);
+	int (*cmp)(acl_t, acl_t);
+	char *dev_dir;
+	bool has_admin;
+	gid_t admin_gid;
+	struct gnode *nodes;
+	size_t nnodes;
+	double next_check;
+	unsigned over_cap;        /* users left out of the last pass (GUARD_MAX_USERS) */
+};
+
+static void set_error(struct gnode *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_error(struct gnode *n, const char *fmt, ...)
+{
+	char buf[sizeof n->error];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (strcmp(buf, n->error)) /* logged once per change, not at every check */
+		fprintf(stderr, "gpuctl daemon: guard: %s\n", buf);
+	memcpy(n->error, buf, sizeof buf);
+}
+
+static void clear_error(struct gnode *n)
+{
+	if (n->error[0])
+		fprintf(stderr, "gpuctl daemon: guard: %s is guarded again\n", n->path);
+	n->error[0] = '\0';
+}
+
+static bool add_entry(struct guard *g, acl_t *acl, acl_tag_t tag, const void *id, bool rw)
+{
+	acl_entry_t e;
+	acl_permset_t ps;
+	if (g->create_entry(acl, &e) != 0 || g->set_tag_type(e, tag) != 0 ||
+	    (id && g->set_qualifier(e, id) != 0) || g->get_permset(e, &ps) != 0)
+		return false;
+	return !rw || (g->add_perm(ps, ACL_READ) == 0 && g->add_perm(ps, ACL_WRITE) == 0);
+}
+
+/* The uids node n is for: a slot's holders, or (a control node) every lease's user. */
+static size_t node_users(struct daemon *d, const struct gnode *n, uid_t *uids)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < d->nleases; i++) {
+		const struct lease *l = d->leases[i];
+		if (l->uid == (uid_t)-1 || (n->slot >= 0 && !(l->gpus >> n->slot & 1)))
+			continue;
+		bool seen = false;
+		for (size_t j = 0; j < k && !seen; j++)
+			seen = uids[j] == l->uid;
+		if (seen)
+			continue;
+		if (k == GUARD_MAX_USERS) {
+			d->guard->over_cap++;
+			continue;
+		}
+		uids[k++] = l->uid;
+	}
+	return k;
+}
+
+static void sync_node(struct daemon *d, struct gnode *n, uid_t *uids)
+{
+	struct guard *g = d->guard;
+	struct stat st;
+	if (lstat(n->path, &st) != 0) {
+		if (errno == ENOENT && n->optional) {
+			n->error[0] = '\0'; /* the module is not loaded: nobody can use it anyway */
+			return;
+		}
+		set_error(n, "%s: %s%s", n->path, strerror(errno), errno == ENOENT ?
+			  " (is the NVIDIA driver loaded, and --dev-dir right?)" : "");
+		return;
+	}
+	if (!S_ISCHR(st.st_mode) && !S_ISREG(st.st_mode)) {
+		set_error(n, "%s is not a device node: left alone", n->path);
+		return;
+	}
+	if (st.st_uid != geteuid()) {
+		set_error(n, "%s belongs to uid %u, not to the daemon's user (uid %u): its access "
+			  "cannot be guarded (README: Administration, the device guard)", n->path,
+			  (unsigned)st.st_uid, (unsigned)geteuid());
+		return;
+	}
+	size_t nu = node_users(d, n, uids);
+	acl_t want = g->init((int)nu + 6);
+	bool ok = want && add_entry(g, &want, ACL_USER_OBJ, NULL, true) &&
+		  add_entry(g, &want, ACL_GROUP_OBJ, NULL, false) &&
+		  add_entry(g, &want, ACL_MASK, NULL, true) && add_entry(g, &want, ACL_OTHER, NULL, false);
+	for (size_t i = 0; ok && i < nu; i++)
+		ok = add_entry(g, &want, ACL_USER, &uids[i], true);
+	if (ok && g->has_admin)
+		ok = add_entry(g, &want, ACL_GROUP, &g->admin_gid, true);
+	if (!ok) {
+		set_error(n, "%s: cannot build its ACL: %s", n->path, strerror(errno));
+	} else {
+		acl_t have = g->get_file(n->path, ACL_TYPE_ACCESS);
+		if (!have || g->cmp(have, want) != 0) {
+			if (g->set_file(n->path, ACL_TYPE_ACCESS, want) != 0)
+				set_error(n, "%s: cannot set its ACL: %s%s", n->path, strerror(errno),
+					  errno == ENOTSUP || errno == EOPNOTSUPP ?
+					  " (its file system has no POSIX ACLs)" : "");
+			else
+				clear_error(n);
+		} else {
+			clear_error(n);
+		}
+		if (have)
+			g->free(have);
+	}
+	if (want)
+		g->free(want);
+}
+
+void guard_sync(struct daemon *d)
+{
+	struct guard *g = d->guard;
+	if (!g)
+		return;
+	uid_t *uids = xcalloc(GUARD_MAX_USERS, sizeof *uids);
+	unsigned over = g->over_cap;
+	g->over_cap = 0;
+	for (size_t i = 0; i < g->nnodes; i++)
+		sync_node(d, &g->nodes[i], uids);
+	free(uids);
+	if (g->over_cap && !over)
+		fprintf(stderr, "gpuctl daemon: guard: more than %d users hold leases on one node: "
+			"the others get no access\n", GUARD_MAX_USERS);
+	g->next_check = d->now + GUARD_CHECK_SECONDS;
+}
+
+void guard_timers(struct daemon *d, double *next)
+{
+	if (d->guard && (!*next || d->guard->next_check < *next))
+		*next = d->guard->next_check;
+}
+
+void guard_expire(struct daemon *d)
+{
+	if (d->guard && d->now >= d->guard->next_check)
+		guard_sync(d);
+}
+
+static void add_node(struct guard *g, const char *name, int slot, bool optional)
+{
+	g->nodes = xrealloc(g->nodes, (g->nnodes + 1) * sizeof *g->nodes);
+	g->nodes[g->nnodes++] = (struct gnode){.path = xasprintf("%s/%s", g->dev_dir, name),
+					       .slot = slot, .optional = optional};
+}
+
+bool guard_open(struct daemon *d, const char *dev_dir, struct gpu_error *err)
+{
+	if (!d->conf.guard_acl)
+		return true;
+	struct guard *g = xcalloc(1, sizeof *g);
+	const struct dl_sym syms[] = {
+		{&g->init, {"acl_init"}}, {&g->free, {"acl_free"}},
+		{&g->create_entry, {"acl_create_entry"}}, {&g->set_tag_type, {"acl_set_tag_type"}},
+		{&g->set_qualifier, {"acl_set_qualifier"}}, {&g->get_permset, {"acl_get_permset"}},
+		{&g->add_perm, {"acl_add_perm"}}, {&g->get_file, {"acl_get_file"}},
+		{&g->set_file, {"acl_set_file"}}, {&g->cmp, {"acl_cmp"}},
+	};
+	static const char *const sonames[] = {"libacl.so.1", NULL};
+	char why[256];
+	err->code = EXIT_FAIL;
+	if (!(g->dl = dl_load(sonames, syms, ARRAY_SIZE(syms), why, sizeof why))) {
+		snprintf(err->msg, sizeof err->msg, "guard = acl needs libacl (Debian: apt install "
+			 "libacl1): %s", why);
+		free(g);
+		return false;
+	}
+	if (d->conf.guard_admin_group) {
+		struct group *gr = getgrnam(d->conf.guard_admin_group);
+		if (!gr) {
+			err->code = EXIT_USAGE;
+			snprintf(err->msg, sizeof err->msg, "guard_admin_group: no group '%s' on this "
+				 "machine", d->conf.guard_admin_group);
+			guard_free(g);
+			return false;
+		}
+		g->has_admin = true;
+		g->admin_gid = gr->gr_gid;
+	}
+	g->dev_dir = xstrdup(dev_dir);
+	for (size_t i = 0; i < ARRAY_SIZE(control_nodes); i++)
+		add_node(g, control_nodes[i], -1, i > 0);
+	unsigned no_minor = 0;
+	for (size_t i = 0; i < d->nslots; i++) {
+		const struct gpu *gp = &d->set->gpus[i];
+		if (!gp->minor_valid) {
+			/* Without its minor the node is unknown: said, and not guessed. */
+			fprintf(stderr, "gpuctl daemon: guard: GPU %u: NVML gives no minor number, so its "
+				"device node is not known and not guarded\n", d->slots[i].index);
+			no_minor++;
+			continue;
+		}
+		char name[32];
+		snprintf(name, sizeof name, "nvidia%u", gp->minor);
+		add_node(g, name, (int)i, false);
+	}
+	d->guard = g;
+	d->guard_no_minor = no_minor;
+	guard_sync(d);
+	size_t bad = 0;
+	for (size_t i = 0; i < g->nnodes; i++)
+		bad += g->nodes[i].error[0] != 0;
+	fprintf(stderr, "gpuctl daemon: guard: acl on %zu device node%s under %s%s%s (%zu not "
+		"guarded)\n", g->nnodes, g->nnodes == 1 ? "" : "s", g->dev_dir,
+		g->has_admin ? ", admin group " : "", g->has_admin ? d->conf.guard_admin_group : "",
+		bad + no_minor);
+	return true;
+}
+
+void guard_free(struct guard *g)
+{
+	if (!g)
+		return;
+	for (size_t i = 0; i < g->nnodes; i++)
+		free(g->nodes[i].path);
+	free(g->nodes);
+	free(g->dev_dir);
+	if (g->dl)
+		dlclose(g->dl);
+	free(g);
+}
+
+/* `list`'s guard lines: "guard MODE DIR STATE" and the first errors ("guard_error TEXT"). */
+void guard_describe(const struct daemon *d, struct strbuf *sb)
+{
+	const struct guard *g = d->guard;
+	if (!g) {
+		msg_add(sb, "guard", "off", "-", "advisory", NULL);
+		return;
+	}
+	size_t bad = d->guard_no_minor, shown = 0;
+	for (size_t i = 0; i < g->nnodes; i++)
+		bad += g->nodes[i].error[0] != 0;
+	char state[96];
+	if (bad)
+		snprintf(state, sizeof state, "not binding: %zu node%s not guarded", bad, bad == 1 ? "" : "s");
+	else
+		snprintf(state, sizeof state, "binding");
+	msg_add(sb, "guard", "acl", g->dev_dir, state, NULL);
+	for (size_t i = 0; i < g->nnodes && shown < GUARD_ERRORS_SHOWN; i++)
+		if (g->nodes[i].error[0]) {
+			msg_add(sb, "guard_error", g->nodes[i].error, NULL);
+			shown++;
+		}
+	if (d->guard_no_minor && shown < GUARD_ERRORS_SHOWN)
+		msg_add(sb, "guard_error", "some GPUs have no minor number from NVML: their nodes are "
+			"not guarded", NULL);
+}
+
+/* A fingerprint of what guard_describe says, for list.c's cache. */
+uint64_t guard_fingerprint(const struct daemon *d)
+{
+	uint64_t h = 1469598103934665603ULL;
+	if (!d->guard)
+		return h;
+	for (size_t i = 0; i < d->guard->nnodes; i++)
+		for (const char *p = d->guard->nodes[i].error; *p; p++)
+			h = (h ^ (uint64_t)(unsigned char)*p) * 1099511628211ULL;
+	return h ^ 1;
+}
