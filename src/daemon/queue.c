@@ -123,6 +123,20 @@ static size_t queued_by(const struct daemon *d, uid_t uid)
 	return n;
 }
 
+/* review (issue 23's shares): the memory shares uid holds or has asked for. A whole-GPU lease is
+ * bounded by the GPUs; a share is not (1 MiB each, thousands a GPU), and every lease costs the
+ * daemon a descriptor and a share_of() walk per process at each refresh: capped per user. */
+#define SHARES_PER_USER 256
+static size_t shares_of(const struct daemon *d, uid_t uid)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < d->nleases; i++)
+		n += d->leases[i]->uid == uid && d->leases[i]->mem_mib;
+	for (size_t i = 0; i < d->nreqs; i++)
+		n += d->reqs[i]->uid == uid && d->reqs[i]->req.mem_mib;
+	return n;
+}
+
 static unsigned usable(const struct daemon *d, uint64_t cand)
 {
 	unsigned n = 0;
@@ -185,6 +199,11 @@ void queue_acquire(struct daemon *d, struct conn *c, const struct msg *m)
 			   "for (%llu MiB at most)", (unsigned long long)r->req.mem_mib,
 			   (unsigned long long)d->conf.free.share_margin_mib,
 			   (unsigned long long)largest(d, r->req.cand));
+		goto refused;
+	}
+	if (r->req.mem_mib && shares_of(d, c->p.uid) >= SHARES_PER_USER) {
+		conn_error(d, c, id, EXIT_USAGE, "you hold or wait for %zu memory shares, the most one "
+			   "user may (%d): end some first", shares_of(d, c->p.uid), SHARES_PER_USER);
 		goto refused;
 	}
 	if (r->req.count > usable(d, r->req.cand)) {

@@ -16,6 +16,8 @@ directly (SOCK_SEQPACKET). Prints ok/not ok lines for tests/t2003-daemon-attacks
              closed once idle (its replies stuck for idle_timeout), not held for ever
   share      (memory shares and MIG instances, issue 23) bad claims and instances are refused
              with an error, never read as none; a huge profile name costs nothing
+  shares N   (review) N+1 memory shares of 1 MiB taken and held on one connection: the first N
+             are granted, the next refused naming the cap (a user's shares are bounded)
 """
 import array, os, resource, select, socket, sys, time
 
@@ -247,5 +249,28 @@ elif mode == "share":
     check("a MIG lease of two, or with --mem, is refused", r.startswith(b"error"), r)
     r = ask(s, b"where\nid 52")
     check("the daemon still answers", r.startswith(b"pong"), r)
+elif mode == "shares":
+    n = int(sys.argv[3])
+    resource.setrlimit(resource.RLIMIT_NOFILE, (4096, max(4096, resource.getrlimit(resource.RLIMIT_NOFILE)[1])))
+    s, held, last = conn(), [], b""
+    for i in range(n + 1):
+        r = ask(s, b"acquire\nid %d\ncount 1\nmem 1" % (100 + i))
+        last = r
+        if not r.startswith(b"offer"):
+            break
+        offer = [l.split(b" ")[1] for l in r.split(b"\n") if l.startswith(b"offer ")][0]
+        s.send(b"take\nid %d\noffer %s" % (100 + i, offer))
+        fds = array.array("i")
+        msg, anc, _, _ = s.recvmsg(70000, socket.CMSG_SPACE(70 * fds.itemsize))
+        for level, typ, data in anc:
+            fds.frombytes(data[:len(data) - len(data) % fds.itemsize])
+        if not msg.startswith(b"granted"):
+            last = msg
+            break
+        held.append(fds)
+    check("%d 1 MiB shares of one user are granted (got %d)" % (n, len(held)), len(held) == n, last[:300])
+    check("share %d is refused naming the cap" % (n + 1), last.startswith(b"error") and b"memory%20shares" in last, last[:300])
+    print("held %d" % len(held), flush=True)
+    sys.stdin.read()  # held until the test closes our stdin
 else:
     sys.exit("unknown mode " + mode)
