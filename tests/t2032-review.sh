@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # t2032-review.sh: a hostile second user against the features of issues 22-26 (review 1).
-# Memory shares are bounded per user: nobody taking 1 MiB shares on one connection gets 256 and
+# Memory shares are bounded per user: nobody taking 1 MiB shares on one connection gets 64 (GPU_MAX) and
 # the next is refused naming the cap (unbounded, each share a lease: a descriptor in the daemon
 # and a walk per GPU process at every refresh); another user's share is still granted.
 . "$(dirname "$0")/lib/lib.sh"
@@ -15,7 +15,7 @@ use_machine "$TMP/m2"
 daemon_setup
 daemon_start
 mkfifo -m 666 "$TMP/hold"
-as_nobody python3 "$ROOT/tests/helper/daemon_attack.py" shares "$GPUCTL_SOCKET" 256 \
+as_nobody python3 "$ROOT/tests/helper/daemon_attack.py" shares "$GPUCTL_SOCKET" 64 \
 	<"$TMP/hold" >"$TMP/attack" 2>&1 &
 ATTACK=$!
 exec 9>"$TMP/hold"

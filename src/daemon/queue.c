@@ -126,7 +126,7 @@ static size_t queued_by(const struct daemon *d, uid_t uid)
 /* review (issue 23's shares): the memory shares uid holds or has asked for. A whole-GPU lease is
  * bounded by the GPUs; a share is not (1 MiB each, thousands a GPU), and every lease costs the
  * daemon a descriptor and a share_of() walk per process at each refresh: capped per user. */
-#define SHARES_PER_USER 256
+#define SHARES_PER_USER GPU_MAX   /* as many leases as whole GPUs could give */
 static size_t shares_of(const struct daemon *d, uid_t uid)
 {
 	size_t n = 0;
