@@ -5,9 +5,9 @@
 # and a walk per GPU process at every refresh); another user's share is still granted.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 3
+plan 5
 if ! can_switch; then
-	skip "a hostile second user" "needs root and setpriv to act as two users" 3
+	skip "a hostile second user" "needs root and setpriv to act as two users" 5
 	exit 0
 fi
 quiet_machine "$TMP/m2" 2
@@ -25,3 +25,18 @@ check "while they hold them, another user's share is granted" \
 	"$GPUCTL" run -q --mem 1G -- true
 exec 9>&-
 wait "$ATTACK" || true
+
+# ---- a share that ends while the daemon is down ----
+n=$(count_lines "$DLOG" 'lease [0-9a-f]+: uid')
+mkfifo -m 666 "$TMP/end"
+as_nobody "$GPUCTL" run -q --mem 1G -- sh -c 'read x <"$0"' "$TMP/end" 2>"$TMP/run.err" &
+RUN=$!
+wait_granted $((n + 1))
+check "the share has a lock file of its own" \
+	sh -c "ls '$DRUN/state' | grep -q 'lock.share-'"
+daemon_stop
+echo >"$TMP/end"
+wait "$RUN" || true
+daemon_start
+check "once the daemon is back, the share that ended meanwhile left no lock file" \
+	sh -c "! ls '$DRUN/state' | grep 'lock.share-'"

@@ -266,6 +266,7 @@ void lease_end(struct daemon *d, struct lease *l);
 void lease_lock_name(const struct slot *s, char *buf, size_t n, const char *suffix);
 bool lease_lock_held(struct daemon *d, const struct slot *s);
 void lease_retire_locks(struct daemon *d, uint64_t mask);
+void share_retire_locks(struct daemon *d, const struct lease *l); /* a share's or MIG lease's own locks */
 void lease_random_hex(char *out, size_t bytes);
 unsigned long long lease_proc_start(pid_t pid);
 

@@ -243,7 +243,7 @@ static void share_lock_suffix(const struct lease *l, char *buf, size_t n)
 	snprintf(buf, n, ".share-%s", l->id);
 }
 
-static void share_retire_locks(struct daemon *d, const struct lease *l)
+void share_retire_locks(struct daemon *d, const struct lease *l)
 {
 	char suffix[32], name[160];
 	share_lock_suffix(l, suffix, sizeof suffix);

@@ -152,6 +152,8 @@ static uint64_t recover_one(struct daemon *d, const char *file)
 		return 0;
 	}
 	uint64_t ended = l && hung_up ? l->gpus : 0;
+	if (l && hung_up && (l->mem_mib || l->mig)) /* its own lock files, which nothing else retires */
+		share_retire_locks(d, l);
 	if (l && l->fifo >= 0)
 		close(l->fifo);
 	lease_free(l);
