@@ -5,9 +5,9 @@
 # and a walk per GPU process at every refresh); another user's share is still granted.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 5
+plan 7
 if ! can_switch; then
-	skip "a hostile second user" "needs root and setpriv to act as two users" 5
+	skip "a hostile second user" "needs root and setpriv to act as two users" 7
 	exit 0
 fi
 quiet_machine "$TMP/m2" 2
@@ -40,3 +40,24 @@ wait "$RUN" || true
 daemon_start
 check "once the daemon is back, the share that ended meanwhile left no lock file" \
 	sh -c "! ls '$DRUN/state' | grep 'lock.share-'"
+
+# ---- share_overuse = stop through a wrapper ----
+daemon_stop
+printf '[daemon]\nusage_poll = 200ms\nshare_overuse = stop\n' >"$TMP/daemon.conf"
+daemon_start
+LOG=$TMP/log
+: >"$LOG"
+mkfifo "$TMP/until"
+"$GPUCTL" run -q --mem 1G -- sh -c '"$0" --log "$1" --tag w1 --mem 100 --until "$2" & wait' \
+	"$B/workload" "$LOG" "$TMP/until" 2>"$TMP/stop.err" &
+RUN=$!
+await_line '^start w1 ' "$LOG" 30
+wpid=$(pgrep -f -- "^$B/workload --log $LOG --tag w1 " | head -1)
+printf '[process]\ngpu = 0\npid = %d\nused_memory_mib = 3000\n' "$wpid" >"$TMP/procs/$wpid.tmp"
+mv "$TMP/procs/$wpid.tmp" "$TMP/procs/$wpid"
+await_line 'over its share of 1024 MiB: stopping it' "$TMP/stop.err" 30
+check "over its claim, the job run through a wrapper is stopped, its GPU process too" \
+	await_line '^end w1 ' "$LOG" 30
+[ -e "$TMP/procs/$wpid" ] && echo >"$TMP/until" # (not stopped: let it end)
+wait "$RUN" || true
+check "and its share ends" wait_leases 0

@@ -7,7 +7,8 @@
 
 /* Waits for the child pid as waitpid does (returns its status); meanwhile, once the daemon
  * counts lease id over its claim, says so on stderr (who: "gpuctl run") and stops the job:
- * SIGTERM, then SIGKILL if it is still there 10 s later. */
+ * SIGTERM, then SIGKILL if it is still there 10 s later; its descendants (a wrapper's
+ * children) as found at the SIGTERM get both too. */
 int share_watch_wait(pid_t pid, const char *id, const char *who);
 
 #endif
