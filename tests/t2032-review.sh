@@ -5,9 +5,9 @@
 # and a walk per GPU process at every refresh); another user's share is still granted.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 7
+plan 8
 if ! can_switch; then
-	skip "a hostile second user" "needs root and setpriv to act as two users" 7
+	skip "a hostile second user" "needs root and setpriv to act as two users" 8
 	exit 0
 fi
 quiet_machine "$TMP/m2" 2
@@ -61,3 +61,16 @@ check "over its claim, the job run through a wrapper is stopped, its GPU process
 [ -e "$TMP/procs/$wpid" ] && echo >"$TMP/until" # (not stopped: let it end)
 wait "$RUN" || true
 check "and its share ends" wait_leases 0
+
+# ---- a share's record removed while the daemon is down ----
+n=$(count_lines "$DLOG" 'lease [0-9a-f]+: uid')
+mkfifo -m 666 "$TMP/end2"
+as_nobody "$GPUCTL" run -q -g 0 --mem 1G -- sh -c 'read x <"$0"' "$TMP/end2" 2>"$TMP/run2.err" &
+RUN=$!
+wait_granted $((n + 1))
+daemon_stop
+find "$DRUN/state" -name 'lease-????????????????' -delete
+daemon_start
+check_exit "its GPU is still not free for a whole-GPU lease" 10 "$GPUCTL" run -q -g 0 -- true
+echo >"$TMP/end2"
+wait "$RUN" || true

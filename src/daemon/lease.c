@@ -13,6 +13,7 @@
 #include "daemon/daemon.h"
 #include "machine/pid.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -537,14 +538,40 @@ void leases_reap(struct daemon *d)
 }
 
 /* Whether the current lock file of slot s is locked by someone (true) or not (false). */
-bool lease_lock_held(struct daemon *d, const struct slot *s)
+static bool lock_file_held(struct daemon *d, const char *name)
 {
-	char name[128];
-	lease_lock_name(s, name, sizeof name, "");
 	int fd = openat(d->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return false;
 	bool held = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
 	close(fd); /* drops our probe's lock when we got it */
+	return held;
+}
+
+/* The GPU's own lock, or (review) a share's or MIG lease's of it (STATE/<uuid>.lock.share-<id>):
+ * a share whose record is gone holds its GPU as a whole lease's lock does. */
+bool lease_lock_held(struct daemon *d, const struct slot *s)
+{
+	char name[128], prefix[160];
+	lease_lock_name(s, name, sizeof name, "");
+	if (lock_file_held(d, name))
+		return true;
+	lease_lock_name(s, prefix, sizeof prefix, ".share-");
+	size_t plen = strlen(prefix);
+	bool held = false;
+	int dfd = dup(d->dirfd);
+	DIR *dir = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (dir) /* (a dup shares the offset another scan of the directory left) */
+		rewinddir(dir);
+	for (struct dirent *e; !held && dir && (e = readdir(dir));) {
+		size_t len = strlen(e->d_name);
+		if (len > plen && !strncmp(e->d_name, prefix, plen) &&
+		    !(len > 4 && !strcmp(e->d_name + len - 4, ".new")))
+			held = lock_file_held(d, e->d_name);
+	}
+	if (dir)
+		closedir(dir);
+	else if (dfd >= 0)
+		close(dfd);
 	return held;
 }
