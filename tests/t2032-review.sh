@@ -5,9 +5,9 @@
 # and a walk per GPU process at every refresh); another user's share is still granted.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 8
+plan 9
 if ! can_switch; then
-	skip "a hostile second user" "needs root and setpriv to act as two users" 8
+	skip "a hostile second user" "needs root and setpriv to act as two users" 9
 	exit 0
 fi
 quiet_machine "$TMP/m2" 2
@@ -72,5 +72,7 @@ daemon_stop
 find "$DRUN/state" -name 'lease-????????????????' -delete
 daemon_start
 check_exit "its GPU is still not free for a whole-GPU lease" 10 "$GPUCTL" run -q -g 0 -- true
+check "and its FIFO, with no record, is removed (the scan read a directory offset at its end)" \
+	sh -c "! ls '$DRUN/state' | grep 'fifo'"
 echo >"$TMP/end2"
 wait "$RUN" || true

@@ -254,6 +254,8 @@ void leases_recover(struct daemon *d)
 {
 	int dfd = dup(d->dirfd);
 	DIR *dir = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (dir) /* (a dup shares the offset: another scan of the directory leaves it at the end) */
+		rewinddir(dir);
 	char **names = NULL;
 	size_t n = 0, cap = 0;
 	for (struct dirent *e; dir && (e = readdir(dir));) {
@@ -286,6 +288,8 @@ void leases_recover(struct daemon *d)
 	/* FIFOs whose record is gone belong to no lease. */
 	dfd = dup(d->dirfd);
 	dir = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (dir)
+		rewinddir(dir);
 	for (struct dirent *e; dir && (e = readdir(dir));) {
 		size_t len = strlen(e->d_name);
 		if (strncmp(e->d_name, "lease-", 6) || len != 27 || strcmp(e->d_name + 22, ".fifo"))
