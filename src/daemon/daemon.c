@@ -356,6 +356,7 @@ static void daemon_free(struct daemon *d)
 	}
 	free(d->leases);
 	free(d->served);
+	free(d->past); /* fair share by past use (issue 24) */
 	list_state_free(d->list);
 	guard_free(d->guard);
 	snap_state_free(d->snap);
