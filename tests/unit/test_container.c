@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 static void layouts(void)
 {
@@ -230,8 +233,40 @@ static void oci(void)
 	}
 }
 
+/* review 2: a rootless runtime's socket lies in its user's directory; one served by another uid
+ * (that user's link to root's docker.sock) is not asked: nothing is sent to it. */
+static void engine_owner(void)
+{
+	char dir[] = "/tmp/gpuctl-unit-engine.XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s/docker.sock", dir);
+	int l = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK(l >= 0 && bind(l, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(l, 4) == 0);
+	struct strbuf body = {0};
+	int status = 0;
+	char why[256] = "";
+	bool ok = ctr_engine_get(sa.sun_path, (long)getuid() + 1, "/containers/x/json", now_mono() + 5,
+				 &body, &status, why, sizeof why);
+	CHECK(!ok && strstr(why, "not by its owner"));
+	/* nothing was sent: the accepted connection reads end of file at once */
+	int a = accept(l, NULL, NULL);
+	char buf[16];
+	CHECK(a >= 0 && read(a, buf, sizeof buf) == 0);
+	close(a);
+	/* its owner's is asked (and, unanswered, given up by the deadline) */
+	ok = ctr_engine_get(sa.sun_path, (long)getuid(), "/containers/x/json", now_mono() + 0.2,
+			    &body, &status, why, sizeof why);
+	CHECK(!ok && strstr(why, "no answer in time"));
+	sb_free(&body);
+	close(l);
+	unlink(sa.sun_path);
+	rmdir(dir);
+}
+
 void test_container(void)
 {
+	engine_owner();
 	oci();
 	devices();
 	layouts();
