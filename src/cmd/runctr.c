@@ -137,17 +137,21 @@ char **runctr_argv(struct runctr *rc, char **argv, const struct grant *g, char *
 	for (size_t i = 0; i <= rc->run_at; i++)
 		out[k++] = argv[i];
 	struct strbuf sb = {0};
+	/* review 2: a MIG lease names its instance (the NVIDIA toolkit and its CDI specs take MIG
+	 * UUIDs): its parent GPU would give the container every instance on it, others' too */
+	const char *mig = g->mig_uuid[0] ? g->mig_uuid : NULL;
+	size_t ndev = mig ? 1 : g->n;
 	if (rc->kind == RUNCTR_DOCKER) {
 		sb_adds(&sb, "\"device=");
-		for (size_t i = 0; i < g->n; i++)
-			sb_addf(&sb, "%s%s", i ? "," : "", g->set->gpus[g->pos[i]].uuid);
+		for (size_t i = 0; i < ndev; i++)
+			sb_addf(&sb, "%s%s", i ? "," : "", mig ? mig : g->set->gpus[g->pos[i]].uuid);
 		sb_adds(&sb, "\"");
 		out[k++] = "--gpus";
 		out[k++] = sb.buf;   /* freed by runctr_argv_free: out[rc->run_at + 2] */
 	} else {
-		for (size_t i = 0; i < g->n; i++) {
+		for (size_t i = 0; i < ndev; i++) {
 			char *d = NULL;
-			if (asprintf(&d, "nvidia.com/gpu=%s", g->set->gpus[g->pos[i]].uuid) < 0)
+			if (asprintf(&d, "nvidia.com/gpu=%s", mig ? mig : g->set->gpus[g->pos[i]].uuid) < 0)
 				die(EXIT_FAIL, "out of memory");
 			out[k++] = "--device";
 			out[k++] = d;

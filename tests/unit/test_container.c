@@ -203,6 +203,21 @@ static void devices(void)
 	char *u[] = {"docker", "run", "--gpus=all", "img", NULL};
 	runctr_detect(u, &rc);
 	CHECK(!runctr_argv(&rc, u, &g, why, sizeof why) && strstr(why, "--gpus=all"));
+	/* review 2: a MIG lease's container gets its instance, never the whole GPU (with every
+	 * other user's instances on it) */
+	struct grant mg = {.set = &set, .n = 1, .pos = {0}};
+	snprintf(mg.mig_uuid, sizeof mg.mig_uuid, "MIG-1111");
+	runctr_detect(d, &rc);
+	a = runctr_argv(&rc, d, &mg, why, sizeof why);
+	CHECK(a && !strcmp(a[2], "--gpus") && !strcmp(a[3], "\"device=MIG-1111\""));
+	runctr_argv_free(&rc, a);
+	runctr_cleanup(&rc);
+	runctr_detect(p, &rc);
+	a = runctr_argv(&rc, p, &mg, why, sizeof why);
+	CHECK(a && !strcmp(a[2], "--device") && !strcmp(a[3], "nvidia.com/gpu=MIG-1111") &&
+	      !strcmp(a[4], "--cidfile"));
+	runctr_argv_free(&rc, a);
+	runctr_cleanup(&rc);
 }
 
 /* The CRI runtimes' OCI bundles: a pod's names from their annotations (tests/fake/oci/, the
