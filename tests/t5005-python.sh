@@ -238,7 +238,7 @@ import ctypes, sys, gpuctl
 first = gpuctl.lease()
 ctypes.CDLL(sys.argv[1])  # CUDA starts under the first lease, as `import torch; torch.zeros(1).cuda()`
 try:
-    gpuctl.lease()
+    gpuctl.lease(name="again")  # another request (the same one returns the lease held: t2043)
 except gpuctl.CudaAlreadyInitialized as e:
     print(e)
 print("held", [l.id == first.id for l in gpuctl.held()])
@@ -252,11 +252,14 @@ check_grep "and it is still held" '^held \[True\]$' "$TMP/again.out"
 import gpuctl
 a = gpuctl.lease()
 b = gpuctl.lease()
+print("same", a is b, len(gpuctl.held()))
+c = gpuctl.lease(name="other")
 print("two", len(gpuctl.held()))
 PY
-check_grep "a second lease while the first is held: a warning" \
+check_grep "another request while the first is held: a warning" \
 	'RuntimeWarning: this process already holds lease [0-9a-f]{16} on GPU 1, which stays held until its release\(\) or the end of this process' "$TMP/twice.out"
-check_grep "both held" '^two 2$' "$TMP/twice.out"
+check_eq "the same request again returns the lease held (issue 24); another takes a second" \
+	"same True 1|two 2" "$(grep -E '^(same|two) ' "$TMP/twice.out" | tr '\n' '|' | sed 's/|$//')"
 
 # The private daemon, gone since, left the lease to its holder: it is shown, and release() ends it.
 await_line '^(leased|error)' "$TMP/p.out"

@@ -89,7 +89,7 @@ def _error(argv, code, err):
     return cls(text, code, argv)
 
 
-def run(args, env=None, ok=(0,), forward_stderr=True, on_interrupt=None):
+def run(args, env=None, ok=(0,), forward_stderr=True, on_interrupt=None, pass_fds=()):
     """Runs `gpuctl ARGS...` and returns its stdout (bytes). An exit status outside ``ok`` raises
     Error (or the subclass for its code). On success what gpuctl said on stderr (a note, a
     warning) is passed on to sys.stderr, which a notebook shows under the cell, once.
@@ -100,7 +100,7 @@ def run(args, env=None, ok=(0,), forward_stderr=True, on_interrupt=None):
     argv = [binary()] + list(args)
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, env=env)
+                                stderr=subprocess.PIPE, env=env, pass_fds=pass_fds)
     except OSError as e:
         raise Error("cannot run %s: %s" % (argv[0], e.strerror or e), None, argv) from None
     try:

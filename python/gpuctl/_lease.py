@@ -10,6 +10,7 @@ import json
 import os
 import re
 import threading
+import time as _time
 import warnings
 from typing import NamedTuple, Optional
 
@@ -19,7 +20,8 @@ from ._binary import Error
 # What `gpuctl env` exports; a lease replaces all of them (a stale GPUCTL_QUEUED_AT goes too).
 LEASE_VARS = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES",
               "GPUCTL_LEASE_ID", "GPUCTL_LEASE_GPUS", "GPUCTL_LEASE_NAME", "GPUCTL_LEASED_AT",
-              "GPUCTL_QUEUED_AT", "GPUCTL_LEASE_MEM", "GPUCTL_LEASE_MEM_FRACTION", "GPUCTL_LEASE_MIG")
+              "GPUCTL_QUEUED_AT", "GPUCTL_LEASE_MEM", "GPUCTL_LEASE_MEM_FRACTION", "GPUCTL_LEASE_MIG",
+              "GPUCTL_LEASE_UNTIL")
 # Memory shares (mem=..., issue 23): what `gpuctl env` adds for a share, set only by a share's
 # lease (a whole-GPU lease leaves the user's own values of the frameworks' variables alone).
 SHARE_VARS = ("XLA_PYTHON_CLIENT_MEM_FRACTION",
@@ -62,6 +64,26 @@ class Lease:
         self._before = {}
         self._released = False
         self._cuda_started = True  # had CUDA started when it was taken? (set by lease())
+        self._call = None  # the call that took it: the same call again returns it (issue 24)
+        # Its time limit (--time, time=): CLOCK_REALTIME seconds, None: none. At the limit
+        # gpuctl ends the lease; a warning says so here, where the holder sees it.
+        until = env.get("GPUCTL_LEASE_UNTIL")
+        self.until = int(until) if until and until.isdigit() else None
+        self._timer = None
+
+    def _watch_limit(self):
+        if self.until is None:
+            return
+        def at_limit():
+            if not self._released:
+                warnings.warn("lease %s reached its time limit (time=) and has ended: GPU %s may "
+                              "be given to someone else now; stop using it (restart the kernel, "
+                              "or let the script end)"
+                              % (self.id, ",".join(str(g.index) for g in self.gpus)),
+                              RuntimeWarning, 2)
+        self._timer = threading.Timer(max(0.0, self.until - _time.time()), at_limit)
+        self._timer.daemon = True
+        self._timer.start()
 
     @property
     def cuda_visible_devices(self):
@@ -111,6 +133,8 @@ class Lease:
         # Exit 0 also when it has already ended (`gpuctl release` from a shell, say).
         _binary.run(["release", "--lease=" + self.id], forward_stderr=False)
         self._released = True
+        if self._timer is not None:
+            self._timer.cancel()
         if self._current(os.environ) and _cuda.cuda_initialized():
             warnings.warn(
                 "lease %s has ended, but CUDA has started in this process and keeps using GPU %s "
@@ -215,6 +239,7 @@ OPTIONS = (("n", "count", False), ("gpus", "gpus", False),
            ("prefer", "prefer", False), ("ignore_usage", "ignore-usage", True),
            ("uuid", "uuid", True), ("name", "name", False), ("wait", "wait", True),
            ("profile", "profile", False), ("dry_run", "dry-run", True),
+           ("time", "time", False),  # time: the lease's limit (issue 24)
            # memory shares and MIG instances (issue 23)
            ("mem", "mem", False), ("mig", "mig", False))
 PREFER = ("free-memory", "index", "util", "topology")   # topology: issue 26
@@ -386,7 +411,7 @@ def _give_back(out):
 
 def lease(n=None, *, gpus=None, min_free_memory=None, max_util=None, prefer=None,
           ignore_usage=False, uuid=False, wait=None, profile=None, name=None, dry_run=False,
-          mem=None, mig=None):
+          time=None, mem=None, mig=None):
     """Lease GPUs for the life of this process and put CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER
     and NVIDIA_VISIBLE_DEVICES (and GPUCTL_LEASE_*) into os.environ. Call it before anything
     starts CUDA (before `import torch` in a notebook's first cell).
@@ -405,11 +430,16 @@ def lease(n=None, *, gpus=None, min_free_memory=None, max_util=None, prefer=None
     profile, name: a [profile NAME] of the gpuctl config; the name `gpuctl leases` shows.
     dry_run: True: only say which GPUs it would lease; nothing is leased and os.environ is left
       as it is (the Lease returned is not held: ``dry_run`` and ``released`` are True).
+    time: the lease's time limit, seconds or a duration such as '2h' (default: the daemon's
+      default_time); at the limit the lease ends and a RuntimeWarning says so.
     mem: a share: MiB (int) or a size such as '20G' of each GPU's memory rather than the whole
       GPU; other shares may use the rest. GPUCTL_LEASE_MEM and JAX's and TensorFlow's limits go
       into os.environ; for PyTorch call ``lease.limit_torch()`` after `import torch`.
     mig: a MIG instance of this profile (e.g. '3g.71gb'); gpus='0:1' or gpus='MIG-<uuid>' names
       one. CUDA_VISIBLE_DEVICES is then the instance's MIG UUID.
+
+    The same call again in this process (a notebook cell run twice) returns the lease it took,
+    while that lease is held and os.environ still shows it, instead of taking more GPUs.
 
     Returns a Lease (``gpus``, ``id``, ``release()``; a context manager). Raises NoFreeGPU,
     WaitTimeout, CudaAlreadyInitialized, BinaryNotFound or Error, with gpuctl's own words (its
@@ -418,14 +448,25 @@ def lease(n=None, *, gpus=None, min_free_memory=None, max_util=None, prefer=None
     _check_options(n, min_free_memory, max_util, prefer,
                    {"ignore_usage": ignore_usage, "uuid": uuid, "dry_run": dry_run},
                    {"profile": profile, "name": name})
+    if time is not None and (isinstance(time, bool) or not isinstance(time, (int, float, str))):
+        raise TypeError("time: seconds or a duration such as '2h', not %r" % (time,))
+    if isinstance(time, (int, float)):
+        if not time > 0:
+            raise ValueError("time: seconds above 0, or a duration such as '2h', not %r" % (time,))
+        time = "%rs" % time
     if mem is not None and (isinstance(mem, bool) or not isinstance(mem, (int, str))):
         raise TypeError("mem: MiB (an int) or a size such as '20G', not %r" % (mem,))
     if mig is not None and not isinstance(mig, str):
         raise TypeError("mig: a MIG profile such as '3g.71gb', not %r" % (mig,))
     given = {"mem": mem, "mig": mig, "n": n, "gpus": gpus, "min_free_memory": min_free_memory, "max_util": max_util,
              "prefer": prefer, "ignore_usage": ignore_usage, "uuid": uuid, "wait": wait,
-             "profile": profile, "name": name, "dry_run": dry_run}
+             "profile": profile, "name": name, "dry_run": dry_run, "time": time}
     args = ["env", "--format=json", "--quiet", "--hold-pid=%d" % os.getpid()]
+    # The holder's word on the lease (idle warnings, release, the time limit) comes back on a
+    # pipe, told here as warnings (issue 24).
+    events_r, events_w = (None, None) if dry_run else os.pipe()
+    if events_w is not None:
+        args.append("--events-fd=%d" % events_w)
     for key, option, flag in OPTIONS:
         value = given[key]
         if value is None or (flag and value is False and key != "wait"):
@@ -439,11 +480,25 @@ def lease(n=None, *, gpus=None, min_free_memory=None, max_util=None, prefer=None
         else:
             args.append(_arg(option, value))
     call = _call_text(n, {k: v for k, v in given.items() if k != "n"})
+    if not dry_run:
+        for old in held():
+            # The same call again (a notebook cell run twice): the lease it holds (issue 24).
+            if old._call == call and old._current(os.environ):
+                return old
     with _lock:
         env = _unwind(os.environ)
     try:
-        granted = _parse(_binary.run(args, env=env, on_interrupt=_give_back))
-    except Error as e:
+        try:
+            granted = _parse(_binary.run(args, env=env, on_interrupt=_give_back,
+                                         pass_fds=() if events_w is None else (events_w,)))
+        finally:
+            if events_w is not None:
+                os.close(events_w)
+    except BaseException as e:
+        if events_r is not None:
+            os.close(events_r)
+        if not isinstance(e, Error):
+            raise
         if e.code in (_binary.EXIT_BUSY, _binary.EXIT_USAGE):
             _in_python(e)  # the advice in this call's keywords, not the command line's
         raise
@@ -459,6 +514,8 @@ def lease(n=None, *, gpus=None, min_free_memory=None, max_util=None, prefer=None
         new._cuda_started = bool(_cuda.cuda_initialized())
     except BaseException:
         _end(granted["GPUCTL_LEASE_ID"])
+        if events_r is not None:
+            os.close(events_r)
         raise
     for old in held():
         # A notebook cell run twice: the first lease would hold its GPUs unused till the end.
@@ -474,4 +531,34 @@ def lease(n=None, *, gpus=None, min_free_memory=None, max_util=None, prefer=None
             else:
                 os.environ.pop(key, None)
         _ours[new.id] = new
+    new._call = call
+    new._watch_limit()
+    _watch_events(new, events_r)
     return new
+
+
+def _watch_events(lease, fd):
+    """What the lease's holder reports (one line per event: `idle-warn IDLE RELEASE_IN`,
+    `idle-release IDLE`), told as RuntimeWarnings where the notebook shows them."""
+    if fd is None:
+        return
+
+    def told():
+        with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                words = line.split()
+                if not words or lease._released:
+                    continue
+                gpus = ",".join(str(g.index) for g in lease.gpus)
+                if words[0] == "idle-warn":
+                    left = int(words[2]) if len(words) > 2 and words[2].isdigit() else 0
+                    warnings.warn("lease %s on GPU %s has been idle for %s s (no process of yours "
+                                  "uses it)%s; release() it if you are done"
+                                  % (lease.id, gpus, words[1] if len(words) > 1 else "?",
+                                     "; it will be released in %d s unless used" % left
+                                     if left else ""), RuntimeWarning, 2)
+                elif words[0] == "idle-release":
+                    warnings.warn("lease %s on GPU %s was idle too long and has been released "
+                                  "(the daemon's idle_release): its GPU may go to someone else; "
+                                  "stop using it" % (lease.id, gpus), RuntimeWarning, 2)
+    threading.Thread(target=told, daemon=True, name="gpuctl-lease-%s" % lease.id).start()

@@ -4,6 +4,7 @@
 #include "base/escape.h"
 #include "base/json.h"
 #include "cmd/leaseopts.h"
+#include "lease/holder.h"
 #include "machine/pid.h"
 
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 enum fmt { F_SH, F_FISH, F_JSON, F_DOCKER };
@@ -39,8 +41,27 @@ static bool still_bound(pid_t pid, unsigned long long start)
  * process is the one that started at `start`, read when `env` began: if it exited while we were
  * queued and its pid now names another process (anyone's), the lease is not tied to that
  * stranger but ends here, before it is committed; `ready` then closes with nothing written. */
+/* -- time limits (issue 24): milliseconds from now to the lease's end (-1: no limit) -- */
+static int ms_to(unsigned long long until_ns)
+{
+	if (!until_ns)
+		return -1;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	unsigned long long now = (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+	unsigned long long ms = until_ns > now ? (until_ns - now) / 1000000 + 1 : 0;
+	return ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
+/* --events-fd (issue 24): a descriptor the caller (Python's lease()) reads the holder's word on
+ * the lease from, one line per event; -1: none. */
+static int events_fd = -1;
+
 static void hold(struct grant *g, pid_t bound, unsigned long long start, int ready)
 {
+	/* The terminal of the shell, kept to tell it when the lease ends at its limit (the user's
+	 * own process writing to the user's own terminal; issue 24). */
+	int tty = isatty(STDERR_FILENO) ? fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3) : -1;
 	int null = open("/dev/null", O_RDWR);
 	if (null >= 0) {
 		dup2(null, 0), dup2(null, 1), dup2(null, 2);
@@ -65,11 +86,45 @@ static void hold(struct grant *g, pid_t bound, unsigned long long start, int rea
 	if (write(ready, "1", 1) != 1)
 		_exit(1);
 	close(ready);
-	struct pollfd p = {.fd = pfd, .events = POLLIN};
-	while (!release_now && pfd >= 0 && poll(&p, 1, -1) == 0)
-		;
-	while (!release_now && pfd < 0 && still_bound(bound, start))
-		sleep(5); /* no pidfd (an old kernel): look now and then */
+	/* Idle leases (issue 24): the daemon's warnings go to the shell's terminal; a release for
+	 * idleness lets go of the lease. */
+	struct lwatch w;
+	lwatch_open(&w, g);
+	struct pollfd p[2] = {{.fd = pfd, .events = POLLIN}, {.fd = lwatch_fd(&w), .events = POLLIN}};
+	int ms;
+	bool idle_released = false;
+	while (!release_now && pfd >= 0 && (ms = ms_to(g->until_ns)) != 0) {
+		p[1].fd = lwatch_fd(&w);
+		int r = poll(p, 2, ms);
+		if (r < 0 && errno != EINTR)
+			break;
+		if (r > 0 && p[0].revents)
+			break;
+		if (r > 0 && p[1].revents) {
+			struct lwatch_event ev;
+			char line[512];
+			lwatch_read(&w, &ev);
+			lwatch_text(&ev, "gpuctl env", g->id, line, sizeof line);
+			if (line[0] && tty >= 0)
+				dprintf(tty, "\n%s", line);
+			if (events_fd >= 0 && ev.what == LW_IDLE_WARN)
+				dprintf(events_fd, "idle-warn %lu %lu\n", ev.idle, ev.release_in);
+			else if (events_fd >= 0 && ev.what == LW_IDLE_RELEASE)
+				dprintf(events_fd, "idle-release %lu\n", ev.idle);
+			if (ev.what == LW_IDLE_RELEASE) {
+				idle_released = true;
+				break;
+			}
+		}
+	}
+	if (idle_released)
+		_exit(0);
+	while (!release_now && pfd < 0 && still_bound(bound, start) && ms_to(g->until_ns) != 0)
+		sleep(1); /* no pidfd (an old kernel): look now and then */
+	if (!release_now && ms_to(g->until_ns) == 0 && tty >= 0)
+		dprintf(tty, "\ngpuctl env: lease %s reached its time limit (--time) and is released: "
+			"stop using its GPUs (CUDA_VISIBLE_DEVICES); `gpuctl env` again for another\n",
+			g->id);
 	_exit(0); /* the lease ends with this process's descriptors */
 }
 
@@ -172,7 +227,7 @@ static void print_exports(char **env, enum fmt fmt, const struct grant *g, bool 
 	sb_free(&sb);
 }
 
-enum { O_FORMAT = 'f', O_HOLD = 'H' };
+enum { O_FORMAT = 'f', O_HOLD = 'H', O_EVENTS = 380 /* issue 24 (390: --time, 360s: --bind-cpus) */ };
 
 static int env_cmd(struct cmd *c)
 {
@@ -184,8 +239,16 @@ static int env_cmd(struct cmd *c)
 	char parent[32];
 	bool fish = pid_comm((unsigned)getppid(), parent, sizeof parent) && !strcmp(parent, "fish");
 	int fmt = args_choice(&c->args, O_FORMAT, formats, fish ? F_FISH : F_SH);
-	if (fmt < 0 || !args_uint(&c->args, O_HOLD, 1, INT_MAX, &bound))
+	unsigned long efd = 0;
+	if (fmt < 0 || !args_uint(&c->args, O_HOLD, 1, INT_MAX, &bound) ||
+	    !args_uint(&c->args, O_EVENTS, 3, INT_MAX, &efd))
 		return cmd_args_error(c);
+	if (args_has(&c->args, O_EVENTS)) { /* issue 24: must be an open descriptor */
+		if (fcntl((int)efd, F_GETFD) < 0)
+			return cmd_bad_usage(c->entry, "--events-fd %lu is not an open descriptor", efd);
+		events_fd = (int)efd;
+		fcntl(events_fd, F_SETFD, FD_CLOEXEC);
+	}
 	if (!args_has(&c->args, O_HOLD)) {
 		char why[512];
 		pid_t shell = invoking_shell(why, sizeof why);
@@ -275,6 +338,7 @@ static int env_cmd(struct cmd *c)
 
 static const struct option longopts[] = {
 	{"format", required_argument, NULL, O_FORMAT}, {"hold-pid", required_argument, NULL, O_HOLD},
+	{"events-fd", required_argument, NULL, O_EVENTS}, /* issue 24 */
 	LEASE_LONGOPTS, {0},
 };
 
@@ -290,6 +354,8 @@ const struct cmd_entry cmd_env_entry = {
 		 "                             default: fish when run from fish, else sh)\n"
 		 "      --hold-pid PID        bind the lease to this process instead of the calling shell\n"
 		 "                             (a subshell forked for $(...) is skipped: the shell itself)\n"
+		 "      --events-fd FD        the holder writes a line on FD when the lease is warned idle\n"
+		 "                             (idle-warn IDLE RELEASE_IN) or released (idle-release IDLE)\n"
 		 LEASE_USAGE,
 	.args = {.shorts = "n:f:q", .longs = longopts, .upper = -1}, /* extra words: a hint, below */
 	.flags = CMD_GPUS,

@@ -11,7 +11,11 @@ int lease_opts_read(struct cmd *c, struct lease_opts *o)
 	enum prefer p;
 	const char *prefer = args_get(a, LO_PREFER), *minfree = args_get(a, LO_MINFREE);
 	const char *wait = args_get(a, LO_WAIT);
-	if (!args_uint(a, LO_COUNT, 1, GPU_MAX, &n) || !args_uint(a, LO_MAXUTIL, 0, 100, &util))
+	/* issue 24: submit -n 0, a CPU-only step (no lease) */
+	const char *cnt = args_get(a, LO_COUNT);
+	o->cpu_only = o->cpu_ok && cnt && word_u64(cnt, 0, &(uint64_t){0});
+	if ((!o->cpu_only && !args_uint(a, LO_COUNT, 1, GPU_MAX, &n)) ||
+	    !args_uint(a, LO_MAXUTIL, 0, 100, &util))
 		return cmd_args_error(c);
 	if (minfree && !parse_size_mib(minfree, &o->rq.min_free_mib))
 		return cmd_bad_usage(c->entry, "--min-free-memory wants a size such as 20G or 512M "
@@ -31,6 +35,10 @@ int lease_opts_read(struct cmd *c, struct lease_opts *o)
 		return cmd_bad_usage(c->entry, "--wait wants a duration such as 90, 30s, 5m or 2h "
 				     "(at most " MAX_DURATION_TEXT "; --wait alone waits as long as it takes), "
 				     "not '%s'", wait);
+	const char *tl = args_get(a, LO_TIME); /* time limits (issue 24) */
+	if (tl && (!parse_duration(tl, MAX_DURATION, &o->rq.time_limit) || o->rq.time_limit <= 0))
+		return cmd_bad_usage(c->entry, "--time wants a duration such as 90, 30s, 5m or 2h "
+				     "(at most " MAX_DURATION_TEXT "), not '%s'", tl);
 	o->profile = args_get(a, LO_PROFILE);
 	o->rq.dry_run = args_has(a, LO_DRY);
 	/* MIG instances (issue 23): -g GPU:INSTANCE, -g MIG-<uuid>, --mig PROFILE */

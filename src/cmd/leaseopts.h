@@ -10,6 +10,7 @@ enum {
 	LO_COUNT = 'n', LO_QUIET = 'q',
 	LO_MINFREE = 300, LO_MAXUTIL, LO_PREFER, LO_IGNORE, LO_UUID, LO_NAME, LO_WAIT, LO_PROFILE,
 	LO_DRY,
+	LO_TIME = 390,     /* time limits (issue 24); 340s: shares, 360s: bind, 380: env --events-fd */
 	/* memory shares (issue 23) */
 	LO_MEM = 340, LO_MIG,
 	LO_BIND = 360, LO_NO_BIND,   /* issue 26 (below submit's 400s): run and submit only (BIND_LONGOPTS) */
@@ -28,6 +29,8 @@ enum {
 	{"profile", required_argument, NULL, LO_PROFILE},                       \
 	{"dry-run", no_argument, NULL, LO_DRY},                                 \
 	{"quiet", no_argument, NULL, LO_QUIET},                                 \
+	/* time limits (issue 24) */                                            \
+	{"time", required_argument, NULL, LO_TIME},                             \
 	/* memory shares (issue 23) */                                          \
 	{"mem", required_argument, NULL, LO_MEM},                               \
 	{"mig", required_argument, NULL, LO_MIG}
@@ -46,7 +49,10 @@ enum {
 	"                             held first), at most DURATION (90, 30s, 5m, 2h)\n"       \
 	"      --profile NAME         defaults from [profile NAME] in the config\n"              \
 	"      --dry-run              show the choice and the environment, change nothing\n"     \
-	"  -q, --quiet                no line on stderr about what was leased\n"                \
+	"  -q, --quiet                no line on stderr about what was leased\n"             \
+	"      --time DURATION        the lease's time limit (90, 30s, 5m, 2h): the job gets\n" \
+	"                             SIGTERM then, SIGKILL kill_grace later (default: the\n"  \
+	"                             daemon's default_time; at most its max_time)\n"           \
 	"      --mem SIZE             a share: SIZE of each GPU's memory (e.g. 20G), not the\n"   \
 	"                             whole GPU; other shares may use the rest (best fit)\n"      \
 	"      --mig PROFILE          a free MIG instance of this profile (e.g. 3g.71gb);\n"      \

@@ -39,6 +39,62 @@ static void json_uuids(struct json *j, const char *key, const struct gpu_set *se
 	json_end_arr(j);
 }
 
+/* -- time limits and backfill (issue 24) -- */
+static long long now_ns_signed(unsigned long long ns)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)(ns / 1000000000ULL) - (long long)ts.tv_sec;
+}
+
+/* H:MM:SS of a number of seconds (0 when negative). */
+static void hms(char *buf, size_t n, long long s)
+{
+	if (s < 0)
+		s = 0;
+	snprintf(buf, n, "%lld:%02lld:%02lld", s / 3600, s / 60 % 60, s % 60);
+}
+
+static void json_limits_lease(struct json *j, const struct lease_info *l)
+{
+	if (l->until_ns) {
+		json_int(j, "until", (long long)(l->until_ns / 1000000000ULL));
+		long long left = now_ns_signed(l->until_ns);
+		json_int(j, "time_left", left > 0 ? left : 0);
+	} else {
+		json_null(j, "until");
+		json_null(j, "time_left");
+	}
+	/* idle leases: how long none of its processes used its GPUs (null: not looked at) */
+	long long idle = leaseview_idle_seconds(l);
+	if (idle >= 0)
+		json_int(j, "idle_seconds", idle);
+	else
+		json_null(j, "idle_seconds");
+	json_bool(j, "idle_warned", l->idle_warned);
+	json_bool(j, "idle_released", l->idle_released);
+	json_bool(j, "idle_exempt", l->idle_exempt);
+}
+
+static void json_limits_waiter(struct json *j, const struct waiter_info *w)
+{
+	if (w->past >= 0) /* fair share by past use: its user's standing */
+		json_int(j, "past_use_gpu_seconds", (long long)w->past);
+	else
+		json_null(j, "past_use_gpu_seconds");
+	if (w->time_limit > 0)
+		json_int(j, "time_limit", (long long)(w->time_limit + 0.5));
+	else
+		json_null(j, "time_limit");
+	if (w->start > 0) {
+		long long in = now_ns_signed(w->start_ns);
+		json_int(j, "estimated_start_in", in > 0 ? in : 0);
+	} else {
+		json_null(j, "estimated_start_in");
+	}
+}
+/* -- end of time limits -- */
+
 /* ---- memory shares (issue 23) ---- */
 /* A lease's "mem_mib" (its claim on each GPU; null: whole GPUs), "over_claim" and
  * "used_mib" (what its processes use on each of its GPUs, in the order of "gpus"). */
@@ -148,6 +204,7 @@ static void print_json(const struct leaseview *v, const struct gpu_set *set,
 		json_int(&j, "since", (long long)l->since);
 		json_str(&j, "name", l->name);
 		json_str(&j, "command", l->command);
+		json_limits_lease(&j, l); /* issue 24 */
 		/* containers (issue 28): the container the lease is bound to, or its holder is in */
 		json_str(&j, "container_id", ctrs[i] ? ctrs[i]->ref.id : NULL);
 		json_str(&j, "container", ctrs[i] && ctrs[i]->name[0] ? ctrs[i]->name : NULL);
@@ -171,6 +228,7 @@ static void print_json(const struct leaseview *v, const struct gpu_set *set,
 	json_uuids(&j, "held_unknown", set, v->held, v->nheld);
 	json_shares(&j, v, set); /* memory shares (issue 23) */
 	json_str(&j, "queue_order", strcmp(v->order, "fair") ? "fifo" : "fair");
+	json_str(&j, "fair_rule", v->fairrule[0] ? v->fairrule : NULL); /* issue 24 */
 	json_arr(&j, "queue");
 	for (size_t i = 0; i < v->nqueue; i++) {
 		const struct waiter_info *w = &v->queue[i];
@@ -185,6 +243,7 @@ static void print_json(const struct leaseview *v, const struct gpu_set *set,
 		json_str(&j, "note", *w->note ? w->note : NULL);
 		json_str(&j, "kind", w->kind);
 		json_str(&j, "name", w->name);
+		json_limits_waiter(&j, w); /* issue 24 */
 		json_arr(&j, "candidates");
 		for (size_t k = 0; k < w->ncand; k++)
 			json_str(&j, NULL, w->cand[k]);
@@ -208,6 +267,7 @@ static void print_json(const struct leaseview *v, const struct gpu_set *set,
 	json_end_obj(&j);
 	json_print(&sb);
 }
+
 
 /* HH:MM:SS today, else the date too: a lease from last week must not look like this morning's. */
 static void when(char *buf, size_t n, time_t t)
@@ -284,6 +344,24 @@ static void print_table(const struct leaseview *v, const struct gpu_set *set,
 		}
 		if (!leaseview_holder_alive(l))
 			holder_note(&sb, l);
+		long long idle = leaseview_idle_seconds(l); /* idle leases (issue 24) */
+		if (idle >= 60 || l->idle_warned || l->idle_released) {
+			char t[32];
+			hms(t, sizeof t, idle);
+			sb_addf(&sb, "%-7s idle for %s (no process of its own using its GPUs)%s\n", "", t,
+				l->idle_released ? ": released for idleness, its job is being ended"
+				: l->idle_warned ? ": warned" : l->idle_exempt ? " (exempt)" : "");
+		}
+		if (l->until_ns) { /* time limits (issue 24) */
+			char left[32];
+			long long s = now_ns_signed(l->until_ns);
+			hms(left, sizeof left, s);
+			if (s > 0)
+				sb_addf(&sb, "%-7s time limit: %s left\n", "", left);
+			else
+				sb_addf(&sb, "%-7s time limit reached: its job is being ended (SIGTERM, then "
+					"SIGKILL)\n", "");
+		}
 		if (l->mem_mib)
 			table_share(&sb, l);
 		if (l->mig_uuid[0])
@@ -296,6 +374,8 @@ static void print_table(const struct leaseview *v, const struct gpu_set *set,
 	}
 	if (v->nqueue || v->nsums)
 		sb_adds(&sb, strcmp(v->order, "fair") ? "\nwaiting (first come, first served):\n"
+			: !strcmp(v->fairrule, "past-use") ?
+			  "\nwaiting (fair share: fewest GPUs held first, then least past use, then first come):\n"
 			: "\nwaiting (fair share: fewest GPUs held first, then first come):\n");
 	time_t now = time(NULL);
 	for (size_t i = 0; i < v->nqueue; i++) {
@@ -315,6 +395,26 @@ static void print_table(const struct leaseview *v, const struct gpu_set *set,
 		 * waiter keeps nothing back, so the order shown is the order used. */
 		if (leaseview_note_text(w->note))
 			sb_addf(&sb, "     (%s)\n", leaseview_note_text(w->note));
+		/* time limits and backfill (issue 24) */
+		if (w->start > 0) {
+			char in[32];
+			hms(in, sizeof in, now_ns_signed(w->start_ns));
+			sb_addf(&sb, "     (estimated start in %s, by the time limits of the leases it "
+				"waits for: requests that end before then may run on its GPUs)\n", in);
+		} else if (w->start < 0) {
+			sb_adds(&sb, "     (estimated start unknown: a lease it waits for has no time "
+				"limit, so nothing runs ahead of it on its GPUs)\n");
+		}
+		if (w->past >= 0) {
+			char pu[32];
+			hms(pu, sizeof pu, (long long)w->past);
+			sb_addf(&sb, "     (its user's past use: %s GPU-time, decayed)\n", pu);
+		}
+		if (w->time_limit > 0) {
+			char tl[32];
+			hms(tl, sizeof tl, (long long)(w->time_limit + 0.5));
+			sb_addf(&sb, "     (time limit %s)\n", tl);
+		}
 	}
 	for (size_t i = 0; i < v->nsums; i++) {
 		const struct waiter_sum *s = &v->sums[i];

@@ -4,17 +4,22 @@
  * SIGKILL) and ends with the job and whatever it started. */
 #include "base/escape.h"
 #include "cmd/leaseopts.h"
+#include "lease/holder.h"
+#include "machine/pid.h"
 #include "cmd/runctr.h"
 #include "lease/bind.h"
 #include "lease/watch.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static volatile pid_t child;
@@ -28,6 +33,89 @@ static void forward(int sig, siginfo_t *info, void *ctx)
 	if (child > 0 && info->si_code != SI_KERNEL)
 		kill(child, sig);
 }
+
+/* -- time limits (issue 24): at the lease's end the job gets SIGTERM, then SIGKILL after the
+ * daemon's kill_grace; this process is the user's own, so it may signal the job (the daemon
+ * signals nobody; it ends the lease once the grace has passed). -- */
+static volatile sig_atomic_t limit_stage;
+static double limit_grace;
+
+static void arm(double secs)
+{
+	struct itimerval it = {{0, 0}, {(time_t)secs, (suseconds_t)((secs - (double)(time_t)secs) * 1e6)}};
+	if (!it.it_value.tv_sec && !it.it_value.tv_usec)
+		it.it_value.tv_usec = 1;
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static void on_limit(int sig)
+{
+	(void)sig;
+	if (child <= 0)
+		return;
+	if (limit_stage++ == 0) {
+		static const char say[] = "gpuctl run: the lease reached its time limit (--time): "
+					  "SIGTERM to the job\n";
+		(void)!write(STDERR_FILENO, say, sizeof say - 1);
+		kill(child, SIGTERM);
+		arm(limit_grace);
+	} else {
+		static const char say[] = "gpuctl run: the job outlived its grace (kill_grace) after "
+					  "SIGTERM: SIGKILL\n";
+		(void)!write(STDERR_FILENO, say, sizeof say - 1);
+		kill(child, SIGKILL);
+	}
+}
+
+static void limit_start(const struct grant *g)
+{
+	struct sigaction sa = {.sa_handler = on_limit, .sa_flags = SA_RESTART};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	limit_grace = g->grace > 0 ? g->grace : 10;
+	if (!g->until_ns)
+		return;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	unsigned long long now = (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+	arm(g->until_ns > now ? (double)(g->until_ns - now) / 1e9 : 0);
+}
+
+/* Idle leases (issue 24): while the job runs, the daemon's word on the lease (lease/holder.h):
+ * a warning is a line on the user's terminal; a release ends the job as the time limit does. */
+static void watch_job(struct lwatch *w, pid_t pid, const char *id)
+{
+	int pfd = pid_open((unsigned)pid, 0);
+	if (pfd < 0)
+		return; /* no pidfd: the job is waited for plainly, unwatched */
+	struct pollfd p[2] = {{.fd = pfd, .events = POLLIN}, {.fd = lwatch_fd(w), .events = POLLIN}};
+	while (lwatch_fd(w) >= 0) {
+		p[1].fd = lwatch_fd(w);
+		int r = poll(p, 2, -1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || p[0].revents)
+			break;
+		if (!p[1].revents)
+			continue;
+		struct lwatch_event ev;
+		char line[512];
+		lwatch_read(w, &ev);
+		lwatch_text(&ev, "gpuctl run", id, line, sizeof line);
+		if (line[0])
+			fputs(line, stderr);
+		if (ev.what == LW_IDLE_RELEASE && !limit_stage) {
+			limit_stage = 1;
+			limit_grace = ev.grace > 0 ? ev.grace : 0.001;
+			fprintf(stderr, "gpuctl run: SIGTERM to the job, SIGKILL in %.0f s if it is still "
+				"running\n", ev.grace);
+			kill(child, SIGTERM);
+			arm(limit_grace);
+		}
+	}
+	close(pfd);
+}
+/* -- end of time limits -- */
 
 static void print_env(char **env, FILE *f)
 {
@@ -108,6 +196,9 @@ static int start_job(struct grant *g, char **argv, bool uuid, struct runctr *rc,
 		_exit(e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);
 	}
 	child = pid;
+	limit_start(g); /* time limits (issue 24) */
+	struct lwatch w; /* idle leases (issue 24) */
+	lwatch_open(&w, g);
 	close(errpipe[1]);
 	/* The job holds the lease now: it ends with the job and what it started. A container's
 	 * client may end before its container (a detached one at once): this process keeps the
@@ -124,6 +215,9 @@ static int start_job(struct grant *g, char **argv, bool uuid, struct runctr *rc,
 	close(errpipe[0]);
 	if (r == sizeof e)
 		fprintf(stderr, "gpuctl run: cannot run '%s': %s\n", argv[0], strerror(e));
+	else if (!watch) /* (a share watched over its claim: share_watch_wait waits, below) */
+		watch_job(&w, pid, id);
+	lwatch_close(&w);
 	int status;
 	if (watch)
 		status = share_watch_wait(pid, id, "gpuctl run");

@@ -15,7 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { S_AFTER = 400, S_RETRIES, S_LOG, S_FILE, S_AGAIN, S_SLURM, S_LOCAL };
+enum { S_AFTER = 400, S_RETRIES, S_LOG, S_FILE, S_AGAIN, S_SLURM, S_LOCAL,
+	S_NOTIFY = 420, /* notifications (issue 24) */
+};
 
 /* One job; its id on stdout. EXIT_OK or the error's code (printed). */
 static int submit_one(const struct job_backend *be, struct submit_req *rq, char **argv,
@@ -147,9 +149,13 @@ static int submit(struct cmd *c)
 					     .who = "gpuctl submit"}}};
 	struct args *a = &c->args;
 	const char *file = args_get(a, S_FILE), *again = args_get(a, S_AGAIN), *log = args_get(a, S_LOG);
+	rq.o.cpu_ok = true; /* -n 0: a CPU-only step (issue 24) */
 	int rc = lease_opts_read(c, &rq.o);
 	if (rc != EXIT_OK)
 		return rc;
+	if (rq.o.cpu_only && (rq.o.rq.gpus || rq.o.rq.time_limit > 0))
+		return cmd_bad_usage(c->entry, "-n 0 is a step without GPUs: -g and --time are for "
+				     "jobs that lease GPUs");
 	if (!args_uint(a, S_RETRIES, 0, 1000, &rq.retries))
 		return cmd_args_error(c);
 	if (!!file + !!again + !!a->argc != 1)
@@ -188,6 +194,10 @@ static int submit(struct cmd *c)
 		return EXIT_USAGE;
 	}
 	rq.cfg = &cfg;
+	/* notifications (issue 24): --notify, else [defaults] notify */
+	rq.notify = args_get(a, S_NOTIFY) ? args_get(a, S_NOTIFY) : cfg.notify;
+	if (rq.notify && !*rq.notify)
+		rq.notify = NULL;
 	const struct job_backend *be = choose(c, &cfg, rq.o.profile, &rq.backend_why);
 	/* The options as given first (what a backend cannot do is refused), then the profile's. */
 	struct gpu_error err = {0};
@@ -223,7 +233,9 @@ static const struct option longopts[] = {
 	{"after", required_argument, NULL, S_AFTER}, {"retries", required_argument, NULL, S_RETRIES},
 	{"log", required_argument, NULL, S_LOG}, {"file", required_argument, NULL, S_FILE},
 	{"again", required_argument, NULL, S_AGAIN}, {"slurm", no_argument, NULL, S_SLURM},
-	{"local", no_argument, NULL, S_LOCAL}, LEASE_LONGOPTS, BIND_LONGOPTS, {0},
+	{"local", no_argument, NULL, S_LOCAL}, LEASE_LONGOPTS, BIND_LONGOPTS,
+	{"notify", required_argument, NULL, S_NOTIFY}, /* notifications (issue 24) */
+	{0},
 };
 
 const struct cmd_entry cmd_submit_entry = {
@@ -239,7 +251,8 @@ const struct cmd_entry cmd_submit_entry = {
 		 "this environment and umask, and CUDA_VISIBLE_DEVICES etc. as `run` sets them, plus\n"
 		 "GPUCTL_JOB_ID. Its stdout and stderr go to its log (`gpuctl logs ID`). A --file line\n"
 		 "runs with /bin/sh -c; blank lines and lines starting with # are skipped.\n\n"
-		 "  -n, --count N              how many GPUs (default 1, or as many as -g names)\n"
+		 "  -n, --count N              how many GPUs (default 1, or as many as -g names; 0: a\n"
+		 "                             CPU-only step, run without a lease, also in chains)\n"
 		 "  -g, --gpus LIST            choose among these: indices, UUIDs or prefixes, bus ids\n"
 		 "      --min-free-memory SIZE, --max-util PCT, --prefer free-memory|index|util,\n"
 		 "      --ignore-usage, --uuid, --profile NAME, --mem SIZE, --mig PROFILE\n"
@@ -252,6 +265,12 @@ const struct cmd_entry cmd_submit_entry = {
 		 "      --log PATH             its output there (appended) instead of its own log\n"
 		 "      --file FILE            one job per line of FILE, queued in order\n"
 		 "      --again ID             queue again a job that ended (lost in a reboot, failed)\n"
+		 "      --time DURATION        its lease's time limit: SIGTERM then (as for `run`)\n"
+		 "      --notify CMD           run CMD (/bin/sh -c, as you) when the job ends, fails or\n"
+		 "                             is stopped, or its lease is warned idle or near its limit;\n"
+		 "                             GPUCTL_EVENT, GPUCTL_JOB_ID, GPUCTL_JOB_NAME,\n"
+		 "                             GPUCTL_JOB_STATE, GPUCTL_EXIT_CODE, GPUCTL_GPUS say what\n"
+		 "                             (default: [defaults] notify; killed after notify_timeout)\n"
 		 "      --slurm, --local       submit to Slurm (sbatch), or to this machine, whatever\n"
 		 "                             the profile's or configuration's `backend` says\n"
 		 "      --wait, --dry-run, -q, --quiet   refused: a job waits in the queue anyway,\n"

@@ -6,10 +6,13 @@
 #include "cmd/cmd.h"
 #include "jobs/backend.h"
 #include "jobs/local-conn.h"
+#include "base/escape.h"
+#include "lease/view.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { W_TIMEOUT = 't' };
@@ -36,6 +39,68 @@ static bool ended(const struct job *j)
 	return job_final(j->state) || j->never;
 }
 
+/* ---- another user's job (issue 24): the daemon's list says only whether it is queued or
+ * running (a waiter or a lease of kind job labelled "#ID"); its outcome is its owner's. ---- */
+
+/* 1: another user's job id is queued or running (*state, *owner set), 0: not seen, -1: the
+ * daemon cannot be asked (err). */
+static int other_state(uint64_t id, const char **state, char *owner, size_t n, struct gpu_error *err)
+{
+	struct leaseview v;
+	uint64_t got;
+	uid_t me = geteuid();
+	if (!leaseview_load(&v, err))
+		return -1;
+	int r = 0;
+	for (size_t i = 0; !r && i < v.nqueue; i++)
+		if (!strcmp(v.queue[i].kind, "job") && v.queue[i].uid != me &&
+		    job_label_id(v.queue[i].name, &got) && got == id) {
+			*state = "queued";
+			snprintf(owner, n, "%s", v.queue[i].user);
+			r = 1;
+		}
+	for (size_t i = 0; !r && i < v.nleases; i++)
+		if (!strcmp(v.leases[i].kind, "job") && v.leases[i].uid != me &&
+		    job_label_id(v.leases[i].name, &got) && got == id) {
+			*state = "running";
+			snprintf(owner, n, "%s", v.leases[i].user);
+			r = 1;
+		}
+	leaseview_free(&v);
+	return r;
+}
+
+/* Waits for another user's job: the daemon's list looked at every second (nothing tells another
+ * user when it ends), until it is neither queued nor running, --timeout, or a signal. */
+static int wait_other(struct cmd *c, uint64_t id, const char *state, const char *owner, double until)
+{
+	char who[64];
+	snprintf(who, sizeof who, "%s", owner);
+	/* (said also off a terminal: whose job this is, since it is not the caller's) */
+	fprintf(stderr, "gpuctl wait: waiting for job %llu of %s (%s) to end; Ctrl-C stops waiting\n",
+		(unsigned long long)id, esc_str(who, 0), state);
+	for (;;) {
+		struct gpu_error err = {0};
+		char o[64];
+		const char *s;
+		int r = other_state(id, &s, o, sizeof o, &err);
+		if (r < 0)
+			return cmd_fail(c, &err);
+		if (!r) {
+			fprintf(stderr, "gpuctl wait: job %llu of %s has ended (how is for its owner to "
+				"see)\n", (unsigned long long)id, esc_str(who, 0));
+			return EXIT_OK;
+		}
+		if (until && now_mono() >= until) {
+			fprintf(stderr, "gpuctl wait: --timeout ran out; job %llu of %s is still %s\n",
+				(unsigned long long)id, esc_str(who, 0), s);
+			return EXIT_TIMEOUT;
+		}
+		struct timespec ts = {1, 0};
+		nanosleep(&ts, NULL);
+	}
+}
+
 static int wait_cmd(struct cmd *c)
 {
 	double timeout = 0;
@@ -47,6 +112,16 @@ static int wait_cmd(struct cmd *c)
 	if (!jobset_ids(c->args.argc, c->args.argv, &refs, &n, &err))
 		return cmd_fail(c, &err);
 	double until = timeout > 0 ? now_mono() + timeout : 0;
+	if (n == 1 && refs[0].kind == JOB_LOCAL) { /* another user's job? (issue 24) */
+		const char *state;
+		char owner[64];
+		struct gpu_error oerr = {0};
+		uint64_t id = refs[0].id;
+		if (other_state(id, &state, owner, sizeof owner, &oerr) == 1) {
+			free(refs);
+			return wait_other(c, id, state, owner, until);
+		}
+	}
 	struct jobset js = {.until = until};
 	int rc = jobset_find(&js, refs, n, true, "gpuctl wait");
 	size_t left = 0;
@@ -104,7 +179,10 @@ const struct cmd_entry cmd_wait_entry = {
 		 "Slurm's jobs (slurm:N) too: squeue is asked at growing intervals (at most 5 s);\n"
 		 "one that will never start (a job it runs after failed) is 15, one that slurmctld\n"
 		 "forgot before its end was seen is 16 (unknown), and 18 when Slurm cannot be asked.\n"
-		 "Ctrl-C stops waiting at once (the shell sees 130); the jobs go on.\n\n"
+		 "Ctrl-C stops waiting at once (the shell sees 130); the jobs go on.\n"
+		 "Another user's job (one ID) is waited for as the daemon lists it: it tells only\n"
+		 "that the job is queued, running or over (exit 0 once it is; its outcome is its\n"
+		 "owner's to see).\n\n"
 		 "  -t, --timeout DURATION     wait at most this long (90, 30s, 5m, 2h): then exit 11\n",
 	.args = {.shorts = "t:", .longs = longopts, .lower = 1, .upper = -1},
 	.exec = wait_cmd,

@@ -84,12 +84,23 @@ static int defaults_key(struct parse_ctx *x, const char *k, const char *v)
 			return config_bad(x, k, v, "true or false");
 	} else if (!strcmp(k, "prometheus")) {
 		free(c->prometheus);
+	free(c->notify); /* issue 24 */
+	c->notify = NULL;
 		c->prometheus = *v ? xstrdup(v) : NULL;
 	} else if (!strcmp(k, "backend")) {
 		if (strcmp(v, "local") && strcmp(v, "slurm"))
 			return config_bad(x, k, v, "local or slurm");
 		free(c->backend);
 		c->backend = xstrdup(v);
+	/* -- notifications (issue 24) -- */
+	} else if (!strcmp(k, "notify")) {
+		free(c->notify);
+		c->notify = *v ? xstrdup(v) : NULL;
+	} else if (!strcmp(k, "notify_timeout")) {
+		if (!parse_duration(v, MAX_DURATION, &d) || d <= 0 || d > 86400)
+			return config_bad(x, k, v, "a duration such as 30s");
+		c->notify_timeout = d;
+	/* -- end of notifications -- */
 	} else if (!strcmp(k, "wait")) {
 		if (!strcmp(v, "no"))
 			c->wait = -1;
@@ -102,7 +113,7 @@ static int defaults_key(struct parse_ctx *x, const char *k, const char *v)
 				   MAX_DURATION_TEXT ")");
 	} else {
 		static const char *const known[] = {"prefer", "prometheus", "backend", "wait", "bind_cpus",
-						    NULL};
+						    "notify", "notify_timeout", NULL};
 		fprintf(stderr, "gpuctl: warning: %s:%d: unknown key '%s' in [defaults]%s; ignored\n",
 			x->path, x->line, k, config_near(k, known));
 		return 1;

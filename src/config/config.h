@@ -44,6 +44,9 @@ struct config {
 	struct profile *profiles;
 	char *prometheus;             /* the cluster view's server: status --prometheus */
 	char *backend;                /* where `submit` sends jobs: "local" (NULL) or "slurm" */
+	/* -- notifications (issue 24): [defaults] notify, notify_timeout -- */
+	char *notify;                 /* a shell command run on a job's events (NULL: none) */
+	double notify_timeout;        /* seconds a hook may run, then it is killed */
 	bool bind_cpus;               /* [defaults] bind_cpus: run/submit --bind-cpus (issue 26) */
 	/* [slurm]: --min-free-memory as Slurm GPU types or node features, "NAME:SIZE ..." (checked
 	 * when read: struct mem_map) */
@@ -74,9 +77,13 @@ struct alloc_policy {
 /* The order a scheduling pass considers the waiting requests in ([daemon] queue). */
 enum queue_order {
 	QUEUE_FAIR,                  /* fewest GPUs held first (counting this pass's grants), then
+				      * the least past use (decayed GPU-seconds: usage.c), then
 				      * the user served longest ago, then arrival: a user's 500
 				      * requests do not hold up another's one */
 	QUEUE_FIFO,                  /* arrival order across all users */
+	/* -- fair share by past use (issue 24) -- */
+	QUEUE_FAIR_HELD,             /* fair without past use: fewest GPUs held, then the user
+				      * served longest ago (QUEUE_FAIR before issue 24) */
 };
 
 /* The daemon's policy, as `gpuctl daemon` reads it (dconf_defaults: its built-in values). */
@@ -94,6 +101,15 @@ struct dconf {
 	 * the device nodes of its GPUs (daemon/guard.c); guard_admin_group keeps access always */
 	bool guard_acl;
 	char *guard_admin_group;        /* a group name; NULL: none */
+	/* -- time limits (issue 24): Slurm's DefaultTime and MaxTime; seconds, 0: none -- */
+	double default_time, max_time;
+	double kill_grace;              /* SIGTERM at the limit, SIGKILL this much later */
+	/* -- idle leases (issue 24): seconds, 0: off -- */
+	double idle_warn, idle_release;
+	unsigned idle_util;             /* >0: a lease whose processes use at most this much SM
+					 * is idle too; 0: idle means none of its processes there */
+	char *idle_exempt;              /* users and @groups never warned nor released */
+	double usage_half_life;         /* fair share by past use (issue 24): seconds */
 	/* memory shares (issue 23) */
 	bool share_stop;                /* [daemon] share_overuse = stop: a lease over its claim is
 					 * stopped by its own client or runner (warn: only shown) */

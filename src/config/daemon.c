@@ -34,7 +34,7 @@ static bool parse_secs(const char *v, double *out, double min)
 /* The did-you-mean of an unknown key: the daemon's keys are dconf_defaults' (defined below). */
 static const char *near_key(const char *k)
 {
-	const char *known[32];
+	const char *known[64];
 	size_t n = 0;
 	for (; n + 1 < ARRAY_SIZE(known) && dconf_defaults[n].key; n++)
 		known[n] = dconf_defaults[n].key;
@@ -91,8 +91,11 @@ static int daemon_key(struct parse_ctx *x, const char *k, const char *v)
 			c->queue = QUEUE_FAIR;
 		else if (!strcmp(v, "fifo"))
 			c->queue = QUEUE_FIFO;
+		else if (!strcmp(v, "fair-held")) /* issue 24: fair without past use */
+			c->queue = QUEUE_FAIR_HELD;
 		else
-			return config_bad(x, k, v, "fair (fewest GPUs held first) or fifo (arrival order)");
+			return config_bad(x, k, v, "fair (fewest GPUs held first, then least past use), "
+					  "fair-held (without past use) or fifo (arrival order)");
 	} else if (!strcmp(k, "free_max_memory_used")) {
 		if (!parse_size_mib(v, &mib))
 			return config_bad(x, k, v, "a size such as 1G or 512M (at most " MAX_SIZE_TEXT ")");
@@ -118,6 +121,38 @@ static int daemon_key(struct parse_ctx *x, const char *k, const char *v)
 			return config_bad(x, k, v, "a group name (or empty: none)");
 		free(c->guard_admin_group);
 		c->guard_admin_group = *v ? xstrdup(v) : NULL;
+	/* -- time limits (issue 24) -- */
+	} else if (!strcmp(k, "default_time") || !strcmp(k, "max_time")) {
+		double *t = k[0] == 'd' ? &c->default_time : &c->max_time;
+		if (!strcmp(v, "none"))
+			*t = 0;
+		else if (!parse_secs(v, t, 1))
+			return config_bad(x, k, v, "none, or a duration such as 12h");
+	} else if (!strcmp(k, "kill_grace")) {
+		if (!parse_secs(v, &c->kill_grace, 0))
+			return config_bad(x, k, v, "a duration such as 10s");
+	/* -- end of time limits -- */
+	/* -- idle leases (issue 24) -- */
+	} else if (!strcmp(k, "idle_warn") || !strcmp(k, "idle_release")) {
+		double *t = k[5] == 'w' ? &c->idle_warn : &c->idle_release;
+		if (!strcmp(v, "none") || !strcmp(v, "off"))
+			*t = 0;
+		else if (!parse_secs(v, t, 0.01))
+			return config_bad(x, k, v, "none, or a duration such as 1h");
+	} else if (!strcmp(k, "idle_util")) {
+		if (!parse_uint(v, &n) || n > 100)
+			return config_bad(x, k, v, "a percentage 0-100 (0: only a lease without processes "
+					  "is idle)");
+		c->idle_util = (unsigned)n;
+	} else if (!strcmp(k, "idle_exempt")) {
+		free(c->idle_exempt);
+		c->idle_exempt = *v ? xstrdup(v) : NULL;
+	/* -- end of idle leases -- */
+	} else if (!strcmp(k, "usage_half_life")) { /* fair share by past use (issue 24) */
+		if (!parse_secs(v, &c->usage_half_life, 1))
+			return config_bad(x, k, v, "a duration such as 7d");
+	} else if (!strcmp(k, "notify") || !strcmp(k, "notify_timeout")) { /* issue 24 */
+		return 1; /* [defaults] keys of the clients */
 	/* memory shares (issue 23) */
 	} else if (!strcmp(k, "share_margin")) {
 		if (!parse_size_mib(v, &mib))
@@ -186,6 +221,11 @@ const struct dconf_default dconf_defaults[] = {
 	{"idle_timeout", "30s"}, {"usage_poll", "5s"}, {"orphan_grace", "30s"},
 	{"head_reserve", "10m"},
 	{"guard", "off"}, {"guard_admin_group", ""}, /* the device guard (issue 25) */
+	/* time limits (issue 24) */
+	{"default_time", "none"}, {"max_time", "none"}, {"kill_grace", "10s"},
+	/* idle leases (issue 24) */
+	{"idle_warn", "1h"}, {"idle_release", "none"}, {"idle_util", "0"}, {"idle_exempt", ""},
+	{"usage_half_life", "7d"}, /* fair share by past use (issue 24) */
 	/* memory shares (issue 23) */
 	{"share_margin", "1G"}, {"share_overuse", "warn"}, {"share_mps", ""},
 	{"prefer", "topology"},   /* issue 26 */
@@ -204,6 +244,9 @@ static void dconf_init(struct dconf *c)
 		.orphan_grace = 30,
 		.head_reserve = 600,
 		.queue = QUEUE_FAIR,
+		.kill_grace = 10, /* time limits (issue 24) */
+		.idle_warn = 3600, /* idle leases (issue 24): warn on, release off */
+		.usage_half_life = 7 * 86400, /* fair share by past use (issue 24) */
 		.free = {.max_used_mib = 1024, .max_util = 10, .allow_procs = false,
 			 .share_margin_mib = 1024},
 		.prefer = PREFER_TOPOLOGY,   /* issue 26 */
@@ -265,6 +308,8 @@ void dconf_free(struct dconf *c)
 	c->reserved = NULL;
 	free(c->guard_admin_group);
 	c->guard_admin_group = NULL;
+	free(c->idle_exempt); /* idle leases (issue 24) */
+	c->idle_exempt = NULL;
 	free(c->share_mps); /* memory shares (issue 23) */
 	c->share_mps = NULL;
 	for (size_t i = 0; i < c->nprefs; i++) {

@@ -97,6 +97,7 @@ uint64_t alloc_pick(const struct alloc_gpu *g, size_t n, const struct alloc_req 
 struct merge {
 	unsigned *held;              /* per user, plus what was charged */
 	uint64_t *served, clock;     /* per user, when last served; each charge serves anew */
+	const double *past;          /* per user, past use (issue 24); NULL: not counted */
 	size_t *head;                /* per user: its next request, or NONE */
 	size_t *next;                /* per request: the same user's next one, or NONE */
 	size_t *heap, nheap;
@@ -106,6 +107,8 @@ static bool before(const struct merge *m, size_t u, size_t v)
 {
 	if (m->held[u] != m->held[v])
 		return m->held[u] < m->held[v];
+	if (m->past && m->past[u] != m->past[v]) /* fair share by past use (issue 24) */
+		return m->past[u] < m->past[v];
 	if (m->served[u] != m->served[v])
 		return m->served[u] < m->served[v];
 	return m->head[u] < m->head[v];
@@ -157,6 +160,7 @@ static void merge_init(struct merge *m, const struct alloc_req *reqs, size_t nre
 	m->next = xmalloc((nreqs ? nreqs : 1) * sizeof *m->next);
 	m->heap = xmalloc(nu * sizeof *m->heap);
 	m->nheap = 0;
+	m->past = q->past && q->nusers ? q->past : NULL;
 	for (size_t u = 0; u < nu; u++) {
 		m->held[u] = q->held && u < q->nusers ? q->held[u] : 0;
 		m->served[u] = q->served && u < q->nusers ? q->served[u] : 0;
@@ -327,7 +331,7 @@ uint64_t alloc_schedule(const struct alloc_gpu *g, size_t n, const struct alloc_
 			size_t nreqs, const struct alloc_policy *p, uint64_t avail,
 			const struct alloc_queue *q, uint64_t *picks, size_t *order, size_t *head)
 {
-	bool fair = q->order == QUEUE_FAIR;
+	bool fair = q->order != QUEUE_FIFO; /* fair, or fair-held (issue 24) */
 	size_t nu = q->nusers ? q->nusers : 1;
 	struct keep kp = {.head = NONE, .nu = nu, .mine = xcalloc(nu, sizeof *kp.mine),
 			  .own = xcalloc(nu, sizeof *kp.own),

@@ -86,6 +86,8 @@ struct alloc_queue {
 				      * end as fast as they start, held counts tie at each turn, and
 				      * arrival alone would serve one user's 500 before another's 1 */
 	size_t nusers;
+	const double *past;          /* fair: each user's decayed past use (GPU-seconds), the
+				      * tie-break after `held` (NULL: not counted, fair-held); issue 24 */
 	size_t *own_heads;           /* out, NULL or nusers: per user, the request that waits on its
 				      * own leases and keeps GPUs from that user (SIZE_MAX: none) */
 };

@@ -28,6 +28,7 @@ static const int listen_tag = EV_LISTEN, signal_tag = EV_SIGNAL;
 static void conn_free(struct daemon *d, struct conn *c)
 {
 	queue_drop_conn(d, c);
+	idle_conn_gone(d, c); /* idle leases (issue 24) */
 	snap_drop_conn(d, c);
 	peer_close(&c->p);
 	free(c);
@@ -61,6 +62,8 @@ static void handle(struct daemon *d, struct conn *c, const char *buf, size_t len
 		queue_job_ids(d, c, &m);
 	} else if (!strcmp(verb, "gpus")) {
 		queue_gpus(d, c, &m);
+	} else if (!strcmp(verb, "watch")) { /* idle leases (issue 24) */
+		idle_watch(d, c, &m);
 	} else if (!strcmp(verb, "snapshot")) { /* issue 22: the shared snapshot */
 		queue_snapshot(d, c, &m);
 	} else if (!strcmp(verb, "ping")) {
@@ -189,13 +192,35 @@ static bool open_socket(struct daemon *d, struct gpu_error *err)
 	return true;
 }
 
+/* Fair share by past use (issue 24): STATE/usage written (a failure is kept, said and retried). */
+static void save_usage(struct daemon *d)
+{
+	if (!d->past_dirty || d->past_keep || d->dirfd < 0)
+		return;
+	/* Another state file cannot be written (a full disk): that is the error users are told;
+	 * past use waits for it (kept in memory meanwhile). */
+	if (d->state_error[0] && strcmp(d->state_error_file, "usage")) {
+		d->past_saved = d->now;
+		return;
+	}
+	struct strbuf sb = {0};
+	usage_render(d, &sb);
+	if (daemon_write_state(d, "usage", sb.buf, sb.len))
+		d->past_dirty = false;
+	d->past_saved = d->now;
+	sb_free(&sb);
+}
+
 static int loop_timeout(struct daemon *d)
 {
 	double next = 0;
+	if (usage_save_due(d, &next)) /* issue 24 */
+		save_usage(d);
 	queue_timers(d, &next);
+	idle_timers(d, &next); /* idle leases (issue 24) */
 	for (size_t i = 0; i < d->nconns; i++) {
 		const struct conn *c = d->conns[i];
-		if (!c->nreqs) {
+		if (!c->nreqs && !c->nwatch) {
 			double t = (c->p.out ? c->p.out_moved : c->last_active) + d->conf.idle_timeout;
 			if (!next || t < next)
 				next = t;
@@ -215,9 +240,10 @@ static void expire(struct daemon *d)
 {
 	double ignored = 0;
 	queue_timers(d, &ignored);
+	idle_timers(d, &ignored); /* idle leases (issue 24) */
 	for (size_t i = 0; i < d->nconns; i++) {
 		struct conn *c = d->conns[i];
-		if (c->nreqs || c->p.dead)
+		if (c->nreqs || c->nwatch || c->p.dead)
 			continue;
 		if (!c->p.out && d->now - c->last_active >= d->conf.idle_timeout) {
 			c->p.dead = true;
@@ -330,6 +356,7 @@ static void daemon_free(struct daemon *d)
 	}
 	free(d->leases);
 	free(d->served);
+	free(d->past); /* fair share by past use (issue 24) */
 	list_state_free(d->list);
 	guard_free(d->guard);
 	snap_state_free(d->snap);
@@ -407,6 +434,7 @@ int daemon_main(const char *socket_path, const char *state_dir, const char *conf
 		fprintf(stderr, "gpuctl daemon: %s\n", strerror(errno));
 		goto out;
 	}
+	usage_load(&d); /* fair share by past use (issue 24): before leases are added */
 	leases_recover(&d);
 	/* After the recovery: the nodes made what the live leases say, ended ones' access gone. */
 	if (!guard_open(&d, dev_dir, &err)) {
@@ -428,6 +456,7 @@ int daemon_main(const char *socket_path, const char *state_dir, const char *conf
 	d.sched_due = true;
 	serve(&d);
 	queue_save(&d);
+	save_usage(&d); /* issue 24 */
 	fprintf(stderr, "gpuctl daemon: stopped; %zu lease%s held on (they end with their jobs)\n",
 		d.nleases, d.nleases == 1 ? "" : "s");
 	rc = EXIT_OK;

@@ -1,7 +1,7 @@
 /* daemon/ (rank 2, a program entered from cmd/daemon.c only) and daemon.h: `gpuctl daemon`, the
  * one trusted writer of shared GPU state. Order of its files: share < alloc < order;
- * conn < share, mig < lease < recover; guard (after lease, before daemon); both < sched < queue < list < snapshot < daemon; no
- * circle.
+ * conn < share, mig, usage < lease < recover < timelimit; guard (after lease, before daemon);
+ * both < sched < idle < queue < list < snapshot < daemon; no circle.
  *
  * Design (nq's lesson: let the kernel keep the state):
  * - Clients talk to the daemon over a SOCK_SEQPACKET Unix socket (one message per datagram, in
@@ -81,6 +81,7 @@ struct conn {
 	struct peer p;            /* first: kind EV_CONN; the socket, who (the kernel's word), output */
 	double last_active;       /* monotonic */
 	unsigned nreqs;           /* requests of this connection in the queue */
+	unsigned nwatch;          /* leases it watches (idle.c): kept open like a waiter's */
 	struct snap_stream *snap; /* the shared snapshot being streamed to it (snapshot.c) */
 };
 
@@ -122,6 +123,9 @@ struct request {
 	double defer_from;        /* monotonic: a request that does not wait has waited since then
 				   * for GPUs offered to others to be taken or lapse; 0: not */
 	enum req_note note;
+	/* -- time limits and backfill (issue 24; timelimit.c) -- */
+	double time_limit;        /* seconds the lease may last (--time, or default_time); 0: none */
+	bool backfill;            /* the last pass ran it on GPUs kept for the head (backfill) */
 	/* MIG instances (issue 23; mig.c) */
 	char mig_profile[32];     /* req.mig_profile points here */
 	int offer_mig;            /* the instance offered (its index in the GPU's migs); -1 */
@@ -142,7 +146,19 @@ struct lease {
 	int fifo;                 /* read end; -1 once ended, and for a found one */
 	bool found;               /* not granted: found held at start with no record (kind
 				   * "found"); ends when neither its lock nor a process of its
-				   * uid holds the GPU any more (lease_probe_unknown) */	/* memory shares (issue 23; share.c) */
+				   * uid holds the GPU any more (lease_probe_unknown) */
+	/* -- time limits (issue 24; timelimit.c) -- */
+	double limit;             /* seconds it was granted for; 0: no limit */
+	uint64_t until_ns;        /* CLOCK_REALTIME: when it ends (its holder signals the job then) */
+	double until;             /* monotonic: the same; the daemon ends it kill_grace later */
+	/* -- idle leases (issue 24; idle.c) -- */
+	double busy_at;           /* monotonic: last seen in use (0: not looked at yet) */
+	uint64_t idle_since_ns;   /* CLOCK_REALTIME of busy_at: idle since then; 0: in use */
+	bool idle_warned, idle_released;
+	signed char exempt;       /* [daemon] idle_exempt: -1 not asked yet, 0 no, 1 yes */
+	double idle_end;          /* monotonic: released for idleness, ended then (kill_grace) */
+	struct conn *watch;       /* its holder's connection, told of warnings and release */
+	/* memory shares (issue 23; share.c) */
 	uint64_t mem_mib;         /* a share: claims this much of each of its GPUs (0: whole) */
 	uint64_t *used;           /* a share's: per slot, MiB its processes use (NULL: none) */
 	bool over;                /* its processes use more than it claims on one of its GPUs */
@@ -218,6 +234,20 @@ struct daemon {
 	/* the device guard (issue 25, guard.c): NULL when [daemon] guard is off */
 	struct guard *guard;
 	unsigned guard_no_minor;        /* GPUs whose node NVML could not name */
+	/* -- time limits and backfill (issue 24) -- */
+	double head_start;              /* the last pass's estimate for its head: seconds from
+					 * head_start_at; <0 not known */
+	double head_start_at;
+	uint64_t head_seq;              /* that head's request (0: none) */
+	double idle_due;                /* idle leases (issue 24): the next look at the GPUs */
+	/* -- fair share by past use (issue 24; usage.c) -- */
+	struct past { uid_t uid; double gpu_seconds; } *past; /* decayed, as of past_at */
+	size_t npast, past_cap;
+	uint64_t past_at;               /* CLOCK_REALTIME ns */
+	bool past_dirty;                /* changed since STATE/usage was last written */
+	bool past_keep;                 /* STATE/usage was unreadable and could not be moved aside:
+					 * never written over */
+	double past_saved;              /* monotonic: the last write */
 	struct snap_state *snap;        /* the shared snapshot, per-user bounds (snapshot.c) */
 	/* issue 26: placement (placement.c) */
 	struct topo *topo;              /* from the daemon's NVML view; NULL: none */
@@ -268,6 +298,9 @@ bool lease_lock_held(struct daemon *d, const struct slot *s);
 void lease_retire_locks(struct daemon *d, uint64_t mask);
 void lease_random_hex(char *out, size_t bytes);
 unsigned long long lease_proc_start(pid_t pid);
+/* Time limits (issue 24): l is granted limit seconds (until_ns 0: from now), or ends at until_ns
+ * (limit 0: read back from a record). */
+void lease_set_limit(struct daemon *d, struct lease *l, double limit, uint64_t until_ns);
 
 /* recover.c: what a starting daemon learns from the records, the kernel and NVML. */
 void leases_recover(struct daemon *d);
@@ -347,6 +380,56 @@ void guard_expire(struct daemon *d);
 /* `list`'s guard lines, and a fingerprint of them. */
 void guard_describe(const struct daemon *d, struct strbuf *sb);
 uint64_t guard_fingerprint(const struct daemon *d);
+/* -- time limits and backfill (issue 24): timelimit.c -- */
+/* The request's `time_ms` against [daemon] default_time and max_time into r->time_limit; false:
+ * refused (answered with the reason). */
+bool limit_request(struct daemon *d, struct conn *c, const struct msg *m, struct request *r);
+/* What the `granted` answer says of the lease's end. */
+void limit_granted_msg(const struct daemon *d, const struct lease *l, struct strbuf *sb);
+/* Leases past their limit and kill_grace are ended (their holders signalled the jobs at the
+ * limit); *next: the next such moment. */
+void limit_timers(struct daemon *d, double *next);
+/* Seconds from now until request head could start, judged by the limits of the leases on the
+ * GPUs it may use; a negative value: not known (a lease it needs has no limit). */
+double limit_head_start(const struct daemon *d, const struct alloc_gpu *g, const struct request *head,
+			uint64_t avail);
+/* Backfill: requests with a time limit that ends before the head could start run on the GPUs
+ * kept for it (picks filled; kept reduced). Returns the head's estimate (limit_head_start). */
+double limit_backfill(struct daemon *d, const struct alloc_gpu *g, struct alloc_req *rq,
+		      const size_t *order, size_t nreqs, size_t head, uint64_t *kept, uint64_t *picks,
+		      uint64_t avail, const unsigned *held);
+/* -- end of time limits -- */
+
+/* -- fair share by past use (issue 24): usage.c, below lease.c -- */
+/* Credits each user the GPUs its leases held since the last call, decayed (before leases
+ * change, and before the values are read). */
+void usage_advance(struct daemon *d);
+/* uid's decayed GPU-seconds. */
+double usage_of(const struct daemon *d, uid_t uid);
+/* Per user index of rq (nusers, as queue_users made them) its past use, xmalloc'd; NULL when
+ * the queue does not count it (fair-held, fifo). */
+double *usage_users(struct daemon *d, struct request *const *reqs, size_t n,
+		    const struct alloc_req *rq, size_t nusers);
+void usage_render(struct daemon *d, struct strbuf *sb);
+void usage_load(struct daemon *d);
+/* Whether STATE/usage is due to be written now; else *next: when. */
+bool usage_save_due(struct daemon *d, double *next);
+
+/* -- idle leases (issue 24): idle.c, above sched.c -- */
+/* `watch lease= token=`: the holder's connection is told when its lease is warned idle or
+ * released (`event` messages). */
+void idle_watch(struct daemon *d, struct conn *c, const struct msg *m);
+/* c is closing: the leases it watched are watched by nobody. */
+void idle_conn_gone(struct daemon *d, struct conn *c);
+/* Looks at the leased GPUs every usage_poll, warns and releases; *next: the next look. */
+void idle_timers(struct daemon *d, double *next);
+/* What `list` (list.c) tells of a lease's limit and idleness, and of a waiter's limit, its
+ * user's past use and the head's estimated start: lines appended to rec, their number. */
+size_t idle_list_lease(const struct daemon *d, const struct lease *l, struct strbuf *rec);
+size_t idle_list_waiter(const struct daemon *d, const struct request *r, struct strbuf *rec);
+/* sched.c: the GPUs' use read again (one NVML refresh). */
+void queue_usage_refresh(struct daemon *d);
+/* -- end of idle leases -- */
 /* share.c: memory shares (issue 23): placement (pure, alloc.h), accounting and attribution;
  * uses no other file here (lease.c calls share_account as shares start and end). */
 /* The slots' share counts and claims from the lease table (after a share starts or ends). */

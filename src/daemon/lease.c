@@ -24,6 +24,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 void lease_random_hex(char *out, size_t bytes)
@@ -195,6 +196,8 @@ static bool record_write(struct daemon *d, const struct lease *l)
 		msg_add(&sb, "name", l->name, NULL);
 	if (l->command)
 		msg_add(&sb, "command", l->command, NULL);
+	if (l->until_ns) /* time limits (issue 24) */
+		msg_add_u64(&sb, "until", l->until_ns);
 	if (l->mem_mib)
 		msg_add_u64(&sb, "mem", l->mem_mib);
 	if (l->mig)
@@ -221,6 +224,7 @@ void lease_free(struct lease *l)
 
 void lease_add(struct daemon *d, struct lease *l)
 {
+	usage_advance(d); /* fair share by past use (issue 24): credited up to now */
 	if (l->fifo >= 0)
 		peer_watch(&d->loop, l->fifo, l);
 	d->leases = grow_array(d->leases, &d->leases_cap, d->nleases + 1, sizeof *d->leases);
@@ -308,6 +312,25 @@ static int fresh_lock(struct daemon *d, const struct slot *s, const struct lease
 	return fd;
 }
 
+/* -- time limits (issue 24; timelimit.c): the lease ends until_ns (CLOCK_REALTIME), granted
+ * for limit seconds (0: no limit) -- */
+void lease_set_limit(struct daemon *d, struct lease *l, double limit, uint64_t until_ns)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	if (!until_ns && limit > 0)
+		until_ns = now + (uint64_t)(limit * 1e9);
+	if (!until_ns)
+		return;
+	if (limit <= 0) /* read back from a record: the limit it was granted, from its start */
+		limit = until_ns > (uint64_t)l->since * 1000000000ULL ?
+			(double)(until_ns - (uint64_t)l->since * 1000000000ULL) / 1e9 : 1;
+	l->limit = limit;
+	l->until_ns = until_ns;
+	l->until = d->now + (until_ns > now ? (double)(until_ns - now) / 1e9 : 0);
+}
+
 struct lease *lease_grant(struct daemon *d, struct request *r, int *fds, size_t *nfds,
 			  struct gpu_error *err)
 {
@@ -339,6 +362,7 @@ struct lease *lease_grant(struct daemon *d, struct request *r, int *fds, size_t 
 		return NULL;
 	}
 	l->fifo = -1;
+	lease_set_limit(d, l, r->time_limit, 0); /* time limits (issue 24) */
 	char fifo[64];
 	snprintf(fifo, sizeof fifo, "lease-%s.fifo", l->id);
 	int w = -1;
@@ -491,6 +515,7 @@ void lease_retire_locks(struct daemon *d, uint64_t mask)
 
 void lease_end(struct daemon *d, struct lease *l)
 {
+	usage_advance(d); /* fair share by past use (issue 24): credited up to its end */
 	char name[64];
 	if (l->fifo >= 0) {
 		peer_unwatch(&d->loop, l->fifo);
@@ -515,6 +540,8 @@ void lease_end(struct daemon *d, struct lease *l)
 	for (size_t i = 0; i < d->nslots; i++)
 		if (d->slots[i].holder == l)
 			d->slots[i].holder = NULL;
+	if (l->watch) /* idle leases (issue 24): its holder's connection watches one lease fewer */
+		l->watch->nwatch--;
 	size_t k = 0;
 	for (size_t i = 0; i < d->nleases; i++)
 		if (d->leases[i] != l)
@@ -522,7 +549,11 @@ void lease_end(struct daemon *d, struct lease *l)
 	d->nleases = k;
 	bool share = l->mem_mib || l->mig;
 	guard_sync(d); /* its user's access ends with it, before the end is told */
-	fprintf(stderr, "gpuctl daemon: lease %s ended\n", l->id);
+	if (l->limit && d->now >= l->until - 0.5) /* time limits (issue 24): say why */
+		fprintf(stderr, "gpuctl daemon: lease %s ended at its time limit (%.0f s)\n", l->id,
+			l->limit);
+	else
+		fprintf(stderr, "gpuctl daemon: lease %s ended\n", l->id);
 	lease_free(l);
 	if (share)
 		share_account(d);

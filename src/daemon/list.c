@@ -218,9 +218,9 @@ static void render(struct daemon *d, uid_t uid, struct list_cache *e)
 			msg_add(&x.rec, "lname", l->name, NULL);
 		if (l->command)
 			msg_add(&x.rec, "lcmd", l->command, NULL);
-		size_t extra = 0;
+		size_t extra = idle_list_lease(d, l, &x.rec); /* issue 24: limit, idleness */
 		if (l->mem_mib) /* memory shares (issue 23): the claim, over it, and each GPU's use */
-			extra = share_lines(&x.rec, d, l);
+			extra += share_lines(&x.rec, d, l);
 		if (mig_uuid_of(d, l)) { /* MIG instances: the instance */
 			msg_add(&x.rec, "lmig", mig_uuid_of(d, l), NULL);
 			extra++;
@@ -248,7 +248,9 @@ static void render(struct daemon *d, uid_t uid, struct list_cache *e)
 		}
 	/* The waiters in the order they would be served, their positions that order's. */
 	msg_add(&x.rec, "queue", d->conf.queue == QUEUE_FIFO ? "fifo" : "fair", NULL);
-	put(&x, 1);
+	if (d->conf.queue != QUEUE_FIFO) /* issue 24: which fair rule */
+		msg_add(&x.rec, "fairrule", d->conf.queue == QUEUE_FAIR ? "past-use" : "held", NULL);
+	put(&x, d->conf.queue != QUEUE_FIFO ? 2 : 1);
 	struct request **w;
 	size_t nw = queue_in_order(d, &w), bytes = 0, nsum = 0;
 	struct wsum *sum = NULL;
@@ -285,6 +287,7 @@ static void render(struct daemon *d, uid_t uid, struct list_cache *e)
 		if (r->state == R_WAITING && r->note != N_NONE)
 			msg_add(&x.rec, "wnote", notes[r->note], NULL);
 		size_t lines = 4 + gpu_lines(&x.rec, d, "wgpu", r->req.cand);
+		lines += idle_list_waiter(d, r, &x.rec); /* issue 24: limit, start, past use */
 		bytes += x.rec.len;
 		put(&x, lines);
 	}
@@ -312,6 +315,9 @@ static uint64_t fingerprint(const struct daemon *d)
 	for (size_t i = 0; i < d->nleases; i++) {
 		const struct lease *l = d->leases[i];
 		MIX((uintptr_t)l); MIX(l->pid); MIX(l->bound); MIX(l->start); MIX(l->gpus); MIX(l->fifo >= 0);
+		/* issue 24: the limit, and idleness (changes only as it starts or ends) */
+		MIX(l->until_ns); MIX(l->busy_at > 0); MIX(l->idle_since_ns); MIX(l->idle_warned);
+		MIX(l->idle_released);
 		for (const char *p = l->id; *p; p++) /* a new lease where an old one was freed */
 			MIX(*p);
 	}
@@ -338,6 +344,9 @@ static uint64_t fingerprint(const struct daemon *d)
 		MIX(d->served[i].backoff_until > d->now); /* backed off: listed last */
 	}
 	MIX(d->conf.queue);
+	/* issue 24: the head's estimated start (to the second) */
+	MIX(d->head_seq); MIX(d->head_start < 0); MIX((int64_t)(d->head_start_at + d->head_start));
+	MIX(d->past_at / 1000000000ULL); /* past use, as of its last advance (to the second) */
 	for (const char *p = d->state_error; *p; p++) /* the `unsaved` line */
 		MIX(*p);
 	MIX(guard_fingerprint(d)); /* the device guard's lines */

@@ -171,8 +171,12 @@ size_t queue_in_order(const struct daemon *d, struct request ***out)
 		rq[i].skip = w[i]->state != R_WAITING;
 	}
 	size_t *order = xmalloc(n * sizeof *order);
-	struct alloc_queue q = {.order = d->conf.queue, .held = held, .served = served, .nusers = nu};
+	/* fair share by past use (issue 24) */
+	double *past = usage_users((struct daemon *)d, w, n, rq, nu);
+	struct alloc_queue q = {.order = d->conf.queue, .held = held, .served = served, .nusers = nu,
+				.past = past};
 	alloc_order(rq, n, &q, order);
+	free(past);
 	/* Users backed off for not taking offers are served after the others (sched.c). */
 	struct request **sorted = xmalloc(n * sizeof *sorted);
 	size_t m = 0;

@@ -112,7 +112,7 @@ static bool parse_request(struct daemon *d, struct conn *c, const struct msg *m,
 	r->req.queued = s && !*dry;
 	if (r->req.queued && d->conf.max_wait > 0)
 		r->deadline = d->now + d->conf.max_wait;
-	return true;
+	return limit_request(d, c, m, r); /* --time (issue 24) */
 }
 
 static size_t queued_by(const struct daemon *d, uid_t uid)
@@ -280,6 +280,7 @@ void queue_take(struct daemon *d, struct conn *c, const struct msg *m)
 		msg_add(&sb, "token", l->token, NULL);
 		msg_add_i64(&sb, "since", (int64_t)l->since);
 		msg_add_u64(&sb, "offered", r->offered_ns);
+		limit_granted_msg(d, l, &sb); /* time limits (issue 24) */
 		queue_add_gpus(&sb, d, "gpu", l->gpus);
 		if (l->mem_mib) { /* memory shares: the claim, and the least memory of its GPUs */
 			uint64_t total = UINT64_MAX;

@@ -125,6 +125,8 @@ static uint64_t recover_one(struct daemon *d, const char *file)
 		snprintf(l->kind, sizeof l->kind, "%s", msg_get(&m, "kind") ? msg_get(&m, "kind") : "run");
 		l->name = msg_get(&m, "name") ? xstrndup(msg_get(&m, "name"), REQ_NAME_MAX) : NULL;
 		l->command = msg_get(&m, "command") ? xstrndup(msg_get(&m, "command"), REQ_COMMAND_MAX) : NULL;
+		if (msg_get_u64(&m, "until", UINT64_MAX, &v)) /* time limits (issue 24) */
+			lease_set_limit(d, l, 0, v);
 		/* memory shares (issue 23): a share's claim */
 		l->mem_mib = msg_get_u64(&m, "mem", MAX_SIZE_MIB, &v) ? v : 0;
 		l->mig = msg_get_u64(&m, "mig", 64, &v) ? (int)v : 0; /* MIG instances */

@@ -111,9 +111,11 @@ void queue_gpus(struct daemon *d, struct conn *c, const struct msg *m)
 
 /* ---- the pass ---- */
 
-static void usage_refresh(struct daemon *d)
+void queue_usage_refresh(struct daemon *d)
 {
-	gpu_set_refresh(d->set, REFRESH_PROCS | REFRESH_NO_PROC_INFO);
+	/* (per-process utilisation only where idle leases are judged by it: idle.c) */
+	gpu_set_refresh(d->set, REFRESH_PROCS | REFRESH_NO_PROC_INFO |
+			(d->conf.idle_util > 0 ? REFRESH_PROC_UTIL : 0));
 	for (size_t i = 0; i < d->nslots; i++) {
 		const struct gpu *g = &d->set->gpus[i];
 		unsigned procs = 0;
@@ -330,9 +332,8 @@ static bool defer(struct daemon *d, struct request *r, const struct alloc_gpu *g
  *   user's earlier heads count: else cancelling it and asking again would start afresh); then
  *   it still waits (in the fair order, no longer kept first) but reserves nothing
  *   (N_EXPIRED), and the next waiter that
- *   cannot run may reserve in its turn. Without time limits on leases that is all that can be done; once
- *   leases have them, backfill as Slurm does (a job that ends before the head could start may
- *   use its GPUs) is the next step.
+ *   cannot run may reserve in its turn. With time limits, a request whose limit ends before the
+ *   head could start runs on the GPUs kept for it (backfill, as Slurm's: timelimit.c).
  * - A user backed off for not taking offers (order.c) is served after everyone else, one offer
  *   open at a time, reserving nothing, and its open offers give way to other users' requests;
  *   before that, GPUs offered to one user and not yet taken make another's request that does
@@ -354,7 +355,7 @@ void queue_schedule(struct daemon *d)
 			      (!d->reqs[i]->req.ignore_usage || d->reqs[i]->req.min_free_mib ||
 			       d->reqs[i]->req.mem_mib); /* a floor or a share needs the memory */
 	if (want_usage && (!d->usage_at || d->now - d->usage_at > 0.02))
-		usage_refresh(d);
+		queue_usage_refresh(d);
 	struct alloc_gpu g[GPU_MAX];
 	uint64_t avail = queue_all_slots(d), leasable = 0;
 	for (size_t i = 0; i < d->nslots; i++) {
@@ -419,8 +420,9 @@ void queue_schedule(struct daemon *d)
 		}
 	}
 	size_t *own_heads = xmalloc((nusers ? nusers : 1) * sizeof *own_heads);
+	double *past = usage_users(d, d->reqs, nreqs, rq, nusers); /* issue 24 */
 	struct alloc_queue q = {.order = d->conf.queue, .held = held, .served = served,
-				.nusers = nusers, .own_heads = own_heads};
+				.nusers = nusers, .own_heads = own_heads, .past = past};
 	size_t *order = xmalloc(nreqs * sizeof *order);
 	uint64_t kept;
 	size_t head;
@@ -428,6 +430,11 @@ void queue_schedule(struct daemon *d)
 		kept = alloc_schedule(g, d->nslots, rq, nreqs, &d->conf.free, avail, &q, picks, order,
 				      &head);
 	while (apply_cap(d, rq, picks, order, nreqs, held));
+	/* -- backfill (issue 24): requests whose time limit ends before the head could start run
+	 * on the GPUs kept for it (timelimit.c) -- */
+	d->head_start = limit_backfill(d, g, rq, order, nreqs, head, &kept, picks, avail, held);
+	d->head_start_at = d->now;
+	d->head_seq = head < nreqs ? d->reqs[head]->seq : 0;
 	/* The backed-off users' turn: each one's first waiting request in the order, on what is left
 	 * (neither taken, kept for the head, nor offered to another backed-off user). */
 	uint64_t taken = 0, wanted = 0; /* wanted: by requests that will take them (not dry runs) */
@@ -450,6 +457,7 @@ void queue_schedule(struct daemon *d)
 	}
 	free(held);
 	free(served);
+	free(past);
 	/* The head keeps its place at the front (and its GPUs) in the passes to come, until it runs;
 	 * the time it keeps free GPUs idle is counted against head_reserve. */
 	for (size_t i = 0; i < nreqs; i++) {
@@ -520,6 +528,7 @@ void queue_schedule(struct daemon *d)
 /* Offers not taken, waits past max_wait, orphans whose client did not come back. */
 void queue_timers(struct daemon *d, double *next)
 {
+	limit_timers(d, next); /* leases past their time limit (issue 24) */
 	/* memory shares (issue 23): their processes' use is looked at every usage_poll while any
 	 * share lives (a share over its claim is shown, and takes the room it uses) */
 	bool shares = false;
@@ -528,7 +537,7 @@ void queue_timers(struct daemon *d, double *next)
 	if (shares) {
 		double due = d->usage_at + d->conf.usage_poll;
 		if (d->now >= due) {
-			usage_refresh(d);
+			queue_usage_refresh(d);
 			d->sched_due = true;
 			due = d->now + d->conf.usage_poll;
 		}

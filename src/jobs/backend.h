@@ -44,6 +44,7 @@ struct submit_req {
 	unsigned umask;
 	uint64_t again;              /* --again ID (this machine's jobs) */
 	void *conn;                  /* the backend's, from one job to the next */
+	const char *notify;          /* --notify, or [defaults] notify (issue 24); NULL: none */
 };
 
 struct jobs_of;

@@ -57,6 +57,7 @@ void job_free(struct job *j)
 	free(j->warning);
 	free(j->node);
 	free(j->slurm_state);
+	free(j->notify); /* issue 24 */
 	free(j->mig);
 	memset(j, 0, sizeof *j);
 }
@@ -146,6 +147,9 @@ void job_encode(const struct job *j, struct strbuf *out)
 		msg_add_u64(out, "prefer", (uint64_t)j->prefer);
 	add_num(out, "ignore_usage", j->ignore_usage);
 	add_num(out, "uuid", j->uuid);
+	add_num(out, "time", j->time_ms); /* time limits (issue 24) */
+	add_str(out, "notify", j->notify); /* notifications (issue 24) */
+	add_num(out, "cpu", j->cpu_only); /* a CPU-only step (issue 24) */
 	add_num(out, "bind_cpus", j->bind_cpus);   /* issue 26 */
 	add_num(out, "submitted", j->submitted);
 	add_num(out, "queued", j->queued_at);
@@ -199,6 +203,9 @@ enum key {
 	K_NUM, K_ID = K_NUM, K_UID, K_OWNLOG, K_RETRIES, K_ATTEMPT, K_UMASK, K_COUNT, K_MIN_FREE,
 	K_MAX_UTIL, K_PREFER, K_IGNORE_USAGE, K_UUID, K_SUBMITTED, K_QUEUED, K_STARTED, K_ENDED,
 	K_EXIT, K_SIGNAL, K_NEVER, K_AGAIN,
+	K_TIME, /* time limits (issue 24) */
+	K_NOTIFY, /* notifications (issue 24) */
+	K_CPU, /* a CPU-only step (issue 24) */
 	K_MEM, /* memory shares (issue 23) */
 	K_BIND_CPUS,   /* issue 26 */
 	K_NKEYS
@@ -223,6 +230,9 @@ static const struct {
 	[K_QUEUED] = {"queued", UINT64_MAX}, [K_STARTED] = {"started", UINT64_MAX},
 	[K_ENDED] = {"ended", UINT64_MAX}, [K_EXIT] = {"exit", 255}, [K_SIGNAL] = {"signal", 64},
 	[K_NEVER] = {"never", 1}, [K_AGAIN] = {"again", UINT64_MAX},
+	[K_TIME] = {"time", (uint64_t)1e10}, /* time limits (issue 24) */
+	[K_NOTIFY] = {"notify", 0}, /* notifications (issue 24) */
+	[K_CPU] = {"cpu", 1}, /* issue 24 */
 	[K_MEM] = {"mem", UINT64_MAX}, /* memory shares (issue 23) */
 	[K_BIND_CPUS] = {"bind_cpus", 1},   /* issue 26 */
 };
@@ -248,6 +258,7 @@ static char **str_field(struct job *j, enum key k)
 	case K_WARNING: return &j->warning;
 	case K_NODE: return &j->node;
 	case K_SSTATE: return &j->slurm_state;
+	case K_NOTIFY: return &j->notify; /* issue 24 */
 	case K_MIG: return &j->mig;
 	default: return NULL;
 	}
@@ -332,6 +343,8 @@ static bool decode_line(struct job *j, const struct msg_line *l, size_t *nuuids)
 	case K_EXIT: j->exit_code = (int)n; break;
 	case K_SIGNAL: j->signal = (int)n; break;
 	case K_NEVER: j->never = n; break;
+	case K_TIME: j->time_ms = n; break; /* time limits (issue 24) */
+	case K_CPU: j->cpu_only = n; break; /* issue 24 */
 	case K_BIND_CPUS: j->bind_cpus = n; break;   /* issue 26 */
 	default: j->again_of = n; break;
 	}

@@ -72,6 +72,9 @@ struct job {
 	char *node;                  /* the node it ran on (squeue's NodeList) */
 	char *slurm_state;           /* Slurm's own word for its state (COMPLETED, TIMEOUT, ...) */
 	bool never;                  /* pending, but will never start (DependencyNeverSatisfied) */
+	uint64_t time_ms;            /* --time: the lease's limit (issue 24); 0: the daemon's */
+	char *notify;                /* --notify: the hook run on its events (issue 24); NULL: none */
+	bool cpu_only;               /* -n 0: run without a lease, no GPU (issue 24) */
 };
 
 const char *job_state_name(enum job_state s);

@@ -316,6 +316,12 @@ static void add_common(struct strbuf *sb, const struct submit_req *rq)
 		msg_add_u64(sb, "ignore_usage", 1);
 	if (rq->o.uuid)
 		msg_add_u64(sb, "uuid", 1);
+	if (rq->o.cpu_only) /* a CPU-only step (issue 24) */
+		msg_add_u64(sb, "cpu", 1);
+	if (rq->notify) /* notifications (issue 24) */
+		msg_add(sb, "notify", rq->notify, NULL);
+	if (g->time_limit > 0) /* time limits (issue 24) */
+		msg_add_u64(sb, "time_ms", (uint64_t)(g->time_limit * 1000 + 0.5));
 	if (rq->o.bind_cpus || (rq->cfg && rq->cfg->bind_cpus && !rq->o.no_bind))   /* issue 26 */
 		msg_add_u64(sb, "bind_cpus", 1);
 	if (g->name)

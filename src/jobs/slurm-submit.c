@@ -33,6 +33,18 @@ static int refuse(struct gpu_error *err, const char *fmt, ...)
 
 int slurm_submit_check(struct submit_req *rq, struct gpu_error *err)
 {
+	if (rq->o.cpu_only) { /* issue 24 */
+		err->code = EXIT_USAGE;
+		snprintf(err->msg, sizeof err->msg, "-n 0 (a CPU-only step) is for jobs of this machine; "
+			 "a Slurm job without GPUs is a plain sbatch");
+		return EXIT_USAGE;
+	}
+	if (rq->notify) { /* notifications (issue 24): run by this machine's job runner */
+		err->code = EXIT_USAGE;
+		snprintf(err->msg, sizeof err->msg, "--notify is for jobs of this machine (its job runner "
+			 "runs the hook); Slurm mails with sbatch --mail-type");
+		return EXIT_USAGE;
+	}
 	const struct grant_req *g = &rq->o.rq;
 	const char *what = rq->backend_why;
 	const struct profile *p = rq->o.profile ? config_profile(rq->cfg, rq->o.profile) : NULL;

@@ -449,7 +449,12 @@ char **grant_env(const struct grant *g, bool uuid)
 	size_t nextra = 0;
 	while (g->profile_env && g->profile_env[nextra])
 		nextra++;
-	char **env = xcalloc(24 + nextra, sizeof *env);
+	if (!g->n) { /* a CPU-only step (submit -n 0, issue 24): no GPU visible */
+		sb_adds(&ids, "");
+		sb_adds(&smi, "");
+		sb_adds(&uuids, "");
+	}
+	char **env = xcalloc(25 + nextra, sizeof *env); /* (+1: GPUCTL_LEASE_UNTIL, issue 24) */
 	size_t k = 0;
 	/* A MIG instance is named by its UUID, the one way CUDA takes it (issue 23). */
 	const char *mig = g->mig_uuid[0] ? g->mig_uuid : NULL;
@@ -466,6 +471,8 @@ char **grant_env(const struct grant *g, bool uuid)
 		env[k++] = xasprintf("GPUCTL_QUEUED_AT=%llu", g->queued_at);
 	if (g->leased_at)
 		env[k++] = xasprintf("GPUCTL_LEASED_AT=%llu", g->leased_at);
+	if (g->until_ns) /* time limits (issue 24): when the lease ends, in seconds since 1970 */
+		env[k++] = xasprintf("GPUCTL_LEASE_UNTIL=%llu", g->until_ns / 1000000000ULL);
 	if (g->mem_mib) /* memory shares (issue 23) */
 		k += share_env(g, env + k);
 	if (g->numa[0])   /* issue 26: the NUMA node(s) of the GPUs' CPUs */

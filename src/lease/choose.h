@@ -29,6 +29,8 @@ struct grant_req {
 				  * runner's jobs): its CUDA_VISIBLE_DEVICES restricts the choice */
 	char *const *profile_env;  /* the profile's NAME=VALUE for the job (env.NAME keys),
 				   * NULL-terminated; or NULL */
+	double time_limit;       /* --time: seconds the lease may last; 0: the daemon's default
+				  * (issue 24) */
 	uint64_t mem_mib;        /* memory shares (issue 23): --mem, a claim on each GPU; 0: whole */
 	const char *mig_uuid;    /* MIG instances (issue 23): -g MIG-<uuid> */
 	const char *mig_slot;    /* -g GPU:INSTANCE */
@@ -50,6 +52,9 @@ struct grant {
 	unsigned long long leased_at;    /* CLOCK_REALTIME ns the lease was granted */
 	double waited;                   /* seconds spent in the queue */
 	char **profile_env;              /* the profile's variables (grant_env adds them) */
+	/* -- time limits (issue 24) -- */
+	unsigned long long until_ns;     /* CLOCK_REALTIME ns the lease ends; 0: no limit */
+	double grace;                    /* SIGTERM at until, SIGKILL this much later */
 	uint64_t mem_mib, mem_total_mib; /* memory shares: the claim (0: whole GPUs) and the least
 					  * memory of its GPUs (0: unknown) */
 	bool stop_over;                  /* share_overuse = stop: the job is stopped over its claim */

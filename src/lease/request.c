@@ -97,6 +97,8 @@ void lreq_init(struct lreq *r, uint64_t id, struct gpu_set *set, const struct co
 		msg_add(sb, "name", label, NULL);
 	if (rq->command)
 		msg_add(sb, "command", rq->command, NULL);
+	if (rq->time_limit > 0) /* --time (issue 24) */
+		msg_add_u64(sb, "time_ms", (uint64_t)(rq->time_limit * 1000 + 0.5));
 }
 
 void lreq_message(const struct lreq *r, struct strbuf *out)
@@ -186,6 +188,9 @@ int lreq_on_message(struct lreq *r, const struct msg *m, const int *fds, size_t 
 		if (!take_fds(&r->g, m, fds, nfds, err))
 			return fail(r);
 		r->g.leased_at = msg_get_u64(m, "offered", UINT64_MAX, &v) ? v : realtime_ns();
+		/* time limits (issue 24): when the lease ends, and the grace before SIGKILL */
+		r->g.until_ns = msg_get_u64(m, "until", UINT64_MAX, &v) ? v : 0;
+		r->g.grace = msg_get_u64(m, "grace_ms", 86400000ULL, &v) ? (double)v / 1000 : 10;
 		if (msg_get_u64(m, "mem", UINT64_MAX, &v))
 			r->g.mem_mib = v;
 		if (msg_get_u64(m, "mem_total", UINT64_MAX, &v))

@@ -24,6 +24,7 @@ struct lease_opts {
 	struct grant_req rq;
 	const char *profile;
 	bool uuid, wait_given, quiet;
+	bool cpu_ok, cpu_only;   /* issue 24: -n 0 allowed (submit), and given: a CPU-only step */
 	bool bind_cpus, no_bind;   /* issue 26: run/submit --bind-cpus, --no-bind-cpus */
 };
 

@@ -27,6 +27,19 @@ static uint64_t num(const char *w, uint64_t max)
 	return word_u64(w, max, &v) ? v : 0;
 }
 
+/* Idle leases (issue 24): seconds lease li has been idle now; -1 not known, 0 in use. */
+long long leaseview_idle_seconds(const struct lease_info *li)
+{
+	if (!li->idle_known)
+		return -1;
+	if (!li->idle_since_ns)
+		return 0;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	long long s = (long long)ts.tv_sec - (long long)(li->idle_since_ns / 1000000000ULL);
+	return s > 0 ? s : 0;
+}
+
 /* A user's name: waiters of one user come in runs, so the last answer is kept. */
 static void name_of(uid_t uid, char *buf, size_t len)
 {
@@ -106,7 +119,7 @@ static void take_part(struct leaseview *v, const struct msg *m)
 			v->queue = xrealloc(v->queue, (v->nqueue + 1) * sizeof *v->queue);
 			wi = &v->queue[v->nqueue++];
 			li = NULL;
-			*wi = (struct waiter_info){0};
+			*wi = (struct waiter_info){.past = -1};
 			wi->position = (unsigned)num(l->w[2], UINT32_MAX);
 			wi->uid = (uid_t)num(l->w[3], UINT32_MAX);
 			name_of(wi->uid, wi->user, sizeof wi->user);
@@ -121,6 +134,26 @@ static void take_part(struct leaseview *v, const struct msg *m)
 			snprintf(wi->note, sizeof wi->note, "%s", leaseview_note_text(l->w[1]) ? l->w[1] : "");
 		} else if (!strcmp(k, "wcmd") && wi && l->nwords > 1 && !wi->command) {
 			wi->command = xstrdup(l->w[1]);
+		/* -- time limits and backfill (issue 24) -- */
+		} else if (!strcmp(k, "llimit") && li && l->nwords > 1) {
+			li->until_ns = num(l->w[1], UINT64_MAX);
+		} else if (!strcmp(k, "lidle") && li && l->nwords > 4) {
+			li->idle_known = true;
+			li->idle_since_ns = num(l->w[1], UINT64_MAX);
+			li->idle_warned = num(l->w[2], 1);
+			li->idle_released = num(l->w[3], 1);
+			li->idle_exempt = num(l->w[4], 1);
+		} else if (!strcmp(k, "wpast") && wi && l->nwords > 1) {
+			wi->past = (double)num(l->w[1], UINT64_MAX);
+		} else if (!strcmp(k, "fairrule") && l->nwords > 1) {
+			snprintf(v->fairrule, sizeof v->fairrule, "%s",
+				 !strcmp(l->w[1], "past-use") || !strcmp(l->w[1], "held") ? l->w[1] : "");
+		} else if (!strcmp(k, "wtime") && wi && l->nwords > 1) {
+			wi->time_limit = (double)num(l->w[1], UINT64_MAX) / 1000;
+		} else if (!strcmp(k, "wstart") && wi && l->nwords > 1) {
+			wi->start = strcmp(l->w[1], "unknown") ? 1 : -1;
+			wi->start_ns = wi->start > 0 ? num(l->w[1], UINT64_MAX) : 0;
+		/* -- end of time limits -- */
 		} else if (!strcmp(k, "wgpu") && wi) {
 			add_uuids(&wi->cand, &wi->ncand, l);
 		} else if (!strcmp(k, "wsum") && l->nwords >= 5) {

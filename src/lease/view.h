@@ -22,6 +22,11 @@ struct lease_info {
 	char *name, *command;        /* NULL when not given */
 	size_t ngpus;
 	char (*uuids)[96];
+	unsigned long long until_ns; /* its time limit, CLOCK_REALTIME ns; 0: none (issue 24) */
+	/* -- idle leases (issue 24) -- */
+	bool idle_known;             /* the daemon looks at its use (idle_since: 0 in use) */
+	unsigned long long idle_since_ns;
+	bool idle_warned, idle_released, idle_exempt;
 	/* memory shares (issue 23) */
 	uint64_t mem_mib;            /* a share's claim on each of its GPUs; 0: whole GPUs */
 	bool over;                   /* its processes use more than it claims */
@@ -54,6 +59,12 @@ struct waiter_info {
 	char *name, *command;        /* NULL when not given */
 	size_t ncand;
 	char (*cand)[96];
+	/* -- time limits and backfill (issue 24) -- */
+	double time_limit;           /* seconds its lease would last; 0: none */
+	double past;                 /* its user's past use, decayed GPU-seconds; -1: not counted */
+	int start;                   /* the head: 1 its start is estimated (start_ns), -1 not known;
+				      * 0: not the head */
+	unsigned long long start_ns;
 };
 
 /* Waiters the daemon counted instead of listing (another user's beyond the head of the queue,
@@ -90,6 +101,7 @@ struct leaseview {
 	char guard_state[96];
 	char guard_errors[8][200];
 	size_t nguard_errors;
+	char fairrule[12];           /* issue 24: "past-use" or "held" (fair order); "": not said */
 	struct share_gpu *shares;    /* memory shares (issue 23): the GPUs with shares */
 	size_t nshares;
 };
@@ -112,6 +124,8 @@ uint64_t leaseview_share_used(const struct lease_info *l, const char *uuid);
  * timeout): for a view whose leases are extra (status), which must not wait 5 s for them. */
 bool leaseview_load_within(struct leaseview *v, double timeout, struct gpu_error *err);
 void leaseview_free(struct leaseview *v);
+/* Idle leases (issue 24): seconds the lease has been idle now; -1 not known, 0 in use. */
+long long leaseview_idle_seconds(const struct lease_info *li);
 /* What a waiter's note (waiter_info.note) means, in words; NULL for a note not known. */
 const char *leaseview_note_text(const char *note);
 /* The lease holding GPU uuid, or NULL. */

@@ -192,6 +192,17 @@ void rjob_start(struct runner *r, struct rjob *rj, struct grant *g)
 	rj->share_stop = g->mem_mib && g->stop_over; /* memory shares (issue 23) */
 	rj->share_over = false;
 	j->ticket[0] = '\0';
+	/* time limits (issue 24): SIGTERM at the lease's end, SIGKILL its grace later (job.c) */
+	rj->limit_at = 0;
+	rj->timed_out = false;
+	rj->idle_released = false;
+	rj->near_said = false;
+	snprintf(rj->token, sizeof rj->token, "%s", g->token); /* idle leases: to watch it */
+	if (g->until_ns) {
+		uint64_t now = job_now_ns();
+		rj->limit_at = r->now + (g->until_ns > now ? (double)(g->until_ns - now) / 1e9 : 0);
+		rj->grace = g->grace;
+	}
 	rjob_save(r, rj);
 	char **lease = grant_env(g, j->uuid);
 	char *idvar = xasprintf("GPUCTL_JOB_ID=%llu", (unsigned long long)j->id);
@@ -226,6 +237,12 @@ void rjob_start(struct runner *r, struct rjob *rj, struct grant *g)
 	rj->errpipe = errpipe[0];
 	rjob_save(r, rj);
 	watch(r, rj);
+	if (j->lease[0]) { /* idle leases (issue 24): the daemon tells us of its lease */
+		struct strbuf wm = {0};
+		rjob_watch_message(rj, &wm);
+		runner_daemon_send(r, &wm);
+		sb_free(&wm);
+	}
 	struct strbuf gpus = {0};
 	for (size_t i = 0; i < j->ngpus; i++)
 		sb_addf(&gpus, "%s%u", i ? "," : "", j->gpus[i]);
@@ -287,6 +304,19 @@ void rjob_exited(struct runner *r, struct rjob *rj)
 			cannot_run = true;
 		}
 		j->state = rj->cancelling ? JOB_CANCELLED : j->exit_code == 0 ? JOB_DONE : JOB_FAILED;
+		if (rj->timed_out && !rj->cancelling) { /* time limits (issue 24) */
+			j->state = JOB_FAILED;
+			free(j->reason);
+			if (rj->idle_released)
+				j->reason = xasprintf("its lease was released for idleness (the daemon's "
+						      "idle_release): SIGTERM%s",
+						      j->signal == SIGKILL ? ", then SIGKILL" : "");
+			else
+				j->reason = xasprintf("reached its time limit (%llu s): SIGTERM%s",
+						      (unsigned long long)(j->time_ms ? j->time_ms / 1000 : 0),
+						      j->signal == SIGKILL ? ", then SIGKILL" : "");
+			cannot_run = true; /* not retried: it would reach the limit again */
+		}
 		if (rj->cancelling) {
 			free(j->reason);
 			j->reason = xstrdup("cancelled while running (`gpuctl cancel`)");

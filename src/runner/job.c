@@ -185,6 +185,9 @@ void rjob_finish(struct runner *r, struct rjob *rj)
 	job_how(&rj->j, h, sizeof h);
 	fprintf(stderr, "gpuctl runner: job %llu ended: %s%s%s\n", (unsigned long long)rj->j.id, h,
 		rj->j.reason ? "; " : "", rj->j.reason ? rj->j.reason : "");
+	/* notifications (issue 24) */
+	rhook_run(r, &rj->j, rj->j.state == JOB_DONE ? "done" : rj->j.state == JOB_CANCELLED ? "stopped"
+			     : "failed");
 	for (size_t i = 0; i < rj->nwaiters; i++) {
 		struct strbuf sb = {0};
 		ended_message(&sb, rj->waiters[i].id, &rj->j);
@@ -237,6 +240,13 @@ void rjob_request(struct runner *r, struct rjob *rj)
 		rjob_finish(r, rj);
 		return;
 	}
+	if (rj->j.cpu_only) { /* -n 0 (issue 24): started at once, no lease, no GPU visible */
+		struct grant g = {.set = r->set};
+		for (size_t i = 0; i < ARRAY_SIZE(g.fds); i++)
+			g.fds[i] = -1;
+		r->start(r, rj, &g);
+		return;
+	}
 	uint64_t cand = 0;
 	size_t known = 0;
 	for (size_t i = 0; i < r->set->ngpus && i < GPU_MAX; i++) {
@@ -261,6 +271,7 @@ void rjob_request(struct runner *r, struct rjob *rj)
 		.count = rj->j.count, .min_free_mib = rj->j.min_free_mib, .max_util = rj->j.max_util,
 		.ignore_usage = rj->j.ignore_usage, .prefer = rj->j.prefer, .wait = 0,
 		.name = rj->j.name, .label = label, .kind = "job", .command = rj->j.command,
+		.time_limit = (double)rj->j.time_ms / 1000, /* time limits (issue 24) */
 		.mem_mib = rj->j.mem_mib,
 	};
 	const char *mig = rj->j.mig; /* MIG instances (issue 23) */
@@ -355,6 +366,56 @@ void rjob_cancel(struct runner *r, struct rclient *c, const struct msg *m)
 	}
 }
 
+/* ---- idle leases (issue 24): the daemon's word on a running job's lease ---- */
+
+void rjob_watch_message(const struct rjob *rj, struct strbuf *sb)
+{
+	msg_begin(sb, "watch");
+	msg_add_u64(sb, "id", RUNNER_WATCH_BIT | rj->j.id);
+	msg_add(sb, "lease", rj->j.lease, NULL);
+	msg_add(sb, "token", rj->token, NULL);
+}
+
+void rjob_event(struct runner *r, const struct msg *m)
+{
+	const char *lease = msg_get(m, "lease"), *what = msg_get(m, "what");
+	struct rjob *rj = NULL;
+	for (size_t i = 0; lease && i < r->njobs && !rj; i++)
+		if (r->jobs[i]->pidfd >= 0 && !strcmp(r->jobs[i]->j.lease, lease))
+			rj = r->jobs[i];
+	if (!rj || !what)
+		return;
+	uint64_t idle = 0, left = 0, grace_ms = 10000;
+	msg_get_u64(m, "idle", UINT32_MAX, &idle);
+	msg_get_u64(m, "release_in", UINT32_MAX, &left);
+	msg_get_u64(m, "grace_ms", 86400000ULL, &grace_ms);
+	if (!strcmp(what, "idle-warn")) {
+		char in[80] = "";
+		if (left)
+			snprintf(in, sizeof in, "; it will be released in %llu s unless used",
+				 (unsigned long long)left);
+		fprintf(stderr, "gpuctl runner: job %llu: its lease %s is idle (%llu s)%s\n",
+			(unsigned long long)rj->j.id, lease, (unsigned long long)idle, in);
+		rhook_run(r, &rj->j, "idle-warn"); /* notifications (issue 24) */
+		if (rj->logfd >= 0)
+			dprintf(rj->logfd, "gpuctl: job %llu: its lease %s has been idle for %llu s (no "
+				"process of yours uses its GPUs)%s\n", (unsigned long long)rj->j.id, lease,
+				(unsigned long long)idle, in);
+	} else if (!strcmp(what, "idle-release") && !rj->timed_out && !rj->cancelling) {
+		rj->timed_out = rj->idle_released = true;
+		rj->grace = (double)grace_ms / 1000;
+		rj->kill_at = r->now + rj->grace;
+		fprintf(stderr, "gpuctl runner: job %llu: its lease was released for idleness: SIGTERM, "
+			"SIGKILL in %.1f s if it is still running\n", (unsigned long long)rj->j.id, rj->grace);
+		if (rj->logfd >= 0)
+			dprintf(rj->logfd, "gpuctl: job %llu: its lease %s was idle for %llu s and is released "
+				"(the daemon's idle_release): SIGTERM, SIGKILL in %.1f s if it is still "
+				"running\n", (unsigned long long)rj->j.id, lease, (unsigned long long)idle,
+				rj->grace);
+		rjob_signal(rj, SIGTERM);
+	}
+}
+
 /* memory shares (issue 23): under share_overuse = stop a running share over its claim is
  * stopped as a cancel stops a job (SIGTERM, SIGKILL 10 s later), by this runner, the job's own
  * user: the daemon is asked (one `list` for all of them) every second while such jobs run. */
@@ -398,6 +459,42 @@ void rjob_timers(struct runner *r, double *next)
 	share_check(r, next); /* memory shares (issue 23) */
 	for (size_t i = 0; i < r->njobs; i++) {
 		struct rjob *rj = r->jobs[i];
+		/* time limits (issue 24): the lease ends, the job is signalled as for a cancel */
+		if (rj->limit_at && rj->pidfd >= 0 && !rj->timed_out && !rj->cancelling) {
+			/* notifications (issue 24): near its limit, a tenth of it before (5 min at most) */
+			double limit = (double)rj->j.time_ms / 1000, near = limit / 10 < 300 ? limit / 10 : 300;
+			if (rj->j.notify && !rj->near_said && limit > 0) {
+				if (r->now >= rj->limit_at - near) {
+					rj->near_said = true;
+					rhook_run(r, &rj->j, "time-near");
+				} else if (!*next || rj->limit_at - near < *next) {
+					*next = rj->limit_at - near;
+				}
+			}
+			if (r->now >= rj->limit_at) {
+				rj->timed_out = true;
+				rj->kill_at = r->now + rj->grace;
+				fprintf(stderr, "gpuctl runner: job %llu reached its time limit: SIGTERM, "
+					"SIGKILL in %.1f s if it is still running\n",
+					(unsigned long long)rj->j.id, rj->grace);
+				if (rj->logfd >= 0)
+					dprintf(rj->logfd, "gpuctl: job %llu reached its time limit (lease %s): "
+						"SIGTERM, SIGKILL in %.1f s if it is still running\n",
+						(unsigned long long)rj->j.id, rj->j.lease, rj->grace);
+				rjob_signal(rj, SIGTERM);
+			} else if (!*next || rj->limit_at < *next) {
+				*next = rj->limit_at;
+			}
+		}
+		if (rj->timed_out && rj->kill_at) {
+			if (r->now >= rj->kill_at) {
+				rjob_signal(rj, SIGKILL);
+				rj->kill_at = 0;
+			} else if (!*next || rj->kill_at < *next) {
+				*next = rj->kill_at;
+			}
+			continue;
+		}
 		if (!rj->cancelling || !rj->kill_at)
 			continue;
 		if (r->now >= rj->kill_at) {

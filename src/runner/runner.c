@@ -38,6 +38,12 @@ static bool resend(struct runner *r, struct gpu_error *err)
 			lreq_message(r->jobs[i]->req, &sb);
 			ok = dclient_send(&r->dc, &sb, err);
 		}
+	for (size_t i = 0; ok && i < r->njobs; i++) /* idle leases (issue 24): watched again */
+		if (r->jobs[i]->token[0] && r->jobs[i]->pidfd >= 0) {
+			sb_reset(&sb);
+			rjob_watch_message(r->jobs[i], &sb);
+			ok = dclient_send(&r->dc, &sb, err);
+		}
 	if (ok && r->ids_req) { /* the ask for job ids went with the old connection */
 		sb_reset(&sb);
 		rjob_ids_message(r, &sb);
@@ -52,6 +58,11 @@ static void daemon_msg(struct runner *r, const struct msg *m, const int *fds, si
 	uint64_t id = 0;
 	struct gpu_error err = {0};
 	msg_get_u64(m, "id", UINT64_MAX, &id);
+	if (id & RUNNER_WATCH_BIT) { /* idle leases (issue 24): a watch answered (or refused) */
+		for (size_t i = 0; i < nfds; i++)
+			close(fds[i]);
+		return;
+	}
 	if (id & RUNNER_ALLOC_BIT) {
 		for (size_t i = 0; i < nfds; i++)
 			close(fds[i]);
@@ -102,6 +113,8 @@ static void daemon_read(struct runner *r)
 			return;
 		if (!strcmp(msg_verb(&m), "jobid"))
 			rjob_ids(r, &m);
+		else if (!strcmp(msg_verb(&m), "event")) /* idle leases (issue 24) */
+			rjob_event(r, &m);
 		else
 			daemon_msg(r, &m, fds, nfds);
 		msg_free(&m);
@@ -273,6 +286,7 @@ static int loop_timeout(struct runner *r)
 {
 	double next = 0;
 	rjob_timers(r, &next);
+	rhook_timers(r, &next); /* issue 24 */
 	if (!r->up && r->reconnect_at && rjob_pending(r) && (!next || r->reconnect_at < next))
 		next = r->reconnect_at;
 	return peer_timeout(&r->loop, next, now_mono()); /* the linger included */
@@ -286,6 +300,7 @@ static void serve(struct runner *r)
 		r->now = now_mono();
 		double ignored = 0;
 		rjob_timers(r, &ignored);
+		rhook_timers(r, &ignored); /* issue 24 */
 		if (!r->up && r->reconnect_at && r->now >= r->reconnect_at && rjob_pending(r))
 			runner_link_up(r);
 		reap_clients(r);
@@ -295,7 +310,7 @@ static void serve(struct runner *r)
 			fprintf(stderr, "gpuctl runner: %s was removed; exiting\n", r->dir);
 			break;
 		}
-		if (peer_linger(&r->loop, r->njobs || r->nclients || r->allocs, r->now))
+		if (peer_linger(&r->loop, r->njobs || r->nclients || r->allocs || rhook_pending(), r->now))
 			break;
 		int n = peer_wait(&r->loop, evs, (int)ARRAY_SIZE(evs), loop_timeout(r));
 		if (n < 0 && errno != EINTR) {
@@ -316,6 +331,8 @@ static void serve(struct runner *r)
 				client_read(r, evs[i].ptr);
 			} else if (k == REV_JOB) {
 				rjob_exited(r, evs[i].ptr);
+			} else if (k == REV_HOOK) { /* issue 24 */
+				rhook_exited(r, evs[i].ptr);
 			}
 		}
 	}
@@ -323,7 +340,7 @@ static void serve(struct runner *r)
 
 int runner_main(void)
 {
-	struct runner r = {.lockfd = -1, .next_alloc = 1, .on_link = resend};
+	struct runner r = {.lockfd = -1, .next_alloc = 1, .on_link = resend, .start = rjob_start};
 	peer_loop_init(&r.loop);
 	struct gpu_error err = {0};
 	r.dc.fd = -1;

@@ -1,5 +1,5 @@
 /* runner/ (rank 5, a program entered from cmd/runner.c only) and runner.h: the job runner,
- * `gpuctl runner` (internal; its files in the order conn < job < exec, submit < runner): one
+ * `gpuctl runner` (internal; its files in the order conn < notify < job < exec, submit < runner): one
  * process per user and machine that looks after that user's detached jobs (jobs/job.h), started
  * on demand by `gpuctl submit` in a session of its own, so it survives logout and a dropped SSH
  * connection.
@@ -32,9 +32,12 @@
 #include "lease/grant.h"
 
 #define RUNNER_ALLOC_BIT (1ULL << 63) /* ids of `jobid` asks on the daemon connection */
+#define RUNNER_WATCH_BIT (1ULL << 62) /* ids of `watch` asks (idle leases, issue 24) */
 
 /* What an epoll event is about: the kind (peer.h) everything registered starts with. */
-enum rev_kind { REV_LISTEN, REV_SIGNAL, REV_DAEMON, REV_CLIENT, REV_JOB };
+enum rev_kind { REV_LISTEN, REV_SIGNAL, REV_DAEMON, REV_CLIENT, REV_JOB,
+	REV_HOOK, /* notifications (issue 24): notify.c */
+};
 
 struct rclient {
 	struct peer p;               /* kind REV_CLIENT; its answers are never queued */
@@ -55,6 +58,12 @@ struct rjob {
 	bool child;                  /* ours to reap (not adopted from an earlier runner) */
 	bool cancelling;
 	double kill_at;              /* monotonic: SIGKILL then, unless it ended */
+	/* -- time limits (issue 24) -- */
+	double limit_at, grace;      /* monotonic: SIGTERM then (its lease's limit); 0: none */
+	bool timed_out;              /* it was signalled at its limit, or released for idleness */
+	bool idle_released;          /* idle leases (issue 24): the daemon released its lease */
+	bool near_said;              /* notifications (issue 24): time-near told */
+	char token[33];              /* its lease's, to watch it (idle.c's `watch`) */
 	struct rwaiter *waiters;
 	size_t nwaiters;
 	/* memory shares (issue 23): a share granted under share_overuse = stop, and whether it was
@@ -98,6 +107,9 @@ struct runner {
 	/* Called on every new connection to the daemon: everything it should know, again. false:
 	 * a send failed (err); the link is dropped. */
 	bool (*on_link)(struct runner *r, struct gpu_error *err);
+	/* Starts a job (exec.c's rjob_start): job.c starts a CPU-only step (-n 0, issue 24) with it,
+	 * below exec.c. */
+	void (*start)(struct runner *r, struct rjob *rj, struct grant *g);
 };
 
 /* runner.c: the loop, clients, the daemon's messages, the records read back on start. */
@@ -142,12 +154,23 @@ void rjob_cancel(struct runner *r, struct rclient *c, const struct msg *m);
 void rjob_wait(struct runner *r, struct rclient *c, const struct msg *m);
 void rjob_clean(struct runner *r, struct rclient *c, const struct msg *m);
 void rjob_timers(struct runner *r, double *next);
+/* Idle leases (issue 24): the daemon's `event` about a running job's lease; the `watch` that
+ * asks for them (appended to sb). */
+void rjob_event(struct runner *r, const struct msg *m);
+void rjob_watch_message(const struct rjob *rj, struct strbuf *sb);
 void rjob_drop_client(struct runner *r, struct rclient *c);
 void rjob_free(struct rjob *rj);
 bool rjob_pending(const struct runner *r);
 /* The spec of job id (ID.spec), or one sent by a submit: a regular file of at most 16 MiB. */
 bool rjob_read_spec(struct runner *r, uint64_t id, struct strbuf *sb);
 bool rjob_read_spec_fd(int fd, struct strbuf *sb);
+
+/* notify.c: a job's notify hook (issue 24), run on an event ("done", "failed", "stopped",
+ * "idle-warn", "time-near"); its end read; those past their timeout killed. */
+void rhook_run(struct runner *r, const struct job *j, const char *event);
+void rhook_exited(struct runner *r, void *ptr);
+void rhook_timers(struct runner *r, double *next);
+bool rhook_pending(void);
 
 /* exec.c: a granted job started; its end read. */
 void rjob_start(struct runner *r, struct rjob *rj, struct grant *g);

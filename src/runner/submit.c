@@ -55,6 +55,10 @@ static int fill(struct runner *r, const struct msg *m, int specfd, struct job *j
 		j->prefer = old.prefer;
 		j->ignore_usage = old.ignore_usage;
 		j->uuid = old.uuid;
+		j->time_ms = old.time_ms; /* time limits (issue 24) */
+		j->cpu_only = old.cpu_only;
+		j->notify = old.notify; /* notifications (issue 24) */
+		old.notify = NULL;
 		j->bind_cpus = old.bind_cpus;   /* issue 26 */
 		old.name = old.command = old.cwd = NULL;
 		if (!old.own_log)
@@ -114,6 +118,10 @@ static int fill(struct runner *r, const struct msg *m, int specfd, struct job *j
 	if (msg_get_u64(m, "prefer", PREFER_TOPOLOGY, &v))
 		j->prefer = (int)v;
 	j->ignore_usage = msg_line(m, "ignore_usage") != NULL;
+	if (msg_get_u64(m, "time_ms", (uint64_t)1e10, &v)) /* time limits (issue 24) */
+		j->time_ms = v;
+	if ((s = msg_get(m, "notify"))) /* notifications (issue 24): bounded as a command */
+		j->notify = xstrndup(s, 4096);
 	j->uuid = msg_line(m, "uuid") != NULL;
 	j->bind_cpus = msg_line(m, "bind_cpus") != NULL;   /* issue 26 */
 	for (size_t i = 1; i < m->nlines; i++)
@@ -138,6 +146,10 @@ static int choose(struct runner *r, const struct msg *m, struct job *j, char **e
 	}
 	if (j->again_of)
 		return EXIT_OK; /* as chosen the first time; rjob_request checks they are still here */
+	if ((j->cpu_only = msg_line(m, "cpu") != NULL)) { /* -n 0: no GPU, no lease (issue 24) */
+		j->count = 0;
+		return EXIT_OK;
+	}
 	struct grant_req rq = {.gpus = msg_get(m, "gpus"), .env = env, .max_util = -1, .prefer = -1};
 	if (msg_get_u64(m, "count", GPU_MAX, &v))
 		rq.count = (unsigned)v;

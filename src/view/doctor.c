@@ -475,6 +475,39 @@ static void check_machine(struct doctor *d)
 	}
 }
 
+/* Idle leases (issue 24): a lease the daemon warned idle, or idle ten minutes: GPUs held that
+ * nobody uses. The holder and the fix are named. */
+#define IDLE_FINDING_SECONDS 600
+static void check_idle(struct doctor *d)
+{
+	for (size_t i = 0; d->lv->present && i < d->lv->nleases; i++) {
+		const struct lease_info *l = &d->lv->leases[i];
+		long long idle = leaseview_idle_seconds(l);
+		if (idle <= 0 || (idle < IDLE_FINDING_SECONDS && !l->idle_warned) || l->idle_exempt)
+			continue;
+		char gpus[128] = "";
+		size_t k = 0;
+		for (size_t u = 0; u < l->ngpus; u++)
+			for (size_t g = 0; g < d->set->ngpus; g++)
+				if (!strcmp(d->set->gpus[g].uuid, l->uuids[u]) && k + 8 < sizeof gpus)
+					k += (size_t)snprintf(gpus + k, sizeof gpus - k, "%s%u", k ? "," : "",
+							      d->set->gpus[g].index);
+		char fix[256];
+		snprintf(fix, sizeof fix, "if it is yours, let it go: gpuctl release --lease %s (or end "
+			 "the shell, notebook or job that holds it); if not, ask %s", l->id, l->user);
+		struct doctor_finding *f = add(d, SEV_WARNING, "idle_lease", fix,
+			"GPU %s leased by %s (lease %s, pid %d, %s%s%s) and idle for %lld:%02lld:%02lld: "
+			"no process of the lease uses it%s", gpus[0] ? gpus : "?", l->user, l->id,
+			(int)l->pid, l->kind, l->name ? ", " : "", l->name ? l->name : "", idle / 3600,
+			idle / 60 % 60, idle % 60, l->idle_released ? " (released for idleness)" : "");
+		add_pid(f, (unsigned)l->pid);
+		for (size_t u = 0; u < l->ngpus; u++)
+			for (size_t g = 0; g < d->set->ngpus; g++)
+				if (!strcmp(d->set->gpus[g].uuid, l->uuids[u]))
+					add_gpu(f, d->set->gpus[g].index);
+	}
+}
+
 /* memory shares (issue 23): a share whose processes use more of a GPU than it claims takes
  * memory other shares were promised (the daemon counts it, and under share_overuse = stop its
  * own client stops it). */
@@ -519,6 +552,7 @@ void doctor_all(struct doctor_report *r, struct gpu_set *set, const struct lease
 	check_env(&d);
 	check_processes(&d);
 	check_machine(&d);
+	check_idle(&d); /* issue 24 */
 	check_shares(&d); /* memory shares (issue 23) */
 	done(&d);
 }

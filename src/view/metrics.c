@@ -437,6 +437,7 @@ static void host_sample(struct strbuf *sb, const char *metric, const struct metr
 	sb_adds(sb, "\"} ");
 }
 
+#define IDLE_HELP "Seconds the lease has been idle: no process of its own using its GPUs (0: in use)."
 /* ---- memory shares and MIG instances (issue 23) ---- */
 /* Whether a share or a MIG instance lease holds part of g (gpuctl_gpu_leased counts it). */
 static bool part_leased(const struct leaseview *lv, const struct gpu *g)
@@ -541,6 +542,7 @@ static void lease_metrics(struct strbuf *sb, const struct gpu_set *set, const st
 		family(sb, "gpuctl_gpu_lease_info", "gauge", "Always 1: who holds the GPU's lease.");
 		family(sb, "gpuctl_lease_queue_length", "gauge", "Requests waiting for GPUs.");
 		family(sb, "gpuctl_lease_queue_oldest_wait_seconds", "gauge", "How long the oldest waiter has waited.");
+		family(sb, "gpuctl_lease_idle_seconds", "gauge", IDLE_HELP); /* issue 24 */
 		return;
 	}
 	family(sb, "gpuctl_gpu_leased", "gauge", "1 when a gpuctl lease holds the GPU.");
@@ -563,6 +565,25 @@ static void lease_metrics(struct strbuf *sb, const struct gpu_set *set, const st
 		sb_adds(sb, "1\n");
 		sb_free(&x);
 	}
+	/* -- idle leases (issue 24): per GPU of a lease the daemon looks at, labelled as
+	 * gpuctl_gpu_lease_info -- */
+	family(sb, "gpuctl_lease_idle_seconds", "gauge", IDLE_HELP);
+	for (g = set->gpus; g < end; g++) {
+		const struct lease_info *h = holder(lv, g);
+		long long idle = h ? leaseview_idle_seconds(h) : -1;
+		if (idle < 0)
+			continue;
+		struct strbuf x = {0};
+		sb_adds(&x, "holder=\"");
+		metrics_label(&x, h->user);
+		sb_adds(&x, "\",lease_name=\"");
+		metrics_label(&x, h->name ? h->name : "");
+		sb_addf(&x, "\",kind=\"%s\"", h->kind);
+		gpu_sample(sb, "gpuctl_lease_idle_seconds", g, o, x.buf);
+		sb_addf(sb, "%lld\n", idle);
+		sb_free(&x);
+	}
+	/* -- end of idle leases -- */
 	time_t now = time(NULL), oldest = 0;
 	for (size_t i = 0; i < lv->nqueue; i++)
 		if (!oldest || lv->queue[i].since < oldest)

@@ -200,6 +200,11 @@ static void gpu_json(struct json *j, const struct status_json_opts *o, const str
 		json_str(j, "kind", h->kind);
 		json_str(j, "name", h->name);
 		json_int(j, "since", (long long)h->since);
+		long long idle = leaseview_idle_seconds(h); /* idle leases (issue 24) */
+		if (idle >= 0)
+			json_int(j, "idle_seconds", idle);
+		else
+			json_null(j, "idle_seconds");
 		json_end_obj(j);
 	} else {
 		json_null(j, "lease");

@@ -165,8 +165,13 @@ static void table_lease(struct strbuf *sb, const struct table_opts *o, const str
 	}
 	char when[16];
 	strftime(when, sizeof when, "%H:%M", localtime(&h->since));
-	char *text = xasprintf("lease: %s%s%s%s, pid %d, %s since %s", h->user, h->name ? " '" : "",
-			       h->name ? h->name : "", h->name ? "'" : "", (int)h->pid, h->kind, when);
+	/* idle leases (issue 24): the idle time once it is a minute or warned */
+	long long idle = leaseview_idle_seconds(h);
+	char idl[64] = "";
+	if (idle >= 60 || h->idle_warned)
+		snprintf(idl, sizeof idl, ", idle %lld:%02lld:%02lld", idle / 3600, idle / 60 % 60, idle % 60);
+	char *text = xasprintf("lease: %s%s%s%s, pid %d, %s since %s%s", h->user, h->name ? " '" : "",
+			       h->name ? h->name : "", h->name ? "'" : "", (int)h->pid, h->kind, when, idl);
 	sb_addf(sb, "      %s", o->color ? C_YELLOW : "");
 	esc_fit(sb, text, lay->width ? lay->width - 6 : -1, false);
 	sb_addf(sb, "%s\n", o->color ? C_RESET : "");

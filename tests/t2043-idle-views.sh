@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# t2043-idle-views.sh: where an idle lease is seen (issue 24): [daemon] idle_warn 1s,
+# usage_poll 0.2s. A notebook-like Python process leases a GPU and uses it not:
+# - the same gpuctl.lease() call run twice (a cell run again) returns the lease it holds;
+# - the idle warning reaches the process as a RuntimeWarning;
+# - `doctor` has a finding naming the lease, its holder and the fix; the exporter has
+#   gpuctl_lease_idle_seconds with the lease series' labels; `status --json` the lease's idle
+#   seconds;
+# - lease(time=1) warns at its limit, and its lease ends.
+. "$(dirname "$0")/lib/lib.sh"
+. "$ROOT/tests/lib/daemon.sh"
+plan 10
+quiet_machine "$TMP/m2" 2
+use_machine "$TMP/m2"
+daemon_setup
+printf '[daemon]\nidle_warn = 1s\nusage_poll = 0.2s\n' >"$TMP/daemon.conf"
+daemon_start
+G=$GPUCTL
+PY=$("${PYTHON:-python3}" -c 'import sys; print(sys.executable)')
+export PYTHONPATH=$ROOT/python GPUCTL_BINARY=$GPUCTL PYTHONDONTWRITEBYTECODE=1
+cat >"$TMP/nb.py" <<'EOF'
+import sys, threading, warnings
+import gpuctl
+warnings.simplefilter("always")
+seen = threading.Event()
+def show(message, category, filename, lineno, file=None, line=None):
+    print("WARN %s: %s" % (category.__name__, message), flush=True)
+    seen.set()
+warnings.showwarning = show
+kw = {"ignore_usage": True, "name": "nb"}
+if len(sys.argv) > 1:
+    kw["time"] = float(sys.argv[1])
+a = gpuctl.lease(1, **kw)
+b = gpuctl.lease(1, **kw)
+print("same", a is b, len(gpuctl.held()), flush=True)
+seen.wait(120)
+print("done", flush=True)
+sys.stdin.readline()
+EOF
+mkfifo "$TMP/py-in"
+exec {PYW}<>"$TMP/py-in"
+"$PY" "$TMP/nb.py" <"$TMP/py-in" >"$TMP/py-out" 2>"$TMP/py-err" &
+NB=$!
+await_line "^same " "$TMP/py-out"
+check_eq "a cell run twice holds one lease (the same Lease returned)" "same True 1" \
+	"$(grep '^same ' "$TMP/py-out")"
+check_eq "the daemon holds one lease" 1 "$(live_leases)"
+await_line "^WARN " "$TMP/py-out"
+check_grep "the idle warning is a RuntimeWarning in the process" \
+	"^WARN RuntimeWarning: lease [0-9a-f]+ on GPU 0 has been idle for [0-9]+ s \(no process of yours uses it\)" \
+	"$TMP/py-out"
+"$G" doctor >"$TMP/doctor" 2>&1
+check_grep "doctor: the GPU leased and idle, with its holder" \
+	"GPU 0 leased by root \(lease [0-9a-f]+, pid [0-9]+, env, nb\) and idle for 0:00:0[0-9]" "$TMP/doctor"
+check_grep "and the fix" "gpuctl release --lease [0-9a-f]+" "$TMP/doctor"
+start_exporter
+curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics"
+stop_exporter
+check "the exporter: gpuctl_lease_idle_seconds, labelled as the lease series" \
+	awk '/^gpuctl_lease_idle_seconds\{/ && /holder="root"/ && /lease_name="nb"/ && /kind="env"/ && $NF >= 1 {ok = 1} END {exit !ok}' "$TMP/metrics"
+check_grep "with HELP" "^# HELP gpuctl_lease_idle_seconds " "$TMP/metrics"
+"$G" status --json >"$TMP/out"
+check "status --json: the lease's idle seconds" jq -e '[.gpus[] | .lease | select(. != null) | .idle_seconds >= 1] == [true]' "$TMP/out"
+echo >&$PYW
+wait $NB
+wait_leases 0
+
+# time=: a warning at the limit, and the lease ends.
+printf '[daemon]\nidle_warn = none\n' >"$TMP/daemon.conf"
+daemon_stop
+daemon_start
+: >"$TMP/py-out"
+"$PY" "$TMP/nb.py" 1 <"$TMP/py-in" >"$TMP/py-out" 2>"$TMP/py-err" &
+NB=$!
+await_line "^WARN " "$TMP/py-out"
+check_grep "lease(time=1) warns at its limit" "^WARN RuntimeWarning: lease [0-9a-f]+ reached its time limit" \
+	"$TMP/py-out"
+check "and its lease has ended" wait_leases 0
+echo >&$PYW
+wait $NB
+daemon_stop
