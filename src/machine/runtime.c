@@ -339,13 +339,17 @@ void ctr_names_resolve(struct ctr_names *cn)
 {
 	double now = now_mono();
 	struct asker a = {.deadline = now + budget()};
-	for (size_t i = 0; i < cn->n; i++) {
-		struct ctr_info *x = cn->e[i];
-		if (x->gen != cn->gen || x->named || (x->asked_at && now - x->asked_at < CTR_RETRY))
-			continue;
-		if (now_mono() >= a.deadline)
-			break;   /* the rest next refresh: a slow runtime never slows this one */
-		x->asked_at = now;
-		x->named = ask(&a, x);
-	}
+	/* review 2: the system's runtimes first, then users' own (rootless) ones, whose sockets
+	 * their users control: one that spends the budget delays only other rootless names */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < cn->n; i++) {
+			struct ctr_info *x = cn->e[i];
+			if (x->ref.rootless != (pass == 1) || x->gen != cn->gen || x->named ||
+			    (x->asked_at && now - x->asked_at < CTR_RETRY))
+				continue;
+			if (now_mono() >= a.deadline)
+				return;   /* the rest next refresh: a slow runtime never slows this one */
+			x->asked_at = now;
+			x->named = ask(&a, x);
+		}
 }

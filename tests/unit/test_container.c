@@ -279,9 +279,48 @@ static void engine_owner(void)
 	rmdir(dir);
 }
 
+/* review 2: the system's runtimes are asked before any user's own (rootless) one: a user whose
+ * socket is listed first and spends the refresh's whole budget never leaves root's containers
+ * unnamed (here the system's socket hangs instead, so the order shows: the rootless entry,
+ * added first, is the one left for the next refresh). */
+static void resolve_order(void)
+{
+	char dir[] = "/tmp/gpuctl-unit-order.XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s/hang.sock", dir);
+	int l = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK(l >= 0 && bind(l, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(l, 4) == 0);
+	char host[160], none[160];
+	snprintf(host, sizeof host, "unix://%s", sa.sun_path);
+	snprintf(none, sizeof none, "unix://%s/none.sock", dir);
+	setenv("DOCKER_HOST", host, 1);
+	setenv("CONTAINER_HOST", none, 1);
+	setenv("GPUCTL_CONTAINER_TIMEOUT", "100", 1);
+	struct ctr_names *cn = ctr_names_new();
+	ctr_names_begin(cn);
+	struct ctr_ref user = {.runtime = CTR_PODMAN, .rootless = true, .owner_uid = 4000000000u};
+	struct ctr_ref sys = {.runtime = CTR_DOCKER};
+	memset(user.id, 'a', CTR_ID_LEN);
+	memset(sys.id, 'b', CTR_ID_LEN);
+	const struct ctr_info *u = ctr_names_add(cn, &user), *y = ctr_names_add(cn, &sys);
+	ctr_names_resolve(cn);
+	CHECK(y->asked_at > 0 && !y->named);
+	CHECK(u->asked_at == 0);
+	ctr_names_end(cn);
+	ctr_names_free(cn);
+	unsetenv("DOCKER_HOST");
+	unsetenv("CONTAINER_HOST");
+	unsetenv("GPUCTL_CONTAINER_TIMEOUT");
+	close(l);
+	unlink(sa.sun_path);
+	rmdir(dir);
+}
+
 void test_container(void)
 {
 	engine_owner();
+	resolve_order();
 	oci();
 	devices();
 	layouts();
