@@ -62,7 +62,7 @@ const struct ctr_info *ctr_names_add_pid(struct ctr_names *cn, unsigned pid)
 	snprintf(path, sizeof path, "/proc/%u/cgroup", pid);
 	char *text = pid ? read_file(path, NULL) : NULL;
 	struct ctr_ref r;
-	bool in = text && ctr_from_cgroup(text, &r);
+	bool in = text && ctr_from_cgroup_at("/sys/fs/cgroup", text, &r);
 	free(text);
 	return in ? ctr_names_add(cn, &r) : NULL;
 }

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -317,9 +318,51 @@ static void resolve_order(void)
 	rmdir(dir);
 }
 
+/* review 2: a container that is not rootless is one only when the cgroup holding its cgroup is
+ * root's: a user's delegated subtree (their own directory) may hold any name. */
+static void delegated(void)
+{
+	char root[] = "/tmp/gpuctl-unit-cg.XXXXXX", d[128];
+	CHECK(mkdtemp(root) != NULL);
+	uid_t other = getuid() ? getuid() : 65534;   /* not root's */
+	snprintf(d, sizeof d, "%s/usr", root);
+	CHECK(mkdir(d, 0755) == 0);
+	if (!getuid())
+		CHECK(chown(d, other, other) == 0);
+	snprintf(d, sizeof d, "%s/systemd", root);
+	CHECK(mkdir(d, 0755) == 0);
+	snprintf(d, sizeof d, "%s/systemd/usr", root);
+	CHECK(mkdir(d, 0755) == 0);
+	if (!getuid())
+		CHECK(chown(d, other, other) == 0);
+	char id[CTR_ID_LEN + 1], text[512];
+	memset(id, 'c', CTR_ID_LEN);
+	id[CTR_ID_LEN] = '\0';
+	struct ctr_ref r;
+	snprintf(text, sizeof text, "0::/usr/docker-%s.scope\n", id);
+	CHECK(ctr_from_cgroup(text, &r) && r.runtime == CTR_DOCKER);   /* by its name alone */
+	CHECK(!ctr_from_cgroup_at(root, text, &r) && r.runtime == CTR_NONE); /* a user's cgroup */
+	CHECK(ctr_from_cgroup_at("", text, &r) && r.runtime == CTR_DOCKER);  /* /usr: root's */
+	snprintf(text, sizeof text, "1:name=systemd:/usr/docker-%s.scope\n0::/\n", id);
+	CHECK(!ctr_from_cgroup_at(root, text, &r));
+	snprintf(text, sizeof text, "0::/absent/docker-%s.scope\n", id);
+	CHECK(ctr_from_cgroup_at(root, text, &r));   /* another layout: not known, not refused */
+	snprintf(text, sizeof text,
+		 "0::/user.slice/user-1000.slice/user@1000.service/usr/docker-%s.scope\n", id);
+	CHECK(ctr_from_cgroup_at(root, text, &r) && r.rootless && r.owner_uid == 1000);
+	snprintf(d, sizeof d, "%s/systemd/usr", root);
+	rmdir(d);
+	snprintf(d, sizeof d, "%s/systemd", root);
+	rmdir(d);
+	snprintf(d, sizeof d, "%s/usr", root);
+	rmdir(d);
+	rmdir(root);
+}
+
 void test_container(void)
 {
 	engine_owner();
+	delegated();
 	resolve_order();
 	oci();
 	devices();
