@@ -244,14 +244,14 @@ static bool path_container(const char *path, size_t len, struct ctr_ref *out, si
 }
 
 /* The first hierarchy that names a container wins: a runtime puts its container's processes in
- * the same container in every hierarchy it uses. line: that line's start (its path follows). */
-static bool first_container(const char *text, struct ctr_ref *out, const char **line,
-			    const char **path, size_t *parent)
+ * the same container in every hierarchy it uses. path: that line's path (after its 2nd ':'). */
+static bool first_container(const char *text, struct ctr_ref *out, const char **path,
+			    size_t *parent)
 {
 	*out = (struct ctr_ref){0};
 	const char *cur = text;
 	size_t len;
-	for (*line = cur; cgroup_next_path(&cur, path, &len); *line = cur)
+	while (cgroup_next_path(&cur, path, &len))
 		if (path_container(*path, len, out, parent))
 			return true;
 	*out = (struct ctr_ref){0};
@@ -260,22 +260,24 @@ static bool first_container(const char *text, struct ctr_ref *out, const char **
 
 bool ctr_from_cgroup(const char *text, struct ctr_ref *out)
 {
-	const char *line, *path;
+	const char *path;
 	size_t parent;
-	return first_container(text, out, &line, &path, &parent);
+	return first_container(text, out, &path, &parent);
 }
 
 bool ctr_from_cgroup_at(const char *root, const char *text, struct ctr_ref *out)
 {
-	const char *line, *path;
+	const char *path;
 	size_t parent;
-	if (!first_container(text, out, &line, &path, &parent))
+	if (!first_container(text, out, &path, &parent))
 		return false;
 	if (out->rootless)
 		return true;   /* asked of its owner's own runtime only */
 	/* "0::PATH" is the unified hierarchy at root; "N:CONTROLLERS:PATH" is v1's, mounted at
-	 * root/CONTROLLERS (name=systemd at root/systemd) */
-	const char *c1 = strchr(line, ':'), *ctl = c1 + 1;
+	 * root/CONTROLLERS (name=systemd at root/systemd). The controllers hold no ':'. */
+	const char *ctl = path - 1;
+	while (ctl > text && ctl[-1] != ':')
+		ctl--;
 	size_t cn = (size_t)(path - 1 - ctl);
 	if (cn >= 5 && !strncmp(ctl, "name=", 5))
 		ctl += 5, cn -= 5;
@@ -287,7 +289,7 @@ bool ctr_from_cgroup_at(const char *root, const char *text, struct ctr_ref *out)
 	 * (their own directory) may hold any name. A runtime may chown the container's own
 	 * cgroup to a user namespace's root (crun, runc), never its parent. Not found (another
 	 * mount layout): not known, so not refused. */
-	if (n > 0 && (size_t)n < sizeof dir && stat(n ? dir : "/", &st) == 0 && st.st_uid != 0) {
+	if (n > 0 && (size_t)n < sizeof dir && stat(dir, &st) == 0 && st.st_uid != 0) {
 		*out = (struct ctr_ref){0};
 		return false;
 	}

@@ -345,6 +345,9 @@ static void delegated(void)
 	CHECK(ctr_from_cgroup_at("", text, &r) && r.runtime == CTR_DOCKER);  /* /usr: root's */
 	snprintf(text, sizeof text, "1:name=systemd:/usr/docker-%s.scope\n0::/\n", id);
 	CHECK(!ctr_from_cgroup_at(root, text, &r));
+	/* a line the reader skips (no two colons) before the one that names it */
+	snprintf(text, sizeof text, "junk\n5:name=systemd:/usr/docker-%s.scope\n", id);
+	CHECK(!ctr_from_cgroup_at(root, text, &r));
 	snprintf(text, sizeof text, "0::/absent/docker-%s.scope\n", id);
 	CHECK(ctr_from_cgroup_at(root, text, &r));   /* another layout: not known, not refused */
 	snprintf(text, sizeof text,
