@@ -377,8 +377,14 @@ void grant_hold(const struct grant *g, pid_t bound)
 	struct dclient dc;
 	struct gpu_error err;
 	struct msg m;
-	if (!dclient_open_at(&dc, g->socket, &err))
-		return;
+	if (!dclient_open_at(&dc, g->socket, &err)) {
+		/* A private daemon lingers 2 s after its last client and then exits (its leases live
+		 * on in their FIFOs and records). A holder that commits later (a container's, once
+		 * the client ended) starts it again: it recovers the lease, token included. */
+		const char *shared = client_socket_path();
+		if (!shared || !strcmp(shared, g->socket) || !dclient_open(&dc, DC_LEASE_NOW, &err))
+			return;
+	}
 	dc.timeout = 1;
 	struct strbuf sb = {0};
 	msg_begin(&sb, "commit");
