@@ -482,13 +482,15 @@ void lease_commit(struct daemon *d, struct conn *c, const struct msg *m)
 	if (!l->start && msg_get_u64(m, "start", UINT64_MAX, &v))
 		l->start = v; /* /proc hidden from the daemon (hidepid): the process's own word */
 	if (msg_get_u64(m, "bound", INT32_MAX, &v) && v) {
-		/* review 2: the container's process is the client's word. One that started before
-		 * the lease was granted is not the container this lease started (a user naming
-		 * root's long-running container's pid had `leases` say their lease was held by
-		 * it); the lease is committed, bound to nothing. */
-		if (started_before(lease_proc_start((pid_t)v), l->since)) {
-			conn_log(d, "uid %u: lease %s bound to pid %llu, which started before the lease: "
-				 "not named", (unsigned)c->p.uid, l->id, (unsigned long long)v);
+		/* review 2: the bound process is the client's word. Another user's that started
+		 * before the lease was granted is not a container this lease started (a user naming
+		 * root's long-running container's pid had `leases` say their lease was held by it);
+		 * the lease is committed, bound to nothing. The user's own (env's shell, a notebook's
+		 * kernel) is theirs to name. */
+		if (started_before(lease_proc_start((pid_t)v), l->since) &&
+		    !pid_runs_as((unsigned)v, c->p.uid)) {
+			conn_log(d, "uid %u: lease %s bound to pid %llu, another user's, which started "
+				 "before the lease: not named", (unsigned)c->p.uid, l->id, (unsigned long long)v);
 		} else {
 			l->bound = (pid_t)v;
 		}
