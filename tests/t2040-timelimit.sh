@@ -34,18 +34,23 @@ check_exit "a bad --time is a usage error" 2 "$G" run -q --time soon -- true
 check_grep "naming the option" "^gpuctl run: --time wants a duration" "$TMP/stderr"
 
 # --time 2s ends a job on time.
+# The limit counts from the grant, which comes after this moment (the job itself may start late
+# on a loaded machine: its own start is no measure).
+asked=$(date +%s%N)
 timeout 120 "$G" run -q --time 2s -- "$WL" --log "$LOG" --tag t2 2>"$TMP/run-err"
 check_eq "the job's gpuctl run returns once the limit ends it" 0 $?
-start=$(ns_of start t2) end=$(ns_of end t2)
-check "it ran about 2 s: ended at the limit, not before" \
-	awk -v s="$start" -v e="$end" 'BEGIN {d = (e - s) / 1e9; exit !(d >= 1.5 && d < 60)}'
+end=$(ns_of end t2)
+check "it ended at the limit, not before (2 s after it was asked for, at least)" \
+	awk -v s="$asked" -v e="$end" 'BEGIN {d = (e - s) / 1e9; exit !(d >= 1.5 && d < 60)}'
 check_grep "gpuctl run said why on the user's terminal" "reached its time limit" "$TMP/run-err"
 wait_ended 1
 check_grep "the daemon's log says the lease ended at its limit" \
 	"lease [0-9a-f]+ ended at its time limit \(2 s\)" "$DLOG"
 
 # A job that ignores SIGTERM is killed kill_grace (1 s) later.
-timeout 120 "$G" run -q --time 1s -- "$WL" --ignore-term 1 --tag t1 2>"$TMP/run-err"
+# It ignores SIGTERM from its first instruction (inherited across exec), not only once its
+# handler is set: a job slow to start would otherwise die of the SIGTERM.
+timeout 120 "$G" run -q --time 3s -- sh -c 'trap "" TERM; exec "$@"' - "$WL" --ignore-term 1 --tag t1 2>"$TMP/run-err"
 check_eq "a job ignoring SIGTERM is killed (128+9)" 137 $?
 check_grep "and gpuctl run said so" "SIGKILL" "$TMP/run-err"
 

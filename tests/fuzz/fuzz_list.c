@@ -37,6 +37,26 @@ bool daemon_write_state(struct daemon *d, const char *name, const char *buf, siz
 	return true;
 }
 
+/* Lines that issues 24, 25 and 23 add to records (idle.c, guard.c, mig.c): none here, so the
+ * fuzzer covers the records as list.c builds them around those lines. */
+void guard_describe(const struct daemon *d, struct strbuf *sb) { (void)d, (void)sb; }
+uint64_t guard_fingerprint(const struct daemon *d) { (void)d; return 0; }
+size_t idle_list_lease(const struct daemon *d, const struct lease *l, struct strbuf *rec)
+{
+	(void)d, (void)l, (void)rec;
+	return 0;
+}
+size_t idle_list_waiter(const struct daemon *d, const struct request *r, struct strbuf *rec)
+{
+	(void)d, (void)r, (void)rec;
+	return 0;
+}
+const char *mig_uuid_of(const struct daemon *d, const struct lease *l)
+{
+	(void)d, (void)l;
+	return NULL;
+}
+
 size_t queue_in_order(const struct daemon *d, struct request ***out)
 {
 	*out = xmalloc((d->nreqs ? d->nreqs : 1) * sizeof **out);
