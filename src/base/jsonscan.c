@@ -198,7 +198,7 @@ bool jsonscan_int(const char *text, size_t len, const char *const *keys, size_t 
 	c.p += neg;
 	long long v = 0;
 	int digits = 0;
-	while (c.p < c.end && *c.p >= '0' && *c.p <= '9' && digits < 19) {
+	while (c.p < c.end && *c.p >= '0' && *c.p <= '9' && digits < 18) {
 		v = v * 10 + (*c.p++ - '0');
 		digits++;
 	}

@@ -22,8 +22,27 @@ static const char *const bool_long[] = {
 	"detach", "interactive", "tty", "rm", "privileged", "init", "read-only", "publish-all",
 	"no-healthcheck", "oom-kill-disable", "sig-proxy", "quiet", "disable-content-trust",
 	"help", "replace", "rmi", "passwd", "no-hosts", "env-host", "http-proxy", "read-only-tmpfs",
-	"tls-verify", NULL,
+	"tls-verify",
+	/* review 2: more of them (Docker 28's and Podman's); one missing took the next word as its
+	 * value, so "--use-api-socket --gpus all img" read "all" as the image and let --gpus by */
+	"use-api-socket", "rootfs", "unsetenv-all", "no-hostname", NULL,
 };
+
+/* review 2: a word that gives the container GPUs by itself, besides --gpus: a CDI device, a GPU's
+ * own node (/dev/nvidia0, /dev/nvidia-caps/...: not nvidiactl or nvidia-uvm, which name none),
+ * or NVIDIA_VISIBLE_DEVICES, which the NVIDIA runtime reads. */
+static bool names_gpus(const char *flag, size_t n, const char *v)
+{
+	if (!v)
+		return false;
+	if (n == 6 && !strncmp(flag, "device", 6)) {
+		const char *d = strstr(v, "/dev/nvidia");
+		return strstr(v, "nvidia.com/gpu") ||
+		       (d && ((d[11] >= '0' && d[11] <= '9') || !strncmp(d + 11, "-caps", 5)));
+	}
+	return ((n == 3 && !strncmp(flag, "env", 3)) || (n == 1 && *flag == 'e')) &&
+	       !strncmp(v, "NVIDIA_VISIBLE_DEVICES", 22);
+}
 static const char bool_short[] = "ditPq";
 
 static bool in(const char *const *list, const char *s, size_t n)
@@ -53,8 +72,14 @@ void runctr_detect(char **argv, struct runctr *rc)
 	size_t i = 1;
 	/* the client's own global flags come before the command: "docker --context x run" */
 	while (argv[i] && argv[i][0] == '-') {
-		bool value = strchr(argv[i], '=') == NULL && strcmp(argv[i], "--debug") &&
-			     strcmp(argv[i], "-D") && strncmp(argv[i], "--remote", 8);
+		/* review 2: --tls and --tlsverify take no value either; read as taking one, "docker
+		 * --tls run --gpus all img" was no container run, and kept all its GPUs */
+		static const char *const bool_global[] = {"debug", "tls", "tlsverify", "syslog",
+							  "noout", "transient-store", NULL};
+		const char *g = argv[i] + 1 + (argv[i][1] == '-');
+		bool value = strchr(argv[i], '=') == NULL && strcmp(argv[i], "-D") &&
+			     strcmp(argv[i], "-r") && strncmp(argv[i], "--remote", 8) &&
+			     !(argv[i][1] == '-' && in(bool_global, g, strlen(g)));
 		i += value && argv[i + 1] ? 2 : 1;
 	}
 	if (argv[i] && !strcmp(argv[i], "container"))
@@ -73,9 +98,7 @@ void runctr_detect(char **argv, struct runctr *rc)
 			const char *name = a + 2, *eq = strchr(name, '=');
 			size_t n = eq ? (size_t)(eq - name) : strlen(name);
 			if ((n == 4 && !strncmp(name, "gpus", 4)) ||
-			    (n == 6 && !strncmp(name, "device", 6) &&
-			     ((eq && strstr(eq, "nvidia.com/gpu")) || (!eq && argv[i + 1] &&
-			      strstr(argv[i + 1], "nvidia.com/gpu")))))
+			    names_gpus(name, n, eq ? eq + 1 : argv[i + 1]))
 				rc->user_gpus = a;
 			if (n == 6 && !strncmp(name, "detach", 6))
 				rc->detached = !eq || strcmp(eq + 1, "false");
@@ -89,6 +112,8 @@ void runctr_detect(char **argv, struct runctr *rc)
 			if (*c == 'd')
 				rc->detached = true;
 			if (!strchr(bool_short, *c)) {
+				if (names_gpus(c, 1, c[1] ? c + 1 : argv[i + 1]))
+					rc->user_gpus = a;
 				if (!c[1] && argv[i + 1])
 					i++;  /* "-e X": the value is the next word */
 				break;
@@ -112,17 +137,21 @@ char **runctr_argv(struct runctr *rc, char **argv, const struct grant *g, char *
 	for (size_t i = 0; i <= rc->run_at; i++)
 		out[k++] = argv[i];
 	struct strbuf sb = {0};
+	/* review 2: a MIG lease names its instance (the NVIDIA toolkit and its CDI specs take MIG
+	 * UUIDs): its parent GPU would give the container every instance on it, others' too */
+	const char *mig = g->mig_uuid[0] ? g->mig_uuid : NULL;
+	size_t ndev = mig ? 1 : g->n;
 	if (rc->kind == RUNCTR_DOCKER) {
 		sb_adds(&sb, "\"device=");
-		for (size_t i = 0; i < g->n; i++)
-			sb_addf(&sb, "%s%s", i ? "," : "", g->set->gpus[g->pos[i]].uuid);
+		for (size_t i = 0; i < ndev; i++)
+			sb_addf(&sb, "%s%s", i ? "," : "", mig ? mig : g->set->gpus[g->pos[i]].uuid);
 		sb_adds(&sb, "\"");
 		out[k++] = "--gpus";
 		out[k++] = sb.buf;   /* freed by runctr_argv_free: out[rc->run_at + 2] */
 	} else {
-		for (size_t i = 0; i < g->n; i++) {
+		for (size_t i = 0; i < ndev; i++) {
 			char *d = NULL;
-			if (asprintf(&d, "nvidia.com/gpu=%s", g->set->gpus[g->pos[i]].uuid) < 0)
+			if (asprintf(&d, "nvidia.com/gpu=%s", mig ? mig : g->set->gpus[g->pos[i]].uuid) < 0)
 				die(EXIT_FAIL, "out of memory");
 			out[k++] = "--device";
 			out[k++] = d;

@@ -419,6 +419,19 @@ unsigned long long lease_proc_start(pid_t pid)
 	return pid > 0 && pid_stat((unsigned)pid, &st) ? st.start : 0;
 }
 
+/* review 2: whether a process that started at start (clock ticks after boot; 0: unknown, never
+ * before) started more than 2 s before when (ticks and seconds rounded, a little clock skew). */
+static bool started_before(unsigned long long start, time_t when)
+{
+	FILE *f = start ? fopen("/proc/uptime", "r") : NULL;
+	double up = 0;
+	bool ok = f && fscanf(f, "%lf", &up) == 1;
+	if (f)
+		fclose(f);
+	double at = (double)time(NULL) - up + (double)start / (double)sysconf(_SC_CLK_TCK);
+	return ok && at < (double)when - 2;
+}
+
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77 /* Linux 6.5 */
 #endif
@@ -469,8 +482,20 @@ void lease_commit(struct daemon *d, struct conn *c, const struct msg *m)
 	l->start = lease_proc_start(c->p.pid);
 	if (!l->start && msg_get_u64(m, "start", UINT64_MAX, &v))
 		l->start = v; /* /proc hidden from the daemon (hidepid): the process's own word */
-	if (msg_get_u64(m, "bound", INT32_MAX, &v))
-		l->bound = (pid_t)v;
+	if (msg_get_u64(m, "bound", INT32_MAX, &v) && v) {
+		/* review 2: the bound process is the client's word. Another user's that started
+		 * before the lease was granted is not a container this lease started (a user naming
+		 * root's long-running container's pid had `leases` say their lease was held by it);
+		 * the lease is committed, bound to nothing. The user's own (env's shell, a notebook's
+		 * kernel) is theirs to name. */
+		if (started_before(lease_proc_start((pid_t)v), l->since) &&
+		    !pid_runs_as((unsigned)v, c->p.uid)) {
+			conn_log(d, "uid %u: lease %s bound to pid %llu, another user's, which started "
+				 "before the lease: not named", (unsigned)c->p.uid, l->id, (unsigned long long)v);
+		} else {
+			l->bound = (pid_t)v;
+		}
+	}
 	record_write(d, l);
 	struct strbuf sb = {0};
 	msg_begin(&sb, "ok");

@@ -192,7 +192,7 @@ static bool user_num(struct comp c, const char *prefix, const char *suffix, unsi
 	return v <= 0xFFFFFFFEUL;
 }
 
-static bool path_container(const char *path, size_t len, struct ctr_ref *out)
+static bool path_container(const char *path, size_t len, struct ctr_ref *out, size_t *parent)
 {
 	const char *p = path, *end = path + len;
 	struct comp prev = {"", 0};
@@ -235,6 +235,7 @@ static bool path_container(const char *path, size_t len, struct ctr_ref *out)
 			memcpy(out->id, id, CTR_ID_LEN);
 			out->id[CTR_ID_LEN] = '\0';
 			memcpy(out->pod_uid, pod, sizeof out->pod_uid);
+			*parent = (size_t)(c.s - 1 - path);
 			return true;
 		}
 		prev = c;
@@ -242,16 +243,55 @@ static bool path_container(const char *path, size_t len, struct ctr_ref *out)
 	return false;
 }
 
-bool ctr_from_cgroup(const char *text, struct ctr_ref *out)
+/* The first hierarchy that names a container wins: a runtime puts its container's processes in
+ * the same container in every hierarchy it uses. path: that line's path (after its 2nd ':'). */
+static bool first_container(const char *text, struct ctr_ref *out, const char **path,
+			    size_t *parent)
 {
 	*out = (struct ctr_ref){0};
-	const char *cur = text, *path;
+	const char *cur = text;
 	size_t len;
-	/* The first hierarchy that names a container wins: a runtime puts its container's
-	 * processes in the same container in every hierarchy it uses. */
-	while (cgroup_next_path(&cur, &path, &len))
-		if (path_container(path, len, out))
+	while (cgroup_next_path(&cur, path, &len))
+		if (path_container(*path, len, out, parent))
 			return true;
 	*out = (struct ctr_ref){0};
 	return false;
+}
+
+bool ctr_from_cgroup(const char *text, struct ctr_ref *out)
+{
+	const char *path;
+	size_t parent;
+	return first_container(text, out, &path, &parent);
+}
+
+bool ctr_from_cgroup_at(const char *root, const char *text, struct ctr_ref *out)
+{
+	const char *path;
+	size_t parent;
+	if (!first_container(text, out, &path, &parent))
+		return false;
+	if (out->rootless)
+		return true;   /* asked of its owner's own runtime only */
+	/* "0::PATH" is the unified hierarchy at root; "N:CONTROLLERS:PATH" is v1's, mounted at
+	 * root/CONTROLLERS (name=systemd at root/systemd). The controllers hold no ':'. */
+	const char *ctl = path - 1;
+	while (ctl > text && ctl[-1] != ':')
+		ctl--;
+	size_t cn = (size_t)(path - 1 - ctl);
+	if (cn >= 5 && !strncmp(ctl, "name=", 5))
+		ctl += 5, cn -= 5;
+	char dir[4096];
+	int n = snprintf(dir, sizeof dir, "%s%s%.*s%.*s", root, cn ? "/" : "", (int)cn, ctl,
+			 (int)parent, path);
+	struct stat st;
+	/* the runtime made the container's cgroup in one of root's: a user's delegated subtree
+	 * (their own directory) may hold any name. A runtime may chown the container's own
+	 * cgroup to a user namespace's root (crun, runc), never its parent. Not found (another
+	 * mount layout): not known, so not refused. */
+	if (n > 0 && (size_t)n < sizeof dir && stat(dir, &st) == 0 && st.st_uid != 0) {
+		*out = (struct ctr_ref){0};
+		return false;
+	}
+	return true;
 }

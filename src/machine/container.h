@@ -52,6 +52,11 @@ struct ctr_ref {
 /* The container the cgroup text places a process in: true with *out filled, false (out
  * zeroed) when none. */
 bool ctr_from_cgroup(const char *text, struct ctr_ref *out);
+/* review 2: the same, but a container that is not rootless is one only when the cgroup it was
+ * made in (its container cgroup's parent, under root, the cgroup mount: /sys/fs/cgroup) is
+ * root's: a user to whom systemd or Slurm delegated a subtree outside user.slice can name a
+ * cgroup there docker-<root's container id>.scope. One stat. */
+bool ctr_from_cgroup_at(const char *root, const char *text, struct ctr_ref *out);
 /* "docker", "podman", "containerd", "cri-o", "kubernetes"; NULL for CTR_NONE. */
 const char *ctr_runtime_name(unsigned runtime);
 /* Whether this machine runs containers at all: a few stats of what the runtimes install (their

@@ -459,7 +459,7 @@ static void read_cgroup(struct proc_cache *pc, struct proc_ent *e)
 	struct ctr_ref r;
 	if (job)
 		pc->jobs[i] = ok ? slurm_cgroup_job(pc->scratch) : 0;
-	if (ctr && (pc->ctrs[i] = NULL, ok && ctr_from_cgroup(pc->scratch, &r)))
+	if (ctr && (pc->ctrs[i] = NULL, ok && ctr_from_cgroup_at("/sys/fs/cgroup", pc->scratch, &r)))
 		*(pc->ctrs[i] = xmalloc(sizeof r)) = r;
 }
 

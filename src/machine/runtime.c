@@ -62,7 +62,7 @@ const struct ctr_info *ctr_names_add_pid(struct ctr_names *cn, unsigned pid)
 	snprintf(path, sizeof path, "/proc/%u/cgroup", pid);
 	char *text = pid ? read_file(path, NULL) : NULL;
 	struct ctr_ref r;
-	bool in = text && ctr_from_cgroup(text, &r);
+	bool in = text && ctr_from_cgroup_at("/sys/fs/cgroup", text, &r);
 	free(text);
 	return in ? ctr_names_add(cn, &r) : NULL;
 }
@@ -134,8 +134,8 @@ static bool http_body(const char *raw, size_t n, struct strbuf *body, int *statu
 	return false;
 }
 
-bool ctr_engine_get(const char *socket_path, const char *path, double deadline, struct strbuf *body,
-		    int *status, char *why, size_t whylen)
+bool ctr_engine_get(const char *socket_path, long owner, const char *path, double deadline,
+		    struct strbuf *body, int *status, char *why, size_t whylen)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	if (strlen(socket_path) >= sizeof sa.sun_path) {
@@ -153,6 +153,15 @@ bool ctr_engine_get(const char *socket_path, const char *path, double deadline, 
 	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0 && errno != EINPROGRESS) {
 		snprintf(why, whylen, "%s: %s", socket_path, strerror(errno));
 		goto out;
+	}
+	if (owner >= 0) {   /* review 2: the user's own runtime, not a link to another's */
+		struct ucred cr;
+		socklen_t crlen = sizeof cr;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) != 0 || (long)cr.uid != owner) {
+			snprintf(why, whylen, "%s: served by uid %ld, not by its owner %ld: not asked",
+				 socket_path, crlen == sizeof cr ? (long)cr.uid : -1L, owner);
+			goto out;
+		}
 	}
 	char req[512];
 	int rn = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: localhost\r\nUser-Agent: gpuctl\r\n"
@@ -232,7 +241,7 @@ struct asker {
 	size_t ndead;
 };
 
-static bool ask_engine(struct asker *a, const char *sock, struct ctr_info *x)
+static bool ask_engine(struct asker *a, const char *sock, long owner, struct ctr_info *x)
 {
 	for (size_t i = 0; i < a->ndead; i++)
 		if (!strcmp(a->dead[i], sock))
@@ -241,7 +250,7 @@ static bool ask_engine(struct asker *a, const char *sock, struct ctr_info *x)
 	snprintf(path, sizeof path, "/containers/%s/json", x->ref.id);
 	struct strbuf body = {0};
 	int status = 0;
-	bool ok = ctr_engine_get(sock, path, a->deadline, &body, &status, why, sizeof why);
+	bool ok = ctr_engine_get(sock, owner, path, a->deadline, &body, &status, why, sizeof why);
 	if (!ok && a->ndead < 4)
 		snprintf(a->dead[a->ndead++], sizeof a->dead[0], "%s", sock);
 	ok = ok && status == 200;
@@ -288,10 +297,10 @@ static bool ask(struct asker *a, struct ctr_info *x)
 	unsigned rt = x->ref.runtime;
 	if (x->ref.rootless) {
 		snprintf(sock, sizeof sock, "/run/user/%u/podman/podman.sock", (unsigned)x->ref.owner_uid);
-		if (ask_engine(a, sock, x))
+		if (ask_engine(a, sock, (long)x->ref.owner_uid, x))
 			return true;
 		snprintf(sock, sizeof sock, "/run/user/%u/docker.sock", (unsigned)x->ref.owner_uid);
-		return ask_engine(a, sock, x);
+		return ask_engine(a, sock, (long)x->ref.owner_uid, x);
 	}
 	if (rt == CTR_CONTAINERD || rt == CTR_KUBERNETES) {
 		snprintf(file, sizeof file, "/run/containerd/io.containerd.runtime.v2.task/k8s.io/%s/config.json",
@@ -309,7 +318,7 @@ static bool ask(struct asker *a, struct ctr_info *x)
 		/* podman-docker answers on Docker's socket too: each runtime's own first */
 		for (int k = 0; k < 2; k++) {
 			ctr_engine_socket((rt == CTR_PODMAN) == (k == 0), sock, sizeof sock);
-			if (ask_engine(a, sock, x))
+			if (ask_engine(a, sock, -1, x))
 				return true;
 		}
 	}
@@ -330,13 +339,17 @@ void ctr_names_resolve(struct ctr_names *cn)
 {
 	double now = now_mono();
 	struct asker a = {.deadline = now + budget()};
-	for (size_t i = 0; i < cn->n; i++) {
-		struct ctr_info *x = cn->e[i];
-		if (x->gen != cn->gen || x->named || (x->asked_at && now - x->asked_at < CTR_RETRY))
-			continue;
-		if (now_mono() >= a.deadline)
-			break;   /* the rest next refresh: a slow runtime never slows this one */
-		x->asked_at = now;
-		x->named = ask(&a, x);
-	}
+	/* review 2: the system's runtimes first, then users' own (rootless) ones, whose sockets
+	 * their users control: one that spends the budget delays only other rootless names */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < cn->n; i++) {
+			struct ctr_info *x = cn->e[i];
+			if (x->ref.rootless != (pass == 1) || x->gen != cn->gen || x->named ||
+			    (x->asked_at && now - x->asked_at < CTR_RETRY))
+				continue;
+			if (now_mono() >= a.deadline)
+				return;   /* the rest next refresh: a slow runtime never slows this one */
+			x->asked_at = now;
+			x->named = ask(&a, x);
+		}
 }

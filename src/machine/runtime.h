@@ -64,9 +64,12 @@ void ctr_names_end(struct ctr_names *cn);
 void ctr_engine_socket(bool podman, char *path, size_t len);
 /* GET path on the Engine API at socket, by the monotonic deadline: the body (up to
  * CTR_ANSWER_MAX, chunked or not) and the HTTP status. false with why set when there is no
- * answer in time. */
-bool ctr_engine_get(const char *socket, const char *path, double deadline, struct strbuf *body,
-		    int *status, char *why, size_t whylen);
+ * answer in time. owner >= 0: the server must run as that uid by the kernel's word
+ * (SO_PEERCRED), else nothing is sent: a rootless runtime's socket lies in its user's
+ * directory, and that user could put any other there (a link to root's docker.sock would name
+ * their own process after root's container for everyone). */
+bool ctr_engine_get(const char *socket, long owner, const char *path, double deadline,
+		    struct strbuf *body, int *status, char *why, size_t whylen);
 /* What an inspect answer (GET /containers/ID/json) says: the name (its '/' dropped), the
  * Kubernetes labels, and State.Pid (0 when not running). */
 void ctr_parse_inspect(const char *body, size_t len, struct ctr_info *out, long long *pid);

@@ -2,7 +2,8 @@
 # tests/fuzz/run.sh SECONDS: build the libFuzzer targets with clang (ASan + UBSan) and run each
 # for a fixed time: the CUDA_VISIBLE_DEVICES model, seeded with the values of
 # tests/unit/visibility.cases, the daemon's message decoder, seeded with real messages, and
-# `list` (the daemon's renderer and the client's parser) over maximal records.
+# `list` (the daemon's renderer and the client's parser) over maximal records, and a container
+# runtime's answers (the JSON reader and the cgroup parser).
 # Skips without clang.
 set -eu
 cd "$(dirname "$0")/../.."
@@ -39,8 +40,17 @@ mkdir -p "$B/fuzz-snap-corpus"
 	printf 'p 42 1 1 1048576 4294967295 4294967295 1 0 0 0 0 0 0 0 0\npi =root =python%%20x =python\n'
 	printf 'ps 0 1 2 3 0x1p+0 0x1p+1 1 0x1.9p+3\nend'
 } >"$B/fuzz-snap-corpus/small"
+# A container runtime's answers (review 2): the JSON reader and the cgroup parser, seeded with an
+# inspect answer and a cgroup file.
+clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	-Isrc -o "$B/fuzz-jsonscan" tests/fuzz/fuzz_jsonscan.c src/base/jsonscan.c src/machine/container.c
+mkdir -p "$B/fuzz-jsonscan-corpus"
+printf '{"Name":"/a\\u00e9\\ud800","State":{"Pid":42},"Config":{"Labels":{"io.kubernetes.pod.name":"p"}}}' \
+	>"$B/fuzz-jsonscan-corpus/inspect"
+printf '0::/kubepods.slice/kubepods-pod0123abcd_0123_4567_89ab_0123456789ab.slice/cri-containerd-%s.scope\n' \
+	"$(printf 'a%.0s' $(seq 64))" >"$B/fuzz-jsonscan-corpus/cgroup"
 status=0
-for t in visibility:fuzz-corpus:256 proto:fuzz-proto-corpus:4096 list:fuzz-list-corpus:4096 snap:fuzz-snap-corpus:8192; do
+for t in visibility:fuzz-corpus:256 proto:fuzz-proto-corpus:4096 list:fuzz-list-corpus:4096 snap:fuzz-snap-corpus:8192 jsonscan:fuzz-jsonscan-corpus:4096; do
 	IFS=: read -r name corpus len <<<"$t"
 	if "$B/fuzz-$name" -max_total_time="$secs" -max_len="$len" -artifact_prefix="$B/" \
 		-print_final_stats=1 "$B/$corpus" 2>"$B/fuzz-$name.log"; then

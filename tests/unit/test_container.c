@@ -14,6 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 static void layouts(void)
 {
@@ -105,6 +109,12 @@ static void scan(void)
 	long long v;
 	CHECK(!jsonscan_int(S("{\"Name\":1.5}"), name, 1, &v));
 	CHECK(!jsonscan_int(S("{\"Name\":1234567890123456789012}"), name, 1, &v));
+	/* review 2: 19 digits are refused before they are summed (9999999999999999999 overflowed
+	 * a long long: undefined, and `make asan` stops on it); 18 are read */
+	CHECK(!jsonscan_int(S("{\"Name\":9999999999999999999}"), name, 1, &v));
+	CHECK(!jsonscan_int(S("{\"Name\":-9223372036854775808}"), name, 1, &v));
+	CHECK(jsonscan_int(S("{\"Name\":-999999999999999999}"), name, 1, &v) &&
+	      v == -999999999999999999LL);
 }
 
 /* docker/podman run read far enough: detached or not, the user's GPU flags, where `run` is. */
@@ -126,6 +136,19 @@ static void detect(void)
 		{"docker run --gpus all img", RUNCTR_DOCKER, false, true},
 		{"podman run -d --device nvidia.com/gpu=0 img", RUNCTR_PODMAN, true, true},
 		{"podman run -d --device /dev/fuse img", RUNCTR_PODMAN, true, false},
+		/* review 2: GPUs given past the lease by other words, or hidden from the reader */
+		{"docker --tls run --gpus all img", RUNCTR_DOCKER, false, true},
+		{"docker --tlsverify --debug run -d img", RUNCTR_DOCKER, true, false},
+		{"docker run --use-api-socket --gpus all img", RUNCTR_DOCKER, false, true},
+		{"docker run --device /dev/nvidia1 img", RUNCTR_DOCKER, false, true},
+		{"docker run --device=/dev/nvidia0:/dev/nvidia0 img", RUNCTR_DOCKER, false, true},
+		{"docker run --device /dev/nvidiactl --device=/dev/nvidia-uvm img", RUNCTR_DOCKER, false,
+		 false},
+		{"docker run -e NVIDIA_VISIBLE_DEVICES=all img", RUNCTR_DOCKER, false, true},
+		{"docker run -deNVIDIA_VISIBLE_DEVICES=all img", RUNCTR_DOCKER, true, true},
+		{"docker run --env=NVIDIA_VISIBLE_DEVICES=all img", RUNCTR_DOCKER, false, true},
+		{"docker run -e NVIDIA_DRIVER_CAPABILITIES=all img", RUNCTR_DOCKER, false, false},
+		{"podman run --rootfs --device nvidia.com/gpu=all /srv/root", RUNCTR_PODMAN, false, true},
 		{"docker ps", RUNCTR_NONE, false, false},
 		{"dockerx run -d img", RUNCTR_NONE, false, false},
 		{"python run -d", RUNCTR_NONE, false, false},
@@ -181,6 +204,21 @@ static void devices(void)
 	char *u[] = {"docker", "run", "--gpus=all", "img", NULL};
 	runctr_detect(u, &rc);
 	CHECK(!runctr_argv(&rc, u, &g, why, sizeof why) && strstr(why, "--gpus=all"));
+	/* review 2: a MIG lease's container gets its instance, never the whole GPU (with every
+	 * other user's instances on it) */
+	struct grant mg = {.set = &set, .n = 1, .pos = {0}};
+	snprintf(mg.mig_uuid, sizeof mg.mig_uuid, "MIG-1111");
+	runctr_detect(d, &rc);
+	a = runctr_argv(&rc, d, &mg, why, sizeof why);
+	CHECK(a && !strcmp(a[2], "--gpus") && !strcmp(a[3], "\"device=MIG-1111\""));
+	runctr_argv_free(&rc, a);
+	runctr_cleanup(&rc);
+	runctr_detect(p, &rc);
+	a = runctr_argv(&rc, p, &mg, why, sizeof why);
+	CHECK(a && !strcmp(a[2], "--device") && !strcmp(a[3], "nvidia.com/gpu=MIG-1111") &&
+	      !strcmp(a[4], "--cidfile"));
+	runctr_argv_free(&rc, a);
+	runctr_cleanup(&rc);
 }
 
 /* The CRI runtimes' OCI bundles: a pod's names from their annotations (tests/fake/oci/, the
@@ -211,8 +249,124 @@ static void oci(void)
 	}
 }
 
+/* review 2: a rootless runtime's socket lies in its user's directory; one served by another uid
+ * (that user's link to root's docker.sock) is not asked: nothing is sent to it. */
+static void engine_owner(void)
+{
+	char dir[] = "/tmp/gpuctl-unit-engine.XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s/docker.sock", dir);
+	int l = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK(l >= 0 && bind(l, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(l, 4) == 0);
+	struct strbuf body = {0};
+	int status = 0;
+	char why[256] = "";
+	bool ok = ctr_engine_get(sa.sun_path, (long)getuid() + 1, "/containers/x/json", now_mono() + 5,
+				 &body, &status, why, sizeof why);
+	CHECK(!ok && strstr(why, "not by its owner"));
+	/* nothing was sent: the accepted connection reads end of file at once */
+	int a = accept(l, NULL, NULL);
+	char buf[16];
+	CHECK(a >= 0 && read(a, buf, sizeof buf) == 0);
+	close(a);
+	/* its owner's is asked (and, unanswered, given up by the deadline) */
+	ok = ctr_engine_get(sa.sun_path, (long)getuid(), "/containers/x/json", now_mono() + 0.2,
+			    &body, &status, why, sizeof why);
+	CHECK(!ok && strstr(why, "no answer in time"));
+	sb_free(&body);
+	close(l);
+	unlink(sa.sun_path);
+	rmdir(dir);
+}
+
+/* review 2: the system's runtimes are asked before any user's own (rootless) one: a user whose
+ * socket is listed first and spends the refresh's whole budget never leaves root's containers
+ * unnamed (here the system's socket hangs instead, so the order shows: the rootless entry,
+ * added first, is the one left for the next refresh). */
+static void resolve_order(void)
+{
+	char dir[] = "/tmp/gpuctl-unit-order.XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s/hang.sock", dir);
+	int l = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK(l >= 0 && bind(l, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(l, 4) == 0);
+	char host[160], none[160];
+	snprintf(host, sizeof host, "unix://%s", sa.sun_path);
+	snprintf(none, sizeof none, "unix://%s/none.sock", dir);
+	setenv("DOCKER_HOST", host, 1);
+	setenv("CONTAINER_HOST", none, 1);
+	setenv("GPUCTL_CONTAINER_TIMEOUT", "100", 1);
+	struct ctr_names *cn = ctr_names_new();
+	ctr_names_begin(cn);
+	struct ctr_ref user = {.runtime = CTR_PODMAN, .rootless = true, .owner_uid = 4000000000u};
+	struct ctr_ref sys = {.runtime = CTR_DOCKER};
+	memset(user.id, 'a', CTR_ID_LEN);
+	memset(sys.id, 'b', CTR_ID_LEN);
+	const struct ctr_info *u = ctr_names_add(cn, &user), *y = ctr_names_add(cn, &sys);
+	ctr_names_resolve(cn);
+	CHECK(y->asked_at > 0 && !y->named);
+	CHECK(u->asked_at == 0);
+	ctr_names_end(cn);
+	ctr_names_free(cn);
+	unsetenv("DOCKER_HOST");
+	unsetenv("CONTAINER_HOST");
+	unsetenv("GPUCTL_CONTAINER_TIMEOUT");
+	close(l);
+	unlink(sa.sun_path);
+	rmdir(dir);
+}
+
+/* review 2: a container that is not rootless is one only when the cgroup holding its cgroup is
+ * root's: a user's delegated subtree (their own directory) may hold any name. */
+static void delegated(void)
+{
+	char root[] = "/tmp/gpuctl-unit-cg.XXXXXX", d[128];
+	CHECK(mkdtemp(root) != NULL);
+	uid_t other = getuid() ? getuid() : 65534;   /* not root's */
+	snprintf(d, sizeof d, "%s/usr", root);
+	CHECK(mkdir(d, 0755) == 0);
+	if (!getuid())
+		CHECK(chown(d, other, other) == 0);
+	snprintf(d, sizeof d, "%s/systemd", root);
+	CHECK(mkdir(d, 0755) == 0);
+	snprintf(d, sizeof d, "%s/systemd/usr", root);
+	CHECK(mkdir(d, 0755) == 0);
+	if (!getuid())
+		CHECK(chown(d, other, other) == 0);
+	char id[CTR_ID_LEN + 1], text[512];
+	memset(id, 'c', CTR_ID_LEN);
+	id[CTR_ID_LEN] = '\0';
+	struct ctr_ref r;
+	snprintf(text, sizeof text, "0::/usr/docker-%s.scope\n", id);
+	CHECK(ctr_from_cgroup(text, &r) && r.runtime == CTR_DOCKER);   /* by its name alone */
+	CHECK(!ctr_from_cgroup_at(root, text, &r) && r.runtime == CTR_NONE); /* a user's cgroup */
+	CHECK(ctr_from_cgroup_at("", text, &r) && r.runtime == CTR_DOCKER);  /* /usr: root's */
+	snprintf(text, sizeof text, "1:name=systemd:/usr/docker-%s.scope\n0::/\n", id);
+	CHECK(!ctr_from_cgroup_at(root, text, &r));
+	/* a line the reader skips (no two colons) before the one that names it */
+	snprintf(text, sizeof text, "junk\n5:name=systemd:/usr/docker-%s.scope\n", id);
+	CHECK(!ctr_from_cgroup_at(root, text, &r));
+	snprintf(text, sizeof text, "0::/absent/docker-%s.scope\n", id);
+	CHECK(ctr_from_cgroup_at(root, text, &r));   /* another layout: not known, not refused */
+	snprintf(text, sizeof text,
+		 "0::/user.slice/user-1000.slice/user@1000.service/usr/docker-%s.scope\n", id);
+	CHECK(ctr_from_cgroup_at(root, text, &r) && r.rootless && r.owner_uid == 1000);
+	snprintf(d, sizeof d, "%s/systemd/usr", root);
+	rmdir(d);
+	snprintf(d, sizeof d, "%s/systemd", root);
+	rmdir(d);
+	snprintf(d, sizeof d, "%s/usr", root);
+	rmdir(d);
+	rmdir(root);
+}
+
 void test_container(void)
 {
+	engine_owner();
+	delegated();
+	resolve_order();
 	oci();
 	devices();
 	layouts();
