@@ -398,6 +398,17 @@ static const struct lease_info *holder(const struct leaseview *lv, const struct 
 	return leaseview_holder(lv, g->uuid);
 }
 
+/* The labels that name a lease's holder on every lease series (gpuctl_gpu_lease_info,
+ * gpuctl_mig_device_lease_info, gpuctl_lease_idle_seconds): one spelling for all of them. */
+static void holder_labels(struct strbuf *x, const struct lease_info *h)
+{
+	sb_adds(x, "holder=\"");
+	metrics_label(x, h->user);
+	sb_adds(x, "\",lease_name=\"");
+	metrics_label(x, h->name ? h->name : "");
+	sb_addf(x, "\",kind=\"%s\"", h->kind);
+}
+
 /* Per-process utilisation by engine, for the processes that have a sample (an idle one has none). */
 static void process_util_metrics(struct strbuf *sb, const struct gpu_set *set, const struct metrics_opts *o)
 {
@@ -475,11 +486,8 @@ static void share_metrics(struct strbuf *sb, const struct gpu_set *set, const st
 			struct strbuf x = {0};
 			sb_adds(&x, "mig_uuid=\"");
 			metrics_label(&x, g->migs[k].uuid);
-			sb_adds(&x, "\",holder=\"");
-			metrics_label(&x, h->user);
-			sb_adds(&x, "\",lease_name=\"");
-			metrics_label(&x, h->name ? h->name : "");
-			sb_addf(&x, "\",kind=\"%s\"", h->kind);
+			sb_adds(&x, "\",");
+			holder_labels(&x, h);
 			gpu_sample(sb, "gpuctl_mig_device_lease_info", g, o, x.buf);
 			sb_adds(sb, "1\n");
 			sb_free(&x);
@@ -556,11 +564,7 @@ static void lease_metrics(struct strbuf *sb, const struct gpu_set *set, const st
 		if (!h)
 			continue;
 		struct strbuf x = {0};
-		sb_adds(&x, "holder=\"");
-		metrics_label(&x, h->user);
-		sb_adds(&x, "\",lease_name=\"");
-		metrics_label(&x, h->name ? h->name : "");
-		sb_addf(&x, "\",kind=\"%s\"", h->kind);
+		holder_labels(&x, h);
 		gpu_sample(sb, "gpuctl_gpu_lease_info", g, o, x.buf);
 		sb_adds(sb, "1\n");
 		sb_free(&x);
@@ -574,11 +578,7 @@ static void lease_metrics(struct strbuf *sb, const struct gpu_set *set, const st
 		if (idle < 0)
 			continue;
 		struct strbuf x = {0};
-		sb_adds(&x, "holder=\"");
-		metrics_label(&x, h->user);
-		sb_adds(&x, "\",lease_name=\"");
-		metrics_label(&x, h->name ? h->name : "");
-		sb_addf(&x, "\",kind=\"%s\"", h->kind);
+		holder_labels(&x, h);
 		gpu_sample(sb, "gpuctl_lease_idle_seconds", g, o, x.buf);
 		sb_addf(sb, "%lld\n", idle);
 		sb_free(&x);

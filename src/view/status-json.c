@@ -113,6 +113,18 @@ static void proc_details(struct json *j, const struct gpu_proc *p)
 	json_uint(j, "rss_mib", mib(p->rss));
 }
 
+/* Who holds a lease, the same keys wherever status's JSON names one (a GPU's, a MIG device's, a
+ * share's). */
+static void json_holder(struct json *j, const struct lease_info *h)
+{
+	json_str(j, "id", h->id);
+	json_str(j, "user", h->user);
+	json_uint(j, "uid", h->uid);
+	json_int(j, "pid", h->pid);
+	json_str(j, "kind", h->kind);
+	json_str(j, "name", h->name);
+}
+
 /* MIG instances (issue 23): "lease" of a MIG device, when a daemon answered: null, or its
  * holder. */
 static void json_mig_lease(struct json *j, const struct lease_info *h)
@@ -122,12 +134,7 @@ static void json_mig_lease(struct json *j, const struct lease_info *h)
 		return;
 	}
 	json_obj(j, "lease");
-	json_str(j, "id", h->id);
-	json_str(j, "user", h->user);
-	json_uint(j, "uid", h->uid);
-	json_int(j, "pid", h->pid);
-	json_str(j, "kind", h->kind);
-	json_str(j, "name", h->name);
+	json_holder(j, h);
 	json_end_obj(j);
 }
 
@@ -151,12 +158,7 @@ static void json_shares(struct json *j, const struct status_json_opts *o, const 
 	const struct lease_info *l;
 	for (size_t k = 0; (l = leaseview_share(o->leases, g->uuid, k)); k++) {
 		json_obj(j, NULL);
-		json_str(j, "id", l->id);
-		json_str(j, "user", l->user);
-		json_uint(j, "uid", l->uid);
-		json_int(j, "pid", l->pid);
-		json_str(j, "kind", l->kind);
-		json_str(j, "name", l->name);
+		json_holder(j, l);
 		json_uint(j, "mem_mib", l->mem_mib);
 		json_uint(j, "used_mib", leaseview_share_used(l, g->uuid));
 		json_bool(j, "over_claim", l->over);
@@ -193,12 +195,7 @@ static void gpu_json(struct json *j, const struct status_json_opts *o, const str
 	const struct lease_info *h = leaseview_holder(o->leases, g->uuid);
 	if (h) {
 		json_obj(j, "lease");
-		json_str(j, "id", h->id);
-		json_str(j, "user", h->user);
-		json_uint(j, "uid", h->uid);
-		json_int(j, "pid", h->pid);
-		json_str(j, "kind", h->kind);
-		json_str(j, "name", h->name);
+		json_holder(j, h);
 		json_int(j, "since", (long long)h->since);
 		long long idle = leaseview_idle_seconds(h); /* idle leases (issue 24) */
 		if (idle >= 0)
