@@ -70,10 +70,14 @@ daemon_stop
 sed -i '0,/^util_gpu = .*/s//util_gpu = 60/' "$TMP/m2"
 printf '[daemon]\nidle_warn = 1s\nidle_util = 20\nusage_poll = 0.2s\n' >"$TMP/daemon.conf"
 daemon_start
+# Its pid is its own "ready" line, written after its "start": wait for that line, not the start
+# (the last ready line before it is an earlier workload's).
+r=$(count_lines "$WORKLOAD_READY" '^ready ')
 as_nobody "$G" run -q -g 0 --ignore-usage -- "$WL" --tag u --log "$LOG" 2>"$TMP/util-err" &
 U=$!
 await_line "^start u " "$LOG"
-pid=$(sed -n 's/^ready //p' "$WORKLOAD_READY" | tail -1)
+await_count '^ready ' "$WORKLOAD_READY" $((r + 1))
+pid=$(sed -n 's/^ready //p' "$WORKLOAD_READY" | sed -n "$((r + 1))p")
 set_util() {
 	printf '[process]\ngpu = 0\npid = %s\nused_memory_mib = 1000\nsm_util = %s\n' "$pid" "$1" >"$TMP/procs/$pid.tmp"
 	mv "$TMP/procs/$pid.tmp" "$TMP/procs/$pid"
