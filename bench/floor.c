@@ -9,7 +9,8 @@
  *                        temperature, power and its limit, compute and MIG modes, the three
  *                        process lists and the per-process utilisation; per distinct pid: a stat
  *                        of /proc/PID (its owner; the name once per uid), /proc/PID/cmdline
- *                        (/proc/PID/comm when it is empty), on a Slurm node /proc/PID/cgroup
+ *                        (/proc/PID/comm when it is empty), on a Slurm node or a machine with a
+ *                        container runtime /proc/PID/cgroup (its job, its container)
  *   bench-floor apps     `--query-compute-apps=gpu_uuid,pid,process_name,used_memory`: per GPU its
  *                        UUID and the compute and MPS lists; per distinct pid /proc/PID/cmdline
  *   bench-floor gpu      `--query-gpu` of non-extra fields: status's GPU calls, no process lists
@@ -24,6 +25,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,6 +145,36 @@ static int slurm_node(void)
 	return 0;
 }
 
+/* On a machine with a container runtime status and doctor name each process's container from
+ * its cgroup file (the same read as the Slurm job's): the same test as src/machine/container.c's
+ * ctr_host_has_runtime(), so that a container host is compared with a floor doing that read. */
+static int on_ctr_host = -1;
+
+static int ctr_host(void)
+{
+	static const char *const marks[] = {
+		"/run/docker.sock", "/var/lib/docker", "/run/containerd", "/var/lib/containerd",
+		"/run/podman", "/var/lib/containers", "/run/crio", "/var/lib/kubelet", "/run/libpod",
+	};
+	const char *dh = getenv("DOCKER_HOST"), *ch = getenv("CONTAINER_HOST");
+	struct stat st;
+	if ((dh && *dh) || (ch && *ch))
+		return 1;
+	for (size_t i = 0; i < sizeof marks / sizeof *marks; i++)
+		if (stat(marks[i], &st) == 0)
+			return 1;
+	static const char *const user_marks[] = {"/run/user/*/libpod", "/run/user/*/containers",
+						 "/run/user/*/docker.sock"};
+	for (size_t i = 0; i < sizeof user_marks / sizeof *user_marks; i++) {
+		glob_t g = {0};
+		int r = glob(user_marks[i], GLOB_NOSORT, NULL, &g);
+		globfree(&g);
+		if (r == 0)
+			return 1;
+	}
+	return 0;
+}
+
 static const char *pid_path(char *buf, unsigned pid, const char *file)
 {
 	char digits[12];
@@ -178,7 +210,9 @@ static void read_proc(unsigned pid, enum mode m)
 	if (m == STATUS || m == DOCTOR) {
 		if (on_slurm_node < 0)
 			on_slurm_node = slurm_node();
-		if (on_slurm_node)
+		if (on_ctr_host < 0)
+			on_ctr_host = ctr_host();
+		if (on_slurm_node || on_ctr_host)
 			slurp_at(procfd, pid_path(path, pid, "cgroup"));
 	}
 	if (m == DOCTOR) {

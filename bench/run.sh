@@ -16,6 +16,17 @@ echo "   no lease daemon, no configuration file; interleaved rounds 100-300 ms a
 if compgen -G '/sys/fs/cgroup/*/slurm*' >/dev/null || [ -e /sys/fs/cgroup/system.slice/slurmstepd.scope ]; then
 	echo "   a Slurm node: status, doctor and their floors read /proc/PID/cgroup too"
 fi
+# On a machine with a container runtime (src/machine/container.c's marks) they read it for each
+# process's container: said likewise.
+ctr_host=${DOCKER_HOST:-}${CONTAINER_HOST:-}
+for p in /run/docker.sock /var/lib/docker /run/containerd /var/lib/containerd /run/podman \
+	/var/lib/containers /run/crio /var/lib/kubelet /run/libpod /run/user/*/libpod \
+	/run/user/*/containers /run/user/*/docker.sock; do
+	if [ -e "$p" ]; then ctr_host=1; fi
+done
+if [ -n "$ctr_host" ]; then
+	echo "   a container host: status, doctor and their floors read /proc/PID/cgroup too (each process's container)"
+fi
 
 # ---- start-up ----
 measure -n "${ROUNDS_STARTUP:-101}" -g 5:20 empty "$B/bench-empty" -- version "$B/gpuctl" --version
