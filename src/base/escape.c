@@ -3,6 +3,7 @@
 
 #include <locale.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <wchar.h>
@@ -173,10 +174,33 @@ static size_t unit_len(const char *s, int *w)
 /* Bytes of plain text at the start of s: printable ASCII that escaping leaves as it is. */
 static size_t plain_len(const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
+	/* Eight bytes at a time while none is a control (NUL included), DEL, not ASCII or the
+	 * backslash: the tests of json.c's word_needs_look, exact for "any?". A status table
+	 * fits a command line per process (issue 22). */
+	const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+	const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
+	for (uint64_t w, b; end - p >= 8; p += 8) {
+		memcpy(&w, p, 8);
+		b = w ^ (ones * '\\');
+		if ((((w - ones * 0x20) & ~w) | ((b - ones) & ~b) | w | (w + ones)) & high)
+			break;
+	}
 	while (*p >= 0x20 && *p < 0x7f && *p != '\\')
 		p++;
 	return (size_t)(p - (const unsigned char *)s);
+}
+
+/* n spaces, in one append. */
+static void pad_to(struct strbuf *sb, int used, int cols)
+{
+	if (used >= cols)
+		return;
+	size_t n = (size_t)(cols - used);
+	if (sb->len + n + 1 > sb->cap)
+		sb_reserve(sb, n);
+	memset(sb->buf + sb->len, ' ', n);
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
 }
 
 const char *esc_str(const char *s, int slot)
@@ -221,8 +245,8 @@ int esc_fit(struct strbuf *sb, const char *s, int cols, bool pad)
 	if (!s[plain] && (cols < 0 || plain <= (size_t)cols)) {
 		/* The common case, one pass and no copy: a status table of 10,000 processes. */
 		sb_add(sb, s, plain);
-		for (int used = (int)plain; pad && used < cols; used++)
-			sb_addc(sb, ' ');
+		if (pad)
+			pad_to(sb, (int)plain, cols);
 		return cols >= 0 && pad ? cols : (int)plain;
 	}
 	if (plain >= (size_t)cols && cols > 0) {

@@ -356,6 +356,18 @@ static void unavailable(struct strbuf *sb, const struct field *f, const struct g
 		sb_adds(sb, "[N/A]");
 }
 
+/* A number in decimal without sb_addf: --query-compute-apps prints two a process (issue 22:
+ * the printf machinery was a sixth of what a 1,000-process query cost). */
+static void add_uint(struct strbuf *sb, unsigned long long v)
+{
+	char buf[24];
+	size_t i = sizeof buf;
+	do
+		buf[--i] = (char)('0' + v % 10);
+	while (v /= 10);
+	sb_add(sb, buf + i, sizeof buf - i);
+}
+
 static void cell(struct strbuf *sb, const struct field *f, const struct gpu_set *set,
 		 const struct gpu *g, const struct gpu_proc *p, bool units, const char *ts)
 {
@@ -364,12 +376,12 @@ static void cell(struct strbuf *sb, const struct field *f, const struct gpu_set 
 	switch (f->fmt) {
 	case V_TIMESTAMP: s = ts; break;
 	case V_DRIVER: s = set->has_driver_version ? set->driver_version : NULL; break;
-	case V_COUNT: sb_addf(sb, "%zu", set->ngpus); return;
-	case V_INDEX: sb_addf(sb, "%u", g->index); return;
+	case V_COUNT: add_uint(sb, set->ngpus); return;
+	case V_INDEX: add_uint(sb, g->index); return;
 	case V_UUID: s = g->uuid[0] ? g->uuid : NULL; break;
 	case V_NAME: s = g->name[0] ? g->name : NULL; break;
 	case V_BUS_ID: s = g->pci_bus_id[0] ? g->pci_bus_id : NULL; break;
-	case V_PID: sb_addf(sb, "%u", p->pid); return;
+	case V_PID: add_uint(sb, p->pid); return;
 	case V_PROC_NAME:
 		/* Unquoted, as nvidia-smi prints it (commas and all), but another user's text: a
 		 * newline would forge a row and an ESC reach the terminal, so control bytes are
@@ -381,8 +393,11 @@ static void cell(struct strbuf *sb, const struct field *f, const struct gpu_set 
 	case V_PROC_MEM:
 		if (!p->mem_valid)
 			break;
-		sb_addf(sb, "%llu%s%s", mib(p->used_mem), units ? " " : "",
-			units ? f->unit : "");
+		add_uint(sb, mib(p->used_mem));
+		if (units) {
+			sb_addc(sb, ' ');
+			sb_adds(sb, f->unit);
+		}
 		return;
 	case V_DISPLAY_MODE:
 		if (driver_major(set) >= DISPLAY_MODE_DEPRECATED_SINCE) {
@@ -397,8 +412,10 @@ static void cell(struct strbuf *sb, const struct field *f, const struct gpu_set 
 		}
 		gpu_value(buf, sizeof buf, f, g);
 		sb_adds(sb, buf);
-		if (units && f->unit)
-			sb_addf(sb, " %s", f->unit);
+		if (units && f->unit) {
+			sb_addc(sb, ' ');
+			sb_adds(sb, f->unit);
+		}
 		return;
 	}
 	sb_adds(sb, s ? s : "[N/A]");
