@@ -182,6 +182,7 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 	struct sigaction sa = {.sa_handler = on_stop};
 	sigemptyset(&sa.sa_mask);
 	if (o->loop) {
+		gpu_set_watch_exits(set); /* issue 22: no stat per process and refresh */
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
 	}

@@ -281,6 +281,9 @@ static inline bool gpu_has(const struct gpu *g, enum gpu_field f)
 struct gpu_set *gpu_set_open(struct gpu_error *err);
 void gpu_set_refresh(struct gpu_set *set, unsigned what);
 void gpu_set_free(struct gpu_set *set);
+/* issue 22 (loops): a set refreshed again and again (status -l, top) watches its processes'
+ * exits instead of a stat of each at each refresh (proc.h: proc_cache_watch_exits). */
+void gpu_set_watch_exits(struct gpu_set *set);
 
 /* gpu.c: the model's helpers (they stand on base/ only, so backends and slurm.c may use them). */
 void gpu_mark_lost(struct gpu *g, const char *why);

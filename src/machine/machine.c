@@ -123,6 +123,12 @@ void gpu_set_refresh(struct gpu_set *set, unsigned what)
 	proc_cache_end(set->pc);
 }
 
+void gpu_set_watch_exits(struct gpu_set *set)
+{
+	if (set && set->pc)
+		proc_cache_watch_exits(set->pc);
+}
+
 void gpu_set_free(struct gpu_set *set)
 {
 	if (!set)

@@ -9,7 +9,9 @@
  * process's /proc/PID dentry fails revalidation once it has died. Checking the start time in
  * /proc/PID/stat instead would cost more than reading the command line again. A command line can
  * also change (setproctitle: Ray workers rename themselves per task), so each is read again
- * after 0.5 to 1.5 times REREAD_AFTER, spread over refreshes by pid.
+ * after 0.5 to 1.5 times REREAD_AFTER, spread over refreshes by pid. A loop's cache
+ * (proc_cache_watch_exits) skips the stat too while the process is watched and has not exited
+ * (exitwatch.c: one poll a refresh tells who exited), until its text is due.
  *
  * With stats on (gpuctl top, status --details), the same visit reads /proc/PID/stat: parent,
  * start, CPU and resident memory (the stat file has them all: no statm read). CPU use is the
@@ -27,6 +29,7 @@
 #include "machine/proc.h"
 #include "machine/slurm.h"
 #include "machine/container.h"
+#include "machine/exitwatch.h"
 #include "base/util.h"
 
 #include <errno.h>
@@ -35,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -105,6 +109,7 @@ struct proc_cache {
 	bool want_ctrs;         /* this refresh reads containers */
 	struct ctr_ref **ctrs;  /* beside ents, once wanted: CTR_UNREAD, NULL (none), or owned */
 	size_t ctrs_cap;
+	struct exit_watch *ew;  /* a loop's: who is still the process read (exitwatch.c) */
 };
 
 static struct ctr_ref unread_ref;
@@ -149,6 +154,7 @@ void proc_cache_free(struct proc_cache *pc)
 		ctr_drop(&pc->ctrs[i]);
 	free(pc->ctrs);
 	free(pc->st);
+	exit_watch_free(pc->ew);
 	for (size_t i = 0; i < pc->nusers; i++)
 		free(pc->users[i].name);
 	free(pc->users);
@@ -246,6 +252,8 @@ void proc_cache_begin(struct proc_cache *pc)
 	if (pc->procfd == -2)
 		pc->procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	text_compact(pc);
+	if (pc->ew)
+		exit_watch_begin(pc->ew);
 	pc->gen++;
 	pc->nseen = 0;
 	pc->now_ms = (uint32_t)((now_mono() - pc->start) * 1000);
@@ -445,6 +453,18 @@ void proc_cache_want_owner(struct proc_cache *pc, bool on)
 	pc->no_owner = !on;
 }
 
+void proc_cache_watch_exits(struct proc_cache *pc)
+{
+	if (pc->ew)
+		return;
+	/* Half the descriptors the limit leaves: the rest stay the command's (top's terminal,
+	 * the daemon's socket, the runtimes' sockets). */
+	struct rlimit rl;
+	size_t max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+			     ? (rl.rlim_cur > 256 ? (size_t)(rl.rlim_cur - 128) / 2 : 0) : 65536;
+	pc->ew = exit_watch_new(max);
+}
+
 /* The Slurm job and the container of a process in /proc, those wanted and not yet read: one
  * read of its cgroup file, parsed by slurm.c and container.c. */
 static void read_cgroup(struct proc_cache *pc, struct proc_ent *e)
@@ -475,10 +495,22 @@ static void refresh_ent(struct proc_cache *pc, struct proc_ent *e)
 		e->ident = 0;
 		return;
 	}
+	bool due = (int32_t)(pc->now_ms - e->reread_ms) >= 0;
+	if (pc->ew && e->ident && !due && exit_watch_alive(pc->ew, e->pid)) {
+		/* The process read before, alive since (exitwatch.c): owner and text kept until
+		 * the text is due again, when the stat below tells the owner anew. */
+		if (pc->stats)
+			read_stats(pc, e, pc->now_ms);
+		return;
+	}
+	if (pc->ew)
+		exit_watch_add(pc->ew, e->pid); /* before the stat: see exitwatch.c */
 	if (fstatat(pc->procfd >= 0 ? pc->procfd : AT_FDCWD,
 		    proc_path(pc, path, e->pid, NULL), &st, 0) != 0) {
 		text_drop(pc, e);
 		e->ident = 0;
+		if (pc->ew)
+			exit_watch_drop(pc->ew, e->pid);
 		return;
 	}
 	uint64_t ident = ((uint64_t)st.st_ino * 1000000007ULL ^
@@ -490,7 +522,7 @@ static void refresh_ent(struct proc_cache *pc, struct proc_ent *e)
 		pc->jobs[e - pc->ents] = JOB_UNREAD;
 	if (!same && pc->ctrs)
 		ctr_drop(&pc->ctrs[e - pc->ents]);
-	if (!same || (int32_t)(pc->now_ms - e->reread_ms) >= 0)
+	if (!same || due)
 		read_text(pc, e);
 	if (pc->stats)
 		read_stats(pc, e, pc->now_ms);

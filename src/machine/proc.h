@@ -50,6 +50,10 @@ void proc_cache_want_jobs(struct proc_cache *pc, bool on);
  * while it is the same process, in the same read of its cgroup file as its Slurm job. */
 void proc_cache_want_containers(struct proc_cache *pc, bool on);
 void proc_cache_want_owner(struct proc_cache *pc, bool on);
+/* A loop's cache (issue 22): each process is watched for its exit (exitwatch.c), and one that
+ * has not exited keeps the owner and command line read, without a stat, until its command line
+ * is due to be read again (every 2 to 6 s), when its owner is stat'd anew. */
+void proc_cache_watch_exits(struct proc_cache *pc);
 void proc_cache_end(struct proc_cache *pc);
 /* Stats /proc/PID once per pid and refresh; reads its command line when it is new, another
  * process than before, or its command line is due to be read again; with stats on, reads
