@@ -1,7 +1,9 @@
 /* test_proc.c: the /proc cache (src/machine/proc.c): what it reads, that a process still the same is not
  * read again across refreshes, that one gone is seen gone, that texts survive the compaction of
- * their chunks, and one process's stats read on demand. */
+ * their chunks, and one process's stats read on demand; a loop's cache (exitwatch.c) sees an
+ * exited process gone at the next refresh, as the stat did. */
 #include "machine/proc.h"
+#include "machine/exitwatch.h"
 #include "tap.h"
 #include "base/util.h"
 
@@ -50,8 +52,56 @@ static pid_t start_sleep(void)
 	return p;
 }
 
+/* A loop's cache: no stat of a process watched and alive, but one that exited is gone at the
+ * next refresh; the watch itself: alive until the exit, then forgotten; its budget holds. */
+static void test_watched(void)
+{
+	struct proc_cache *pc = proc_cache_new();
+	proc_cache_watch_exits(pc);
+	struct proc_info kid, again;
+	pid_t p = start_sleep();
+	for (int i = 0; i < 3; i++) {
+		proc_cache_begin(pc);
+		proc_lookup(pc, (unsigned)p, i ? &again : &kid);
+		proc_cache_end(pc);
+	}
+	CHECK(kid.found && kid.uid == getuid() && kid.user != NULL);
+	CHECK_STR(kid.cmdline, "sleep 30");
+	CHECK(again.found && again.uid == kid.uid && again.cmdline == kid.cmdline); /* kept */
+	kill(p, SIGKILL);
+	waitpid(p, NULL, 0);
+	proc_cache_begin(pc);
+	proc_lookup(pc, (unsigned)p, &again);
+	proc_cache_end(pc);
+	CHECK(!again.found && !again.cmdline && !again.user);
+	proc_cache_free(pc);
+
+	struct exit_watch *w = exit_watch_new(1);
+	pid_t a = start_sleep(), b = start_sleep();
+	exit_watch_begin(w);
+	exit_watch_add(w, (unsigned)a);
+	exit_watch_add(w, (unsigned)b);        /* over the budget of 1: not watched */
+	exit_watch_begin(w);
+	bool alive_a = exit_watch_alive(w, (unsigned)a), alive_b = exit_watch_alive(w, (unsigned)b);
+	CHECK(alive_a && !alive_b);
+	kill(a, SIGKILL);
+	waitpid(a, NULL, 0);
+	exit_watch_begin(w);                   /* the exit seen: forgotten */
+	CHECK(!exit_watch_alive(w, (unsigned)a));
+	exit_watch_add(w, (unsigned)b);        /* room again */
+	exit_watch_begin(w);
+	CHECK(exit_watch_alive(w, (unsigned)b));
+	exit_watch_begin(w);                   /* not asked for by the last refresh: forgotten */
+	exit_watch_begin(w);
+	CHECK(!exit_watch_alive(w, (unsigned)b));
+	kill(b, SIGKILL);
+	waitpid(b, NULL, 0);
+	exit_watch_free(w);
+}
+
 void test_proc(void)
 {
+	test_watched();
 	struct proc_cache *pc = proc_cache_new();
 	struct proc_info me, none, kid, again;
 	char *argv0 = NULL, *want = joined_cmdline(getpid(), &argv0);
