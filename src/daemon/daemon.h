@@ -252,6 +252,9 @@ struct daemon {
 	/* issue 26: placement (placement.c) */
 	struct topo *topo;              /* from the daemon's NVML view; NULL: none */
 	struct place_state *place;      /* preferred GPUs resolved, each user's struct place */
+	/* issue 22 (run's round trips): the request whose acquire is being answered, when it said
+	 * `take 1`: an offer made to it in that pass is taken at once (queue.c) */
+	const struct request *take_now;
 };
 
 /* placement.c (issue 26): the topology and preferred GPUs opened with the machine (false: err

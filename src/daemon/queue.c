@@ -165,6 +165,8 @@ static void random_ticket(char out[33])
 		snprintf(out + 2 * i, 3, "%02x", b[i]);
 }
 
+static void take_offer(struct daemon *d, struct conn *c, struct request *r, uint64_t id);
+
 void queue_acquire(struct daemon *d, struct conn *c, const struct msg *m)
 {
 	uint64_t id = 0;
@@ -249,7 +251,18 @@ queued:
 	else
 		lease_state_dir_check(d);
 	bool waits = r->req.queued;
+	/* issue 22: an asker that takes whatever it is offered (run, env, submit, lease(): they
+	 * all do) says `take 1`, and an offer made in this very pass is taken for it: the grant
+	 * follows the offer unasked, one round trip fewer. It just asked, so it is there; an offer
+	 * made later, to a waiter, is taken by the waiter as before. */
+	uint64_t take = 0;
+	if (!dry && msg_get_u64(m, "take", 1, &take) && take)
+		d->take_now = r;
 	queue_schedule(d); /* may answer (and free) a request that does not wait */
+	d->take_now = NULL;
+	struct request *t = take ? find_req(d, c, id) : NULL;
+	if (t && t->state == R_OFFERED)
+		take_offer(d, c, t, id);
 	if (waits && (r = find_req(d, c, id)) && r->state == R_WAITING) {
 		struct strbuf sb = {0};
 		msg_begin(&sb, "queued");
@@ -285,6 +298,12 @@ void queue_take(struct daemon *d, struct conn *c, const struct msg *m)
 		d->sched_due = true;
 		return;
 	}
+	take_offer(d, c, r, id);
+}
+
+/* The offer r holds, taken: the lease granted and said, the request gone. */
+static void take_offer(struct daemon *d, struct conn *c, struct request *r, uint64_t id)
+{
 	int fds[PROTO_MAX_FDS];
 	size_t nfds;
 	struct gpu_error err = {0};

@@ -228,6 +228,8 @@ static void offer(struct daemon *d, struct request *r, uint64_t mask)
 		if ((mask >> k & 1) && (size_t)r->offer_mig < d->set->gpus[k].nmigs)
 			msg_add(&sb, "mig", d->set->gpus[k].migs[r->offer_mig].uuid, NULL);
 	placement_offer(d, r, mask, &sb);   /* issue 26: why that set, its CPUs */
+	if (r == d->take_now && !r->dry)    /* issue 22: the grant follows, unasked (queue.c) */
+		msg_add_u64(&sb, "taken", 1);
 	conn_send(d, r->conn, &sb, NULL, 0);
 	sb_free(&sb);
 	d->queue_dirty |= r->req.queued;

@@ -1,5 +1,6 @@
 /* request.c: one request for GPUs, driven by the daemon's answers (see request.h). The exchange:
- * `acquire` -> `busy` | `error` | `queued` ... `offer`; an offer is answered with `take` and
+ * `acquire` -> `busy` | `error` | `queued` ... `offer`; an offer is answered with `take` (but
+ * one marked `taken`: an acquire with `take 1` offered at once is granted unasked) and
  * brings `granted` with the descriptors, or `withdrawn` when the offer ran out meanwhile (the
  * request is still in line and is offered again). */
 #include "lease/choose.h"
@@ -91,6 +92,8 @@ void lreq_init(struct lreq *r, uint64_t id, struct gpu_set *set, const struct co
 		msg_add_u64(sb, "wait", 1);
 	if (rq->dry_run)
 		msg_add_u64(sb, "dry", 1);
+	else /* issue 22: an offer made at once is taken for us (`taken`): one round trip fewer */
+		msg_add_u64(sb, "take", 1);
 	msg_add(sb, "kind", rq->kind ? rq->kind : "run", NULL);
 	const char *label = rq->label ? rq->label : rq->name;
 	if (label)
@@ -215,6 +218,8 @@ int lreq_on_message(struct lreq *r, const struct msg *m, const int *fds, size_t 
 		return 1;
 	}
 	if (!strcmp(verb, "offer")) {
+		if (msg_get_u64(m, "taken", 1, &v) && v)
+			return 0; /* issue 22: the daemon took it for us; `granted` follows */
 		msg_begin(out, "take");
 		msg_add_u64(out, "id", r->id);
 		msg_add_u64(out, "offer", msg_get_u64(m, "offer", UINT64_MAX, &v) ? v : 0);
