@@ -117,7 +117,19 @@ bool parse_job_refs(const char *s, struct job_ref **refs, size_t *n, char *why, 
 
 const char *job_id_text(enum job_kind kind, uint64_t id, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s%llu", kind == JOB_SLURM ? SLURM_PREFIX : "", (unsigned long long)id);
+	/* By hand: `jobs` writes one a record (issue 22: snprintf was 2% of a 1,001-record list). */
+	char digits[24];
+	size_t k = sizeof digits, p = kind == JOB_SLURM ? strlen(SLURM_PREFIX) : 0;
+	do
+		digits[--k] = (char)('0' + id % 10);
+	while (id /= 10);
+	if (!len)
+		return buf;
+	size_t n = p + sizeof digits - k < len ? p + sizeof digits - k : len - 1;
+	size_t np = p < n ? p : n;
+	memcpy(buf, SLURM_PREFIX, np);
+	memcpy(buf + np, digits + k, n - np);
+	buf[n] = '\0';
 	return buf;
 }
 
