@@ -9,7 +9,7 @@ PREFIX ?= /usr/local
 B ?= build
 WARN = -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -D_GNU_SOURCE
 ALL_CFLAGS = $(WARN) $(CFLAGS) -Isrc -MMD -MP
-LDLIBS = -ldl -lpthread -lm
+LDLIBS = -ldl -lpthread
 
 # src/ has a folder per layer (src/gpuctl.h has the map and the rank rule); sources are named
 # from src/ in every #include ("base/util.h").

@@ -14,6 +14,7 @@
  *   (`leases`: the state is unsaved). A file that cannot be read as usage is moved aside
  *   (STATE/usage.corrupt), never overwritten, and the daemon says so and starts from none. */
 #include "daemon/daemon.h"
+#include "base/dl.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -47,6 +48,35 @@ static struct past *past_of(struct daemon *d, uid_t uid, bool make)
 	return &d->past[d->npast++];
 }
 
+/* 2^x for the decay (x <= 0): libm's exp2, loaded by the daemon at its first use. Linked into
+ * gpuctl, libm was loaded by every command for this one function (issue 22: 0.1 ms of each
+ * start). Without it (it is part of glibc: never seen), ldexp and a series. */
+static double pow2(double x)
+{
+	static double (*fn)(double);
+	static bool tried;
+	if (!tried) {
+		static const char *const so[] = {"libm.so.6", NULL}, *const names[] = {"exp2", NULL};
+		const char *loaded;
+		char why[256];
+		void *dl = dl_open(so, &loaded, why, sizeof why);
+		tried = true;
+		if (dl && dl_resolve(dl, &fn, names) < 0)
+			fn = NULL;
+	}
+	if (fn)
+		return fn(x);
+	if (x < -1e6)
+		return 0;
+	long long k = (long long)x;
+	if ((double)k > x)
+		k--;
+	double t = (x - (double)k) * M_LN2, term = 1, sum = 1; /* e^t, t in [0, ln 2) */
+	for (int n = 1; n < 24; n++)
+		sum += term *= t / n;
+	return ldexp(sum, (int)k);
+}
+
 void usage_advance(struct daemon *d)
 {
 	uint64_t now = realtime_ns();
@@ -55,7 +85,7 @@ void usage_advance(struct daemon *d)
 		return;
 	}
 	double dt = (double)(now - d->past_at) / 1e9, h = d->conf.usage_half_life;
-	double f = h > 0 ? exp2(-dt / h) : 1, gain = h > 0 ? h / M_LN2 * (1 - f) : dt;
+	double f = h > 0 ? pow2(-dt / h) : 1, gain = h > 0 ? h / M_LN2 * (1 - f) : dt;
 	for (size_t k = 0; k < d->npast; k++)
 		d->past[k].gpu_seconds *= f;
 	for (size_t i = 0; i < d->nleases; i++) {
@@ -164,7 +194,7 @@ void usage_load(struct daemon *d)
 	d->past_at = at; /* decayed (and no one credited) from then to now */
 	uint64_t now = realtime_ns();
 	if (at && now > at && d->conf.usage_half_life > 0) {
-		double f = exp2(-(double)(now - at) / 1e9 / d->conf.usage_half_life);
+		double f = pow2(-(double)(now - at) / 1e9 / d->conf.usage_half_life);
 		for (size_t k = 0; k < d->npast; k++)
 			d->past[k].gpu_seconds *= f;
 	}

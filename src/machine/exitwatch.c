@@ -10,7 +10,7 @@
  * new process, or gone). The order matters: opened after the stat, a pidfd could belong to a
  * process that took the pid in between.
  *
- * Bounded: at most `max` descriptors (proc.c gives half of what RLIMIT_NOFILE leaves), each
+ * Bounded: at most `max` descriptors (by default half of what RLIMIT_NOFILE leaves), each
  * close-on-exec as every pidfd is; a pid over the budget, a kernel without pidfd_open
  * (before 5.3) or a thread that is not a process leader is simply not watched: stat'd each
  * refresh as before. Only loops ask for it (proc_cache_watch_exits): a one-shot would pay an
@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -70,7 +71,17 @@ static long find(const struct exit_watch *w, unsigned pid)
 	return -1;
 }
 
-struct exit_watch *exit_watch_new(size_t max)
+struct exit_watch *exit_watch_new(void)
+{
+	/* Half the descriptors the limit leaves: the rest stay the command's (top's terminal,
+	 * the daemon's socket, the runtimes' sockets). */
+	struct rlimit rl;
+	size_t max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+			     ? (rl.rlim_cur > 256 ? (size_t)(rl.rlim_cur - 128) / 2 : 0) : 65536;
+	return exit_watch_new_max(max);
+}
+
+struct exit_watch *exit_watch_new_max(size_t max)
 {
 	struct exit_watch *w = xcalloc(1, sizeof *w);
 	w->max = max;

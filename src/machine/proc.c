@@ -38,7 +38,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -455,14 +454,8 @@ void proc_cache_want_owner(struct proc_cache *pc, bool on)
 
 void proc_cache_watch_exits(struct proc_cache *pc)
 {
-	if (pc->ew)
-		return;
-	/* Half the descriptors the limit leaves: the rest stay the command's (top's terminal,
-	 * the daemon's socket, the runtimes' sockets). */
-	struct rlimit rl;
-	size_t max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
-			     ? (rl.rlim_cur > 256 ? (size_t)(rl.rlim_cur - 128) / 2 : 0) : 65536;
-	pc->ew = exit_watch_new(max);
+	if (!pc->ew)
+		pc->ew = exit_watch_new();
 }
 
 /* The Slurm job and the container of a process in /proc, those wanted and not yet read: one

@@ -76,7 +76,7 @@ static void test_watched(void)
 	CHECK(!again.found && !again.cmdline && !again.user);
 	proc_cache_free(pc);
 
-	struct exit_watch *w = exit_watch_new(1);
+	struct exit_watch *w = exit_watch_new_max(1);
 	pid_t a = start_sleep(), b = start_sleep();
 	exit_watch_begin(w);
 	exit_watch_add(w, (unsigned)a);
