@@ -382,6 +382,8 @@ static void read_text(struct proc_cache *pc, struct proc_ent *e)
 		memcpy(cmd = pc->scratch, shown, len + 1);
 	}
 	size_t nlen = strlen(cmd);
+	if (pc->no_owner)
+		len = nlen; /* a compute-apps query prints argv[0] alone: only it is kept (issue 22) */
 	bool one = nlen == len;           /* argv[0] alone: the name is the command line */
 	e->len = (uint32_t)(len + 1 + (one ? 0 : nlen + 1));
 	e->text = text_alloc(pc, e->len);

@@ -44,8 +44,9 @@ void proc_cache_expect(struct proc_cache *pc, size_t n);
  * is the same process. Off by default: a machine without Slurm reads no cgroup file. */
 void proc_cache_want_jobs(struct proc_cache *pc, bool on);
 /* Off: lookups in this refresh read the command line without the stat that tells the owner
- * (user NULL) and whether the process is the one read before (its text is read again); found
- * says whether /proc had it. On by default: one refresh of --query-compute-apps turns it off. */
+ * (user NULL) and whether the process is the one read before (its text is read again), and
+ * keep its argv[0] alone (cmdline is name); found says whether /proc had it. On by default:
+ * one refresh of --query-compute-apps (which prints argv[0]) turns it off. */
 /* Also read each process's container (container.h) in this refresh: once per process, kept
  * while it is the same process, in the same read of its cgroup file as its Slurm job. */
 void proc_cache_want_containers(struct proc_cache *pc, bool on);
