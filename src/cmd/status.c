@@ -360,6 +360,9 @@ static int status(struct cmd *c)
 	c->snap = !(o.query && query_reads_driver(o.query)) && !(ids && gpu_list_may_name_serial(ids));
 	c->snap_what = status_what(&o);
 	c->snap_age = snapshot_max_age(o.loop ? o.loop : SNAPSHOT_AGE_DEFAULT);
+	/* issue 22: status shows no compute capability, core count or device minor (but the
+	 * compute_cap field): the GPUs are opened without those three calls each */
+	gpu_open_lean(!(o.query && query_needs_cc(o.query)));
 	if (rc == EXIT_OK)
 		rc = cmd_open(c);
 	if (rc == EXIT_OK)

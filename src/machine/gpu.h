@@ -279,6 +279,11 @@ static inline bool gpu_has(const struct gpu *g, enum gpu_field f)
 /* machine.c: open the machine through the first backend that opens, refresh it (the backend,
  * then the processes' owners and jobs), free it. */
 struct gpu_set *gpu_set_open(struct gpu_error *err);
+/* issue 22: sets opened from now on skip what only CUDA's order, the device guard and the
+ * snapshot use (compute capability, core count, device minor: GF_CC and GF_CORES left unset,
+ * minor_valid false), three driver calls a GPU a command whose output needs none of them
+ * (status) does not make. */
+void gpu_open_lean(bool on);
 void gpu_set_refresh(struct gpu_set *set, unsigned what);
 void gpu_set_free(struct gpu_set *set);
 /* issue 22 (loops): a set refreshed again and again (status -l, top) watches its processes'

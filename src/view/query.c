@@ -250,6 +250,14 @@ unsigned query_refresh_needs(const struct query *q)
 	return need;
 }
 
+bool query_needs_cc(const struct query *q)
+{
+	for (size_t i = 0; i < q->n; i++)
+		if (q->f[i].f && q->f[i].f->bit == GF_CC)
+			return true;
+	return false;
+}
+
 bool query_reads_driver(const struct query *q)
 {
 	for (size_t i = 0; i < q->n; i++)

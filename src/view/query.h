@@ -23,6 +23,8 @@ bool query_shows_time(const struct query *q);
 /* Whether a field is one the GPU model does not hold (query-x.c): read from the driver when
  * printed, so the machine must be opened directly, not through the daemon's snapshot. */
 bool query_reads_driver(const struct query *q);
+/* Whether a field prints the compute capability (issue 22: else status opens the GPUs lean). */
+bool query_needs_cc(const struct query *q);
 bool query_parse_format(const char *s, unsigned *flags);
 void query_header(struct strbuf *sb, const struct query *q);
 /* Appends one row per selected GPU (or per compute process); timestamp as nvidia-smi prints it. */

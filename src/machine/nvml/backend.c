@@ -99,6 +99,13 @@ static void open_migs(struct gpu *g, struct nvml_dev *d)
 	}
 }
 
+static bool lean; /* gpu_open_lean (issue 22) */
+
+void gpu_open_lean(bool on)
+{
+	lean = on;
+}
+
 static void open_gpu(struct gpu *g, struct nvml_dev *d)
 {
 	nvmlReturn_t r = nvml.by_index(g->index, &d->h);
@@ -117,14 +124,15 @@ static void open_gpu(struct gpu *g, struct nvml_dev *d)
 		ok(g, nvml.uuid(d->h, g->uuid, sizeof g->uuid));
 	read_pci(g, d->h);
 	int major, minor;
-	if (nvml.cc && nvml_got(g, GF_CC, nvml.cc(d->h, &major, &minor))) {
+	if (!lean && nvml.cc && nvml_got(g, GF_CC, nvml.cc(d->h, &major, &minor))) {
 		g->cc_major = major;
 		g->cc_minor = minor;
 		nvml_set(g, GF_CC);
 	}
-	nvml_read_uint(g, GF_CORES, &g->cores, nvml.cores, d->h);
+	if (!lean)
+		nvml_read_uint(g, GF_CORES, &g->cores, nvml.cores, d->h);
 	/* The device guard (issue 25) names GPU N's node /dev/nvidia<minor>. */
-	if (nvml.minor && nvml.minor(d->h, &g->minor) == NVML_SUCCESS)
+	if (!lean && nvml.minor && nvml.minor(d->h, &g->minor) == NVML_SUCCESS)
 		g->minor_valid = true;
 	unsigned v, pending;
 	if (nvml.mig_mode && nvml_got(g, GF_MIG_MODE, nvml.mig_mode(d->h, &v, &pending))) {
