@@ -164,6 +164,9 @@ struct lease {
 	bool over;                /* its processes use more than it claims on one of its GPUs */
 	int mig;                  /* MIG instances: 1 + the instance's index in its GPU's migs (the
 				   * one GPU of gpus); 0: none (mig.c) */
+	char mig_uuid[96];        /* ... and that instance's UUID, what its job was given and what
+				   * its record keeps: a restart finds the instance by it (the
+				   * index may name another once instances were remade) */
 };
 
 struct slot {
@@ -454,6 +457,8 @@ void mig_usage(struct daemon *d);
 int mig_choose(const struct daemon *d, const struct request *r, uint64_t mask);
 /* The MIG UUID of lease l's instance; NULL: not a MIG lease. */
 const char *mig_uuid_of(const struct daemon *d, const struct lease *l);
+/* A recovered lease's instance found again by its UUID (l->mig set); false: it is gone. */
+bool mig_recover(const struct daemon *d, struct lease *l);
 
 /* The daemon's policy, struct dconf, is read by config/daemon.c: dconf_load, dconf_free
  * (config.h). */
