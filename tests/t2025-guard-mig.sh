@@ -10,7 +10,7 @@
 # reached through it); a lease's end takes its access away; a lease of the whole GPU opens all.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-PLAN=12
+PLAN=13
 plan $PLAN
 use_machine "$MACHINES/h200-mig.machine"
 daemon_setup
@@ -103,9 +103,12 @@ wait_ended 3
 # A capability file with no minor: said, and the guard is not binding.
 daemon_stop
 printf 'DeviceFileMode: 292\n' >"$PROC/capabilities/gpu0/mig/gi2/ci1/access"
+rm "$DEV/nvidia-caps/nvidia-cap12"
 daemon_start --dev-dir "$DEV" --proc-dir "$PROC"
 check_grep "an access file without a minor number: logged, that instance not guarded" \
 	"gi2/ci1/access gives no DeviceFileMinor: that MIG instance's capability node is not known" "$DLOG"
+check_grep "a capability node missing: logged, with how to make it" \
+	"nvidia-cap12 is missing: make it \(nvidia-modprobe -f" "$DLOG"
 "$GPUCTL" leases --json >"$TMP/out"
 check_eq "and leases says the guard does not fully bind" 'false' "$(jqv '.guard.binding')"
 daemon_stop

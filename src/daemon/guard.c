@@ -165,6 +165,12 @@ static void sync_node(struct daemon *d, struct gnode *n, uid_t *uids)
 		return;
 	}
 	if (lstat(n->path, &st) != 0) {
+		if (errno == ENOENT && n->cap) { /* nvidia-modprobe makes them, root's, when asked */
+			set_error(n, "%s is missing: make it (nvidia-modprobe -f on its MIG instance's "
+				  "capabilities access file) and give it to the daemon's user (README: "
+				  "Administration, the device guard)", n->path);
+			return;
+		}
 		if (errno == ENOENT && n->optional) {
 			n->error[0] = '\0'; /* the module is not loaded: nobody can use it anyway */
 			return;
