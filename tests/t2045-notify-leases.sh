@@ -3,11 +3,13 @@
 # covered submitted jobs only): the user's own gpuctl process (run's, env's holder) runs the hook
 # when the daemon warns the lease idle, near its time limit, and, for `run --notify CMD`, when
 # the job ends (done, failed); [defaults] notify runs for the lease's events, not at every
-# run's end; a hanging hook is killed after notify_timeout and said; the job is not held up.
+# run's end; a hanging hook is killed after notify_timeout and said; the job is not held up; a
+# memory share under share_overuse = stop (run waits through its claim's watch) gets the idle
+# warning on its terminal and in its hook too.
 # [daemon] idle_warn 1s, usage_poll 0.2s: a job with no GPU process is idle at once.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 10
+plan 12
 quiet_machine "$TMP/m2" 2
 use_machine "$TMP/m2"
 daemon_setup
@@ -45,6 +47,7 @@ check_eq "run --time 3s: time-near reaches the hook while the job runs" "time-ne
 	"$(awk '/^time-near/ {print $1, $4} /^near seen/ {print}' "$EV" | paste -sd'|')"
 
 # [defaults] notify: the lease's events, not the job's end.
+await_line '^done kind=run' "$EV" # (that job's end, told by a detached hook: not left to come later)
 : >"$EV"
 printf '[defaults]\nnotify = %s\n' "$TMP/hook" >"$XDG_CONFIG_HOME/gpuctl/config"
 "$G" run -q --ignore-usage -- sh -c 'until grep -q "^idle-warn" "$1"; do sleep 0.05; done' sh "$EV"
@@ -75,4 +78,18 @@ hp=$(cat "$TMP/hang.pid")
 end=$((SECONDS + 30))
 while kill -0 "$hp" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 0.05; done
 check "and its process is gone" sh -c '! kill -0 "$1" 2>/dev/null' sh "$hp"
+
+# A memory share under share_overuse = stop: run waits through the claim's watch, which reads
+# the idle watch as well.
+daemon_stop
+printf '[daemon]\nidle_warn = 1s\nusage_poll = 0.2s\nkill_grace = 1s\nshare_overuse = stop\n' >"$TMP/daemon.conf"
+daemon_start
+: >"$EV"
+: >"$XDG_CONFIG_HOME/gpuctl/config"
+"$G" run -q --mem 1G --notify "$TMP/hook" -- sh -c 'until grep -q "^idle-warn" "$1"; do sleep 0.05; done' \
+	sh "$EV" 2>"$TMP/share.err"
+await_line '^done kind=run' "$EV"
+check_grep "a share under share_overuse = stop: the idle warning on its terminal" \
+	"^gpuctl run: lease [0-9a-f]{16} has been idle for" "$TMP/share.err"
+check_eq "and its hook: idle-warn, then done" "idle-warn done" "$(cut -d' ' -f1 "$EV" | paste -sd' ')"
 daemon_stop

@@ -221,13 +221,13 @@ static int start_job(struct grant *g, char **argv, bool uuid, struct runctr *rc,
 		fprintf(stderr, "gpuctl run: cannot run '%s': %s\n", argv[0], strerror(e));
 	else if (!watch) /* (a share watched over its claim: share_watch_wait waits, below) */
 		watch_job(&w, pid, id, hook);
-	lwatch_close(&w);
 	int status;
 	if (watch)
-		status = share_watch_wait(pid, id, "gpuctl run");
+		status = share_watch_wait(pid, id, "gpuctl run", &w, hook);
 	else
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
+	lwatch_close(&w);
 	child = 0;
 	grant_env_free(env);
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
