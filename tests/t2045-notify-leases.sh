@@ -39,11 +39,12 @@ check_grep "and the job's end: failed, exit status 3" "^failed kind=run lease=[0
 await_line '^done kind=run' "$EV"
 check_grep "a job that succeeds: done, exit status 0" "^done kind=run lease=[0-9a-f]{16} state=done exit=0 gpus=[01] job=$" "$EV"
 
-# time-near: a tenth of the limit before it; the job is still running then.
+# time-near: a tenth of the limit before it (2 s: the hook has that long to tell the job, which
+# a loaded machine needs); the job is still running then.
 : >"$EV"
-"$G" run -q --ignore-usage --time 3s --notify "$TMP/hook" -- sh -c '
+"$G" run -q --ignore-usage --time 20s --notify "$TMP/hook" -- sh -c '
 	until grep -q "^time-near" "$1"; do sleep 0.05; done; echo "near seen while running" >>"$1"' sh "$EV"
-check_eq "run --time 3s: time-near reaches the hook while the job runs" "time-near state=running|near seen while running" \
+check_eq "run --time 20s: time-near reaches the hook while the job runs" "time-near state=running|near seen while running" \
 	"$(awk '/^time-near/ {print $1, $4} /^near seen/ {print}' "$EV" | paste -sd'|')"
 
 # [defaults] notify: the lease's events, not the job's end.
