@@ -116,9 +116,12 @@ void lhook_fire(const struct lhook *h, const char *event, const char *state, int
 		return;
 	}
 	if (mid == 0) {
-		/* Out of the caller's signals and group: a Ctrl-C at run's terminal is the job's. */
-		signal(SIGINT, SIG_IGN);
-		signal(SIGALRM, SIG_DFL);
+		/* Out of the caller's session and handlers (run forwards signals to its job): a
+		 * Ctrl-C or hang-up at run's terminal is the job's, not the hook's. */
+		static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM};
+		for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
+			signal(sigs[i], SIG_DFL);
+		setsid();
 		if (fork() == 0) /* the watcher, reparented: nobody waits for it */
 			watch_hook(h, event, state, exit_code);
 		_exit(0);
