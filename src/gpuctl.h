@@ -56,7 +56,9 @@
  *            one request's exchange as a state machine without I/O (request.c); the candidates,
  *            why GPUs are busy, the job's environment (choose.c); a lease acquired and held
  *            (grant.c); who holds what and who waits (view.c); the machine from the daemon's
- *            shared snapshot, a GPU backend (snapshot.c); --bind-cpus (bind.c)
+ *            shared snapshot, a GPU backend (snapshot.c); --bind-cpus (bind.c); a holder's
+ *            idle watch (holder.c), a share's claim watched (watch.c), and the notify hook of a
+ *            run or env lease (hook.c)
  * view/      rank 4, what the machine commands print: nvidia-smi's --query-* fields (query.c),
  *            the status table (table.c), the Prometheus exposition (metrics.c), status's JSON
  *            (status-json.c), the doctor's findings (doctor.c), a process's container in each of

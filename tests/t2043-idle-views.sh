@@ -6,10 +6,11 @@
 # - `doctor` has a finding naming the lease, its holder and the fix; the exporter has
 #   gpuctl_lease_idle_seconds with the lease series' labels; `status --json` the lease's idle
 #   seconds;
+# - `top`'s card of the GPU says how long the lease has been idle, and that it was warned;
 # - lease(time=1) warns at its limit, and its lease ends.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 10
+plan 11
 quiet_machine "$TMP/m2" 2
 use_machine "$TMP/m2"
 daemon_setup
@@ -62,6 +63,15 @@ check "the exporter: gpuctl_lease_idle_seconds, labelled as the lease series" \
 check_grep "with HELP" "^# HELP gpuctl_lease_idle_seconds " "$TMP/metrics"
 "$G" status --json >"$TMP/out"
 check "status --json: the lease's idle seconds" jq -e '[.gpus[] | .lease | select(. != null) | .idle_seconds >= 1] == [true]' "$TMP/out"
+if command -v tmux >/dev/null; then
+	. "$ROOT/tests/lib/tmux.sh"
+	"${TM[@]}" new-session -d -s idle -x 160 -y 40 -e LC_ALL=C "$G" top -d 0.2
+	check "top: the lease's card says how long it has been idle, and that it was warned" \
+		await_screen idle "lease root 'nb' env [0-9]+:[0-9]{2} +idle [0-9]+:[0-9]{2} warned"
+	"${TM[@]}" kill-server
+else
+	skip "top's idle time" "tmux is not installed" 1
+fi
 echo >&$PYW
 wait $NB
 wait_leases 0

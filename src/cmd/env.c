@@ -5,6 +5,7 @@
 #include "base/json.h"
 #include "cmd/leaseopts.h"
 #include "lease/holder.h"
+#include "lease/hook.h"
 #include "machine/pid.h"
 
 #include <errno.h>
@@ -56,6 +57,8 @@ static int ms_to(unsigned long long until_ns)
 /* --events-fd (issue 24): a descriptor the caller (Python's lease()) reads the holder's word on
  * the lease from, one line per event; -1: none. */
 static int events_fd = -1;
+/* Notify hooks (lease/hook.h): --notify CMD, else [defaults] notify, on the lease's events. */
+static struct lhook env_hook;
 
 static void hold(struct grant *g, pid_t bound, unsigned long long start, int ready)
 {
@@ -95,11 +98,13 @@ static void hold(struct grant *g, pid_t bound, unsigned long long start, int rea
 	bool idle_released = false;
 	while (!release_now && pfd >= 0 && (ms = ms_to(g->until_ns)) != 0) {
 		p[1].fd = lwatch_fd(&w);
-		int r = poll(p, 2, ms);
+		int near = lhook_near_ms(&env_hook); /* (the notify hook's time-near) */
+		int r = poll(p, 2, near >= 0 && (ms < 0 || near < ms) ? near : ms);
 		if (r < 0 && errno != EINTR)
 			break;
 		if (r > 0 && p[0].revents)
 			break;
+		lhook_near(&env_hook);
 		if (r > 0 && p[1].revents) {
 			struct lwatch_event ev;
 			char line[512];
@@ -111,6 +116,9 @@ static void hold(struct grant *g, pid_t bound, unsigned long long start, int rea
 				dprintf(events_fd, "idle-warn %lu %lu\n", ev.idle, ev.release_in);
 			else if (events_fd >= 0 && ev.what == LW_IDLE_RELEASE)
 				dprintf(events_fd, "idle-release %lu\n", ev.idle);
+			if (ev.what == LW_IDLE_WARN || ev.what == LW_IDLE_RELEASE) /* notify hooks */
+				lhook_fire(&env_hook, ev.what == LW_IDLE_WARN ? "idle-warn" : "idle-release",
+					   "running", -1);
 			if (ev.what == LW_IDLE_RELEASE) {
 				idle_released = true;
 				break;
@@ -228,6 +236,7 @@ static void print_exports(char **env, enum fmt fmt, const struct grant *g, bool 
 }
 
 enum { O_FORMAT = 'f', O_HOLD = 'H', O_EVENTS = 380 /* issue 24 (390: --time, 360s: --bind-cpus) */ };
+enum { O_NOTIFY_ENV = LO_NOTIFY }; /* notify hooks (NOTIFY_LONGOPTS) */
 
 static int env_cmd(struct cmd *c)
 {
@@ -304,6 +313,8 @@ static int env_cmd(struct cmd *c)
 		if (pid == 0) {
 			close(ready[0]);
 			grant_env_free(env); /* the parent's to print */
+			const char *notify = args_get(&c->args, O_NOTIFY_ENV);
+			lhook_init(&env_hook, &g, "env", notify ? notify : cfg.notify, cfg.notify_timeout, false);
 			hold(&g, (pid_t)bound, bst.start, ready[1]);
 		}
 		close(ready[1]);
@@ -339,6 +350,7 @@ static int env_cmd(struct cmd *c)
 static const struct option longopts[] = {
 	{"format", required_argument, NULL, O_FORMAT}, {"hold-pid", required_argument, NULL, O_HOLD},
 	{"events-fd", required_argument, NULL, O_EVENTS}, /* issue 24 */
+	NOTIFY_LONGOPTS, /* notify hooks */
 	LEASE_LONGOPTS, {0},
 };
 
@@ -356,6 +368,11 @@ const struct cmd_entry cmd_env_entry = {
 		 "                             (a subshell forked for $(...) is skipped: the shell itself)\n"
 		 "      --events-fd FD        the holder writes a line on FD when the lease is warned idle\n"
 		 "                             (idle-warn IDLE RELEASE_IN) or released (idle-release IDLE)\n"
+		 "      --notify CMD           the holder runs CMD (/bin/sh -c, as you) when the lease is\n"
+		 "                             warned idle or released for it (idle-warn, idle-release)\n"
+		 "                             and near its --time (time-near); GPUCTL_EVENT,\n"
+		 "                             GPUCTL_LEASE_ID, GPUCTL_GPUS in its environment (default:\n"
+		 "                             [defaults] notify; killed after notify_timeout)\n"
 		 LEASE_USAGE,
 	.args = {.shorts = "n:f:q", .longs = longopts, .upper = -1}, /* extra words: a hint, below */
 	.flags = CMD_GPUS,

@@ -14,7 +14,11 @@ enum {
 	/* memory shares (issue 23) */
 	LO_MEM = 340, LO_MIG,
 	LO_BIND = 360, LO_NO_BIND,   /* issue 26 (below submit's 400s): run and submit only (BIND_LONGOPTS) */
+	/* notify hooks of run and env leases (issue 24 follow-up; lease/hook.h): --notify CMD */
+	LO_NOTIFY = 430,
 };
+
+#define NOTIFY_LONGOPTS {"notify", required_argument, NULL, LO_NOTIFY}
 
 /* -g, --gpus comes with CMD_GPUS. */
 #define LEASE_LONGOPTS                                                         \

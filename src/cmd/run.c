@@ -5,6 +5,7 @@
 #include "base/escape.h"
 #include "cmd/leaseopts.h"
 #include "lease/holder.h"
+#include "lease/hook.h"
 #include "machine/pid.h"
 #include "cmd/runctr.h"
 #include "lease/bind.h"
@@ -83,20 +84,21 @@ static void limit_start(const struct grant *g)
 
 /* Idle leases (issue 24): while the job runs, the daemon's word on the lease (lease/holder.h):
  * a warning is a line on the user's terminal; a release ends the job as the time limit does. */
-static void watch_job(struct lwatch *w, pid_t pid, const char *id)
+static void watch_job(struct lwatch *w, pid_t pid, const char *id, struct lhook *hook)
 {
 	int pfd = pid_open((unsigned)pid, 0);
 	if (pfd < 0)
 		return; /* no pidfd: the job is waited for plainly, unwatched */
 	struct pollfd p[2] = {{.fd = pfd, .events = POLLIN}, {.fd = lwatch_fd(w), .events = POLLIN}};
-	while (lwatch_fd(w) >= 0) {
+	while (lwatch_fd(w) >= 0 || lhook_near_ms(hook) >= 0) {
 		p[1].fd = lwatch_fd(w);
-		int r = poll(p, 2, -1);
+		int r = poll(p, 2, lhook_near_ms(hook)); /* (the notify hook's time-near) */
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r < 0 || p[0].revents)
+		if (r < 0 || (r > 0 && p[0].revents))
 			break;
-		if (!p[1].revents)
+		lhook_near(hook);
+		if (r == 0 || !p[1].revents)
 			continue;
 		struct lwatch_event ev;
 		char line[512];
@@ -104,6 +106,8 @@ static void watch_job(struct lwatch *w, pid_t pid, const char *id)
 		lwatch_text(&ev, "gpuctl run", id, line, sizeof line);
 		if (line[0])
 			fputs(line, stderr);
+		if (ev.what == LW_IDLE_WARN || ev.what == LW_IDLE_RELEASE) /* notify hooks */
+			lhook_fire(hook, ev.what == LW_IDLE_WARN ? "idle-warn" : "idle-release", "running", -1);
 		if (ev.what == LW_IDLE_RELEASE && !limit_stage) {
 			limit_stage = 1;
 			limit_grace = ev.grace > 0 ? ev.grace : 0.001;
@@ -153,7 +157,7 @@ static bool bind_plan(const struct grant *g, bool quiet, struct cpuset *set)
 }
 
 static int start_job(struct grant *g, char **argv, bool uuid, struct runctr *rc, bool bind,
-		     bool quiet)
+		     bool quiet, struct lhook *hook)
 {
 	struct cpuset cpus;
 	bind = bind && bind_plan(g, quiet, &cpus);
@@ -216,17 +220,19 @@ static int start_job(struct grant *g, char **argv, bool uuid, struct runctr *rc,
 	if (r == sizeof e)
 		fprintf(stderr, "gpuctl run: cannot run '%s': %s\n", argv[0], strerror(e));
 	else if (!watch) /* (a share watched over its claim: share_watch_wait waits, below) */
-		watch_job(&w, pid, id);
-	lwatch_close(&w);
+		watch_job(&w, pid, id, hook);
 	int status;
 	if (watch)
-		status = share_watch_wait(pid, id, "gpuctl run");
+		status = share_watch_wait(pid, id, "gpuctl run", &w, hook);
 	else
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
+	lwatch_close(&w);
 	child = 0;
 	grant_env_free(env);
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (hook->job_events && r != sizeof e) /* run --notify: the job's end */
+		lhook_fire(hook, code ? "failed" : "done", code ? "failed" : "done", code);
 	if (rc->kind) {
 		char why[512] = "";
 		if ((code == 0 || !rc->detached) && r != sizeof e &&
@@ -282,8 +288,15 @@ static int run(struct cmd *c)
 		}
 		if (!o.quiet)
 			say_leased(&g);
+		/* notify hooks: --notify CMD (the job's end too), else [defaults] notify (the lease's
+		 * events only) */
+		struct lhook hook;
+		const char *notify = args_get(&c->args, LO_NOTIFY);
+		lhook_init(&hook, &g, "run", notify ? notify : cfg.notify, cfg.notify_timeout,
+			   notify && *notify);
 		rc = start_job(&g, job, o.uuid, &ctr, o.bind_cpus || (cfg.bind_cpus && !o.no_bind),
-			       o.quiet);
+			       o.quiet, &hook);
+		lhook_free(&hook);
 		if (job != argv)
 			runctr_argv_free(&ctr, job);
 	}
@@ -292,7 +305,7 @@ static int run(struct cmd *c)
 	return rc;
 }
 
-static const struct option longopts[] = {LEASE_LONGOPTS, BIND_LONGOPTS, {0}};
+static const struct option longopts[] = {LEASE_LONGOPTS, BIND_LONGOPTS, NOTIFY_LONGOPTS, {0}};
 
 const struct cmd_entry cmd_run_entry = {
 	.name = "run",
@@ -305,6 +318,13 @@ const struct cmd_entry cmd_run_entry = {
 		 "(128+N if signal N ended it); INT, TERM, HUP, QUIT, USR1, USR2 reach the job.\n\n"
 		 LEASE_USAGE
 		 BIND_USAGE
+		 "      --notify CMD           run CMD (/bin/sh -c, as you) when the job ends (done,\n"
+		 "                             failed), when the lease is warned idle or released for\n"
+		 "                             it (idle-warn, idle-release), and near its --time\n"
+		 "                             (time-near); GPUCTL_EVENT, GPUCTL_LEASE_ID, GPUCTL_GPUS,\n"
+		 "                             GPUCTL_JOB_STATE, GPUCTL_EXIT_CODE in its environment.\n"
+		 "                             [defaults] notify: the same for the lease's events, not\n"
+		 "                             the job's end (killed after notify_timeout)\n"
 		 "\nExit status when no job ran: 10 not enough free GPUs (without --wait), 11 --wait ran\n"
 		 "out, 2 bad request, 126/127 the command could not be run.\n",
 	.args = {.shorts = "n:q", .longs = longopts, .upper = -1},

@@ -434,7 +434,7 @@ static bool take_slots(struct daemon *d, struct gpu_error *err)
 }
 
 int daemon_main(const char *socket_path, const char *state_dir, const char *config_path,
-		bool private_mode, const char *dev_dir)
+		bool private_mode, const char *dev_dir, const char *proc_dir)
 {
 	struct daemon d = {.dirfd = -1, .lockfd = -1, .socklockfd = -1, .next_seq = 1,
 			   .private_mode = private_mode};
@@ -465,7 +465,7 @@ int daemon_main(const char *socket_path, const char *state_dir, const char *conf
 	usage_load(&d); /* fair share by past use (issue 24): before leases are added */
 	leases_recover(&d);
 	/* After the recovery: the nodes made what the live leases say, ended ones' access gone. */
-	if (!guard_open(&d, dev_dir, &err)) {
+	if (!guard_open(&d, dev_dir, proc_dir, &err)) {
 		rc = err.code;
 		fprintf(stderr, "gpuctl daemon: %s\n", err.msg);
 		goto out;

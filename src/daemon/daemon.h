@@ -164,6 +164,9 @@ struct lease {
 	bool over;                /* its processes use more than it claims on one of its GPUs */
 	int mig;                  /* MIG instances: 1 + the instance's index in its GPU's migs (the
 				   * one GPU of gpus); 0: none (mig.c) */
+	char mig_uuid[96];        /* ... and that instance's UUID, what its job was given and what
+				   * its record keeps: a restart finds the instance by it (the
+				   * index may name another once instances were remade) */
 };
 
 struct slot {
@@ -265,9 +268,10 @@ void placement_free(struct daemon *d);
 const struct place *placement_for(struct daemon *d, uid_t uid);
 void placement_offer(struct daemon *d, const struct request *r, uint64_t mask, struct strbuf *sb);
 
-/* daemon.c. dev_dir: where the device guard finds the NVIDIA device nodes (/dev). */
+/* daemon.c. dev_dir: where the device guard finds the NVIDIA device nodes (/dev); proc_dir:
+ * the driver's /proc/driver/nvidia, where it reads the MIG capabilities' minor numbers. */
 int daemon_main(const char *socket_path, const char *state_dir, const char *config_path,
-		bool private_mode, const char *dev_dir);
+		bool private_mode, const char *dev_dir, const char *proc_dir);
 
 /* conn.c: who may connect, and what connections are sent; below everything that answers. */
 /* Accepts the clients waiting, or refuses them with the reason (private, connection caps). */
@@ -372,9 +376,10 @@ size_t queue_in_order(const struct daemon *d, struct request ***out);
 size_t queue_position(const struct daemon *d, const struct request *r);
 
 /* guard.c: the device guard ([daemon] guard = acl): each node's ACL made what the leases say. */
-/* Loads libacl and finds the nodes under dev_dir (nothing when the guard is off); false on a
- * configuration it cannot serve (libacl missing, an unknown admin group). */
-bool guard_open(struct daemon *d, const char *dev_dir, struct gpu_error *err);
+/* Loads libacl and finds the nodes under dev_dir, MIG instances' capability nodes by what
+ * proc_dir says (nothing when the guard is off); false on a configuration it cannot serve
+ * (libacl missing, an unknown admin group). */
+bool guard_open(struct daemon *d, const char *dev_dir, const char *proc_dir, struct gpu_error *err);
 void guard_free(struct guard *g);
 /* Every node's ACL made exactly what the lease table says (a no-op with the guard off). */
 void guard_sync(struct daemon *d);
@@ -457,6 +462,8 @@ void mig_usage(struct daemon *d);
 int mig_choose(const struct daemon *d, const struct request *r, uint64_t mask);
 /* The MIG UUID of lease l's instance; NULL: not a MIG lease. */
 const char *mig_uuid_of(const struct daemon *d, const struct lease *l);
+/* A recovered lease's instance found again by its UUID (l->mig set); false: it is gone. */
+bool mig_recover(const struct daemon *d, struct lease *l);
 
 /* The daemon's policy, struct dconf, is read by config/daemon.c: dconf_load, dconf_free
  * (config.h). */

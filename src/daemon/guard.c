@@ -22,8 +22,16 @@
  * - Errors (a node missing, owned by another user, a file system without ACLs, libacl missing)
  *   are log lines, once per change, and the guard's state, which `leases`, `status` and
  *   `doctor` show ("not binding: ..."); never a crash, never a refused lease.
- * - MIG capability nodes (/dev/nvidia-caps/nvidia-capN, per GPU and compute instance) are left
- *   out: the GPU's own node already decides whether a user can use any of its instances.
+ * - MIG instances (issue 23's leases; review 1): with MIG on, a process uses an instance only
+ *   with the driver's capabilities of its GPU instance and its compute instance, which it shows
+ *   by opening their nodes DEV/nvidia-caps/nvidia-capN for reading (NVIDIA's MIG user guide,
+ *   "Device Nodes and Capabilities"; the driver's nv-caps.c checks the descriptor's minor). N
+ *   is what the driver's PROC/capabilities/gpu<minor>/mig/gi<G>/access and .../gi<G>/ci<C>/access
+ *   files say ("DeviceFileMinor: N"), read at start for each instance NVML lists (instances
+ *   are fixed while the daemon runs). A GI's node is for the users of leases of any compute
+ *   instance in it, a CI's for its own lease's user, both for a lease of the whole GPU; read
+ *   access only (what the driver's own DeviceFileMode gives: 0444). So users holding two
+ *   instances of one GPU both open its GPU node, each only its own instance.
  * What it does not stop: root; a descriptor opened while its lease lived and kept past its end
  *   (the lease's end signals the job's processes through their FIFO's hang-up, not here). */
 #include "daemon/daemon.h"
@@ -52,6 +60,10 @@ struct gnode {
 	int slot;                 /* its GPU's slot; -1: a control node */
 	bool optional;            /* nvidia-uvm*: absent until the module is loaded */
 	char error[200];          /* why it is not guarded ("": it is) */
+	/* MIG capabilities: a GPU instance's node (ci -1) or a compute instance's */
+	bool cap;
+	int gi, ci;
+	bool unknown;             /* its access file said no minor: path is that file */
 };
 
 struct guard {
@@ -95,14 +107,28 @@ static void clear_error(struct gnode *n)
 	n->error[0] = '\0';
 }
 
-static bool add_entry(struct guard *g, acl_t *acl, acl_tag_t tag, const void *id, bool rw)
+/* rw: 0 none, 1 read (a MIG capability), 2 read and write. */
+static bool add_entry(struct guard *g, acl_t *acl, acl_tag_t tag, const void *id, int rw)
 {
 	acl_entry_t e;
 	acl_permset_t ps;
 	if (g->create_entry(acl, &e) != 0 || g->set_tag_type(e, tag) != 0 ||
 	    (id && g->set_qualifier(e, id) != 0) || g->get_permset(e, &ps) != 0)
 		return false;
-	return !rw || (g->add_perm(ps, ACL_READ) == 0 && g->add_perm(ps, ACL_WRITE) == 0);
+	return !rw || (g->add_perm(ps, ACL_READ) == 0 && (rw < 2 || g->add_perm(ps, ACL_WRITE) == 0));
+}
+
+/* Whether lease l is for MIG capability node n: a lease of its GPU whole, or of an instance
+ * in its GPU instance (and, for a compute instance's node, of that one). */
+static bool cap_for(const struct daemon *d, const struct gnode *n, const struct lease *l)
+{
+	if (!l->mig)
+		return !l->mem_mib;
+	const struct gpu *g = &d->set->gpus[n->slot];
+	if ((size_t)(l->mig - 1) >= g->nmigs)
+		return false;
+	const struct mig_dev *m = &g->migs[l->mig - 1];
+	return m->gi == (unsigned)n->gi && (n->ci < 0 || m->ci == (unsigned)n->ci);
 }
 
 /* The uids node n is for: a slot's holders, or (a control node) every lease's user. */
@@ -112,6 +138,8 @@ static size_t node_users(struct daemon *d, const struct gnode *n, uid_t *uids)
 	for (size_t i = 0; i < d->nleases; i++) {
 		const struct lease *l = d->leases[i];
 		if (l->uid == (uid_t)-1 || (n->slot >= 0 && !(l->gpus >> n->slot & 1)))
+			continue;
+		if (n->cap && !cap_for(d, n, l))
 			continue;
 		bool seen = false;
 		for (size_t j = 0; j < k && !seen; j++)
@@ -131,7 +159,18 @@ static void sync_node(struct daemon *d, struct gnode *n, uid_t *uids)
 {
 	struct guard *g = d->guard;
 	struct stat st;
+	if (n->unknown) {
+		set_error(n, "%s gives no DeviceFileMinor: that MIG instance's capability node is not "
+			  "known and not guarded (its GPU's node is)", n->path);
+		return;
+	}
 	if (lstat(n->path, &st) != 0) {
+		if (errno == ENOENT && n->cap) { /* nvidia-modprobe makes them, root's, when asked */
+			set_error(n, "%s is missing: make it (nvidia-modprobe -f on its MIG instance's "
+				  "capabilities access file) and give it to the daemon's user (README: "
+				  "Administration, the device guard)", n->path);
+			return;
+		}
 		if (errno == ENOENT && n->optional) {
 			n->error[0] = '\0'; /* the module is not loaded: nobody can use it anyway */
 			return;
@@ -152,13 +191,14 @@ static void sync_node(struct daemon *d, struct gnode *n, uid_t *uids)
 	}
 	size_t nu = node_users(d, n, uids);
 	acl_t want = g->init((int)nu + 6);
-	bool ok = want && add_entry(g, &want, ACL_USER_OBJ, NULL, true) &&
-		  add_entry(g, &want, ACL_GROUP_OBJ, NULL, false) &&
-		  add_entry(g, &want, ACL_MASK, NULL, true) && add_entry(g, &want, ACL_OTHER, NULL, false);
+	int rw = n->cap ? 1 : 2; /* a capability is shown by opening its node for reading */
+	bool ok = want && add_entry(g, &want, ACL_USER_OBJ, NULL, rw) &&
+		  add_entry(g, &want, ACL_GROUP_OBJ, NULL, 0) &&
+		  add_entry(g, &want, ACL_MASK, NULL, rw) && add_entry(g, &want, ACL_OTHER, NULL, 0);
 	for (size_t i = 0; ok && i < nu; i++)
-		ok = add_entry(g, &want, ACL_USER, &uids[i], true);
+		ok = add_entry(g, &want, ACL_USER, &uids[i], rw);
 	if (ok && g->has_admin)
-		ok = add_entry(g, &want, ACL_GROUP, &g->admin_gid, true);
+		ok = add_entry(g, &want, ACL_GROUP, &g->admin_gid, rw);
 	if (!ok) {
 		set_error(n, "%s: cannot build its ACL: %s", n->path, strerror(errno));
 	} else {
@@ -216,7 +256,63 @@ static void add_node(struct guard *g, const char *name, int slot, bool optional)
 					       .slot = slot, .optional = optional};
 }
 
-bool guard_open(struct daemon *d, const char *dev_dir, struct gpu_error *err)
+/* The minor number a MIG capability's access file gives (its first "DeviceFileMinor: N" line,
+ * as nvidia-modprobe reads it); -1: none. */
+static int cap_minor(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char line[128];
+	int minor = -1;
+	while (f && minor < 0 && fgets(line, sizeof line, f)) {
+		unsigned v;
+		char tail;
+		if (sscanf(line, "DeviceFileMinor: %u%c", &v, &tail) == 2 && tail == '\n' && v < 1u << 20)
+			minor = (int)v;
+	}
+	if (f)
+		fclose(f);
+	return minor;
+}
+
+/* The capability node of GPU instance gi (ci -1) or compute instance ci on slot i. */
+static void add_cap(struct guard *g, const char *proc_dir, const struct gpu *gp, int slot, int gi, int ci)
+{
+	char access[160], name[48];
+	if (ci < 0)
+		snprintf(access, sizeof access, "%s/capabilities/gpu%u/mig/gi%d/access", proc_dir, gp->minor, gi);
+	else
+		snprintf(access, sizeof access, "%s/capabilities/gpu%u/mig/gi%d/ci%d/access", proc_dir,
+			 gp->minor, gi, ci);
+	int minor = cap_minor(access);
+	snprintf(name, sizeof name, "nvidia-caps/nvidia-cap%d", minor);
+	add_node(g, name, slot, false);
+	struct gnode *n = &g->nodes[g->nnodes - 1];
+	n->cap = true;
+	n->gi = gi;
+	n->ci = ci;
+	if (minor < 0) {
+		free(n->path);
+		n->path = xstrdup(access);
+		n->unknown = true;
+	}
+}
+
+/* MIG instances' capability nodes of slot i: one per GPU instance, one per compute instance. */
+static void add_caps(struct guard *g, const char *proc_dir, const struct gpu *gp, int slot)
+{
+	uint64_t gis = 0; /* (GPU instance ids are below 15: nv-caps.c's table) */
+	for (size_t j = 0; gpu_has(gp, GF_MIG_MODE) && gp->mig_mode && j < gp->nmigs; j++) {
+		const struct mig_dev *m = &gp->migs[j];
+		if (m->gi == NO_INSTANCE || m->ci == NO_INSTANCE || m->gi >= 64 || m->ci >= 64)
+			continue;
+		if (!(gis >> m->gi & 1))
+			add_cap(g, proc_dir, gp, slot, (int)m->gi, -1);
+		gis |= 1ULL << m->gi;
+		add_cap(g, proc_dir, gp, slot, (int)m->gi, (int)m->ci);
+	}
+}
+
+bool guard_open(struct daemon *d, const char *dev_dir, const char *proc_dir, struct gpu_error *err)
 {
 	if (!d->conf.guard_acl)
 		return true;
@@ -265,6 +361,7 @@ bool guard_open(struct daemon *d, const char *dev_dir, struct gpu_error *err)
 		char name[32];
 		snprintf(name, sizeof name, "nvidia%u", gp->minor);
 		add_node(g, name, (int)i, false);
+		add_caps(g, proc_dir, gp, (int)i); /* its MIG instances' */
 	}
 	d->guard = g;
 	d->guard_no_minor = no_minor;

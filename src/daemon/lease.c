@@ -203,6 +203,8 @@ static bool record_write(struct daemon *d, const struct lease *l)
 		msg_add_u64(&sb, "mem", l->mem_mib);
 	if (l->mig)
 		msg_add_u64(&sb, "mig", (uint64_t)l->mig);
+	if (l->mig_uuid[0]) /* (a restart finds the instance by it: mig_recover) */
+		msg_add(&sb, "mig_uuid", l->mig_uuid, NULL);
 	for (size_t i = 0; i < d->nslots; i++)
 		if (l->gpus >> i & 1)
 			msg_add(&sb, "gpu", d->slots[i].uuid, NULL);
@@ -361,6 +363,10 @@ struct lease *lease_grant(struct daemon *d, struct request *r, int *fds, size_t 
 		snprintf(err->msg, sizeof err->msg, "the MIG instance offered is gone");
 		lease_free(l);
 		return NULL;
+	}
+	if (l->mig) { /* its UUID, what the job is given and the record keeps */
+		const char *u = mig_uuid_of(d, l);
+		snprintf(l->mig_uuid, sizeof l->mig_uuid, "%s", u ? u : "");
 	}
 	l->fifo = -1;
 	lease_set_limit(d, l, r->time_limit, 0); /* time limits (issue 24) */

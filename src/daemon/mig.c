@@ -159,8 +159,38 @@ void mig_usage(struct daemon *d)
 
 const char *mig_uuid_of(const struct daemon *d, const struct lease *l)
 {
+	if (l->mig > 0 && l->mig_uuid[0])
+		return l->mig_uuid;
 	for (size_t k = 0; l->mig > 0 && k < d->nslots; k++)
 		if ((l->gpus >> k & 1) && (size_t)(l->mig - 1) < d->set->gpus[k].nmigs)
 			return d->set->gpus[k].migs[l->mig - 1].uuid;
 	return NULL;
+}
+
+/* A record names its instance by UUID and position: the UUID decides. An administrator may
+ * destroy and recreate instances while no daemon runs (nvidia-smi mig -dci/-dgi/-cgi): the
+ * position may then name another instance, on which another user's lease would be granted
+ * beside the job that still runs on its own (CUDA_VISIBLE_DEVICES=MIG-<uuid>). A record from a
+ * daemon before UUIDs were kept has only the position, which is trusted as before. */
+bool mig_recover(const struct daemon *d, struct lease *l)
+{
+	if (l->mig <= 0 && !l->mig_uuid[0])
+		return true;
+	for (size_t k = 0; k < d->nslots; k++) {
+		if (!(l->gpus >> k & 1))
+			continue;
+		const struct gpu *g = &d->set->gpus[k];
+		if (!l->mig_uuid[0]) {
+			if ((size_t)(l->mig - 1) >= g->nmigs)
+				return false;
+			snprintf(l->mig_uuid, sizeof l->mig_uuid, "%s", g->migs[l->mig - 1].uuid);
+			return true;
+		}
+		for (size_t j = 0; j < g->nmigs && j < 64; j++)
+			if (!strcmp(g->migs[j].uuid, l->mig_uuid)) {
+				l->mig = (int)j + 1;
+				return true;
+			}
+	}
+	return false;
 }

@@ -130,6 +130,8 @@ static uint64_t recover_one(struct daemon *d, const char *file)
 		/* memory shares (issue 23): a share's claim */
 		l->mem_mib = msg_get_u64(&m, "mem", MAX_SIZE_MIB, &v) ? v : 0;
 		l->mig = msg_get_u64(&m, "mig", 64, &v) ? (int)v : 0; /* MIG instances */
+		if (msg_get(&m, "mig_uuid"))
+			snprintf(l->mig_uuid, sizeof l->mig_uuid, "%s", msg_get(&m, "mig_uuid"));
 		for (size_t i = 1; i < m.nlines; i++)
 			for (size_t k = 0; k < d->nslots; k++)
 				if (!strcmp(m.lines[i].w[0], "gpu") && m.lines[i].nwords > 1 &&
@@ -149,12 +151,22 @@ static uint64_t recover_one(struct daemon *d, const char *file)
 		}
 	}
 	msg_free(&m);
-	if (r == 0 && l->gpus) {
+	/* A MIG lease whose instance is gone (destroyed while no daemon ran) holds nothing: it
+	 * ends here, said in the log. Kept, it would have to name some instance; its job, whose
+	 * CUDA_VISIBLE_DEVICES names the gone one, can reach none (the driver refuses to destroy
+	 * an instance a process uses, so nothing of it ran there), and its GPU's other instances
+	 * are other leases' to grant. */
+	bool mig_gone = r == 0 && l->gpus && !mig_recover(d, l);
+	if (mig_gone)
+		fprintf(stderr, "gpuctl daemon: lease %s of uid %u ended: its MIG instance %s is gone "
+			"(the GPU's instances were changed while no daemon ran)\n", l->id,
+			(unsigned)l->uid, l->mig_uuid[0] ? l->mig_uuid : "(by position)");
+	if (r == 0 && l->gpus && !mig_gone) {
 		lease_add(d, l);
 		return 0;
 	}
-	uint64_t ended = l && hung_up ? l->gpus : 0;
-	if (l && hung_up && (l->mem_mib || l->mig)) /* its own lock files, which nothing else retires */
+	uint64_t ended = l && (hung_up || mig_gone) ? l->gpus : 0;
+	if (l && (hung_up || mig_gone) && (l->mem_mib || l->mig)) /* its own lock files, which nothing else retires */
 		share_retire_locks(d, l);
 	if (l && l->fifo >= 0)
 		close(l->fifo);

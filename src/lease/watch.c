@@ -87,7 +87,7 @@ static void signal_tree(const int *fds, size_t n, int sig)
 		pid_signal(fds[i], sig);
 }
 
-int share_watch_wait(pid_t pid, const char *id, const char *who)
+int share_watch_wait(pid_t pid, const char *id, const char *who, struct lwatch *w, struct lhook *hook)
 {
 	int tree[TREE_MAX];
 	size_t ntree = 0;
@@ -116,13 +116,31 @@ int share_watch_wait(pid_t pid, const char *id, const char *who)
 			}
 			next = t + WATCH_SECONDS;
 		}
+		lhook_near(hook); /* (checked at least every WATCH_SECONDS) */
 		double until = kill_at ? kill_at : next;
 		int ms = (int)((until - now_mono()) * 1000) + 1;
-		struct pollfd p = {.fd = pfd, .events = POLLIN};
+		struct pollfd p[2] = {{.fd = pfd, .events = POLLIN}, {.fd = lwatch_fd(w), .events = POLLIN}};
 		if (pfd >= 0)
-			poll(&p, 1, ms > 0 ? ms : 0);
+			poll(p, 2, ms > 0 ? ms : 0);
 		else
 			usleep(100000); /* no pidfds (old kernel): look ten times a second */
+		if (pfd < 0 || !(p[1].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		/* idle leases (issue 24): the daemon's word, as run's watch_job takes it */
+		struct lwatch_event ev;
+		char line[512];
+		lwatch_read(w, &ev);
+		lwatch_text(&ev, who, id, line, sizeof line);
+		if (line[0])
+			fputs(line, stderr);
+		if (ev.what == LW_IDLE_WARN || ev.what == LW_IDLE_RELEASE)
+			lhook_fire(hook, ev.what == LW_IDLE_WARN ? "idle-warn" : "idle-release", "running", -1);
+		if (ev.what == LW_IDLE_RELEASE && !kill_at) {
+			ntree = open_tree(pid, tree);
+			signal_tree(tree, ntree, SIGTERM);
+			kill(pid, SIGTERM);
+			kill_at = now_mono() + (ev.grace > 0 ? ev.grace : 0.001);
+		}
 	}
 	if (pfd >= 0)
 		close(pfd);

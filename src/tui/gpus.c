@@ -39,6 +39,21 @@ static struct item *add(struct line *l, enum item_kind kind, enum tui_style st, 
 	return it;
 }
 
+/* Idle leases (issue 24): "idle 1:02:03" once the lease was idle a minute or warned, as
+ * status shows it; "" when in use, not looked at, or idle only briefly. */
+static bool idle_text(const struct lease_info *h, char *buf, size_t n)
+{
+	long long idle = leaseview_idle_seconds(h);
+	char d[24];
+	if (idle < 0 || (idle < 60 && !h->idle_warned && !h->idle_released)) {
+		buf[0] = '\0';
+		return false;
+	}
+	tui_duration(d, sizeof d, (double)idle);
+	snprintf(buf, n, "idle %s%s", d, h->idle_released ? " released" : h->idle_warned ? " warned" : "");
+	return true;
+}
+
 /* Text another user controls (a lease's name, a process's): escaped before it is measured. */
 static struct item *add_hostile(struct line *l, enum tui_style st, int prio, const char *text,
 				bool utf8)
@@ -253,6 +268,8 @@ static void line_main(struct line *l, const struct tui_model *m, const struct tu
 		tui_duration(age, sizeof age, difftime(m->now, h->since));
 		snprintf(who, sizeof who, "%s %s", h->user, age);
 		add_hostile(l, h->uid == m->me ? ST_MINE : ST_NORMAL, 40, who, utf8);
+		if (idle_text(h, who, sizeof who)) /* idle leases (issue 24) */
+			add(l, IT_TEXT, ST_WARN, 38, who, utf8);
 	}
 }
 
@@ -297,7 +314,7 @@ static void line_detail(struct line *l, const struct tui_model *m, const struct 
 	}
 }
 
-/* Line 3: the lease (holder, name, kind, for how long), throttle reasons, MIG. */
+/* Line 3: the lease (holder, name, kind, for how long, idle), throttle reasons, MIG. */
 static void line_lease(struct line *l, const struct tui_model *m, const struct gpu *g, bool utf8)
 {
 	char buf[160], age[24];
@@ -307,6 +324,8 @@ static void line_lease(struct line *l, const struct tui_model *m, const struct g
 		snprintf(buf, sizeof buf, "lease %s%s%s%s %s %s", h->user, h->name ? " '" : "",
 			 h->name ? h->name : "", h->name ? "'" : "", h->kind, age);
 		add_hostile(l, h->uid == m->me ? ST_MINE : ST_NORMAL, 90, buf, utf8);
+		if (idle_text(h, buf, sizeof buf))
+			add(l, IT_TEXT, ST_WARN, 88, buf, utf8);
 	} else if (m->lv && leaseview_held(m->lv, g->uuid)) {
 		add(l, IT_TEXT, ST_WARN, 90, "leased by a process the daemon cannot name", utf8);
 	} else if (m->lv && leaseview_share_gpu(m->lv, g->uuid)) {
@@ -317,8 +336,10 @@ static void line_lease(struct line *l, const struct tui_model *m, const struct g
 		add(l, IT_TEXT, ST_NORMAL, 90, buf, utf8);
 		const struct lease_info *sh;
 		for (size_t k = 0; (sh = leaseview_share(m->lv, g->uuid, k)); k++) {
-			snprintf(buf, sizeof buf, "%s %lluM%s", sh->user, (unsigned long long)sh->mem_mib,
-				 sh->over ? " OVER" : "");
+			char idle[48];
+			idle_text(sh, idle, sizeof idle);
+			snprintf(buf, sizeof buf, "%s %lluM%s%s%s", sh->user, (unsigned long long)sh->mem_mib,
+				 sh->over ? " OVER" : "", idle[0] ? " " : "", idle);
 			add_hostile(l, sh->over ? ST_WARN : sh->uid == m->me ? ST_MINE : ST_NORMAL,
 				    85 - (int)(k < 40 ? k : 40), buf, utf8);
 		}

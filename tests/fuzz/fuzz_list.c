@@ -5,8 +5,13 @@
  * for what they call outside (the connection, the queue's order, the client's socket). Traps
  * on a broken promise: a part over PROTO_MAX_MSG or one the decoder refuses, an answer whose
  * last part lacks "end", leases or waiters lost (every waiter listed or counted), or a listed
- * name or command that does not come back byte for byte. */
+ * name or command that does not come back byte for byte; nor a lease's MIG instance, time
+ * limit and idle state, nor the device guard's directory, state and errors (the lines of
+ * issues 23-25, made by idle.c, mig.c and guard.c, compiled in too). */
 #include "../../src/daemon/list.c"
+#include "../../src/daemon/idle.c"
+#include "../../src/daemon/mig.c"
+#include "../../src/daemon/guard.c"
 #include "../../src/lease/view.c"
 
 /* ---- stand-ins: the daemon ---- */
@@ -37,23 +42,16 @@ bool daemon_write_state(struct daemon *d, const char *name, const char *buf, siz
 	return true;
 }
 
-/* Lines that issues 24, 25 and 23 add to records (idle.c, guard.c, mig.c): none here, so the
- * fuzzer covers the records as list.c builds them around those lines. */
-void guard_describe(const struct daemon *d, struct strbuf *sb) { (void)d, (void)sb; }
-uint64_t guard_fingerprint(const struct daemon *d) { (void)d; return 0; }
-size_t idle_list_lease(const struct daemon *d, const struct lease *l, struct strbuf *rec)
+/* The lines that issues 24, 25 and 23 add to the answer are made by their own code, compiled in
+ * above (idle.c: llimit, lidle, wtime, wpast, wstart; guard.c: guard, guard_error; mig.c: lmig),
+ * over state the fuzzer makes; what those files call beyond it is stood in for here. */
+void lease_end(struct daemon *d, struct lease *l) { (void)d, (void)l; abort(); }
+void queue_usage_refresh(struct daemon *d) { (void)d; abort(); }
+uint64_t queue_realtime_ns(void) { return 1700000000000000000ULL; }
+double usage_of(const struct daemon *d, uid_t uid) { (void)d; return uid * 3600.5; }
+void *dl_load(const char *const *sonames, const struct dl_sym *syms, size_t n, char *err, size_t len)
 {
-	(void)d, (void)l, (void)rec;
-	return 0;
-}
-size_t idle_list_waiter(const struct daemon *d, const struct request *r, struct strbuf *rec)
-{
-	(void)d, (void)r, (void)rec;
-	return 0;
-}
-const char *mig_uuid_of(const struct daemon *d, const struct lease *l)
-{
-	(void)d, (void)l;
+	(void)sonames, (void)syms, (void)n, (void)err, (void)len;
 	return NULL;
 }
 
@@ -147,6 +145,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		l->gpus = 1ULL << i | (byte(&in) % 3 == 0 ? ~0ULL >> (64 - d.nslots) : 0);
 		l->name = byte(&in) % 4 ? text(&in, REQ_NAME_MAX) : NULL;
 		l->command = byte(&in) % 4 ? text(&in, REQ_COMMAND_MAX) : NULL;
+		if (byte(&in) % 3 == 0) { /* a MIG lease: its instance's UUID, of the longest kept */
+			char *u = text(&in, sizeof l->mig_uuid - 1);
+			snprintf(l->mig_uuid, sizeof l->mig_uuid, "%s", *u ? u : "MIG-x");
+			free(u);
+			l->mig = 1 + (int)(byte(&in) % 64);
+		}
+		if (byte(&in) % 2) /* time limits (issue 24) */
+			l->until_ns = (uint64_t)byte(&in) << 56 | byte(&in) | 1;
+		if (byte(&in) % 2) { /* idle leases: looked at; idle since, warned, released, exempt */
+			l->busy_at = 1;
+			l->idle_since_ns = byte(&in) % 2 ? (uint64_t)-1 - byte(&in) : 0;
+			l->idle_warned = byte(&in) % 2;
+			l->idle_released = byte(&in) % 2;
+			l->exempt = (signed char)(byte(&in) % 3) - 1;
+		}
 		d.leases[d.nleases++] = l;
 	}
 	d.reqs = xcalloc(nw + 1, sizeof *d.reqs);
@@ -160,7 +173,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(r->kind, sizeof r->kind, "run");
 		r->name = byte(&in) % 4 ? text(&in, REQ_NAME_MAX) : NULL;
 		r->command = byte(&in) % 4 ? text(&in, REQ_COMMAND_MAX) : NULL;
+		r->time_limit = byte(&in) % 2 ? 1 + byte(&in) * 1e6 : 0;
+		r->state = R_WAITING;
 		d.reqs[d.nreqs++] = r;
+	}
+	d.conf.queue = byte(&in) % 2 ? QUEUE_FAIR : d.conf.queue; /* (each waiter's past use) */
+	d.head_seq = nw ? 1 + byte(&in) % nw : 0;
+	d.head_start = byte(&in) % 2 ? -1 : 5;
+	/* The device guard (issue 25): its directory and node errors, of the longest each. */
+	static struct guard g;
+	g = (struct guard){0};
+	if (byte(&in) % 2) {
+		g.dev_dir = text(&in, 255);
+		g.nnodes = byte(&in) % 68;
+		g.nodes = xcalloc(g.nnodes + 1, sizeof *g.nodes);
+		for (size_t i = 0; i < g.nnodes; i++)
+			if (byte(&in) % 2) {
+				char *e = text(&in, sizeof g.nodes[i].error - 1);
+				snprintf(g.nodes[i].error, sizeof g.nodes[i].error, "%s", *e ? e : "x");
+				free(e);
+			}
+		d.guard = &g;
+		d.guard_no_minor = byte(&in) % 4 == 0;
 	}
 	struct conn c = {.p = {.uid = byte(&in) % 4}};
 	struct msg ask;
@@ -190,6 +224,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    strcmp(v.leases[i].command ? v.leases[i].command : "",
 			   l->command && *l->command ? l->command : ""))
 			abort();
+	}
+	for (size_t i = 0; i < v.nleases; i++) { /* issues 23 and 24's lines came back whole */
+		const struct lease *l = d.leases[i];
+		const struct lease_info *li = &v.leases[i];
+		if (strcmp(li->mig_uuid, l->mig ? l->mig_uuid : "") || li->until_ns != l->until_ns ||
+		    li->idle_known != (l->busy_at != 0) ||
+		    (l->busy_at && (li->idle_since_ns != l->idle_since_ns ||
+				    li->idle_warned != l->idle_warned || li->idle_released != l->idle_released ||
+				    li->idle_exempt != (l->exempt > 0))))
+			abort();
+	}
+	if (strcmp(v.guard, d.guard ? "acl" : "off")) /* and issue 25's: the guard's state */
+		abort();
+	if (d.guard) {
+		size_t k = 0, bad = d.guard_no_minor;
+		for (size_t i = 0; i < g.nnodes; i++)
+			bad += g.nodes[i].error[0] != 0;
+		if (strcmp(v.guard_dir, strcmp(g.dev_dir, "-") ? g.dev_dir : "") ||
+		    strncmp(v.guard_state, bad ? "not binding" : "binding", bad ? 11 : 8))
+			abort();
+		for (size_t i = 0; i < g.nnodes && k < v.nguard_errors; i++)
+			if (g.nodes[i].error[0] && strcmp(v.guard_errors[k++], g.nodes[i].error))
+				abort();
+		if (v.nguard_errors != (bad < GUARD_ERRORS_SHOWN ? bad : GUARD_ERRORS_SHOWN))
+			abort();
+		free(g.dev_dir);
+		free(g.nodes);
+		d.guard = NULL;
 	}
 	for (size_t i = 0; i < v.nqueue; i++) {
 		if (!v.queue[i].position || v.queue[i].position > d.nreqs)
