@@ -23,6 +23,7 @@
  * hides from the asker, so only root and the daemon's own user are served. */
 #include "daemon/daemon.h"
 #include "machine/snap.h"
+#include "machine/container.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +48,8 @@
 /* The groups an asker may want (the others are the asker's to narrow: snap_narrow). */
 #define SNAP_WANTS (REFRESH_PROCS | REFRESH_EXTRA | REFRESH_PERF | REFRESH_PCIE | \
 		    REFRESH_PCIE_THROUGHPUT | REFRESH_ENGINES | REFRESH_PROC_UTIL | REFRESH_MEM_TEMP | \
-		    REFRESH_POWER_MGMT | REFRESH_STATIC | REFRESH_SLURM | REFRESH_PROC_STATS)
+		    REFRESH_POWER_MGMT | REFRESH_STATIC | REFRESH_SLURM | REFRESH_PROC_STATS | \
+		    REFRESH_CONTAINER_IDS)
 
 struct snap_view {
 	unsigned refs;
@@ -209,7 +211,13 @@ static void refresh(struct daemon *d, struct snap_state *s, unsigned want)
 	v->at = now_mono();
 	s->last_cost = v->at - t0;
 	v->what = what;
-	snap_encode(d->set, what, &v->p);
+	/* containers' ids (issue 22): read only where a runtime runs (machine.c); elsewhere the
+	 * view tells its askers it has none (it still covers their ask: nothing more to read), and
+	 * a client that sees a runtime where the daemon does not reads its processes' cgroups */
+	unsigned said = what;
+	if ((what & REFRESH_CONTAINER_IDS) && !ctr_host_has_runtime())
+		said &= ~(unsigned)REFRESH_CONTAINER_IDS;
+	snap_encode(d->set, said, &v->p);
 	view_unref(s->cur);
 	s->cur = v;
 	s->refreshes++;

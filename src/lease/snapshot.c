@@ -74,6 +74,10 @@ static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what,
 	msg_begin(&req, "snapshot");
 	msg_add_u64(&req, "id", 1);
 	msg_add_u64(&req, "age", (uint64_t)((max_age < 60 ? max_age : 60) * 1000));
+	/* containers (issue 28): their ids the daemon's (read once per process), their names
+	 * this caller's own (machine.c); issue 22 */
+	if (what & REFRESH_CONTAINERS)
+		what = (what & ~(unsigned)REFRESH_CONTAINERS) | REFRESH_CONTAINER_IDS;
 	msg_add_u64(&req, "want", what);
 	struct snap_decoder dx;
 	snap_decode_begin(&dx, tmp);
@@ -118,8 +122,9 @@ static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what,
 	dclient_close(&dc);
 	/* containers (issue 28): REFRESH_CONTAINERS is the caller's own work (machine.c), never the
 	 * daemon's: a snapshot without it serves. */
+	tmp->ctr_ids = dx.what & REFRESH_CONTAINER_IDS;
 	if (ok && (what & ~dx.what & ~(unsigned)(REFRESH_COMPUTE_NAMES | REFRESH_NO_PROC_INFO |
-						  REFRESH_CONTAINERS))) {
+						  REFRESH_CONTAINERS | REFRESH_CONTAINER_IDS))) {
 		err->code = EXIT_DAEMON;
 		snprintf(err->msg, sizeof err->msg, "the gpuctl daemon's snapshot lacks groups asked for");
 		ok = false;
@@ -241,6 +246,7 @@ static void snapshot_refresh(struct gpu_set *set, unsigned what)
 	set->has_driver_version = tmp.has_driver_version;
 	set->cuda_version = tmp.cuda_version;
 	set->slurm = tmp.slurm;
+	set->ctr_ids = tmp.ctr_ids;
 	snap_store_free(src->store);
 	src->store = store;
 	snap_narrow(set, what, src->statics);

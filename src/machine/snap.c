@@ -1,6 +1,7 @@
 /* snap.c: the machine model as the daemon's snapshot carries it (the form: snap.h). One table
  * names every numeric field of struct gpu, so the encoder and the decoder walk the same list. */
 #include "machine/snap.h"
+#include "machine/runtime.h"
 
 #include <inttypes.h>
 #include <stddef.h>
@@ -163,6 +164,15 @@ static void encode_proc(struct enc *x, const struct gpu_proc *p)
 		word_s(x, p->cmdline);
 		word_s(x, p->name);
 	}
+	if (p->ctr) {   /* the snapshot's containers (issue 22): the id, never a name */
+		const struct ctr_ref *r = &p->ctr->ref;
+		key(x, "pc");
+		word_u(x, r->runtime);
+		word_u(x, r->rootless);
+		word_u(x, r->owner_uid);
+		word_s(x, r->id);
+		word_s(x, r->pod_uid);
+	}
 	if (p->stat_valid) {
 		key(x, "ps");
 		msg_word(&x->rec, p->ppid < 0 ? "-1" : "0");
@@ -236,19 +246,28 @@ void snap_store_free(struct snap_store *s)
 	free(s);
 }
 
-static const char *store_add(struct snap_store *s, const char *w, size_t n)
+/* n bytes in the last block (a new one when they do not fit), at a multiple of align from the
+ * block's start (malloc's blocks are aligned for any type). */
+static void *store_room(struct snap_store *s, size_t n, size_t align)
 {
-	if (!s->nblocks || s->used + n + 1 > s->cap) {
-		size_t cap = n + 1 > STORE_BLOCK ? n + 1 : STORE_BLOCK;
+	size_t pad = s->nblocks ? (align - s->used % align) % align : 0;
+	if (!s->nblocks || s->used + pad + n > s->cap) {
+		size_t cap = n > STORE_BLOCK ? n : STORE_BLOCK;
 		s->blocks = xrealloc(s->blocks, (s->nblocks + 1) * sizeof *s->blocks);
 		s->blocks[s->nblocks++] = xmalloc(cap);
-		s->used = 0;
+		s->used = pad = 0;
 		s->cap = cap;
 	}
-	char *p = s->blocks[s->nblocks - 1] + s->used;
+	char *p = s->blocks[s->nblocks - 1] + s->used + pad;
+	s->used += pad + n;
+	return p;
+}
+
+static const char *store_add(struct snap_store *s, const char *w, size_t n)
+{
+	char *p = store_room(s, n + 1, 1);
 	memcpy(p, w, n);
 	p[n] = '\0';
-	s->used += n + 1;
 	return p;
 }
 
@@ -302,6 +321,23 @@ static uint64_t num(const char *w, uint64_t max, bool *ok)
 		return 0;   /* never a value past max, even to a caller that reads on */
 	}
 	return v;
+}
+
+/* A container's id ("=" and lowercase hex, not empty) or a pod's uid (hex and '-', may be
+ * empty) into out (n bytes with its NUL); false on anything else or longer. */
+static bool hex_word(const char *w, char *out, size_t n, bool uid)
+{
+	if (w[0] != '=')
+		return false;
+	size_t len = 0;
+	for (const char *c = w + 1; *c; c++, len++)
+		if (len + 1 >= n || !((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f') ||
+				      (uid && *c == '-')))
+			return false;
+	if (!len && !uid)
+		return false;
+	memcpy(out, w + 1, len + 1);
+	return true;
 }
 
 static double dbl(const char *w, bool *ok)
@@ -364,6 +400,17 @@ static bool line(struct snap_decoder *dx, const struct msg_line *l, char *why, s
 		p->user = str_kept(dx, l->w[1], &ok);
 		p->cmdline = str_kept(dx, l->w[2], &ok);
 		p->name = str_kept(dx, l->w[3], &ok);
+	} else if (g && !strcmp(k, "pc") && n == 6 && p && !p->ctr) {
+		/* the snapshot's containers (issue 22): a container's id as its cgroup said */
+		struct ctr_info *ci = store_room(dx->store, sizeof *ci, _Alignof(max_align_t));
+		*ci = (struct ctr_info){0};
+		ci->ref.runtime = (unsigned char)num(l->w[1], CTR_KUBERNETES, &ok);
+		ci->ref.rootless = num(l->w[2], 1, &ok);
+		ci->ref.owner_uid = (uid_t)num(l->w[3], UINT32_MAX, &ok);
+		ok = ok && ci->ref.runtime != CTR_NONE &&
+		     hex_word(l->w[4], ci->ref.id, sizeof ci->ref.id, false) &&
+		     hex_word(l->w[5], ci->ref.pod_uid, sizeof ci->ref.pod_uid, true);
+		p->ctr = ci;
 	} else if (g && !strcmp(k, "ps") && n == 9 && p) {
 		bool neg = !strcmp(l->w[1], "-1");
 		uint64_t pp = num(l->w[2], INT32_MAX, &ok);
@@ -540,6 +587,8 @@ void snap_narrow(struct gpu_set *set, unsigned what, bool statics)
 			}
 			if (!(what & REFRESH_PROC_UTIL))
 				p->util_valid = false;
+			if (!info)   /* the snapshot's containers (issue 22) */
+				p->ctr = NULL;
 			if (!(what & REFRESH_PROC_STATS) || !info)
 				p->stat_valid = p->cpu_valid = false;
 			if (!(what & REFRESH_SLURM))

@@ -14,6 +14,8 @@
  *   m SLOT GI CI MEMVALID TOTAL USED =UUID =NAME   a MIG device of the GPU before
  *   p PID TYPE MEMVALID USED GI CI UIDVALID UID SLURMJOB UTILVALID SM MEM ENC DEC UTILTIME
  *   pi USER CMDLINE NAME                           its /proc facts: "=text", or "!" for none
+ *   pc RUNTIME ROOTLESS OWNER =ID =PODUID          its container, as its cgroup says (issue 22:
+ *                                                  the id only; each client names it itself)
  *   ps PPID START RSS CPUTIME ELAPSED CPUVALID CPUPCT   its stat (when read; doubles in %a)
  * Strings are "=" and the text ("=" alone: empty), so an empty text is a word too. Validity
  * travels as the model's bits (the `valid` word among the numbers, the per-process flags): a
@@ -29,7 +31,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define SNAP_VERSION 1
+#define SNAP_VERSION 2   /* 2: containers' ids (pc), leases after the end */
 #define SNAP_CHUNK 60000                   /* bytes per part, well under PROTO_MAX_MSG */
 #define SNAP_LINES (PROTO_MAX_LINES - 16)  /* lines per part */
 #define SNAP_MAX_PROCS (1u << 20)          /* processes a decoder takes, in all */
