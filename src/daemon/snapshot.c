@@ -4,9 +4,11 @@
  * watch loops cost one refresh, not ten.
  *
  * The request:  snapshot / id N / age MS (the oldest view the asker takes, ms) / want BITS (the
- * REFRESH_* groups it shows). The answer: parts "snapshot / id N [/ age MS] / <machine/snap.h's
- * records>", the last with "end"; `age` (in the first part) says how old the view is. An
- * `error` answer (busy, refused) sends the asker to read the machine itself.
+ * REFRESH_* groups it shows) [/ leases 1]. The answer: parts "snapshot / id N [/ age MS] /
+ * <machine/snap.h's records>", the last with "end"; `age` (in the first part) says how old the
+ * view is. An `error` answer (busy, refused) sends the asker to read the machine itself. With
+ * `leases 1`, `list`'s answer to the asker follows (its messages, or its error), sent as `list`
+ * sends it once the view is read: one round trip serves a `status` refresh.
  *
  * One current view is kept, encoded once (snap_encode) and shared by every answer that streams
  * it: a connection holds a reference and the next part, and gets more parts only while its
@@ -62,6 +64,7 @@ struct snap_stream {
 	struct snap_view *v;
 	size_t next;              /* the part to send next */
 	uint64_t id;
+	bool leases;              /* `list`'s answer to follow the view, once it is all read */
 };
 
 struct snap_user {
@@ -184,7 +187,13 @@ void snap_pump(struct daemon *d, struct conn *c)
 		conn_send(d, c, &sb, NULL, 0);
 	}
 	sb_free(&sb);
-	if (c->p.dead || st->next >= st->v->p.nparts)
+	/* The leases after the view (`leases 1`): `list`'s own answer, with its bounds, once the
+	 * view is read (list sends to an empty queue), so one round trip serves a refresh. */
+	if (!c->p.dead && st->next >= st->v->p.nparts && st->leases && !c->p.out_bytes) {
+		st->leases = false;
+		list_answer(d, c, st->id);
+	}
+	if (c->p.dead || (st->next >= st->v->p.nparts && !st->leases))
 		stream_end(d, c);
 }
 
@@ -225,11 +234,13 @@ static void refresh(struct daemon *d, struct snap_state *s, unsigned want)
 
 void queue_snapshot(struct daemon *d, struct conn *c, const struct msg *m)
 {
-	uint64_t id = 0, age = 1000, want = 0;
+	uint64_t id = 0, age = 1000, want = 0, leases = 0;
 	msg_get_u64(m, "id", UINT64_MAX, &id);
 	if ((msg_line(m, "age") && !msg_get_u64(m, "age", SNAP_AGE_MAX, &age)) ||
-	    (msg_line(m, "want") && !msg_get_u64(m, "want", UINT32_MAX, &want))) {
-		conn_error(d, c, id, EXIT_USAGE, "snapshot: age is 0-%d ms, want a number", SNAP_AGE_MAX);
+	    (msg_line(m, "want") && !msg_get_u64(m, "want", UINT32_MAX, &want)) ||
+	    (msg_line(m, "leases") && !msg_get_u64(m, "leases", 1, &leases))) {
+		conn_error(d, c, id, EXIT_USAGE, "snapshot: age is 0-%d ms, want a number, leases 0 or 1",
+			   SNAP_AGE_MAX);
 		return;
 	}
 	struct snap_state *s = sstate(d);
@@ -290,7 +301,7 @@ void queue_snapshot(struct daemon *d, struct conn *c, const struct msg *m)
 		u->cpu -= s->last_cost;
 	}
 	c->snap = xcalloc(1, sizeof *c->snap);
-	*c->snap = (struct snap_stream){.v = v, .id = id};
+	*c->snap = (struct snap_stream){.v = v, .id = id, .leases = leases};
 	v->refs++;
 	u->streams++;
 	d->now = now_mono();

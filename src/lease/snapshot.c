@@ -5,6 +5,7 @@
  * connect that does not wait and one deadline for the whole answer. */
 #include "lease/snapshot.h"
 #include "lease/client.h"
+#include "lease/view.h"
 #include "machine/proc.h"
 #include "machine/snap.h"
 
@@ -14,6 +15,21 @@
 #include <strings.h>
 #include <unistd.h>
 
+/* The leases a fetch carried: state 1 (v holds them), 0 (the daemon's list failed: err says
+ * why), -1 (none carried). */
+struct carried {
+	int state;
+	struct leaseview v;
+	struct gpu_error err;
+};
+
+static void carried_free(struct carried *c)
+{
+	if (c->state == 1)
+		leaseview_free(&c->v);
+	*c = (struct carried){.state = -1};
+}
+
 struct source {
 	double max_age;
 	unsigned have;            /* what the answer not yet used was made with */
@@ -21,6 +37,9 @@ struct source {
 	bool statics;             /* a refresh asked for REFRESH_STATIC: they are shown from now */
 	bool begun;               /* the set's proc cache is in a refresh (see snapshot_refresh) */
 	struct snap_store *store;
+	/* leases in the snapshot (issue 22): `list`'s answer carried after the view */
+	bool want_leases;
+	struct carried lv;        /* the last fetch's, until snapshot_leases takes it */
 };
 
 static void snapshot_refresh(struct gpu_set *set, unsigned what);
@@ -50,10 +69,37 @@ bool snapshot_serves(const struct gpu_set *set)
 	return set && set->backend == &snapshot_backend;
 }
 
-/* One answer from the daemon into tmp (a set with no GPUs yet). */
-static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what, double max_age,
-		  struct gpu_error *err)
+/* After the view, the leases the fetch asked for: m is a message of list's answer (or its
+ * error); true when they are whole (lv->state set). */
+static bool take_leases(struct carried *lv, const struct msg *m, pid_t daemon)
 {
+	if (!strcmp(msg_verb(m), "error")) {
+		msg_error_read(m, "the daemon refused the request", &lv->err);
+		leaseview_free(&lv->v);
+		lv->state = 0;
+		return true;
+	}
+	if (strcmp(msg_verb(m), "list")) {
+		lv->err.code = EXIT_DAEMON;
+		snprintf(lv->err.msg, sizeof lv->err.msg, "the gpuctl daemon (pid %d) answered '%.40s' "
+			 "for its list", (int)daemon, msg_verb(m));
+		leaseview_free(&lv->v);
+		lv->state = 0;
+		return true;
+	}
+	if (!leaseview_take_part(&lv->v, m))
+		return false;
+	lv->v.present = true;
+	lv->state = 1;
+	return true;
+}
+
+/* One answer from the daemon into tmp (a set with no GPUs yet), and with leases `list`'s answer
+ * after it into lv (lv->state -1 where none came whole). */
+static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what, double max_age,
+		  bool leases, struct carried *lv, struct gpu_error *err)
+{
+	*lv = (struct carried){.state = -1};
 	struct dclient dc = {.fd = -1};
 	const char *path = client_socket_path();
 	int e = client_connect(&dc, path);
@@ -79,12 +125,15 @@ static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what,
 	if (what & REFRESH_CONTAINERS)
 		what = (what & ~(unsigned)REFRESH_CONTAINERS) | REFRESH_CONTAINER_IDS;
 	msg_add_u64(&req, "want", what);
+	if (leases)
+		msg_add_u64(&req, "leases", 1);
 	struct snap_decoder dx;
 	snap_decode_begin(&dx, tmp);
 	bool ok = dclient_send(&dc, &req, err);
 	double until = now_mono() + SNAPSHOT_TIMEOUT;
 	char why[160];
-	while (ok && !dx.done) {
+	bool lv_done = !leases, lv_begun = false;
+	while (ok && !(dx.done && lv_done)) {
 		struct msg m;
 		int fds[PROTO_MAX_FDS];
 		size_t nfds = 0;
@@ -94,6 +143,24 @@ static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what,
 			close(fds[i]);
 		if (r == 0 && now_mono() < until)
 			continue;
+		if (dx.done) {   /* the view is whole: what follows is the leases' */
+			if (r == 1) {
+				if (!lv_begun)
+					lv->v = (struct leaseview){0};
+				lv_begun = true;
+				lv_done = take_leases(lv, &m, dc.daemon_pid);
+				msg_free(&m);
+			} else {
+				if (lv_begun)
+					leaseview_free(&lv->v);
+				lv->state = 0;
+				lv->err.code = EXIT_DAEMON;
+				snprintf(lv->err.msg, sizeof lv->err.msg, "the gpuctl daemon (pid %d) stopped "
+					 "answering in the middle of its list", (int)dc.daemon_pid);
+				lv_done = true;
+			}
+			continue;
+		}
 		if (r == 0) {
 			err->code = EXIT_DAEMON;
 			snprintf(err->msg, sizeof err->msg, "the gpuctl daemon (pid %d) sent no whole "
@@ -145,11 +212,13 @@ static void free_gpus(struct gpu_set *set)
 	set->ngpus = 0;
 }
 
-struct gpu_set *snapshot_open(unsigned what, double max_age, struct gpu_error *err)
+struct gpu_set *snapshot_open(unsigned what, double max_age, bool leases, struct gpu_error *err)
 {
 	struct gpu_set *set = xcalloc(1, sizeof *set);
 	struct source *src = xcalloc(1, sizeof *src);
-	if (!fetch(set, &src->store, what, max_age, err)) {
+	src->want_leases = leases;
+	if (!fetch(set, &src->store, what, max_age, leases, &src->lv, err)) {
+		carried_free(&src->lv);
 		snap_store_free(src->store);
 		free(src);
 		free_gpus(set);
@@ -216,7 +285,9 @@ static void snapshot_refresh(struct gpu_set *set, unsigned what)
 	struct gpu_set tmp = {0};
 	struct snap_store *store = NULL;
 	struct gpu_error err = {0};
-	bool ok = fetch(&tmp, &store, need, src->max_age, &err);
+	struct carried lv;
+	carried_free(&src->lv);   /* a refresh's leases are its own answer's */
+	bool ok = fetch(&tmp, &store, need, src->max_age, src->want_leases, &lv, &err);
 	if (ok && tmp.ngpus != set->ngpus) {
 		snprintf(err.msg, sizeof err.msg, "the daemon's GPUs changed");
 		ok = false;
@@ -227,11 +298,13 @@ static void snapshot_refresh(struct gpu_set *set, unsigned what)
 			ok = false;
 		}
 	if (!ok) {
+		carried_free(&lv);
 		snap_store_free(store);
 		free_gpus(&tmp);
 		go_direct(set, what, &err);
 		return;
 	}
+	src->lv = lv;
 	for (size_t i = 0; i < set->ngpus; i++) {
 		struct gpu *g = &set->gpus[i];
 		bool sel = g->selected;
@@ -258,6 +331,21 @@ static void snapshot_close(struct gpu_set *set)
 	if (!src)
 		return;
 	snap_store_free(src->store);
+	carried_free(&src->lv);
 	free(src);
 	set->priv = NULL;
+}
+
+int snapshot_leases(struct gpu_set *set, struct leaseview *out, struct gpu_error *err)
+{
+	if (!snapshot_serves(set) || !set->priv)
+		return -1;
+	struct carried *lv = &((struct source *)set->priv)->lv;
+	int st = lv->state;
+	if (st == 1)
+		*out = lv->v;
+	else if (st == 0)
+		*err = lv->err;
+	*lv = (struct carried){.state = -1};
+	return st;
 }
