@@ -6,10 +6,11 @@
 # shown the GPUs. A change in the simulated machine shows within the bound the asker states; a
 # stopped or absent daemon leaves the client to read the machine itself (and without NVML it
 # says so, never shows nothing); a second user flooding snapshot requests or reading half an
-# answer neither fails nor blocks the first user's status.
+# answer neither fails nor blocks the first user's status. The leases status shows come in the
+# snapshot's own round trip (one connection a refresh), each user's `list` answer byte for byte.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 50
+plan 56
 use_state
 daemon_setup
 NONVML=$TMP/no-such-libnvidia-ml.so.1
@@ -137,6 +138,45 @@ daemon_stop
 await_count '^7$' "$TMP/loop" $((n + 3)) 60
 check_eq "a loop outlives its daemon: refreshes go on" 0 $?
 kill $loop 2>/dev/null; wait $loop 2>/dev/null
+
+# Leases in the snapshot: status's leases come in the snapshot's round trip, `list`'s own answer
+# for the asking user (a hostile lease name among them), the output byte for byte the direct one.
+use_machine "$MACHINES/h100x8.machine"
+daemon_start
+mkfifo "$TMP/lgo"
+"$GPUCTL" run -q -n 2 --name $'hold\033[31mx' -- "$B/workload" --log "$TMP/llog" --tag hold --until "$TMP/lgo" &
+lhold=$!
+await_line '^start hold' "$TMP/llog"
+same_out() { # LABEL RUNNER...: the direct and the snapshot's output of status and status --json
+	local label=$1 f; shift
+	for f in "status" "status --json"; do
+		"$@" env GPUCTL_SNAPSHOT=0 "$GPUCTL" $f >"$TMP/direct" 2>&1
+		"$@" env GPUCTL_NVML_LIBRARY=$NONVML "$GPUCTL" $f >"$TMP/snap" 2>&1
+		sed -Ei '1s/ [0-9]{2}:[0-9]{2}:[0-9]{2}$//' "$TMP/direct" "$TMP/snap"
+		if grep -q 'hold' "$TMP/snap" && cmp -s "$TMP/direct" "$TMP/snap"; then
+			ok "$label: gpuctl $f with a lease via the snapshot is the direct output"
+		else
+			not_ok "$label: gpuctl $f with a lease via the snapshot" "$(diff "$TMP/direct" "$TMP/snap" | head -8)"
+		fi
+	done
+}
+same_out root
+check_grep "the lease is shown, its hostile name escaped (JSON)" '"name": "hold\\u001b\[31mx"' "$TMP/snap"
+if can_switch; then
+	chmod 755 "$TMP"
+	same_out "a second user" as_nobody
+else
+	skip "a second user's leases via the snapshot" "needs root and setpriv" 2
+fi
+if command -v strace >/dev/null; then
+	strace -f -e trace=connect -o "$TMP/strace" env GPUCTL_NVML_LIBRARY=$NONVML "$GPUCTL" status -l 0.2 -c 3 >/dev/null 2>&1
+	check_eq "a loop's refresh is one round trip (3 refreshes, 3 connections)" 3 "$(grep -c "connect(.*$GPUCTL_SOCKET" "$TMP/strace")"
+else
+	skip "one connection a refresh" "no strace"
+fi
+echo go >"$TMP/lgo"
+wait $lhold
+daemon_stop
 
 # A second user (hostile): a flood of fresh-view requests, and an answer read by half.
 if can_switch; then
