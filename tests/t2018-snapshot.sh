@@ -10,7 +10,7 @@
 # snapshot's own round trip (one connection a refresh), each user's `list` answer byte for byte.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 56
+plan 58
 use_state
 daemon_setup
 NONVML=$TMP/no-such-libnvidia-ml.so.1
@@ -138,6 +138,33 @@ daemon_stop
 await_count '^7$' "$TMP/loop" $((n + 3)) 60
 check_eq "a loop outlives its daemon: refreshes go on" 0 $?
 kill $loop 2>/dev/null; wait $loop 2>/dev/null
+
+# Deltas: a loop's refreshes after its first are deltas against the view it holds (the records
+# of processes that did not change are copied from it): each frame is what a direct refresh
+# shows, as processes change, come and go. Live processes, so the records carry command lines.
+cp "$MACHINES/h100x8.machine" "$TMP/d.machine"
+spawn 'python3 train.py --lr 0.1 %x'; s1=$SPAWNED
+spawn 'torchrun --nproc 8 big.py'; s2=$SPAWNED
+sed -i "s/^pid = 4000101/pid = $s1/; s/^pid = 4000102/pid = $s2/" "$TMP/d.machine"
+use_machine "$TMP/d.machine"
+daemon_start
+frames() { jq -c '[.gpus[] | [.index, .memory_used_mib, [.processes[]? | [.pid, .user, .command, .used_memory_mib]]]]' "$@"; }
+GPUCTL_NVML_LIBRARY=$NONVML timeout 120 "$GPUCTL" status -l 0.2 -c 1000 --json >"$TMP/loop" 2>"$TMP/loop.err" &
+loop=$!
+await_count '^{' "$TMP/loop" 3 60
+sed -i 's/^used_memory_mib = 20480/used_memory_mib = 20481/; 0,/^pid = 4000105/s//pid = 4000199/' "$TMP/d.machine"
+touch -d '+1 second' "$TMP/d.machine"
+direct status --json | frames >"$TMP/want"
+await_line '20481' "$TMP/loop" 60
+n=$(count_lines "$TMP/loop" '^{')
+await_count '^{' "$TMP/loop" $((n + 2)) 60
+kill $loop 2>/dev/null; wait $loop 2>/dev/null
+tail -n 2 "$TMP/loop" | head -n 1 | frames >"$TMP/got"
+check_eq "a loop's delta frames: what a direct refresh shows (a process changed, one gone, one new)" \
+	"$(cat "$TMP/want")" "$(cat "$TMP/got")"
+check_grep "with the live processes' command lines kept from the held view" 'python3 train.py --lr 0.1 %x' "$TMP/got"
+daemon_stop
+kill $s1 $s2 2>/dev/null; wait $s1 $s2 2>/dev/null
 
 # Leases in the snapshot: status's leases come in the snapshot's round trip, `list`'s own answer
 # for the asking user (a hostile lease name among them), the output byte for byte the direct one.

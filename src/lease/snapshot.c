@@ -40,6 +40,7 @@ struct source {
 	/* leases in the snapshot (issue 22): `list`'s answer carried after the view */
 	bool want_leases;
 	struct carried lv;        /* the last fetch's, until snapshot_leases takes it */
+	struct snap_base base;    /* deltas (machine/snap.h): the view decoded last, in store */
 };
 
 static void snapshot_refresh(struct gpu_set *set, unsigned what);
@@ -97,8 +98,10 @@ static bool take_leases(struct carried *lv, const struct msg *m, pid_t daemon)
 /* One answer from the daemon into tmp (a set with no GPUs yet), and with leases `list`'s answer
  * after it into lv (lv->state -1 where none came whole). */
 static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what, double max_age,
-		  bool leases, struct carried *lv, struct gpu_error *err)
+		  bool leases, struct carried *lv, const struct snap_base *have, struct snap_base *got,
+		  struct gpu_error *err)
 {
+	*got = (struct snap_base){0};
 	*lv = (struct carried){.state = -1};
 	struct dclient dc = {.fd = -1};
 	const char *path = client_socket_path();
@@ -127,8 +130,11 @@ static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what,
 	msg_add_u64(&req, "want", what);
 	if (leases)
 		msg_add_u64(&req, "leases", 1);
+	if (have && have->serial)   /* a delta against it, where the daemon still has it */
+		msg_add_u64(&req, "have", have->serial);
 	struct snap_decoder dx;
 	snap_decode_begin(&dx, tmp);
+	dx.base = have;
 	bool ok = dclient_send(&dc, &req, err);
 	double until = now_mono() + SNAPSHOT_TIMEOUT;
 	char why[160];
@@ -197,6 +203,8 @@ static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what,
 		ok = false;
 	}
 	*store = dx.store;
+	if (ok && dx.serial)
+		snap_base_take(got, tmp, dx.serial);
 	return ok;
 }
 
@@ -217,8 +225,9 @@ struct gpu_set *snapshot_open(unsigned what, double max_age, bool leases, struct
 	struct gpu_set *set = xcalloc(1, sizeof *set);
 	struct source *src = xcalloc(1, sizeof *src);
 	src->want_leases = leases;
-	if (!fetch(set, &src->store, what, max_age, leases, &src->lv, err)) {
+	if (!fetch(set, &src->store, what, max_age, leases, &src->lv, NULL, &src->base, err)) {
 		carried_free(&src->lv);
+		snap_base_free(&src->base);
 		snap_store_free(src->store);
 		free(src);
 		free_gpus(set);
@@ -287,7 +296,8 @@ static void snapshot_refresh(struct gpu_set *set, unsigned what)
 	struct gpu_error err = {0};
 	struct carried lv;
 	carried_free(&src->lv);   /* a refresh's leases are its own answer's */
-	bool ok = fetch(&tmp, &store, need, src->max_age, src->want_leases, &lv, &err);
+	struct snap_base base;
+	bool ok = fetch(&tmp, &store, need, src->max_age, src->want_leases, &lv, &src->base, &base, &err);
 	if (ok && tmp.ngpus != set->ngpus) {
 		snprintf(err.msg, sizeof err.msg, "the daemon's GPUs changed");
 		ok = false;
@@ -299,12 +309,15 @@ static void snapshot_refresh(struct gpu_set *set, unsigned what)
 		}
 	if (!ok) {
 		carried_free(&lv);
+		snap_base_free(&base);
 		snap_store_free(store);
 		free_gpus(&tmp);
 		go_direct(set, what, &err);
 		return;
 	}
 	src->lv = lv;
+	snap_base_free(&src->base);   /* the next delta's: this answer's, in its store (below) */
+	src->base = base;
 	for (size_t i = 0; i < set->ngpus; i++) {
 		struct gpu *g = &set->gpus[i];
 		bool sel = g->selected;
@@ -332,6 +345,7 @@ static void snapshot_close(struct gpu_set *set)
 		return;
 	snap_store_free(src->store);
 	carried_free(&src->lv);
+	snap_base_free(&src->base);
 	free(src);
 	set->priv = NULL;
 }

@@ -41,6 +41,8 @@ struct enc {
 	struct snap_parts *out;
 	struct strbuf rec;
 	size_t rec_lines, lines;
+	bool proc;                /* the record is a process's: */
+	unsigned gpu, pid;
 };
 
 static struct strbuf *part(struct enc *x)
@@ -59,6 +61,12 @@ static struct strbuf *part(struct enc *x)
 static void put(struct enc *x)
 {
 	struct strbuf *p = part(x);
+	struct snap_parts *o = x->out;
+	o->recs = grow_array(o->recs, &o->recs_cap, o->nrecs + 1, sizeof *o->recs);
+	o->recs[o->nrecs++] = (struct snap_rec){.proc = x->proc, .gpu = x->gpu, .pid = x->pid,
+						.part = o->nparts - 1, .off = p->len,
+						.len = x->rec.len, .lines = x->rec_lines};
+	x->proc = false;
 	sb_add(p, x->rec.buf, x->rec.len);
 	x->lines += x->rec_lines;
 	x->out->bytes += x->rec.len;
@@ -150,8 +158,11 @@ static void encode_gpu(struct enc *x, const struct gpu *g)
 	put(x);
 }
 
-static void encode_proc(struct enc *x, const struct gpu_proc *p)
+static void encode_proc(struct enc *x, unsigned gpu, const struct gpu_proc *p)
 {
+	x->proc = true;
+	x->gpu = gpu;
+	x->pid = p->pid;
 	key(x, "p");
 	uint64_t v[NPROCFIELDS] = {p->pid, p->type, p->mem_valid, p->used_mem, p->gi, p->ci,
 				   p->uid_valid, p->uid, p->slurm_job, p->util_valid, p->sm_util,
@@ -187,7 +198,7 @@ static void encode_proc(struct enc *x, const struct gpu_proc *p)
 	put(x);
 }
 
-void snap_encode(const struct gpu_set *set, unsigned what, struct snap_parts *out)
+void snap_encode(const struct gpu_set *set, unsigned what, uint64_t serial, struct snap_parts *out)
 {
 	*out = (struct snap_parts){0};
 	struct enc x = {.out = out};
@@ -197,6 +208,8 @@ void snap_encode(const struct gpu_set *set, unsigned what, struct snap_parts *ou
 	word_u(&x, NPROCFIELDS);
 	word_u(&x, what);
 	word_u(&x, set->ngpus);
+	key(&x, "serial");
+	word_u(&x, serial);
 	if (set->has_driver_version) {
 		key(&x, "drv");
 		word_s(&x, set->driver_version);
@@ -210,7 +223,7 @@ void snap_encode(const struct gpu_set *set, unsigned what, struct snap_parts *ou
 		const struct gpu *g = &set->gpus[i];
 		encode_gpu(&x, g);
 		for (size_t j = 0; j < g->nprocs; j++)
-			encode_proc(&x, &g->procs[j]);
+			encode_proc(&x, (unsigned)i, &g->procs[j]);
 	}
 	key(&x, "end");
 	put(&x);
@@ -222,6 +235,7 @@ void snap_parts_free(struct snap_parts *p)
 	for (size_t i = 0; i < p->nparts; i++)
 		sb_free(&p->parts[i]);
 	free(p->parts);
+	free(p->recs);
 	*p = (struct snap_parts){0};
 }
 
@@ -364,6 +378,65 @@ static struct gpu *cur_gpu(struct snap_decoder *dx)
 	return dx->gpu >= 0 ? &dx->set->gpus[dx->gpu] : NULL;
 }
 
+static const char *kept_copy(struct snap_decoder *dx, const char *t)
+{
+	return t ? store_add(dx->store, t, strlen(t)) : NULL;
+}
+
+/* A delta's "k I N": the held view's processes I..I+N-1, each of this GPU, copied (their
+ * strings into this decoder's store, so the held view may go). */
+static bool keep(struct snap_decoder *dx, struct gpu *g, uint64_t i, uint64_t n, bool ok,
+		 char *why, size_t whylen)
+{
+	const struct snap_base *b = dx->base;
+	if (!ok || !n || i > b->n || n > b->n - i || dx->procs + n > SNAP_MAX_PROCS) {
+		snprintf(why, whylen, "a malformed 'k' line (past the held view)");
+		return false;
+	}
+	g->procs = grow_array(g->procs, &g->procs_cap, g->nprocs + n, sizeof *g->procs);
+	for (size_t k = i; k < i + n; k++) {
+		if (b->gpu[k] != (unsigned)dx->gpu) {
+			snprintf(why, whylen, "a 'k' line naming another GPU's process");
+			return false;
+		}
+		struct gpu_proc *p = &g->procs[g->nprocs++];
+		*p = b->procs[k];
+		p->user = kept_copy(dx, p->user);
+		p->cmdline = kept_copy(dx, p->cmdline);
+		p->name = kept_copy(dx, p->name);
+		if (p->ctr) {
+			struct ctr_info *ci = store_room(dx->store, sizeof *ci, _Alignof(max_align_t));
+			*ci = *p->ctr;
+			p->ctr = ci;
+		}
+	}
+	dx->procs += n;
+	return true;
+}
+
+void snap_base_take(struct snap_base *b, const struct gpu_set *set, uint64_t serial)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < set->ngpus; i++)
+		n += set->gpus[i].nprocs;
+	*b = (struct snap_base){.serial = serial, .n = n,
+				.procs = xmalloc((n ? n : 1) * sizeof *b->procs),
+				.gpu = xmalloc((n ? n : 1) * sizeof *b->gpu)};
+	size_t k = 0;
+	for (size_t i = 0; i < set->ngpus; i++)
+		for (size_t j = 0; j < set->gpus[i].nprocs; j++, k++) {
+			b->procs[k] = set->gpus[i].procs[j];
+			b->gpu[k] = (unsigned)i;
+		}
+}
+
+void snap_base_free(struct snap_base *b)
+{
+	free(b->procs);
+	free(b->gpu);
+	*b = (struct snap_base){0};
+}
+
 static bool line(struct snap_decoder *dx, const struct msg_line *l, char *why, size_t whylen)
 {
 	const char *k = l->w[0];
@@ -441,6 +514,19 @@ static bool line(struct snap_decoder *dx, const struct msg_line *l, char *why, s
 	} else if (!set->gpus) {
 		snprintf(why, whylen, "'%.20s' before the snapshot's first line", k);
 		return false;
+	} else if (!strcmp(k, "serial") && n == 2 && !dx->serial && dx->gpu < 0) {
+		dx->serial = num(l->w[1], UINT64_MAX, &ok);
+	} else if (!strcmp(k, "base") && n == 2 && dx->gpu < 0) {
+		/* a delta (snap-delta.c): against the view this decoder holds, and no other */
+		uint64_t b = num(l->w[1], UINT64_MAX, &ok);
+		if (ok && (!dx->base || !dx->base->serial || b != dx->base->serial)) {
+			snprintf(why, whylen, "a delta against view %llu, not the one held",
+				 (unsigned long long)b);
+			return false;
+		}
+	} else if (g && !strcmp(k, "k") && n == 3 && dx->base) {
+		return keep(dx, g, num(l->w[1], SNAP_MAX_PROCS, &ok), num(l->w[2], SNAP_MAX_PROCS, &ok),
+			    ok, why, whylen);
 	} else if (!strcmp(k, "drv") && n == 2) {
 		str_into(set->driver_version, sizeof set->driver_version, l->w[1], &ok);
 		set->has_driver_version = true;

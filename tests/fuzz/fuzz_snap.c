@@ -41,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort(); /* a refusal always says why */
 	if (ok && dx.done) {
 		struct snap_parts p;
-		snap_encode(&s, dx.what, &p);
+		snap_encode(&s, dx.what, 1, &p);
 		struct gpu_set t = {0};
 		struct snap_decoder dy;
 		snap_decode_begin(&dy, &t);
