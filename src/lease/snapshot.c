@@ -41,6 +41,7 @@ struct source {
 	bool want_leases;
 	struct carried lv;        /* the last fetch's, until snapshot_leases takes it */
 	struct snap_base base;    /* deltas (machine/snap.h): the view decoded last, in store */
+	unsigned adopts;          /* decodes in a row into the held view's store */
 };
 
 static void snapshot_refresh(struct gpu_set *set, unsigned what);
@@ -99,8 +100,9 @@ static bool take_leases(struct carried *lv, const struct msg *m, pid_t daemon)
  * after it into lv (lv->state -1 where none came whole). */
 static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what, double max_age,
 		  bool leases, struct carried *lv, const struct snap_base *have, struct snap_base *got,
-		  struct gpu_error *err)
+		  struct snap_store *held, struct gpu_error *err)
 {
+	/* held: the held view's store, to decode into (snap_decode_adopt); this fetch's either way */
 	*got = (struct snap_base){0};
 	*lv = (struct carried){.state = -1};
 	struct dclient dc = {.fd = -1};
@@ -109,6 +111,7 @@ static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what,
 	if (e) {
 		err->code = EXIT_DAEMON;
 		snprintf(err->msg, sizeof err->msg, "no gpuctl daemon at %s: %s", path, strerror(e));
+		snap_store_free(held);
 		return false;
 	}
 	if (!dc.daemon_pid) { /* it runs in another PID namespace: its pids are not ours */
@@ -116,6 +119,7 @@ static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what,
 		snprintf(err->msg, sizeof err->msg, "the gpuctl daemon at %s is in another PID "
 			 "namespace; its processes' pids are not this one's", path);
 		dclient_close(&dc);
+		snap_store_free(held);
 		return false;
 	}
 	dc.timeout = SNAPSHOT_TIMEOUT;
@@ -135,6 +139,9 @@ static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what,
 	struct snap_decoder dx;
 	snap_decode_begin(&dx, tmp);
 	dx.base = have;
+	snap_decode_adopt(&dx, have && have->serial ? held : NULL);
+	if (!dx.adopted)
+		snap_store_free(held);
 	bool ok = dclient_send(&dc, &req, err);
 	double until = now_mono() + SNAPSHOT_TIMEOUT;
 	char why[160];
@@ -225,7 +232,7 @@ struct gpu_set *snapshot_open(unsigned what, double max_age, bool leases, struct
 	struct gpu_set *set = xcalloc(1, sizeof *set);
 	struct source *src = xcalloc(1, sizeof *src);
 	src->want_leases = leases;
-	if (!fetch(set, &src->store, what, max_age, leases, &src->lv, NULL, &src->base, err)) {
+	if (!fetch(set, &src->store, what, max_age, leases, &src->lv, NULL, &src->base, NULL, err)) {
 		carried_free(&src->lv);
 		snap_base_free(&src->base);
 		snap_store_free(src->store);
@@ -297,7 +304,18 @@ static void snapshot_refresh(struct gpu_set *set, unsigned what)
 	struct carried lv;
 	carried_free(&src->lv);   /* a refresh's leases are its own answer's */
 	struct snap_base base;
-	bool ok = fetch(&tmp, &store, need, src->max_age, src->want_leases, &lv, &src->base, &base, &err);
+	/* The held view's strings stay where they are, in its store, for a few refreshes in a row;
+	 * then one copies what is kept into a new store, leaving the strings of processes gone. */
+	struct snap_store *held = NULL;
+	if (src->base.serial && src->adopts < SNAP_ADOPT_MAX) {
+		held = src->store;
+		src->store = NULL;
+		src->adopts++;
+	} else {
+		src->adopts = 0;
+	}
+	bool ok = fetch(&tmp, &store, need, src->max_age, src->want_leases, &lv, &src->base, &base,
+			held, &err);
 	if (ok && tmp.ngpus != set->ngpus) {
 		snprintf(err.msg, sizeof err.msg, "the daemon's GPUs changed");
 		ok = false;

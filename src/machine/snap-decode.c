@@ -152,7 +152,16 @@ static struct gpu *cur_gpu(struct snap_decoder *dx)
 
 static const char *kept_copy(struct snap_decoder *dx, const char *t)
 {
-	return t ? store_add(dx->store, t, strlen(t)) : NULL;
+	return t && !dx->adopted ? store_add(dx->store, t, strlen(t)) : t;
+}
+
+void snap_decode_adopt(struct snap_decoder *dx, struct snap_store *held)
+{
+	if (!held)
+		return;
+	snap_store_free(dx->store);
+	dx->store = held;
+	dx->adopted = true;
 }
 
 /* A delta's "k I N": the held view's processes I..I+N-1, each of this GPU, copied (their
@@ -176,7 +185,7 @@ static bool keep(struct snap_decoder *dx, struct gpu *g, uint64_t i, uint64_t n,
 		p->user = kept_copy(dx, p->user);
 		p->cmdline = kept_copy(dx, p->cmdline);
 		p->name = kept_copy(dx, p->name);
-		if (p->ctr) {
+		if (p->ctr && !dx->adopted) {
 			struct ctr_info *ci = store_room(dx->store, sizeof *ci, _Alignof(max_align_t));
 			*ci = *p->ctr;
 			p->ctr = ci;

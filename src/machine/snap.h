@@ -95,12 +95,19 @@ struct snap_decoder {
 	bool done;                /* "end" seen */
 	uint64_t serial;          /* the view's ("serial" line; 0: not said) */
 	const struct snap_base *base; /* the held view a delta copies from (NULL: none) */
+	bool adopted;             /* the store is the held view's (snap_decode_adopt) */
 };
 /* Starts decoding into set, which must have no GPUs yet. */
 void snap_decode_begin(struct snap_decoder *dx, struct gpu_set *set);
 /* One part (m's lines after its first). false with why on anything malformed. */
 bool snap_decode_part(struct snap_decoder *dx, const struct msg *m, char *why, size_t whylen);
 void snap_store_free(struct snap_store *s);
+/* Deltas: decode into the held view's own store (held, whose blocks the base's strings are
+ * in; the decoder owns it from here), so a kept process's strings are not copied. Its strings
+ * of processes gone stay until a decode without adoption: the caller adopts only a few times in
+ * a row (SNAP_ADOPT_MAX), then copies, which compacts. Right after snap_decode_begin. */
+#define SNAP_ADOPT_MAX 8
+void snap_decode_adopt(struct snap_decoder *dx, struct snap_store *held);
 
 /* What a refresh with what would have left of a snapshot made with more: the fields of groups
  * not asked for made unavailable (as a direct refresh leaves them), the process lists dropped
