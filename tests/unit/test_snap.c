@@ -88,13 +88,13 @@ static bool decode(const struct snap_parts *p, struct gpu_set *out, struct snap_
 static void test_delta(void)
 {
 	struct gpu_set *a = model(), *b = model();
-	b->gpus[0].procs[0].used_mem = 2 << 20;  /* one process changed, the other kept */
+	b->gpus[0].procs[1].used_mem = 2 << 20;  /* one process changed, the other (strings) kept */
 	struct snap_parts pa, pb, pd, ps;
 	snap_encode(a, REFRESH_PROCS, 1, &pa);
 	snap_encode(b, REFRESH_PROCS, 2, &pb);
 	snap_delta(&pb, &pa, 1, &pd);
 	CHECK(pd.bytes < pb.bytes);
-	CHECK(pd.nparts == 1 && strstr(pd.parts[0].buf, "\nbase 1") && strstr(pd.parts[0].buf, "\nk 1 1"));
+	CHECK(pd.nparts == 1 && strstr(pd.parts[0].buf, "\nbase 1") && strstr(pd.parts[0].buf, "\nk 0 1"));
 	struct gpu_set *da = xcalloc(1, sizeof *da), *db = xcalloc(1, sizeof *db), *dd = xcalloc(1, sizeof *dd);
 	struct snap_decoder xa, xb, xd;
 	CHECK(decode(&pa, da, &xa) && xa.serial == 1);
@@ -113,7 +113,8 @@ static void test_delta(void)
 		CHECK((!g->procs[j].cmdline && !h->procs[j].cmdline) ||
 		      (g->procs[j].cmdline && h->procs[j].cmdline && !strcmp(g->procs[j].cmdline, h->procs[j].cmdline)));
 	}
-	CHECK(g->procs[0].used_mem == 2 << 20);
+	CHECK(g->procs[1].used_mem == 2 << 20);
+	CHECK_STR(g->procs[0].cmdline, "a b\n%");
 	/* without the held view, or with another, a delta is refused */
 	struct gpu_set *dn = xcalloc(1, sizeof *dn);
 	struct snap_decoder xn;
@@ -125,6 +126,39 @@ static void test_delta(void)
 	CHECK(!decode_on(&pd, dn, &xn, &other));
 	snap_store_free(xn.store);
 	model_free(dn);
+	/* decoded into the held view's own store (adopted): the same processes, nothing copied */
+	{
+		struct gpu_set *ha = xcalloc(1, sizeof *ha), *hd = xcalloc(1, sizeof *hd);
+		struct snap_decoder ya, yd;
+		CHECK(decode(&pa, ha, &ya));
+		struct snap_base hb;
+		snap_base_take(&hb, ha, ya.serial);
+		snap_decode_begin(&yd, hd);
+		yd.base = &hb;
+		snap_decode_adopt(&yd, ya.store);   /* yd owns it now */
+		bool ok = true;
+		for (size_t i = 0; ok && i < pd.nparts; i++) {
+			struct strbuf sb = {0};
+			msg_begin(&sb, "snapshot");
+			sb_add(&sb, pd.parts[i].buf, pd.parts[i].len);
+			struct msg m;
+			char why[160];
+			ok = msg_decode(&m, sb.buf, sb.len, why, sizeof why) && snap_decode_part(&yd, &m, why, sizeof why);
+			if (m.lines)
+				msg_free(&m);
+			sb_free(&sb);
+		}
+		CHECK(ok && yd.done && yd.adopted && hd->gpus[0].nprocs == 2);
+		if (ok && hd->gpus[0].nprocs == 2) {
+			CHECK(hd->gpus[0].procs[0].cmdline == ha->gpus[0].procs[0].cmdline); /* not copied */
+			CHECK(hd->gpus[0].procs[1].used_mem == 2 << 20);
+			CHECK_STR(hd->gpus[0].procs[0].cmdline, "a b\n%");
+		}
+		snap_base_free(&hb);
+		snap_store_free(yd.store);
+		model_free(ha);
+		model_free(hd);
+	}
 	/* the same view again: every process kept */
 	snap_delta(&pb, &pb, 2, &ps);
 	CHECK(ps.nparts == 1 && strstr(ps.parts[0].buf, "\nk 0 2") && !strstr(ps.parts[0].buf, "\np "));
