@@ -33,37 +33,14 @@ static bool fail(char *why, size_t whylen, const char *fmt, size_t at)
 	return false;
 }
 
-/* Decodes one word of src[0..n) into *dst (which has room for n + 1 bytes), leaving *dst past
- * its NUL. The word "%" alone stands for the empty string. */
-static bool decode_word(const char *src, size_t n, char **dstp, char *why, size_t whylen, size_t at)
-{
-	char *dst = *dstp;
-	if (n == 1 && src[0] == '%') {
-		*dst = '\0';
-		*dstp = dst + 1;
-		return true;
-	}
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)src[i];
-		if (c == '%') {
-			if (i + 2 >= n)
-				return fail(why, whylen, "truncated %%-escape at byte %zu", at + i);
-			int h = hexval((unsigned char)src[i + 1]), l = hexval((unsigned char)src[i + 2]);
-			if (h < 0 || l < 0)
-				return fail(why, whylen, "bad %%-escape at byte %zu", at + i);
-			c = (unsigned char)(h << 4 | l);
-			if (c == 0)
-				return fail(why, whylen, "NUL byte (%%00) at byte %zu", at + i);
-			i += 2;
-		} else if (needs_escape(c)) {
-			return fail(why, whylen, "unescaped control byte at byte %zu", at + i);
-		}
-		*dst++ = (char)c;
-	}
-	*dst = '\0';
-	*dstp = dst + 1;
-	return true;
-}
+/* The decoder's classes of bytes: most are copied as they are, and the loop over a word stops
+ * only at one of the others (issue 22: a snapshot of 1,000 processes is a quarter of a megabyte,
+ * and a byte-by-byte test of each against every rule was most of a client's time). */
+enum { C_TEXT, C_SP, C_NL, C_PCT, C_BAD };
+static const unsigned char byte_class[256] = {
+	[0x00 ... 0x09] = C_BAD, ['\n'] = C_NL, [0x0b ... 0x1f] = C_BAD, [' '] = C_SP, ['%'] = C_PCT,
+	[0x7f] = C_BAD,
+};
 
 bool msg_decode(struct msg *m, const char *buf, size_t len, char *why, size_t whylen)
 {
@@ -75,42 +52,85 @@ bool msg_decode(struct msg *m, const char *buf, size_t len, char *why, size_t wh
 	if (buf[len - 1] == '\n')
 		len--;
 	size_t nlines = 1;
-	for (size_t i = 0; i < len; i++)
-		nlines += buf[i] == '\n';
+	for (const char *p = buf, *e = buf + len; (p = memchr(p, '\n', (size_t)(e - p))); p++)
+		nlines++;
 	if (nlines > PROTO_MAX_LINES)
 		return fail(why, whylen, "%zu lines is over the limit", nlines);
-	m->lines = xcalloc(nlines, sizeof *m->lines);
+	m->lines = xmalloc(nlines * sizeof *m->lines);   /* each made as it is reached */
 	m->store = xmalloc(len + nlines * PROTO_MAX_WORDS + 1);
 	char *out = m->store;
+	const unsigned char *s = (const unsigned char *)buf;
 	size_t pos = 0;
-	while (pos <= len && m->nlines < nlines) {
-		const char *nl = memchr(buf + pos, '\n', len - pos);
-		size_t end = nl ? (size_t)(nl - buf) : len;
-		if (end == pos) {
+	/* Each line: words separated by one space; each word its bytes, "%XX" escapes decoded ("%"
+	 * alone: the empty word). At a word's end the byte there (space, newline, or the end) says
+	 * what follows. */
+	while (m->nlines < nlines) {
+		if (pos == len || s[pos] == '\n') {
 			msg_free(m);
 			return fail(why, whylen, "empty line at byte %zu", pos);
 		}
 		struct msg_line *ln = &m->lines[m->nlines++];
-		size_t w = pos;
-		while (w <= end) {
-			const char *sp = memchr(buf + w, ' ', end - w);
-			size_t wend = sp ? (size_t)(sp - buf) : end;
-			if (wend == w) {
+		ln->nwords = 0;
+		for (;;) {   /* a word at pos */
+			if (pos == len || s[pos] == ' ' || s[pos] == '\n') {
 				msg_free(m);
-				return fail(why, whylen, "empty word at byte %zu", w);
+				return fail(why, whylen, "empty word at byte %zu", pos);
 			}
 			if (ln->nwords == PROTO_MAX_WORDS) {
 				msg_free(m);
 				return fail(why, whylen, "too many words on the line at byte %zu", pos);
 			}
 			ln->w[ln->nwords++] = out;
-			if (!decode_word(buf + w, wend - w, &out, why, whylen, w)) {
-				msg_free(m);
-				return false;
+			size_t w0 = pos;
+			int cls = C_TEXT;
+			while (pos < len) {
+				unsigned char c = s[pos];
+				cls = byte_class[c];
+				if (cls == C_TEXT) {
+					*out++ = (char)c;
+					pos++;
+					continue;
+				}
+				if (cls != C_PCT)
+					break;
+				/* the end of the word: len, or a space or newline */
+				size_t wend = pos + 1;
+				while (wend < len && wend < pos + 3 && s[wend] != ' ' && s[wend] != '\n')
+					wend++;
+				if (pos == w0 && wend == pos + 1)
+					break;   /* "%" alone: the empty word */
+				if (wend < pos + 3) {
+					msg_free(m);
+					return fail(why, whylen, "truncated %%-escape at byte %zu", pos);
+				}
+				int h = hexval(s[pos + 1]), l = hexval(s[pos + 2]);
+				if (h < 0 || l < 0) {
+					msg_free(m);
+					return fail(why, whylen, "bad %%-escape at byte %zu", pos);
+				}
+				c = (unsigned char)(h << 4 | l);
+				if (c == 0) {
+					msg_free(m);
+					return fail(why, whylen, "NUL byte (%%00) at byte %zu", pos);
+				}
+				*out++ = (char)c;
+				pos += 3;
+				cls = C_TEXT;
 			}
-			w = wend + 1;
+			if (cls == C_PCT)   /* "%" alone */
+				pos++;
+			*out++ = '\0';
+			if (pos < len && byte_class[s[pos]] == C_BAD) {
+				msg_free(m);
+				return fail(why, whylen, "unescaped control byte at byte %zu", pos);
+			}
+			if (pos < len && s[pos] == ' ') {
+				pos++;
+				continue;
+			}
+			break;   /* the line's end (a newline, or the message's) */
 		}
-		pos = end + 1;
+		pos++;       /* past the newline */
 	}
 	return true;
 }

@@ -101,6 +101,7 @@ struct cmd {
 	bool snap;
 	unsigned snap_what;
 	double snap_age;
+	bool snap_leases;           /* issue 22: `list`'s answer in the same round trip (status) */
 };
 
 int cmd_main(const struct cmd_entry *const *table, size_t n, int argc, char **argv);

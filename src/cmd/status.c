@@ -198,7 +198,11 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 			/* Leases are extra: without the daemon's answer the GPUs still show, after a
 			 * short wait of their own (a stopped daemon must not hold up the GPUs' view),
 			 * and the table says they are missing. */
-			bool had = leaseview_load_within(&o->leases, STATUS_LEASE_SECONDS, &lerr);
+			/* The daemon's snapshot carries them (issue 22): the same answer as `list`'s,
+			 * in the refresh's own round trip; else a `list` of our own. */
+			int carried = snapshot_leases(set, &o->leases, &lerr);
+			bool had = carried < 0 ? leaseview_load_within(&o->leases, STATUS_LEASE_SECONDS, &lerr)
+					       : carried == 1;
 			guard_mark(set, &o->leases);
 			snprintf(o->lease_missing, sizeof o->lease_missing, "%.511s", had ? "" : lerr.msg);
 			if (!had && !o->lease_warned) {
@@ -363,6 +367,7 @@ static int status(struct cmd *c)
 	/* issue 22: status shows no compute capability, core count or device minor (but the
 	 * compute_cap field): the GPUs are opened without those three calls each */
 	gpu_open_lean(!(o.query && query_needs_cc(o.query)));
+	c->snap_leases = o.mode != M_CSV && o.mode != M_LIST; /* issue 22: one round trip a refresh */
 	if (rc == EXIT_OK)
 		rc = cmd_open(c);
 	if (rc == EXIT_OK)

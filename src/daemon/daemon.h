@@ -338,6 +338,9 @@ void queue_timers(struct daemon *d, double *next);
 
 /* list.c: `list`, job ids, the queue file. */
 void queue_list(struct daemon *d, struct conn *c, const struct msg *m);
+/* issue 22: `list`'s answer to c (its bounds: rate, unread bytes), c's out-queue empty: what
+ * queue_list sends once it has checked that, and the snapshot after its view. */
+void list_answer(struct daemon *d, struct conn *c, uint64_t id);
 void queue_job_ids(struct daemon *d, struct conn *c, const struct msg *m);
 void queue_save(struct daemon *d);
 void queue_load(struct daemon *d);

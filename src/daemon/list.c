@@ -391,6 +391,11 @@ void queue_list(struct daemon *d, struct conn *c, const struct msg *m)
 			   "first (or ask on a new connection)");
 		return;
 	}
+	list_answer(d, c, id);
+}
+
+void list_answer(struct daemon *d, struct conn *c, uint64_t id)
+{
 	struct asker *a = asker_of(d, c->p.uid);
 	if (bucket_take(&a->tokens, &a->at, d->now, LIST_RATE, LIST_BURST, 1) < 1) {
 		conn_error(d, c, id, EXIT_BUSY, "list: your user asked for over %.0f lists a second; "

@@ -4,9 +4,13 @@
  * watch loops cost one refresh, not ten.
  *
  * The request:  snapshot / id N / age MS (the oldest view the asker takes, ms) / want BITS (the
- * REFRESH_* groups it shows). The answer: parts "snapshot / id N [/ age MS] / <machine/snap.h's
- * records>", the last with "end"; `age` (in the first part) says how old the view is. An
- * `error` answer (busy, refused) sends the asker to read the machine itself.
+ * REFRESH_* groups it shows) [/ leases 1] [/ have SERIAL]. The answer: parts "snapshot / id N [/ age MS] /
+ * <machine/snap.h's records>", the last with "end"; `age` (in the first part) says how old the
+ * view is. An `error` answer (busy, refused) sends the asker to read the machine itself. With
+ * `leases 1`, `list`'s answer to the asker follows (its messages, or its error), sent as `list`
+ * sends it once the view is read: one round trip serves a `status` refresh. With `have`, the
+ * view the asker decoded last: where that is the current view or the one before, the answer is
+ * a delta against it (machine/snap.h), made once and shared by every such asker.
  *
  * One current view is kept, encoded once (snap_encode) and shared by every answer that streams
  * it: a connection holds a reference and the next part, and gets more parts only while its
@@ -23,6 +27,7 @@
  * hides from the asker, so only root and the daemon's own user are served. */
 #include "daemon/daemon.h"
 #include "machine/snap.h"
+#include "machine/container.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,19 +52,26 @@
 /* The groups an asker may want (the others are the asker's to narrow: snap_narrow). */
 #define SNAP_WANTS (REFRESH_PROCS | REFRESH_EXTRA | REFRESH_PERF | REFRESH_PCIE | \
 		    REFRESH_PCIE_THROUGHPUT | REFRESH_ENGINES | REFRESH_PROC_UTIL | REFRESH_MEM_TEMP | \
-		    REFRESH_POWER_MGMT | REFRESH_STATIC | REFRESH_SLURM | REFRESH_PROC_STATS)
+		    REFRESH_POWER_MGMT | REFRESH_STATIC | REFRESH_SLURM | REFRESH_PROC_STATS | \
+		    REFRESH_CONTAINER_IDS)
 
 struct snap_view {
 	unsigned refs;
 	struct snap_parts p;
 	double at;                /* monotonic: when refreshed */
 	unsigned what;
+	/* deltas (machine/snap.h): for a client holding the view before this one, or this one */
+	uint64_t serial, delta_base;  /* delta_base: the view before (0: none) */
+	struct snap_parts delta, same;
+	bool has_same;
 };
 
 struct snap_stream {
 	struct snap_view *v;
+	const struct snap_parts *p;   /* v's full encoding, or a delta of it */
 	size_t next;              /* the part to send next */
 	uint64_t id;
+	bool leases;              /* `list`'s answer to follow the view, once it is all read */
 };
 
 struct snap_user {
@@ -79,12 +91,15 @@ struct snap_state {
 	bool hidepid;
 	double hidepid_at;        /* when last looked at; 0: never */
 	unsigned refreshes;       /* made, for the log and the tests */
+	uint64_t serial;          /* the last view's */
 };
 
 static void view_unref(struct snap_view *v)
 {
 	if (v && !--v->refs) {
 		snap_parts_free(&v->p);
+		snap_parts_free(&v->delta);
+		snap_parts_free(&v->same);
 		free(v);
 	}
 }
@@ -172,17 +187,23 @@ void snap_pump(struct daemon *d, struct conn *c)
 	if (!st)
 		return;
 	struct strbuf sb = {0};
-	while (!c->p.dead && st->next < st->v->p.nparts && c->p.out_bytes < SNAP_QUEUE) {
+	while (!c->p.dead && st->next < st->p->nparts && c->p.out_bytes < SNAP_QUEUE) {
 		msg_begin(&sb, "snapshot");
 		msg_add_u64(&sb, "id", st->id);
 		if (st->next == 0)
 			msg_add_u64(&sb, "age", (uint64_t)((d->now - st->v->at) * 1000));
-		const struct strbuf *p = &st->v->p.parts[st->next++];
+		const struct strbuf *p = &st->p->parts[st->next++];
 		sb_add(&sb, p->buf, p->len);
 		conn_send(d, c, &sb, NULL, 0);
 	}
 	sb_free(&sb);
-	if (c->p.dead || st->next >= st->v->p.nparts)
+	/* The leases after the view (`leases 1`): `list`'s own answer, with its bounds, once the
+	 * view is read (list sends to an empty queue), so one round trip serves a refresh. */
+	if (!c->p.dead && st->next >= st->p->nparts && st->leases && !c->p.out_bytes) {
+		st->leases = false;
+		list_answer(d, c, st->id);
+	}
+	if (c->p.dead || (st->next >= st->p->nparts && !st->leases))
 		stream_end(d, c);
 }
 
@@ -209,7 +230,18 @@ static void refresh(struct daemon *d, struct snap_state *s, unsigned want)
 	v->at = now_mono();
 	s->last_cost = v->at - t0;
 	v->what = what;
-	snap_encode(d->set, what, &v->p);
+	/* containers' ids (issue 22): read only where a runtime runs (machine.c); elsewhere the
+	 * view tells its askers it has none (it still covers their ask: nothing more to read), and
+	 * a client that sees a runtime where the daemon does not reads its processes' cgroups */
+	unsigned said = what;
+	if ((what & REFRESH_CONTAINER_IDS) && !ctr_host_has_runtime())
+		said &= ~(unsigned)REFRESH_CONTAINER_IDS;
+	v->serial = ++s->serial;
+	snap_encode(d->set, said, v->serial, &v->p);
+	if (s->cur) {   /* for the askers holding the view before (a loop's last) */
+		snap_delta(&v->p, &s->cur->p, s->cur->serial, &v->delta);
+		v->delta_base = s->cur->serial;
+	}
 	view_unref(s->cur);
 	s->cur = v;
 	s->refreshes++;
@@ -217,11 +249,14 @@ static void refresh(struct daemon *d, struct snap_state *s, unsigned want)
 
 void queue_snapshot(struct daemon *d, struct conn *c, const struct msg *m)
 {
-	uint64_t id = 0, age = 1000, want = 0;
+	uint64_t id = 0, age = 1000, want = 0, leases = 0, have = 0;
 	msg_get_u64(m, "id", UINT64_MAX, &id);
 	if ((msg_line(m, "age") && !msg_get_u64(m, "age", SNAP_AGE_MAX, &age)) ||
-	    (msg_line(m, "want") && !msg_get_u64(m, "want", UINT32_MAX, &want))) {
-		conn_error(d, c, id, EXIT_USAGE, "snapshot: age is 0-%d ms, want a number", SNAP_AGE_MAX);
+	    (msg_line(m, "want") && !msg_get_u64(m, "want", UINT32_MAX, &want)) ||
+	    (msg_line(m, "leases") && !msg_get_u64(m, "leases", 1, &leases)) ||
+	    (msg_line(m, "have") && !msg_get_u64(m, "have", UINT64_MAX, &have))) {
+		conn_error(d, c, id, EXIT_USAGE, "snapshot: age is 0-%d ms, want a number, leases 0 or 1",
+			   SNAP_AGE_MAX);
 		return;
 	}
 	struct snap_state *s = sstate(d);
@@ -282,7 +317,17 @@ void queue_snapshot(struct daemon *d, struct conn *c, const struct msg *m)
 		u->cpu -= s->last_cost;
 	}
 	c->snap = xcalloc(1, sizeof *c->snap);
-	*c->snap = (struct snap_stream){.v = v, .id = id};
+	/* A delta for an asker holding this view or the one before (machine/snap.h) */
+	const struct snap_parts *p = &v->p;
+	if (have && have == v->serial) {
+		if (!v->has_same)
+			snap_delta(&v->p, &v->p, v->serial, &v->same);
+		v->has_same = true;
+		p = &v->same;
+	} else if (have && have == v->delta_base) {
+		p = &v->delta;
+	}
+	*c->snap = (struct snap_stream){.v = v, .p = p, .id = id, .leases = leases};
 	v->refs++;
 	u->streams++;
 	d->now = now_mono();

@@ -5,6 +5,7 @@
  * connect that does not wait and one deadline for the whole answer. */
 #include "lease/snapshot.h"
 #include "lease/client.h"
+#include "lease/view.h"
 #include "machine/proc.h"
 #include "machine/snap.h"
 
@@ -14,6 +15,21 @@
 #include <strings.h>
 #include <unistd.h>
 
+/* The leases a fetch carried: state 1 (v holds them), 0 (the daemon's list failed: err says
+ * why), -1 (none carried). */
+struct carried {
+	int state;
+	struct leaseview v;
+	struct gpu_error err;
+};
+
+static void carried_free(struct carried *c)
+{
+	if (c->state == 1)
+		leaseview_free(&c->v);
+	*c = (struct carried){.state = -1};
+}
+
 struct source {
 	double max_age;
 	unsigned have;            /* what the answer not yet used was made with */
@@ -21,6 +37,11 @@ struct source {
 	bool statics;             /* a refresh asked for REFRESH_STATIC: they are shown from now */
 	bool begun;               /* the set's proc cache is in a refresh (see snapshot_refresh) */
 	struct snap_store *store;
+	/* leases in the snapshot (issue 22): `list`'s answer carried after the view */
+	bool want_leases;
+	struct carried lv;        /* the last fetch's, until snapshot_leases takes it */
+	struct snap_base base;    /* deltas (machine/snap.h): the view decoded last, in store */
+	unsigned adopts;          /* decodes in a row into the held view's store */
 };
 
 static void snapshot_refresh(struct gpu_set *set, unsigned what);
@@ -50,16 +71,47 @@ bool snapshot_serves(const struct gpu_set *set)
 	return set && set->backend == &snapshot_backend;
 }
 
-/* One answer from the daemon into tmp (a set with no GPUs yet). */
-static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what, double max_age,
-		  struct gpu_error *err)
+/* After the view, the leases the fetch asked for: m is a message of list's answer (or its
+ * error); true when they are whole (lv->state set). */
+static bool take_leases(struct carried *lv, const struct msg *m, pid_t daemon)
 {
+	if (!strcmp(msg_verb(m), "error")) {
+		msg_error_read(m, "the daemon refused the request", &lv->err);
+		leaseview_free(&lv->v);
+		lv->state = 0;
+		return true;
+	}
+	if (strcmp(msg_verb(m), "list")) {
+		lv->err.code = EXIT_DAEMON;
+		snprintf(lv->err.msg, sizeof lv->err.msg, "the gpuctl daemon (pid %d) answered '%.40s' "
+			 "for its list", (int)daemon, msg_verb(m));
+		leaseview_free(&lv->v);
+		lv->state = 0;
+		return true;
+	}
+	if (!leaseview_take_part(&lv->v, m))
+		return false;
+	lv->v.present = true;
+	lv->state = 1;
+	return true;
+}
+
+/* One answer from the daemon into tmp (a set with no GPUs yet), and with leases `list`'s answer
+ * after it into lv (lv->state -1 where none came whole). */
+static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what, double max_age,
+		  bool leases, struct carried *lv, const struct snap_base *have, struct snap_base *got,
+		  struct snap_store *held, struct gpu_error *err)
+{
+	/* held: the held view's store, to decode into (snap_decode_adopt); this fetch's either way */
+	*got = (struct snap_base){0};
+	*lv = (struct carried){.state = -1};
 	struct dclient dc = {.fd = -1};
 	const char *path = client_socket_path();
 	int e = client_connect(&dc, path);
 	if (e) {
 		err->code = EXIT_DAEMON;
 		snprintf(err->msg, sizeof err->msg, "no gpuctl daemon at %s: %s", path, strerror(e));
+		snap_store_free(held);
 		return false;
 	}
 	if (!dc.daemon_pid) { /* it runs in another PID namespace: its pids are not ours */
@@ -67,6 +119,7 @@ static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what,
 		snprintf(err->msg, sizeof err->msg, "the gpuctl daemon at %s is in another PID "
 			 "namespace; its processes' pids are not this one's", path);
 		dclient_close(&dc);
+		snap_store_free(held);
 		return false;
 	}
 	dc.timeout = SNAPSHOT_TIMEOUT;
@@ -74,13 +127,26 @@ static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what,
 	msg_begin(&req, "snapshot");
 	msg_add_u64(&req, "id", 1);
 	msg_add_u64(&req, "age", (uint64_t)((max_age < 60 ? max_age : 60) * 1000));
+	/* containers (issue 28): their ids the daemon's (read once per process), their names
+	 * this caller's own (machine.c); issue 22 */
+	if (what & REFRESH_CONTAINERS)
+		what = (what & ~(unsigned)REFRESH_CONTAINERS) | REFRESH_CONTAINER_IDS;
 	msg_add_u64(&req, "want", what);
+	if (leases)
+		msg_add_u64(&req, "leases", 1);
+	if (have && have->serial)   /* a delta against it, where the daemon still has it */
+		msg_add_u64(&req, "have", have->serial);
 	struct snap_decoder dx;
 	snap_decode_begin(&dx, tmp);
+	dx.base = have;
+	snap_decode_adopt(&dx, have && have->serial ? held : NULL);
+	if (!dx.adopted)
+		snap_store_free(held);
 	bool ok = dclient_send(&dc, &req, err);
 	double until = now_mono() + SNAPSHOT_TIMEOUT;
 	char why[160];
-	while (ok && !dx.done) {
+	bool lv_done = !leases, lv_begun = false;
+	while (ok && !(dx.done && lv_done)) {
 		struct msg m;
 		int fds[PROTO_MAX_FDS];
 		size_t nfds = 0;
@@ -90,6 +156,24 @@ static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what,
 			close(fds[i]);
 		if (r == 0 && now_mono() < until)
 			continue;
+		if (dx.done) {   /* the view is whole: what follows is the leases' */
+			if (r == 1) {
+				if (!lv_begun)
+					lv->v = (struct leaseview){0};
+				lv_begun = true;
+				lv_done = take_leases(lv, &m, dc.daemon_pid);
+				msg_free(&m);
+			} else {
+				if (lv_begun)
+					leaseview_free(&lv->v);
+				lv->state = 0;
+				lv->err.code = EXIT_DAEMON;
+				snprintf(lv->err.msg, sizeof lv->err.msg, "the gpuctl daemon (pid %d) stopped "
+					 "answering in the middle of its list", (int)dc.daemon_pid);
+				lv_done = true;
+			}
+			continue;
+		}
 		if (r == 0) {
 			err->code = EXIT_DAEMON;
 			snprintf(err->msg, sizeof err->msg, "the gpuctl daemon (pid %d) sent no whole "
@@ -118,13 +202,16 @@ static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what,
 	dclient_close(&dc);
 	/* containers (issue 28): REFRESH_CONTAINERS is the caller's own work (machine.c), never the
 	 * daemon's: a snapshot without it serves. */
+	tmp->ctr_ids = dx.what & REFRESH_CONTAINER_IDS;
 	if (ok && (what & ~dx.what & ~(unsigned)(REFRESH_COMPUTE_NAMES | REFRESH_NO_PROC_INFO |
-						  REFRESH_CONTAINERS))) {
+						  REFRESH_CONTAINERS | REFRESH_CONTAINER_IDS))) {
 		err->code = EXIT_DAEMON;
 		snprintf(err->msg, sizeof err->msg, "the gpuctl daemon's snapshot lacks groups asked for");
 		ok = false;
 	}
 	*store = dx.store;
+	if (ok && dx.serial)
+		snap_base_take(got, tmp, dx.serial);
 	return ok;
 }
 
@@ -140,11 +227,14 @@ static void free_gpus(struct gpu_set *set)
 	set->ngpus = 0;
 }
 
-struct gpu_set *snapshot_open(unsigned what, double max_age, struct gpu_error *err)
+struct gpu_set *snapshot_open(unsigned what, double max_age, bool leases, struct gpu_error *err)
 {
 	struct gpu_set *set = xcalloc(1, sizeof *set);
 	struct source *src = xcalloc(1, sizeof *src);
-	if (!fetch(set, &src->store, what, max_age, err)) {
+	src->want_leases = leases;
+	if (!fetch(set, &src->store, what, max_age, leases, &src->lv, NULL, &src->base, NULL, err)) {
+		carried_free(&src->lv);
+		snap_base_free(&src->base);
 		snap_store_free(src->store);
 		free(src);
 		free_gpus(set);
@@ -211,7 +301,21 @@ static void snapshot_refresh(struct gpu_set *set, unsigned what)
 	struct gpu_set tmp = {0};
 	struct snap_store *store = NULL;
 	struct gpu_error err = {0};
-	bool ok = fetch(&tmp, &store, need, src->max_age, &err);
+	struct carried lv;
+	carried_free(&src->lv);   /* a refresh's leases are its own answer's */
+	struct snap_base base;
+	/* The held view's strings stay where they are, in its store, for a few refreshes in a row;
+	 * then one copies what is kept into a new store, leaving the strings of processes gone. */
+	struct snap_store *held = NULL;
+	if (src->base.serial && src->adopts < SNAP_ADOPT_MAX) {
+		held = src->store;
+		src->store = NULL;
+		src->adopts++;
+	} else {
+		src->adopts = 0;
+	}
+	bool ok = fetch(&tmp, &store, need, src->max_age, src->want_leases, &lv, &src->base, &base,
+			held, &err);
 	if (ok && tmp.ngpus != set->ngpus) {
 		snprintf(err.msg, sizeof err.msg, "the daemon's GPUs changed");
 		ok = false;
@@ -222,11 +326,16 @@ static void snapshot_refresh(struct gpu_set *set, unsigned what)
 			ok = false;
 		}
 	if (!ok) {
+		carried_free(&lv);
+		snap_base_free(&base);
 		snap_store_free(store);
 		free_gpus(&tmp);
 		go_direct(set, what, &err);
 		return;
 	}
+	src->lv = lv;
+	snap_base_free(&src->base);   /* the next delta's: this answer's, in its store (below) */
+	src->base = base;
 	for (size_t i = 0; i < set->ngpus; i++) {
 		struct gpu *g = &set->gpus[i];
 		bool sel = g->selected;
@@ -241,6 +350,7 @@ static void snapshot_refresh(struct gpu_set *set, unsigned what)
 	set->has_driver_version = tmp.has_driver_version;
 	set->cuda_version = tmp.cuda_version;
 	set->slurm = tmp.slurm;
+	set->ctr_ids = tmp.ctr_ids;
 	snap_store_free(src->store);
 	src->store = store;
 	snap_narrow(set, what, src->statics);
@@ -252,6 +362,22 @@ static void snapshot_close(struct gpu_set *set)
 	if (!src)
 		return;
 	snap_store_free(src->store);
+	carried_free(&src->lv);
+	snap_base_free(&src->base);
 	free(src);
 	set->priv = NULL;
+}
+
+int snapshot_leases(struct gpu_set *set, struct leaseview *out, struct gpu_error *err)
+{
+	if (!snapshot_serves(set) || !set->priv)
+		return -1;
+	struct carried *lv = &((struct source *)set->priv)->lv;
+	int st = lv->state;
+	if (st == 1)
+		*out = lv->v;
+	else if (st == 0)
+		*err = lv->err;
+	*lv = (struct carried){.state = -1};
+	return st;
 }

@@ -25,7 +25,14 @@ bool snapshot_wanted(void);
 double snapshot_max_age(double def);
 /* The machine from the daemon, fetched now with the groups of what (the first refresh with no
  * more than those uses this answer). NULL with err when no daemon answered with one. */
-struct gpu_set *snapshot_open(unsigned what, double max_age, struct gpu_error *err);
+struct gpu_set *snapshot_open(unsigned what, double max_age, bool leases, struct gpu_error *err);
+/* leases in the snapshot (issue 22): with leases, each fetch asks for `list`'s answer too (after
+ * the view, in the same round trip). What the last refresh's answer carried: 1 with *out (the
+ * caller's to free, as leaseview_load's), 0 with err (the daemon's list failed, as
+ * leaseview_load's would), -1 none (not served by the daemon now, or not asked: the caller asks
+ * `list` itself). Each answer's leases are taken once. */
+struct leaseview;
+int snapshot_leases(struct gpu_set *set, struct leaseview *out, struct gpu_error *err);
 /* Whether set is (still) served by the daemon's snapshot. */
 bool snapshot_serves(const struct gpu_set *set);
 

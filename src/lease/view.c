@@ -228,6 +228,12 @@ bool leaseview_load(struct leaseview *v, struct gpu_error *err)
 	return leaseview_load_within(v, 0, err);
 }
 
+bool leaseview_take_part(struct leaseview *v, const struct msg *m)
+{
+	take_part(v, m);
+	return msg_line(m, "end") != NULL;
+}
+
 bool leaseview_load_within(struct leaseview *v, double timeout, struct gpu_error *err)
 {
 	*v = (struct leaseview){0};

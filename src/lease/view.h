@@ -124,6 +124,11 @@ uint64_t leaseview_share_used(const struct lease_info *l, const char *uuid);
  * timeout): for a view whose leases are extra (status), which must not wait 5 s for them. */
 bool leaseview_load_within(struct leaseview *v, double timeout, struct gpu_error *err);
 void leaseview_free(struct leaseview *v);
+/* issue 22: one message of `list`'s answer into v (v zeroed before the first), as
+ * leaseview_load reads them; true when it was the last (its "end"). The daemon's snapshot
+ * carries the answer after its view (lease/snapshot.h). */
+struct msg;
+bool leaseview_take_part(struct leaseview *v, const struct msg *m);
 /* Idle leases (issue 24): seconds the lease has been idle now; -1 not known, 0 in use. */
 long long leaseview_idle_seconds(const struct lease_info *li);
 /* What a waiter's note (waiter_info.note) means, in words; NULL for a note not known. */

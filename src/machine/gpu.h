@@ -165,6 +165,8 @@ struct gpu_set {
 	/* containers (issue 28) */
 	struct ctr_names *cn;     /* the names' cache (runtime.h), made by the first refresh asking */
 	size_t procs_listed, procs_unmapped; /* the last refresh's: NVML's, and those not in /proc */
+	bool ctr_ids;             /* issue 22: the procs' ctr were filled unnamed by the backend
+				   * (a snapshot's REFRESH_CONTAINER_IDS): name them, read nothing */
 };
 
 /* What a refresh reads besides the base (memory, utilisation, temperature, power and enforced
@@ -195,6 +197,10 @@ enum {
 	 * power or compute mode. */
 	REFRESH_COMPUTE_NAMES = 1 << 17,
 	REFRESH_CONTAINERS = 1 << 18,     /* containers (issue 28): each process's, named (runtime.h) */
+	/* the snapshot's containers (issue 22): each process's container as its cgroup says (read
+	 * once per process), no runtime asked: the daemon's snapshot carries these, and each client
+	 * names them with its own rights, reading no cgroup file per refresh itself. */
+	REFRESH_CONTAINER_IDS = 1 << 19,
 	REFRESH_EXTRA = REFRESH_FAN | REFRESH_CLOCKS | REFRESH_MODES | REFRESH_ECC_ERRORS,
 };
 

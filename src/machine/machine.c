@@ -42,9 +42,18 @@ static void snapshot_containers(struct gpu_set *set, unsigned what)
 		ctr_names_begin(set->cn);
 	for (size_t i = 0; i < set->ngpus; i++) {
 		struct gpu *g = &set->gpus[i];
-		for (size_t j = 0; g->selected && j < g->nprocs; j++) {
+		for (size_t j = 0; j < g->nprocs; j++) {
 			struct gpu_proc *p = &g->procs[j];
-			p->ctr = ctrs && p->cmdline ? ctr_names_add_pid(set->cn, p->pid) : NULL;
+			const struct ctr_info *carried = p->ctr;
+			p->ctr = NULL;
+			if (!g->selected)
+				continue;
+			/* issue 22: the snapshot carries each process's container id (the daemon read
+			 * its cgroup once): only naming it is this caller's */
+			if (ctrs && set->ctr_ids)
+				p->ctr = carried && p->cmdline ? ctr_names_add(set->cn, &carried->ref) : NULL;
+			else
+				p->ctr = ctrs && p->cmdline ? ctr_names_add_pid(set->cn, p->pid) : NULL;
 			set->procs_listed++;
 			set->procs_unmapped += !p->cmdline;
 		}
@@ -69,8 +78,10 @@ void gpu_set_refresh(struct gpu_set *set, unsigned what)
 	/* A few stats tell a Slurm node; anywhere else no cgroup file is read. */
 	set->slurm = (what & REFRESH_SLURM) && slurm_node();
 	proc_cache_want_jobs(set->pc, set->slurm);
-	/* A few stats tell a machine that runs containers; anywhere else no cgroup is read. */
-	bool ctrs = (what & REFRESH_CONTAINERS) && ctr_host_has_runtime();
+	/* A few stats tell a machine that runs containers; anywhere else no cgroup is read. Only
+	 * their ids (issue 22): the daemon's snapshot, named by each client, no runtime asked. */
+	bool named = what & REFRESH_CONTAINERS;
+	bool ctrs = (what & (REFRESH_CONTAINERS | REFRESH_CONTAINER_IDS)) && ctr_host_has_runtime();
 	proc_cache_want_containers(set->pc, ctrs);
 	if (ctrs && !set->cn)
 		set->cn = ctr_names_new();
@@ -117,7 +128,8 @@ void gpu_set_refresh(struct gpu_set *set, unsigned what)
 		}
 	}
 	if (ctrs) {
-		ctr_names_resolve(set->cn);
+		if (named)
+			ctr_names_resolve(set->cn);
 		ctr_names_end(set->cn);
 	}
 	proc_cache_end(set->pc);

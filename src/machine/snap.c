@@ -1,6 +1,8 @@
 /* snap.c: the machine model as the daemon's snapshot carries it (the form: snap.h). One table
  * names every numeric field of struct gpu, so the encoder and the decoder walk the same list. */
 #include "machine/snap.h"
+#include "machine/snap-fields.h"
+#include "machine/runtime.h"
 
 #include <inttypes.h>
 #include <stddef.h>
@@ -8,38 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { U32, I32, U64 };
-static const struct {
-	size_t off;
-	int type;
-} fields[] = {
-#define F(name, t) {offsetof(struct gpu, name), t}
-	F(errors, U32), F(pci_domain, U32), F(pci_bus, U32), F(pci_dev, U32), F(pci_fn, U32),
-	F(valid, U64), F(mem_total, U64), F(mem_used, U64), F(mem_free, U64), F(mem_reserved, U64),
-	F(util_gpu, U32), F(util_mem, U32), F(temp, U32), F(power_mw, U32), F(power_limit_mw, U32),
-	F(fan, U32), F(clk_gfx, U32), F(clk_sm, U32), F(clk_mem, U32), F(compute_mode, U32),
-	F(mig_mode, U32), F(persistence, U32), F(ecc, U32), F(ecc_uncorrected, U64),
-	F(cc_major, I32), F(cc_minor, I32), F(pci_device_id, U32), F(cores, U32),
-	F(clk_video, U32), F(pstate, U32), F(events_active, U64), F(util_enc, U32),
-	F(util_dec, U32), F(temp_mem, U32), F(power_mgmt_limit_mw, U32), F(pcie_gen, U32),
-	F(pcie_width, U32), F(pcie_tx_kbs, U32), F(pcie_rx_kbs, U32), F(display_active, U32),
-	F(accounting, U32), F(pci_subsys_id, U32), F(events_supported, U64), F(power_min_mw, U32),
-	F(power_max_mw, U32), F(power_default_mw, U32), F(clk_max_gfx, U32), F(clk_max_sm, U32),
-	F(clk_max_mem, U32), F(clk_max_video, U32), F(pcie_gen_max, U32), F(pcie_gen_gpu_max, U32),
-	F(pcie_width_max, U32), F(temp_shutdown, U32), F(temp_slowdown, U32), F(temp_mem_max, U32),
-	F(temp_gpu_max, U32), F(display_mode, U32),
-#undef F
-};
-#define NFIELDS ARRAY_SIZE(fields)
-#define NPROCFIELDS 15             /* the words after "p" */
-#define PER_LINE 15
-
 /* ---- encoding ---- */
 
 struct enc {
 	struct snap_parts *out;
 	struct strbuf rec;
 	size_t rec_lines, lines;
+	bool proc;                /* the record is a process's: */
+	unsigned gpu, pid;
 };
 
 static struct strbuf *part(struct enc *x)
@@ -58,6 +36,12 @@ static struct strbuf *part(struct enc *x)
 static void put(struct enc *x)
 {
 	struct strbuf *p = part(x);
+	struct snap_parts *o = x->out;
+	o->recs = grow_array(o->recs, &o->recs_cap, o->nrecs + 1, sizeof *o->recs);
+	o->recs[o->nrecs++] = (struct snap_rec){.proc = x->proc, .gpu = x->gpu, .pid = x->pid,
+						.part = o->nparts - 1, .off = p->len,
+						.len = x->rec.len, .lines = x->rec_lines};
+	x->proc = false;
 	sb_add(p, x->rec.buf, x->rec.len);
 	x->lines += x->rec_lines;
 	x->out->bytes += x->rec.len;
@@ -149,8 +133,11 @@ static void encode_gpu(struct enc *x, const struct gpu *g)
 	put(x);
 }
 
-static void encode_proc(struct enc *x, const struct gpu_proc *p)
+static void encode_proc(struct enc *x, unsigned gpu, const struct gpu_proc *p)
 {
+	x->proc = true;
+	x->gpu = gpu;
+	x->pid = p->pid;
 	key(x, "p");
 	uint64_t v[NPROCFIELDS] = {p->pid, p->type, p->mem_valid, p->used_mem, p->gi, p->ci,
 				   p->uid_valid, p->uid, p->slurm_job, p->util_valid, p->sm_util,
@@ -162,6 +149,15 @@ static void encode_proc(struct enc *x, const struct gpu_proc *p)
 		word_s(x, p->user);
 		word_s(x, p->cmdline);
 		word_s(x, p->name);
+	}
+	if (p->ctr) {   /* the snapshot's containers (issue 22): the id, never a name */
+		const struct ctr_ref *r = &p->ctr->ref;
+		key(x, "pc");
+		word_u(x, r->runtime);
+		word_u(x, r->rootless);
+		word_u(x, r->owner_uid);
+		word_s(x, r->id);
+		word_s(x, r->pod_uid);
 	}
 	if (p->stat_valid) {
 		key(x, "ps");
@@ -177,7 +173,7 @@ static void encode_proc(struct enc *x, const struct gpu_proc *p)
 	put(x);
 }
 
-void snap_encode(const struct gpu_set *set, unsigned what, struct snap_parts *out)
+void snap_encode(const struct gpu_set *set, unsigned what, uint64_t serial, struct snap_parts *out)
 {
 	*out = (struct snap_parts){0};
 	struct enc x = {.out = out};
@@ -187,6 +183,8 @@ void snap_encode(const struct gpu_set *set, unsigned what, struct snap_parts *ou
 	word_u(&x, NPROCFIELDS);
 	word_u(&x, what);
 	word_u(&x, set->ngpus);
+	key(&x, "serial");
+	word_u(&x, serial);
 	if (set->has_driver_version) {
 		key(&x, "drv");
 		word_s(&x, set->driver_version);
@@ -200,7 +198,7 @@ void snap_encode(const struct gpu_set *set, unsigned what, struct snap_parts *ou
 		const struct gpu *g = &set->gpus[i];
 		encode_gpu(&x, g);
 		for (size_t j = 0; j < g->nprocs; j++)
-			encode_proc(&x, &g->procs[j]);
+			encode_proc(&x, (unsigned)i, &g->procs[j]);
 	}
 	key(&x, "end");
 	put(&x);
@@ -212,272 +210,8 @@ void snap_parts_free(struct snap_parts *p)
 	for (size_t i = 0; i < p->nparts; i++)
 		sb_free(&p->parts[i]);
 	free(p->parts);
+	free(p->recs);
 	*p = (struct snap_parts){0};
-}
-
-/* ---- decoding ---- */
-
-#define STORE_BLOCK 65536
-
-/* The strings of a decoded snapshot, in blocks that never move. */
-struct snap_store {
-	char **blocks;
-	size_t nblocks;
-	size_t used, cap;         /* in the last block */
-};
-
-void snap_store_free(struct snap_store *s)
-{
-	if (!s)
-		return;
-	for (size_t i = 0; i < s->nblocks; i++)
-		free(s->blocks[i]);
-	free(s->blocks);
-	free(s);
-}
-
-static const char *store_add(struct snap_store *s, const char *w, size_t n)
-{
-	if (!s->nblocks || s->used + n + 1 > s->cap) {
-		size_t cap = n + 1 > STORE_BLOCK ? n + 1 : STORE_BLOCK;
-		s->blocks = xrealloc(s->blocks, (s->nblocks + 1) * sizeof *s->blocks);
-		s->blocks[s->nblocks++] = xmalloc(cap);
-		s->used = 0;
-		s->cap = cap;
-	}
-	char *p = s->blocks[s->nblocks - 1] + s->used;
-	memcpy(p, w, n);
-	p[n] = '\0';
-	s->used += n + 1;
-	return p;
-}
-
-void snap_decode_begin(struct snap_decoder *dx, struct gpu_set *set)
-{
-	*dx = (struct snap_decoder){.set = set, .store = xcalloc(1, sizeof *dx->store), .gpu = -1};
-}
-
-/* A string word: "=text" (into out, cut to n bytes) or "!" (none: false, out ""). */
-static bool str_word(const char *w, const char **text, bool *ok)
-{
-	if (w[0] == '=') {
-		*text = w + 1;
-		return true;
-	}
-	*text = NULL;
-	if (strcmp(w, "!"))
-		*ok = false;
-	return false;
-}
-
-static void str_into(char *out, size_t n, const char *w, bool *ok)
-{
-	const char *t;
-	str_word(w, &t, ok);
-	snprintf(out, n, "%s", t ? t : "");
-}
-
-static const char *str_kept(struct snap_decoder *dx, const char *w, bool *ok)
-{
-	const char *t;
-	return str_word(w, &t, ok) ? store_add(dx->store, t, strlen(t)) : NULL;
-}
-
-/* A decimal word, as word_u64 reads it (digits only, no sign or space, at most max), by hand:
- * strtoull was a third of a client's time on a snapshot of 1,000 processes. */
-static uint64_t num(const char *w, uint64_t max, bool *ok)
-{
-	uint64_t v = 0;
-	const char *p = w;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		unsigned d = (unsigned)(*p - '0');
-		if (v > (UINT64_MAX - d) / 10) {
-			*ok = false;
-			return 0;
-		}
-		v = v * 10 + d;
-	}
-	if (p == w || *p || v > max) {
-		*ok = false;
-		return 0;   /* never a value past max, even to a caller that reads on */
-	}
-	return v;
-}
-
-static double dbl(const char *w, bool *ok)
-{
-	char *end;
-	double v = strtod(w, &end);
-	if (*end || end == w)
-		*ok = false;
-	return v;
-}
-
-static void field_set(struct gpu *g, size_t i, uint64_t v)
-{
-	char *p = (char *)g + fields[i].off;
-	switch (fields[i].type) {
-	case U32: *(unsigned *)(void *)p = (unsigned)v; break;
-	case I32: *(int *)(void *)p = (int)(int32_t)(uint32_t)v; break;
-	default: *(uint64_t *)(void *)p = v; break;
-	}
-}
-
-static struct gpu *cur_gpu(struct snap_decoder *dx)
-{
-	return dx->gpu >= 0 ? &dx->set->gpus[dx->gpu] : NULL;
-}
-
-static bool line(struct snap_decoder *dx, const struct msg_line *l, char *why, size_t whylen)
-{
-	const char *k = l->w[0];
-	size_t n = l->nwords;
-	struct gpu_set *set = dx->set;
-	struct gpu *g = cur_gpu(dx);
-	struct gpu_proc *p = g && g->nprocs ? &g->procs[g->nprocs - 1] : NULL;
-	bool ok = true;
-	/* Process lines first: nearly all lines are theirs. */
-	if (g && k[0] == 'p' && !strcmp(k, "p") && n == NPROCFIELDS + 1) {
-		if (++dx->procs > SNAP_MAX_PROCS) {
-			snprintf(why, whylen, "over %u processes", SNAP_MAX_PROCS);
-			return false;
-		}
-		g->procs = grow_array(g->procs, &g->procs_cap, g->nprocs + 1, sizeof *g->procs);
-		p = &g->procs[g->nprocs++];
-		*p = (struct gpu_proc){0};
-		p->pid = (unsigned)num(l->w[1], UINT32_MAX, &ok);
-		p->type = (unsigned)num(l->w[2], UINT32_MAX, &ok);
-		p->mem_valid = num(l->w[3], 1, &ok);
-		p->used_mem = num(l->w[4], UINT64_MAX, &ok);
-		p->gi = (unsigned)num(l->w[5], UINT32_MAX, &ok);
-		p->ci = (unsigned)num(l->w[6], UINT32_MAX, &ok);
-		p->uid_valid = num(l->w[7], 1, &ok);
-		p->uid = (uid_t)num(l->w[8], UINT32_MAX, &ok);
-		p->slurm_job = (unsigned)num(l->w[9], UINT32_MAX, &ok);
-		p->util_valid = num(l->w[10], 1, &ok);
-		p->sm_util = (unsigned)num(l->w[11], UINT32_MAX, &ok);
-		p->mem_util = (unsigned)num(l->w[12], UINT32_MAX, &ok);
-		p->enc_util = (unsigned)num(l->w[13], UINT32_MAX, &ok);
-		p->dec_util = (unsigned)num(l->w[14], UINT32_MAX, &ok);
-		p->util_time_us = num(l->w[15], UINT64_MAX, &ok);
-	} else if (g && !strcmp(k, "pi") && n == 4 && p) {
-		p->user = str_kept(dx, l->w[1], &ok);
-		p->cmdline = str_kept(dx, l->w[2], &ok);
-		p->name = str_kept(dx, l->w[3], &ok);
-	} else if (g && !strcmp(k, "ps") && n == 9 && p) {
-		bool neg = !strcmp(l->w[1], "-1");
-		uint64_t pp = num(l->w[2], INT32_MAX, &ok);
-		p->ppid = neg ? -(int)pp : (int)pp;
-		p->start = num(l->w[3], UINT64_MAX, &ok);
-		p->rss = num(l->w[4], UINT64_MAX, &ok);
-		p->cpu_time = dbl(l->w[5], &ok);
-		p->elapsed = dbl(l->w[6], &ok);
-		p->cpu_valid = num(l->w[7], 1, &ok);
-		p->cpu_pct = dbl(l->w[8], &ok);
-		p->stat_valid = true;
-	} else if (!strcmp(k, "snap")) {
-		if (n != 6 || set->gpus || num(l->w[1], UINT32_MAX, &ok) != SNAP_VERSION ||
-		    num(l->w[2], UINT32_MAX, &ok) != NFIELDS || num(l->w[3], UINT32_MAX, &ok) != NPROCFIELDS) {
-			snprintf(why, whylen, "a snapshot of another form (version, fields)");
-			return false;
-		}
-		dx->what = (unsigned)num(l->w[4], UINT32_MAX, &ok);
-		set->ngpus = num(l->w[5], GPU_MAX, &ok);
-		if (!ok) {
-			snprintf(why, whylen, "a malformed value on the 'snap' line");
-			set->ngpus = 0;
-			return false;
-		}
-		set->gpus = xcalloc(set->ngpus ? set->ngpus : 1, sizeof *set->gpus);
-		for (size_t i = 0; i < set->ngpus; i++)
-			set->gpus[i].selected = true;
-	} else if (!set->gpus) {
-		snprintf(why, whylen, "'%.20s' before the snapshot's first line", k);
-		return false;
-	} else if (!strcmp(k, "drv") && n == 2) {
-		str_into(set->driver_version, sizeof set->driver_version, l->w[1], &ok);
-		set->has_driver_version = true;
-	} else if (!strcmp(k, "cuda") && n == 2) {
-		set->cuda_version = (int)num(l->w[1], INT32_MAX, &ok);
-	} else if (!strcmp(k, "slurm") && n == 2) {
-		set->slurm = num(l->w[1], 1, &ok);
-	} else if (!strcmp(k, "g") && (n == 9 || n == 10)) {
-		if ((g && dx->nfield != NFIELDS) || dx->gpu + 1 >= (long)set->ngpus) {
-			snprintf(why, whylen, "more GPUs than it said, or one without its fields");
-			return false;
-		}
-		g = &set->gpus[++dx->gpu];
-		dx->nfield = 0;
-		g->index = (unsigned)num(l->w[1], UINT32_MAX, &ok);
-		g->lost = num(l->w[2], 1, &ok);
-		g->inaccessible = num(l->w[3], 1, &ok);
-		str_into(g->name, sizeof g->name, l->w[4], &ok);
-		str_into(g->uuid, sizeof g->uuid, l->w[5], &ok);
-		str_into(g->pci_bus_id, sizeof g->pci_bus_id, l->w[6], &ok);
-		str_into(g->serial, sizeof g->serial, l->w[7], &ok);
-		str_into(g->vbios, sizeof g->vbios, l->w[8], &ok);
-		const char *e;
-		if (n == 10 && str_word(l->w[9], &e, &ok))
-			g->error = xstrdup(e);
-	} else if (!g) {
-		snprintf(why, whylen, "'%.20s' before the first GPU", k);
-		return false;
-	} else if (!strcmp(k, "gn")) {
-		if (dx->nfield + n - 1 > NFIELDS) {
-			snprintf(why, whylen, "more numbers than a GPU has");
-			return false;
-		}
-		for (size_t i = 1; i < n; i++)
-			field_set(g, dx->nfield++, num(l->w[i], UINT64_MAX, &ok));
-	} else if (!strcmp(k, "gw") && n == 3) {
-		unsigned f = (unsigned)num(l->w[1], GF_N - 1, &ok);
-		if (ok)
-			g->why[f] = str_kept(dx, l->w[2], &ok);
-	} else if (!strcmp(k, "m") && n == 9) {
-		if (g->nmigs >= 64) {
-			snprintf(why, whylen, "over 64 MIG devices on one GPU");
-			return false;
-		}
-		g->migs = xrealloc(g->migs, (g->nmigs + 1) * sizeof *g->migs);
-		struct mig_dev *m = &g->migs[g->nmigs++];
-		*m = (struct mig_dev){0};
-		m->slot = (unsigned)num(l->w[1], UINT32_MAX, &ok);
-		m->gi = (unsigned)num(l->w[2], UINT32_MAX, &ok);
-		m->ci = (unsigned)num(l->w[3], UINT32_MAX, &ok);
-		m->mem_valid = num(l->w[4], 1, &ok);
-		m->mem_total = num(l->w[5], UINT64_MAX, &ok);
-		m->mem_used = num(l->w[6], UINT64_MAX, &ok);
-		str_into(m->uuid, sizeof m->uuid, l->w[7], &ok);
-		str_into(m->name, sizeof m->name, l->w[8], &ok);
-	} else if (!strcmp(k, "end") && n == 1) {
-		if (dx->gpu + 1 != (long)set->ngpus || dx->nfield != NFIELDS) {
-			snprintf(why, whylen, "fewer GPUs or fields than it said");
-			return false;
-		}
-		dx->done = true;
-	} else {
-		snprintf(why, whylen, "an unknown or malformed '%.20s' line", k);
-		return false;
-	}
-	if (!ok)
-		snprintf(why, whylen, "a malformed value on a '%.20s' line", k);
-	return ok;
-}
-
-bool snap_decode_part(struct snap_decoder *dx, const struct msg *m, char *why, size_t whylen)
-{
-	for (size_t i = 1; i < m->nlines; i++) {
-		const char *k = m->lines[i].w[0];
-		if (!strcmp(k, "id") || !strcmp(k, "age"))
-			continue; /* the sender's, per answer */
-		if (dx->done) {
-			snprintf(why, whylen, "lines after its end");
-			return false;
-		}
-		if (!line(dx, &m->lines[i], why, whylen))
-			return false;
-	}
-	return true;
 }
 
 /* ---- narrowing ---- */
@@ -540,6 +274,8 @@ void snap_narrow(struct gpu_set *set, unsigned what, bool statics)
 			}
 			if (!(what & REFRESH_PROC_UTIL))
 				p->util_valid = false;
+			if (!info)   /* the snapshot's containers (issue 22) */
+				p->ctr = NULL;
 			if (!(what & REFRESH_PROC_STATS) || !info)
 				p->stat_valid = p->cpu_valid = false;
 			if (!(what & REFRESH_SLURM))

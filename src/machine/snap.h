@@ -7,6 +7,7 @@
  * The form: records of lines, cut into parts (each one message, under PROTO_MAX_MSG bytes and
  * PROTO_MAX_LINES lines); the last part ends with the line "end". A record never spans parts.
  *   snap VERSION NFIELDS NPROCFIELDS WHAT NGPUS     the first line of the first part
+ *   serial N [/ base N]                            the view's number; a delta's held view
  *   drv =VERSION / cuda N / slurm 0|1              the set's facts
  *   g INDEX LOST INACCESSIBLE =NAME =UUID =PCI =SERIAL =VBIOS [=ERROR]
  *   gn V V ...                                     the numeric fields, SNAP_FIELDS order, 15 a line
@@ -14,7 +15,10 @@
  *   m SLOT GI CI MEMVALID TOTAL USED =UUID =NAME   a MIG device of the GPU before
  *   p PID TYPE MEMVALID USED GI CI UIDVALID UID SLURMJOB UTILVALID SM MEM ENC DEC UTILTIME
  *   pi USER CMDLINE NAME                           its /proc facts: "=text", or "!" for none
+ *   pc RUNTIME ROOTLESS OWNER =ID =PODUID          its container, as its cgroup says (issue 22:
+ *                                                  the id only; each client names it itself)
  *   ps PPID START RSS CPUTIME ELAPSED CPUVALID CPUPCT   its stat (when read; doubles in %a)
+ *   k INDEX COUNT                                  a delta's: processes of the held view (below)
  * Strings are "=" and the text ("=" alone: empty), so an empty text is a word too. Validity
  * travels as the model's bits (the `valid` word among the numbers, the per-process flags): a
  * value the driver could not give stays unavailable, never 0. A decoder refuses another version
@@ -29,10 +33,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define SNAP_VERSION 1
+#define SNAP_VERSION 2   /* 2: containers' ids (pc), leases after the end, deltas */
 #define SNAP_CHUNK 60000                   /* bytes per part, well under PROTO_MAX_MSG */
 #define SNAP_LINES (PROTO_MAX_LINES - 16)  /* lines per part */
 #define SNAP_MAX_PROCS (1u << 20)          /* processes a decoder takes, in all */
+
+/* One record of an encoding: where its text lies, and for a process's, whose it is (deltas:
+ * snap-delta.c). */
+struct snap_rec {
+	bool proc;
+	unsigned gpu, pid;
+	size_t part, off, len, lines;
+};
 
 /* The answer, cut in parts; each is a message without its first line (the verb and id, which
  * the sender adds). */
@@ -40,11 +52,34 @@ struct snap_parts {
 	struct strbuf *parts;
 	size_t nparts;
 	size_t bytes;
+	struct snap_rec *recs;    /* every record, in order (a full encoding's) */
+	size_t nrecs, recs_cap;
 };
 
-/* Encodes set (every GPU, selected or not) as refreshed with what. */
-void snap_encode(const struct gpu_set *set, unsigned what, struct snap_parts *out);
+/* Encodes set (every GPU, selected or not) as refreshed with what, as view number serial. */
+void snap_encode(const struct gpu_set *set, unsigned what, uint64_t serial, struct snap_parts *out);
 void snap_parts_free(struct snap_parts *p);
+
+/* ---- deltas (issue 22; snap-delta.c) ----
+ * A loop's client keeps the view it decoded last (its serial); the daemon answers one that
+ * holds it with a delta: the same records, but each run of processes whose record is byte for
+ * byte one of the held view's is the line "k INDEX COUNT" (copy COUNT processes of the held
+ * view from its INDEX-th, on this GPU), and the first part says "base SERIAL". So a refresh's
+ * bytes, and the client's decoding, scale with what changed, not with the machine. */
+/* full (view serial) as a delta against base (a full encoding of view base_serial). */
+void snap_delta(const struct snap_parts *full, const struct snap_parts *base, uint64_t base_serial,
+		struct snap_parts *out);
+/* The processes of a decoded view, in order, as the decoder read them (before any narrowing):
+ * what the next delta's "k" lines copy from. Their strings are the decoder's store's: keep it
+ * until the base is freed. */
+struct snap_base {
+	uint64_t serial;          /* 0: none */
+	struct gpu_proc *procs;
+	unsigned *gpu;            /* each one's GPU (index in the set) */
+	size_t n;
+};
+void snap_base_take(struct snap_base *b, const struct gpu_set *set, uint64_t serial);
+void snap_base_free(struct snap_base *b);
 
 /* Decoding: parts in order into a set's GPUs. The strings (names, command lines, the driver's
  * words) live in the decoder's store until snap_store_free; the set's procs and migs arrays are
@@ -58,12 +93,21 @@ struct snap_decoder {
 	long gpu;                 /* the GPU the lines belong to; -1 before the first */
 	size_t nfield;            /* of its numeric fields, read so far */
 	bool done;                /* "end" seen */
+	uint64_t serial;          /* the view's ("serial" line; 0: not said) */
+	const struct snap_base *base; /* the held view a delta copies from (NULL: none) */
+	bool adopted;             /* the store is the held view's (snap_decode_adopt) */
 };
 /* Starts decoding into set, which must have no GPUs yet. */
 void snap_decode_begin(struct snap_decoder *dx, struct gpu_set *set);
 /* One part (m's lines after its first). false with why on anything malformed. */
 bool snap_decode_part(struct snap_decoder *dx, const struct msg *m, char *why, size_t whylen);
 void snap_store_free(struct snap_store *s);
+/* Deltas: decode into the held view's own store (held, whose blocks the base's strings are
+ * in; the decoder owns it from here), so a kept process's strings are not copied. Its strings
+ * of processes gone stay until a decode without adoption: the caller adopts only a few times in
+ * a row (SNAP_ADOPT_MAX), then copies, which compacts. Right after snap_decode_begin. */
+#define SNAP_ADOPT_MAX 8
+void snap_decode_adopt(struct snap_decoder *dx, struct snap_store *held);
 
 /* What a refresh with what would have left of a snapshot made with more: the fields of groups
  * not asked for made unavailable (as a direct refresh leaves them), the process lists dropped

@@ -41,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort(); /* a refusal always says why */
 	if (ok && dx.done) {
 		struct snap_parts p;
-		snap_encode(&s, dx.what, &p);
+		snap_encode(&s, dx.what, 1, &p);
 		struct gpu_set t = {0};
 		struct snap_decoder dy;
 		snap_decode_begin(&dy, &t);
@@ -56,6 +56,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (!dy.done || t.ngpus != s.ngpus || procs(&t) != procs(&s))
 			abort();
+		/* deltas (issue 22): the view against itself, decoded with it held, is it again */
+		struct snap_base base;
+		snap_base_take(&base, &t, 1);
+		struct snap_parts pd;
+		snap_delta(&p, &p, 1, &pd);
+		struct gpu_set u = {0};
+		struct snap_decoder dz;
+		snap_decode_begin(&dz, &u);
+		dz.base = &base;
+		for (size_t i = 0; i < pd.nparts; i++) {
+			struct strbuf sb = {0};
+			msg_begin(&sb, "snapshot");
+			sb_add(&sb, pd.parts[i].buf, pd.parts[i].len);
+			if (!msg_decode(&m, sb.buf, sb.len, why, sizeof why) || !snap_decode_part(&dz, &m, why, sizeof why))
+				abort();
+			msg_free(&m);
+			sb_free(&sb);
+		}
+		if (!dz.done || u.ngpus != s.ngpus || procs(&u) != procs(&s))
+			abort();
+		snap_base_free(&base);
+		snap_parts_free(&pd);
+		snap_store_free(dz.store);
+		set_free(&u);
 		snap_narrow(&t, (unsigned)size, size & 1);
 		snap_parts_free(&p);
 		snap_store_free(dy.store);

@@ -31,13 +31,13 @@ mkdir -p "$B/fuzz-list-corpus"
 printf '\377\377\377\310\310\310\310\310\310\310\310\310\310\310\310' >"$B/fuzz-list-corpus/max"
 # The daemon's shared snapshot (issue 22): its decoder, seeded with a small whole snapshot.
 clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	-Isrc -o "$B/fuzz-snap" tests/fuzz/fuzz_snap.c src/machine/snap.c src/base/proto.c src/base/util.c
+	-Isrc -o "$B/fuzz-snap" tests/fuzz/fuzz_snap.c src/machine/snap.c src/machine/snap-decode.c src/machine/snap-delta.c src/base/proto.c src/base/util.c
 mkdir -p "$B/fuzz-snap-corpus"
 {
-	printf 'snapshot\nsnap 1 58 15 65537 1\ndrv =550\ncuda 12040\nslurm 0\ng 0 0 0 =H100 =GPU-0 =00:01.0 = =\n'
+	printf 'snapshot\nsnap 2 58 15 65537 1\nserial 1\ndrv =550\ncuda 12040\nslurm 0\ng 0 0 0 =H100 =GPU-0 =00:01.0 = =\n'
 	for l in 15 15 15 13; do printf 'gn'; for ((i = 0; i < l; i++)); do printf ' %d' $i; done; printf '\n'; done
 	printf 'gw 3 =No%%20permission\nm 1 2 0 1 5 4 =MIG-1 =1g\n'
-	printf 'p 42 1 1 1048576 4294967295 4294967295 1 0 0 0 0 0 0 0 0\npi =root =python%%20x =python\n'
+	printf 'p 42 1 1 1048576 4294967295 4294967295 1 0 0 0 0 0 0 0 0\npi =root =python%%20x =python\npc 1 0 0 =0123abcd =\n'
 	printf 'ps 0 1 2 3 0x1p+0 0x1p+1 1 0x1.9p+3\nend'
 } >"$B/fuzz-snap-corpus/small"
 # A container runtime's answers (review 2): the JSON reader and the cgroup parser, seeded with an

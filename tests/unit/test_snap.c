@@ -6,6 +6,7 @@
 #include "machine/snap.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static struct gpu_set *model(void)
 {
@@ -55,9 +56,11 @@ static void model_free(struct gpu_set *s)
 }
 
 /* Decodes parts (each given its first line, as the daemon sends it); true when all decoded. */
-static bool decode(const struct snap_parts *p, struct gpu_set *out, struct snap_decoder *dx)
+static bool decode_on(const struct snap_parts *p, struct gpu_set *out, struct snap_decoder *dx,
+		      const struct snap_base *base)
 {
 	snap_decode_begin(dx, out);
+	dx->base = base;
 	for (size_t i = 0; i < p->nparts; i++) {
 		struct strbuf sb = {0};
 		msg_begin(&sb, "snapshot");
@@ -76,11 +79,107 @@ static bool decode(const struct snap_parts *p, struct gpu_set *out, struct snap_
 	return dx->done;
 }
 
+static bool decode(const struct snap_parts *p, struct gpu_set *out, struct snap_decoder *dx)
+{
+	return decode_on(p, out, dx, NULL);
+}
+
+/* Deltas (snap-delta.c): view 2 against view 1, decoded with view 1 held, is view 2 whole. */
+static void test_delta(void)
+{
+	struct gpu_set *a = model(), *b = model();
+	b->gpus[0].procs[1].used_mem = 2 << 20;  /* one process changed, the other (strings) kept */
+	struct snap_parts pa, pb, pd, ps;
+	snap_encode(a, REFRESH_PROCS, 1, &pa);
+	snap_encode(b, REFRESH_PROCS, 2, &pb);
+	snap_delta(&pb, &pa, 1, &pd);
+	CHECK(pd.bytes < pb.bytes);
+	CHECK(pd.nparts == 1 && strstr(pd.parts[0].buf, "\nbase 1") && strstr(pd.parts[0].buf, "\nk 0 1"));
+	struct gpu_set *da = xcalloc(1, sizeof *da), *db = xcalloc(1, sizeof *db), *dd = xcalloc(1, sizeof *dd);
+	struct snap_decoder xa, xb, xd;
+	CHECK(decode(&pa, da, &xa) && xa.serial == 1);
+	struct snap_base base;
+	snap_base_take(&base, da, xa.serial);
+	CHECK(base.n == 2);
+	CHECK(decode(&pb, db, &xb));
+	CHECK(decode_on(&pd, dd, &xd, &base) && xd.serial == 2);
+	snap_store_free(xa.store);   /* the copied processes' strings are the delta's own */
+	snap_base_free(&base);
+	const struct gpu *g = &dd->gpus[0], *h = &db->gpus[0];
+	CHECK(g->nprocs == 2 && h->nprocs == 2);
+	for (size_t j = 0; j < 2 && g->nprocs == 2; j++) {
+		CHECK(g->procs[j].pid == h->procs[j].pid && g->procs[j].used_mem == h->procs[j].used_mem &&
+		      g->procs[j].type == h->procs[j].type && g->procs[j].stat_valid == h->procs[j].stat_valid);
+		CHECK((!g->procs[j].cmdline && !h->procs[j].cmdline) ||
+		      (g->procs[j].cmdline && h->procs[j].cmdline && !strcmp(g->procs[j].cmdline, h->procs[j].cmdline)));
+	}
+	CHECK(g->procs[1].used_mem == 2 << 20);
+	CHECK_STR(g->procs[0].cmdline, "a b\n%");
+	/* without the held view, or with another, a delta is refused */
+	struct gpu_set *dn = xcalloc(1, sizeof *dn);
+	struct snap_decoder xn;
+	CHECK(!decode(&pd, dn, &xn));
+	snap_store_free(xn.store);
+	model_free(dn);
+	struct snap_base other = {.serial = 7};
+	dn = xcalloc(1, sizeof *dn);
+	CHECK(!decode_on(&pd, dn, &xn, &other));
+	snap_store_free(xn.store);
+	model_free(dn);
+	/* decoded into the held view's own store (adopted): the same processes, nothing copied */
+	{
+		struct gpu_set *ha = xcalloc(1, sizeof *ha), *hd = xcalloc(1, sizeof *hd);
+		struct snap_decoder ya, yd;
+		CHECK(decode(&pa, ha, &ya));
+		struct snap_base hb;
+		snap_base_take(&hb, ha, ya.serial);
+		snap_decode_begin(&yd, hd);
+		yd.base = &hb;
+		snap_decode_adopt(&yd, ya.store);   /* yd owns it now */
+		bool ok = true;
+		for (size_t i = 0; ok && i < pd.nparts; i++) {
+			struct strbuf sb = {0};
+			msg_begin(&sb, "snapshot");
+			sb_add(&sb, pd.parts[i].buf, pd.parts[i].len);
+			struct msg m;
+			char why[160];
+			ok = msg_decode(&m, sb.buf, sb.len, why, sizeof why) && snap_decode_part(&yd, &m, why, sizeof why);
+			if (m.lines)
+				msg_free(&m);
+			sb_free(&sb);
+		}
+		CHECK(ok && yd.done && yd.adopted && hd->gpus[0].nprocs == 2);
+		if (ok && hd->gpus[0].nprocs == 2) {
+			CHECK(hd->gpus[0].procs[0].cmdline == ha->gpus[0].procs[0].cmdline); /* not copied */
+			CHECK(hd->gpus[0].procs[1].used_mem == 2 << 20);
+			CHECK_STR(hd->gpus[0].procs[0].cmdline, "a b\n%");
+		}
+		snap_base_free(&hb);
+		snap_store_free(yd.store);
+		model_free(ha);
+		model_free(hd);
+	}
+	/* the same view again: every process kept */
+	snap_delta(&pb, &pb, 2, &ps);
+	CHECK(ps.nparts == 1 && strstr(ps.parts[0].buf, "\nk 0 2") && !strstr(ps.parts[0].buf, "\np "));
+	snap_parts_free(&pa);
+	snap_parts_free(&pb);
+	snap_parts_free(&pd);
+	snap_parts_free(&ps);
+	snap_store_free(xb.store);
+	snap_store_free(xd.store);
+	model_free(da);
+	model_free(db);
+	model_free(dd);
+	model_free(a);
+	model_free(b);
+}
+
 void test_snap(void)
 {
 	struct gpu_set *s = model();
 	struct snap_parts p;
-	snap_encode(s, REFRESH_PROCS, &p);
+	snap_encode(s, REFRESH_PROCS, 1, &p);
 	struct gpu_set *d = xcalloc(1, sizeof *d);
 	struct snap_decoder dx;
 	CHECK(decode(&p, d, &dx));
@@ -123,7 +222,10 @@ void test_snap(void)
 		d = xcalloc(1, sizeof *d);
 		if (at)
 			at[1] = 'g';
-		char *v = strstr(q->buf, "snap 1 ");
+		char vers[32];
+		snprintf(vers, sizeof vers, "snap %d ", SNAP_VERSION);
+		char *v = strstr(q->buf, vers);
+		CHECK(v != NULL);
 		if (v)
 			v[5] = '9';
 		CHECK(!decode(&p, d, &dx));
@@ -132,4 +234,5 @@ void test_snap(void)
 	model_free(d);
 	snap_parts_free(&p);
 	model_free(s);
+	test_delta();
 }
