@@ -353,6 +353,15 @@ static void delegated(void)
 	snprintf(text, sizeof text,
 		 "0::/user.slice/user-1000.slice/user@1000.service/usr/docker-%s.scope\n", id);
 	CHECK(ctr_from_cgroup_at(root, text, &r) && r.rootless && r.owner_uid == 1000);
+	/* outside a private cgroup namespace ("/../..."): the path is not one under root here (the
+	 * stat would be of root/../usr, a directory the cgroup is not in) */
+	char sub[160];
+	snprintf(sub, sizeof sub, "%s/systemd", root);
+	snprintf(text, sizeof text, "0::/../usr/docker-%s.scope\n", id);
+	CHECK(ctr_from_cgroup_at(sub, text, &r) && r.runtime == CTR_DOCKER);
+	snprintf(text, sizeof text,
+		 "0::/../../user.slice/user-1000.slice/user@1000.service/usr/docker-%s.scope\n", id);
+	CHECK(ctr_from_cgroup_at(root, text, &r) && r.rootless && r.owner_uid == 1000);
 	snprintf(d, sizeof d, "%s/systemd/usr", root);
 	rmdir(d);
 	snprintf(d, sizeof d, "%s/systemd", root);
