@@ -305,6 +305,18 @@ const struct cmd_entry cmd_run_entry = {
 		 "(128+N if signal N ended it); INT, TERM, HUP, QUIT, USR1, USR2 reach the job.\n\n"
 		 LEASE_USAGE
 		 BIND_USAGE
+		 /* containers (issue 28; review 2 follow-up) */
+		 "\nContainers: a COMMAND that is `docker run` or `podman run` (or `container run`) gives\n"
+		 "the container the lease's GPUs in its runtime's syntax (docker: --gpus \"device=UUID,...\";\n"
+		 "podman: --device nvidia.com/gpu=UUID, CDI) and the lease's variables as -e\n"
+		 "(CUDA_VISIBLE_DEVICES by UUID, CUDA_DEVICE_ORDER, GPUCTL_LEASE_*, a memory share's\n"
+		 "limits; for podman NVIDIA_VISIBLE_DEVICES too; not a profile's, which stay the client's).\n"
+		 "A detached container (-d) holds the lease until it stops. Refused (exit 2), since they\n"
+		 "give the container GPUs past the lease: --gpus, a --device naming a GPU (/dev/nvidiaN,\n"
+		 "nvidia.com/gpu=...), -e NVIDIA_VISIBLE_DEVICES, and what gives it every GPU's device\n"
+		 "node: --privileged, a mount of the host's / or /dev (-v, --mount), --device /dev, a\n"
+		 "--device-cgroup-rule allowing major 195. Use --device /dev/NAME, --cap-add and mounts of\n"
+		 "only the paths needed (-v /dev/shm:/dev/shm) instead.\n"
 		 "\nExit status when no job ran: 10 not enough free GPUs (without --wait), 11 --wait ran\n"
 		 "out, 2 bad request, 126/127 the command could not be run.\n",
 	.args = {.shorts = "n:q", .longs = longopts, .upper = -1},

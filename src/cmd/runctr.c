@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 /* docker run's and podman run's flags that take no value (all others take one, as `--flag V`
@@ -27,6 +28,14 @@ static const char *const bool_long[] = {
 	 * value, so "--use-api-socket --gpus all img" read "all" as the image and let --gpus by */
 	"use-api-socket", "rootfs", "unsetenv-all", "no-hostname", NULL,
 };
+
+static bool in(const char *const *list, const char *s, size_t n)
+{
+	for (; *list; list++)
+		if (strlen(*list) == n && !strncmp(*list, s, n))
+			return true;
+	return false;
+}
 
 /* review 2: a word that gives the container GPUs by itself, besides --gpus: a CDI device, a GPU's
  * own node (/dev/nvidia0, /dev/nvidia-caps/...: not nvidiactl or nvidia-uvm, which name none),
@@ -45,13 +54,143 @@ static bool names_gpus(const char *flag, size_t n, const char *v)
 }
 static const char bool_short[] = "ditPq";
 
-static bool in(const char *const *list, const char *s, size_t n)
+/* -- every GPU's device node (review 2 follow-up) -- Words that give the container the device
+ * nodes of all GPUs whatever its --gpus/--device say: --privileged (every host device, and no
+ * device cgroup), a bind mount of the host's / or /dev (its nodes; a rootless container has no
+ * device cgroup to stop it opening them, a privileged one neither), a --device of a whole
+ * directory (docker and podman add every device under it), and a device cgroup rule that allows
+ * the GPUs' major 195 (with CAP_MKNOD, which docker gives by default, the container makes the
+ * nodes). Refused like --gpus, saying the safe form; CUDA_VISIBLE_DEVICES (given to every
+ * container run) would narrow CUDA only, not nvidia-smi, NVML or a job that resets it. */
+
+/* path with "//", "/./", "/../" and a trailing "/" taken out (as the kernel would walk it,
+ * links aside); "" when it is not absolute. */
+static void norm_path(const char *s, size_t n, char *out, size_t size)
 {
-	for (; *list; list++)
-		if (strlen(*list) == n && !strncmp(*list, s, n))
-			return true;
-	return false;
+	size_t k = 0;
+	out[0] = '\0';
+	if (!n || *s != '/' || n >= size)
+		return;
+	for (size_t i = 0; i < n;) {
+		while (i < n && s[i] == '/')
+			i++;
+		size_t j = i;
+		while (j < n && s[j] != '/')
+			j++;
+		if (j - i == 2 && s[i] == '.' && s[i + 1] == '.') {
+			while (k && out[k - 1] != '/')
+				k--;
+			if (k)
+				k--;
+		} else if (j > i && !(j - i == 1 && s[i] == '.')) {
+			out[k++] = '/';
+			memcpy(out + k, s + i, j - i);
+			k += j - i;
+		}
+		i = j;
+	}
+	if (!k)
+		out[k++] = '/';
+	out[k] = '\0';
 }
+
+/* What a host path (a bind mount's or a --device's source) exposes: the host's root or /dev
+ * (with every GPU's node), a glob over /dev (podman's type=glob), or nothing (NULL). Its
+ * links resolved too, where it exists here (a link to /dev is /dev). */
+static const char *path_exposes(const char *s, size_t n)
+{
+	char p[2][4096];
+	norm_path(s, n, p[0], sizeof p[0]);
+	p[1][0] = '\0';
+	if (p[0][0] && !realpath(p[0], p[1]))
+		p[1][0] = '\0';
+	for (int i = 0; i < 2; i++) {
+		if (!strcmp(p[i], "/"))
+			return "the host's / (and its /dev)";
+		if (!strcmp(p[i], "/dev"))
+			return "the host's /dev";
+		if (!strncmp(p[i], "/dev/", 5) && strpbrk(p[i], "*?["))
+			return "a glob over the host's /dev";
+	}
+	return NULL;
+}
+
+/* A device cgroup rule "TYPE MAJOR:MINOR ACCESS" that allows a GPU: type a (every device), or
+ * a character device of major 195 or * with minor * or 0..253 (195:254 and 195:255 are
+ * nvidia-modeset and nvidiactl, which name no GPU). */
+static bool rule_exposes(const char *r)
+{
+	while (*r == ' ' || *r == '\t')
+		r++;
+	if (*r == 'a')
+		return true;
+	if (*r++ != 'c')
+		return false;
+	while (*r == ' ' || *r == '\t')
+		r++;
+	bool any_major = *r == '*';
+	char *e;
+	unsigned long major = any_major ? 0 : strtoul(r, &e, 10);
+	if (any_major)
+		e = (char *)r + 1;
+	else if (e == r)
+		return false;
+	if (*e++ != ':')
+		return false;
+	unsigned long minor = *e == '*' ? 0 : strtoul(e, NULL, 10);
+	return (any_major || major == 195) && (*e == '*' || minor <= 253);
+}
+
+/* flag (n bytes, without its dashes; a short one is 1 byte) with its value v (NULL: none), for
+ * a boolean flag eqv its "=VALUE" (NULL: none): what it exposes, or NULL. */
+static const char *exposes(const char *flag, size_t n, const char *v, const char *eqv)
+{
+#define IS(lit) (n == sizeof lit - 1 && !strncmp(flag, lit, n))
+	if (IS("privileged")) {
+		static const char *const off[] = {"0", "f", "F", "false", "FALSE", "False", NULL};
+		return eqv && in(off, eqv, strlen(eqv)) ? NULL : "every host device";
+	}
+	if (!v)
+		return NULL;
+	if (IS("volume") || IS("v")) {   /* SRC:DST[:OPTS]; a single path is the container's */
+		const char *c = strchr(v, ':');
+		return c && (*v == '/' || *v == '.') ? path_exposes(v, (size_t)(c - v)) : NULL;
+	}
+	if (IS("device")) {              /* SRC[:DST[:PERMS]]; a CDI name is names_gpus's */
+		if (*v != '/')
+			return NULL;
+		return path_exposes(v, strcspn(v, ":"));
+	}
+	if (IS("mount")) {               /* CSV of KEY=VALUE, keys in any case, fields maybe quoted */
+		for (const char *f = v; *f;) {
+			size_t fl = strcspn(f, ",");
+			const char *k = f, *fe = f + fl;
+			if (*k == '"')
+				k++;
+			const char *eq = memchr(k, '=', (size_t)(fe - k));
+			size_t kl = eq ? (size_t)(eq - k) : 0;
+			if (eq && ((kl == 6 && !strncasecmp(k, "source", 6)) ||
+				   (kl == 3 && !strncasecmp(k, "src", 3)))) {
+				const char *val = eq + 1, *ve = fe;
+				if (ve > val && ve[-1] == '"')
+					ve--;
+				if (*val == '"')
+					val++;
+				const char *why = ve > val ? path_exposes(val, (size_t)(ve - val)) : NULL;
+				if (why)
+					return why;
+			}
+			f = *fe ? fe + 1 : fe;
+		}
+		return NULL;
+	}
+	if (IS("device-cgroup-rule"))
+		return rule_exposes(v) ? "a device cgroup rule allowing the GPUs (major 195)" : NULL;
+	return NULL;
+#undef IS
+}
+/* -- end of every GPU's device node -- */
+
 
 static const char *base_name_of(const char *s)
 {
@@ -100,6 +239,9 @@ void runctr_detect(char **argv, struct runctr *rc)
 			if ((n == 4 && !strncmp(name, "gpus", 4)) ||
 			    names_gpus(name, n, eq ? eq + 1 : argv[i + 1]))
 				rc->user_gpus = a;
+			const char *why = exposes(name, n, eq ? eq + 1 : argv[i + 1], eq ? eq + 1 : NULL);
+			if (why && !rc->all_nodes)
+				rc->all_nodes = a, rc->all_why = why;
 			if (n == 6 && !strncmp(name, "detach", 6))
 				rc->detached = !eq || strcmp(eq + 1, "false");
 			if (n == 7 && !strncmp(name, "cidfile", 7))
@@ -112,8 +254,13 @@ void runctr_detect(char **argv, struct runctr *rc)
 			if (*c == 'd')
 				rc->detached = true;
 			if (!strchr(bool_short, *c)) {
-				if (names_gpus(c, 1, c[1] ? c + 1 : argv[i + 1]))
+				/* "-vX", "-v=X" (pflag's) and "-v X" */
+				const char *v = c[1] == '=' ? c + 2 : c[1] ? c + 1 : argv[i + 1];
+				if (names_gpus(c, 1, v))
 					rc->user_gpus = a;
+				const char *why = exposes(c, 1, v, NULL);
+				if (why && !rc->all_nodes)
+					rc->all_nodes = a, rc->all_why = why;
 				if (!c[1] && argv[i + 1])
 					i++;  /* "-e X": the value is the next word */
 				break;
@@ -129,11 +276,30 @@ char **runctr_argv(struct runctr *rc, char **argv, const struct grant *g, char *
 			 "lease's GPUs; leave %s out", rc->user_gpus, rc->user_gpus);
 		return NULL;
 	}
+	if (rc->all_nodes) {   /* review 2 follow-up: see exposes() */
+		snprintf(why, len, "%s gives the container %s: every GPU's device node, past the lease. "
+			 "Leave it out: gpuctl gives the container the lease's GPUs (for other devices "
+			 "use --device /dev/NAME, for privileges --cap-add, and mount only the paths "
+			 "needed, e.g. -v /dev/shm:/dev/shm)", rc->all_nodes, rc->all_why);
+		return NULL;
+	}
 	size_t argc = 0;
 	while (argv[argc])
 		argc++;
-	char **out = xcalloc(argc + 2 * g->n + 4, sizeof *out);
+	/* The lease's variables, as the container should see them (uuid form: the host's
+	 * ordinals mean nothing inside), each an -e of ours; not the profile's (the last ones):
+	 * those are for the client, as for any job. Docker's --gpus sets NVIDIA_VISIBLE_DEVICES
+	 * itself; podman's CDI devices do not, and an OCI hook of the NVIDIA runtime reads it. */
+	char **env = grant_env(g, true);
+	size_t nenv = 0, nprof = 0;
+	while (env[nenv])
+		nenv++;
+	while (g->profile_env && g->profile_env[nprof])
+		nprof++;
+	nenv = nenv >= nprof ? nenv - nprof : 0;
+	char **out = xcalloc(argc + 2 * (g->n + nenv) + 6, sizeof *out);
 	size_t k = 0;
+	rc->owned = 0;
 	for (size_t i = 0; i <= rc->run_at; i++)
 		out[k++] = argv[i];
 	struct strbuf sb = {0};
@@ -147,16 +313,25 @@ char **runctr_argv(struct runctr *rc, char **argv, const struct grant *g, char *
 			sb_addf(&sb, "%s%s", i ? "," : "", mig ? mig : g->set->gpus[g->pos[i]].uuid);
 		sb_adds(&sb, "\"");
 		out[k++] = "--gpus";
-		out[k++] = sb.buf;   /* freed by runctr_argv_free: out[rc->run_at + 2] */
+		out[k++] = sb.buf;   /* freed by runctr_argv_free, as every owned pair */
+		rc->owned++;
 	} else {
 		for (size_t i = 0; i < ndev; i++) {
-			char *d = NULL;
-			if (asprintf(&d, "nvidia.com/gpu=%s", mig ? mig : g->set->gpus[g->pos[i]].uuid) < 0)
-				die(EXIT_FAIL, "out of memory");
 			out[k++] = "--device";
-			out[k++] = d;
+			out[k++] = xasprintf("nvidia.com/gpu=%s", mig ? mig : g->set->gpus[g->pos[i]].uuid);
+			rc->owned++;
 		}
 	}
+	for (size_t i = 0; env[i]; i++) {
+		if (i < nenv && !(rc->kind == RUNCTR_DOCKER && !strncmp(env[i], "NVIDIA_VISIBLE_DEVICES=", 23))) {
+			out[k++] = "-e";
+			out[k++] = env[i];
+			rc->owned++;
+		} else {
+			free(env[i]);
+		}
+	}
+	free(env);
 	if (!rc->cidfile) {
 		const char *tmp = getenv("TMPDIR");
 		snprintf(rc->dir, sizeof rc->dir, "%s/gpuctl-cid.XXXXXX",
@@ -183,11 +358,8 @@ void runctr_argv_free(struct runctr *rc, char **argv)
 {
 	if (!argv)
 		return;
-	for (size_t i = rc->run_at + 1; argv[i] && argv[i + 1]; i += 2) {
-		if (strcmp(argv[i], "--gpus") && strcmp(argv[i], "--device"))
-			break;
-		free(argv[i + 1]);
-	}
+	for (size_t j = 0; j < rc->owned; j++)
+		free(argv[rc->run_at + 2 + 2 * j]);
 	free(argv);
 }
 

@@ -7,6 +7,12 @@
  *           double quotes are part of the word: docker reads the value as CSV)
  *   podman: --device nvidia.com/gpu=UUID, once per GPU (CDI: `nvidia-ctk cdi generate` names
  *           each GPU by index and by UUID; UUIDs do not depend on the numbering)
+ * Then the lease's variables, each as -e NAME=VALUE (grant_env's, by UUID, without the profile's):
+ * CUDA_VISIBLE_DEVICES narrows CUDA to the lease whatever nodes the container has, a memory
+ * share's GPUCTL_LEASE_MEM and framework limits reach it; podman also gets NVIDIA_VISIBLE_DEVICES
+ * (docker's --gpus sets it). Refused besides the user's GPU flags: the words that give the
+ * container every GPU's device node (--privileged, a mount of the host's / or /dev, --device
+ * /dev, a device cgroup rule allowing major 195: runctr.c's exposes()).
  * Every run also gets --cidfile (the user's own is used when given). When the client has ended
  * (a detached one: exited 0 at once; a foreground one: with its container, or killed, or
  * detached from it with the detach keys) the container's id is read from it, its init process
@@ -32,6 +38,9 @@ struct runctr {
 	bool detached;               /* -d / --detach */
 	size_t run_at;               /* argv index of "run" */
 	const char *user_gpus;       /* a GPU flag the user gave (refused: the lease chooses) */
+	const char *all_nodes;       /* a word giving every GPU's device node (refused), */
+	const char *all_why;         /* and what it gives */
+	size_t owned;                /* (flag, value) pairs after `run` whose values are ours */
 	const char *cidfile;         /* the user's --cidfile, or ours */
 	char dir[64];                /* our private directory for the cidfile, "" when none */
 	char path[96];
