@@ -49,8 +49,12 @@ static bool names_gpus(const char *flag, size_t n, const char *v)
 		return strstr(v, "nvidia.com/gpu") ||
 		       (d && ((d[11] >= '0' && d[11] <= '9') || !strncmp(d + 11, "-caps", 5)));
 	}
+	/* review 2 follow-up: and CUDA_VISIBLE_DEVICES, which gpuctl sets in the container (-e):
+	 * docker keeps both words, and CUDA reads the first while Python reads the last; its
+	 * value-less form passes the host's ordinals, which mean other GPUs inside */
 	return ((n == 3 && !strncmp(flag, "env", 3)) || (n == 1 && *flag == 'e')) &&
-	       !strncmp(v, "NVIDIA_VISIBLE_DEVICES", 22);
+	       (!strncmp(v, "NVIDIA_VISIBLE_DEVICES", 22) ||
+		(!strncmp(v, "CUDA_VISIBLE_DEVICES", 20) && (!v[20] || v[20] == '=')));
 }
 static const char bool_short[] = "ditPq";
 

@@ -150,6 +150,9 @@ static void detect(void)
 		{"docker run -e NVIDIA_DRIVER_CAPABILITIES=all img", RUNCTR_DOCKER, false, false, false},
 		{"podman run --rootfs --device nvidia.com/gpu=all /srv/root", RUNCTR_PODMAN, false, true, false},
 		{"docker run -e=NVIDIA_VISIBLE_DEVICES=all img", RUNCTR_DOCKER, false, true, false}, /* pflag's -e=V */
+		{"docker run -e CUDA_VISIBLE_DEVICES=0 img", RUNCTR_DOCKER, false, true, false},
+		{"podman run --env=CUDA_VISIBLE_DEVICES img", RUNCTR_PODMAN, false, true, false},
+		{"docker run -e CUDA_VISIBLE_DEVICES_OF_MINE=0 img", RUNCTR_DOCKER, false, false, false},
 		/* review 2 follow-up: words that give every GPU's device node (nodes; '~' is a space) */
 		{"docker run --privileged img", RUNCTR_DOCKER, false, false, true},
 		{"docker run --privileged=true -d img", RUNCTR_DOCKER, true, false, true},
