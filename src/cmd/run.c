@@ -313,10 +313,11 @@ const struct cmd_entry cmd_run_entry = {
 		 "limits; for podman NVIDIA_VISIBLE_DEVICES too; not a profile's, which stay the client's).\n"
 		 "A detached container (-d) holds the lease until it stops. Refused (exit 2), since they\n"
 		 "give the container GPUs past the lease: --gpus, a --device naming a GPU (/dev/nvidiaN,\n"
-		 "nvidia.com/gpu=...), -e NVIDIA_VISIBLE_DEVICES or CUDA_VISIBLE_DEVICES, and what gives\n"
-		 "it every GPU's device node: --privileged, a mount of the host's / or /dev (-v, --mount),\n"
-		 "--device /dev, a --device-cgroup-rule allowing major 195. Use --device /dev/NAME,\n"
-		 "--cap-add and mounts of only the paths needed (-v /dev/shm:/dev/shm) instead.\n"
+		 "nvidia.com/gpu=...), NVIDIA_VISIBLE_DEVICES or CUDA_VISIBLE_DEVICES in -e or\n"
+		 "--env-file, and what gives it every GPU's device node: --privileged, a mount of the\n"
+		 "host's / or /dev (-v, --mount), --device /dev, a --device-cgroup-rule allowing major\n"
+		 "195. Use --device /dev/NAME, --cap-add and mounts of only the paths needed\n"
+		 "(-v /dev/shm:/dev/shm) instead.\n"
 		 "\nExit status when no job ran: 10 not enough free GPUs (without --wait), 11 --wait ran\n"
 		 "out, 2 bad request, 126/127 the command could not be run.\n",
 	.args = {.shorts = "n:q", .longs = longopts, .upper = -1},

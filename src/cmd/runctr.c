@@ -195,6 +195,34 @@ static const char *exposes(const char *flag, size_t n, const char *v, const char
 }
 /* -- end of every GPU's device node -- */
 
+/* review 2 follow-up: the variable of an --env-file (docker's and podman's format: NAME=VALUE
+ * or NAME a line, leading blanks ignored, '#' a comment) that names GPUs, or NULL. The user's
+ * own file, read as they run gpuctl (the first 256 KiB: an env file is small). */
+static const char *env_file_gpus(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return NULL;  /* the client says what is wrong with it */
+	static char buf[256 * 1024];
+	size_t n = 0;
+	ssize_t r;
+	while (n < sizeof buf - 1 && (r = read(fd, buf + n, sizeof buf - 1 - n)) > 0)
+		n += (size_t)r;
+	close(fd);
+	buf[n] = '\0';
+	for (char *line = buf; line && *line;) {
+		char *next = strchr(line, '\n');
+		line += strspn(line, " \t\v\f\r");
+		size_t len = strcspn(line, "=\n");
+		static const char *const vars[] = {"NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"};
+		for (size_t i = 0; *line != '#' && i < 2; i++)
+			if (len == strlen(vars[i]) && !strncmp(line, vars[i], len))
+				return vars[i];
+		line = next ? next + 1 : NULL;
+	}
+	return NULL;
+}
+
 
 static const char *base_name_of(const char *s)
 {
@@ -243,6 +271,11 @@ void runctr_detect(char **argv, struct runctr *rc)
 			if ((n == 4 && !strncmp(name, "gpus", 4)) ||
 			    names_gpus(name, n, eq ? eq + 1 : argv[i + 1]))
 				rc->user_gpus = a;
+			const char *file = eq ? eq + 1 : argv[i + 1];
+			const char *var = n == 8 && !strncmp(name, "env-file", 8) && file
+					  ? env_file_gpus(file) : NULL;
+			if (var)
+				rc->user_gpus = a, rc->gpus_var = var, rc->gpus_file = file;
 			const char *why = exposes(name, n, eq ? eq + 1 : argv[i + 1], eq ? eq + 1 : NULL);
 			if (why && !rc->all_nodes)
 				rc->all_nodes = a, rc->all_why = why;
@@ -275,6 +308,12 @@ void runctr_detect(char **argv, struct runctr *rc)
 
 char **runctr_argv(struct runctr *rc, char **argv, const struct grant *g, char *why, size_t len)
 {
+	if (rc->user_gpus && rc->gpus_var) {
+		snprintf(why, len, "the command names GPUs itself (%s in %.200s): gpuctl gives the "
+			 "container the lease's GPUs; leave %s out of that file", rc->gpus_var,
+			 rc->gpus_file, rc->gpus_var);
+		return NULL;
+	}
 	if (rc->user_gpus) {
 		snprintf(why, len, "the command names GPUs itself (%s): gpuctl gives the container the "
 			 "lease's GPUs; leave %s out", rc->user_gpus, rc->user_gpus);

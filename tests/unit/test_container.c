@@ -212,7 +212,7 @@ static void detect(void)
 		free(copy);
 	}
 	/* a link to /dev is /dev */
-	char dir[] = "/tmp/gpuctl-unit-dev.XXXXXX", link[64], vol[96];
+	char dir[] = "/tmp/gpuctl-unit-dev.XXXXXX", link[64], vol[160];
 	CHECK(mkdtemp(dir) != NULL);
 	snprintf(link, sizeof link, "%s/d", dir);
 	CHECK(symlink("/dev", link) == 0);
@@ -222,6 +222,37 @@ static void detect(void)
 	runctr_detect(lv, &lr);
 	CHECK(lr.all_nodes != NULL && !strcmp(lr.all_why, "the host's /dev"));
 	unlink(link);
+	/* review 2 follow-up: an --env-file's variables that name GPUs */
+	char ef[96];
+	snprintf(ef, sizeof ef, "%s/env", dir);
+	FILE *f = fopen(ef, "w");
+	CHECK(f != NULL);
+	fputs("# NVIDIA_VISIBLE_DEVICES=all\nA=1\n  NVIDIA_VISIBLE_DEVICES=all\n", f);
+	fclose(f);
+	char *e1[] = {"docker", "run", "--env-file", ef, "img", NULL};
+	char why[512];
+	struct gpu g0 = {0};
+	struct gpu_set set0 = {.ngpus = 1, .gpus = &g0};
+	struct grant g = {.set = &set0, .n = 1};
+	runctr_detect(e1, &lr);
+	CHECK(lr.user_gpus && !runctr_argv(&lr, e1, &g, why, sizeof why) &&
+	      strstr(why, "(NVIDIA_VISIBLE_DEVICES in ") && strstr(why, "leave NVIDIA_VISIBLE_DEVICES out of that file"));
+	f = fopen(ef, "w");
+	fputs("CUDA_VISIBLE_DEVICES\n", f);   /* the host's value */
+	fclose(f);
+	snprintf(vol, sizeof vol, "--env-file=%s", ef);
+	char *e2[] = {"podman", "run", vol, "img", NULL};
+	runctr_detect(e2, &lr);
+	CHECK(lr.user_gpus && !strcmp(lr.gpus_var, "CUDA_VISIBLE_DEVICES"));
+	f = fopen(ef, "w");
+	fputs("# CUDA_VISIBLE_DEVICES=0\nCUDA_VISIBLE_DEVICES_X=1\nNVIDIA_DRIVER_CAPABILITIES=all", f);
+	fclose(f);
+	runctr_detect(e2, &lr);
+	CHECK(!lr.user_gpus);
+	char *e3[] = {"docker", "run", "--env-file", "/nonexistent/env", "img", NULL};
+	runctr_detect(e3, &lr);
+	CHECK(!lr.user_gpus);   /* the client says it cannot read it */
+	unlink(ef);
 	rmdir(dir);
 }
 
