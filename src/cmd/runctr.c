@@ -103,11 +103,16 @@ static void norm_path(const char *s, size_t n, char *out, size_t size)
  * links resolved too, where it exists here (a link to /dev is /dev). */
 static const char *path_exposes(const char *s, size_t n)
 {
-	char p[2][4096];
+	char p[2][4096], raw[4096];
 	norm_path(s, n, p[0], sizeof p[0]);
 	p[1][0] = '\0';
-	if (p[0][0] && !realpath(p[0], p[1]))
-		p[1][0] = '\0';
+	/* a relative source ("../..", docker 23's and podman's) is the client's cwd's */
+	if (n < sizeof raw) {
+		memcpy(raw, s, n);
+		raw[n] = '\0';
+		if (!realpath(raw, p[1]))
+			p[1][0] = '\0';
+	}
 	for (int i = 0; i < 2; i++) {
 		if (!strcmp(p[i], "/"))
 			return "the host's / (and its /dev)";
@@ -180,7 +185,8 @@ static const char *exposes(const char *flag, size_t n, const char *v, const char
 					ve--;
 				if (*val == '"')
 					val++;
-				const char *why = ve > val ? path_exposes(val, (size_t)(ve - val)) : NULL;
+				const char *why = ve > val && (*val == '/' || *val == '.')
+						  ? path_exposes(val, (size_t)(ve - val)) : NULL;
 				if (why)
 					return why;
 			}

@@ -221,6 +221,17 @@ static void detect(void)
 	struct runctr lr;
 	runctr_detect(lv, &lr);
 	CHECK(lr.all_nodes != NULL && !strcmp(lr.all_why, "the host's /dev"));
+	char cwd[4096];
+	CHECK(getcwd(cwd, sizeof cwd) != NULL);
+	CHECK(chdir("/dev/shm") == 0 || chdir("/dev/pts") == 0);
+	char *rv[] = {"docker", "run", "--mount", "type=bind,source=..,target=/d", "-v", "dev:/dev", "img", NULL};
+	runctr_detect(rv, &lr);   /* a relative source is the client's cwd's */
+	CHECK(lr.all_nodes != NULL && !strcmp(lr.all_nodes, "--mount"));
+	CHECK(chdir("/") == 0);
+	char *nv[] = {"docker", "run", "-v", "dev:/dev", "--mount", "type=volume,src=dev,dst=/d", "img", NULL};
+	runctr_detect(nv, &lr);   /* named volumes, whatever the cwd holds */
+	CHECK(lr.kind == RUNCTR_DOCKER && lr.all_nodes == NULL);
+	CHECK(chdir(cwd) == 0);
 	unlink(link);
 	/* review 2 follow-up: an --env-file's variables that name GPUs */
 	char ef[96];
