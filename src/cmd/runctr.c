@@ -99,7 +99,7 @@ static void norm_path(const char *s, size_t n, char *out, size_t size)
 }
 
 /* What a host path (a bind mount's or a --device's source) exposes: the host's root or /dev
- * (with every GPU's node), a glob over /dev (podman's type=glob), or nothing (NULL). Its
+ * (with every GPU's node), a glob over /dev (podman's type=glob), a GPU's node, or nothing. Its
  * links resolved too, where it exists here (a link to /dev is /dev). */
 static const char *path_exposes(const char *s, size_t n)
 {
@@ -120,6 +120,10 @@ static const char *path_exposes(const char *s, size_t n)
 			return "the host's /dev";
 		if (!strncmp(p[i], "/dev/", 5) && strpbrk(p[i], "*?["))
 			return "a glob over the host's /dev";
+		/* a GPU's own node mounted (a rootless container has no device cgroup) */
+		if (!strncmp(p[i], "/dev/nvidia", 11) &&
+		    ((p[i][11] >= '0' && p[i][11] <= '9') || !strncmp(p[i] + 11, "-caps", 5)))
+			return "a GPU's device node";
 	}
 	return NULL;
 }

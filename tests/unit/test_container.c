@@ -140,8 +140,8 @@ static void detect(void)
 		{"docker --tls run --gpus all img", RUNCTR_DOCKER, false, true, false},
 		{"docker --tlsverify --debug run -d img", RUNCTR_DOCKER, true, false, false},
 		{"docker run --use-api-socket --gpus all img", RUNCTR_DOCKER, false, true, false},
-		{"docker run --device /dev/nvidia1 img", RUNCTR_DOCKER, false, true, false},
-		{"docker run --device=/dev/nvidia0:/dev/nvidia0 img", RUNCTR_DOCKER, false, true, false},
+		{"docker run --device /dev/nvidia1 img", RUNCTR_DOCKER, false, true, true},
+		{"docker run --device=/dev/nvidia0:/dev/nvidia0 img", RUNCTR_DOCKER, false, true, true},
 		{"docker run --device /dev/nvidiactl --device=/dev/nvidia-uvm img", RUNCTR_DOCKER, false,
 		 false, false},
 		{"docker run -e NVIDIA_VISIBLE_DEVICES=all img", RUNCTR_DOCKER, false, true, false},
@@ -169,6 +169,9 @@ static void detect(void)
 		{"docker run -v /:/host img", RUNCTR_DOCKER, false, false, true},
 		{"podman run -v /dev:/dev:rslave img", RUNCTR_PODMAN, false, false, true},
 		{"docker run -v /dev/shm:/dev/shm -v /dev/log:/dev/log img", RUNCTR_DOCKER, false, false, false},
+		{"podman run -v /dev/nvidia3:/dev/nvidia3 img", RUNCTR_PODMAN, false, false, true},
+		{"podman run --mount type=bind,src=/dev/nvidia-caps,dst=/dev/nvidia-caps img", RUNCTR_PODMAN, false, false, true},
+		{"docker run -v /dev/nvidiactl:/dev/nvidiactl -v /dev/nvidia-uvm:/dev/nvidia-uvm img", RUNCTR_DOCKER, false, false, false},
 		{"docker run -v /dev img", RUNCTR_DOCKER, false, false, false},       /* the container's */
 		{"docker run -v dev:/dev img", RUNCTR_DOCKER, false, false, false},   /* a named volume */
 		{"docker run --mount type=bind,source=/dev,target=/dev img", RUNCTR_DOCKER, false, false, true},
