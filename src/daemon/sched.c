@@ -209,7 +209,9 @@ static void offer(struct daemon *d, struct request *r, uint64_t mask)
 	r->state = R_OFFERED;
 	r->offer = mask;
 	r->offer_serial = ++serial;
-	r->offer_until = d->now + d->conf.offer_timeout;
+	/* (from now, not from this wake-up's start: handling others' messages before this pass
+	 * would have shortened the time the client has to take it) */
+	r->offer_until = now_mono() + d->conf.offer_timeout;
 	r->offered_ns = queue_realtime_ns();
 	struct strbuf sb = {0};
 	msg_begin(&sb, r->dry ? "would" : "offer");
@@ -558,7 +560,13 @@ void queue_timers(struct daemon *d, double *next)
 	}
 	for (size_t i = 0; i < d->nreqs;) {
 		struct request *r = d->reqs[i];
-		if (r->state == R_OFFERED && d->now >= r->offer_until) {
+		/* A take already sent but not yet read (the daemon was late, not the client: a
+		 * loaded machine, a flood from others) is read first; once only, bounded by one
+		 * more offer_timeout, so a client cannot keep an offer open by sending. */
+		bool unread = r->state == R_OFFERED && d->now >= r->offer_until && r->conn &&
+			      d->now < r->offer_until + d->conf.offer_timeout &&
+			      peer_pending(&r->conn->p);
+		if (r->state == R_OFFERED && d->now >= r->offer_until && !unread) {
 			fprintf(stderr, "gpuctl daemon: uid %u pid %d did not take its offer within %.1f s; "
 				"it keeps its place\n", (unsigned)r->uid, (int)r->pid, d->conf.offer_timeout);
 			r->state = R_SKIPPED;
