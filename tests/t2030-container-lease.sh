@@ -11,11 +11,20 @@
 # dockerd can run (not root, no docker.io).
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/docker.sh"
-plan 25
+plan 28
 use_state
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
 trap 'docker_stop; main_shell && finish_script' EXIT
+
+# Without a dockerd: refused before any lease is asked for (not after waiting for it: -n 9 of
+# 4 GPUs is refused for the container, not for the count), and a dry run shows the rewrite.
+"$GPUCTL" run -q -n 9 --wait -- docker run -d --privileged img >/dev/null 2>"$TMP/e0"
+check_eq "a refused container run is refused before its lease is asked for (2)" 2 $?
+check_grep "by what it gives the container" "^gpuctl run: --privileged gives the container every host device" "$TMP/e0"
+"$GPUCTL" run -q -n 1 --dry-run -- docker run --rm img nvidia-smi >"$TMP/dry" 2>&1
+check_grep "a dry run shows the container run as rewritten (devices, -e, cidfile)" \
+	"^would run: docker run --gpus '\"device=GPU-[^ ]*\"' -e CUDA_VISIBLE_DEVICES=GPU-[^ ]* .* --cidfile [^ ]* --rm img nvidia-smi with:\$" "$TMP/dry"
 
 if ! docker_start; then
 	skip "a detached container holds a lease" "$DOCKER_WHY" 25

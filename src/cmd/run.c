@@ -247,6 +247,13 @@ static int run(struct cmd *c)
 	char **argv = c->args.argv;
 	if (!c->args.argc && !o.rq.dry_run)
 		return cmd_bad_usage(c->entry, "no command given: gpuctl run [OPTIONS] -- COMMAND [ARGS...]");
+	/* containers (issue 28): docker/podman run get the lease's GPUs in their syntax; what
+	 * they refuse is said before any lease is asked for (or waited for) */
+	struct runctr ctr;
+	char why[512];
+	runctr_detect(c->args.argc ? argv : NULL, &ctr);
+	if (ctr.kind && !runctr_check(&ctr, why, sizeof why))
+		return cmd_bad_usage(c->entry, "%s", why);
 	char *command = c->args.argc ? sh_join(argv) : NULL;
 	o.rq.command = command;
 	struct config cfg;
@@ -263,16 +270,18 @@ static int run(struct cmd *c)
 			printf(" GPU %u (%s)", set->gpus[g.pos[i]].index, set->gpus[g.pos[i]].uuid);
 		if (g.placement[0])   /* issue 26 */
 			printf("\nwhy: %s", g.placement);
-		printf("\nwould run%s%s with:\n", command ? ": " : "", command ? command : "");
+		/* a container run as it would be rewritten (its cidfile's directory made and removed) */
+		char **job = ctr.kind ? runctr_argv(&ctr, argv, &g, why, sizeof why) : NULL;
+		char *shown = job ? sh_join(job) : NULL;
+		runctr_argv_free(&ctr, job);
+		runctr_cleanup(&ctr);
+		printf("\nwould run%s%s with:\n", command ? ": " : "", shown ? shown : command ? command : "");
+		free(shown);
 		char **env = grant_env(&g, o.uuid);
 		print_env(env, stdout);
 		grant_env_free(env);
 		grant_free(&g);
 	} else {
-		/* containers (issue 28): docker/podman run get the lease's GPUs in their syntax */
-		struct runctr ctr;
-		char why[512];
-		runctr_detect(argv, &ctr);
 		char **job = ctr.kind ? runctr_argv(&ctr, argv, &g, why, sizeof why) : argv;
 		if (!job) {
 			grant_free(&g);

@@ -316,26 +316,33 @@ void runctr_detect(char **argv, struct runctr *rc)
 	}
 }
 
-char **runctr_argv(struct runctr *rc, char **argv, const struct grant *g, char *why, size_t len)
+bool runctr_check(const struct runctr *rc, char *why, size_t len)
 {
 	if (rc->user_gpus && rc->gpus_var) {
 		snprintf(why, len, "the command names GPUs itself (%s in %.200s): gpuctl gives the "
 			 "container the lease's GPUs; leave %s out of that file", rc->gpus_var,
 			 rc->gpus_file, rc->gpus_var);
-		return NULL;
+		return false;
 	}
 	if (rc->user_gpus) {
 		snprintf(why, len, "the command names GPUs itself (%s): gpuctl gives the container the "
 			 "lease's GPUs; leave %s out", rc->user_gpus, rc->user_gpus);
-		return NULL;
+		return false;
 	}
 	if (rc->all_nodes) {   /* review 2 follow-up: see exposes() */
 		snprintf(why, len, "%s gives the container %s: every GPU's device node, past the lease. "
 			 "Leave it out: gpuctl gives the container the lease's GPUs (for other devices "
 			 "use --device /dev/NAME, for privileges --cap-add, and mount only the paths "
 			 "needed, e.g. -v /dev/shm:/dev/shm)", rc->all_nodes, rc->all_why);
-		return NULL;
+		return false;
 	}
+	return true;
+}
+
+char **runctr_argv(struct runctr *rc, char **argv, const struct grant *g, char *why, size_t len)
+{
+	if (!runctr_check(rc, why, len))
+		return NULL;
 	size_t argc = 0;
 	while (argv[argc])
 		argc++;

@@ -50,8 +50,12 @@ struct runctr {
 /* What argv runs: a docker or podman `run` (or `container run`), detached or not; kind NONE for
  * anything else. Pure: unit-tested (tests/unit/test_container.c). */
 void runctr_detect(char **argv, struct runctr *rc);
+/* Whether the user's words may run (false with why: they name GPUs themselves, or give the
+ * container every GPU's device node): asked before the lease is, so nothing waits for GPUs
+ * that a refusal would give back. */
+bool runctr_check(const struct runctr *rc, char *why, size_t len);
 /* argv with the lease's devices (and our --cidfile) inserted after `run`; free with
- * runctr_argv_free. NULL with why set: the user named GPUs themselves, or no directory for the
+ * runctr_argv_free. NULL with why set: runctr_check's refusal, or no directory for the
  * cidfile could be made. */
 char **runctr_argv(struct runctr *rc, char **argv, const struct grant *g, char *why, size_t len);
 void runctr_argv_free(struct runctr *rc, char **argv);
