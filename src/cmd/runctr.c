@@ -234,6 +234,23 @@ static const char *env_file_gpus(const char *path)
 }
 
 
+/* A value word that is a whole flag itself ("--privileged", "--volume=/dev:/dev") is judged as
+ * one too: a boolean flag missing from the table takes the next word as its value, and a
+ * refusal must not hang on the table being complete. At worst a value spelled so is refused
+ * (`-e --privileged` is no one's intent). */
+static void value_word(struct runctr *rc, const char *w)
+{
+	if (w[0] != '-' || w[1] != '-' || !w[2])
+		return;
+	const char *name = w + 2, *eq = strchr(name, '=');
+	size_t n = eq ? (size_t)(eq - name) : strlen(name);
+	const char *why = exposes(name, n, eq ? eq + 1 : NULL, eq ? eq + 1 : NULL);
+	if (why && !rc->all_nodes)
+		rc->all_nodes = w, rc->all_why = why;
+	if (eq && ((n == 4 && !strncmp(name, "gpus", 4)) || names_gpus(name, n, eq + 1)))
+		rc->user_gpus = w;
+}
+
 static const char *base_name_of(const char *s)
 {
 	const char *slash = strrchr(s, '/');
@@ -294,7 +311,7 @@ void runctr_detect(char **argv, struct runctr *rc)
 			if (n == 7 && !strncmp(name, "cidfile", 7))
 				rc->cidfile = eq ? eq + 1 : argv[i + 1];
 			if (!eq && !in(bool_long, name, n) && argv[i + 1])
-				i++;
+				value_word(rc, argv[++i]);
 			continue;
 		}
 		for (const char *c = a + 1; *c; c++) {
@@ -309,7 +326,7 @@ void runctr_detect(char **argv, struct runctr *rc)
 				if (why && !rc->all_nodes)
 					rc->all_nodes = a, rc->all_why = why;
 				if (!c[1] && argv[i + 1])
-					i++;  /* "-e X": the value is the next word */
+					value_word(rc, argv[++i]);  /* "-e X": the next word */
 				break;
 			}
 		}

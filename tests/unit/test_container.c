@@ -190,7 +190,11 @@ static void detect(void)
 		{"docker run --device-cgroup-rule c~10:200~rwm img", RUNCTR_DOCKER, false, false, false},
 		{"docker run --device-cgroup-rule b~195:*~rw img", RUNCTR_DOCKER, false, false, false},
 		{"docker run img --privileged -v /dev:/dev", RUNCTR_DOCKER, false, false, false}, /* the container's */
-		{"docker run --rm -e --privileged img", RUNCTR_DOCKER, false, false, false}, /* -e's value */
+		{"docker run --rm -e --privileged img", RUNCTR_DOCKER, false, false, true}, /* judged too */
+		{"docker run --a-new-bool --privileged img", RUNCTR_DOCKER, false, false, true},
+		{"docker run --a-new-bool --volume=/dev:/dev img", RUNCTR_DOCKER, false, false, true},
+		{"docker run --a-new-bool --gpus=all img", RUNCTR_DOCKER, false, true, false},
+		{"docker run --a-new-bool --rm img", RUNCTR_DOCKER, false, false, false},
 		{"docker run --label -v=/dev:/dev img", RUNCTR_DOCKER, false, false, false}, /* a value */
 		{"docker ps", RUNCTR_NONE, false, false, false},
 		{"dockerx run -d img", RUNCTR_NONE, false, false, false},
