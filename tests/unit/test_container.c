@@ -11,12 +11,14 @@
 #include "tap.h"
 #include "base/util.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void layouts(void)
@@ -475,6 +477,101 @@ static void resolve_order(void)
 	rmdir(dir);
 }
 
+/* A rootless runtime of uid at /run/user/UID/podman/podman.sock (made here, removed by
+ * owner_stop): a child of that uid that answers every inspect with name, or never (NULL). */
+static bool made_run_user;   /* /run/user was made here: removed at the end */
+
+static pid_t owner_serve(unsigned uid, const char *name)
+{
+	char d[40], sock[64];
+	snprintf(d, sizeof d, "/run/user/%u", uid);
+	if (mkdir("/run/user", 0755) == 0)
+		made_run_user = true;
+	if (mkdir(d, 0700) != 0 || chown(d, uid, uid) != 0)
+		return -1;
+	snprintf(d, sizeof d, "/run/user/%u/podman", uid);
+	if (mkdir(d, 0700) != 0 || chown(d, uid, uid) != 0)
+		return -1;
+	snprintf(sock, sizeof sock, "%s/podman.sock", d);
+	int ready[2];
+	if (pipe(ready) != 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(ready[0]);
+		if (setresgid(uid, uid, uid) || setresuid(uid, uid, uid))
+			_exit(1);
+		struct sockaddr_un sa = {.sun_family = AF_UNIX};
+		snprintf(sa.sun_path, sizeof sa.sun_path, "%s", sock);
+		int l = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof sa) || listen(l, 16))
+			_exit(1);
+		close(ready[1]);
+		for (;;) {
+			int c = accept(l, NULL, NULL);
+			if (c < 0 || !name)
+				continue;    /* accepted and held open, never answered */
+			char req[1024], body[128], ans[512];
+			(void)!read(c, req, sizeof req);
+			int bn = snprintf(body, sizeof body, "{\"Name\":\"/%s\"}", name);
+			int an = snprintf(ans, sizeof ans, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+					  "Content-Length: %d\r\n\r\n%s", bn, body);
+			(void)!write(c, ans, (size_t)an);
+			close(c);
+		}
+	}
+	close(ready[1]);
+	char b;
+	(void)!read(ready[0], &b, 1);    /* end of file: listening (or failed) */
+	close(ready[0]);
+	return pid;
+}
+
+static void owner_stop(pid_t pid, unsigned uid)
+{
+	char p[128];
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	snprintf(p, sizeof p, "/run/user/%u/podman/podman.sock", uid);
+	unlink(p);
+	snprintf(p, sizeof p, "/run/user/%u/podman", uid);
+	rmdir(p);
+	snprintf(p, sizeof p, "/run/user/%u", uid);
+	rmdir(p);
+}
+
+/* review 2 follow-up: users' own runtimes share what is left of the budget, each owner an equal
+ * part: one user's runtime that accepts and never answers, asked first, no longer keeps another
+ * user's container unnamed (as root: the runtimes run as their users, at their /run/user). */
+static void rootless_fair(void)
+{
+	if (getuid() != 0)
+		return;
+	const unsigned ua = 3999999001u, ub = 3999999002u;
+	pid_t a = owner_serve(ua, NULL), b = owner_serve(ub, "bname");
+	CHECK(a > 0 && b > 0);
+	setenv("GPUCTL_CONTAINER_TIMEOUT", "2000", 1);   /* the most: a loaded machine */
+	struct ctr_names *cn = ctr_names_new();
+	ctr_names_begin(cn);
+	struct ctr_ref ra = {.runtime = CTR_PODMAN, .rootless = true, .owner_uid = ua};
+	struct ctr_ref rb = {.runtime = CTR_PODMAN, .rootless = true, .owner_uid = ub};
+	memset(ra.id, 'a', CTR_ID_LEN);
+	memset(rb.id, 'b', CTR_ID_LEN);
+	const struct ctr_info *xa = ctr_names_add(cn, &ra), *xb = ctr_names_add(cn, &rb);
+	ctr_names_resolve(cn);
+	CHECK(xa->asked_at > 0 && !xa->named);
+	CHECK(xb->named && !strcmp(xb->name, "bname"));
+	ctr_names_end(cn);
+	ctr_names_free(cn);
+	unsetenv("GPUCTL_CONTAINER_TIMEOUT");
+	owner_stop(a, ua);
+	owner_stop(b, ub);
+	if (made_run_user)
+		rmdir("/run/user");
+}
+
 /* review 2: a container that is not rootless is one only when the cgroup holding its cgroup is
  * root's: a user's delegated subtree (their own directory) may hold any name. */
 static void delegated(void)
@@ -533,6 +630,7 @@ void test_container(void)
 	engine_owner();
 	delegated();
 	resolve_order();
+	rootless_fair();
 	oci();
 	devices();
 	layouts();
