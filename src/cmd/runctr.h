@@ -12,7 +12,7 @@
  * share's GPUCTL_LEASE_MEM and framework limits reach it; podman also gets NVIDIA_VISIBLE_DEVICES
  * (docker's --gpus sets it). Refused besides the user's GPU flags: the words that give the
  * container every GPU's device node (--privileged, a mount of the host's / or /dev, --device
- * /dev, a device cgroup rule allowing major 195: runctr.c's exposes()).
+ * /dev, a device cgroup rule allowing major 195: runctr-words.c).
  * Every run also gets --cidfile (the user's own is used when given). When the client has ended
  * (a detached one: exited 0 at once; a foreground one: with its container, or killed, or
  * detached from it with the detach keys) the container's id is read from it, its init process
@@ -47,8 +47,10 @@ struct runctr {
 	char path[96];
 };
 
-/* What argv runs: a docker or podman `run` (or `container run`), detached or not; kind NONE for
- * anything else. Pure: unit-tested (tests/unit/test_container.c). */
+/* What argv runs: a docker or podman `run` (or `container run`), detached or not, and the
+ * user's words that runctr_check refuses; kind NONE for anything else (runctr-words.c). Pure
+ * but for bind sources' links resolved and --env-file files read: unit-tested
+ * (tests/unit/test_container.c). */
 void runctr_detect(char **argv, struct runctr *rc);
 /* Whether the user's words may run (false with why: they name GPUs themselves, or give the
  * container every GPU's device node): asked before the lease is, so nothing waits for GPUs
