@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* docker run's and podman run's flags that take no value (all others take one, as `--flag V`
@@ -206,12 +207,17 @@ static const char *exposes(const char *flag, size_t n, const char *v, const char
 
 /* review 2 follow-up: the variable of an --env-file (docker's and podman's format: NAME=VALUE
  * or NAME a line, leading blanks ignored, '#' a comment) that names GPUs, or NULL. The user's
- * own file, read as they run gpuctl (the first 256 KiB: an env file is small). */
+ * own regular file, read as they run gpuctl (the first 256 KiB: an env file is small). */
 static const char *env_file_gpus(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
+	/* A regular file only: a pipe (`--env-file <(...)`) read here would be read empty by the
+	 * client, and a device's open may act (a watchdog's) */
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
 		return NULL;  /* the client says what is wrong with it */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return NULL;
 	static char buf[256 * 1024];
 	size_t n = 0;
 	ssize_t r;

@@ -11,6 +11,7 @@
 #include "tap.h"
 #include "base/util.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -272,6 +273,19 @@ static void detect(void)
 	char *e3[] = {"docker", "run", "--env-file", "/nonexistent/env", "img", NULL};
 	runctr_detect(e3, &lr);
 	CHECK(!lr.user_gpus);   /* the client says it cannot read it */
+	/* a pipe (--env-file <(...)) is left for the client to read: read here it would be empty there */
+	int pp[2];
+	CHECK(pipe(pp) == 0);
+	CHECK(write(pp[1], "NVIDIA_VISIBLE_DEVICES=all\n", 27) == 27);
+	char fdp[32];
+	snprintf(fdp, sizeof fdp, "/dev/fd/%d", pp[0]);
+	char *e4[] = {"docker", "run", "--env-file", fdp, "img", NULL};
+	runctr_detect(e4, &lr);
+	char left[64];
+	CHECK(fcntl(pp[0], F_SETFL, O_NONBLOCK) == 0);   /* read empty: fails, not hangs */
+	CHECK(!lr.user_gpus && read(pp[0], left, sizeof left) == 27);
+	close(pp[0]);
+	close(pp[1]);
 	unlink(ef);
 	rmdir(dir);
 }
