@@ -36,7 +36,7 @@ export GPUCTL_CONTAINER_TIMEOUT=2000
 # Refused before anything runs: the lease chooses the GPUs.
 "$GPUCTL" run -q -n 1 -- docker run -d --gpus all gpuctl-test-pause:1 /pause >"$TMP/o0" 2>"$TMP/e0"
 check_eq "a docker run that names GPUs itself is refused (2)" 2 $?
-check_grep "saying which flag to leave out" "names GPUs itself \\(--gpus\\)" "$TMP/e0"
+check_grep "saying which flag to leave out" "names GPUs itself \\(--gpus all\\): .*; leave it out" "$TMP/e0"
 # review 2 follow-up: every GPU's device node, whatever the lease: refused, saying the safe form
 "$GPUCTL" run -q -n 1 -- docker run -d --privileged=true gpuctl-test-pause:1 /pause >"$TMP/o0" 2>"$TMP/e0"
 check_eq "docker run --privileged is refused (2)" 2 $?

@@ -253,7 +253,7 @@ static void value_word(struct runctr *rc, const char *w)
 	if (why && !rc->all_nodes)
 		rc->all_nodes = w, rc->all_why = why;
 	if (eq && ((n == 4 && !strncmp(name, "gpus", 4)) || names_gpus(name, n, eq + 1)))
-		rc->user_gpus = w;
+		rc->user_gpus = w, rc->user_gpus_val = NULL;
 }
 
 static const char *base_name_of(const char *s)
@@ -302,12 +302,13 @@ void runctr_detect(char **argv, struct runctr *rc)
 			size_t n = eq ? (size_t)(eq - name) : strlen(name);
 			if ((n == 4 && !strncmp(name, "gpus", 4)) ||
 			    names_gpus(name, n, eq ? eq + 1 : argv[i + 1]))
-				rc->user_gpus = a;
+				rc->user_gpus = a, rc->user_gpus_val = eq ? NULL : argv[i + 1];
 			const char *file = eq ? eq + 1 : argv[i + 1];
 			const char *var = n == 8 && !strncmp(name, "env-file", 8) && file
 					  ? env_file_gpus(file) : NULL;
 			if (var)
-				rc->user_gpus = a, rc->gpus_var = var, rc->gpus_file = file;
+				rc->user_gpus = a, rc->user_gpus_val = NULL, rc->gpus_var = var,
+				rc->gpus_file = file;
 			const char *why = exposes(name, n, eq ? eq + 1 : argv[i + 1], eq ? eq + 1 : NULL);
 			if (why && !rc->all_nodes)
 				rc->all_nodes = a, rc->all_why = why;
@@ -326,7 +327,7 @@ void runctr_detect(char **argv, struct runctr *rc)
 				/* "-vX", "-v=X" (pflag's) and "-v X" */
 				const char *v = c[1] == '=' ? c + 2 : c[1] ? c + 1 : argv[i + 1];
 				if (names_gpus(c, 1, v))
-					rc->user_gpus = a;
+					rc->user_gpus = a, rc->user_gpus_val = c[1] ? NULL : v;
 				const char *why = exposes(c, 1, v, NULL);
 				if (why && !rc->all_nodes)
 					rc->all_nodes = a, rc->all_why = why;

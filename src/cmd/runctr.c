@@ -25,8 +25,9 @@ bool runctr_check(const struct runctr *rc, char *why, size_t len)
 		return false;
 	}
 	if (rc->user_gpus) {
-		snprintf(why, len, "the command names GPUs itself (%s): gpuctl gives the container the "
-			 "lease's GPUs; leave %s out", rc->user_gpus, rc->user_gpus);
+		const char *v = rc->user_gpus_val;
+		snprintf(why, len, "the command names GPUs itself (%s%s%.200s): gpuctl gives the container "
+			 "the lease's GPUs; leave it out", rc->user_gpus, v ? " " : "", v ? v : "");
 		return false;
 	}
 	if (rc->all_nodes) {   /* review 2 follow-up: see exposes() */

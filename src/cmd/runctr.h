@@ -37,7 +37,8 @@ struct runctr {
 	enum runctr_kind kind;
 	bool detached;               /* -d / --detach */
 	size_t run_at;               /* argv index of "run" */
-	const char *user_gpus;       /* a GPU flag the user gave (refused: the lease chooses) */
+	const char *user_gpus;       /* a GPU flag the user gave (refused: the lease chooses), */
+	const char *user_gpus_val;   /* and its value when a word of its own (NULL: none) */
 	const char *gpus_var, *gpus_file; /* user_gpus is an --env-file: its variable naming GPUs */
 	const char *all_nodes;       /* a word giving every GPU's device node (refused), */
 	const char *all_why;         /* and what it gives */

@@ -355,7 +355,11 @@ static void devices(void)
 	runctr_argv_free(&rc, a);
 	char *u[] = {"docker", "run", "--gpus=all", "img", NULL};
 	runctr_detect(u, &rc);
-	CHECK(!runctr_argv(&rc, u, &g, why, sizeof why) && strstr(why, "--gpus=all"));
+	CHECK(!runctr_argv(&rc, u, &g, why, sizeof why) && strstr(why, "(--gpus=all)"));
+	char *ue[] = {"docker", "run", "-e", "NVIDIA_VISIBLE_DEVICES=all", "img", NULL};
+	runctr_detect(ue, &rc);   /* the flag and its value, named */
+	CHECK(!runctr_argv(&rc, ue, &g, why, sizeof why) &&
+	      strstr(why, "(-e NVIDIA_VISIBLE_DEVICES=all): gpuctl gives the container the lease's GPUs; leave it out"));
 	/* a share's variables reach the container; the profile's stay the client's */
 	char *prof[] = {"MY_PROFILE_VAR=1", NULL};
 	struct grant sg = {.set = &set, .n = 1, .pos = {2}, .mem_mib = 1000, .mem_total_mib = 80000,
