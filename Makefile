@@ -19,7 +19,7 @@ OBJ = $(SRC:src/%.c=$(B)/obj/%.o)
 # this and cmd/'s two unit-tested files, so the core cannot come to need a command unnoticed
 # (and make check-layers says which arrow would).
 LIBOBJ = $(filter-out $(B)/obj/main.o $(B)/obj/cmd/%.o,$(OBJ))
-UNIT_CMDOBJ = $(B)/obj/cmd/args.o $(B)/obj/cmd/cmd.o $(B)/obj/cmd/runctr.o # runctr: containers (issue 28)
+UNIT_CMDOBJ = $(B)/obj/cmd/args.o $(B)/obj/cmd/cmd.o $(B)/obj/cmd/runctr.o $(B)/obj/cmd/runctr-words.o # runctr: containers (issue 28)
 FAKES = $(B)/fakenvml/libnvidia-ml.so.1 $(B)/fakenvml-old/libnvidia-ml.so.1 \
 	$(B)/fakenvml-r535/libnvidia-ml.so.1
 FAKE_SRC = tests/fake/fakenvml/fakenvml.c tests/fake/fakenvml/fake-telemetry.c tests/fake/fakenvml/fake-procs.c \

@@ -84,7 +84,7 @@ fi
 "$GPUCTL" env -q --profile tf --dry-run --format=json >"$TMP/out"
 check_eq "env: in JSON" '["true","--xla_gpu_cuda_data_dir='"'"'/opt/cuda 12'"'"' $HOME"]' "$(jqv '[.TF_FORCE_GPU_ALLOW_GROWTH, .XLA_FLAGS]')"
 "$GPUCTL" env -q --profile tf --dry-run --format=docker >"$TMP/out" 2>"$TMP/err"
-check_grep "env --format=docker: -e words for what survives word splitting" '^--gpus "device=[0-9]" -e TF_FORCE_GPU_ALLOW_GROWTH=true -e PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True$' "$TMP/out"
+check_grep "env --format=docker: -e words for what survives word splitting" '^--gpus "device=[0-9]" -e CUDA_VISIBLE_DEVICES=GPU-[^ ]* .*-e TF_FORCE_GPU_ALLOW_GROWTH=true -e PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True$' "$TMP/out"
 check_grep "and says which variable it cannot pass" 'XLA_FLAGS is not passed to docker' "$TMP/err"
 kill $holdp
 id=$("$GPUCTL" submit --profile tf -- sh -c 'printf "%s|%s\n" "$TF_FORCE_GPU_ALLOW_GROWTH" "$XLA_FLAGS"')

@@ -34,7 +34,7 @@ env_form() {
 env_form 'bash, x=$(env 2>&1)' bash 'x=$("$0" env -q -n 1 2>&1); eval "$x"; echo "$$ $CUDA_VISIBLE_DEVICES" >"$1"; read -r _ <"$2"'
 env_form 'bash, docker $(env --format=docker 2>/dev/null)' bash 'out=$1; docker() { echo "$*" >"$out.docker"; }
 	docker run $("$0" env -q --format=docker 2>/dev/null) img; echo "$$" >"$1"; read -r _ <"$2"'
-check_grep "the docker words" '^run --gpus "device=[0-9]" img$' "$TMP/form.docker"
+check_grep "the docker words" '^run --gpus "device=[0-9]" -e CUDA_VISIBLE_DEVICES=GPU-[^ ]* .* img$' "$TMP/form.docker"
 if command -v dash >/dev/null; then
 	env_form 'dash, x=$(env 2>&1)' dash 'x=$("$0" env -q -n 1 2>&1); eval "$x"; echo "$$ $CUDA_VISIBLE_DEVICES" >"$1"; read -r _ <"$2"'
 	env_form 'dash, x=$(env | cat)' dash 'x=$("$0" env -q -n 1 | cat); eval "$x"; echo "$$ $CUDA_VISIBLE_DEVICES" >"$1"; read -r _ <"$2"'

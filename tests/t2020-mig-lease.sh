@@ -7,9 +7,9 @@
 # instance.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 18
+plan 19
 if ! can_switch; then
-	skip "MIG leases across users" "needs root and setpriv to act as two users" 18
+	skip "MIG leases across users" "needs root and setpriv to act as two users" 19
 	exit 0
 fi
 use_machine "$MACHINES/h200-mig.machine"
@@ -94,4 +94,9 @@ id=$(cd "$TMP" && "$GPUCTL" submit -g 0:2 -- sh -c 'echo "$CUDA_VISIBLE_DEVICES"
 check_eq "submit -g 0:2: the detached job runs on that instance" "$M2" "$("$GPUCTL" logs "$id" 2>&1)"
 check_exit "once no instance is leased, the whole GPU can be" 0 \
 	"$GPUCTL" run -q -n 1 --ignore-usage -- true
+# containers (review 2 follow-up): env --format=docker names the instance, never its parent GPU
+# (which would give the container every instance on it, others' too)
+"$GPUCTL" env -q -g 0:2 --dry-run --format=docker >"$TMP/out" 2>>"$TMP/errors"
+check_grep "env --format=docker for an instance: --gpus \"device=MIG-...\" and CUDA's, by its UUID" \
+	"^--gpus \"device=$M2\" -e CUDA_VISIBLE_DEVICES=$M2 " "$TMP/out"
 daemon_stop

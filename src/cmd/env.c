@@ -186,7 +186,11 @@ static void print_exports(char **env, enum fmt fmt, const struct grant *g, bool 
 		 * words are split but no quotes removed, so print none but the ones docker's CSV
 		 * parser of --gpus wants around a list ("device=0,1" is one field). */
 		sb_adds(&sb, "--gpus \"device=");
-		for (size_t i = 0; i < g->n; i++) {
+		/* review 2 follow-up: a MIG lease names its instance (as runctr.c does): its parent
+		 * GPU would give the container every instance on it, others' too */
+		if (g->mig_uuid[0])
+			sb_adds(&sb, g->mig_uuid);
+		for (size_t i = 0; !g->mig_uuid[0] && i < g->n; i++) {
 			const struct gpu *gp = &g->set->gpus[g->pos[i]];
 			if (uuid)
 				sb_addf(&sb, "%s%s", i ? "," : "", gp->uuid);
@@ -194,6 +198,28 @@ static void print_exports(char **env, enum fmt fmt, const struct grant *g, bool 
 				sb_addf(&sb, "%s%u", i ? "," : "", gp->index);
 		}
 		sb_adds(&sb, "\"");
+		/* containers (issue 28, review 2 follow-up): the lease's variables as `run -- docker
+		 * run` gives them, by UUID (the host's ordinals mean other GPUs inside):
+		 * CUDA_VISIBLE_DEVICES narrows CUDA to the lease whatever nodes the container has,
+		 * and a share's limits reach it. Not NVIDIA_VISIBLE_DEVICES (--gpus sets it), not the
+		 * profile's (below), only words that survive splitting. */
+		char **lease = grant_env(g, true);
+		size_t nl = 0, np = 0;
+		while (lease[nl])
+			nl++;
+		while (g->profile_env && g->profile_env[np])
+			np++;
+		for (size_t i = 0; i + np < nl; i++) {
+			if (!strncmp(lease[i], "NVIDIA_VISIBLE_DEVICES=", 23))
+				continue;
+			if (strpbrk(lease[i], " \t\n*?[\\'\"$`")) {
+				fprintf(stderr, "gpuctl env: %.*s is not passed to docker: its value does not "
+					"survive $(...) word splitting\n", (int)strcspn(lease[i], "="), lease[i]);
+				continue;
+			}
+			sb_addf(&sb, " -e %s", lease[i]);
+		}
+		grant_env_free(lease);
 		/* The profile's variables as -e words: only values that survive word splitting and
 		 * pathname expansion unchanged can be passed this way. */
 		for (char **p = g->profile_env; p && *p; p++) {
@@ -361,8 +387,10 @@ const struct cmd_entry cmd_env_entry = {
 		 "Lease GPUs and print the variables to export. A background holder keeps the lease\n"
 		 "until the calling shell (or --hold-pid PID) exits, or `gpuctl release`. Set them\n"
 		 "before CUDA starts: in Python, before `import torch` touches the GPU.\n\n"
-		 "  -f, --format sh|fish|json|docker   (docker: --gpus \"device=...\" for\n"
-		 "                             `docker run $(gpuctl env --format=docker) IMAGE`;\n"
+		 "  -f, --format sh|fish|json|docker   (docker: --gpus \"device=...\" and -e words for\n"
+		 "                             `docker run $(gpuctl env --format=docker) IMAGE`:\n"
+		 "                             CUDA_VISIBLE_DEVICES by UUID, GPUCTL_LEASE_*, a share's\n"
+		 "                             limits, the profile's;\n"
 		 "                             default: fish when run from fish, else sh)\n"
 		 "      --hold-pid PID        bind the lease to this process instead of the calling shell\n"
 		 "                             (a subshell forked for $(...) is skipped: the shell itself)\n"

@@ -253,6 +253,13 @@ static int run(struct cmd *c)
 	char **argv = c->args.argv;
 	if (!c->args.argc && !o.rq.dry_run)
 		return cmd_bad_usage(c->entry, "no command given: gpuctl run [OPTIONS] -- COMMAND [ARGS...]");
+	/* containers (issue 28): docker/podman run get the lease's GPUs in their syntax; what
+	 * they refuse is said before any lease is asked for (or waited for) */
+	struct runctr ctr;
+	char why[512];
+	runctr_detect(c->args.argc ? argv : NULL, &ctr);
+	if (ctr.kind && !runctr_check(&ctr, why, sizeof why))
+		return cmd_bad_usage(c->entry, "%s", why);
 	char *command = c->args.argc ? sh_join(argv) : NULL;
 	o.rq.command = command;
 	struct config cfg;
@@ -269,16 +276,18 @@ static int run(struct cmd *c)
 			printf(" GPU %u (%s)", set->gpus[g.pos[i]].index, set->gpus[g.pos[i]].uuid);
 		if (g.placement[0])   /* issue 26 */
 			printf("\nwhy: %s", g.placement);
-		printf("\nwould run%s%s with:\n", command ? ": " : "", command ? command : "");
+		/* a container run as it would be rewritten (its cidfile's directory made and removed) */
+		char **job = ctr.kind ? runctr_argv(&ctr, argv, &g, why, sizeof why) : NULL;
+		char *shown = job ? sh_join(job) : NULL;
+		runctr_argv_free(&ctr, job);
+		runctr_cleanup(&ctr);
+		printf("\nwould run%s%s with:\n", command ? ": " : "", shown ? shown : command ? command : "");
+		free(shown);
 		char **env = grant_env(&g, o.uuid);
 		print_env(env, stdout);
 		grant_env_free(env);
 		grant_free(&g);
 	} else {
-		/* containers (issue 28): docker/podman run get the lease's GPUs in their syntax */
-		struct runctr ctr;
-		char why[512];
-		runctr_detect(argv, &ctr);
 		char **job = ctr.kind ? runctr_argv(&ctr, argv, &g, why, sizeof why) : argv;
 		if (!job) {
 			grant_free(&g);
@@ -325,6 +334,19 @@ const struct cmd_entry cmd_run_entry = {
 		 "                             GPUCTL_JOB_STATE, GPUCTL_EXIT_CODE in its environment.\n"
 		 "                             [defaults] notify: the same for the lease's events, not\n"
 		 "                             the job's end (killed after notify_timeout)\n"
+		 /* containers (issue 28; review 2 follow-up) */
+		 "\nContainers: a COMMAND that is `docker run` or `podman run` (or `container run`) gives\n"
+		 "the container the lease's GPUs in its runtime's syntax (docker: --gpus \"device=UUID,...\";\n"
+		 "podman: --device nvidia.com/gpu=UUID, CDI) and the lease's variables as -e\n"
+		 "(CUDA_VISIBLE_DEVICES by UUID, CUDA_DEVICE_ORDER, GPUCTL_LEASE_*, a memory share's\n"
+		 "limits; for podman NVIDIA_VISIBLE_DEVICES too; not a profile's, which stay the client's).\n"
+		 "A detached container (-d) holds the lease until it stops. Refused (exit 2), since they\n"
+		 "give the container GPUs past the lease: --gpus, a --device or mount of a GPU's node\n"
+		 "(/dev/nvidiaN, nvidia.com/gpu=...), NVIDIA_VISIBLE_DEVICES or CUDA_VISIBLE_DEVICES in\n"
+		 "-e or --env-file, and what gives it every GPU's node: --privileged, a mount of the\n"
+		 "host's / or /dev (-v, --mount), --device /dev, a --device-cgroup-rule allowing major\n"
+		 "195. Use --device /dev/NAME, --cap-add and mounts of only the paths needed\n"
+		 "(-v /dev/shm:/dev/shm) instead.\n"
 		 "\nExit status when no job ran: 10 not enough free GPUs (without --wait), 11 --wait ran\n"
 		 "out, 2 bad request, 126/127 the command could not be run.\n",
 	.args = {.shorts = "n:q", .longs = longopts, .upper = -1},

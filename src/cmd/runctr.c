@@ -1,6 +1,6 @@
-/* runctr.c: run's containers (the design is runctr.h's): docker's and podman's `run` read far
- * enough to find the image (a flag table: which of run's flags take a value), the lease's
- * devices added in each runtime's syntax, and a detached container bound to the lease. */
+/* runctr.c: run's containers (the design is runctr.h's): the user's words judged (runctr_check;
+ * runctr-words.c reads them), the lease's devices and variables added in each runtime's
+ * syntax, and a detached container bound to the lease. */
 #include "cmd/runctr.h"
 #include "base/exec.h"
 #include "lease/grant.h"
@@ -16,124 +16,51 @@
 #include <string.h>
 #include <unistd.h>
 
-/* docker run's and podman run's flags that take no value (all others take one, as `--flag V`
- * or `--flag=V`): from `docker run --help` (Docker 28) and `podman run --help` (Podman 4/5). */
-static const char *const bool_long[] = {
-	"detach", "interactive", "tty", "rm", "privileged", "init", "read-only", "publish-all",
-	"no-healthcheck", "oom-kill-disable", "sig-proxy", "quiet", "disable-content-trust",
-	"help", "replace", "rmi", "passwd", "no-hosts", "env-host", "http-proxy", "read-only-tmpfs",
-	"tls-verify",
-	/* review 2: more of them (Docker 28's and Podman's); one missing took the next word as its
-	 * value, so "--use-api-socket --gpus all img" read "all" as the image and let --gpus by */
-	"use-api-socket", "rootfs", "unsetenv-all", "no-hostname", NULL,
-};
-
-/* review 2: a word that gives the container GPUs by itself, besides --gpus: a CDI device, a GPU's
- * own node (/dev/nvidia0, /dev/nvidia-caps/...: not nvidiactl or nvidia-uvm, which name none),
- * or NVIDIA_VISIBLE_DEVICES, which the NVIDIA runtime reads. */
-static bool names_gpus(const char *flag, size_t n, const char *v)
+bool runctr_check(const struct runctr *rc, char *why, size_t len)
 {
-	if (!v)
+	if (rc->user_gpus && rc->gpus_var) {
+		snprintf(why, len, "the command names GPUs itself (%s in %.200s): gpuctl gives the "
+			 "container the lease's GPUs; leave %s out of that file", rc->gpus_var,
+			 rc->gpus_file, rc->gpus_var);
 		return false;
-	if (n == 6 && !strncmp(flag, "device", 6)) {
-		const char *d = strstr(v, "/dev/nvidia");
-		return strstr(v, "nvidia.com/gpu") ||
-		       (d && ((d[11] >= '0' && d[11] <= '9') || !strncmp(d + 11, "-caps", 5)));
 	}
-	return ((n == 3 && !strncmp(flag, "env", 3)) || (n == 1 && *flag == 'e')) &&
-	       !strncmp(v, "NVIDIA_VISIBLE_DEVICES", 22);
-}
-static const char bool_short[] = "ditPq";
-
-static bool in(const char *const *list, const char *s, size_t n)
-{
-	for (; *list; list++)
-		if (strlen(*list) == n && !strncmp(*list, s, n))
-			return true;
-	return false;
-}
-
-static const char *base_name_of(const char *s)
-{
-	const char *slash = strrchr(s, '/');
-	return slash ? slash + 1 : s;
-}
-
-void runctr_detect(char **argv, struct runctr *rc)
-{
-	*rc = (struct runctr){0};
-	if (!argv || !argv[0])
-		return;
-	const char *prog = base_name_of(argv[0]);
-	enum runctr_kind kind = !strcmp(prog, "docker") ? RUNCTR_DOCKER
-			      : !strcmp(prog, "podman") ? RUNCTR_PODMAN : RUNCTR_NONE;
-	if (kind == RUNCTR_NONE)
-		return;
-	size_t i = 1;
-	/* the client's own global flags come before the command: "docker --context x run" */
-	while (argv[i] && argv[i][0] == '-') {
-		/* review 2: --tls and --tlsverify take no value either; read as taking one, "docker
-		 * --tls run --gpus all img" was no container run, and kept all its GPUs */
-		static const char *const bool_global[] = {"debug", "tls", "tlsverify", "syslog",
-							  "noout", "transient-store", NULL};
-		const char *g = argv[i] + 1 + (argv[i][1] == '-');
-		bool value = strchr(argv[i], '=') == NULL && strcmp(argv[i], "-D") &&
-			     strcmp(argv[i], "-r") && strncmp(argv[i], "--remote", 8) &&
-			     !(argv[i][1] == '-' && in(bool_global, g, strlen(g)));
-		i += value && argv[i + 1] ? 2 : 1;
+	if (rc->user_gpus) {
+		const char *v = rc->user_gpus_val;
+		snprintf(why, len, "the command names GPUs itself (%s%s%.200s): gpuctl gives the container "
+			 "the lease's GPUs; leave it out", rc->user_gpus, v ? " " : "", v ? v : "");
+		return false;
 	}
-	if (argv[i] && !strcmp(argv[i], "container"))
-		i++;
-	if (!argv[i] || strcmp(argv[i], "run"))
-		return;
-	rc->kind = kind;
-	rc->run_at = i;
-	for (i++; argv[i]; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--"))
-			break;
-		if (a[0] != '-' || !a[1])
-			break;  /* the image: what follows is the container's command */
-		if (a[1] == '-') {
-			const char *name = a + 2, *eq = strchr(name, '=');
-			size_t n = eq ? (size_t)(eq - name) : strlen(name);
-			if ((n == 4 && !strncmp(name, "gpus", 4)) ||
-			    names_gpus(name, n, eq ? eq + 1 : argv[i + 1]))
-				rc->user_gpus = a;
-			if (n == 6 && !strncmp(name, "detach", 6))
-				rc->detached = !eq || strcmp(eq + 1, "false");
-			if (n == 7 && !strncmp(name, "cidfile", 7))
-				rc->cidfile = eq ? eq + 1 : argv[i + 1];
-			if (!eq && !in(bool_long, name, n) && argv[i + 1])
-				i++;
-			continue;
-		}
-		for (const char *c = a + 1; *c; c++) {
-			if (*c == 'd')
-				rc->detached = true;
-			if (!strchr(bool_short, *c)) {
-				if (names_gpus(c, 1, c[1] ? c + 1 : argv[i + 1]))
-					rc->user_gpus = a;
-				if (!c[1] && argv[i + 1])
-					i++;  /* "-e X": the value is the next word */
-				break;
-			}
-		}
+	if (rc->all_nodes) {   /* review 2 follow-up: see exposes() */
+		snprintf(why, len, "%s gives the container %s: every GPU's device node, past the lease. "
+			 "Leave it out: gpuctl gives the container the lease's GPUs (for other devices "
+			 "use --device /dev/NAME, for privileges --cap-add, and mount only the paths "
+			 "needed, e.g. -v /dev/shm:/dev/shm)", rc->all_nodes, rc->all_why);
+		return false;
 	}
+	return true;
 }
 
 char **runctr_argv(struct runctr *rc, char **argv, const struct grant *g, char *why, size_t len)
 {
-	if (rc->user_gpus) {
-		snprintf(why, len, "the command names GPUs itself (%s): gpuctl gives the container the "
-			 "lease's GPUs; leave %s out", rc->user_gpus, rc->user_gpus);
+	if (!runctr_check(rc, why, len))
 		return NULL;
-	}
 	size_t argc = 0;
 	while (argv[argc])
 		argc++;
-	char **out = xcalloc(argc + 2 * g->n + 4, sizeof *out);
+	/* The lease's variables, as the container should see them (uuid form: the host's
+	 * ordinals mean nothing inside), each an -e of ours; not the profile's (the last ones):
+	 * those are for the client, as for any job. Docker's --gpus sets NVIDIA_VISIBLE_DEVICES
+	 * itself; podman's CDI devices do not, and an OCI hook of the NVIDIA runtime reads it. */
+	char **env = grant_env(g, true);
+	size_t nenv = 0, nprof = 0;
+	while (env[nenv])
+		nenv++;
+	while (g->profile_env && g->profile_env[nprof])
+		nprof++;
+	nenv = nenv >= nprof ? nenv - nprof : 0;
+	char **out = xcalloc(argc + 2 * (g->n + nenv) + 6, sizeof *out);
 	size_t k = 0;
+	rc->owned = 0;
 	for (size_t i = 0; i <= rc->run_at; i++)
 		out[k++] = argv[i];
 	struct strbuf sb = {0};
@@ -147,16 +74,25 @@ char **runctr_argv(struct runctr *rc, char **argv, const struct grant *g, char *
 			sb_addf(&sb, "%s%s", i ? "," : "", mig ? mig : g->set->gpus[g->pos[i]].uuid);
 		sb_adds(&sb, "\"");
 		out[k++] = "--gpus";
-		out[k++] = sb.buf;   /* freed by runctr_argv_free: out[rc->run_at + 2] */
+		out[k++] = sb.buf;   /* freed by runctr_argv_free, as every owned pair */
+		rc->owned++;
 	} else {
 		for (size_t i = 0; i < ndev; i++) {
-			char *d = NULL;
-			if (asprintf(&d, "nvidia.com/gpu=%s", mig ? mig : g->set->gpus[g->pos[i]].uuid) < 0)
-				die(EXIT_FAIL, "out of memory");
 			out[k++] = "--device";
-			out[k++] = d;
+			out[k++] = xasprintf("nvidia.com/gpu=%s", mig ? mig : g->set->gpus[g->pos[i]].uuid);
+			rc->owned++;
 		}
 	}
+	for (size_t i = 0; env[i]; i++) {
+		if (i < nenv && !(rc->kind == RUNCTR_DOCKER && !strncmp(env[i], "NVIDIA_VISIBLE_DEVICES=", 23))) {
+			out[k++] = "-e";
+			out[k++] = env[i];
+			rc->owned++;
+		} else {
+			free(env[i]);
+		}
+	}
+	free(env);
 	if (!rc->cidfile) {
 		const char *tmp = getenv("TMPDIR");
 		snprintf(rc->dir, sizeof rc->dir, "%s/gpuctl-cid.XXXXXX",
@@ -183,11 +119,8 @@ void runctr_argv_free(struct runctr *rc, char **argv)
 {
 	if (!argv)
 		return;
-	for (size_t i = rc->run_at + 1; argv[i] && argv[i + 1]; i += 2) {
-		if (strcmp(argv[i], "--gpus") && strcmp(argv[i], "--device"))
-			break;
-		free(argv[i + 1]);
-	}
+	for (size_t j = 0; j < rc->owned; j++)
+		free(argv[rc->run_at + 2 + 2 * j]);
 	free(argv);
 }
 

@@ -7,6 +7,12 @@
  *           double quotes are part of the word: docker reads the value as CSV)
  *   podman: --device nvidia.com/gpu=UUID, once per GPU (CDI: `nvidia-ctk cdi generate` names
  *           each GPU by index and by UUID; UUIDs do not depend on the numbering)
+ * Then the lease's variables, each as -e NAME=VALUE (grant_env's, by UUID, without the profile's):
+ * CUDA_VISIBLE_DEVICES narrows CUDA to the lease whatever nodes the container has, a memory
+ * share's GPUCTL_LEASE_MEM and framework limits reach it; podman also gets NVIDIA_VISIBLE_DEVICES
+ * (docker's --gpus sets it). Refused besides the user's GPU flags: the words that give the
+ * container every GPU's device node (--privileged, a mount of the host's / or /dev, --device
+ * /dev, a device cgroup rule allowing major 195: runctr-words.c).
  * Every run also gets --cidfile (the user's own is used when given). When the client has ended
  * (a detached one: exited 0 at once; a foreground one: with its container, or killed, or
  * detached from it with the detach keys) the container's id is read from it, its init process
@@ -31,17 +37,28 @@ struct runctr {
 	enum runctr_kind kind;
 	bool detached;               /* -d / --detach */
 	size_t run_at;               /* argv index of "run" */
-	const char *user_gpus;       /* a GPU flag the user gave (refused: the lease chooses) */
+	const char *user_gpus;       /* a GPU flag the user gave (refused: the lease chooses), */
+	const char *user_gpus_val;   /* and its value when a word of its own (NULL: none) */
+	const char *gpus_var, *gpus_file; /* user_gpus is an --env-file: its variable naming GPUs */
+	const char *all_nodes;       /* a word giving every GPU's device node (refused), */
+	const char *all_why;         /* and what it gives */
+	size_t owned;                /* (flag, value) pairs after `run` whose values are ours */
 	const char *cidfile;         /* the user's --cidfile, or ours */
 	char dir[64];                /* our private directory for the cidfile, "" when none */
 	char path[96];
 };
 
-/* What argv runs: a docker or podman `run` (or `container run`), detached or not; kind NONE for
- * anything else. Pure: unit-tested (tests/unit/test_container.c). */
+/* What argv runs: a docker or podman `run` (or `container run`), detached or not, and the
+ * user's words that runctr_check refuses; kind NONE for anything else (runctr-words.c). Pure
+ * but for bind sources' links resolved and --env-file files read: unit-tested
+ * (tests/unit/test_container.c). */
 void runctr_detect(char **argv, struct runctr *rc);
+/* Whether the user's words may run (false with why: they name GPUs themselves, or give the
+ * container every GPU's device node): asked before the lease is, so nothing waits for GPUs
+ * that a refusal would give back. */
+bool runctr_check(const struct runctr *rc, char *why, size_t len);
 /* argv with the lease's devices (and our --cidfile) inserted after `run`; free with
- * runctr_argv_free. NULL with why set: the user named GPUs themselves, or no directory for the
+ * runctr_argv_free. NULL with why set: runctr_check's refusal, or no directory for the
  * cidfile could be made. */
 char **runctr_argv(struct runctr *rc, char **argv, const struct grant *g, char *why, size_t len);
 void runctr_argv_free(struct runctr *rc, char **argv);

@@ -204,6 +204,18 @@ static bool path_container(const char *path, size_t len, struct ctr_ref *out, si
 	 * over without a look at each component (issue 22: this was 16% of status --json). */
 	if (len < 1 + CTR_ID_LEN || *p != '/')
 		return false;
+	/* In a private cgroup namespace (gpuctl in a container: cgroup v2's default for Docker and
+	 * Podman) the kernel writes a cgroup outside it from the namespace's root up:
+	 * "/../../user.slice/...". The ".." (only ever a prefix: no cgroup may be named "..") lead
+	 * to an ancestor of that root, the host's root for a container's namespace
+	 * (/system.slice/docker-ID.scope, /docker/ID, /machine.slice/libpod-ID.scope/container)
+	 * and a process under user.slice or another runtime's slice: depth 0 is counted after
+	 * them. (Under a common ancestor below the root, e.g. two rootless containers of one user,
+	 * the path left is not the host's: then read as it is.) */
+	while (end - p >= 3 && p[1] == '.' && p[2] == '.' && (end - p == 3 || p[3] == '/'))
+		p += 3;
+	if (p == end)
+		return false;
 	for (size_t depth = 0; p < end; depth++) {
 		p++;
 		const char *q = memchr(p, '/', (size_t)(end - p));
@@ -288,6 +300,8 @@ bool ctr_from_cgroup_at(const char *root, const char *text, struct ctr_ref *out)
 		return false;
 	if (out->rootless)
 		return true;   /* asked of its owner's own runtime only */
+	if (!strncmp(path, "/..", 3))
+		return true;   /* outside our cgroup namespace: its parent is not under root here */
 	/* "0::PATH" is the unified hierarchy at root; "N:CONTROLLERS:PATH" is v1's, mounted at
 	 * root/CONTROLLERS (name=systemd at root/systemd). The controllers hold no ':'. */
 	const char *ctl = path - 1;

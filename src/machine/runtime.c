@@ -335,21 +335,52 @@ static double budget(void)
 	return CTR_LOOKUP_BUDGET;
 }
 
+static bool due(const struct ctr_names *cn, const struct ctr_info *x, double now)
+{
+	return x->gen == cn->gen && !x->named && !(x->asked_at && now - x->asked_at < CTR_RETRY);
+}
+
 void ctr_names_resolve(struct ctr_names *cn)
 {
 	double now = now_mono();
 	struct asker a = {.deadline = now + budget()};
 	/* review 2: the system's runtimes first, then users' own (rootless) ones, whose sockets
 	 * their users control: one that spends the budget delays only other rootless names */
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < cn->n; i++) {
+	for (size_t i = 0; i < cn->n; i++) {
+		struct ctr_info *x = cn->e[i];
+		if (x->ref.rootless || !due(cn, x, now))
+			continue;
+		if (now_mono() >= a.deadline)
+			return;   /* the rest next refresh: a slow runtime never slows this one */
+		x->asked_at = now;
+		x->named = ask(&a, x);
+	}
+	/* review 2 follow-up: and among users, each owner waiting gets an equal part of what is
+	 * left, in turn: a user whose socket accepts and never answers spends their own part, not
+	 * the others' (one refresh at a time, as before, they delayed every user listed after). */
+	uid_t *owners = xcalloc(cn->n + 1, sizeof *owners);
+	size_t nown = 0;
+	for (size_t i = 0; i < cn->n; i++) {
+		const struct ctr_info *x = cn->e[i];
+		size_t k = 0;
+		while (k < nown && owners[k] != x->ref.owner_uid)
+			k++;
+		if (x->ref.rootless && due(cn, x, now) && k == nown)
+			owners[nown++] = x->ref.owner_uid;
+	}
+	double end = a.deadline;
+	for (size_t k = 0; k < nown; k++) {
+		double t = now_mono();
+		if (t >= end)
+			break;
+		a.deadline = t + (end - t) / (double)(nown - k);
+		for (size_t i = 0; i < cn->n && now_mono() < a.deadline; i++) {
 			struct ctr_info *x = cn->e[i];
-			if (x->ref.rootless != (pass == 1) || x->gen != cn->gen || x->named ||
-			    (x->asked_at && now - x->asked_at < CTR_RETRY))
+			if (!x->ref.rootless || x->ref.owner_uid != owners[k] || !due(cn, x, now))
 				continue;
-			if (now_mono() >= a.deadline)
-				return;   /* the rest next refresh: a slow runtime never slows this one */
 			x->asked_at = now;
 			x->named = ask(&a, x);
 		}
+	}
+	free(owners);
 }

@@ -17,7 +17,9 @@
  *
  * A slow or absent runtime never slows a refresh: all lookups of one refresh share one deadline
  * (CTR_LOOKUP_BUDGET; $GPUCTL_CONTAINER_TIMEOUT ms when set), each connect is non-blocking, a runtime that fails once is not asked
- * again in that refresh, and an answer is read up to CTR_ANSWER_MAX bytes and parsed with
+ * again in that refresh (the system's runtimes are asked first; then each user with rootless
+ * containers waiting gets an equal part of what is left, so a user's socket that never answers
+ * spends only their own part), and an answer is read up to CTR_ANSWER_MAX bytes and parsed with
  * bounds (base/jsonscan.h). An id once named stays named while it is listed; one that could not
  * be named is asked again after CTR_RETRY seconds. Names are the runtime's text, escaped by
  * each output. */

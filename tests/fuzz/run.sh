@@ -2,8 +2,8 @@
 # tests/fuzz/run.sh SECONDS: build the libFuzzer targets with clang (ASan + UBSan) and run each
 # for a fixed time: the CUDA_VISIBLE_DEVICES model, seeded with the values of
 # tests/unit/visibility.cases, the daemon's message decoder, seeded with real messages, and
-# `list` (the daemon's renderer and the client's parser) over maximal records, and a container
-# runtime's answers (the JSON reader and the cgroup parser).
+# `list` (the daemon's renderer and the client's parser) over maximal records, a container
+# runtime's answers (the JSON reader and the cgroup parser), and run's container words.
 # Skips without clang.
 set -eu
 cd "$(dirname "$0")/../.."
@@ -49,8 +49,15 @@ printf '{"Name":"/a\\u00e9\\ud800","State":{"Pid":42},"Config":{"Labels":{"io.ku
 	>"$B/fuzz-jsonscan-corpus/inspect"
 printf '0::/kubepods.slice/kubepods-pod0123abcd_0123_4567_89ab_0123456789ab.slice/cri-containerd-%s.scope\n' \
 	"$(printf 'a%.0s' $(seq 64))" >"$B/fuzz-jsonscan-corpus/cgroup"
+# `gpuctl run -- docker run ...`'s words (review 2 follow-up, src/cmd/runctr-words.c), seeded
+# with the forms it refuses.
+clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	-Isrc -o "$B/fuzz-runctr" tests/fuzz/fuzz_runctr.c src/cmd/runctr-words.c
+mkdir -p "$B/fuzz-runctr-corpus"
+printf '\000-itv=/dev:/dev\n--privileged=T\n--mount\ntype=bind,"SRC=/dev/./",dst=/d\n--device-cgroup-rule\nc *:* rwm\n-e\nCUDA_VISIBLE_DEVICES\nimg\n-v\n/:/h' \
+	>"$B/fuzz-runctr-corpus/refused"
 status=0
-for t in visibility:fuzz-corpus:256 proto:fuzz-proto-corpus:4096 list:fuzz-list-corpus:4096 snap:fuzz-snap-corpus:8192 jsonscan:fuzz-jsonscan-corpus:4096; do
+for t in visibility:fuzz-corpus:256 proto:fuzz-proto-corpus:4096 list:fuzz-list-corpus:4096 snap:fuzz-snap-corpus:8192 jsonscan:fuzz-jsonscan-corpus:4096 runctr:fuzz-runctr-corpus:1024; do
 	IFS=: read -r name corpus len <<<"$t"
 	if "$B/fuzz-$name" -max_total_time="$secs" -max_len="$len" -artifact_prefix="$B/" \
 		-print_final_stats=1 "$B/$corpus" 2>"$B/fuzz-$name.log"; then
