@@ -52,7 +52,7 @@ const struct cmd_entry cmd_daemon_entry = {
 		 "`gpuctl config` shows what it says). It takes NVML from\n"
 		 "GPUCTL_NVML_LIBRARY like every command. Leases outlive it: a restarted daemon finds\n"
 		 "them again. With [daemon] guard = acl it gives each lease's user access to the\n"
-		 "device nodes of its GPUs under --dev-dir. See README: Administration.\n\n"
+		 "device nodes of its GPUs under --dev-dir. See gpuctl-daemon(8), THE DEVICE GUARD.\n\n"
 		 "  --socket PATH     listen here instead\n"
 		 "  --state-dir DIR   keep the state here instead\n"
 		 "  --config FILE     read the [daemon] policy from FILE instead\n"
