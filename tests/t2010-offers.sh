@@ -9,9 +9,9 @@
 # hoarder is told why it is refused.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 9
+plan 10
 if ! can_switch; then
-	skip "offers not taken" "needs root and setpriv to act as three users" 9
+	skip "offers not taken" "needs root and setpriv to act as three users" 10
 	exit 0
 fi
 quiet_machine "$TMP/m4" 4
@@ -54,6 +54,10 @@ sed 's/^/# hoarder: /' "$TMP/hoard2.out"
 check_grep "a hoarder backed off is told why it is refused" \
 	'first error: error.*did not take .*one offer open at a time' "$TMP/hoard2.out"
 check_exit "the daemon still answers" 0 "$GPUCTL" leases
+# A take sent in time but read late (the daemon stopped past offer_timeout, as a loaded machine
+# or a flood from others can delay it) is honoured, not lapsed.
+check_eq "a take sent in time and read late is honoured" granted \
+	"$(timeout 120 python3 "$ROOT/tests/helper/late_take.py" "$GPUCTL_SOCKET" "$DAEMON" 1.5 2>&1)"
 # A dry run takes nothing, so it withdraws no backed-off user's open offer (tests/helper/sitter.py:
 # its first offer lapses, the one its back-off allows is left open).
 daemon_stop

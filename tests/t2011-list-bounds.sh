@@ -48,9 +48,9 @@ exec {hold}>"$TMP/hold"
 await_line '^flooding' "$TMP/flood" 300
 echo "# daemon RSS during the flood: $(awk '/^VmRSS/ {print $2}' /proc/"$DAEMON"/status) KiB"
 check_grep "the attacker queued the most waiters it may" '^queued 300$' "$TMP/flood"
-timeout 120 "$GPUCTL" run -q -n 1 --ignore-usage -- true 2>"$TMP/err"
-check_eq "another user's run -n 1 is served meanwhile" 0 $?
-timeout 120 "$GPUCTL" leases >"$TMP/out" 2>>"$TMP/err"
+check_exit "another user's run -n 1 is served meanwhile" 0 \
+	timeout 120 "$GPUCTL" run -q -n 1 --ignore-usage -- true
+timeout 120 "$GPUCTL" leases >"$TMP/out" 2>"$TMP/err"
 check_eq "and its leases" 0 $?
 check_grep "which counts the attacker's waiters beyond the head of the queue" \
 	'^ +nobody +[0-9]+ more requests, the first at position [0-9]+$' "$TMP/out"
@@ -70,6 +70,5 @@ check_grep "the attacker's asks past an unread answer were refused, not answered
 no_waiters() { test "$("$GPUCTL" leases --json | jq '(.queue | length) + (.queue_counted | length)')" = 0; }
 wait_for no_waiters
 check "once the attacker quits its waiters are gone" no_waiters
-timeout 120 "$GPUCTL" run -q -n 1 --ignore-usage -- true
-check_eq "and another user's run is served" 0 $?
+check_exit "and another user's run is served" 0 timeout 120 "$GPUCTL" run -q -n 1 --ignore-usage -- true
 daemon_stop

@@ -56,11 +56,11 @@ check_grep "past what that user may still skip it is ignored (the counter just p
 # what one user may skip: a new runner's min is ignored, and it continues above its records.
 first=$($ATT jobid "$GPUCTL_SOCKET" 0 | sed -n 's/^first //p')
 $ATT jobid "$GPUCTL_SOCKET" $((first + 1000000)) >/dev/null # this user's own skip: allowed
-kill -KILL "$(runner_pid)" # a new runner, to ask the daemon for a block
+kill_dead "$(runner_pid)" # a new runner, to ask the daemon for a block
 "$GPUCTL" submit -- true >/dev/null
 "$GPUCTL" wait "$(cat "$TMP/stdout")" >/dev/null 2>&1
 high=$("$GPUCTL" jobs --json | jq '[.jobs[].id] | max')
-kill -KILL "$(runner_pid)"
+kill_dead "$(runner_pid)"
 daemon_stop
 rm -rf "$DRUN/state"
 daemon_start

@@ -48,7 +48,7 @@ k2=$("$G" submit -n 2 -- "$WL" --mode all --log "$LOG" --tag k2 --until "$TMP/go
 k3=$("$G" submit -- "$WL" --log "$LOG" --tag k3 --seconds 0)
 k4=$("$G" submit -- "$WL" --log "$LOG" --tag k4 --seconds 0)
 await_line '^start k2' "$LOG"
-kill -KILL "$(runner_pid)"
+kill_dead "$(runner_pid)"
 "$G" jobs --json >"$TMP/out"
 check_eq "after the runner's death: still running, still queued" '["running","running","queued","queued"]' \
 	"$(jq -c "[.jobs[] | select(.id >= $k1) | .state]" "$TMP/out")"
@@ -88,7 +88,7 @@ b2=$("$G" submit -- sh -c "echo again-out; $WL --log $LOG --tag b2 --seconds 0")
 await_started "$b1"
 rp=$(runner_pid)
 jp=$(job_field "$b1" .pid)
-kill -KILL "$rp" "$jp" # the power goes
+kill_dead "$rp" "$jp" # the power goes
 sed -i 's/^boot .*/boot 00000000-0000-0000-0000-000000000000/' "$(jobs_dir)/$b1.job" "$(jobs_dir)/$b2.job"
 "$G" jobs --json >"$TMP/out"
 check_eq "both are lost" '["lost","lost"]' "$(jq -c "[.jobs[] | select(.id == $b1 or .id == $b2) | .state]" "$TMP/out")"

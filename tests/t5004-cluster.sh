@@ -48,7 +48,13 @@ ups() { curl -s "$URL/api/v1/query" --data-urlencode 'query=sum(up{job="gpuctl"}
 end=$((SECONDS + 30))
 until [ "$(ups)" = 3 ] || [ $SECONDS -ge $end ]; do sleep 0.1; done
 
-"$GPUCTL" status --prometheus="$URL" --json >"$TMP/out" 2>"$TMP/err"
+# A scrape that fails (one of 1 s, on a loaded machine) makes its host's GPUs stale until the next
+# one: the view is taken once every target's last scrape succeeded (or after 30 s, to fail).
+settled() {
+	"$GPUCTL" status --prometheus="$URL" --json >"$TMP/out" 2>"$TMP/err" &&
+		[ "$(jqv '[.gpus[] | select(.stale)] | length')" = 0 ]
+}
+wait_for settled
 check_eq "three hosts: gpu-b and the two gpu-a exporters by target" \
 	"$(jq -cn --arg a "127.0.0.1:$PA" --arg c "127.0.0.1:$PC" '[$a, $c, "gpu-b"] | sort')" \
 	"$(jqv '[.hosts[].host] | sort')"
@@ -63,6 +69,7 @@ check_eq "gpu-a's GPUs and processes as status shows them locally" \
 [ -n "${SHOW_TABLE:-}" ] && sed 's/^/# /' "$TMP/table"
 check_grep "table: a line per host" "^== gpu-b  127\.0\.0\.1:$PB  driver " "$TMP/table"
 check_eq "table: 13 GPU lines" 13 "$(grep -cE '^ +[0-9]+ NVIDIA' "$TMP/table")"
+wait_for settled
 "$GPUCTL" status --prometheus="$URL" --free --json >"$TMP/out" 2>"$TMP/err"
 check_eq "--free: gpu-b's two idle GPUs are free" 2 "$(jqv '[.gpus[] | select(.host == "gpu-b")] | length')"
 check_eq "--free: gpu-a GPU 0 (98% busy) is not" 0 \

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,6 +189,12 @@ enum peer_sent peer_send(struct peer *p, const struct strbuf *msg, const int *fd
 	p->out_bytes += o->len;
 	want_out(p, true);
 	return PEER_QUEUED;
+}
+
+bool peer_pending(const struct peer *p)
+{
+	struct pollfd pfd = {.fd = p->fd, .events = POLLIN};
+	return !p->dead && p->fd >= 0 && poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN);
 }
 
 void peer_flush(struct peer *p, double now)

@@ -116,6 +116,9 @@ enum peer_sent peer_send(struct peer *p, const struct strbuf *msg, const int *fd
 /* Sends what is queued, as far as the peer reads it (on EPOLLOUT). */
 void peer_flush(struct peer *p, double now);
 
+/* Whether p has input waiting unread (a message the loop has not reached yet). */
+bool peer_pending(const struct peer *p);
+
 /* Watches fd for input; its events carry obj, which starts with its kind (an int). */
 bool peer_watch(struct peer_loop *l, int fd, void *obj);
 void peer_unwatch(struct peer_loop *l, int fd);

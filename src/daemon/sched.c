@@ -558,7 +558,13 @@ void queue_timers(struct daemon *d, double *next)
 	}
 	for (size_t i = 0; i < d->nreqs;) {
 		struct request *r = d->reqs[i];
-		if (r->state == R_OFFERED && d->now >= r->offer_until) {
+		/* A take already sent but not yet read (the daemon was late, not the client: a
+		 * loaded machine, a flood from others) is read first; once only, bounded by one
+		 * more offer_timeout, so a client cannot keep an offer open by sending. */
+		bool unread = r->state == R_OFFERED && d->now >= r->offer_until && r->conn &&
+			      d->now < r->offer_until + d->conf.offer_timeout &&
+			      peer_pending(&r->conn->p);
+		if (r->state == R_OFFERED && d->now >= r->offer_until && !unread) {
 			fprintf(stderr, "gpuctl daemon: uid %u pid %d did not take its offer within %.1f s; "
 				"it keeps its place\n", (unsigned)r->uid, (int)r->pid, d->conf.offer_timeout);
 			r->state = R_SKIPPED;

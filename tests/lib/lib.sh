@@ -179,6 +179,11 @@ wait_for() {
 	local end=$((SECONDS + 30))
 	until "$@" >/dev/null 2>&1; do [ $SECONDS -ge $end ] && return 1; sleep 0.02; done
 }
+# kill_dead PID...: SIGKILL, then until each is dead (gone, or a zombie its parent has not
+# reaped): kill(2) only queues the signal, and a process not yet dead still holds its socket, so
+# a command run at once could still reach it (on a loaded machine it may run for a while).
+dead() { local p; for p; do [ ! -e "/proc/$p" ] || grep -q '^State:[[:space:]]*Z' "/proc/$p/status" 2>/dev/null || return 1; done; }
+kill_dead() { kill -KILL "$@" 2>/dev/null; wait_for dead "$@"; }
 live_leases() { "$GPUCTL" leases --json | jq '.leases | length'; }
 queue_len() { "$GPUCTL" leases --json | jq '.queue | length'; }
 # wait_queue N [SECONDS]: until the daemon has N waiters: the daemon logs no line when a request
