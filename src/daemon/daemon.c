@@ -82,11 +82,12 @@ static void handle(struct daemon *d, struct conn *c, const char *buf, size_t len
 	msg_free(&m);
 }
 
-static void conn_read(struct daemon *d, struct conn *c)
+/* Reads and handles at most max of c's messages; returns how many it read. */
+static int conn_read(struct daemon *d, struct conn *c, int max)
 {
 	static char buf[PROTO_MAX_MSG + 1];
-	/* At most a few messages per wake-up, so one busy client cannot starve the others. */
-	for (int k = 0; k < 16 && !c->p.dead; k++) {
+	int k = 0;
+	for (; k < max && !c->p.dead; k++) {
 		struct iovec iov = {buf, sizeof buf};
 		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
 		ssize_t n = recvmsg(c->p.fd, &mh, MSG_DONTWAIT);
@@ -95,11 +96,11 @@ static void conn_read(struct daemon *d, struct conn *c)
 				continue;
 			if (errno != EAGAIN)
 				c->p.dead = true;
-			return;
+			return k;
 		}
 		if (n == 0) {
 			c->p.dead = true; /* the client closed (an empty datagram is no request either) */
-			return;
+			return k;
 		}
 		c->last_active = d->now;
 		if (mh.msg_flags & MSG_TRUNC) {
@@ -107,10 +108,33 @@ static void conn_read(struct daemon *d, struct conn *c)
 				   (unsigned)c->p.uid, (int)c->p.pid, PROTO_MAX_MSG);
 			conn_error(d, c, 0, EXIT_USAGE, "message over %d bytes", PROTO_MAX_MSG);
 			c->p.dead = true;
-			return;
+			return k + 1;
 		}
 		handle(d, c, buf, (size_t)n);
 	}
+	return k;
+}
+
+/* Messages read per wake-up: at most CONN_BURST from one connection, and USER_BURST from all of
+ * one user's connections together, so that a user with hundreds of connections gets no more of
+ * the daemon per wake-up than a user with one, and another user's `take` is read within a
+ * wake-up or two however much the first sends (the rest stay readable for the next wake-up). */
+#define CONN_BURST 16
+#define USER_BURST 32
+
+struct budget {
+	uid_t uid;
+	int left;
+};
+
+/* uid's messages left in this wake-up (b has room for one entry per event). */
+static int *budget_of(struct budget *b, size_t *nb, uid_t uid)
+{
+	for (size_t i = 0; i < *nb; i++)
+		if (b[i].uid == uid)
+			return &b[i].left;
+	b[*nb] = (struct budget){.uid = uid, .left = USER_BURST};
+	return &b[(*nb)++].left;
 }
 
 /* ---- the loop ---- */
@@ -306,6 +330,8 @@ static void serve(struct daemon *d)
 		/* Leases first: a job that ended before a request arrived must be seen as ended.
 		 * Kinds were read up front (peer_wait): handling a request may end (and free) a
 		 * lease. */
+		struct budget bud[PEER_MAX_EVENTS];
+		size_t nbud = 0;
 		for (int pass = 0; pass < 2; pass++)
 			for (int i = 0; i < n; i++) {
 				int k = evs[i].kind;
@@ -322,8 +348,10 @@ static void serve(struct daemon *d)
 						peer_flush(&c->p, d->now);
 						snap_pump(d, c);
 					}
-					if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
-						conn_read(d, c);
+					int *left = budget_of(bud, &nbud, c->p.uid);
+					if ((evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) && *left > 0)
+						*left -= conn_read(d, c, *left < CONN_BURST ? *left
+								   : CONN_BURST);
 				}
 			}
 	}

@@ -209,7 +209,9 @@ static void offer(struct daemon *d, struct request *r, uint64_t mask)
 	r->state = R_OFFERED;
 	r->offer = mask;
 	r->offer_serial = ++serial;
-	r->offer_until = d->now + d->conf.offer_timeout;
+	/* (from now, not from this wake-up's start: handling others' messages before this pass
+	 * would have shortened the time the client has to take it) */
+	r->offer_until = now_mono() + d->conf.offer_timeout;
 	r->offered_ns = queue_realtime_ns();
 	struct strbuf sb = {0};
 	msg_begin(&sb, r->dry ? "would" : "offer");
