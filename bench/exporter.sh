@@ -4,7 +4,7 @@
 # latency, cached scrapes from 64 concurrent clients, 200 clients arriving at once, scrapes while
 # 50 idle and half-open connections are open, and the exporter's RSS over 20,000 scrapes. Then,
 # where Prometheus is installed, how soon `status --prometheus` shows a host stale once its
-# exporter stops (README: at most two scrape intervals plus the scrape timeout).
+# exporter stops (gpuctl-status(1): at most two scrape intervals plus the scrape timeout).
 . "$(dirname "$0")/lib.sh"
 
 echo "== gpuctl exporter bench: $(machine_line)"

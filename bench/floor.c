@@ -20,7 +20,7 @@
  * Every symbol is looked up once and checked: a driver without one (an old one has no
  * nvmlDeviceGetProcessesUtilizationInfo) costs the floor nothing, as it costs gpuctl nothing.
  * A file is read in one read() into a buffer bigger than these files' answers, again only when
- * that read filled it. See README "Performance". */
+ * that read filled it. See doc/performance.md. */
 #include "machine/nvml/abi.h"
 
 #include <dlfcn.h>

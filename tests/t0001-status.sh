@@ -23,7 +23,7 @@ check_grep "process line with user, pid, memory, utilisation and arguments" "^ +
 check_grep "invisible process is shown with what is known" '4000102 +20480 MiB  sm 40% mem 12% \(not in /proc' "$TMP/table"
 check_grep "C+G process marked, with its encoder and decoder use" '4000106 +1000 MiB  sm  3% mem  0% enc 25% dec 10% C\+G ' "$TMP/table"
 check_grep "a process without a utilisation sample shows -" '4000105 +78000 MiB  sm   - mem   - \(not in /proc' "$TMP/table"
-check_grep "piped: command lines whole, as the README says" "^ .* $P3 .* $LONG\$" "$TMP/table"
+check_grep "piped: command lines whole, as gpuctl-status(1) says" "^ .* $P3 .* $LONG\$" "$TMP/table"
 check_grep "piped: nothing cut" '\(not in /proc: exited, or another PID namespace\)$' "$TMP/table"
 COLUMNS=80 "$GPUCTL" status >"$TMP/t80"
 check_eq "COLUMNS=80: the table fits 80 columns" "" "$(wider 80 "$TMP/t80")"

@@ -128,14 +128,14 @@ wait $wl 2>/dev/null
 kill $sl; wait $sl 2>/dev/null || :
 
 # Short letters: one meaning each across the commands (every command's --help, "-X, --long"),
-# but for the exceptions the README lists (status -l is nvidia-smi's loop and release -l the
+# but for the exceptions gpuctl(1) lists (CONVENTIONS) (status -l is nvidia-smi's loop and release -l the
 # lease; logs -n and -f are tail's; kill -n is --dry-run); --user and --mine are -u and -m
 # wherever they are offered.
 cmds=$("$GPUCTL" --help | awk '/^Commands:/{f=1;next} f&&/^  [a-z]/{print $1} f&&/^$/{exit}')
 for c in $cmds; do "$GPUCTL" $c --help | grep -oE '^ +(-[A-Za-z], )?--[a-z-]+' | sed -E "s/^ +//; s/^/$c /"; done >"$TMP/opts"
 clash=$(awk 'NF==3{print $2, $3}' "$TMP/opts" | sort -u | awk '{n[$1]++; l[$1]=l[$1] " " $2} END{for (k in n) if (n[k] > 1) print k l[k]}' |
 	grep -vxE -- '-n, --count --dry-run --lines|-l, --lease --loop|-f, --follow --format' | sort)
-check_eq "a short letter means one thing (but the README's exceptions)" "" "$clash"
+check_eq "a short letter means one thing (but gpuctl(1)'s exceptions)" "" "$clash"
 bare=$(awk '$NF == "--user" || $NF == "--mine" { if (NF == 2) print $1, $2 }' "$TMP/opts")
 check_eq "--user and --mine have -u and -m wherever offered" "" "$bare"
 check_exit "top -u NAME -m" 0 "$GPUCTL" top -u nobody -m --help

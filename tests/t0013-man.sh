@@ -5,9 +5,10 @@
 # every exit code, variable and command in gpuctl(1), every config key and section the parsers
 # accept in gpuctl.conf(5) (with the built-in defaults) and no other key, and each page renders
 # without a warning. Then the same check on doctored copies fails, naming what is wrong; and
-# `gpuctl help CMD` and `man gpuctl-CMD` show the same synopsis and options.
+# `gpuctl help CMD` and `man gpuctl-CMD` show the same synopsis and options. The references
+# between the documents (README, doc/, the man parts) hold: tools/check-doc-links.sh.
 . "$(dirname "$0")/lib/lib.sh"
-plan 12
+plan 14
 MAN=$B/man
 CHECK=$ROOT/tools/check-man.sh
 
@@ -44,6 +45,16 @@ expect_fail "an exit code missing from gpuctl(1) fails" 'gpuctl.1: no exit code 
 doctored lint
 printf '.TP\n.BOGUS x\n' >>"$D/gpuctl-map.1"
 LINT=yes expect_fail "a page that renders with a warning fails" 'gpuctl-map.1: (mandoc|groff|man)'
+
+# The documents' links, page and section names and tree paths (tools/check-doc-links.sh); a
+# document naming what is not there fails it.
+if out=$("$ROOT/tools/check-doc-links.sh" "$ROOT" "$MAN" 2>&1); then ok "the documents' references hold"; else
+	not_ok "the documents' references hold" "$out"; fi
+printf 'See [it](nope.md), gpuctl-frobnicate(1), gpuctl-daemon(8), NO SUCH SECTION, `tests/t9999-none.sh`.\n' >"$TMP/bad.md"
+out=$("$ROOT/tools/check-doc-links.sh" "$ROOT" "$MAN" "$TMP/bad.md" 2>&1)
+check_eq "... and a document naming what is not there fails, naming each" \
+	"nope.md: no such file|gpuctl-frobnicate(1): no such page|has no section NO SUCH SECTION|tests/t9999-none.sh\`: no such file" \
+	"$(grep -oE 'nope.md: no such file|gpuctl-frobnicate\(1\): no such page|has no section NO SUCH SECTION|tests/t9999-none.sh`: no such file' <<<"$out" | paste -sd'|')"
 
 # tools/man.sh refuses a hand-written part for a page that does not exist.
 cp -r "$ROOT/doc/man" "$TMP/doc"

@@ -21,7 +21,7 @@ DEV=$TMP/dev
 mkdir -p "$DEV"
 chmod 755 "$DEV"
 # Character devices where mknod is allowed (the null device: opening it does nothing), regular
-# files elsewhere; either way owned by the daemon's user, mode 0660 as README's setup leaves them.
+# files elsewhere; either way owned by the daemon's user, mode 0660 as gpuctl-daemon(8)'s set-up leaves them.
 NODES="nvidia0 nvidia1 nvidia2 nvidia3 nvidiactl nvidia-uvm nvidia-uvm-tools"
 for n in $NODES; do
 	mknod "$DEV/$n" c 1 3 2>/dev/null || : >"$DEV/$n"

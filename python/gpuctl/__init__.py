@@ -32,7 +32,7 @@ __all__ = ["lease", "held", "status", "leases", "cuda_initialized", "binary", "L
 
 
 def status(gpus=None):
-    """The `gpuctl status --json` document (README: JSON contract) as Python data; ``gpus``
+    """The `gpuctl status --json` document (gpuctl-status(1): JSON) as Python data; ``gpus``
     restricts it as -g does. A lost GPU is marked in it ("lost": true), as gpuctl marks it."""
     args = ["status", "--json"]
     if gpus is not None:

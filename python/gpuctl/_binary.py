@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 
-# The exit codes of the README's "Exit status" table that get a class of their own (10, 11), or
+# The exit codes of gpuctl(1)'s EXIT STATUS that get a class of their own (10, 11), or
 # whose message lease() tells in its keywords (2: a value gpuctl refused).
 EXIT_USAGE = 2
 EXIT_BUSY = 10

@@ -19,8 +19,8 @@
 #include <string.h>
 
 /* Exit codes. Scripts depend on them: this one list makes the enum, the exit-status text of
- * `gpuctl --help` (cmd.c) and the table the README must show (tests/unit/test_exitcodes.c checks
- * it row by row). The list is the project's one function-like macro (an X-macro). */
+ * `gpuctl --help` (cmd.c) and gpuctl(1)'s EXIT STATUS (cmd/man.c; tests/unit/test_exitcodes.c
+ * checks the page row by row). The list is the project's one function-like macro (an X-macro). */
 #define EXIT_CODES(X)                                                                           \
 	X(EXIT_OK, 0, "success")                                                                \
 	X(EXIT_FAIL, 1, "unexpected failure (I/O, resources)")                                  \
@@ -64,7 +64,7 @@
 enum exit_code { EXIT_CODES(EXIT_CODE_ENUM) };
 #undef EXIT_CODE_ENUM
 
-/* The documented codes in order, for --help and the README check; and the one status that is
+/* The documented codes in order, for --help and gpuctl(1); and the one status that is
  * not a code of gpuctl's own: `run` passes its job's through. */
 struct exit_code_doc {
 	int code;

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-/* The free-GPU rule of the daemon's defaults (README: Leasing): no lease, no process, at most
+/* The free-GPU rule of the daemon's defaults (gpuctl-run(1)): no lease, no process, at most
  * 1 GiB used, at most 10% busy. A value the exporter did not give does not make a GPU busy. */
 #define FREE_MAX_MIB 1024
 #define FREE_MAX_UTIL 10

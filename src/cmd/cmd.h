@@ -122,7 +122,7 @@ int cmd_args_error(struct cmd *c);   /* the message an args_* accessor left */
 int cmd_fail(const struct cmd *c, const struct gpu_error *err);
 
 /* The environment variables that change what gpuctl does, each with what it does, in the order
- * the README documents them: `gpuctl --help` lists them, `gpuctl config` shows the ones set. One
+ * gpuctl(1) documents them: `gpuctl --help` lists them, `gpuctl config` shows the ones set. One
  * table, so the two cannot drift apart (tests/t0010 checks every getenv'd GPUCTL_ name is in it). */
 struct cmd_env {
 	const char *name;

@@ -353,7 +353,7 @@ const struct cmd_entry cmd_map_entry = {
 		"  --unset         explain CUDA_VISIBLE_DEVICES unset\n"
 		"  --order ORDER   PCI_BUS_ID or FASTEST_FIRST instead of the environment's\n"
 		"  --pid PID       explain a running process (its environment as it was started)\n"
-		"  --json          machine-readable (see README)\n"
+		"  --json          machine-readable (keys: man gpuctl-map)\n"
 		"  --verify        ask the CUDA driver (libcuda.so.1) in a child process with that\n"
 		"                  environment and report any disagreement (exit 9; 8 without CUDA)\n\n"
 		"Exit status: 0, or 1 when a warning is an error (CUDA would see no GPU, or other\n"

@@ -408,7 +408,7 @@ const struct cmd_entry cmd_status_entry = {
 		CMD_GPUS_HELP
 		"  -i, --id LIST              the same, as nvidia-smi spells it\n"
 		"      --no-processes         leave out the process lists\n"
-		"      --json                 one JSON document (see README: JSON contract)\n"
+		"      --json                 one JSON document (keys: man gpuctl-status)\n"
 		"      --details              with --json: also what gpuctl top shows (fan, clocks,\n"
 		"                             codecs, PCIe, throttle reasons; per process parent,\n"
 		"                             host CPU, RSS, run time; the lease queue)\n"

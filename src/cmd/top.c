@@ -222,7 +222,7 @@ static int run(struct top *t, const sigset_t *waitmask)
 	}
 }
 
-/* -u and -m as kill's (a short letter means one thing in every command: README "Options"). */
+/* -u and -m as kill's (a short letter means one thing in every command: gpuctl(1), CONVENTIONS). */
 enum { O_USER = 'u', O_MINE = 'm', O_SORT = 256, O_REVERSE, O_FILTER, O_TREE, O_GRAPHS, O_COLOR,
        O_GRACE };
 

@@ -47,8 +47,8 @@ const struct cmd_entry cmd_topo_entry = {
 		 "legend it prints), then each GPU's CPU Affinity (the CPUs local to it), NUMA\n"
 		 "Affinity (their node) and GPU NUMA ID (the GPU's own memory as a node, Grace\n"
 		 "systems). N/A: the driver does not say. `gpuctl run --bind-cpus` binds a job to its\n"
-		 "GPUs' CPUs; the daemon places multi-GPU requests by this (README: Placement).\n\n"
-		 "  --json          machine-readable (see README)\n",
+		 "GPUs' CPUs; the daemon places multi-GPU requests by this (gpuctl-run(1): PLACEMENT).\n\n"
+		 "  --json          machine-readable (keys: man gpuctl-topo)\n",
 	.args = {.longs = longopts},
 	.flags = CMD_NVML,
 	.exec = topo,

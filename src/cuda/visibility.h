@@ -47,7 +47,7 @@ struct vis_dev {
 };
 
 struct vis_warning {
-	const char *code;            /* stable: see README "Visibility warnings" */
+	const char *code;            /* stable: see gpuctl-map(1), JSON AND WARNING CODES */
 	enum vis_severity severity;
 	char *message;
 };

@@ -1,6 +1,6 @@
 /* guard.c: the device guard, leases that bind ([daemon] guard = acl; issue 25). Design:
  * - The administrator gives the NVIDIA device nodes to the daemon's user with no access for
- *   anyone else (README: Administration: the driver's NVreg_DeviceFile* options). The daemon,
+ *   anyone else (gpuctl-daemon(8), THE DEVICE GUARD: the driver's NVreg_DeviceFile* options). The daemon,
  *   as their owner and with no capability, then writes each node's POSIX ACL (libacl, loaded at
  *   run time: libacl1 is on every Debian system, and only a daemon with the guard on loads it):
  *   GPU N's node DEV/nvidia<minor> (the minor NVML reports) gets a user entry for each user
@@ -167,8 +167,8 @@ static void sync_node(struct daemon *d, struct gnode *n, uid_t *uids)
 	if (lstat(n->path, &st) != 0) {
 		if (errno == ENOENT && n->cap) { /* nvidia-modprobe makes them, root's, when asked */
 			set_error(n, "%s is missing: make it (nvidia-modprobe -f on its MIG instance's "
-				  "capabilities access file) and give it to the daemon's user (README: "
-				  "Administration, the device guard)", n->path);
+				  "capabilities access file) and give it to the daemon's user (gpuctl-daemon(8), "
+				  "THE DEVICE GUARD)", n->path);
 			return;
 		}
 		if (errno == ENOENT && n->optional) {
@@ -185,7 +185,7 @@ static void sync_node(struct daemon *d, struct gnode *n, uid_t *uids)
 	}
 	if (st.st_uid != geteuid()) {
 		set_error(n, "%s belongs to uid %u, not to the daemon's user (uid %u): its access "
-			  "cannot be guarded (README: Administration, the device guard)", n->path,
+			  "cannot be guarded (gpuctl-daemon(8): THE DEVICE GUARD)", n->path,
 			  (unsigned)st.st_uid, (unsigned)geteuid());
 		return;
 	}

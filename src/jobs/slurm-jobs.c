@@ -42,7 +42,7 @@ struct sjob {
 	bool missing;                /* squeue does not know it */
 	uint32_t owner;              /* squeue's UserID (valid when seen) */
 	bool seen, gpus_asked, cancel;
-	bool array;                  /* a job array, or a task of one: not followed (README) */
+	bool array;                  /* a job array, or a task of one: not followed (gpuctl-jobs(1)) */
 };
 
 struct jobs_of {

@@ -91,7 +91,7 @@ bool parse_job_refs(const char *s, struct job_ref **refs, size_t *n, char *why, 
 		const char *us = r.kind == JOB_SLURM ? strchr(num, '_') : NULL;
 		if (us && us > num) {
 			/* 123_4: a task of Slurm's job array 123. Its tasks share one job id and each
-			 * has its own state: gpuctl does not follow arrays (README). */
+			 * has its own state: gpuctl does not follow arrays (gpuctl-jobs(1), SLURM JOBS). */
 			snprintf(why, whylen, "'%s' is a task of Slurm's job array %.*s: gpuctl does not follow "
 				 "job arrays (`squeue -j %.*s` and `scontrol show job %s` show it)", word,
 				 (int)(us - num), num, (int)(us - num), num, num);

@@ -241,7 +241,7 @@ void client_private_notice(const char *shared, const char *dir)
 		return;
 	fprintf(stderr, "gpuctl: note: no gpuctl daemon at %s, so leases coordinate only your own "
 		"jobs (private state in %s); an administrator enables the shared one with `systemctl "
-		"enable --now gpuctl` (README: Administration)\n", shared, dir);
+		"enable --now gpuctl` (gpuctl-daemon(8))\n", shared, dir);
 }
 
 /* Lease records in the private state directory: a private daemon exits when idle, and the leases

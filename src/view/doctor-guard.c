@@ -107,7 +107,7 @@ void doctor_guard(struct doctor_report *r, const struct gpu_set *set, const stru
 		bypasses(r, set, lv);
 	} else if (on) {
 		struct doctor_finding *f = doctor_report_add(r, SEV_ERROR, "guard_not_binding",
-			"give the nodes to the daemon's user (README: Administration, the device guard) "
+			"give the nodes to the daemon's user (gpuctl-daemon(8): THE DEVICE GUARD) "
 			"and see the daemon's log", "%s; the nodes: %s", text, nodes.buf);
 		(void)f;
 		for (size_t i = 1; i < lv->nguard_errors; i++)
@@ -116,8 +116,8 @@ void doctor_guard(struct doctor_report *r, const struct gpu_set *set, const stru
 		bypasses(r, set, lv);
 	} else if (lv->present && !lv->private_mode) { /* none, or a user's own: nothing binds */
 		doctor_report_add(r, SEV_INFO, "leases_advisory",
-			"to make leases bind, set [daemon] guard = acl (README: Administration, the "
-			"device guard)", "%s; the nodes (%zu of them open to anyone): %s", text, open,
+			"to make leases bind, set [daemon] guard = acl (gpuctl-daemon(8): THE "
+			"DEVICE GUARD)", "%s; the nodes (%zu of them open to anyone): %s", text, open,
 			nodes.buf);
 	}
 	sb_free(&nodes);

@@ -1,4 +1,4 @@
-/* status-json.h: the JSON document of `gpuctl status --json` (README: JSON contract), written
+/* status-json.h: the JSON document of `gpuctl status --json` (gpuctl-status(1): JSON), written
  * in one place; cmd/status.c reads the options and calls it. With --details it adds everything
  * `gpuctl top` shows beyond the plain document (fan, clocks, encoder/decoder, PCIe, clock event
  * reasons, thermal limits; each process's parent, host CPU, RSS and run time; the lease queue),
