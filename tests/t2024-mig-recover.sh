@@ -7,7 +7,7 @@
 # whose instance is gone ends at the restart, said in the log; the others live on.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 9
+plan 13
 M0=MIG-5d7a0c3e-1f2b-5e6d-9a8b-7c6d5e4f3a2b
 M1=MIG-8e9f0a1b-2c3d-5e4f-a6b7-c8d9e0f1a2b3
 M2=MIG-0a1b2c3d-4e5f-5a6b-8c7d-9e0f1a2b3c4d
@@ -71,4 +71,51 @@ echo >"$TMP/fifo-b"
 wait "${PID[a]}" "${PID[b]}"
 wait_leases 0
 check_exit "the GPU's remaining instance is free again" 0 "$GPUCTL" run -q -g "$M1" -- true
+daemon_stop
+# review 4b: an older daemon's record names its instance by position only. The restarted daemon
+# finds it by that position, and must write the record again with the UUID: left as it was, a
+# later restart after instances were destroyed read it by position again, onto another
+# instance (a's job's instance then granted to a second holder).
+machine 0 1 2
+daemon_start
+: >"$LOG"
+job c -g 0:1
+await_count '^c ' "$LOG" 1
+daemon_stop
+REC=$(grep -l "^mig_uuid $M1" "$DRUN"/state/lease-????????????????)
+grep -v '^mig_uuid ' "$REC" >"$TMP/rec.old"
+cat "$TMP/rec.old" >"$REC" # (an older daemon's record: the same file, no UUID)
+daemon_start
+check_grep "a record read by position is written again with its instance's UUID" \
+	"^mig_uuid $M1" "$REC"
+daemon_stop
+machine 1 2 # instance 0 destroyed: c's instance is now the first
+daemon_start
+"$GPUCTL" leases --json >"$TMP/out"
+check_eq "after that record's instance moved, the lease still names it" "[\"$M1\"]" \
+	"$(jqv '[.leases[].mig_uuid]')"
+check_exit "and it is not granted to another" 10 "$GPUCTL" run -q -g "$M1" -- true
+# Two records naming one instance (an older daemon's position shifted onto a UUID record's
+# instance): the UUID's lease keeps it, the other ends, whichever the directory lists first.
+daemon_stop
+ID=$(sed -n 's/^id //p' "$REC")
+grep -v '^mig' "$REC" >"$TMP/rec.uuid" # (c's record as this daemon writes it, whatever it read)
+printf 'mig 1\nmig_uuid %s\n' "$M1" >>"$TMP/rec.uuid"
+cat "$TMP/rec.uuid" >"$REC"
+NEW=0123456789abcdef
+sed -e "s/^id .*/id $NEW/" -e '/^mig_uuid /d' -e 's/^mig .*/mig 1/' "$REC" \
+	>"$DRUN/state/lease-$NEW"
+mkfifo -m 0600 "$DRUN/state/lease-$NEW.fifo"
+chown --reference="$REC" "$DRUN/state/lease-$NEW" "$DRUN/state/lease-$NEW.fifo" # (the daemon's)
+sleep 600 7<>"$DRUN/state/lease-$NEW.fifo" & # (a writer before the daemon looks)
+HOLD=$!
+daemon_start
+"$GPUCTL" leases --json >"$TMP/out"
+check_eq "two records of one instance: only the UUID's lease is recovered" "[\"$ID\"]" \
+	"$(jqv '[.leases[].id]')"
+kill "$HOLD"
+wait "$HOLD" 2>/dev/null
+echo >"$TMP/fifo-c"
+wait "${PID[c]}"
+wait_leases 0
 daemon_stop

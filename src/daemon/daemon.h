@@ -305,6 +305,8 @@ bool lease_lock_held(struct daemon *d, const struct slot *s);
 void lease_retire_locks(struct daemon *d, uint64_t mask);
 void share_retire_locks(struct daemon *d, const struct lease *l); /* a share's or MIG lease's own locks */
 void lease_random_hex(char *out, size_t bytes);
+/* review 4b: a recovered lease's record written again (its MIG instance found by position) */
+bool lease_record_save(struct daemon *d, const struct lease *l);
 unsigned long long lease_proc_start(pid_t pid);
 /* Time limits (issue 24): l is granted limit seconds (until_ns 0: from now), or ends at until_ns
  * (limit 0: read back from a record). */

@@ -93,7 +93,7 @@ void lease_probe_unknown(struct daemon *d)
 /* A record of a previous daemon: its lease lives on if anyone still has its FIFO open. Returns
  * the GPUs of a lease that ended while no daemon ran (their lock files are to be retired): its
  * FIFO there, with no writer left. A FIFO gone proves nothing: its lock may still be held. */
-static uint64_t recover_one(struct daemon *d, const char *file)
+static uint64_t recover_one(struct daemon *d, const char *file, bool by_position, bool *later)
 {
 	char fifo[64];
 	snprintf(fifo, sizeof fifo, "%s.fifo", file);
@@ -132,6 +132,15 @@ static uint64_t recover_one(struct daemon *d, const char *file)
 		l->mig = msg_get_u64(&m, "mig", 64, &v) ? (int)v : 0; /* MIG instances */
 		if (msg_get(&m, "mig_uuid"))
 			snprintf(l->mig_uuid, sizeof l->mig_uuid, "%s", msg_get(&m, "mig_uuid"));
+		/* review 4b: records that name their instance by UUID first, an older daemon's
+		 * (position only) after them: a position shifted onto a UUID record's instance is
+		 * then the one refused (mig_twice below), not the lease that truly holds it. */
+		if (!by_position && l->mig > 0 && !l->mig_uuid[0]) {
+			*later = true;
+			msg_free(&m);
+			lease_free(l);
+			return 0;
+		}
 		for (size_t i = 1; i < m.nlines; i++)
 			for (size_t k = 0; k < d->nslots; k++)
 				if (!strcmp(m.lines[i].w[0], "gpu") && m.lines[i].nwords > 1 &&
@@ -156,13 +165,33 @@ static uint64_t recover_one(struct daemon *d, const char *file)
 	 * CUDA_VISIBLE_DEVICES names the gone one, can reach none (the driver refuses to destroy
 	 * an instance a process uses, so nothing of it ran there), and its GPU's other instances
 	 * are other leases' to grant. */
+	int was_mig = l ? l->mig : 0;
+	bool had_uuid = l && l->mig_uuid[0];
 	bool mig_gone = r == 0 && l->gpus && !mig_recover(d, l);
 	if (mig_gone)
 		fprintf(stderr, "gpuctl daemon: lease %s of uid %u ended: its MIG instance %s is gone "
 			"(the GPU's instances were changed while no daemon ran)\n", l->id,
 			(unsigned)l->uid, l->mig_uuid[0] ? l->mig_uuid : "(by position)");
+	/* review 4b: two records naming one instance (an older daemon's record read by position,
+	 * which the positions' shift pointed at another lease's instance; an edited record) would
+	 * be two holders of it: the first recovered keeps it, the other ends, said in the log. */
+	bool mig_twice = false;
+	for (size_t k = 0; r == 0 && l->gpus && !mig_gone && l->mig > 0 && k < d->nslots; k++)
+		mig_twice |= (l->gpus >> k & 1) && (d->slots[k].mig_busy >> (l->mig - 1) & 1);
+	if (mig_twice) {
+		fprintf(stderr, "gpuctl daemon: lease %s of uid %u ended: its MIG instance %s is "
+			"another recovered lease's (two records named it)\n", l->id, (unsigned)l->uid,
+			l->mig_uuid);
+		mig_gone = true;
+	}
 	if (r == 0 && l->gpus && !mig_gone) {
 		lease_add(d, l);
+		/* review 4b: a record read by position (an older daemon's) or whose instance moved is
+		 * written again with the UUID and position found: left as it was, the next restart
+		 * read it by position again, after another change of instances perhaps onto another
+		 * lease's instance. */
+		if (l->mig > 0 && (!had_uuid || l->mig != was_mig))
+			lease_record_save(d, l);
 		return 0;
 	}
 	uint64_t ended = l && (hung_up || mig_gone) ? l->gpus : 0;
@@ -291,13 +320,19 @@ void leases_recover(struct daemon *d)
 	else if (dfd >= 0)
 		close(dfd);
 	uint64_t ended = 0;
+	bool *later = xcalloc(n + 1, sizeof *later);
 	for (size_t i = 0; i < n; i++) {
 		if (!strncmp(names[i], "lease-", 6) && strlen(names[i]) == 22)
-			ended |= recover_one(d, names[i]);
+			ended |= recover_one(d, names[i], false, &later[i]);
 		else
 			unlinkat(d->dirfd, names[i], 0);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (later[i]) /* (MIG records by position: after those by UUID) */
+			ended |= recover_one(d, names[i], true, &later[i]);
 		free(names[i]);
 	}
+	free(later);
 	free(names);
 	/* FIFOs whose record is gone belong to no lease. */
 	dfd = dup(d->dirfd);
