@@ -10,7 +10,7 @@
 # reached through it); a lease's end takes its access away; a lease of the whole GPU opens all.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-PLAN=13
+PLAN=16
 plan $PLAN
 use_machine "$MACHINES/h200-mig.machine"
 daemon_setup
@@ -111,4 +111,25 @@ check_grep "a capability node missing: logged, with how to make it" \
 	"nvidia-cap12 is missing: make it \(nvidia-modprobe -f" "$DLOG"
 "$GPUCTL" leases --json >"$TMP/out"
 check_eq "and leases says the guard does not fully bind" 'false' "$(jqv '.guard.binding')"
+daemon_stop
+# review 4b: hostile files under --proc-dir. GI 1's access file a FIFO (its open would block the
+# daemon's start), and gi2/ci1's access file naming gi1/ci0's minor (13): that node, named twice,
+# is nobody's, so bin's lease of GI 2 / CI 1 gives no access to GI 1 / CI 0's capability.
+rm "$PROC/capabilities/gpu0/mig/gi1/access"
+mkfifo -m 644 "$PROC/capabilities/gpu0/mig/gi1/access"
+printf 'DeviceFileMinor: 13\nDeviceFileMode: 292\nDeviceFileModify: 0\n' \
+	>"$PROC/capabilities/gpu0/mig/gi2/ci1/access"
+daemon_start --dev-dir "$DEV" --proc-dir "$PROC"
+check_grep "an access file that is a FIFO is not read: the daemon starts, that node unknown" \
+	"gi1/access gives no DeviceFileMinor" "$DLOG"
+as_bin "$GPUCTL" run -q -g 0:2 -- sh -c 'echo "c $CUDA_VISIBLE_DEVICES" >>"$1"; read x <"$2"' sh \
+	"$TMP/seen" "$TMP/go-b" 2>>"$TMP/errors" &
+jb=$!
+await_count '^c MIG-' "$TMP/seen" 1
+check_eq "a node two access files name is given to nobody (bin's lease of CI 1 does not open it)" \
+	"no" "$(reads as_bin nvidia-caps/nvidia-cap13)"
+check_grep "and that is said" "nvidia-cap13 is named by two MIG instances' capability access files" \
+	"$DLOG"
+echo >"$TMP/go-b"
+wait $jb
 daemon_stop

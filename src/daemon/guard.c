@@ -40,6 +40,7 @@
 #include <acl/libacl.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -64,6 +65,7 @@ struct gnode {
 	bool cap;
 	int gi, ci;
 	bool unknown;             /* its access file said no minor: path is that file */
+	bool twice;               /* review 4b: another instance's access file names its minor too */
 };
 
 struct guard {
@@ -189,7 +191,9 @@ static void sync_node(struct daemon *d, struct gnode *n, uid_t *uids)
 			  (unsigned)st.st_uid, (unsigned)geteuid());
 		return;
 	}
-	size_t nu = node_users(d, n, uids);
+	/* review 4b: a node two instances' access files name is no one's (whose it is cannot be
+	 * told): its ACL is the owner's alone, and it is said. */
+	size_t nu = n->twice ? 0 : node_users(d, n, uids);
 	acl_t want = g->init((int)nu + 6);
 	int rw = n->cap ? 1 : 2; /* a capability is shown by opening its node for reading */
 	bool ok = want && add_entry(g, &want, ACL_USER_OBJ, NULL, rw) &&
@@ -208,11 +212,14 @@ static void sync_node(struct daemon *d, struct gnode *n, uid_t *uids)
 				set_error(n, "%s: cannot set its ACL: %s%s", n->path, strerror(errno),
 					  errno == ENOTSUP || errno == EOPNOTSUPP ?
 					  " (its file system has no POSIX ACLs)" : "");
-			else
+			else if (!n->twice)
 				clear_error(n);
-		} else {
+		} else if (!n->twice) {
 			clear_error(n);
 		}
+		if (n->twice)
+			set_error(n, "%s is named by two MIG instances' capability access files: "
+				  "nobody is given it (is --proc-dir right?)", n->path);
 		if (have)
 			g->free(have);
 	}
@@ -260,7 +267,13 @@ static void add_node(struct guard *g, const char *name, int slot, bool optional)
  * as nvidia-modprobe reads it); -1: none. */
 static int cap_minor(const char *path)
 {
-	FILE *f = fopen(path, "re");
+	/* (a regular file only, opened without blocking: the driver's are; a FIFO or a device
+	 * under --proc-dir would hang the daemon's start or act on its open) */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st;
+	FILE *f = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? fdopen(fd, "r") : NULL;
+	if (!f && fd >= 0)
+		close(fd);
 	char line[128];
 	int minor = -1;
 	while (f && minor < 0 && fgets(line, sizeof line, f)) {
@@ -363,6 +376,11 @@ bool guard_open(struct daemon *d, const char *dev_dir, const char *proc_dir, str
 		add_node(g, name, (int)i, false);
 		add_caps(g, proc_dir, gp, (int)i); /* its MIG instances' */
 	}
+	for (size_t i = 0; i < g->nnodes; i++) /* review 4b: one node named by two access files */
+		for (size_t j = i + 1; g->nodes[i].cap && !g->nodes[i].unknown && j < g->nnodes; j++)
+			if (g->nodes[j].cap && !g->nodes[j].unknown &&
+			    !strcmp(g->nodes[i].path, g->nodes[j].path))
+				g->nodes[i].twice = g->nodes[j].twice = true;
 	d->guard = g;
 	d->guard_no_minor = no_minor;
 	guard_sync(d);
