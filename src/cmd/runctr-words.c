@@ -75,6 +75,10 @@ static bool names_gpus(const char *flag, size_t n, const char *v)
 	/* review 2 follow-up: and CUDA_VISIBLE_DEVICES, which gpuctl sets in the container (-e):
 	 * docker keeps both words, and CUDA reads the first while Python reads the last; its
 	 * value-less form passes the host's ordinals, which mean other GPUs inside */
+	/* review 4: a CDI annotation: the NVIDIA runtime in its CDI mode takes devices from the
+	 * annotations under cdi.k8s.io/ (nvidia.com/gpu=all), as from --device */
+	if (n == 10 && !strncmp(flag, "annotation", 10))
+		return !strncmp(v + strspn(v, " \t"), "cdi.k8s.io/", 11);
 	if (!((n == 3 && !strncmp(flag, "env", 3)) || (n == 1 && *flag == 'e')))
 		return false;
 	/* review 4: podman takes the blanks before a name out (" NVIDIA_VISIBLE_DEVICES=all" is

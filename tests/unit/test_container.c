@@ -148,6 +148,10 @@ static void detect(void)
 		{"docker run --device /dev/nvidiactl --device=/dev/nvidia-uvm img", RUNCTR_DOCKER, false,
 		 false, false},
 		{"docker run -e NVIDIA_VISIBLE_DEVICES=all img", RUNCTR_DOCKER, false, true, false},
+		/* review 4: a CDI annotation (the NVIDIA runtime's CDI mode reads them); others pass */
+		{"docker run --annotation cdi.k8s.io/x=nvidia.com/gpu=all img", RUNCTR_DOCKER, false, true, false},
+		{"podman run --annotation=cdi.k8s.io/gpu=nvidia.com/gpu=0 img", RUNCTR_PODMAN, false, true, false},
+		{"docker run --annotation org.example/a=b img", RUNCTR_DOCKER, false, false, false},
 		{"docker run -deNVIDIA_VISIBLE_DEVICES=all img", RUNCTR_DOCKER, true, true, false},
 		{"docker run --env=NVIDIA_VISIBLE_DEVICES=all img", RUNCTR_DOCKER, false, true, false},
 		{"docker run -e NVIDIA_DRIVER_CAPABILITIES=all img", RUNCTR_DOCKER, false, false, false},
