@@ -37,6 +37,29 @@ static bool in(const char *const *list, const char *s, size_t n)
 	return false;
 }
 
+/* review 4: whether an environment entry's name (n bytes, blanks before it already taken out)
+ * sets NVIDIA_VISIBLE_DEVICES or CUDA_VISIBLE_DEVICES (which, or NULL): the name itself, or a podman prefix
+ * (NAME*, valueless) that takes either from the host. Blanks after the name are the engine's
+ * error. NVIDIA_VISIBLE_DEVICES* names any variable starting so (the toolkit reads none other,
+ * but no one needs one). */
+static const char *env_names_gpus(const char *v, size_t n, bool valueless)
+{
+	static const char *const vars[] = {"NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"};
+	while (n && (v[n - 1] == ' ' || v[n - 1] == '\t' || v[n - 1] == '\r'))
+		n--;
+	bool star = valueless && n && v[n - 1] == '*';
+	if (star)
+		n--;
+	for (size_t i = 0; i < 2; i++) {
+		size_t vl = strlen(vars[i]);
+		if (star ? n <= vl && !strncmp(v, vars[i], n)
+			 : n == vl ? !strncmp(v, vars[i], n)
+				   : i == 0 && n > vl && !strncmp(v, vars[i], vl))
+			return vars[i];
+	}
+	return NULL;
+}
+
 /* review 2: a word that gives the container GPUs by itself, besides --gpus: a CDI device, a GPU's
  * own node (/dev/nvidia0, /dev/nvidia-caps/...: not nvidiactl or nvidia-uvm, which name none),
  * or NVIDIA_VISIBLE_DEVICES, which the NVIDIA runtime reads. */
@@ -52,9 +75,19 @@ static bool names_gpus(const char *flag, size_t n, const char *v)
 	/* review 2 follow-up: and CUDA_VISIBLE_DEVICES, which gpuctl sets in the container (-e):
 	 * docker keeps both words, and CUDA reads the first while Python reads the last; its
 	 * value-less form passes the host's ordinals, which mean other GPUs inside */
-	return ((n == 3 && !strncmp(flag, "env", 3)) || (n == 1 && *flag == 'e')) &&
-	       (!strncmp(v, "NVIDIA_VISIBLE_DEVICES", 22) ||
-		(!strncmp(v, "CUDA_VISIBLE_DEVICES", 20) && (!v[20] || v[20] == '=')));
+	/* review 4: a CDI annotation: the NVIDIA runtime in its CDI mode takes devices from the
+	 * annotations under cdi.k8s.io/ (nvidia.com/gpu=all), as from --device */
+	if (n == 10 && !strncmp(flag, "annotation", 10))
+		return !strncmp(v + strspn(v, " \t"), "cdi.k8s.io/", 11);
+	if (!((n == 3 && !strncmp(flag, "env", 3)) || (n == 1 && *flag == 'e')))
+		return false;
+	/* review 4: podman takes the blanks before a name out (" NVIDIA_VISIBLE_DEVICES=all" is
+	 * that variable) and reads a value-less NAME* as every host variable whose name starts
+	 * so ("NVIDIA_*", "*"); its -e words are a map, the last one wins, so either undid the
+	 * NVIDIA_VISIBLE_DEVICES gpuctl gives it (and the NVIDIA hook's view of every GPU) */
+	v += strspn(v, " \t");
+	size_t kn = strcspn(v, "=");
+	return env_names_gpus(v, kn, !v[kn]) != NULL;
 }
 static const char bool_short[] = "ditPq";
 
@@ -207,7 +240,44 @@ static const char *exposes(const char *flag, size_t n, const char *v, const char
 
 /* review 2 follow-up: the variable of an --env-file (docker's and podman's format: NAME=VALUE
  * or NAME a line, leading blanks ignored, '#' a comment) that names GPUs, or NULL. The user's
- * own regular file, read as they run gpuctl (the first 256 KiB: an env file is small). */
+ * own regular file, read as they run gpuctl.
+ * review 4: read as the engines read it, or a line they take is missed: the whole file (it was
+ * its first 256 KiB: a variable past them went by), a NUL byte a character like any (it ended
+ * the reading), the blanks docker takes out before a line's name Unicode's (NBSP, U+2000...,
+ * a BOM; only ASCII ones were), podman's "export NAME=V" and its NAME* (host variables by
+ * prefix). A line over 1 MiB ends the reading: both engines refuse a line over 64 KiB. */
+static size_t unicode_blank(const unsigned char *p, size_t n)
+{
+	if (n && strchr(" \t\n\v\f\r", p[0]) && p[0])
+		return 1;
+	if (n >= 2 && p[0] == 0xC2 && (p[1] == 0x85 || p[1] == 0xA0))
+		return 2;
+	if (n >= 3 && ((p[0] == 0xE1 && p[1] == 0x9A && p[2] == 0x80) ||
+		       (p[0] == 0xE2 && p[1] == 0x80 && (p[2] <= 0x8A || p[2] == 0xA8 ||
+							 p[2] == 0xA9 || p[2] == 0xAF)) ||
+		       (p[0] == 0xE2 && p[1] == 0x81 && p[2] == 0x9F) ||
+		       (p[0] == 0xE3 && p[1] == 0x80 && p[2] == 0x80) ||
+		       (p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF)))   /* the BOM */
+		return 3;
+	return 0;
+}
+
+static const char *env_line_gpus(const char *line, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)line;
+	size_t b;
+	while (len && (b = unicode_blank(p, len)))
+		p += b, len -= b;
+	if (!len || *p == '#')
+		return NULL;
+	if (len > 7 && !memcmp(p, "export", 6) && (p[6] == ' ' || p[6] == '\t'))
+		for (p += 6, len -= 6; len && (*p == ' ' || *p == '\t'); p++, len--)
+			;
+	const unsigned char *eq = memchr(p, '=', len);
+	size_t kn = eq ? (size_t)(eq - p) : len;
+	return env_names_gpus((const char *)p, kn, !eq);
+}
+
 static const char *env_file_gpus(const char *path)
 {
 	/* A regular file only: a pipe (`--env-file <(...)`) read here would be read empty by the
@@ -218,24 +288,43 @@ static const char *env_file_gpus(const char *path)
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return NULL;
-	static char buf[256 * 1024];
-	size_t n = 0;
-	ssize_t r;
-	while (n < sizeof buf - 1 && (r = read(fd, buf + n, sizeof buf - 1 - n)) > 0)
-		n += (size_t)r;
-	close(fd);
-	buf[n] = '\0';
-	for (char *line = buf; line && *line;) {
-		char *next = strchr(line, '\n');
-		line += strspn(line, " \t\v\f\r");
-		size_t len = strcspn(line, "=\n");
-		static const char *const vars[] = {"NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"};
-		for (size_t i = 0; *line != '#' && i < 2; i++)
-			if (len == strlen(vars[i]) && !strncmp(line, vars[i], len))
-				return vars[i];
-		line = next ? next + 1 : NULL;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return NULL;
 	}
-	return NULL;
+	enum { LINE_MAX_BYTES = 1 << 20 };
+	char *buf = malloc(LINE_MAX_BYTES + 1);
+	const char *found = NULL;
+	size_t have = 0;
+	ssize_t r = 1;
+	while (buf && !found && (r > 0 || have)) {
+		if (r > 0 && have < LINE_MAX_BYTES) {
+			r = read(fd, buf + have, LINE_MAX_BYTES - have);
+			if (r > 0) {
+				have += (size_t)r;
+				continue;  /* fill the buffer, or reach the file's end */
+			}
+		}
+		/* whole lines in buf[0, have); at the file's end the last may lack its newline */
+		size_t at = 0;
+		char *nl;
+		while (!found && (nl = memchr(buf + at, '\n', have - at))) {
+			found = env_line_gpus(buf + at, (size_t)(nl - buf) - at);
+			at = (size_t)(nl - buf) + 1;
+		}
+		if (!found && r <= 0) {   /* the end: the last line, then done */
+			if (at < have)
+				found = env_line_gpus(buf + at, have - at);
+			break;
+		}
+		if (!at)
+			break;             /* a line over 1 MiB: the engines refuse the file */
+		memmove(buf, buf + at, have - at);
+		have -= at;
+	}
+	free(buf);
+	close(fd);
+	return found;
 }
 
 

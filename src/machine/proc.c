@@ -43,6 +43,10 @@
 #include <unistd.h>
 
 #define REREAD_AFTER 4000U     /* ms */
+/* review 4: the bytes of a command line kept (the rest cut, "..." said). One user's GPU process
+ * with a command line of megabytes (ARG_MAX allows 6 MiB) cost every refresh that much, and
+ * in the daemon's snapshot a record over one message (64 KiB) failed every user's view. */
+#define CMDLINE_MAX 4096
 #define CHUNK (64 * 1024)
 #define JOB_UNREAD 0xFFFFFFFFU
 
@@ -333,7 +337,14 @@ static const char *proc_path(const struct proc_cache *pc, char *buf, unsigned pi
  * end (cmdline copies the argument area until the count or its end; comm, cgroup and stat are
  * single_open seq files, whole in the kernel's buffer before the first byte is copied), so only
  * a read that filled the buffer reads again, into a bigger one (a long command line). */
+static ssize_t read_scratch_max(struct proc_cache *pc, const char *path, size_t max);
 static ssize_t read_scratch(struct proc_cache *pc, const char *path)
+{
+	return read_scratch_max(pc, path, SIZE_MAX);
+}
+
+/* As read_scratch, at most max bytes (more may be read: a whole buffer's). */
+static ssize_t read_scratch_max(struct proc_cache *pc, const char *path, size_t max)
 {
 	int fd = openat(pc->procfd >= 0 ? pc->procfd : AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -353,7 +364,7 @@ static ssize_t read_scratch(struct proc_cache *pc, const char *path)
 			return -1;
 		}
 		len += (size_t)r;
-		if ((size_t)r < want)
+		if ((size_t)r < want || len >= max)
 			break;
 	}
 	close(fd);
@@ -367,9 +378,16 @@ static void read_text(struct proc_cache *pc, struct proc_ent *e)
 	char path[64];
 	text_drop(pc, e);
 	e->reread_ms = pc->now_ms + REREAD_AFTER / 2 + (uint32_t)((uint64_t)REREAD_AFTER * (hash(e->pid) >> 16) >> 16);
-	ssize_t n = read_scratch(pc, proc_path(pc, path, e->pid, "cmdline"));
+	ssize_t n = read_scratch_max(pc, proc_path(pc, path, e->pid, "cmdline"), CMDLINE_MAX + 1);
 	size_t len = n > 0 ? (size_t)n : 0;
 	char *cmd = pc->scratch;
+	if (len > CMDLINE_MAX) {   /* cut on a character's boundary, and said */
+		len = CMDLINE_MAX - 3;
+		while (len && ((unsigned char)cmd[len] & 0xC0) == 0x80)
+			len--;
+		memcpy(cmd + len, "...", 4);
+		len += 3;
+	}
 	while (len && cmd[len - 1] == '\0')
 		len--;
 	if (!len) {

@@ -148,6 +148,10 @@ static void detect(void)
 		{"docker run --device /dev/nvidiactl --device=/dev/nvidia-uvm img", RUNCTR_DOCKER, false,
 		 false, false},
 		{"docker run -e NVIDIA_VISIBLE_DEVICES=all img", RUNCTR_DOCKER, false, true, false},
+		/* review 4: a CDI annotation (the NVIDIA runtime's CDI mode reads them); others pass */
+		{"docker run --annotation cdi.k8s.io/x=nvidia.com/gpu=all img", RUNCTR_DOCKER, false, true, false},
+		{"podman run --annotation=cdi.k8s.io/gpu=nvidia.com/gpu=0 img", RUNCTR_PODMAN, false, true, false},
+		{"docker run --annotation org.example/a=b img", RUNCTR_DOCKER, false, false, false},
 		{"docker run -deNVIDIA_VISIBLE_DEVICES=all img", RUNCTR_DOCKER, true, true, false},
 		{"docker run --env=NVIDIA_VISIBLE_DEVICES=all img", RUNCTR_DOCKER, false, true, false},
 		{"docker run -e NVIDIA_DRIVER_CAPABILITIES=all img", RUNCTR_DOCKER, false, false, false},
@@ -270,6 +274,56 @@ static void detect(void)
 	fclose(f);
 	runctr_detect(e2, &lr);
 	CHECK(!lr.user_gpus);
+	/* review 4: lines the engines read that were missed: past 256 KiB, after a NUL byte,
+	 * behind docker's Unicode blanks (NBSP, a BOM), podman's "export" and NAME* */
+	static const char *const hidden[] = {
+		"A=1\n\0\nNVIDIA_VISIBLE_DEVICES=all\n", "\xc2\xa0NVIDIA_VISIBLE_DEVICES=all\n",
+		"\xef\xbb\xbf" "CUDA_VISIBLE_DEVICES=0\n", "export NVIDIA_VISIBLE_DEVICES=all\n",
+		"\t NVIDIA_*\n", "CUDA*", "*\r\n", NULL,
+	};
+	for (size_t h = 0; hidden[h]; h++) {
+		f = fopen(ef, "w");
+		size_t hl = strlen(hidden[h]);
+		if (h == 0)
+			hl += strlen(hidden[h] + hl + 1) + 1;   /* past its NUL */
+		fwrite(hidden[h], 1, hl, f);
+		fclose(f);
+		runctr_detect(e2, &lr);
+		CHECK(lr.user_gpus && lr.gpus_var);
+	}
+	f = fopen(ef, "w");
+	for (int l = 0; l < 300 * 1024 / 32; l++)
+		fputs("# a comment of 32 bytes, padded\n", f);
+	fputs("NVIDIA_VISIBLE_DEVICES=all\n", f);
+	fclose(f);
+	runctr_detect(e2, &lr);
+	CHECK(lr.user_gpus && !strcmp(lr.gpus_var, "NVIDIA_VISIBLE_DEVICES"));
+	f = fopen(ef, "w");
+	fputs("\xc2\xa0# NVIDIA_VISIBLE_DEVICES=all\nexport A=1\nNVX*\nCUDA_VISIBLE_DEVICES_X*\n", f);
+	fclose(f);
+	runctr_detect(e2, &lr);
+	CHECK(!lr.user_gpus);
+	/* review 4: podman's -e takes the blanks before a name out, and NAME* (no value) takes
+	 * the host's variables of that prefix; its -e words are a map, the last one wins */
+	static const char *const envs[] = {" NVIDIA_VISIBLE_DEVICES=all", "\tCUDA_VISIBLE_DEVICES=0",
+					   "NVIDIA_*", "*", "CUDA_VIS*", " N*", NULL};
+	for (size_t h = 0; envs[h]; h++) {
+		char ew[64];
+		snprintf(ew, sizeof ew, "--env=%s", envs[h]);
+		char *pe[] = {"podman", "run", "-e", (char *)envs[h], "img", NULL};
+		char *pe2[] = {"podman", "run", ew, "img", NULL};
+		runctr_detect(pe, &lr);
+		CHECK(lr.user_gpus != NULL);
+		runctr_detect(pe2, &lr);
+		CHECK(lr.user_gpus != NULL);
+	}
+	static const char *const fine[] = {"NVIDIA_DRIVER_CAPABILITIES=all", "NV*=1", "CUDA_HOME",
+					   "HOME*", "X=NVIDIA_VISIBLE_DEVICES", NULL};
+	for (size_t h = 0; fine[h]; h++) {
+		char *pe[] = {"podman", "run", "-e", (char *)fine[h], "img", NULL};
+		runctr_detect(pe, &lr);
+		CHECK(lr.kind == RUNCTR_PODMAN && lr.user_gpus == NULL);
+	}
 	char *e3[] = {"docker", "run", "--env-file", "/nonexistent/env", "img", NULL};
 	runctr_detect(e3, &lr);
 	CHECK(!lr.user_gpus);   /* the client says it cannot read it */
