@@ -127,7 +127,7 @@ as_bin "$GPUCTL" run -q -g 0:2 -- sh -c 'echo "c $CUDA_VISIBLE_DEVICES" >>"$1"; 
 jb=$!
 await_count '^c MIG-' "$TMP/seen" 1
 check_eq "a node two access files name is given to nobody (bin's lease of CI 1 does not open it)" \
-	"no" "$(reads as_bin nvidia-caps/nvidia-cap13)"
+	"1 no" "$(grep -c '^c MIG-' "$TMP/seen") $(reads as_bin nvidia-caps/nvidia-cap13)"
 check_grep "and that is said" "nvidia-cap13 is named by two MIG instances' capability access files" \
 	"$DLOG"
 echo >"$TMP/go-b"
