@@ -37,7 +37,7 @@ jobs_cleanup() {
 		[ -d "$d" ] || continue
 		for p in $(sed -n 's/^gpuctl runner: pid \([0-9]*\) serving.*/\1/p' "$d/runner.log" 2>/dev/null) \
 			$(awk '$1 == "pid" {print $2}' "$d"/*.job 2>/dev/null); do
-			tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qxF "XDG_STATE_HOME=$home" &&
+			tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" | grep -qxF "XDG_STATE_HOME=$home" &&
 				kill -KILL "$p" 2>/dev/null
 		done
 	done
