@@ -76,7 +76,10 @@ static void load_dir(void)
 	const char *dir = getenv("FAKENVML_PROC_DIR");
 	DIR *d = dir ? opendir(dir) : NULL;
 	for (struct dirent *e; d && (e = readdir(d));) {
-		if (e->d_name[0] == '.')
+		/* A name ending in .tmp is a file still being written, to be renamed into place: read
+		 * beside the file it replaces, one process would count twice. */
+		size_t len = strlen(e->d_name);
+		if (e->d_name[0] == '.' || (len > 4 && !strcmp(e->d_name + len - 4, ".tmp")))
 			continue;
 		char p[4096];
 		snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
