@@ -53,7 +53,8 @@ start t80x24 80 24 "1000 processes" -- "$B/gpuctl" top -d 1
 start t200x50 200 50 "1000 processes" -- "$B/gpuctl" top -d 1
 start sortcpu 200 50 "1000 processes" -- "$B/gpuctl" top -d 1 --sort cpu
 if command -v nvtop >/dev/null; then
-	start nvtop 200 50 "GPU" -- nvtop -d 10
+	# nvtop loads libnvidia-ml.so.1 by its soname: the stand-in's folder on its library path.
+	start nvtop 200 50 "Device 0" "LD_LIBRARY_PATH=$PWD/$B/fakenvml" -- nvtop -d 10
 	names+=(nvtop)
 fi
 sleep 2   # two steady refreshes before the clock starts
