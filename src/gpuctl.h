@@ -60,9 +60,10 @@
  *            idle watch (holder.c), a share's claim watched (watch.c), and the notify hook of a
  *            run or env lease (hook.c)
  * view/      rank 4, what the machine commands print: nvidia-smi's --query-* fields (query.c),
- *            the status table (table.c), the Prometheus exposition (metrics.c), status's JSON
- *            (status-json.c), the doctor's findings (doctor.c), a process's container in each of
- *            them (container.c), `topo` (topo.c)
+ *            the status table (table.c), the Prometheus exposition (metrics.c; its text pieces
+ *            in metrics-text.c), status's JSON (status-json.c), the doctor's findings (doctor.c;
+ *            the machine's in doctor-machine.c, the guard's in doctor-guard.c), a process's
+ *            container in each of them (container.c), `topo` (topo.c)
  * jobs/      rank 4, detached jobs (design: backend.h): the record and the user's directories
  *            (job.c), its parsers (spec.c), the jobs a command names and the wait on them (set.c);
  *            this machine's backend (local.c, local-conn.c) and Slurm's (slurm.c, slurm-*.c)

@@ -144,10 +144,11 @@ static int doctor(struct cmd *c)
 	struct doctor_report r = {0};
 	if (focus)
 		doctor_pid(&r, c->set, &lv, (unsigned)focus);
-	else
+	else {
 		doctor_all(&r, c->set, &lv);
-	if (!focus) /* the device guard (issue 25): whether leases bind here */
-		doctor_guard(&r, c->set, &lv);
+		doctor_machine(&r, c->set, &lv); /* the GPUs, idle leases, shares */
+		doctor_guard(&r, c->set, &lv);   /* the device guard (issue 25): whether leases bind */
+	}
 	print(&r, &sh);
 	if (doctor_has_error(&r))
 		rc = EXIT_FAIL; /* documented: 1 when an error was found */

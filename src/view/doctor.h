@@ -42,6 +42,8 @@ void doctor_finding_add_id(struct doctor_ids *l, unsigned id);
 /* doctor-guard.c (issue 25; `doctor` adds it to doctor_all's): whether leases bind here (the device guard's state, the nodes'
  * owners and modes), and processes on a GPU that no lease of their user covers. */
 void doctor_guard(struct doctor_report *r, const struct gpu_set *set, const struct leaseview *lv);
+/* doctor-machine.c (`doctor` adds it to doctor_all's): the GPUs' state, idle leases, shares over their claim. */
+void doctor_machine(struct doctor_report *r, const struct gpu_set *set, const struct leaseview *lv);
 void doctor_report_free(struct doctor_report *r);
 
 #endif

@@ -3,101 +3,12 @@
  * that could grow without bound are capped: processes per GPU (the rest summed as pid="other")
  * and command names (the program's base name, 64 bytes at most). */
 #include "view/metrics.h"
-#include "base/escape.h"
-#include "machine/runtime.h"
+#include "view/metrics-text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#define REPLACEMENT "\xef\xbf\xbd"    /* U+FFFD, for a byte that is not UTF-8 */
-
-/* A label value: valid UTF-8 (Prometheus refuses the whole scrape otherwise, and a process
- * name may hold any bytes: those that are not UTF-8 become U+FFFD), with backslash, double
- * quote and newline escaped as the text format wants. */
-static void metrics_label(struct strbuf *sb, const char *v)
-{
-	const unsigned char *p = (const unsigned char *)(v ? v : "");
-	for (size_t len = strlen((const char *)p), n; *p; p += n, len -= n) {
-		n = utf8_seq_len(p, len);
-		if (!n) {
-			sb_adds(sb, REPLACEMENT);
-			n = 1;
-		} else if (*p == '\\' || *p == '"') {
-			sb_addc(sb, '\\');
-			sb_addc(sb, (char)*p);
-		} else if (*p == '\n') {
-			sb_adds(sb, "\\n");
-		} else {
-			sb_add(sb, (const char *)p, n);
-		}
-	}
-}
-
-static void family(struct strbuf *sb, const char *name, const char *type, const char *help)
-{
-	sb_addf(sb, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
-/* On a Slurm node, the jobs whose processes use the GPU, as dcgm-exporter's hpc_job label: one
- * job id, or several joined by commas in ascending order (dcgm-exporter repeats the series per
- * job instead, which double-counts in sum()); no label for a GPU no job uses. */
-static void hpc_job(struct strbuf *sb, const struct gpu *g)
-{
-	unsigned last = 0;
-	for (;;) {
-		unsigned next = 0;
-		for (size_t i = 0; i < g->nprocs; i++) {
-			unsigned j = g->procs[i].slurm_job;
-			if (j > last && (!next || j < next))
-				next = j;
-		}
-		if (!next)
-			break;
-		sb_addf(sb, last ? ",%u" : ",hpc_job=\"%u", next);
-		last = next;
-	}
-	if (last)
-		sb_addc(sb, '"');
-}
-
-/* name{gpu="0",uuid="...",name="...",hostname="..."[,hpc_job="..."][,extra]}; gpu_jobs: the
- * GPU's jobs as hpc_job (a process's series name its own job in extra instead). */
-static void sample_head(struct strbuf *sb, const char *metric, const struct gpu *g,
-			const struct metrics_opts *o, const char *extra, bool gpu_jobs)
-{
-	sb_addf(sb, "%s{gpu=\"%u\",uuid=\"", metric, g->index);
-	metrics_label(sb, g->uuid);
-	sb_adds(sb, "\",name=\"");
-	metrics_label(sb, g->name);
-	sb_adds(sb, "\",hostname=\"");
-	metrics_label(sb, o->hostname);
-	sb_addc(sb, '"');
-	if (o->slurm && gpu_jobs)
-		hpc_job(sb, g);
-	sb_addf(sb, "%s%s} ", extra ? "," : "", extra ? extra : "");
-}
-
-static void gpu_sample(struct strbuf *sb, const char *metric, const struct gpu *g,
-		       const struct metrics_opts *o, const char *extra)
-{
-	sample_head(sb, metric, g, o, extra, true);
-}
-
-static void mig_sample(struct strbuf *sb, const char *metric, const struct gpu *g,
-		       const struct mig_dev *m, const struct metrics_opts *o, uint64_t value)
-{
-	if (!m->mem_valid)
-		return;
-	struct strbuf x = {0};
-	sb_adds(&x, "mig_uuid=\"");
-	metrics_label(&x, m->uuid);
-	sb_addf(&x, "\",gpu_instance=\"%u\",compute_instance=\"%u\"", m->gi, m->ci);
-	gpu_sample(sb, metric, g, o, x.buf);
-	sb_addf(sb, "%llu\n", (unsigned long long)value);
-	sb_free(&x);
-}
 
 struct gauge {
 	const char *name, *help;
@@ -161,7 +72,7 @@ static void gpu_info(struct strbuf *sb, const struct gpu_set *set, const struct 
 	sb_adds(&x, "\",driver_version=\"");
 	metrics_label(&x, set->has_driver_version ? set->driver_version : "");
 	sb_addc(&x, '"');
-	gpu_sample(sb, "gpuctl_gpu_info", g, o, x.buf);
+	metrics_gpu_sample(sb, "gpuctl_gpu_info", g, o, x.buf);
 	sb_adds(sb, "1\n");
 	sb_free(&x);
 }
@@ -177,7 +88,7 @@ static void clocks(struct strbuf *sb, const struct gpu *g, const struct metrics_
 	for (size_t c = 0; c < ARRAY_SIZE(clk); c++) {
 		if (!gpu_has(g, clk[c].f))
 			continue;
-		gpu_sample(sb, "gpuctl_gpu_clock_hertz", g, o, clk[c].label);
+		metrics_gpu_sample(sb, "gpuctl_gpu_clock_hertz", g, o, clk[c].label);
 		sb_addf(sb, "%llu\n", (unsigned long long)mhz[c] * 1000000ULL);
 	}
 }
@@ -185,122 +96,59 @@ static void clocks(struct strbuf *sb, const struct gpu *g, const struct metrics_
 static void gpu_metrics(struct strbuf *sb, const struct gpu_set *set, const struct metrics_opts *o)
 {
 	const struct gpu *g, *end = set->gpus + set->ngpus;
-	family(sb, "gpuctl_gpu_info", "gauge", "Always 1: the GPU's identity.");
+	metrics_family(sb, "gpuctl_gpu_info", "gauge", "Always 1: the GPU's identity.");
 	for (g = set->gpus; g < end; g++)
 		gpu_info(sb, set, g, o);
-	family(sb, "gpuctl_gpu_lost", "gauge", "1 when the GPU fell off the bus or stopped answering.");
+	metrics_family(sb, "gpuctl_gpu_lost", "gauge", "1 when the GPU fell off the bus or stopped answering.");
 	for (g = set->gpus; g < end; g++) {
-		gpu_sample(sb, "gpuctl_gpu_lost", g, o, NULL);
+		metrics_gpu_sample(sb, "gpuctl_gpu_lost", g, o, NULL);
 		sb_addf(sb, "%d\n", g->lost || g->inaccessible);
 	}
 	for (size_t k = 0; k < ARRAY_SIZE(gauges); k++) {
-		family(sb, gauges[k].name, "gauge", gauges[k].help);
+		metrics_family(sb, gauges[k].name, "gauge", gauges[k].help);
 		for (g = set->gpus; g < end; g++) {
 			if (!gpu_has(g, gauges[k].field))
 				continue;
-			gpu_sample(sb, gauges[k].name, g, o, NULL);
+			metrics_gpu_sample(sb, gauges[k].name, g, o, NULL);
 			sb_addf(sb, "%.17g\n", gauge_value(g, gauges[k].field));
 		}
 	}
-	family(sb, "gpuctl_gpu_clock_hertz", "gauge",
+	metrics_family(sb, "gpuctl_gpu_clock_hertz", "gauge",
 	       "Current clocks (DCGM_FI_DEV_SM_CLOCK, DCGM_FI_DEV_MEM_CLOCK, there in MHz).");
 	for (g = set->gpus; g < end; g++)
 		clocks(sb, g, o);
-	family(sb, "gpuctl_gpu_compute_mode", "gauge", "1 for the GPU's compute mode.");
+	metrics_family(sb, "gpuctl_gpu_compute_mode", "gauge", "1 for the GPU's compute mode.");
 	for (g = set->gpus; g < end; g++) {
 		if (!gpu_has(g, GF_COMPUTE_MODE))
 			continue;
 		char mode[48];
 		snprintf(mode, sizeof mode, "mode=\"%s\"", compute_mode_name(g->compute_mode));
-		gpu_sample(sb, "gpuctl_gpu_compute_mode", g, o, mode);
+		metrics_gpu_sample(sb, "gpuctl_gpu_compute_mode", g, o, mode);
 		sb_adds(sb, "1\n");
 	}
-	family(sb, "gpuctl_gpu_ecc_uncorrected_errors_total", "counter",
+	metrics_family(sb, "gpuctl_gpu_ecc_uncorrected_errors_total", "counter",
 	       "Uncorrectable ECC errors since the driver loaded (DCGM_FI_DEV_ECC_DBE_VOL_TOTAL).");
 	for (g = set->gpus; g < end; g++) {
 		if (!gpu_has(g, GF_ECC_UNCORRECTED))
 			continue;
-		gpu_sample(sb, "gpuctl_gpu_ecc_uncorrected_errors_total", g, o, NULL);
+		metrics_gpu_sample(sb, "gpuctl_gpu_ecc_uncorrected_errors_total", g, o, NULL);
 		sb_addf(sb, "%llu\n", (unsigned long long)g->ecc_uncorrected);
 	}
-	family(sb, "gpuctl_nvml_errors_total", "counter", "NVML queries that failed (other than not supported).");
+	metrics_family(sb, "gpuctl_nvml_errors_total", "counter", "NVML queries that failed (other than not supported).");
 	for (g = set->gpus; g < end; g++) {
-		gpu_sample(sb, "gpuctl_nvml_errors_total", g, o, NULL);
+		metrics_gpu_sample(sb, "gpuctl_nvml_errors_total", g, o, NULL);
 		sb_addf(sb, "%u\n", g->errors);
 	}
-	family(sb, "gpuctl_mig_device_memory_used_bytes", "gauge", "Memory used on a MIG device.");
+	metrics_family(sb, "gpuctl_mig_device_memory_used_bytes", "gauge", "Memory used on a MIG device.");
 	for (g = set->gpus; g < end; g++)
 		for (size_t m = 0; m < g->nmigs; m++)
-			mig_sample(sb, "gpuctl_mig_device_memory_used_bytes", g, &g->migs[m], o,
+			metrics_mig_sample(sb, "gpuctl_mig_device_memory_used_bytes", g, &g->migs[m], o,
 				   g->migs[m].mem_used);
-	family(sb, "gpuctl_mig_device_memory_total_bytes", "gauge", "Memory of a MIG device.");
+	metrics_family(sb, "gpuctl_mig_device_memory_total_bytes", "gauge", "Memory of a MIG device.");
 	for (g = set->gpus; g < end; g++)
 		for (size_t m = 0; m < g->nmigs; m++)
-			mig_sample(sb, "gpuctl_mig_device_memory_total_bytes", g, &g->migs[m], o,
+			metrics_mig_sample(sb, "gpuctl_mig_device_memory_total_bytes", g, &g->migs[m], o,
 				   g->migs[m].mem_total);
-}
-
-/* The program's base name as a label: at most MAX_COMMAND_LABEL bytes, cut between characters
- * (a name cut inside an "é" would not be UTF-8), bytes that are not UTF-8 already U+FFFD. */
-#define MAX_COMMAND_LABEL 64
-static const char *base_name(const char *cmd, char buf[MAX_COMMAND_LABEL + 1])
-{
-	if (!cmd)
-		return "";
-	size_t len = strcspn(cmd, " ");
-	const char *start = cmd;
-	for (const char *p = cmd; p < cmd + len; p++)
-		if (*p == '/')
-			start = p + 1;
-	const unsigned char *p = (const unsigned char *)start, *end = (const unsigned char *)cmd + len;
-	size_t k = 0;
-	for (size_t n; p < end; p += n) {
-		n = utf8_seq_len(p, (size_t)(end - p));
-		const char *add = n ? (const char *)p : REPLACEMENT;
-		size_t alen = n ? n : 3;
-		if (k + alen > MAX_COMMAND_LABEL)
-			break;
-		memcpy(buf + k, add, alen);
-		k += alen;
-		n = n ? n : 1;
-	}
-	buf[k] = '\0';
-	return buf;
-}
-
-/* A process's owner as a label: user="NAME", or user="" for one whose owner is not known (gone
- * between NVML's list and /proc, or in another PID namespace: machine.c then knows no uid either).
- * No account can be named "", so no real user's series merges with theirs (as "unknown" did). */
-static void owner_label(struct strbuf *sb, const struct gpu_proc *p)
-{
-	sb_adds(sb, "user=\"");
-	metrics_label(sb, p->user);
-	sb_addc(sb, '"');
-}
-
-/* containers (issue 28): a process's container as dcgm-exporter labels it, container (its name,
- * or the 12-digit id when no runtime named it), pod and namespace (a Kubernetes pod's, when
- * known); none for a process in no container. */
-static void ctr_labels(struct strbuf *sb, const struct gpu_proc *p)
-{
-	const struct ctr_info *c = p->ctr;
-	if (!c)
-		return;
-	char id[13];
-	ctr_short_id(c->ref.id, id);
-	sb_adds(sb, ",container=\"");
-	metrics_label(sb, c->name[0] ? c->name : id);
-	sb_addc(sb, '"');
-	if (c->pod[0]) {
-		sb_adds(sb, ",pod=\"");
-		metrics_label(sb, c->pod);
-		sb_addc(sb, '"');
-	}
-	if (c->ns[0]) {
-		sb_adds(sb, ",namespace=\"");
-		metrics_label(sb, c->ns);
-		sb_addc(sb, '"');
-	}
 }
 
 /* The per-user sums; user NULL: the processes whose owner is not known, together. */
@@ -331,7 +179,7 @@ static void process_metrics(struct strbuf *sb, const struct gpu_set *set, const 
 {
 	struct user_sum *users = NULL;
 	size_t nusers = 0, cap = 0;
-	family(sb, "gpuctl_process_gpu_memory_bytes", "gauge",
+	metrics_family(sb, "gpuctl_process_gpu_memory_bytes", "gauge",
 	       "GPU memory used by a process (at most --max-processes per GPU; the rest under "
 	       "pid=\"other\"); user=\"\" when its owner is not known (gone, or in another PID namespace); "
 	       "container, pod, namespace: its container's (named by its runtime, else its short id).");
@@ -362,29 +210,29 @@ static void process_metrics(struct strbuf *sb, const struct gpu_set *set, const 
 			char cmd[MAX_COMMAND_LABEL + 1];
 			struct strbuf x = {0};
 			sb_addf(&x, "pid=\"%u\",", p->pid);
-			owner_label(&x, p);
+			metrics_owner_label(&x, p);
 			sb_adds(&x, ",command=\"");
-			metrics_label(&x, base_name(p->cmdline, cmd));
+			metrics_label(&x, metrics_base_name(p->cmdline, cmd));
 			sb_addc(&x, '"');
 			if (p->slurm_job)
 				sb_addf(&x, ",hpc_job=\"%u\"", p->slurm_job);
-			ctr_labels(&x, p);
-			sample_head(sb, "gpuctl_process_gpu_memory_bytes", g, o, x.buf, false);
+			metrics_ctr_labels(&x, p);
+			metrics_sample_head(sb, "gpuctl_process_gpu_memory_bytes", g, o, x.buf, false);
 			sb_addf(sb, "%llu\n", (unsigned long long)p->used_mem);
 			sb_free(&x);
 		}
 		if (any_other) {
-			gpu_sample(sb, "gpuctl_process_gpu_memory_bytes", g, o, "pid=\"other\",user=\"\",command=\"\"");
+			metrics_gpu_sample(sb, "gpuctl_process_gpu_memory_bytes", g, o, "pid=\"other\",user=\"\",command=\"\"");
 			sb_addf(sb, "%llu\n", (unsigned long long)other);
 		}
 	}
-	family(sb, "gpuctl_user_gpu_memory_bytes", "gauge", "GPU memory used by a user's processes, all GPUs "
+	metrics_family(sb, "gpuctl_user_gpu_memory_bytes", "gauge", "GPU memory used by a user's processes, all GPUs "
 	       "(user=\"\": the processes whose owner is not known).");
 	for (size_t u = 0; u < nusers; u++) {
 		user_sample(sb, "gpuctl_user_gpu_memory_bytes", &users[u], o);
 		sb_addf(sb, "%llu\n", (unsigned long long)users[u].mem);
 	}
-	family(sb, "gpuctl_user_gpus", "gauge", "GPUs on which a user has processes (user=\"\" as above).");
+	metrics_family(sb, "gpuctl_user_gpus", "gauge", "GPUs on which a user has processes (user=\"\" as above).");
 	for (size_t u = 0; u < nusers; u++) {
 		user_sample(sb, "gpuctl_user_gpus", &users[u], o);
 		sb_addf(sb, "%u\n", users[u].gpus);
@@ -413,7 +261,7 @@ static void holder_labels(struct strbuf *x, const struct lease_info *h)
 static void process_util_metrics(struct strbuf *sb, const struct gpu_set *set, const struct metrics_opts *o)
 {
 	static const char *const engines[] = {"sm", "memory", "encoder", "decoder"};
-	family(sb, "gpuctl_process_utilization_percent", "gauge",
+	metrics_family(sb, "gpuctl_process_utilization_percent", "gauge",
 	       "A process's share of the GPU's engines in NVML's newest sample of the last second "
 	       "(the processes of gpuctl_process_gpu_memory_bytes, labelled as there).");
 	for (const struct gpu *g = set->gpus; g < set->gpus + set->ngpus; g++)
@@ -426,14 +274,14 @@ static void process_util_metrics(struct strbuf *sb, const struct gpu_set *set, c
 			for (size_t e = 0; e < ARRAY_SIZE(engines); e++) {
 				struct strbuf x = {0};
 				sb_addf(&x, "pid=\"%u\",", p->pid);
-				owner_label(&x, p);
+				metrics_owner_label(&x, p);
 				sb_adds(&x, ",command=\"");
-				metrics_label(&x, base_name(p->cmdline, cmd));
+				metrics_label(&x, metrics_base_name(p->cmdline, cmd));
 				sb_addf(&x, "\",engine=\"%s\"", engines[e]);
 				if (p->slurm_job)
 					sb_addf(&x, ",hpc_job=\"%u\"", p->slurm_job);
-				ctr_labels(&x, p);
-				sample_head(sb, "gpuctl_process_utilization_percent", g, o, x.buf, false);
+				metrics_ctr_labels(&x, p);
+				metrics_sample_head(sb, "gpuctl_process_utilization_percent", g, o, x.buf, false);
 				sb_addf(sb, "%u\n", v[e]);
 				sb_free(&x);
 			}
@@ -476,7 +324,7 @@ static void share_metrics(struct strbuf *sb, const struct gpu_set *set, const st
 	};
 	const struct gpu *g, *end = set->gpus + set->ngpus;
 	/* MIG instances as lease units: who holds each instance */
-	family(sb, "gpuctl_mig_device_lease_info", "gauge",
+	metrics_family(sb, "gpuctl_mig_device_lease_info", "gauge",
 	       "Always 1: who holds a MIG instance's lease (one series per leased instance).");
 	for (g = set->gpus; g < end; g++)
 		for (size_t k = 0; k < g->nmigs; k++) {
@@ -488,19 +336,19 @@ static void share_metrics(struct strbuf *sb, const struct gpu_set *set, const st
 			metrics_label(&x, g->migs[k].uuid);
 			sb_adds(&x, "\",");
 			holder_labels(&x, h);
-			gpu_sample(sb, "gpuctl_mig_device_lease_info", g, o, x.buf);
+			metrics_gpu_sample(sb, "gpuctl_mig_device_lease_info", g, o, x.buf);
 			sb_adds(sb, "1\n");
 			sb_free(&x);
 		}
 	for (size_t f = 0; f < ARRAY_SIZE(fam); f++) {
-		family(sb, fam[f][0], "gauge", fam[f][1]);
+		metrics_family(sb, fam[f][0], "gauge", fam[f][1]);
 		for (g = set->gpus; g < end; g++) {
 			const struct share_gpu *s = leaseview_share_gpu(lv, g->uuid);
 			uint64_t v[] = {s ? s->count : 0, s ? s->claimed << 20 : 0, s ? s->outside << 20 : 0,
 					s ? s->room << 20 : 0};
 			if (!s && f > 0)
 				continue;
-			gpu_sample(sb, fam[f][0], g, o, NULL);
+			metrics_gpu_sample(sb, fam[f][0], g, o, NULL);
 			sb_addf(sb, "%llu\n", (unsigned long long)v[f]);
 		}
 	}
@@ -510,7 +358,7 @@ static void share_metrics(struct strbuf *sb, const struct gpu_set *set, const st
 		{"gpuctl_share_over_claim", "1 when a share's processes use more than it claims."},
 	};
 	for (size_t f = 0; f < ARRAY_SIZE(lfam); f++) {
-		family(sb, lfam[f][0], "gauge", lfam[f][1]);
+		metrics_family(sb, lfam[f][0], "gauge", lfam[f][1]);
 		for (g = set->gpus; g < end; g++) {
 			const struct lease_info *l;
 			for (size_t k = 0; (l = leaseview_share(lv, g->uuid, k)); k++) {
@@ -525,7 +373,7 @@ static void share_metrics(struct strbuf *sb, const struct gpu_set *set, const st
 				sb_adds(&x, "\",lease_name=\"");
 				metrics_label(&x, l->name ? l->name : "");
 				sb_adds(&x, "\"");
-				gpu_sample(sb, lfam[f][0], g, o, x.buf);
+				metrics_gpu_sample(sb, lfam[f][0], g, o, x.buf);
 				sb_addf(sb, "%llu\n", (unsigned long long)v[f]);
 				sb_free(&x);
 			}
@@ -541,37 +389,37 @@ static void lease_metrics(struct strbuf *sb, const struct gpu_set *set, const st
 			  const struct metrics_opts *o)
 {
 	const struct gpu *g, *end = set->gpus + set->ngpus;
-	family(sb, "gpuctl_daemon_up", "gauge",
+	metrics_family(sb, "gpuctl_daemon_up", "gauge",
 	       "1 when the gpuctl daemon answered this refresh; 0: the lease series are left out (unknown).");
 	host_sample(sb, "gpuctl_daemon_up", o);
 	sb_addf(sb, "%d\n", lv->present);
 	if (!lv->present) {
-		family(sb, "gpuctl_gpu_leased", "gauge", "1 when a gpuctl lease holds the GPU.");
-		family(sb, "gpuctl_gpu_lease_info", "gauge", "Always 1: who holds the GPU's lease.");
-		family(sb, "gpuctl_lease_queue_length", "gauge", "Requests waiting for GPUs.");
-		family(sb, "gpuctl_lease_queue_oldest_wait_seconds", "gauge", "How long the oldest waiter has waited.");
-		family(sb, "gpuctl_lease_idle_seconds", "gauge", IDLE_HELP); /* issue 24 */
+		metrics_family(sb, "gpuctl_gpu_leased", "gauge", "1 when a gpuctl lease holds the GPU.");
+		metrics_family(sb, "gpuctl_gpu_lease_info", "gauge", "Always 1: who holds the GPU's lease.");
+		metrics_family(sb, "gpuctl_lease_queue_length", "gauge", "Requests waiting for GPUs.");
+		metrics_family(sb, "gpuctl_lease_queue_oldest_wait_seconds", "gauge", "How long the oldest waiter has waited.");
+		metrics_family(sb, "gpuctl_lease_idle_seconds", "gauge", IDLE_HELP); /* issue 24 */
 		return;
 	}
-	family(sb, "gpuctl_gpu_leased", "gauge", "1 when a gpuctl lease holds the GPU.");
+	metrics_family(sb, "gpuctl_gpu_leased", "gauge", "1 when a gpuctl lease holds the GPU.");
 	for (g = set->gpus; g < end; g++) {
-		gpu_sample(sb, "gpuctl_gpu_leased", g, o, NULL);
+		metrics_gpu_sample(sb, "gpuctl_gpu_leased", g, o, NULL);
 		sb_addf(sb, "%d\n", holder(lv, g) || leaseview_held(lv, g->uuid) || part_leased(lv, g));
 	}
-	family(sb, "gpuctl_gpu_lease_info", "gauge", "Always 1: who holds the GPU's lease.");
+	metrics_family(sb, "gpuctl_gpu_lease_info", "gauge", "Always 1: who holds the GPU's lease.");
 	for (g = set->gpus; g < end; g++) {
 		const struct lease_info *h = holder(lv, g);
 		if (!h)
 			continue;
 		struct strbuf x = {0};
 		holder_labels(&x, h);
-		gpu_sample(sb, "gpuctl_gpu_lease_info", g, o, x.buf);
+		metrics_gpu_sample(sb, "gpuctl_gpu_lease_info", g, o, x.buf);
 		sb_adds(sb, "1\n");
 		sb_free(&x);
 	}
 	/* -- idle leases (issue 24): per GPU of a lease the daemon looks at, labelled as
 	 * gpuctl_gpu_lease_info -- */
-	family(sb, "gpuctl_lease_idle_seconds", "gauge", IDLE_HELP);
+	metrics_family(sb, "gpuctl_lease_idle_seconds", "gauge", IDLE_HELP);
 	for (g = set->gpus; g < end; g++) {
 		const struct lease_info *h = holder(lv, g);
 		long long idle = h ? leaseview_idle_seconds(h) : -1;
@@ -579,7 +427,7 @@ static void lease_metrics(struct strbuf *sb, const struct gpu_set *set, const st
 			continue;
 		struct strbuf x = {0};
 		holder_labels(&x, h);
-		gpu_sample(sb, "gpuctl_lease_idle_seconds", g, o, x.buf);
+		metrics_gpu_sample(sb, "gpuctl_lease_idle_seconds", g, o, x.buf);
 		sb_addf(sb, "%lld\n", idle);
 		sb_free(&x);
 	}
@@ -591,15 +439,15 @@ static void lease_metrics(struct strbuf *sb, const struct gpu_set *set, const st
 	for (size_t i = 0; i < lv->nsums; i++) /* waiters the daemon counted, not listed */
 		if (!oldest || lv->sums[i].oldest < oldest)
 			oldest = lv->sums[i].oldest;
-	family(sb, "gpuctl_lease_queue_length", "gauge", "Requests waiting for GPUs.");
+	metrics_family(sb, "gpuctl_lease_queue_length", "gauge", "Requests waiting for GPUs.");
 	host_sample(sb, "gpuctl_lease_queue_length", o);
 	sb_addf(sb, "%zu\n", lv->nqueue + lv->nsummed);
-	family(sb, "gpuctl_lease_queue_oldest_wait_seconds", "gauge", "How long the oldest waiter has waited.");
+	metrics_family(sb, "gpuctl_lease_queue_oldest_wait_seconds", "gauge", "How long the oldest waiter has waited.");
 	host_sample(sb, "gpuctl_lease_queue_oldest_wait_seconds", o);
 	sb_addf(sb, "%lld\n", oldest ? (long long)(now - oldest) : 0LL);
 	share_metrics(sb, set, lv, o); /* memory shares (issue 23) */
 	if (!strcmp(lv->guard, "acl")) { /* the device guard (issue 25): only where it is on */
-		family(sb, "gpuctl_guard_binding", "gauge", "1 when leases bind: the daemon's device guard "
+		metrics_family(sb, "gpuctl_guard_binding", "gauge", "1 when leases bind: the daemon's device guard "
 		       "guards every device node; 0: it is on but cannot guard some (gpuctl doctor says which).");
 		host_sample(sb, "gpuctl_guard_binding", o);
 		sb_addf(sb, "%d\n", leaseview_binding(lv));
@@ -613,11 +461,11 @@ void metrics_render(struct strbuf *sb, const struct gpu_set *set, const struct l
 	process_metrics(sb, set, o);
 	process_util_metrics(sb, set, o);
 	lease_metrics(sb, set, lv, o);
-	family(sb, "gpuctl_exporter_refreshes_total", "counter", "NVML refreshes (shared by the scrapes of a cache period).");
+	metrics_family(sb, "gpuctl_exporter_refreshes_total", "counter", "NVML refreshes (shared by the scrapes of a cache period).");
 	sb_addf(sb, "gpuctl_exporter_refreshes_total %llu\n", o->refreshes);
-	family(sb, "gpuctl_exporter_refresh_seconds", "gauge", "How long the last refresh took.");
+	metrics_family(sb, "gpuctl_exporter_refresh_seconds", "gauge", "How long the last refresh took.");
 	sb_addf(sb, "gpuctl_exporter_refresh_seconds %.6f\n", o->refresh_seconds);
-	family(sb, "gpuctl_exporter_scrape_errors_total", "counter",
+	metrics_family(sb, "gpuctl_exporter_scrape_errors_total", "counter",
 	       "Refreshes that left a collector's series out: leases when no gpuctl daemon answered.");
 	sb_addf(sb, "gpuctl_exporter_scrape_errors_total{collector=\"leases\"} %llu\n", o->lease_errors);
 }
