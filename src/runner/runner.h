@@ -135,7 +135,7 @@ void rjob_ids(struct runner *r, const struct msg *m);
 void rjob_ids_failed(struct runner *r, const struct msg *m);
 void rjob_ids_message(const struct runner *r, struct strbuf *sb);
 
-/* job.c: the jobs: requested, ended, cancelled, forgotten; their spec files. */
+/* job.c: the jobs: requested, ended, forgotten; their spec files. */
 struct rjob *rjob_find(struct runner *r, uint64_t id);
 /* Into the table (moved from j), in id order. */
 struct rjob *rjob_insert(struct runner *r, struct job *j);
@@ -150,6 +150,11 @@ void rjob_end(struct runner *r, struct rjob *rj, enum job_state state, const cha
 /* Dependents of jobs that ended: asked for or cancelled, until nothing changes. */
 void rjob_resolve(struct runner *r);
 void rjob_save(struct runner *r, struct rjob *rj);
+/* *dst becomes the formatted reason (the old one freed). */
+void rjob_set_reason(char **dst, const char *fmt, ...) PRINTF(2, 3);
+/* How a finished job ended, as the `ended` message to a waiter (id: the waiter's request). */
+void rjob_ended_message(struct strbuf *sb, uint64_t id, const struct job *j);
+/* control.c: cancel, wait, clean, the daemon's events and the timers of the jobs in the table. */
 void rjob_cancel(struct runner *r, struct rclient *c, const struct msg *m);
 void rjob_wait(struct runner *r, struct rclient *c, const struct msg *m);
 void rjob_clean(struct runner *r, struct rclient *c, const struct msg *m);
