@@ -34,8 +34,9 @@
  * machine/   rank 1 (gpu.h): the vendor-neutral GPU model with validity bits and the one parser
  *            of GPU lists (gpu.c); the facade a command opens and refreshes (machine.c); owner and
  *            command line of the GPU processes (proc.c; its reading of /proc in proc-read.c);
- *            one process by pid (pid.c); signalling a listed process safely (kill.c); Slurm on a node (slurm.c); a process's container
- *            from its cgroup (container.c) and its name from the runtime (runtime.c); the model
+ *            one process by pid (pid.c); signalling a listed process safely (kill.c); Slurm on
+ *            a node (slurm.c); a process's container from its cgroup (container.c) and its name
+ *            from the runtime (runtime.c); the model
  *            as the daemon's shared snapshot carries it, both sides' one encoding (snap.c); the
  *            topology model (topo.c); nvml/: the NVIDIA backend, NVML's ABI declared by us
  *            (abi.h), loaded at run time (lib.c), read into the model (backend.c, fields.c,
