@@ -36,9 +36,8 @@
  *            command line of the GPU processes (proc.c; its reading of /proc in proc-read.c);
  *            one process by pid (pid.c); signalling a listed process safely (kill.c); Slurm on
  *            a node (slurm.c); a process's container from its cgroup (container.c) and its name
- *            from the runtime (runtime.c); the model
- *            as the daemon's shared snapshot carries it, both sides' one encoding (snap.c); the
- *            topology model (topo.c); nvml/: the NVIDIA backend, NVML's ABI declared by us
+ *            from the runtime (runtime.c); the model as the daemon's shared snapshot carries
+ *            it, both sides' one encoding (snap.c); the topology model (topo.c); nvml/: the NVIDIA backend, NVML's ABI declared by us
  *            (abi.h), loaded at run time (lib.c), read into the model (backend.c, fields.c,
  *            topo.c)
  * cuda/      rank 2 (visibility.h): CUDA_VISIBLE_DEVICES as the driver reads it, pure
@@ -46,7 +45,8 @@
  *            --verify's probe (probe.c)
  * daemon/    rank 2, `gpuctl daemon`, the one trusted writer (design: daemon.h): the free-GPU rule
  *            and fair queue, pure (alloc.c); connections (conn.c); the lease table (lease.c);
- *            requests, offers and timeouts (queue.c); the queue's order (order.c); `list`, the
+ *            requests, offers and timeouts (queue.c); the queue table (qtable.c) and the
+ *            scheduling pass over it (sched.c); the queue's order (order.c); `list`, the
  *            queue file, job ids (list.c); the shared snapshot of the machine for status,
  *            top, doctor and the exporter (snapshot.c); the loop and dispatch (daemon.c);
  *            topology- and preference-aware picks, pure (place.c), their daemon side

@@ -324,7 +324,7 @@ void queue_leave(struct daemon *d, struct conn *c, const struct msg *m);
 void queue_where(struct daemon *d, struct conn *c, const struct msg *m);
 void queue_drop_conn(struct daemon *d, struct conn *c);
 
-/* sched.c: the queue table, the scheduling pass, offers, and the queue's timers. */
+/* qtable.c: the queue table. */
 void queue_request_free(struct request *r);
 /* Takes r out of the queue and frees it. */
 void queue_remove(struct daemon *d, struct request *r);
@@ -333,8 +333,9 @@ uint64_t queue_realtime_ns(void);
 uint64_t queue_all_slots(const struct daemon *d);
 /* `KEY uuid` lines for the slots in mask. */
 void queue_add_gpus(struct strbuf *sb, const struct daemon *d, const char *key, uint64_t mask);
-/* Answers `gpus`: the machine's GPUs, for clients that load no NVML (sched.c). */
+/* Answers `gpus`: the machine's GPUs, for clients that load no NVML. */
 void queue_gpus(struct daemon *d, struct conn *c, const struct msg *m);
+/* sched.c: the scheduling pass, offers, and the queue's timers. */
 void queue_schedule(struct daemon *d);
 void queue_timers(struct daemon *d, double *next);
 
@@ -441,7 +442,7 @@ void idle_timers(struct daemon *d, double *next);
  * user's past use and the head's estimated start: lines appended to rec, their number. */
 size_t idle_list_lease(const struct daemon *d, const struct lease *l, struct strbuf *rec);
 size_t idle_list_waiter(const struct daemon *d, const struct request *r, struct strbuf *rec);
-/* sched.c: the GPUs' use read again (one NVML refresh). */
+/* qtable.c: the GPUs' use read again (one NVML refresh). */
 void queue_usage_refresh(struct daemon *d);
 /* -- end of idle leases -- */
 /* share.c: memory shares (issue 23): placement (pure, alloc.h), accounting and attribution;
