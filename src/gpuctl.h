@@ -44,10 +44,10 @@
  *            (visibility.c); that model on this machine and an environment (visenv.c); map
  *            --verify's probe (probe.c)
  * daemon/    rank 2, `gpuctl daemon`, the one trusted writer (design: daemon.h): the free-GPU rule
- *            and fair queue, pure (alloc.c); connections (conn.c); the lease table (lease.c);
- *            requests, offers and timeouts (queue.c); the queue table (qtable.c) and the
- *            scheduling pass over it (sched.c); the queue's order (order.c); `list`, the
- *            queue file, job ids (list.c); the shared snapshot of the machine for status,
+ *            and fair queue, pure (alloc.c); connections (conn.c); the lease table (lease.c)
+ *            and its state directory (statedir.c); requests, offers and timeouts (queue.c); the
+ *            queue table (qtable.c) and the scheduling pass over it (sched.c); the queue's order
+ *            (order.c); `list`, the queue file, job ids (list.c); the shared snapshot of the machine for status,
  *            top, doctor and the exporter (snapshot.c); the loop and dispatch (daemon.c);
  *            topology- and preference-aware picks, pure (place.c), their daemon side
  *            (placement.c)

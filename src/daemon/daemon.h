@@ -283,30 +283,33 @@ void conn_error(struct daemon *d, struct conn *c, uint64_t id, int code, const c
 /* Log lines about clients are rate-limited: 10,000 bad clients must not flood the journal. */
 void conn_log(struct daemon *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* lease.c: the lease table and its files. */
+/* statedir.c: the state directory and its files. */
 bool lease_state_dir_open(struct daemon *d, struct gpu_error *err);
-/* The state directory removed under us is made again, its leases' records written back. */
-void lease_state_dir_check(struct daemon *d);
+/* The state directory removed under us is made again, its leases' records written back; false:
+ * it cannot be. */
+bool lease_state_dir_check(struct daemon *d);
+/* Writes STATE/name atomically (making the directory again if it was removed). */
+bool daemon_write_state(struct daemon *d, const char *name, const char *buf, size_t len);
+/* A lease's record written (again: review 4b, a recovered lease's, its MIG instance found by
+ * position); a GPU's lock file's name; a random id. */
+bool lease_record_save(struct daemon *d, const struct lease *l);
+void lease_lock_name(const struct slot *s, char *buf, size_t n, const char *suffix);
+void lease_random_hex(char *out, size_t bytes);
+/* lease.c: the lease table. */
 struct lease *lease_grant(struct daemon *d, struct request *r, int *fds, size_t *nfds,
 			  struct gpu_error *err);
 void lease_commit(struct daemon *d, struct conn *c, const struct msg *m);
 void lease_fifo_event(struct daemon *d, struct lease *l, unsigned events);
 void leases_reap(struct daemon *d);
 void lease_free(struct lease *l);
-/* Writes STATE/name atomically (making the directory again if it was removed). */
-bool daemon_write_state(struct daemon *d, const char *name, const char *buf, size_t len);
 /* For recover.c: into the table (its GPUs' holder), out of it (its files removed, its lock files
- * retired), the lock file's name, whether it is locked, retiring the lock files of GPUs in mask,
- * a random id, a process's start time (0: unknown). */
+ * retired), whether its lock file is locked, retiring the lock files of GPUs in mask, a
+ * process's start time (0: unknown). */
 void lease_add(struct daemon *d, struct lease *l);
 void lease_end(struct daemon *d, struct lease *l);
-void lease_lock_name(const struct slot *s, char *buf, size_t n, const char *suffix);
 bool lease_lock_held(struct daemon *d, const struct slot *s);
 void lease_retire_locks(struct daemon *d, uint64_t mask);
 void share_retire_locks(struct daemon *d, const struct lease *l); /* a share's or MIG lease's own locks */
-void lease_random_hex(char *out, size_t bytes);
-/* review 4b: a recovered lease's record written again (its MIG instance found by position) */
-bool lease_record_save(struct daemon *d, const struct lease *l);
 unsigned long long lease_proc_start(pid_t pid);
 /* Time limits (issue 24): l is granted limit seconds (until_ns 0: from now), or ends at until_ns
  * (limit 0: read back from a record). */
