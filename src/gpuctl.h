@@ -65,9 +65,9 @@
  *            in metrics-text.c), status's JSON (status-json.c), the doctor's findings (doctor.c;
  *            the machine's in doctor-machine.c, the guard's in doctor-guard.c), a process's
  *            container in each of them (container.c), `topo` (topo.c)
- * jobs/      rank 4, detached jobs (design: backend.h): the record and the user's directories
- *            (job.c), its parsers (spec.c), the jobs a command names and the wait on them (set.c);
- *            this machine's backend (local.c, local-conn.c) and Slurm's (slurm.c, slurm-*.c)
+ * jobs/      rank 4, detached jobs (design: backend.h): the record (job.c) and the user's
+ *            directories (dir.c), its parsers (spec.c), the jobs a command names and the wait
+ *            on them (set.c); this machine's backend (local.c, local-conn.c) and Slurm's (slurm.c, slurm-*.c)
  * tui/       rank 5, `gpuctl top` (design: tui.h)
  * runner/    rank 5, `gpuctl runner`, the user's job runner (design: runner.h)
  * cmd/       rank 6, git's builtin/ (cmd.h): lookup, options parsed once from each entry's

@@ -1,0 +1,264 @@
+/* dir.c: the user's jobs directory (see job.h): made private (0700, the user's own, every
+ * component checked), a record read by id or all of them in id order, a record written
+ * atomically, a job's log opened; the record's format is job.c's. */
+#include "jobs/job.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define RECORD_MAX PROTO_MAX_MSG   /* a record is one message */
+
+/* Our effective uid, asked once: every record's owner is checked against it (a thousand
+ * geteuid calls were a thousand system calls per `jobs`). */
+static uid_t euid(void)
+{
+	static uid_t u = (uid_t)-1;   /* never a process's: the kernel keeps it for "unchanged" */
+	if (u == (uid_t)-1)
+		u = geteuid();
+	return u;
+}
+
+static bool private_dir(int fd, const char *path, struct gpu_error *err)
+{
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == euid() && !(st.st_mode & 077))
+		return true;
+	err->code = EXIT_FAIL;
+	snprintf(err->msg, sizeof err->msg, "%s is not a private directory of yours (owner, mode "
+		 "0700); fix or remove it", path);
+	return false;
+}
+
+/* mkdir -p with mode 0700, opening each level without following links. */
+static int make_dirs(const char *path, struct gpu_error *err)
+{
+	int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char *copy = xstrdup(path), *save = NULL;
+	bool ok = fd >= 0;
+	for (char *part = strtok_r(copy, "/", &save); ok && part; part = strtok_r(NULL, "/", &save)) {
+		if (mkdirat(fd, part, 0700) != 0 && errno != EEXIST) {
+			ok = false;
+			break;
+		}
+		int next = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		fd = next;
+		ok = fd >= 0;
+	}
+	if (!ok) {
+		err->code = EXIT_FAIL;
+		snprintf(err->msg, sizeof err->msg, "cannot create the jobs directory %s: %s", path,
+			 strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
+	}
+	free(copy);
+	return fd;
+}
+
+/* $XDG_STATE_HOME/gpuctl/SUB (default ~/.local/state), made private if missing. */
+static int state_dir_open(const char *sub, char **path, struct gpu_error *err)
+{
+	const char *x = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	char *base;
+	if (x && *x == '/')
+		base = xstrdup(x);
+	else if (home && *home == '/')
+		base = xasprintf("%s/.local/state", home);
+	else {
+		err->code = EXIT_FAIL;
+		snprintf(err->msg, sizeof err->msg, "neither XDG_STATE_HOME nor HOME names a directory "
+			 "for your jobs' records; set one");
+		return -1;
+	}
+	*path = xasprintf("%s/gpuctl/%s", base, sub);
+	free(base);
+	int fd = make_dirs(*path, err);
+	if (fd >= 0 && !private_dir(fd, *path, err)) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0) {
+		free(*path);
+		*path = NULL;
+	}
+	return fd;
+}
+
+int job_dir_open(char **path, struct gpu_error *err)
+{
+	char host[72] = "", sub[96];
+	gethostname(host, sizeof host - 1);
+	for (char *p = host; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      *p == '-' || *p == '.' || *p == '_') || (p == host && *p == '.'))
+			*p = '_';
+	snprintf(sub, sizeof sub, "jobs/%s", host[0] ? host : "localhost");
+	return state_dir_open(sub, path, err);
+}
+
+int job_slurm_dir_open(char **path, struct gpu_error *err)
+{
+	return state_dir_open("slurm", path, err);
+}
+
+/* Reads the record called name (ID.job) into j, through buf (RECORD_MAX + 1 bytes, the
+ * caller's, so a directory of records is read through one buffer). */
+static bool read_record(int dirfd, const char *name, uint64_t id, struct job *j, char *buf)
+{
+	char why[160];
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
+		return false;
+	ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == euid()
+		    ? read(fd, buf, RECORD_MAX + 1) : -1;
+	close(fd);
+	errno = EINVAL;
+	return n > 0 && n <= RECORD_MAX && job_decode(j, buf, (size_t)n, why, sizeof why) && j->id == id;
+}
+
+bool job_read(int dirfd, uint64_t id, struct job *j)
+{
+	char name[40], buf[RECORD_MAX + 1];
+	snprintf(name, sizeof name, "%llu.job", (unsigned long long)id);
+	return read_record(dirfd, name, id, j, buf);
+}
+
+bool job_write(int dirfd, const struct job *j, struct gpu_error *err)
+{
+	char name[40], tmp[64];
+	struct strbuf sb = {0};
+	job_encode(j, &sb);
+	snprintf(name, sizeof name, "%llu.job", (unsigned long long)j->id);
+	/* Each writer its own temporary file: a Slurm job's record is written by whichever gpuctl
+	 * saw it change (two at once: `jobs` and `wait`), and two writers of one file interleave. */
+	snprintf(tmp, sizeof tmp, ".%s.%ld.tmp", name, (long)getpid());
+	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST && unlinkat(dirfd, tmp, 0) == 0) /* a dead writer's, same pid */
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	bool ok = fd >= 0 && sb.len <= RECORD_MAX && write(fd, sb.buf, sb.len) == (ssize_t)sb.len;
+	int e = errno;
+	if (fd >= 0 && close(fd) != 0 && ok) {
+		ok = false;
+		e = errno;
+	}
+	if (ok && renameat(dirfd, tmp, dirfd, name) != 0) {
+		ok = false;
+		e = errno;
+	}
+	if (!ok) {
+		if (fd >= 0)
+			unlinkat(dirfd, tmp, 0);
+		err->code = EXIT_FAIL;
+		snprintf(err->msg, sizeof err->msg, "cannot write the record of job %llu: %s",
+			 (unsigned long long)j->id, sb.len > RECORD_MAX ? "it is too long" : strerror(e));
+	}
+	sb_free(&sb);
+	return ok;
+}
+
+struct id_ix {
+	uint64_t id;
+	size_t at;
+};
+
+static int by_id(const void *a, const void *b)
+{
+	const struct id_ix *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* By id: the directory lists them in its hash order. The ids are sorted, then each record
+ * moved once, in place, cycle by cycle (sorting the records themselves moved several hundred
+ * bytes per comparison; a second array of them cost fresh pages). */
+static void sort_jobs(struct job *jobs, size_t n)
+{
+	struct id_ix *ix = xmalloc(n * sizeof *ix);
+	bool sorted = true;
+	for (size_t i = 0; i < n; i++) {
+		ix[i] = (struct id_ix){jobs[i].id, i};
+		sorted &= !i || ix[i - 1].id < ix[i].id;
+	}
+	if (!sorted)
+		qsort(ix, n, sizeof *ix, by_id);
+	for (size_t i = 0; !sorted && i < n; i++) {
+		if (ix[i].at == SIZE_MAX || ix[i].at == i)
+			continue;
+		struct job first = jobs[i];   /* place i takes jobs[ix[i].at], and so on round */
+		size_t to = i;
+		while (ix[to].at != i) {
+			size_t from = ix[to].at;
+			jobs[to] = jobs[from];
+			ix[to].at = SIZE_MAX;
+			to = from;
+		}
+		jobs[to] = first;
+		ix[to].at = SIZE_MAX;
+	}
+	free(ix);
+}
+
+size_t job_load_all(int dirfd, struct job **jobs)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	size_t n = 0, cap = 0;
+	*jobs = NULL;
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	char *buf = xmalloc(RECORD_MAX + 1);
+	for (struct dirent *e; (e = readdir(dir));) {
+		const char *d = e->d_name;
+		size_t digits = strspn(d, "0123456789");
+		uint64_t id = 0;
+		/* ID.job, ID without leading zeros (a record names itself: "007.job" is not 7's) */
+		if (!digits || digits > 20 || d[0] == '0' || strcmp(d + digits, ".job"))
+			continue;
+		bool over = false;
+		for (size_t i = 0; i < digits; i++) {
+			unsigned v = (unsigned)(d[i] - '0');
+			over |= id > (UINT64_MAX - v) / 10;
+			id = id * 10 + v;
+		}
+		if (over)
+			continue;
+		*jobs = grow_array(*jobs, &cap, n + 1, sizeof **jobs);
+		if (read_record(dirfd, d, id, &(*jobs)[n], buf))
+			n++;
+	}
+	free(buf);
+	closedir(dir);
+	if (n)
+		sort_jobs(*jobs, n);
+	return n;
+}
+
+int job_log_open(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
+		return -1;
+	int e = fstat(fd, &st) != 0 ? errno : !S_ISREG(st.st_mode) ? EINVAL
+		: st.st_uid != euid() ? EPERM : 0;
+	int fl = e ? 0 : fcntl(fd, F_GETFL);
+	if (!e && (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0))
+		e = errno;
+	if (e) {
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
