@@ -199,8 +199,6 @@ static pid_t spawn_of(struct grant *g, char **argv, char **env, const struct cpu
 	pid_t pid = spawn_job(&s);
 	if (pid < 0)
 		die(EXIT_FAIL, "clone: %s", strerror(errno));
-	close(g->conn); /* the job has its answer (or gave up on it) */
-	g->has_conn = false;
 	if (s.bind_err)
 		fprintf(stderr, "gpuctl run: --bind-cpus: sched_setaffinity: %s; the job runs "
 			"unbound\n", strerror(s.bind_err));

@@ -52,7 +52,9 @@ struct grant {
 	bool self_ok;                    /* the daemon takes a commit on the grant's connection,
 					  * with the sender's credentials (spawn.h) */
 	bool has_conn;                   /* conn is the grant's connection, kept (grant_req's
-					  * keep_conn): the job commits on it */
+					  * keep_conn): the job commits on it, then the lease is
+					  * watched on it (lwatch_open) */
+	bool conn_private;               /* to a private daemon */
 	int conn;
 	unsigned long long queued_at;    /* CLOCK_REALTIME ns it joined the queue; 0: did not wait */
 	unsigned long long leased_at;    /* CLOCK_REALTIME ns the lease was granted */

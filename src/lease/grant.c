@@ -360,6 +360,7 @@ int grant_acquire(struct gpu_set **setp, const struct config *cfg, const struct 
 	if (r > 0 && g->self_ok && rq->keep_conn && g->id[0] && w.dc.fd >= 0) {
 		g->conn = w.dc.fd; /* (CLOEXEC: the job's exec closes it) */
 		g->has_conn = true;
+		g->conn_private = w.dc.private_mode;
 		w.dc.fd = -1;
 	}
 	dclient_close(&w.dc); /* also leaves the queue, if we are still in it */
