@@ -62,7 +62,7 @@ static bool from_daemon(struct jobs_of *s, bool all, struct gpu_error *err)
 	struct gpu_set *set = NULL;
 	uint64_t id;
 	uid_t me = geteuid();
-	if (!leaseview_load(&v, err))
+	if (!(all ? leaseview_load(&v, err) : leaseview_load_places(&v, err)))
 		return false;
 	for (size_t i = 0; i < v.nqueue; i++) {
 		const struct waiter_info *w = &v.queue[i];

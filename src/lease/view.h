@@ -123,6 +123,10 @@ uint64_t leaseview_share_used(const struct lease_info *l, const char *uuid);
 /* The same, waiting at most timeout seconds for the answer (never longer than the client's own
  * timeout): for a view whose leases are extra (status), which must not wait 5 s for them. */
 bool leaseview_load_within(struct leaseview *v, double timeout, struct gpu_error *err);
+/* Only the places of the caller's own named waiters in the queue (v->queue: position, uid,
+ * kind, name; nothing else filled), for `gpuctl jobs`: the daemon renders and this process
+ * decodes a line per waiter, not the whole list. An older daemon's full list is read alike. */
+bool leaseview_load_places(struct leaseview *v, struct gpu_error *err);
 void leaseview_free(struct leaseview *v);
 /* issue 22: one message of `list`'s answer into v (v zeroed before the first), as
  * leaseview_load reads them; true when it was the last (its "end"). The daemon's snapshot
