@@ -297,7 +297,21 @@ static bool load(struct leaseview *v, double timeout, bool places, struct gpu_er
 	return ok;
 }
 
+static int query_start(struct leaseview_query *q, struct leaseview *out, bool places,
+		       struct gpu_error *err);
+
 int leaseview_query_start(struct leaseview_query *q, struct leaseview *out, struct gpu_error *err)
+{
+	return query_start(q, out, false, err);
+}
+
+int leaseview_query_places(struct leaseview_query *q, struct leaseview *out, struct gpu_error *err)
+{
+	return query_start(q, out, true, err);
+}
+
+static int query_start(struct leaseview_query *q, struct leaseview *out, bool places,
+		       struct gpu_error *err)
 {
 	*q = (struct leaseview_query){0};
 	*out = (struct leaseview){0};
@@ -309,6 +323,8 @@ int leaseview_query_start(struct leaseview_query *q, struct leaseview *out, stru
 	struct strbuf req = {0};
 	msg_begin(&req, "list");
 	msg_add_u64(&req, "id", 1);
+	if (places)
+		msg_add_u64(&req, "places", 1);
 	bool ok = dclient_send(dc, &req, err);
 	sb_free(&req);
 	if (!ok) {

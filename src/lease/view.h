@@ -165,6 +165,8 @@ struct leaseview_query {
 /* Sends the request. 1: asked (poll leaseview_query_fd, then leaseview_query_step); 0: answered
  * already (no daemon running: *out empty, not present); -1: failed (err). */
 int leaseview_query_start(struct leaseview_query *q, struct leaseview *out, struct gpu_error *err);
+/* The same for leaseview_load_places's question. */
+int leaseview_query_places(struct leaseview_query *q, struct leaseview *out, struct gpu_error *err);
 int leaseview_query_fd(const struct leaseview_query *q);
 /* Takes what has arrived, without waiting. 1: complete, *out holds the list (the caller frees);
  * 0: not yet; -1: failed or past the deadline (err; EXIT_TIMEOUT when it did not answer in time).
