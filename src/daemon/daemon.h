@@ -343,7 +343,8 @@ void queue_gpus(struct daemon *d, struct conn *c, const struct msg *m);
 void queue_schedule(struct daemon *d);
 void queue_timers(struct daemon *d, double *next);
 
-/* list.c: `list`, job ids, the queue file. */
+/* list.c: `list` (with `places 1`: only the asker's own waiters' places, for `gpuctl jobs`),
+ * job ids, the queue file. */
 void queue_list(struct daemon *d, struct conn *c, const struct msg *m);
 /* issue 22: `list`'s answer to c (its bounds: rate, unread bytes), c's out-queue empty: what
  * queue_list sends once it has checked that, and the snapshot after its view. */
