@@ -56,13 +56,18 @@ static void commit(struct spawn *s)
 	p.events = POLLIN;
 	char buf[512];
 	while (poll(&p, 1, COMMIT_WAIT_MS) == 1) {
-		/* Nothing else is asked on the connection once the lease is granted: the next
-		 * message is the answer (an error too: the lease is held all the same). */
+		/* The answer is the next message with id 0 (an error too: the lease is held all the
+		 * same); one to a question asked while queued (a `where`, id 1) may come first. */
 		n = recv(s->commit_fd, buf, sizeof buf, MSG_DONTWAIT);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
-		s->committed = n > 0;
-		return;
+		if (n <= 0)
+			return;
+		if ((n >= 7 && !memcmp(buf, "ok\nid 0", 7) && (n == 7 || buf[7] == '\n')) ||
+		    (n >= 10 && !memcmp(buf, "error\nid 0", 10) && (n == 10 || buf[10] == '\n'))) {
+			s->committed = buf[0] == 'o';
+			return;
+		}
 	}
 }
 

@@ -25,7 +25,7 @@ struct spawn {
 	/* out: */
 	int exec_err;              /* errno of the exec that failed (0: it ran) */
 	int bind_err;              /* errno of sched_setaffinity (0: bound, or not asked) */
-	bool committed;            /* the daemon answered the job's commit */
+	bool committed;            /* the daemon took the job's commit ("ok") */
 };
 
 /* The job's pid (to be waited for; once it returns the job has exec'd, or exited 127/126 with
