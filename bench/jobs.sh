@@ -11,7 +11,8 @@
 # other engineers' builds on a shared machine fall on every command alike; each round is printed,
 # then the medians. CPU is the child's own (wait4's rusage), or a server's from
 # /proc/PID/schedstat, in nanoseconds: never clock ticks, which round a 10 ms command to 0 or 10.
-# bench/jobs.sh [ROUNDS] (default 11); N=1000 queued jobs by default.
+# bench/jobs.sh [ROUNDS] (default 11); N=1000 queued jobs by default. BEFORE=/path/to/an/older/
+# gpuctl adds its `jobs` to the same rounds (the same records and daemon).
 . "$(dirname "$0")/lib.sh"
 rounds=${1:-11}
 N=${N:-1000}
@@ -77,13 +78,14 @@ fill=$(calc "($EPOCHREALTIME - $t0) * 1000 / $N")
 records=$(ls "$XDG_STATE_HOME"/gpuctl/jobs/*/*.job | wc -l)
 
 echo "$records records ($N queued behind job $hold); wall ms (CPU ms) per round, in random order:"
-rounds_of jobs json version true -- jobs "$G" jobs -- json "$G" jobs --json -- \
-	version "$G" --version -- true /bin/true
+rounds_of jobs json version true ${BEFORE:+before} -- jobs "$G" jobs -- json "$G" jobs --json -- \
+	version "$G" --version -- true /bin/true ${BEFORE:+-- before "$BEFORE" jobs}
 row "jobs with $records records: wall (median)" "${W[jobs]} ms" "<= 15 ms" "$(le "${W[jobs]}" 15)"
 row "  its CPU (median)" "${C[jobs]} ms" "-" "-"
 row "jobs --json with $records records: wall" "${W[json]} ms" "<= 15 ms" "$(le "${W[json]}" 15)"
 row "  its CPU (median)" "${C[json]} ms" "-" "-"
 row "floors: gpuctl --version; /bin/true (wall)" "${W[version]}; ${W[true]} ms" "-" "-"
+[ -n "${BEFORE:-}" ] && row "BEFORE's jobs, same rounds: wall (CPU)" "${W[before]} ms (${C[before]} ms)" "-" "-"
 
 echo "submit -- true with the runner up, $rounds more, interleaved with the floors:"
 read -r d0 dn0 < <(sched "$daemon"); read -r r0 rn0 < <(sched "$runner")

@@ -4,7 +4,7 @@
 # cleaning the shell, what another user may not do, user config and the daemon's policy.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 91
+plan 96
 H=$MACHINES/h100x8.machine
 use_machine "$H"
 daemon_setup
@@ -47,6 +47,21 @@ check_exit "the job's exit status" 7 "$GPUCTL" run -q -- sh -c 'exit 7'
 check_exit "128+N when the job dies of signal N" 143 "$GPUCTL" run -q -- sh -c 'kill -TERM $$'
 check_exit "a command that does not exist" 127 "$GPUCTL" run -q -- /nonexistent/cmd
 check_grep "says why" "cannot run '/nonexistent/cmd': No such file" "$TMP/stderr"
+# issue 22: the job is cloned without copying gpuctl (lease/spawn.c), which searches PATH and
+# reports the exec's failure itself, as execvp and the forked job did.
+printf 'echo plain-script\n' >"$TMP/noshebang"
+cp "$TMP/noshebang" "$TMP/noexec"
+chmod 755 "$TMP/noshebang"
+chmod 644 "$TMP/noexec"
+check_exit "a file that is not executable: 126" 126 "$GPUCTL" run -q -- "$TMP/noexec"
+check_grep "says why" "cannot run '$TMP/noexec': Permission denied" "$TMP/stderr"
+check_exit "a name found nowhere in PATH: 127" 127 "$GPUCTL" run -q -- gpuctl-no-such-command
+check_eq "a script without #! runs under /bin/sh, found in PATH" plain-script \
+	"$(PATH="$TMP:$PATH" "$GPUCTL" run -q -- noshebang)"
+# The job commits its own lease before its exec (on run's connection, its pid attested by the
+# kernel): once it runs, the daemon names it, and no other process, as the holder.
+out=$("$GPUCTL" run -q -- sh -c 'echo $$; "$1" leases --json | jq --arg id "$GPUCTL_LEASE_ID" ".leases[] | select(.id == \$id) | .pid"' sh "$GPUCTL")
+check_eq "the job is the lease's holder as soon as it runs" "$(echo "$out" | sed -n 1p)" "$(echo "$out" | sed -n 2p)"
 for sig in USR1 USR2 HUP TERM INT QUIT; do
 	: >"$TMP/sig"
 	env --default-signal=INT,QUIT "$GPUCTL" run -q -- bash -c "trap 'echo got-$sig >>$TMP/sig; exit 0' $sig; echo ready >>$TMP/sig; while :; do sleep 0.05; done" &

@@ -5,12 +5,12 @@
 # stopped daemon, a removed state directory, hostile lease names, root as a confused deputy.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 66
+plan 75
 H=$MACHINES/h100x8.machine
 use_machine "$H"
 daemon_setup
 if ! can_switch; then
-	skip "daemon attacks" "needs root and setpriv to act as a second user" 66
+	skip "daemon attacks" "needs root and setpriv to act as a second user" 75
 	exit 0
 fi
 printf '[daemon]\nidle_timeout = 1s\nmax_connections_per_user = 1100\nmax_gpus_per_user = 3\nreserved_gpus = 7\n' >"$TMP/daemon.conf"
@@ -52,6 +52,8 @@ as_nobody python3 "$ROOT/tests/helper/daemon_attack.py" oversize "$GPUCTL_SOCKET
 before=$(fds)
 as_nobody python3 "$ROOT/tests/helper/daemon_attack.py" fds "$GPUCTL_SOCKET"
 as_nobody python3 "$ROOT/tests/helper/daemon_attack.py" forge "$GPUCTL_SOCKET"
+as_nobody python3 "$ROOT/tests/helper/daemon_attack.py" selfcommit "$GPUCTL_SOCKET" "$DAEMON"
+python3 "$ROOT/tests/helper/daemon_attack.py" selfcommit "$GPUCTL_SOCKET" 0
 as_nobody python3 "$ROOT/tests/helper/daemon_attack.py" bounds "$GPUCTL_SOCKET"
 as_nobody python3 "$ROOT/tests/helper/daemon_attack.py" noread "$GPUCTL_SOCKET"
 as_nobody python3 "$ROOT/tests/helper/daemon_attack.py" stall "$GPUCTL_SOCKET" 20

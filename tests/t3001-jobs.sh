@@ -8,7 +8,7 @@
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/jobs.sh"
 jobs_yield
-plan 68
+plan 70
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
 daemon_setup
@@ -106,6 +106,29 @@ q=$("$G" submit -- echo queued)
 check_eq "with every GPU held, a job waits first in the shared queue" 1 "$(job_field "$q" .queue_position)"
 "$G" jobs >"$TMP/out"
 check_grep "jobs shows its place" "^ *$q +- +queued #1 " "$TMP/out"
+# issue 22: `jobs` asks only for its own places (list places 1); the daemon answers a user
+# with that user's waiters alone.
+places() {
+	python3 - "$GPUCTL_SOCKET" <<-'EOF'
+	import socket, sys
+	s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+	s.connect(sys.argv[1])
+	s.send(b"list\nid 1\nplaces 1")
+	out = []
+	while True:
+	    m = s.recv(70000).decode()
+	    out += [l for l in m.split("\n") if l.startswith("wplace ")]
+	    if not m or "\nend" in m:
+	        break
+	print(" ".join(l.split(" ")[2] for l in out))
+	EOF
+}
+check_eq "the places answer holds the user's own waiter" "$(id -u)" "$(places)"
+if can_switch; then
+	check_eq "and none for another user" "" "$(as_nobody bash -c "$(declare -f places); places")"
+else
+	skip "and none for another user" "needs root and setpriv to act as a second user"
+fi
 check_exit "cancel a queued job" 0 "$G" cancel "$q"
 check_grep "it says so" "^job $q cancelled \(it was queued\)$" "$TMP/stdout"
 check_eq "its record says cancelled" '"cancelled"' "$(job_field "$q" .state)"

@@ -374,6 +374,8 @@ static int jobs_cmd(struct cmd *c)
 		return cmd_fail(c, &err);
 	struct jobset js = {0};
 	struct row *rows;
+	if (!nids && !all) /* the places of queued ones, asked before the records are read */
+		job_local_prefetch_places();
 	int rc = gather(&js, refs, nids, all, &rows, &n);
 	/* A backend that could not be asked (Slurm down, the daemon for --all) still shows what
 	 * was known: its code says the list may be stale or short. */

@@ -9,6 +9,7 @@
 #include "machine/pid.h"
 #include "cmd/runctr.h"
 #include "lease/bind.h"
+#include "lease/spawn.h"
 #include "lease/watch.h"
 
 #include <errno.h>
@@ -156,14 +157,66 @@ static bool bind_plan(const struct grant *g, bool quiet, struct cpuset *set)
 	return p == BIND_NARROW;
 }
 
+/* A daemon older than the self commit (spawn.h): the job is forked and commits on a connection
+ * of its own (grant_hold), as before. */
+static pid_t fork_job(struct grant *g, char **argv, char **env, const struct cpuset *cpus,
+		      const bool *ignored, int errfd)
+{
+	pid_t pid = fork();
+	if (pid != 0)
+		return pid;
+	for (size_t i = 0; i < ARRAY_SIZE(forwarded); i++)
+		if (!ignored[i])
+			signal(forwarded[i], SIG_DFL);
+	/* The job inherits the lease's descriptors and holds the lease, even if gpuctl dies. */
+	grant_hold(g, 0);
+	int be;
+	if (cpus && (be = grant_bind_apply(cpus)))
+		fprintf(stderr, "gpuctl run: --bind-cpus: sched_setaffinity: %s; the job runs "
+			"unbound\n", strerror(be));
+	for (char **p = env; *p; p++)
+		putenv(*p);
+	execvp(argv[0], argv);
+	int e = errno;
+	if (write(errfd, &e, sizeof e) < 0)
+		_exit(127);
+	_exit(e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);
+}
+
+/* The job cloned without copying this process (spawn.h), committing the lease on the grant's
+ * connection itself. Returns its pid; *e: the errno of an exec that failed, else 0. */
+static pid_t spawn_of(struct grant *g, char **argv, char **env, const struct cpuset *cpus, int *e)
+{
+	extern char **environ;
+	char **envp = grant_env_profile(environ, env);
+	struct strbuf msg = {0};
+	msg_begin(&msg, "commit");
+	msg_add(&msg, "lease", g->id, NULL);
+	msg_add(&msg, "token", g->token, NULL);
+	msg_add_u64(&msg, "self", 1);
+	struct spawn s = {.argv = argv, .envp = envp, .keep = g->fds, .nkeep = g->nfds, .cpus = cpus,
+			  .commit_fd = g->conn, .commit = msg.buf, .commit_len = msg.len};
+	pid_t pid = spawn_job(&s);
+	if (pid < 0)
+		die(EXIT_FAIL, "clone: %s", strerror(errno));
+	if (s.bind_err)
+		fprintf(stderr, "gpuctl run: --bind-cpus: sched_setaffinity: %s; the job runs "
+			"unbound\n", strerror(s.bind_err));
+	*e = s.exec_err;
+	sb_free(&msg);
+	free(envp);
+	return pid;
+}
+
 static int start_job(struct grant *g, char **argv, bool uuid, struct runctr *rc, bool bind,
 		     bool quiet, struct lhook *hook)
 {
 	struct cpuset cpus;
 	bind = bind && bind_plan(g, quiet, &cpus);
 	char **env = grant_env(g, uuid);
-	int errpipe[2];
-	if (pipe2(errpipe, O_CLOEXEC) != 0)
+	int errpipe[2] = {-1, -1};
+	bool spawned = g->has_conn;
+	if (!spawned && pipe2(errpipe, O_CLOEXEC) != 0)
 		die(EXIT_FAIL, "pipe: %s", strerror(errno));
 	/* Signals ignored when gpuctl started (nohup) stay ignored, for gpuctl and for the job, as
 	 * with env, time and nice; the others are passed on to the job. */
@@ -178,32 +231,15 @@ static int start_job(struct grant *g, char **argv, bool uuid, struct runctr *rc,
 			sigaction(forwarded[i], &sa, NULL);
 	}
 	fflush(NULL);
-	pid_t pid = fork();
+	int e = 0;
+	pid_t pid = spawned ? spawn_of(g, argv, env, bind ? &cpus : NULL, &e)
+			    : fork_job(g, argv, env, bind ? &cpus : NULL, ignored, errpipe[1]);
 	if (pid < 0)
 		die(EXIT_FAIL, "fork: %s", strerror(errno));
-	if (pid == 0) {
-		for (size_t i = 0; i < ARRAY_SIZE(forwarded); i++)
-			if (!ignored[i])
-				signal(forwarded[i], SIG_DFL);
-		/* The job inherits the lease's descriptors and holds the lease, even if gpuctl dies. */
-		grant_hold(g, 0);
-		int be;
-		if (bind && (be = grant_bind_apply(&cpus)))
-			fprintf(stderr, "gpuctl run: --bind-cpus: sched_setaffinity: %s; the job runs "
-				"unbound\n", strerror(be));
-		for (char **p = env; *p; p++)
-			putenv(*p);
-		execvp(argv[0], argv);
-		int e = errno;
-		if (write(errpipe[1], &e, sizeof e) < 0)
-			_exit(127);
-		_exit(e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);
-	}
 	child = pid;
 	limit_start(g); /* time limits (issue 24) */
 	struct lwatch w; /* idle leases (issue 24) */
 	lwatch_open(&w, g);
-	close(errpipe[1]);
 	/* The job holds the lease now: it ends with the job and what it started. A container's
 	 * client may end before its container (a detached one at once): this process keeps the
 	 * lease until it knows, and binds it to the container that outlived it (runctr.h). */
@@ -212,12 +248,17 @@ static int start_job(struct grant *g, char **argv, bool uuid, struct runctr *rc,
 	bool watch = g->mem_mib && g->stop_over;
 	if (!rc->kind)
 		grant_free(g);
-	int e = 0;
-	ssize_t r;
-	while ((r = read(errpipe[0], &e, sizeof e)) < 0 && errno == EINTR)
-		;
-	close(errpipe[0]);
-	if (r == sizeof e)
+	if (!spawned) {
+		ssize_t r;
+		close(errpipe[1]);
+		while ((r = read(errpipe[0], &e, sizeof e)) < 0 && errno == EINTR)
+			;
+		close(errpipe[0]);
+		if (r != sizeof e)
+			e = 0;
+	}
+	bool failed = e != 0; /* the command could not be run */
+	if (failed)
 		fprintf(stderr, "gpuctl run: cannot run '%s': %s\n", argv[0], strerror(e));
 	else if (!watch) /* (a share watched over its claim: share_watch_wait waits, below) */
 		watch_job(&w, pid, id, hook);
@@ -231,11 +272,11 @@ static int start_job(struct grant *g, char **argv, bool uuid, struct runctr *rc,
 	child = 0;
 	grant_env_free(env);
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	if (hook->job_events && r != sizeof e) /* run --notify: the job's end */
+	if (hook->job_events && !failed) /* run --notify: the job's end */
 		lhook_fire(hook, code ? "failed" : "done", code ? "failed" : "done", code);
 	if (rc->kind) {
 		char why[512] = "";
-		if ((code == 0 || !rc->detached) && r != sizeof e &&
+		if ((code == 0 || !rc->detached) && !failed &&
 		    !runctr_bind(rc, argv, g, quiet, why, sizeof why) && why[0])
 			fprintf(stderr, "gpuctl run: lease %s released: %s\n", g->id, why);
 		runctr_cleanup(rc);
@@ -246,7 +287,8 @@ static int start_job(struct grant *g, char **argv, bool uuid, struct runctr *rc,
 
 static int run(struct cmd *c)
 {
-	struct lease_opts o = {.rq = {.max_util = -1, .prefer = -1, .kind = "run", .who = "gpuctl run"}};
+	struct lease_opts o = {.rq = {.max_util = -1, .prefer = -1, .kind = "run", .who = "gpuctl run",
+				       .keep_conn = true}};
 	int rc = lease_opts_read(c, &o);
 	if (rc != EXIT_OK)
 		return rc;

@@ -2,8 +2,8 @@
  * (peer.h). One thread, epoll, non-blocking SOCK_SEQPACKET connections; the kernel says who each
  * client is. Everything a client can make the daemon hold is bounded: one message of
  * PROTO_MAX_MSG at a time, connections per user and in all, queued output per connection, idle
- * time; file descriptors sent to the daemon are closed by the kernel (no control buffer is
- * offered). */
+ * time; file descriptors sent to the daemon are closed (the control buffer offered has room
+ * for the sender's credentials only). */
 #include "daemon/daemon.h"
 
 #include <errno.h>
@@ -89,8 +89,27 @@ static int conn_read(struct daemon *d, struct conn *c, int max)
 	int k = 0;
 	for (; k < max && !c->p.dead; k++) {
 		struct iovec iov = {buf, sizeof buf};
-		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-		ssize_t n = recvmsg(c->p.fd, &mh, MSG_DONTWAIT);
+		/* Room for the sender's credentials only: they come first, and descriptors that do
+		 * not fit are closed by the kernel (any that did are closed below). */
+		union {
+			char buf[CMSG_SPACE(sizeof(struct ucred))];
+			struct cmsghdr align;
+		} u;
+		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+				    .msg_controllen = sizeof u.buf};
+		ssize_t n = recvmsg(c->p.fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		c->cred = (struct ucred){.pid = 0};
+		for (struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; cm; cm = CMSG_NXTHDR(&mh, cm)) {
+			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_CREDENTIALS &&
+			    cm->cmsg_len == CMSG_LEN(sizeof(struct ucred)))
+				memcpy(&c->cred, CMSG_DATA(cm), sizeof c->cred);
+			else if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+				for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+					int fd;
+					memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
+					close(fd);
+				}
+		}
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -211,6 +230,12 @@ static bool open_socket(struct daemon *d, struct gpu_error *err)
 			 "with RuntimeDirectory=gpuctl)" : "");
 		return false;
 	}
+	/* Each message carries its sender as the kernel attests it (inherited by the accepted
+	 * connections): a job commits its lease on its client's connection (lease_commit). */
+	int on = 1;
+	if (setsockopt(d->loop.lfd, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) != 0)
+		fprintf(stderr, "gpuctl daemon: SO_PASSCRED: %s (jobs commit their leases on a "
+			"connection of their own)\n", strerror(errno));
 	/* Every user may connect to the shared daemon: the kernel tells it who they are. */
 	chmod(d->socket_path, d->private_mode ? 0600 : 0666);
 	return true;

@@ -83,6 +83,11 @@ struct conn {
 	unsigned nreqs;           /* requests of this connection in the queue */
 	unsigned nwatch;          /* leases it watches (idle.c): kept open like a waiter's */
 	struct snap_stream *snap; /* the shared snapshot being streamed to it (snapshot.c) */
+	/* The sender of the message being handled, as the kernel attests it (SCM_CREDENTIALS: the
+	 * daemon sets SO_PASSCRED on its socket): the process that sent it, which may be another
+	 * than the one that connected (a job started by the client, before its exec). pid 0: the
+	 * message carried none. */
+	struct ucred cred;
 };
 
 /* Why a waiter holds no GPUs back for itself (the last pass's word; `leases` shows it). */
@@ -342,7 +347,8 @@ void queue_gpus(struct daemon *d, struct conn *c, const struct msg *m);
 void queue_schedule(struct daemon *d);
 void queue_timers(struct daemon *d, double *next);
 
-/* list.c: `list`, job ids, the queue file. */
+/* list.c: `list` (with `places 1`: only the asker's own waiters' places, for `gpuctl jobs`),
+ * job ids, the queue file. */
 void queue_list(struct daemon *d, struct conn *c, const struct msg *m);
 /* issue 22: `list`'s answer to c (its bounds: rate, unread bytes), c's out-queue empty: what
  * queue_list sends once it has checked that, and the snapshot after its view. */

@@ -265,7 +265,9 @@ static int peer_alive(const struct conn *c)
 }
 
 /* The process that will hold the lease (the job, or env's holder) says so itself: its pid is
- * the kernel's word (SO_PEERCRED), and the token proves it got the lease from the grantee. */
+ * the kernel's word (SO_PEERCRED on a connection of its own; with `self`, SCM_CREDENTIALS on
+ * the message it sent on its client's), and the token proves it got the lease from the
+ * grantee. */
 void lease_commit(struct daemon *d, struct conn *c, const struct msg *m)
 {
 	const char *id = msg_get(m, "lease"), *token = msg_get(m, "token");
@@ -277,11 +279,25 @@ void lease_commit(struct daemon *d, struct conn *c, const struct msg *m)
 		conn_error(d, c, 0, EXIT_DENIED, "no such lease of yours to commit");
 		return;
 	}
-	/* The pid is the one that connected: a client that handed its connection to a child and
-	 * exited could have it reused by another process by now. One that has exited (the kernel
-	 * says so where it can) or runs as someone else is not named as the holder (leases would
-	 * show, and release aim at, another user's process); the lease still ends with its FIFO. */
-	if (peer_alive(c) == 0 ||
+	uint64_t v;
+	pid_t pid = c->p.pid;
+	if (msg_get_u64(m, "self", 1, &v) && v) {
+		/* `run`'s job, before its exec, on its client's connection: the holder is the
+		 * process that sent this message, as the kernel attests it (SCM_CREDENTIALS; only a
+		 * privileged sender can name another pid), never a pid the message names. It must
+		 * be the connection's user's, and still run as that user. */
+		pid = c->cred.pid;
+		if (pid <= 0 || c->cred.uid != c->p.uid || !lease_proc_start(pid) ||
+		    !pid_runs_as((unsigned)pid, c->p.uid)) {
+			conn_log(d, "uid %u: self commit of lease %s from pid %d (uid %u): refused",
+				 (unsigned)c->p.uid, l->id, (int)pid, (unsigned)c->cred.uid);
+			conn_error(d, c, 0, EXIT_DENIED, "a self commit must come from a live process "
+				   "of the connection's user, with its credentials attached "
+				   "(SCM_CREDENTIALS; pid %d, uid %u on a connection of uid %u)",
+				   (int)pid, (unsigned)c->cred.uid, (unsigned)c->p.uid);
+			return;
+		}
+	} else if (peer_alive(c) == 0 ||
 	    (c->p.pid > 0 && lease_proc_start(c->p.pid) && !pid_runs_as((unsigned)c->p.pid, c->p.uid))) {
 		conn_log(d, "uid %u: commit of lease %s from pid %d, which has exited or now runs as "
 			 "another user: refused", (unsigned)c->p.uid,
@@ -290,9 +306,8 @@ void lease_commit(struct daemon *d, struct conn *c, const struct msg *m)
 			   "changed user: commit from the process that holds the lease", (int)c->p.pid);
 		return;
 	}
-	uint64_t v;
-	l->pid = c->p.pid;
-	l->start = lease_proc_start(c->p.pid);
+	l->pid = pid;
+	l->start = lease_proc_start(pid);
 	if (!l->start && msg_get_u64(m, "start", UINT64_MAX, &v))
 		l->start = v; /* /proc hidden from the daemon (hidepid): the process's own word */
 	if (msg_get_u64(m, "bound", INT32_MAX, &v) && v) {

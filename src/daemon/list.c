@@ -380,6 +380,8 @@ static const struct list_cache *answer(struct daemon *d, uid_t uid)
 	return e;
 }
 
+static void places_answer(struct daemon *d, struct conn *c, uint64_t id);
+
 void queue_list(struct daemon *d, struct conn *c, const struct msg *m)
 {
 	uint64_t id = 0;
@@ -391,7 +393,59 @@ void queue_list(struct daemon *d, struct conn *c, const struct msg *m)
 			   "first (or ask on a new connection)");
 		return;
 	}
-	list_answer(d, c, id);
+	uint64_t v;
+	if (msg_get_u64(m, "places", 1, &v) && v)
+		places_answer(d, c, id);
+	else
+		list_answer(d, c, id);
+}
+
+/* `list places 1` (issue 22: `gpuctl jobs`): only the asker's own named waiters, one line each
+ * ("wplace POSITION UID KIND NAME"), where the full list renders every field of them all and
+ * the client decodes it. Bounded as the full list is: the rate, and LIST_WAITER_BYTES (past it
+ * a count, "wmore N"). */
+static void places_answer(struct daemon *d, struct conn *c, uint64_t id)
+{
+	struct asker *a = asker_of(d, c->p.uid);
+	if (bucket_take(&a->tokens, &a->at, d->now, LIST_RATE, LIST_BURST, 1) < 1) {
+		conn_error(d, c, id, EXIT_BUSY, "list: your user asked for over %.0f lists a second; "
+			   "try again in a moment", LIST_RATE);
+		return;
+	}
+	struct request **w;
+	size_t nw = queue_in_order(d, &w), bytes = 0, lines = 0, more = 0;
+	struct strbuf sb = {0};
+	char n[2][24];
+	msg_begin(&sb, "list");
+	msg_add_u64(&sb, "id", id);
+	for (size_t i = 0; i < nw && !c->p.dead; i++) {
+		const struct request *r = w[i];
+		if (r->uid != c->p.uid || !r->name)
+			continue;
+		if (bytes > LIST_WAITER_BYTES) {
+			more++;
+			continue;
+		}
+		if (sb.len > LIST_CHUNK - LIST_RECORD_MAX || lines >= LIST_LINES) {
+			conn_send(d, c, &sb, NULL, 0);
+			msg_begin(&sb, "list");
+			msg_add_u64(&sb, "id", id);
+			lines = 0;
+		}
+		size_t before = sb.len;
+		snprintf(n[0], sizeof n[0], "%zu", i + 1);
+		snprintf(n[1], sizeof n[1], "%u", (unsigned)r->uid);
+		msg_add(&sb, "wplace", n[0], n[1], r->kind, r->name, NULL);
+		bytes += sb.len - before;
+		lines++;
+	}
+	if (more)
+		msg_add_u64(&sb, "wmore", more);
+	sb_adds(&sb, "\nend");
+	if (!c->p.dead)
+		conn_send(d, c, &sb, NULL, 0);
+	sb_free(&sb);
+	free(w);
 }
 
 void list_answer(struct daemon *d, struct conn *c, uint64_t id)

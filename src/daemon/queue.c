@@ -318,6 +318,7 @@ static void take_offer(struct daemon *d, struct conn *c, struct request *r, uint
 		msg_add(&sb, "token", l->token, NULL);
 		msg_add_i64(&sb, "since", (int64_t)l->since);
 		msg_add_u64(&sb, "offered", r->offered_ns);
+		msg_add_u64(&sb, "commit_self", 1); /* the job may commit on this connection */
 		limit_granted_msg(d, l, &sb); /* time limits (issue 24) */
 		queue_add_gpus(&sb, d, "gpu", l->gpus);
 		if (l->mem_mib) { /* memory shares: the claim, and the least memory of its GPUs */

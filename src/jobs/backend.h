@@ -93,6 +93,10 @@ struct job_backend {
 };
 
 extern const struct job_backend job_backend_local, job_backend_slurm;
+/* `gpuctl jobs` (issue 22): the local backend, when opened, asks the daemon for the places of
+ * the user's jobs in the queue before it reads their records, and takes the answer when it
+ * lists them (the daemon's round trip hidden behind the reading). */
+void job_local_prefetch_places(void);
 const struct job_backend *job_backend(enum job_kind kind);
 
 /* ---- set.c: the jobs a command names, across backends ---- */

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,17 +28,56 @@ struct jobs_of {
 	bool *pending, *cancel;
 	size_t nwatched, cap, cap2, cap3;
 	int tries;                   /* runners lost while waiting */
+	/* job_local_prefetch_places: the question asked at open */
+	enum { PQ_NONE, PQ_ASKED, PQ_ANSWERED, PQ_FAILED } pq_state;
+	struct leaseview_query pq;
+	struct leaseview pv;         /* PQ_ANSWERED: no daemon, nothing queued */
+	struct gpu_error pq_err;     /* PQ_FAILED */
 };
+
+static bool prefetch;
+
+void job_local_prefetch_places(void)
+{
+	prefetch = true;
+}
 
 static struct jobs_of *local_open(bool resume, struct gpu_error *err)
 {
 	struct jobs_of *s = xcalloc(1, sizeof *s);
 	s->dc.fd = -1;
+	if (prefetch) {
+		int r = leaseview_query_places(&s->pq, &s->pv, &s->pq_err);
+		s->pq_state = r > 0 ? PQ_ASKED : r == 0 ? PQ_ANSWERED : PQ_FAILED;
+	}
 	if (!jobctx_load(&s->x, resume, err)) {
+		if (s->pq_state == PQ_ASKED)
+			leaseview_query_cancel(&s->pq);
 		free(s);
 		return NULL;
 	}
 	return s;
+}
+
+/* The answer to the question asked at open, waited for (at most the client's timeout). */
+static bool prefetched(struct jobs_of *s, struct leaseview *v, struct gpu_error *err)
+{
+	int state = s->pq_state;
+	s->pq_state = PQ_NONE;
+	if (state == PQ_FAILED)
+		*err = s->pq_err;
+	if (state != PQ_ASKED) {
+		*v = s->pv;
+		return state == PQ_ANSWERED;
+	}
+	for (;;) {
+		int r = leaseview_query_step(&s->pq, v, err);
+		if (r != 0)
+			return r == 1;
+		struct pollfd p = {.fd = leaseview_query_fd(&s->pq), .events = POLLIN};
+		double left = s->pq.deadline - now_mono();
+		poll(&p, 1, left > 0 ? (int)(left * 1000) + 1 : 0);
+	}
 }
 
 static void local_close(struct jobs_of *s)
@@ -45,6 +85,8 @@ static void local_close(struct jobs_of *s)
 	if (!s)
 		return;
 	dclient_close(&s->dc);
+	if (s->pq_state == PQ_ASKED)
+		leaseview_query_cancel(&s->pq);
 	jobctx_free(&s->x);
 	jobs_free(s->others, s->nothers);
 	free(s->rows);
@@ -62,7 +104,8 @@ static bool from_daemon(struct jobs_of *s, bool all, struct gpu_error *err)
 	struct gpu_set *set = NULL;
 	uint64_t id;
 	uid_t me = geteuid();
-	if (!leaseview_load(&v, err))
+	if (!(all ? leaseview_load(&v, err) : s->pq_state != PQ_NONE ? prefetched(s, &v, err)
+							  : leaseview_load_places(&v, err)))
 		return false;
 	for (size_t i = 0; i < v.nqueue; i++) {
 		const struct waiter_info *w = &v.queue[i];

@@ -25,6 +25,7 @@ struct grant_req {
 	const char *command;
 	bool dry_run;
 	const char *who;         /* "gpuctl run" for messages */
+	bool keep_conn;          /* run: the grant's connection kept for the job's commit */
 	char *const *env;        /* the job's environment, where it is not this process's (the
 				  * runner's jobs): its CUDA_VISIBLE_DEVICES restricts the choice */
 	char *const *profile_env;  /* the profile's NAME=VALUE for the job (env.NAME keys),
@@ -48,6 +49,13 @@ struct grant {
 	size_t nfds;
 	char *name;
 	char *socket;                    /* the daemon's, for the holder's commit */
+	bool self_ok;                    /* the daemon takes a commit on the grant's connection,
+					  * with the sender's credentials (spawn.h) */
+	bool has_conn;                   /* conn is the grant's connection, kept (grant_req's
+					  * keep_conn): the job commits on it, then the lease is
+					  * watched on it (lwatch_open) */
+	bool conn_private;               /* to a private daemon */
+	int conn;
 	unsigned long long queued_at;    /* CLOCK_REALTIME ns it joined the queue; 0: did not wait */
 	unsigned long long leased_at;    /* CLOCK_REALTIME ns the lease was granted */
 	double waited;                   /* seconds spent in the queue */

@@ -357,6 +357,12 @@ int grant_acquire(struct gpu_set **setp, const struct config *cfg, const struct 
 	lreq_take_grant(&w.r, g);
 	g->waited = queued ? now_mono() - w.started : 0;
 	g->socket = w.dc.path ? xstrdup(w.dc.path) : NULL;
+	if (r > 0 && g->self_ok && rq->keep_conn && g->id[0] && w.dc.fd >= 0) {
+		g->conn = w.dc.fd; /* (CLOEXEC: the job's exec closes it) */
+		g->has_conn = true;
+		g->conn_private = w.dc.private_mode;
+		w.dc.fd = -1;
+	}
 	dclient_close(&w.dc); /* also leaves the queue, if we are still in it */
 	lreq_free(&w.r);
 	if (r < 0) {

@@ -5,12 +5,17 @@
 #include <string.h>
 #include <unistd.h>
 
-bool lwatch_open(struct lwatch *w, const struct grant *g)
+bool lwatch_open(struct lwatch *w, struct grant *g)
 {
 	*w = (struct lwatch){.dc = {.fd = -1}};
 	struct gpu_error err = {0};
-	if (!g->id[0] || !g->socket || !dclient_open_at(&w->dc, g->socket, &err))
+	if (g->has_conn) { /* the grant's own connection (run's, once the job committed on it) */
+		w->dc = (struct dclient){.fd = g->conn, .path = xstrdup(g->socket ? g->socket : "?"),
+					 .private_mode = g->conn_private};
+		g->has_conn = false;
+	} else if (!g->id[0] || !g->socket || !dclient_open_at(&w->dc, g->socket, &err)) {
 		return false;
+	}
 	if (w->dc.private_mode) {
 		dclient_close(&w->dc);
 		return false;

@@ -23,9 +23,10 @@ struct lwatch_event {
 	double grace;            /* seconds from SIGTERM to SIGKILL */
 };
 
-/* Starts watching g's lease on the daemon that granted it. false: not watched (a daemon that
- * cannot, a private one): the lease holds all the same. */
-bool lwatch_open(struct lwatch *w, const struct grant *g);
+/* Starts watching g's lease on the daemon that granted it, on the grant's connection where g
+ * kept it (taken from g), else on a new one. false: not watched (a daemon that cannot, a
+ * private one): the lease holds all the same. */
+bool lwatch_open(struct lwatch *w, struct grant *g);
 /* Its descriptor, to poll for POLLIN (-1: not watching). */
 int lwatch_fd(const struct lwatch *w);
 /* Reads what came: ev->what LW_NONE for nothing of interest, LW_GONE when the daemon went away

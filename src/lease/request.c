@@ -27,6 +27,9 @@ void grant_free(struct grant *g)
 		if (g->fds[i] >= 0)
 			close(g->fds[i]);
 	g->nfds = 0;
+	if (g->has_conn)
+		close(g->conn);
+	g->has_conn = false;
 	free(g->name);
 	free(g->socket);
 	g->name = g->socket = NULL;
@@ -201,6 +204,7 @@ int lreq_on_message(struct lreq *r, const struct msg *m, const int *fds, size_t 
 		r->g.stop_over = msg_get(m, "overuse") && !strcmp(msg_get(m, "overuse"), "stop");
 		take_mig(&r->g, m);
 		r->g.mps = msg_get_u64(m, "mps", 1, &v) && v;
+		r->g.self_ok = msg_get_u64(m, "commit_self", 1, &v) && v;
 		r->state = LREQ_DONE;
 		return 1;
 	}

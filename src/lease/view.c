@@ -131,6 +131,16 @@ static void take_part(struct leaseview *v, const struct msg *m)
 			wi = NULL;
 		} else if (KEY(k, "held")) {
 			add_uuids(&v->held, &v->nheld, l);
+		} else if (KEY(k, "wplace") && l->nwords >= 5) { /* `list places 1`: one's own */
+			v->queue = xrealloc(v->queue, (v->nqueue + 1) * sizeof *v->queue);
+			wi = &v->queue[v->nqueue++];
+			li = NULL;
+			*wi = (struct waiter_info){.past = -1};
+			wi->position = (unsigned)num(l->w[1], UINT32_MAX);
+			wi->uid = (uid_t)num(l->w[2], UINT32_MAX);
+			copy(wi->kind, sizeof wi->kind, l->w[3]);
+			wi->name = xstrdup(l->w[4]);
+			wi = NULL; /* nothing more is said of it */
 		} else if (KEY(k, "waiter") && l->nwords >= 9) {
 			v->queue = xrealloc(v->queue, (v->nqueue + 1) * sizeof *v->queue);
 			wi = &v->queue[v->nqueue++];
@@ -234,7 +244,19 @@ bool leaseview_take_part(struct leaseview *v, const struct msg *m)
 	return msg_line(m, "end") != NULL;
 }
 
+static bool load(struct leaseview *v, double timeout, bool places, struct gpu_error *err);
+
 bool leaseview_load_within(struct leaseview *v, double timeout, struct gpu_error *err)
+{
+	return load(v, timeout, false, err);
+}
+
+bool leaseview_load_places(struct leaseview *v, struct gpu_error *err)
+{
+	return load(v, 0, true, err);
+}
+
+static bool load(struct leaseview *v, double timeout, bool places, struct gpu_error *err)
 {
 	*v = (struct leaseview){0};
 	struct dclient dc;
@@ -245,6 +267,8 @@ bool leaseview_load_within(struct leaseview *v, double timeout, struct gpu_error
 	struct strbuf req = {0};
 	msg_begin(&req, "list");
 	msg_add_u64(&req, "id", 1);
+	if (places) /* (a daemon older than it answers the full list: read alike) */
+		msg_add_u64(&req, "places", 1);
 	struct msg m;
 	bool ok = dclient_call(&dc, &req, &m, err), more = ok;
 	while (more) {
@@ -273,7 +297,21 @@ bool leaseview_load_within(struct leaseview *v, double timeout, struct gpu_error
 	return ok;
 }
 
+static int query_start(struct leaseview_query *q, struct leaseview *out, bool places,
+		       struct gpu_error *err);
+
 int leaseview_query_start(struct leaseview_query *q, struct leaseview *out, struct gpu_error *err)
+{
+	return query_start(q, out, false, err);
+}
+
+int leaseview_query_places(struct leaseview_query *q, struct leaseview *out, struct gpu_error *err)
+{
+	return query_start(q, out, true, err);
+}
+
+static int query_start(struct leaseview_query *q, struct leaseview *out, bool places,
+		       struct gpu_error *err)
 {
 	*q = (struct leaseview_query){0};
 	*out = (struct leaseview){0};
@@ -285,6 +323,8 @@ int leaseview_query_start(struct leaseview_query *q, struct leaseview *out, stru
 	struct strbuf req = {0};
 	msg_begin(&req, "list");
 	msg_add_u64(&req, "id", 1);
+	if (places)
+		msg_add_u64(&req, "places", 1);
 	bool ok = dclient_send(dc, &req, err);
 	sb_free(&req);
 	if (!ok) {

@@ -123,6 +123,10 @@ uint64_t leaseview_share_used(const struct lease_info *l, const char *uuid);
 /* The same, waiting at most timeout seconds for the answer (never longer than the client's own
  * timeout): for a view whose leases are extra (status), which must not wait 5 s for them. */
 bool leaseview_load_within(struct leaseview *v, double timeout, struct gpu_error *err);
+/* Only the places of the caller's own named waiters in the queue (v->queue: position, uid,
+ * kind, name; nothing else filled), for `gpuctl jobs`: the daemon renders and this process
+ * decodes a line per waiter, not the whole list. An older daemon's full list is read alike. */
+bool leaseview_load_places(struct leaseview *v, struct gpu_error *err);
 void leaseview_free(struct leaseview *v);
 /* issue 22: one message of `list`'s answer into v (v zeroed before the first), as
  * leaseview_load reads them; true when it was the last (its "end"). The daemon's snapshot
@@ -161,6 +165,8 @@ struct leaseview_query {
 /* Sends the request. 1: asked (poll leaseview_query_fd, then leaseview_query_step); 0: answered
  * already (no daemon running: *out empty, not present); -1: failed (err). */
 int leaseview_query_start(struct leaseview_query *q, struct leaseview *out, struct gpu_error *err);
+/* The same for leaseview_load_places's question. */
+int leaseview_query_places(struct leaseview_query *q, struct leaseview *out, struct gpu_error *err);
 int leaseview_query_fd(const struct leaseview_query *q);
 /* Takes what has arrived, without waiting. 1: complete, *out holds the list (the caller frees);
  * 0: not yet; -1: failed or past the deadline (err; EXIT_TIMEOUT when it did not answer in time).

@@ -14,6 +14,10 @@ directly (SOCK_SEQPACKET). Prints ok/not ok lines for tests/t2003-daemon-attacks
              refused naming the bound, never read as no constraint
   stall N    N connections that ask for less than the size bound and then never read: each is
              closed once idle (its replies stuck for idle_timeout), not held for ever
+  selfcommit PID  (issue 22) a lease committed `self` (the holder is the sender, as the kernel
+             attests it: SCM_CREDENTIALS): a forged pid (PID, another user's) is refused by the
+             kernel, a child's own is taken; as root (who may name any pid) another user's
+             process and a pid that has exited are refused by the daemon
   share      (memory shares and MIG instances, issue 23) bad claims and instances are refused
              with an error, never read as none; a huge profile name costs nothing
   shares N   (review) N+1 memory shares of 1 MiB taken and held on one connection: the first N
@@ -149,6 +153,81 @@ elif mode == "forge":
     check("the lease is ours (uid %d), not root's" % os.getuid(), len(mine) == 1 and b"lname forged" in l, l)
     for fd in fds:
         os.close(fd)
+elif mode == "selfcommit":
+    import struct
+    foreign = int(sys.argv[3])
+    s = conn()
+    r = ask(s, b"acquire\nid 1\ncount 1\nkind run\nname self")
+    offer = [l.split(b" ")[1] for l in r.split(b"\n") if l.startswith(b"offer ")][0]
+    s.send(b"take\nid 1\noffer " + offer)
+    msg, anc, _, _ = s.recvmsg(70000, socket.CMSG_SPACE(70 * 4))
+    for level, typ, data in anc:
+        for fd in array.array("i", data[:len(data) - len(data) % 4]):
+            os.set_inheritable(fd, True)   # the holder keeps the lease
+    f = dict(l.split(b" ", 1) for l in msg.split(b"\n")[1:] if b" " in l)
+    commit = b"commit\nlease " + f[b"lease"] + b"\ntoken " + f[b"token"] + b"\nself 1"
+    check("the grant says a self commit is taken", f.get(b"commit_self") == b"1", msg)
+    def creds(pid):
+        return [(socket.SOL_SOCKET, socket.SCM_CREDENTIALS,
+                 struct.pack("iII", pid, os.getuid(), os.getgid()))]
+    def self_commit(pid):
+        try:
+            s.sendmsg([commit], creds(pid))
+        except PermissionError:
+            return "EPERM"
+        except ProcessLookupError:
+            return "ESRCH"
+        end = time.monotonic() + 5
+        while time.monotonic() < end and select.select([s], [], [], end - time.monotonic())[0]:
+            return s.recv(70000)
+        return b""
+    def holder():
+        l = ask(conn(), b"list\nid 2")
+        row = [x.split(b" ") for x in l.split(b"\n") if x.startswith(b"lease " + f[b"lease"] + b" ")]
+        return int(row[0][3]) if row else None
+    if os.getuid() != 0:
+        r = self_commit(foreign)
+        check("another process's pid in the credentials: the kernel refuses to send them",
+              r == "EPERM", r)
+        check("and the lease still names its grantee", holder() == os.getpid(), holder())
+        rd, wr = os.pipe()
+        child = os.fork()
+        if child == 0:
+            os.close(rd)
+            r = self_commit(os.getpid())
+            os.write(wr, b"ok" if r and r.startswith(b"ok") else b"no")
+            os.read(os.open(os.devnull, os.O_RDONLY), 1)
+            time.sleep(60)   # the holder; killed below
+            os._exit(0)
+        os.close(wr)
+        got = os.read(rd, 2)
+        check("a child's own pid: the commit is taken", got == b"ok", got)
+        check("and the child is the holder", holder() == child, (holder(), child))
+        os.kill(child, 9)
+        os.waitpid(child, 0)
+    else:
+        rd, wr = os.pipe()
+        other = os.fork()
+        if other == 0:   # another user's process
+            os.setgid(65534)
+            os.setuid(65534)
+            os.write(wr, b"x")
+            time.sleep(60)
+            os._exit(0)
+        os.read(rd, 1)
+        r = self_commit(other)
+        os.kill(other, 9)
+        os.waitpid(other, 0)
+        check("root naming another user's process as itself: refused by the daemon",
+              r.startswith(b"error") and b"live%20process%20of%20the%20connection's%20user" in r, r)
+        dead = os.fork()
+        if dead == 0:
+            os._exit(0)
+        os.waitpid(dead, 0)
+        r = self_commit(dead)
+        check("a pid that has exited: refused (by the kernel, ESRCH, or the daemon)",
+              r == "ESRCH" or r.startswith(b"error"), r)
+        check("the lease still names its grantee", holder() == os.getpid(), holder())
 elif mode == "bounds":
     s = conn()
     for i, (line, bound) in enumerate([(b"min_free 1099511627776", b"at most 1073741824 (1024T)"),
