@@ -195,7 +195,8 @@ static pid_t spawn_of(struct grant *g, char **argv, char **env, const struct cpu
 	msg_add(&msg, "token", g->token, NULL);
 	msg_add_u64(&msg, "self", 1);
 	struct spawn s = {.argv = argv, .envp = envp, .keep = g->fds, .nkeep = g->nfds, .cpus = cpus,
-			  .commit_fd = g->conn, .commit = msg.buf, .commit_len = msg.len};
+			  .commit_fd = g->conn, .commit = msg.buf, .commit_len = msg.len,
+			  .pid_out = &child};
 	pid_t pid = spawn_job(&s);
 	if (pid < 0)
 		die(EXIT_FAIL, "clone: %s", strerror(errno));

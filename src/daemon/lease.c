@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,8 +288,13 @@ void lease_commit(struct daemon *d, struct conn *c, const struct msg *m)
 		 * privileged sender can name another pid), never a pid the message names. It must
 		 * be the connection's user's, and still run as that user. */
 		pid = c->cred.pid;
-		if (pid <= 0 || c->cred.uid != c->p.uid || !lease_proc_start(pid) ||
-		    !pid_runs_as((unsigned)pid, c->p.uid)) {
+		/* /proc hidden from the daemon (hidepid, a daemon not run as root): the process is
+		 * known to exist by kill(0) and its uid is the kernel's word at the send; the old
+		 * commit (a connection of its own) is taken under hidepid too. */
+		bool seen = pid > 0 && lease_proc_start(pid);
+		bool exists = seen || (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM));
+		if (pid <= 0 || c->cred.uid != c->p.uid || !exists ||
+		    (seen && !pid_runs_as((unsigned)pid, c->p.uid))) {
 			conn_log(d, "uid %u: self commit of lease %s from pid %d (uid %u): refused",
 				 (unsigned)c->p.uid, l->id, (int)pid, (unsigned)c->cred.uid);
 			conn_error(d, c, 0, EXIT_DENIED, "a self commit must come from a live process "

@@ -75,6 +75,10 @@ static void exec_in_path(struct child *c)
 {
 	char *const *argv = c->s->argv;
 	const char *file = argv[0];
+	if (!*file) { /* as execvp: an empty name is not looked up in PATH */
+		errno = ENOENT;
+		return;
+	}
 	if (strchr(file, '/')) {
 		execve(file, argv, c->s->envp);
 		if (errno == ENOEXEC) {
@@ -170,6 +174,10 @@ pid_t spawn_job(struct spawn *s)
 	sigprocmask(SIG_BLOCK, &all, &c.mask);
 	pid_t pid = clone(child_main, (char *)stack + STACK_BYTES, CLONE_VM | CLONE_VFORK | SIGCHLD, &c);
 	int e = errno;
+	/* A signal sent to gpuctl while the job committed (up to COMMIT_WAIT_MS) is pending: it
+	 * is delivered below, once the caller's handler knows the job's pid, and passed on. */
+	if (pid > 0 && s->pid_out)
+		*s->pid_out = pid;
 	sigprocmask(SIG_SETMASK, &c.mask, NULL);
 	munmap(stack, STACK_BYTES);
 	free(sh_argv);

@@ -22,6 +22,9 @@ struct spawn {
 	int commit_fd;             /* the client's connection to the daemon (-1: no commit) */
 	const char *commit;        /* the message sent on it, and its length */
 	size_t commit_len;
+	/* Set to the job's pid before this process's signals are let through again (they are
+	 * blocked while the job starts, and a handler that forwards them must know whom to). */
+	volatile pid_t *pid_out;
 	/* out: */
 	int exec_err;              /* errno of the exec that failed (0: it ran) */
 	int bind_err;              /* errno of sched_setaffinity (0: bound, or not asked) */
