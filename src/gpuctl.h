@@ -37,9 +37,9 @@
  *            one process by pid (pid.c); signalling a listed process safely (kill.c); Slurm on
  *            a node (slurm.c); a process's container from its cgroup (container.c) and its name
  *            from the runtime (runtime.c); the model as the daemon's shared snapshot carries
- *            it, both sides' one encoding (snap.c); the topology model (topo.c); nvml/: the NVIDIA backend, NVML's ABI declared by us
- *            (abi.h), loaded at run time (lib.c), read into the model (backend.c, fields.c,
- *            topo.c)
+ *            it, both sides' one encoding (snap.c); the topology model (topo.c); nvml/: the
+ *            NVIDIA backend, NVML's ABI declared by us (abi.h), loaded at run time (lib.c), read
+ *            into the model (backend.c, fields.c, topo.c)
  * cuda/      rank 2 (visibility.h): CUDA_VISIBLE_DEVICES as the driver reads it, pure
  *            (visibility.c); that model on this machine and an environment (visenv.c); map
  *            --verify's probe (probe.c)
@@ -47,8 +47,9 @@
  *            and fair queue, pure (alloc.c); connections (conn.c); the lease table (lease.c)
  *            and its state directory (statedir.c); requests, offers and timeouts (queue.c); the
  *            queue table (qtable.c) and the scheduling pass over it (sched.c); the queue's order
- *            (order.c); `list`, the queue file, job ids (list.c); the shared snapshot of the machine for status,
- *            top, doctor and the exporter (snapshot.c); the loop and dispatch (daemon.c);
+ *            (order.c); `list`, job ids (list.c), the queue file (queuefile.c); the shared
+ *            snapshot of the machine for status, top, doctor and the exporter (snapshot.c); the
+ *            loop and dispatch (daemon.c);
  *            topology- and preference-aware picks, pure (place.c), their daemon side
  *            (placement.c)
  * cluster/   rank 2, the cluster view of status --prometheus (cluster.h): Prometheus's HTTP API
@@ -67,7 +68,8 @@
  *            container in each of them (container.c), `topo` (topo.c)
  * jobs/      rank 4, detached jobs (design: backend.h): the record (job.c) and the user's
  *            directories (dir.c), its parsers (spec.c), the jobs a command names and the wait
- *            on them (set.c); this machine's backend (local.c, local-conn.c) and Slurm's (slurm.c, slurm-*.c)
+ *            on them (set.c); this machine's backend (local.c, local-conn.c) and Slurm's
+ *            (slurm.c, slurm-*.c)
  * tui/       rank 5, `gpuctl top` (design: tui.h)
  * runner/    rank 5, `gpuctl runner`, the user's job runner (design: runner.h)
  * cmd/       rank 6, git's builtin/ (cmd.h): lookup, options parsed once from each entry's

@@ -348,15 +348,18 @@ void queue_schedule(struct daemon *d);
 void queue_timers(struct daemon *d, double *next);
 
 /* list.c: `list` (with `places 1`: only the asker's own waiters' places, for `gpuctl jobs`),
- * job ids, the queue file. */
+ * job ids. */
 void queue_list(struct daemon *d, struct conn *c, const struct msg *m);
 /* issue 22: `list`'s answer to c (its bounds: rate, unread bytes), c's out-queue empty: what
  * queue_list sends once it has checked that, and the snapshot after its view. */
 void list_answer(struct daemon *d, struct conn *c, uint64_t id);
 void queue_job_ids(struct daemon *d, struct conn *c, const struct msg *m);
+void list_state_free(struct list_state *ls);
+/* Continuation lines of a record: `KEY uuid uuid ...` for the slots in mask; how many lines. */
+size_t list_gpu_lines(struct strbuf *sb, const struct daemon *d, const char *key, uint64_t mask);
+/* queuefile.c: the queue file, written (waiters only) and read back at start. */
 void queue_save(struct daemon *d);
 void queue_load(struct daemon *d);
-void list_state_free(struct list_state *ls);
 
 /* snapshot.c: the machine's view shared by status, top, doctor and the exporter (issue 22). */
 void queue_snapshot(struct daemon *d, struct conn *c, const struct msg *m);
