@@ -59,8 +59,9 @@
  *            why GPUs are busy, the job's environment (choose.c); a lease acquired and held
  *            (grant.c); who holds what and who waits (view.c); the machine from the daemon's
  *            shared snapshot, a GPU backend (snapshot.c); --bind-cpus (bind.c); a holder's
- *            idle watch (holder.c), a share's claim watched (watch.c), and the notify hook of a
- *            run or env lease (hook.c)
+ *            idle watch (holder.c), a share's claim watched (watch.c), the notify hook of a
+ *            run or env lease (hook.c), and `run`'s job started without copying gpuctl, its
+ *            lease committed by the job itself (spawn.c)
  * view/      rank 4, what the machine commands print: nvidia-smi's --query-* fields (query.c),
  *            the status table (table.c), the Prometheus exposition (metrics.c; its text pieces
  *            in metrics-text.c), status's JSON (status-json.c), the doctor's findings (doctor.c;
