@@ -104,9 +104,9 @@ struct nvml_lib {
 };
 extern struct nvml_lib nvml;
 
-/* Loads the library (GPUCTL_NVML_LIBRARY, else the driver's libnvidia-ml.so.1) and resolves its
- * functions, each with its versioned fallbacks; false with err set when it is missing or is not
- * NVML. */
+/* Loads the library (GPUCTL_NVML_LIBRARY, else the driver's libnvidia-ml.so.1) and resolves the
+ * required functions and NEED_BASE (every group under GPUCTL_NVML_REPORT), each with its
+ * versioned fallbacks; false with err set when it is missing or is not NVML. */
 bool nvml_load(struct gpu_error *err);
 
 /* The function slots are resolved by group, each the first time a caller needs it (issue 22: a
