@@ -10,6 +10,13 @@ B ?= build
 WARN = -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -D_GNU_SOURCE
 ALL_CFLAGS = $(WARN) $(CFLAGS) -Isrc -MMD -MP
 LDLIBS = -ldl -lpthread
+# Start-up (issue 22): relative relocations packed (DT_RELR: binutils 2.38+, glibc 2.36+), the
+# linker's optimisations. Each is kept only where this toolchain links with it without a warning,
+# so a build on an older one still works (probed when gpuctl is linked); PIE and RELRO stay
+# (debian/rules adds -z now).
+comma := ,
+LD_PROBE = $(shell printf 'int main(void){return 0;}' | $(CC) -x c -o /dev/null - -Wl,--fatal-warnings -Wl,$(1) 2>/dev/null && echo '-Wl,$(1)')
+LDOPT = $(foreach o,-O1 --hash-style=gnu --as-needed -z$(comma)pack-relative-relocs,$(call LD_PROBE,$(o)))
 
 # src/ has a folder per layer (src/gpuctl.h has the map and the rank rule); sources are named
 # from src/ in every #include ("base/util.h").
@@ -41,7 +48,7 @@ $(B)/man/.stamp: $(B)/gpuctl tools/man.sh $(wildcard doc/man/*)
 	@touch $@
 
 $(B)/gpuctl: $(OBJ)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(OBJ) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDOPT) $(LDFLAGS) -o $@ $(OBJ) $(LDLIBS)
 
 $(B)/obj/%.o: src/%.c
 	@mkdir -p $(@D)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # t0002-fallbacks.sh: older drivers: each symbol fallback is read with its own struct layout.
 . "$(dirname "$0")/lib/lib.sh"
-plan 24
+plan 27
 H=$MACHINES/h100x8.machine
 export FAKENVML_STATS=$TMP/stats
 
@@ -66,3 +66,14 @@ check_eq "process memory unavailable is null" '[4000202,null]' "$(jqv '.gpus[2].
 check_eq "graphics-only process" '"graphics"' "$(jqv '.gpus[0].processes[0].type')"
 "$GPUCTL" status --query-compute-apps=pid,used_memory --format=csv,noheader >"$TMP/csv"
 check_eq "csv apps: [N/A] memory" '4000202, [N/A]' "$(cat "$TMP/csv")"
+
+# Issue 22: the functions are resolved by group, each the first time a command reads it: a field
+# whose group the base refresh does not resolve is still read (old driver: the plain names).
+use_machine "$H" "$FAKE_OLD"
+check_eq "old driver: fields resolved on demand (serial, SM clock, pstate)" '0, 1651220004000, 1980 MHz, P0' \
+	"$("$GPUCTL" status --query-gpu=index,serial,clocks.sm,pstate --format=csv,noheader -i 0)"
+# GPUCTL_NVML_REPORT lists every slot, the groups a command did not need included.
+use_machine "$H" "$FAKE"
+GPUCTL_NVML_REPORT=$TMP/report "$GPUCTL" status --query-gpu=index --format=csv >/dev/null
+check_grep "report: a field's slot resolved though --query-gpu=index reads none" '^resolve nvmlDeviceGetSerial:' "$TMP/report"
+check_grep "report: the process lists' slot, with its fallbacks" '^resolve nvmlDeviceGetComputeRunningProcesses_v3: nvmlDeviceGetComputeRunningProcesses_v3 nvmlDeviceGetComputeRunningProcesses_v2 nvmlDeviceGetComputeRunningProcesses$' "$TMP/report"

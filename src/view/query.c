@@ -31,57 +31,59 @@ enum fmt {
 
 enum { NO_BIT = -1 };
 
+/* The texts are kept in the entry, not pointed to: a table without pointers is not relocated at
+ * start-up, so its pages stay the file's, read-only and shared (issue 22). */
 struct field {
-	const char *names;       /* canonical first, then aliases; space separated */
+	char names[104];         /* canonical first, then aliases; space separated */
 	unsigned kinds;          /* 1 << Q_GPU | 1 << Q_APPS */
-	const char *unit;        /* shown in the header and after values; NULL for none */
+	char unit[8];            /* shown in the header and after values; "" for none */
 	enum fmt fmt;
 	int bit;                 /* the gpu_field that says whether the value is there, or NO_BIT */
 	size_t off;              /* offsetof(struct gpu, ...) for the value formats */
 	unsigned long long arg;
 	unsigned needs;          /* REFRESH_* */
-	const char *help;
+	char help[72];
 };
 
 #define G (1U << Q_GPU)
 #define A (1U << Q_APPS)
 static const struct field fields[] = {
-	{"timestamp", G | A, NULL, V_TIMESTAMP, NO_BIT, 0, 0, 0, "time of the query, YYYY/MM/DD HH:MM:SS.mmm"},
-	{"driver_version", G, NULL, V_DRIVER, NO_BIT, 0, 0, 0, "version of the installed NVIDIA driver"},
-	{"count", G, NULL, V_COUNT, NO_BIT, 0, 0, 0, "number of GPUs in the system"},
-	{"index", G, NULL, V_INDEX, NO_BIT, 0, 0, 0, "NVML (nvidia-smi) index of the GPU"},
-	{"uuid gpu_uuid", G, NULL, V_UUID, NO_BIT, 0, 0, 0, "globally unique GPU id"},
-	{"gpu_uuid", A, NULL, V_UUID, NO_BIT, 0, 0, 0, "UUID of the GPU the process runs on"},
-	{"name gpu_name", G, NULL, V_NAME, NO_BIT, 0, 0, 0, "product name"},
-	{"gpu_name", A, NULL, V_NAME, NO_BIT, 0, 0, 0, "product name of the GPU the process runs on"},
-	{"serial gpu_serial", G, NULL, V_STRING, GF_SERIAL, offsetof(struct gpu, serial), 0, REFRESH_STATIC,
+	{"timestamp", G | A, "", V_TIMESTAMP, NO_BIT, 0, 0, 0, "time of the query, YYYY/MM/DD HH:MM:SS.mmm"},
+	{"driver_version", G, "", V_DRIVER, NO_BIT, 0, 0, 0, "version of the installed NVIDIA driver"},
+	{"count", G, "", V_COUNT, NO_BIT, 0, 0, 0, "number of GPUs in the system"},
+	{"index", G, "", V_INDEX, NO_BIT, 0, 0, 0, "NVML (nvidia-smi) index of the GPU"},
+	{"uuid gpu_uuid", G, "", V_UUID, NO_BIT, 0, 0, 0, "globally unique GPU id"},
+	{"gpu_uuid", A, "", V_UUID, NO_BIT, 0, 0, 0, "UUID of the GPU the process runs on"},
+	{"name gpu_name", G, "", V_NAME, NO_BIT, 0, 0, 0, "product name"},
+	{"gpu_name", A, "", V_NAME, NO_BIT, 0, 0, 0, "product name of the GPU the process runs on"},
+	{"serial gpu_serial", G, "", V_STRING, GF_SERIAL, offsetof(struct gpu, serial), 0, REFRESH_STATIC,
 	 "board serial number"},
-	{"gpu_serial", A, NULL, V_STRING, GF_SERIAL, offsetof(struct gpu, serial), 0, REFRESH_STATIC,
+	{"gpu_serial", A, "", V_STRING, GF_SERIAL, offsetof(struct gpu, serial), 0, REFRESH_STATIC,
 	 "board serial number of the GPU the process runs on"},
-	{"pci.bus_id gpu_bus_id", G, NULL, V_BUS_ID, NO_BIT, 0, 0, 0, "PCI bus id, domain:bus:device.function"},
-	{"gpu_bus_id", A, NULL, V_BUS_ID, NO_BIT, 0, 0, 0, "PCI bus id of the GPU the process runs on"},
-	{"pci.device_id", G, NULL, V_HEX32, GF_PCI_DEVICE_ID, offsetof(struct gpu, pci_device_id), 0, 0,
+	{"pci.bus_id gpu_bus_id", G, "", V_BUS_ID, NO_BIT, 0, 0, 0, "PCI bus id, domain:bus:device.function"},
+	{"gpu_bus_id", A, "", V_BUS_ID, NO_BIT, 0, 0, 0, "PCI bus id of the GPU the process runs on"},
+	{"pci.device_id", G, "", V_HEX32, GF_PCI_DEVICE_ID, offsetof(struct gpu, pci_device_id), 0, 0,
 	 "PCI device and vendor id"},
-	{"pci.sub_device_id", G, NULL, V_HEX32, GF_PCI_SUBSYS_ID, offsetof(struct gpu, pci_subsys_id), 0, 0,
+	{"pci.sub_device_id", G, "", V_HEX32, GF_PCI_SUBSYS_ID, offsetof(struct gpu, pci_subsys_id), 0, 0,
 	 "PCI subsystem id"},
-	{"vbios_version", G, NULL, V_STRING, GF_VBIOS, offsetof(struct gpu, vbios), 0, REFRESH_STATIC,
+	{"vbios_version", G, "", V_STRING, GF_VBIOS, offsetof(struct gpu, vbios), 0, REFRESH_STATIC,
 	 "VBIOS version"},
-	{"display_mode", G, NULL, V_DISPLAY_MODE, GF_DISPLAY_MODE, 0, 0, REFRESH_STATIC,
+	{"display_mode", G, "", V_DISPLAY_MODE, GF_DISPLAY_MODE, 0, 0, REFRESH_STATIC,
 	 "whether a display is connected (deprecated by drivers 590 and later)"},
-	{"display_attached", G, NULL, V_DISPLAY_ATTACHED, GF_DISPLAY_MODE, 0, 0, REFRESH_STATIC,
+	{"display_attached", G, "", V_DISPLAY_ATTACHED, GF_DISPLAY_MODE, 0, 0, REFRESH_STATIC,
 	 "Yes when a display is connected"},
-	{"display_active", G, NULL, V_ENABLED, GF_DISPLAY_ACTIVE, offsetof(struct gpu, display_active), 0,
+	{"display_active", G, "", V_ENABLED, GF_DISPLAY_ACTIVE, offsetof(struct gpu, display_active), 0,
 	 REFRESH_MODES, "whether a display is initialised on the GPU"},
-	{"persistence_mode", G, NULL, V_ENABLED, GF_PERSISTENCE, offsetof(struct gpu, persistence), 0,
+	{"persistence_mode", G, "", V_ENABLED, GF_PERSISTENCE, offsetof(struct gpu, persistence), 0,
 	 REFRESH_MODES, "Enabled or Disabled"},
-	{"accounting.mode", G, NULL, V_ENABLED, GF_ACCOUNTING, offsetof(struct gpu, accounting), 0,
+	{"accounting.mode", G, "", V_ENABLED, GF_ACCOUNTING, offsetof(struct gpu, accounting), 0,
 	 REFRESH_MODES, "process accounting, Enabled or Disabled"},
-	{"pstate", G, NULL, V_PSTATE, GF_PSTATE, offsetof(struct gpu, pstate), 0, REFRESH_PERF,
+	{"pstate", G, "", V_PSTATE, GF_PSTATE, offsetof(struct gpu, pstate), 0, REFRESH_PERF,
 	 "performance state, P0 (fastest) to P15 (slowest)"},
-	{"compute_mode", G, NULL, V_COMPUTE_MODE, GF_COMPUTE_MODE, 0, 0, 0,
+	{"compute_mode", G, "", V_COMPUTE_MODE, GF_COMPUTE_MODE, 0, 0, 0,
 	 "Default, Exclusive_Process or Prohibited"},
-	{"mig.mode.current", G, NULL, V_ENABLED, GF_MIG_MODE, offsetof(struct gpu, mig_mode), 0, 0, "current MIG mode"},
-	{"compute_cap", G, NULL, V_CC, GF_CC, 0, 0, 0, "CUDA compute capability, major.minor"},
+	{"mig.mode.current", G, "", V_ENABLED, GF_MIG_MODE, offsetof(struct gpu, mig_mode), 0, 0, "current MIG mode"},
+	{"compute_cap", G, "", V_CC, GF_CC, 0, 0, 0, "CUDA compute capability, major.minor"},
 	{"memory.total", G, "MiB", V_MIB, GF_MEM_TOTAL, offsetof(struct gpu, mem_total), 0, 0, "total installed GPU memory"},
 	{"memory.reserved", G, "MiB", V_MIB, GF_MEM_RESERVED, offsetof(struct gpu, mem_reserved), 0, 0,
 	 "memory reserved by the driver"},
@@ -95,8 +97,8 @@ static const struct field fields[] = {
 	 "video encoder use"},
 	{"utilization.decoder", G, "%", V_UINT, GF_UTIL_DEC, offsetof(struct gpu, util_dec), 0, REFRESH_ENGINES,
 	 "video decoder use"},
-	{"temperature.gpu", G, NULL, V_UINT, GF_TEMP, offsetof(struct gpu, temp), 0, 0, "core temperature in degrees C"},
-	{"temperature.memory", G, NULL, V_TEMP_MEM, GF_TEMP_MEM, offsetof(struct gpu, temp_mem), 0, REFRESH_MEM_TEMP,
+	{"temperature.gpu", G, "", V_UINT, GF_TEMP, offsetof(struct gpu, temp), 0, 0, "core temperature in degrees C"},
+	{"temperature.memory", G, "", V_TEMP_MEM, GF_TEMP_MEM, offsetof(struct gpu, temp_mem), 0, REFRESH_MEM_TEMP,
 	 "HBM memory temperature in degrees C (N/A on GDDR boards)"},
 	{"fan.speed", G, "%", V_UINT, GF_FAN, offsetof(struct gpu, fan), 0, REFRESH_FAN, "intended fan speed"},
 	{"power.draw", G, "W", V_WATTS, GF_POWER, offsetof(struct gpu, power_mw), 0, 0, "power draw of the board"},
@@ -124,46 +126,46 @@ static const struct field fields[] = {
 	 "highest SM clock"},
 	{"clocks.max.memory clocks.max.mem", G, "MHz", V_UINT, GF_CLK_MAX_MEM, offsetof(struct gpu, clk_max_mem), 0,
 	 REFRESH_STATIC, "highest memory clock"},
-	{"clocks_event_reasons.supported clocks_throttle_reasons.supported", G, NULL, V_HEX64,
+	{"clocks_event_reasons.supported clocks_throttle_reasons.supported", G, "", V_HEX64,
 	 GF_EVENTS_SUPPORTED, offsetof(struct gpu, events_supported), 0, REFRESH_STATIC,
 	 "bit mask of the clock event reasons the GPU reports"},
-	{"clocks_event_reasons.active clocks_throttle_reasons.active", G, NULL, V_HEX64, GF_EVENTS_ACTIVE,
+	{"clocks_event_reasons.active clocks_throttle_reasons.active", G, "", V_HEX64, GF_EVENTS_ACTIVE,
 	 offsetof(struct gpu, events_active), 0, REFRESH_PERF, "bit mask of why the clocks are held down now"},
-	{"clocks_event_reasons.gpu_idle clocks_throttle_reasons.gpu_idle", G, NULL, V_EVENT,
+	{"clocks_event_reasons.gpu_idle clocks_throttle_reasons.gpu_idle", G, "", V_EVENT,
 	 GF_EVENTS_ACTIVE, 0, GPU_EVENT_GPU_IDLE, REFRESH_PERF, "nothing runs"},
 	{"clocks_event_reasons.applications_clocks_setting clocks_throttle_reasons.applications_clocks_setting",
-	 G, NULL, V_EVENT, GF_EVENTS_ACTIVE, 0, GPU_EVENT_APPLICATIONS_CLOCKS, REFRESH_PERF,
+	 G, "", V_EVENT, GF_EVENTS_ACTIVE, 0, GPU_EVENT_APPLICATIONS_CLOCKS, REFRESH_PERF,
 	 "held by the applications clocks setting"},
-	{"clocks_event_reasons.sw_power_cap clocks_throttle_reasons.sw_power_cap", G, NULL, V_EVENT,
+	{"clocks_event_reasons.sw_power_cap clocks_throttle_reasons.sw_power_cap", G, "", V_EVENT,
 	 GF_EVENTS_ACTIVE, 0, GPU_EVENT_SW_POWER_CAP, REFRESH_PERF, "held under the power limit"},
-	{"clocks_event_reasons.hw_slowdown clocks_throttle_reasons.hw_slowdown", G, NULL, V_EVENT,
+	{"clocks_event_reasons.hw_slowdown clocks_throttle_reasons.hw_slowdown", G, "", V_EVENT,
 	 GF_EVENTS_ACTIVE, 0, GPU_EVENT_HW_SLOWDOWN, REFRESH_PERF, "hardware slowdown (heat or power)"},
-	{"clocks_event_reasons.hw_thermal_slowdown clocks_throttle_reasons.hw_thermal_slowdown", G, NULL,
+	{"clocks_event_reasons.hw_thermal_slowdown clocks_throttle_reasons.hw_thermal_slowdown", G, "",
 	 V_EVENT, GF_EVENTS_ACTIVE, 0, GPU_EVENT_HW_THERMAL, REFRESH_PERF, "hardware slowdown: too hot"},
 	{"clocks_event_reasons.hw_power_brake_slowdown clocks_throttle_reasons.hw_power_brake_slowdown", G,
-	 NULL, V_EVENT, GF_EVENTS_ACTIVE, 0, GPU_EVENT_HW_POWER_BRAKE, REFRESH_PERF,
+	 "", V_EVENT, GF_EVENTS_ACTIVE, 0, GPU_EVENT_HW_POWER_BRAKE, REFRESH_PERF,
 	 "hardware slowdown: external power brake"},
-	{"clocks_event_reasons.sw_thermal_slowdown clocks_throttle_reasons.sw_thermal_slowdown", G, NULL,
+	{"clocks_event_reasons.sw_thermal_slowdown clocks_throttle_reasons.sw_thermal_slowdown", G, "",
 	 V_EVENT, GF_EVENTS_ACTIVE, 0, GPU_EVENT_SW_THERMAL, REFRESH_PERF, "software slowdown: too hot"},
-	{"clocks_event_reasons.sync_boost clocks_throttle_reasons.sync_boost", G, NULL, V_EVENT,
+	{"clocks_event_reasons.sync_boost clocks_throttle_reasons.sync_boost", G, "", V_EVENT,
 	 GF_EVENTS_ACTIVE, 0, GPU_EVENT_SYNC_BOOST, REFRESH_PERF, "held to match a sync-boost group"},
-	{"pcie.link.gen.current", G, NULL, V_UINT, GF_PCIE_GEN, offsetof(struct gpu, pcie_gen), 0, REFRESH_PCIE,
+	{"pcie.link.gen.current", G, "", V_UINT, GF_PCIE_GEN, offsetof(struct gpu, pcie_gen), 0, REFRESH_PCIE,
 	 "PCIe link generation now (lower when idle)"},
-	{"pcie.link.gen.gpucurrent", G, NULL, V_UINT, GF_PCIE_GEN, offsetof(struct gpu, pcie_gen), 0, REFRESH_PCIE,
+	{"pcie.link.gen.gpucurrent", G, "", V_UINT, GF_PCIE_GEN, offsetof(struct gpu, pcie_gen), 0, REFRESH_PCIE,
 	 "the same as pcie.link.gen.current"},
-	{"pcie.link.gen.max", G, NULL, V_UINT, GF_PCIE_GEN_MAX, offsetof(struct gpu, pcie_gen_max), 0,
+	{"pcie.link.gen.max", G, "", V_UINT, GF_PCIE_GEN_MAX, offsetof(struct gpu, pcie_gen_max), 0,
 	 REFRESH_STATIC, "highest PCIe generation of the GPU and the slot"},
-	{"pcie.link.gen.gpumax", G, NULL, V_UINT, GF_PCIE_GEN_GPU_MAX, offsetof(struct gpu, pcie_gen_gpu_max), 0,
+	{"pcie.link.gen.gpumax", G, "", V_UINT, GF_PCIE_GEN_GPU_MAX, offsetof(struct gpu, pcie_gen_gpu_max), 0,
 	 REFRESH_STATIC, "highest PCIe generation of the GPU"},
-	{"pcie.link.width.current", G, NULL, V_UINT, GF_PCIE_WIDTH, offsetof(struct gpu, pcie_width), 0,
+	{"pcie.link.width.current", G, "", V_UINT, GF_PCIE_WIDTH, offsetof(struct gpu, pcie_width), 0,
 	 REFRESH_PCIE, "PCIe lanes now"},
-	{"pcie.link.width.max", G, NULL, V_UINT, GF_PCIE_WIDTH_MAX, offsetof(struct gpu, pcie_width_max), 0,
+	{"pcie.link.width.max", G, "", V_UINT, GF_PCIE_WIDTH_MAX, offsetof(struct gpu, pcie_width_max), 0,
 	 REFRESH_STATIC, "most PCIe lanes"},
-	{"ecc.mode.current", G, NULL, V_ENABLED, GF_ECC, offsetof(struct gpu, ecc), 0, REFRESH_MODES, "current ECC mode"},
-	{"ecc.errors.uncorrected.volatile.total", G, NULL, V_UINT, GF_ECC_UNCORRECTED,
+	{"ecc.mode.current", G, "", V_ENABLED, GF_ECC, offsetof(struct gpu, ecc), 0, REFRESH_MODES, "current ECC mode"},
+	{"ecc.errors.uncorrected.volatile.total", G, "", V_UINT, GF_ECC_UNCORRECTED,
 	 offsetof(struct gpu, ecc_uncorrected), 0, REFRESH_ECC_ERRORS, "uncorrectable ECC errors since the driver loaded"},
-	{"pid", A, NULL, V_PID, NO_BIT, 0, 0, REFRESH_PROCS, "process id"},
-	{"process_name name", A, NULL, V_PROC_NAME, NO_BIT, 0, 0, REFRESH_PROCS, "process name (argv[0])"},
+	{"pid", A, "", V_PID, NO_BIT, 0, 0, REFRESH_PROCS, "process id"},
+	{"process_name name", A, "", V_PROC_NAME, NO_BIT, 0, 0, REFRESH_PROCS, "process name (argv[0])"},
 	{"used_gpu_memory used_memory", A, "MiB", V_PROC_MEM, NO_BIT, 0, 0, REFRESH_PROCS,
 	 "GPU memory used by the process"},
 };
@@ -306,7 +308,7 @@ void query_header(struct strbuf *sb, const struct query *q)
 			continue;
 		}
 		sb_add(sb, f->names, strcspn(f->names, " "));
-		if (f->unit)
+		if (f->unit[0])
 			sb_addf(sb, " [%s]", f->unit);
 	}
 	sb_addc(sb, '\n');
@@ -420,7 +422,7 @@ static void cell(struct strbuf *sb, const struct field *f, const struct gpu_set 
 		}
 		gpu_value(buf, sizeof buf, f, g);
 		sb_adds(sb, buf);
-		if (units && f->unit) {
+		if (units && f->unit[0]) {
 			sb_addc(sb, ' ');
 			sb_adds(sb, f->unit);
 		}
@@ -499,8 +501,8 @@ void query_help(struct strbuf *sb, enum query_kind kind)
 		/* Long names (the event reasons with their old spelling) get the text on a line below. */
 		bool wide = strlen(names) > 42;
 		sb_addf(sb, "  %-42s%s%*s", names, wide ? "\n" : " ", wide ? 45 : 0, "");
-		sb_addf(sb, "%s%s%s%s\n", f->help, f->unit ? " [" : "", f->unit ? f->unit : "",
-			f->unit ? "]" : "");
+		sb_addf(sb, "%s%s%s%s\n", f->help, f->unit[0] ? " [" : "", f->unit,
+			f->unit[0] ? "]" : "");
 	}
 	if (kind == Q_GPU)
 		query_x_help(sb);

@@ -74,6 +74,7 @@ static void read_pci(struct gpu *g, nvmlDevice_t h)
 
 static void open_migs(struct gpu *g, struct nvml_dev *d)
 {
+	nvml_need(NEED_MIG);
 	unsigned max = 0;
 	if (!nvml.max_mig || !nvml.mig_by_index || !ok(g, nvml.max_mig(d->h, &max)) || max == 0)
 		return;
@@ -123,6 +124,8 @@ static void open_gpu(struct gpu *g, struct nvml_dev *d)
 	if (nvml.uuid)
 		ok(g, nvml.uuid(d->h, g->uuid, sizeof g->uuid));
 	read_pci(g, d->h);
+	if (!lean)
+		nvml_need(NEED_IDENT);
 	int major, minor;
 	if (!lean && nvml.cc && nvml_got(g, GF_CC, nvml.cc(d->h, &major, &minor))) {
 		g->cc_major = major;
@@ -361,6 +364,8 @@ static const uint64_t static_fields =
 
 static void refresh_gpu(struct gpu *g, struct nvml_dev *d, unsigned what)
 {
+	if (what & REFRESH_PROCS)
+		nvml_need(NEED_PROCS);
 	g->valid &= static_fields;
 	for (enum gpu_field f = 0; f < GF_N; f++)
 		if (!(static_fields >> f & 1))

@@ -73,9 +73,16 @@ static void read_mem_temp(struct gpu *g, struct nvml_dev *d)
 		nvml_set(g, GF_TEMP_MEM);
 }
 
+/* The refreshes read here, whose functions are resolved the first time one is asked for. */
+static const unsigned extra_refreshes = REFRESH_FAN | REFRESH_CLOCKS | REFRESH_MODES |
+	REFRESH_ECC_ERRORS | REFRESH_PERF | REFRESH_PCIE | REFRESH_PCIE_THROUGHPUT | REFRESH_ENGINES |
+	REFRESH_MEM_TEMP | REFRESH_POWER_MGMT;
+
 void nvml_refresh_extra(struct gpu *g, struct nvml_dev *d, unsigned what)
 {
 	nvmlDevice_t h = d->h;
+	if (what & extra_refreshes)
+		nvml_need(NEED_FIELDS);
 	if (what & REFRESH_FAN)
 		nvml_read_uint(g, GF_FAN, &g->fan, nvml.fan, h);
 	if (what & REFRESH_CLOCKS) {
@@ -129,6 +136,7 @@ void nvml_read_static(struct gpu *g, struct nvml_dev *d)
 {
 	nvmlDevice_t h = d->h;
 	d->static_read = true;
+	nvml_need(NEED_FIELDS);
 	if (nvml_have(g, GF_SERIAL, (const void *)nvml.serial) && !g->lost && nvml_got(g, GF_SERIAL, nvml.serial(h, g->serial, sizeof g->serial)))
 		nvml_set(g, GF_SERIAL);
 	if (nvml_have(g, GF_VBIOS, (const void *)nvml.vbios) && !g->lost && nvml_got(g, GF_VBIOS, nvml.vbios(h, g->vbios, sizeof g->vbios)))
@@ -238,6 +246,7 @@ static struct util_sample *find_sample(struct nvml_dev *d, unsigned pid)
  * refreshes while it is under a second old, so a refresh between two driver samples loses none. */
 void nvml_refresh_proc_util(struct gpu *g, struct nvml_dev *d)
 {
+	nvml_need(NEED_PROCS);
 	if (g->lost || !gpu_has(g, GF_PROCESSES) || (!nvml.proc_util_info && !nvml.proc_util))
 		return;
 	if (gpu_has(g, GF_MIG_MODE) && g->mig_mode) {

@@ -16,6 +16,7 @@ enum { PK_COMPUTE, PK_GRAPHICS, PK_MPS, PK_N };
 struct nvml_lib {
 	void *dl;
 	const char *path;
+	unsigned resolved;       /* the NEED_* groups resolved so far (nvml_need) */
 	nvmlReturn_t (*init)(void);
 	nvmlReturn_t (*shutdown)(void);
 	nvmlReturn_t (*count)(unsigned *);
@@ -103,10 +104,27 @@ struct nvml_lib {
 };
 extern struct nvml_lib nvml;
 
-/* Loads the library (GPUCTL_NVML_LIBRARY, else the driver's libnvidia-ml.so.1) and resolves its
- * functions, each with its versioned fallbacks; false with err set when it is missing or is not
- * NVML. */
+/* Loads the library (GPUCTL_NVML_LIBRARY, else the driver's libnvidia-ml.so.1) and resolves the
+ * required functions and NEED_BASE (every group under GPUCTL_NVML_REPORT), each with its
+ * versioned fallbacks; false with err set when it is missing or is not NVML. */
 bool nvml_load(struct gpu_error *err);
+
+/* The function slots are resolved by group, each the first time a caller needs it (issue 22: a
+ * --query-gpu resolves some 20 symbols, not 90): NEED_BASE at load (the base refresh, open and
+ * errors), NEED_IDENT (compute capability, cores, minor number: open, unless lean), NEED_MIG (an
+ * instance's handles and ids), NEED_PROCS (the process lists, with what picks their layout, and
+ * per-process utilisation), NEED_FIELDS (fields.c and xread.c: read when asked for). A caller
+ * names the groups of the slots it reads before it reads them; a slot of a group not resolved is
+ * NULL and reads as a missing function, so the call comes first in each entry point. */
+enum {
+	NEED_BASE = 1 << 0,
+	NEED_IDENT = 1 << 1,
+	NEED_MIG = 1 << 2,
+	NEED_PROCS = 1 << 3,
+	NEED_FIELDS = 1 << 4,
+	NEED_ALL = (1 << 5) - 1,
+};
+void nvml_need(unsigned groups);
 
 const char *nvml_errstr(nvmlReturn_t r);
 /* A call given up for its fallback at run time, recorded where GPUCTL_NVML_REPORT asks. */

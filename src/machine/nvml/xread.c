@@ -331,6 +331,7 @@ void nvml_read_x(const struct gpu_set *set, const struct gpu *g, unsigned src, u
 	(void)set;
 	const struct nvml_dev *d = g->priv;
 	*out = (struct gpu_xval){0};
+	nvml_need(NEED_FIELDS);
 	if (!d) {
 		out->st = GX_NA;
 		return;
