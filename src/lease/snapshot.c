@@ -2,7 +2,14 @@
  * refresh is one request to the daemon, the answer decoded by machine/snap.c into the set, and
  * narrowed to what the refresh asked for, so every view prints what a direct refresh would.
  * Only the shared daemon's socket is tried (no private daemon is started for a look), with a
- * connect that does not wait and one deadline for the whole answer. */
+ * connect that does not wait and one deadline for the whole answer.
+ *
+ * A loop (status -l, top, the exporter) keeps its connection across refreshes: the daemon then
+ * makes no accept and close per answer. A connection found closed when a refresh asks (the
+ * daemon restarted, or closed it idle) is made again once; one left with an answer not read
+ * whole (a deadline passed, a part not understood) is closed, so no stale part is read as the
+ * next answer's. Each ask states a bound a little under the loop's period (snapshot_refresh),
+ * so every period shows a view made since the last. */
 #include "lease/snapshot.h"
 #include "lease/client.h"
 #include "lease/view.h"
@@ -42,6 +49,8 @@ struct source {
 	struct carried lv;        /* the last fetch's, until snapshot_leases takes it */
 	struct snap_base base;    /* deltas (machine/snap.h): the view decoded last, in store */
 	unsigned adopts;          /* decodes in a row into the held view's store */
+	struct dclient dc;        /* the connection kept across refreshes (fd -1: none) */
+	double last_took;         /* s the last fetch took, ask to answer (snapshot_refresh) */
 };
 
 static void snapshot_refresh(struct gpu_set *set, unsigned what);
@@ -96,33 +105,43 @@ static bool take_leases(struct carried *lv, const struct msg *m, pid_t daemon)
 	return true;
 }
 
+/* A connection to the shared daemon into dc (fd -1 before), or false with err. */
+static bool snap_connect(struct dclient *dc, struct gpu_error *err)
+{
+	const char *path = client_socket_path();
+	int e = client_connect(dc, path);
+	if (e) {
+		err->code = EXIT_DAEMON;
+		snprintf(err->msg, sizeof err->msg, "no gpuctl daemon at %s: %s", path, strerror(e));
+		*dc = (struct dclient){.fd = -1};
+		return false;
+	}
+	if (!dc->daemon_pid) { /* it runs in another PID namespace: its pids are not ours */
+		err->code = EXIT_DAEMON;
+		snprintf(err->msg, sizeof err->msg, "the gpuctl daemon at %s is in another PID "
+			 "namespace; its processes' pids are not this one's", path);
+		dclient_close(dc);
+		return false;
+	}
+	dc->timeout = SNAPSHOT_TIMEOUT;
+	return true;
+}
+
 /* One answer from the daemon into tmp (a set with no GPUs yet), and with leases `list`'s answer
- * after it into lv (lv->state -1 where none came whole). */
-static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what, double max_age,
-		  bool leases, struct carried *lv, const struct snap_base *have, struct snap_base *got,
-		  struct snap_store *held, struct gpu_error *err)
+ * after it into lv (lv->state -1 where none came whole), on dc (kept open where the answer was
+ * read whole, for the next fetch; made again once where the daemon closed it). */
+static bool fetch(struct dclient *dc, struct gpu_set *tmp, struct snap_store **store, unsigned what,
+		  double max_age, bool leases, struct carried *lv, const struct snap_base *have,
+		  struct snap_base *got, struct snap_store *held, struct gpu_error *err)
 {
 	/* held: the held view's store, to decode into (snap_decode_adopt); this fetch's either way */
 	*got = (struct snap_base){0};
 	*lv = (struct carried){.state = -1};
-	struct dclient dc = {.fd = -1};
-	const char *path = client_socket_path();
-	int e = client_connect(&dc, path);
-	if (e) {
-		err->code = EXIT_DAEMON;
-		snprintf(err->msg, sizeof err->msg, "no gpuctl daemon at %s: %s", path, strerror(e));
+	bool reused = dc->fd >= 0;
+	if (!reused && !snap_connect(dc, err)) {
 		snap_store_free(held);
 		return false;
 	}
-	if (!dc.daemon_pid) { /* it runs in another PID namespace: its pids are not ours */
-		err->code = EXIT_DAEMON;
-		snprintf(err->msg, sizeof err->msg, "the gpuctl daemon at %s is in another PID "
-			 "namespace; its processes' pids are not this one's", path);
-		dclient_close(&dc);
-		snap_store_free(held);
-		return false;
-	}
-	dc.timeout = SNAPSHOT_TIMEOUT;
 	struct strbuf req = {0};
 	msg_begin(&req, "snapshot");
 	msg_add_u64(&req, "id", 1);
@@ -142,16 +161,32 @@ static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what,
 	snap_decode_adopt(&dx, have && have->serial ? held : NULL);
 	if (!dx.adopted)
 		snap_store_free(held);
-	bool ok = dclient_send(&dc, &req, err);
+	bool ok = dclient_send(dc, &req, err);
+	if (!ok && reused) {   /* the daemon closed the kept connection: once more, anew */
+		dclient_close(dc);
+		reused = false;
+		ok = snap_connect(dc, err) && dclient_send(dc, &req, err);
+	}
 	double until = now_mono() + SNAPSHOT_TIMEOUT;
 	char why[160];
-	bool lv_done = !leases, lv_begun = false;
+	bool lv_done = !leases, lv_begun = false, whole = true, got_any = false;
 	while (ok && !(dx.done && lv_done)) {
 		struct msg m;
 		int fds[PROTO_MAX_FDS];
 		size_t nfds = 0;
 		double left = until - now_mono();
-		int r = left > 0 ? dclient_recv(&dc, &m, fds, &nfds, (int)(left * 1000) + 1, NULL, err) : 0;
+		int r = left > 0 ? dclient_recv(dc, &m, fds, &nfds, (int)(left * 1000) + 1, NULL, err) : 0;
+		if (r < 0 && reused && !got_any) {   /* closed before answering: once more, anew */
+			dclient_close(dc);
+			reused = false;
+			if (!snap_connect(dc, err) || !dclient_send(dc, &req, err)) {
+				ok = false;
+				break;
+			}
+			until = now_mono() + SNAPSHOT_TIMEOUT;
+			continue;
+		}
+		got_any |= r == 1;
 		for (size_t i = 0; r == 1 && i < nfds; i++)
 			close(fds[i]);
 		if (r == 0 && now_mono() < until)
@@ -161,7 +196,7 @@ static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what,
 				if (!lv_begun)
 					lv->v = (struct leaseview){0};
 				lv_begun = true;
-				lv_done = take_leases(lv, &m, dc.daemon_pid);
+				lv_done = take_leases(lv, &m, dc->daemon_pid);
 				msg_free(&m);
 			} else {
 				if (lv_begun)
@@ -169,15 +204,16 @@ static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what,
 				lv->state = 0;
 				lv->err.code = EXIT_DAEMON;
 				snprintf(lv->err.msg, sizeof lv->err.msg, "the gpuctl daemon (pid %d) stopped "
-					 "answering in the middle of its list", (int)dc.daemon_pid);
+					 "answering in the middle of its list", (int)dc->daemon_pid);
 				lv_done = true;
+				whole = false;
 			}
 			continue;
 		}
 		if (r == 0) {
 			err->code = EXIT_DAEMON;
 			snprintf(err->msg, sizeof err->msg, "the gpuctl daemon (pid %d) sent no whole "
-				 "snapshot within %.1f s", (int)dc.daemon_pid, SNAPSHOT_TIMEOUT);
+				 "snapshot within %.1f s", (int)dc->daemon_pid, SNAPSHOT_TIMEOUT);
 			ok = false;
 		} else if (r < 0) {
 			ok = false;
@@ -199,7 +235,8 @@ static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what,
 			msg_free(&m);
 	}
 	sb_free(&req);
-	dclient_close(&dc);
+	if (!ok || !whole)   /* parts of this answer may still come: not to be read as the next's */
+		dclient_close(dc);
 	/* containers (issue 28): REFRESH_CONTAINERS is the caller's own work (machine.c), never the
 	 * daemon's: a snapshot without it serves. */
 	tmp->ctr_ids = dx.what & REFRESH_CONTAINER_IDS;
@@ -232,7 +269,11 @@ struct gpu_set *snapshot_open(unsigned what, double max_age, bool leases, struct
 	struct gpu_set *set = xcalloc(1, sizeof *set);
 	struct source *src = xcalloc(1, sizeof *src);
 	src->want_leases = leases;
-	if (!fetch(set, &src->store, what, max_age, leases, &src->lv, NULL, &src->base, NULL, err)) {
+	src->dc = (struct dclient){.fd = -1};
+	double t0 = now_mono();
+	if (!fetch(&src->dc, set, &src->store, what, max_age, leases, &src->lv, NULL, &src->base, NULL,
+		   err)) {
+		dclient_close(&src->dc);
 		carried_free(&src->lv);
 		snap_base_free(&src->base);
 		snap_store_free(src->store);
@@ -241,6 +282,7 @@ struct gpu_set *snapshot_open(unsigned what, double max_age, bool leases, struct
 		free(set);
 		return NULL;
 	}
+	src->last_took = now_mono() - t0;
 	src->max_age = max_age;
 	src->have = what;
 	src->unused = true;
@@ -314,8 +356,20 @@ static void snapshot_refresh(struct gpu_set *set, unsigned what)
 	} else {
 		src->adopts = 0;
 	}
-	bool ok = fetch(&tmp, &store, need, src->max_age, src->want_leases, &lv, &src->base, &base,
-			held, &err);
+	/* The bound asked: the loop's period less what the last answer took (and a little), so a
+	 * view made during the last ask (a refresh it forced) is older than this one's bound, and
+	 * each period shows a view made since the last; asked at the period itself, the view made
+	 * a moment after the last ask was served again, the same view every other period. */
+	double age = src->max_age - src->last_took - src->max_age / 50 - 0.002;
+	double t0 = now_mono();
+	/* containers' ids asked for at each refresh, not only the first (fetch asks the daemon's
+	 * ids for REFRESH_CONTAINERS): a loop that stopped asking was sent views without them once
+	 * the daemon's memory of the ask ran out (SNAP_KEEP_WANT), and read every process's cgroup
+	 * itself at each refresh */
+	unsigned ask = need | (what & REFRESH_CONTAINERS);
+	bool ok = fetch(&src->dc, &tmp, &store, ask, age > 0 ? age : 0, src->want_leases, &lv,
+			&src->base, &base, held, &err);
+	src->last_took = now_mono() - t0;
 	if (ok && tmp.ngpus != set->ngpus) {
 		snprintf(err.msg, sizeof err.msg, "the daemon's GPUs changed");
 		ok = false;
@@ -364,6 +418,7 @@ static void snapshot_close(struct gpu_set *set)
 	snap_store_free(src->store);
 	carried_free(&src->lv);
 	snap_base_free(&src->base);
+	dclient_close(&src->dc);
 	free(src);
 	set->priv = NULL;
 }
