@@ -48,6 +48,7 @@ struct source {
 	bool want_leases;
 	struct carried lv;        /* the last fetch's, until snapshot_leases takes it */
 	struct snap_base base;    /* deltas (machine/snap.h): the view decoded last, in store */
+	struct snap_base spare;   /* the base before, its arrays the next answer's to fill */
 	unsigned adopts;          /* decodes in a row into the held view's store */
 	struct dclient dc;        /* the connection kept across refreshes (fd -1: none) */
 	double last_took;         /* s the last fetch took, ask to answer (snapshot_refresh) */
@@ -134,8 +135,9 @@ static bool fetch(struct dclient *dc, struct gpu_set *tmp, struct snap_store **s
 		  double max_age, bool leases, struct carried *lv, const struct snap_base *have,
 		  struct snap_base *got, struct snap_store *held, struct gpu_error *err)
 {
-	/* held: the held view's store, to decode into (snap_decode_adopt); this fetch's either way */
-	*got = (struct snap_base){0};
+	/* held: the held view's store, to decode into (snap_decode_adopt); this fetch's either way.
+	 * got: a base whose arrays are reused (snap_base_retake), serial 0 unless it is taken. */
+	got->serial = got->n = 0;
 	*lv = (struct carried){.state = -1};
 	bool reused = dc->fd >= 0;
 	if (!reused && !snap_connect(dc, err)) {
@@ -248,7 +250,7 @@ static bool fetch(struct dclient *dc, struct gpu_set *tmp, struct snap_store **s
 	}
 	*store = dx.store;
 	if (ok && dx.serial)
-		snap_base_take(got, tmp, dx.serial);
+		snap_base_retake(got, tmp, dx.serial);
 	return ok;
 }
 
@@ -345,7 +347,8 @@ static void snapshot_refresh(struct gpu_set *set, unsigned what)
 	struct gpu_error err = {0};
 	struct carried lv;
 	carried_free(&src->lv);   /* a refresh's leases are its own answer's */
-	struct snap_base base;
+	struct snap_base base = src->spare;
+	src->spare = (struct snap_base){0};
 	/* The held view's strings stay where they are, in its store, for a few refreshes in a row;
 	 * then one copies what is kept into a new store, leaving the strings of processes gone. */
 	struct snap_store *held = NULL;
@@ -388,7 +391,7 @@ static void snapshot_refresh(struct gpu_set *set, unsigned what)
 		return;
 	}
 	src->lv = lv;
-	snap_base_free(&src->base);   /* the next delta's: this answer's, in its store (below) */
+	src->spare = src->base;   /* the next delta's: this answer's, in its store (below) */
 	src->base = base;
 	for (size_t i = 0; i < set->ngpus; i++) {
 		struct gpu *g = &set->gpus[i];
@@ -418,6 +421,7 @@ static void snapshot_close(struct gpu_set *set)
 	snap_store_free(src->store);
 	carried_free(&src->lv);
 	snap_base_free(&src->base);
+	snap_base_free(&src->spare);
 	dclient_close(&src->dc);
 	free(src);
 	set->priv = NULL;
