@@ -10,7 +10,7 @@
 # snapshot's own round trip (one connection a refresh), each user's `list` answer byte for byte.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 61
+plan 62
 use_state
 daemon_setup
 NONVML=$TMP/no-such-libnvidia-ml.so.1
@@ -223,11 +223,15 @@ else
 	skip "a second user's leases via the snapshot" "needs root and setpriv" 2
 fi
 if command -v strace >/dev/null; then
-	strace -f -e trace=connect,sendmsg -o "$TMP/strace" env GPUCTL_NVML_LIBRARY=$NONVML "$GPUCTL" status -l 0.2 -c 3 >/dev/null 2>&1
-	check_eq "a loop keeps one connection across its refreshes (3 refreshes)" 1 "$(grep -c "connect(.*$GPUCTL_SOCKET" "$TMP/strace")"
-	check_eq "and a refresh is one round trip on it (3 asks, the leases in each answer)" 3 "$(grep -c 'sendmsg(.*"snapshot\\n' "$TMP/strace")"
+	strace -f -e trace=connect,sendmsg,recvmsg -s 200 -o "$TMP/strace" env GPUCTL_NVML_LIBRARY=$NONVML "$GPUCTL" status -l 0.3 -c 4 >/dev/null 2>&1
+	check_eq "a loop keeps one connection across its refreshes (4 refreshes)" 1 "$(grep -c "connect(.*$GPUCTL_SOCKET" "$TMP/strace")"
+	check_eq "and a refresh is one round trip on it (4 asks, the leases in each answer)" 4 "$(grep -c 'sendmsg(.*"snapshot\\n' "$TMP/strace")"
+	# Each period a view made since the last (its bound under the held view's age): asked at
+	# the period itself, every other frame was the view before.
+	check_eq "and each refresh shows a view of its own (4 serials)" 4 \
+		"$(grep -o 'recvmsg(.*serial [0-9]*' "$TMP/strace" | grep -o 'serial [0-9]*' | sort -u | wc -l)"
 else
-	skip "one connection a loop, one round trip a refresh" "no strace" 2
+	skip "one connection a loop, one round trip a refresh, a view each" "no strace" 3
 fi
 echo go >"$TMP/lgo"
 wait $lhold

@@ -8,8 +8,8 @@
  * makes no accept and close per answer. A connection found closed when a refresh asks (the
  * daemon restarted, or closed it idle) is made again once; one left with an answer not read
  * whole (a deadline passed, a part not understood) is closed, so no stale part is read as the
- * next answer's. Each ask states a bound a little under the loop's period (snapshot_refresh),
- * so every period shows a view made since the last. */
+ * next answer's. Each ask states a bound under the held view's age (snapshot_refresh), so
+ * every period shows a view made since the last. */
 #include "lease/snapshot.h"
 #include "lease/client.h"
 #include "lease/view.h"
@@ -51,7 +51,7 @@ struct source {
 	struct snap_base spare;   /* the base before, its arrays the next answer's to fill */
 	unsigned adopts;          /* decodes in a row into the held view's store */
 	struct dclient dc;        /* the connection kept across refreshes (fd -1: none) */
-	double last_took;         /* s the last fetch took, ask to answer (snapshot_refresh) */
+	double made;              /* monotonic: when the view held was made (its answer's age) */
 };
 
 static void snapshot_refresh(struct gpu_set *set, unsigned what);
@@ -133,7 +133,7 @@ static bool snap_connect(struct dclient *dc, struct gpu_error *err)
  * read whole, for the next fetch; made again once where the daemon closed it). */
 static bool fetch(struct dclient *dc, struct gpu_set *tmp, struct snap_store **store, unsigned what,
 		  double max_age, bool leases, struct carried *lv, const struct snap_base *have,
-		  struct snap_base *got, struct snap_store *held, struct gpu_error *err)
+		  struct snap_base *got, struct snap_store *held, double *made, struct gpu_error *err)
 {
 	/* held: the held view's store, to decode into (snap_decode_adopt); this fetch's either way.
 	 * got: a base whose arrays are reused (snap_base_retake), serial 0 unless it is taken. */
@@ -171,7 +171,8 @@ static bool fetch(struct dclient *dc, struct gpu_set *tmp, struct snap_store **s
 	}
 	double until = now_mono() + SNAPSHOT_TIMEOUT;
 	char why[160];
-	bool lv_done = !leases, lv_begun = false, whole = true, got_any = false;
+	bool lv_done = !leases, lv_begun = false, whole = true, got_any = false, got_view = false;
+	uint64_t age_ms = 0;
 	while (ok && !(dx.done && lv_done)) {
 		struct msg m;
 		int fds[PROTO_MAX_FDS];
@@ -227,11 +228,18 @@ static bool fetch(struct dclient *dc, struct gpu_set *tmp, struct snap_store **s
 			snprintf(err->msg, sizeof err->msg, "the gpuctl daemon answered '%.40s' to a "
 				 "snapshot", msg_verb(&m));
 			ok = false;
-		} else if (!snap_decode_part(&dx, &m, why, sizeof why)) {
-			err->code = EXIT_DAEMON;
-			snprintf(err->msg, sizeof err->msg, "the gpuctl daemon's snapshot is not one this "
-				 "gpuctl reads: %s", why);
-			ok = false;
+		} else {
+			if (!got_view) {   /* its first part's age: when the view was made (the next bound) */
+				got_view = true;
+				if (msg_get_u64(&m, "age", UINT32_MAX, &age_ms))
+					*made = now_mono() - (double)age_ms / 1000;
+			}
+			if (!snap_decode_part(&dx, &m, why, sizeof why)) {
+				err->code = EXIT_DAEMON;
+				snprintf(err->msg, sizeof err->msg, "the gpuctl daemon's snapshot is not one "
+					 "this gpuctl reads: %s", why);
+				ok = false;
+			}
 		}
 		if (r == 1)
 			msg_free(&m);
@@ -272,9 +280,8 @@ struct gpu_set *snapshot_open(unsigned what, double max_age, bool leases, struct
 	struct source *src = xcalloc(1, sizeof *src);
 	src->want_leases = leases;
 	src->dc = (struct dclient){.fd = -1};
-	double t0 = now_mono();
 	if (!fetch(&src->dc, set, &src->store, what, max_age, leases, &src->lv, NULL, &src->base, NULL,
-		   err)) {
+		   &src->made, err)) {
 		dclient_close(&src->dc);
 		carried_free(&src->lv);
 		snap_base_free(&src->base);
@@ -284,7 +291,6 @@ struct gpu_set *snapshot_open(unsigned what, double max_age, bool leases, struct
 		free(set);
 		return NULL;
 	}
-	src->last_took = now_mono() - t0;
 	src->max_age = max_age;
 	src->have = what;
 	src->unused = true;
@@ -359,20 +365,22 @@ static void snapshot_refresh(struct gpu_set *set, unsigned what)
 	} else {
 		src->adopts = 0;
 	}
-	/* The bound asked: the loop's period less what the last answer took (and a little), so a
-	 * view made during the last ask (a refresh it forced) is older than this one's bound, and
-	 * each period shows a view made since the last; asked at the period itself, the view made
-	 * a moment after the last ask was served again, the same view every other period. */
-	double age = src->max_age - src->last_took - src->max_age / 50 - 0.002;
-	double t0 = now_mono();
+	/* The bound asked: the loop's period, or less: under the age the held view has now (its
+	 * answer said how old it was), so the daemon serves a newer one or makes one, and each
+	 * period shows a view made since the last. Asked at the period itself, the view made during
+	 * the last ask (a refresh it forced) was a little younger than the period at the next, and
+	 * served again: the same view every other period. */
+	double age = src->max_age, since = now_mono() - src->made - 0.002;
+	if (src->made > 0 && since < age)
+		age = since;
 	/* containers' ids asked for at each refresh, not only the first (fetch asks the daemon's
 	 * ids for REFRESH_CONTAINERS): a loop that stopped asking was sent views without them once
 	 * the daemon's memory of the ask ran out (SNAP_KEEP_WANT), and read every process's cgroup
 	 * itself at each refresh */
 	unsigned ask = need | (what & REFRESH_CONTAINERS);
+	double made = 0;
 	bool ok = fetch(&src->dc, &tmp, &store, ask, age > 0 ? age : 0, src->want_leases, &lv,
-			&src->base, &base, held, &err);
-	src->last_took = now_mono() - t0;
+			&src->base, &base, held, &made, &err);
 	if (ok && tmp.ngpus != set->ngpus) {
 		snprintf(err.msg, sizeof err.msg, "the daemon's GPUs changed");
 		ok = false;
@@ -391,6 +399,7 @@ static void snapshot_refresh(struct gpu_set *set, unsigned what)
 		return;
 	}
 	src->lv = lv;
+	src->made = made;
 	src->spare = src->base;   /* the next delta's: this answer's, in its store (below) */
 	src->base = base;
 	for (size_t i = 0; i < set->ngpus; i++) {
