@@ -10,7 +10,7 @@
 # snapshot's own round trip (one connection a refresh), each user's `list` answer byte for byte.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 58
+plan 62
 use_state
 daemon_setup
 NONVML=$TMP/no-such-libnvidia-ml.so.1
@@ -166,6 +166,28 @@ tail -n 2 "$TMP/loop" | head -n 1 | frames >"$TMP/got"
 check_eq "a loop's delta frames: what a direct refresh shows (a process changed, one gone, one new)" \
 	"$(cat "$TMP/want")" "$(cat "$TMP/got")"
 check_grep "with the live processes' command lines kept from the held view" 'python3 train.py --lr 0.1 %x' "$TMP/got"
+# A daemon restarted under a loop (the loop stopped meanwhile, so no refresh falls between the
+# two lives): its kept connection found closed, the loop connects once more to the new daemon
+# and shows its views, what a direct refresh shows (a full view: the new daemon's serials are
+# never the old one's, so no delta is made against a view the loop does not hold); with no NVML
+# in the client, a view not had would have shown the GPUs lost.
+GPUCTL_NVML_LIBRARY=$NONVML "$GPUCTL" status -l 0.2 -c 1000 --json >"$TMP/loop" 2>"$TMP/loop.err" &
+loop=$!
+await_count '^{' "$TMP/loop" 2 60
+kill -STOP $loop
+daemon_stop
+sed -i 's/^used_memory_mib = 20481/used_memory_mib = 20482/' "$TMP/d.machine"
+touch -d '+2 seconds' "$TMP/d.machine"
+daemon_start
+n=$(count_lines "$TMP/loop" '^{')
+kill -CONT $loop
+direct status --json | frames >"$TMP/want"
+await_count '^{' "$TMP/loop" $((n + 2)) 60
+kill $loop 2>/dev/null; wait $loop 2>/dev/null
+sed -n "$((n + 1))p" "$TMP/loop" | frames >"$TMP/got"
+check_eq "a daemon restarted under a loop: its next frame is the new daemon's view, as direct" \
+	"$(cat "$TMP/want")" "$(cat "$TMP/got")"
+check_eq "and nothing said on stderr (no view lost, no leases missing)" "" "$(cat "$TMP/loop.err")"
 daemon_stop
 kill $s1 $s2 2>/dev/null; wait $s1 $s2 2>/dev/null
 
@@ -201,10 +223,15 @@ else
 	skip "a second user's leases via the snapshot" "needs root and setpriv" 2
 fi
 if command -v strace >/dev/null; then
-	strace -f -e trace=connect -o "$TMP/strace" env GPUCTL_NVML_LIBRARY=$NONVML "$GPUCTL" status -l 0.2 -c 3 >/dev/null 2>&1
-	check_eq "a loop's refresh is one round trip (3 refreshes, 3 connections)" 3 "$(grep -c "connect(.*$GPUCTL_SOCKET" "$TMP/strace")"
+	strace -f -e trace=connect,sendmsg,recvmsg -s 200 -o "$TMP/strace" env GPUCTL_NVML_LIBRARY=$NONVML "$GPUCTL" status -l 0.3 -c 4 >/dev/null 2>&1
+	check_eq "a loop keeps one connection across its refreshes (4 refreshes)" 1 "$(grep -c "connect(.*$GPUCTL_SOCKET" "$TMP/strace")"
+	check_eq "and a refresh is one round trip on it (4 asks, the leases in each answer)" 4 "$(grep -c 'sendmsg(.*"snapshot\\n' "$TMP/strace")"
+	# Each period a view made since the last (its bound under the held view's age): asked at
+	# the period itself, every other frame was the view before.
+	check_eq "and each refresh shows a view of its own (4 serials)" 4 \
+		"$(grep -o 'recvmsg(.*serial [0-9]*' "$TMP/strace" | grep -o 'serial [0-9]*' | sort -u | wc -l)"
 else
-	skip "one connection a refresh" "no strace"
+	skip "one connection a loop, one round trip a refresh, a view each" "no strace" 3
 fi
 echo go >"$TMP/lgo"
 wait $lhold

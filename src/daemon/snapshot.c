@@ -91,7 +91,7 @@ struct snap_state {
 	bool hidepid;
 	double hidepid_at;        /* when last looked at; 0: never */
 	unsigned refreshes;       /* made, for the log and the tests */
-	uint64_t serial;          /* the last view's */
+	uint64_t serial;          /* the last view's: see refresh */
 };
 
 static void view_unref(struct snap_view *v)
@@ -236,7 +236,11 @@ static void refresh(struct daemon *d, struct snap_state *s, unsigned want)
 	unsigned said = what;
 	if ((what & REFRESH_CONTAINER_IDS) && !ctr_host_has_runtime())
 		said &= ~(unsigned)REFRESH_CONTAINER_IDS;
-	v->serial = ++s->serial;
+	/* Serials are the wall clock's microseconds (and always rising): a restarted daemon never
+	 * numbers a view as one its last life did, so a client that kept its view across the
+	 * restart is never sent a delta against a different view of the same number. */
+	uint64_t wall = queue_realtime_ns() / 1000;
+	v->serial = s->serial = wall > s->serial ? wall : s->serial + 1;
 	snap_encode(d->set, said, v->serial, &v->p);
 	if (s->cur) {   /* for the askers holding the view before (a loop's last) */
 		snap_delta(&v->p, &s->cur->p, s->cur->serial, &v->delta);

@@ -2,7 +2,14 @@
  * refresh is one request to the daemon, the answer decoded by machine/snap.c into the set, and
  * narrowed to what the refresh asked for, so every view prints what a direct refresh would.
  * Only the shared daemon's socket is tried (no private daemon is started for a look), with a
- * connect that does not wait and one deadline for the whole answer. */
+ * connect that does not wait and one deadline for the whole answer.
+ *
+ * A loop (status -l, top, the exporter) keeps its connection across refreshes: the daemon then
+ * makes no accept and close per answer. A connection found closed when a refresh asks (the
+ * daemon restarted, or closed it idle) is made again once; one left with an answer not read
+ * whole (a deadline passed, a part not understood) is closed, so no stale part is read as the
+ * next answer's. Each ask states a bound under the held view's age (snapshot_refresh), so
+ * every period shows a view made since the last. */
 #include "lease/snapshot.h"
 #include "lease/client.h"
 #include "lease/view.h"
@@ -41,7 +48,10 @@ struct source {
 	bool want_leases;
 	struct carried lv;        /* the last fetch's, until snapshot_leases takes it */
 	struct snap_base base;    /* deltas (machine/snap.h): the view decoded last, in store */
+	struct snap_base spare;   /* the base before, its arrays the next answer's to fill */
 	unsigned adopts;          /* decodes in a row into the held view's store */
+	struct dclient dc;        /* the connection kept across refreshes (fd -1: none) */
+	double made;              /* monotonic: when the view held was made (its answer's age) */
 };
 
 static void snapshot_refresh(struct gpu_set *set, unsigned what);
@@ -96,33 +106,44 @@ static bool take_leases(struct carried *lv, const struct msg *m, pid_t daemon)
 	return true;
 }
 
-/* One answer from the daemon into tmp (a set with no GPUs yet), and with leases `list`'s answer
- * after it into lv (lv->state -1 where none came whole). */
-static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what, double max_age,
-		  bool leases, struct carried *lv, const struct snap_base *have, struct snap_base *got,
-		  struct snap_store *held, struct gpu_error *err)
+/* A connection to the shared daemon into dc (fd -1 before), or false with err. */
+static bool snap_connect(struct dclient *dc, struct gpu_error *err)
 {
-	/* held: the held view's store, to decode into (snap_decode_adopt); this fetch's either way */
-	*got = (struct snap_base){0};
-	*lv = (struct carried){.state = -1};
-	struct dclient dc = {.fd = -1};
 	const char *path = client_socket_path();
-	int e = client_connect(&dc, path);
+	int e = client_connect(dc, path);
 	if (e) {
 		err->code = EXIT_DAEMON;
 		snprintf(err->msg, sizeof err->msg, "no gpuctl daemon at %s: %s", path, strerror(e));
-		snap_store_free(held);
+		*dc = (struct dclient){.fd = -1};
 		return false;
 	}
-	if (!dc.daemon_pid) { /* it runs in another PID namespace: its pids are not ours */
+	if (!dc->daemon_pid) { /* it runs in another PID namespace: its pids are not ours */
 		err->code = EXIT_DAEMON;
 		snprintf(err->msg, sizeof err->msg, "the gpuctl daemon at %s is in another PID "
 			 "namespace; its processes' pids are not this one's", path);
-		dclient_close(&dc);
+		dclient_close(dc);
+		return false;
+	}
+	dc->timeout = SNAPSHOT_TIMEOUT;
+	return true;
+}
+
+/* One answer from the daemon into tmp (a set with no GPUs yet), and with leases `list`'s answer
+ * after it into lv (lv->state -1 where none came whole), on dc (kept open where the answer was
+ * read whole, for the next fetch; made again once where the daemon closed it). */
+static bool fetch(struct dclient *dc, struct gpu_set *tmp, struct snap_store **store, unsigned what,
+		  double max_age, bool leases, struct carried *lv, const struct snap_base *have,
+		  struct snap_base *got, struct snap_store *held, double *made, struct gpu_error *err)
+{
+	/* held: the held view's store, to decode into (snap_decode_adopt); this fetch's either way.
+	 * got: a base whose arrays are reused (snap_base_retake), serial 0 unless it is taken. */
+	got->serial = got->n = 0;
+	*lv = (struct carried){.state = -1};
+	bool reused = dc->fd >= 0;
+	if (!reused && !snap_connect(dc, err)) {
 		snap_store_free(held);
 		return false;
 	}
-	dc.timeout = SNAPSHOT_TIMEOUT;
 	struct strbuf req = {0};
 	msg_begin(&req, "snapshot");
 	msg_add_u64(&req, "id", 1);
@@ -142,16 +163,33 @@ static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what,
 	snap_decode_adopt(&dx, have && have->serial ? held : NULL);
 	if (!dx.adopted)
 		snap_store_free(held);
-	bool ok = dclient_send(&dc, &req, err);
+	bool ok = dclient_send(dc, &req, err);
+	if (!ok && reused) {   /* the daemon closed the kept connection: once more, anew */
+		dclient_close(dc);
+		reused = false;
+		ok = snap_connect(dc, err) && dclient_send(dc, &req, err);
+	}
 	double until = now_mono() + SNAPSHOT_TIMEOUT;
 	char why[160];
-	bool lv_done = !leases, lv_begun = false;
+	bool lv_done = !leases, lv_begun = false, whole = true, got_any = false, got_view = false;
+	uint64_t age_ms = 0;
 	while (ok && !(dx.done && lv_done)) {
 		struct msg m;
 		int fds[PROTO_MAX_FDS];
 		size_t nfds = 0;
 		double left = until - now_mono();
-		int r = left > 0 ? dclient_recv(&dc, &m, fds, &nfds, (int)(left * 1000) + 1, NULL, err) : 0;
+		int r = left > 0 ? dclient_recv(dc, &m, fds, &nfds, (int)(left * 1000) + 1, NULL, err) : 0;
+		if (r < 0 && reused && !got_any) {   /* closed before answering: once more, anew */
+			dclient_close(dc);
+			reused = false;
+			if (!snap_connect(dc, err) || !dclient_send(dc, &req, err)) {
+				ok = false;
+				break;
+			}
+			until = now_mono() + SNAPSHOT_TIMEOUT;
+			continue;
+		}
+		got_any |= r == 1;
 		for (size_t i = 0; r == 1 && i < nfds; i++)
 			close(fds[i]);
 		if (r == 0 && now_mono() < until)
@@ -161,7 +199,7 @@ static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what,
 				if (!lv_begun)
 					lv->v = (struct leaseview){0};
 				lv_begun = true;
-				lv_done = take_leases(lv, &m, dc.daemon_pid);
+				lv_done = take_leases(lv, &m, dc->daemon_pid);
 				msg_free(&m);
 			} else {
 				if (lv_begun)
@@ -169,15 +207,16 @@ static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what,
 				lv->state = 0;
 				lv->err.code = EXIT_DAEMON;
 				snprintf(lv->err.msg, sizeof lv->err.msg, "the gpuctl daemon (pid %d) stopped "
-					 "answering in the middle of its list", (int)dc.daemon_pid);
+					 "answering in the middle of its list", (int)dc->daemon_pid);
 				lv_done = true;
+				whole = false;
 			}
 			continue;
 		}
 		if (r == 0) {
 			err->code = EXIT_DAEMON;
 			snprintf(err->msg, sizeof err->msg, "the gpuctl daemon (pid %d) sent no whole "
-				 "snapshot within %.1f s", (int)dc.daemon_pid, SNAPSHOT_TIMEOUT);
+				 "snapshot within %.1f s", (int)dc->daemon_pid, SNAPSHOT_TIMEOUT);
 			ok = false;
 		} else if (r < 0) {
 			ok = false;
@@ -189,17 +228,25 @@ static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what,
 			snprintf(err->msg, sizeof err->msg, "the gpuctl daemon answered '%.40s' to a "
 				 "snapshot", msg_verb(&m));
 			ok = false;
-		} else if (!snap_decode_part(&dx, &m, why, sizeof why)) {
-			err->code = EXIT_DAEMON;
-			snprintf(err->msg, sizeof err->msg, "the gpuctl daemon's snapshot is not one this "
-				 "gpuctl reads: %s", why);
-			ok = false;
+		} else {
+			if (!got_view) {   /* its first part's age: when the view was made (the next bound) */
+				got_view = true;
+				if (msg_get_u64(&m, "age", UINT32_MAX, &age_ms))
+					*made = now_mono() - (double)age_ms / 1000;
+			}
+			if (!snap_decode_part(&dx, &m, why, sizeof why)) {
+				err->code = EXIT_DAEMON;
+				snprintf(err->msg, sizeof err->msg, "the gpuctl daemon's snapshot is not one "
+					 "this gpuctl reads: %s", why);
+				ok = false;
+			}
 		}
 		if (r == 1)
 			msg_free(&m);
 	}
 	sb_free(&req);
-	dclient_close(&dc);
+	if (!ok || !whole)   /* parts of this answer may still come: not to be read as the next's */
+		dclient_close(dc);
 	/* containers (issue 28): REFRESH_CONTAINERS is the caller's own work (machine.c), never the
 	 * daemon's: a snapshot without it serves. */
 	tmp->ctr_ids = dx.what & REFRESH_CONTAINER_IDS;
@@ -211,7 +258,7 @@ static bool fetch(struct gpu_set *tmp, struct snap_store **store, unsigned what,
 	}
 	*store = dx.store;
 	if (ok && dx.serial)
-		snap_base_take(got, tmp, dx.serial);
+		snap_base_retake(got, tmp, dx.serial);
 	return ok;
 }
 
@@ -232,7 +279,10 @@ struct gpu_set *snapshot_open(unsigned what, double max_age, bool leases, struct
 	struct gpu_set *set = xcalloc(1, sizeof *set);
 	struct source *src = xcalloc(1, sizeof *src);
 	src->want_leases = leases;
-	if (!fetch(set, &src->store, what, max_age, leases, &src->lv, NULL, &src->base, NULL, err)) {
+	src->dc = (struct dclient){.fd = -1};
+	if (!fetch(&src->dc, set, &src->store, what, max_age, leases, &src->lv, NULL, &src->base, NULL,
+		   &src->made, err)) {
+		dclient_close(&src->dc);
 		carried_free(&src->lv);
 		snap_base_free(&src->base);
 		snap_store_free(src->store);
@@ -303,7 +353,8 @@ static void snapshot_refresh(struct gpu_set *set, unsigned what)
 	struct gpu_error err = {0};
 	struct carried lv;
 	carried_free(&src->lv);   /* a refresh's leases are its own answer's */
-	struct snap_base base;
+	struct snap_base base = src->spare;
+	src->spare = (struct snap_base){0};
 	/* The held view's strings stay where they are, in its store, for a few refreshes in a row;
 	 * then one copies what is kept into a new store, leaving the strings of processes gone. */
 	struct snap_store *held = NULL;
@@ -314,8 +365,22 @@ static void snapshot_refresh(struct gpu_set *set, unsigned what)
 	} else {
 		src->adopts = 0;
 	}
-	bool ok = fetch(&tmp, &store, need, src->max_age, src->want_leases, &lv, &src->base, &base,
-			held, &err);
+	/* The bound asked: the loop's period, or less: under the age the held view has now (its
+	 * answer said how old it was), so the daemon serves a newer one or makes one, and each
+	 * period shows a view made since the last. Asked at the period itself, the view made during
+	 * the last ask (a refresh it forced) was a little younger than the period at the next, and
+	 * served again: the same view every other period. */
+	double age = src->max_age, since = now_mono() - src->made - 0.002;
+	if (src->made > 0 && since < age)
+		age = since;
+	/* containers' ids asked for at each refresh, not only the first (fetch asks the daemon's
+	 * ids for REFRESH_CONTAINERS): a loop that stopped asking was sent views without them once
+	 * the daemon's memory of the ask ran out (SNAP_KEEP_WANT), and read every process's cgroup
+	 * itself at each refresh */
+	unsigned ask = need | (what & REFRESH_CONTAINERS);
+	double made = 0;
+	bool ok = fetch(&src->dc, &tmp, &store, ask, age > 0 ? age : 0, src->want_leases, &lv,
+			&src->base, &base, held, &made, &err);
 	if (ok && tmp.ngpus != set->ngpus) {
 		snprintf(err.msg, sizeof err.msg, "the daemon's GPUs changed");
 		ok = false;
@@ -334,7 +399,8 @@ static void snapshot_refresh(struct gpu_set *set, unsigned what)
 		return;
 	}
 	src->lv = lv;
-	snap_base_free(&src->base);   /* the next delta's: this answer's, in its store (below) */
+	src->made = made;
+	src->spare = src->base;   /* the next delta's: this answer's, in its store (below) */
 	src->base = base;
 	for (size_t i = 0; i < set->ngpus; i++) {
 		struct gpu *g = &set->gpus[i];
@@ -364,6 +430,8 @@ static void snapshot_close(struct gpu_set *set)
 	snap_store_free(src->store);
 	carried_free(&src->lv);
 	snap_base_free(&src->base);
+	snap_base_free(&src->spare);
+	dclient_close(&src->dc);
 	free(src);
 	set->priv = NULL;
 }

@@ -16,7 +16,8 @@
 #define SNAPSHOT_TIMEOUT 2.0        /* s: the whole answer, or the client reads the machine */
 /* s: the oldest view a one-shot command takes: none older than its ask (a refresh made for it,
  * shared only with the asks that arrive with it), so a one-shot shows what is there now, as
- * without a daemon; GPUCTL_SNAPSHOT_AGE lets it take an older one. A loop's bound is its period. */
+ * without a daemon; GPUCTL_SNAPSHOT_AGE lets it take an older one. A loop's bound is its period
+ * or under the age of the view it holds (snapshot.c). */
 #define SNAPSHOT_AGE_DEFAULT 0.0
 
 /* Whether the snapshot may be asked for: not where GPUCTL_SNAPSHOT is 0, off or no. */

@@ -197,18 +197,33 @@ static bool keep(struct snap_decoder *dx, struct gpu *g, uint64_t i, uint64_t n,
 
 void snap_base_take(struct snap_base *b, const struct gpu_set *set, uint64_t serial)
 {
+	*b = (struct snap_base){0};
+	snap_base_retake(b, set, serial);
+}
+
+void snap_base_retake(struct snap_base *b, const struct gpu_set *set, uint64_t serial)
+{
 	size_t n = 0;
 	for (size_t i = 0; i < set->ngpus; i++)
 		n += set->gpus[i].nprocs;
-	*b = (struct snap_base){.serial = serial, .n = n,
-				.procs = xmalloc((n ? n : 1) * sizeof *b->procs),
-				.gpu = xmalloc((n ? n : 1) * sizeof *b->gpu)};
+	if (n > b->cap || !b->procs) {   /* else the arrays of the base before, warm: no new pages */
+		free(b->procs);
+		free(b->gpu);
+		b->cap = n ? n : 1;
+		b->procs = xmalloc(b->cap * sizeof *b->procs);
+		b->gpu = xmalloc(b->cap * sizeof *b->gpu);
+	}
+	b->serial = serial;
+	b->n = n;
 	size_t k = 0;
-	for (size_t i = 0; i < set->ngpus; i++)
-		for (size_t j = 0; j < set->gpus[i].nprocs; j++, k++) {
-			b->procs[k] = set->gpus[i].procs[j];
-			b->gpu[k] = (unsigned)i;
-		}
+	for (size_t i = 0; i < set->ngpus; i++) {
+		size_t m = set->gpus[i].nprocs;
+		if (m)
+			memcpy(&b->procs[k], set->gpus[i].procs, m * sizeof *b->procs);
+		for (size_t j = 0; j < m; j++)
+			b->gpu[k + j] = (unsigned)i;
+		k += m;
+	}
 }
 
 void snap_base_free(struct snap_base *b)

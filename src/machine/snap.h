@@ -76,9 +76,12 @@ struct snap_base {
 	uint64_t serial;          /* 0: none */
 	struct gpu_proc *procs;
 	unsigned *gpu;            /* each one's GPU (index in the set) */
-	size_t n;
+	size_t n, cap;            /* cap: the arrays' room */
 };
 void snap_base_take(struct snap_base *b, const struct gpu_set *set, uint64_t serial);
+/* The same into b's own arrays (a base taken or retaken before, or zeroed), grown where short:
+ * a loop alternates two bases, so each refresh copies into warm memory, not fresh pages. */
+void snap_base_retake(struct snap_base *b, const struct gpu_set *set, uint64_t serial);
 void snap_base_free(struct snap_base *b);
 
 /* Decoding: parts in order into a set's GPUs. The strings (names, command lines, the driver's
