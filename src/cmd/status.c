@@ -185,6 +185,7 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 		gpu_set_watch_exits(set); /* issue 22: no stat per process and refresh */
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
+		snapshot_stop_flag(&stop_requested); /* a wait for the daemon ends at once */
 	}
 	struct timespec next;
 	clock_gettime(CLOCK_MONOTONIC, &next);

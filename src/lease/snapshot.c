@@ -131,6 +131,17 @@ static bool snap_connect(struct dclient *dc, struct gpu_error *err)
 /* One answer from the daemon into tmp (a set with no GPUs yet), and with leases `list`'s answer
  * after it into lv (lv->state -1 where none came whole), on dc (kept open where the answer was
  * read whole, for the next fetch; made again once where the daemon closed it). */
+/* A loop's stop flag (snapshot_stop_flag): set by its signal handler, it ends a wait for the
+ * daemon at once (the ppoll returns EINTR) instead of at SNAPSHOT_TIMEOUT; the fetch then fails
+ * as interrupted, and the refresh keeps the view held (the loop is ending). */
+static volatile sig_atomic_t *stop_flag;
+static bool interrupted;
+
+void snapshot_stop_flag(volatile sig_atomic_t *flag)
+{
+	stop_flag = flag;
+}
+
 static bool fetch(struct dclient *dc, struct gpu_set *tmp, struct snap_store **store, unsigned what,
 		  double max_age, bool leases, struct carried *lv, const struct snap_base *have,
 		  struct snap_base *got, struct snap_store *held, double *made, struct gpu_error *err)
@@ -178,7 +189,16 @@ static bool fetch(struct dclient *dc, struct gpu_set *tmp, struct snap_store **s
 		int fds[PROTO_MAX_FDS];
 		size_t nfds = 0;
 		double left = until - now_mono();
+		if (stop_flag && *stop_flag) {
+			interrupted = true;
+			err->code = EXIT_DAEMON;
+			snprintf(err->msg, sizeof err->msg, "interrupted while waiting for the daemon's view");
+			ok = false;
+			break;
+		}
 		int r = left > 0 ? dclient_recv(dc, &m, fds, &nfds, (int)(left * 1000) + 1, NULL, err) : 0;
+		if (r == 0 && stop_flag && *stop_flag)
+			continue;   /* a signal: said above */
 		if (r < 0 && reused && !got_any) {   /* closed before answering: once more, anew */
 			dclient_close(dc);
 			reused = false;
@@ -395,7 +415,8 @@ static void snapshot_refresh(struct gpu_set *set, unsigned what)
 		snap_base_free(&base);
 		snap_store_free(store);
 		free_gpus(&tmp);
-		go_direct(set, what, &err);
+		if (!interrupted)   /* interrupted: the loop ends; the view held stays */
+			go_direct(set, what, &err);
 		return;
 	}
 	src->lv = lv;

@@ -13,6 +13,8 @@
 #include "machine/gpu.h"
 #include "base/util.h"
 
+#include <signal.h>
+
 #define SNAPSHOT_TIMEOUT 2.0        /* s: the whole answer, or the client reads the machine */
 /* s: the oldest view a one-shot command takes: none older than its ask (a refresh made for it,
  * shared only with the asks that arrive with it), so a one-shot shows what is there now, as
@@ -20,6 +22,9 @@
  * or under the age of the view it holds (snapshot.c). */
 #define SNAPSHOT_AGE_DEFAULT 0.0
 
+/* A loop's flag that its SIGINT/SIGTERM handler sets: a wait for the daemon's view ends at once
+ * when it is set (a refresh then keeps the view held), not at SNAPSHOT_TIMEOUT. */
+void snapshot_stop_flag(volatile sig_atomic_t *flag);
 /* Whether the snapshot may be asked for: not where GPUCTL_SNAPSHOT is 0, off or no. */
 bool snapshot_wanted(void);
 /* The freshness bound: GPUCTL_SNAPSHOT_AGE (seconds, 0-60) when set, else def. */
