@@ -10,7 +10,7 @@
 # snapshot's own round trip (one connection a refresh), each user's `list` answer byte for byte.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 62
+plan 63
 use_state
 daemon_setup
 NONVML=$TMP/no-such-libnvidia-ml.so.1
@@ -119,6 +119,20 @@ check_eq "a stopped daemon: the machine read here, the same output" "0:same" \
 	"$rc:$(cmp -s "$TMP/direct" "$TMP/snap" && echo same)"
 timeout 60 "$GPUCTL" status -l 0.2 -c 3 --query-gpu=index --format=csv,noheader >"$TMP/snap" 2>&1
 check_eq "a loop with a stopped daemon: each refresh shown" "24" "$(grep -c '^[0-7]$' "$TMP/snap")"
+# Interrupted while it waits for the stopped daemon's view, a loop ends there: it does not wait
+# the wait out and then give up on the daemon to read the machine itself (the stand-in NVML
+# writes FAKENVML_STATS when a client used it).
+kill -CONT "$DAEMON"
+FAKENVML_STATS=$TMP/intr.stats "$GPUCTL" status -l 0.2 --query-gpu=index --format=csv,noheader \
+	>"$TMP/snap" 2>&1 &
+loop=$!
+await_line '^7$' "$TMP/snap" 60
+kill -STOP "$DAEMON"
+wait_for grep -q poll "/proc/$loop/wchan"
+kill -INT $loop
+wait $loop
+check_eq "a loop interrupted in its wait for the daemon: it ends, NVML never loaded here" \
+	"0:no" "$?:$([ -e "$TMP/intr.stats" ] && echo yes || echo no)"
 kill -CONT "$DAEMON"
 daemon_stop
 
