@@ -5,7 +5,9 @@
 # A script is held to its plan: one that dies early, runs more checks than it planned or exits
 # non-zero fails, whatever it printed. One line per script as it finishes (its whole output when
 # it failed, or with VERBOSE=1), then exactly one last line: "N passed, N failed[, N skipped]".
-#   TEST_JOBS=N      at most N scripts at once (default: all; they mostly wait on events)
+#   TEST_JOBS=N      at most N scripts at once (default: 6 a CPU; 0: all at once). They mostly
+#                    wait on events, but all of them at once on 2 cores (100 runnable, load 28)
+#                    held several past TEST_TIMEOUT
 #   TEST_TIMEOUT=S   a script still running after S seconds is stopped and fails (default 300)
 # A checkout the second test user cannot reach (a 0700 home, a mktemp -d) is run from a
 # world-readable copy of its own (stage below). Every process the suite starts carries
@@ -164,6 +166,7 @@ start() {
 }
 
 WORDS=("$@")
+TEST_JOBS=${TEST_JOBS:-$((6 * $(nproc 2>/dev/null || echo 2)))}
 t0=$(date +%s%N)
 # In reverse order: the later scripts (leases, kill, exporter) wait longest, so with TEST_JOBS
 # they start first and the suite's wall time stays near the longest script's.
