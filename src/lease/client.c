@@ -476,6 +476,17 @@ int dclient_recv(struct dclient *dc, struct msg *m, int *fds, size_t *nfds, int 
 bool dclient_call(struct dclient *dc, const struct strbuf *req, struct msg *reply,
 		  struct gpu_error *err)
 {
+	/* The answer is the one that carries the request's id: on a connection that another
+	 * request shares (run's, where the job's own commit, id 0, may be answered late: spawn.c),
+	 * an earlier answer must not pass for this one's (a watch that took the commit's "ok" left
+	 * its lease unwatched, and the daemon released it under a running job). */
+	uint64_t want = 0, got;
+	struct msg rq;
+	bool has_id = msg_decode(&rq, req->buf, req->len, NULL, 0);
+	if (has_id) {
+		has_id = msg_get_u64(&rq, "id", UINT64_MAX, &want);
+		msg_free(&rq);
+	}
 	if (!dclient_send(dc, req, err))
 		return false;
 	int fds[PROTO_MAX_FDS];
@@ -495,6 +506,10 @@ bool dclient_call(struct dclient *dc, const struct strbuf *req, struct msg *repl
 				 "`systemctl status gpuctl`)");
 			lost(dc, err, why);
 			return false;
+		}
+		if (r == 1 && has_id && !(msg_get_u64(reply, "id", UINT64_MAX, &got) && got == want)) {
+			msg_free(reply);   /* an earlier request's answer: not this one's */
+			continue;
 		}
 		if (r == 1) {
 			if (!strcmp(msg_verb(reply), "error")) {

@@ -27,27 +27,13 @@ bool lwatch_open(struct lwatch *w, struct grant *g)
 	msg_add(&sb, "lease", g->id, NULL);
 	msg_add(&sb, "token", g->token, NULL);
 	w->dc.timeout = 2;
-	/* The answer is the one with the watch's id (1): on the grant's connection the job's own
-	 * commit may be answered first (id 0) when the daemon was slow to answer it (the job waits
-	 * a while, then runs: spawn.c); taking that "ok" for the watch's answer left the lease
-	 * unwatched, and the daemon released it "(nobody watches it)" under a running job. */
-	bool ok = dclient_send(&w->dc, &sb, &err), answered = false;
+	/* dclient_call takes the answer with the watch's id (1) only: on the grant's connection
+	 * the job's own commit (id 0) may be answered first. */
+	bool ok = dclient_call(&w->dc, &sb, &m, &err);
 	sb_free(&sb);
-	for (double until = now_mono() + w->dc.timeout; ok && !answered;) {
-		double left = until - now_mono();
-		int fds[PROTO_MAX_FDS];
-		size_t nfds = 0;
-		int r = left > 0 ? dclient_recv(&w->dc, &m, fds, &nfds, (int)(left * 1000) + 1, NULL, &err) : -1;
-		for (size_t i = 0; r == 1 && i < nfds; i++)
-			close(fds[i]); /* none expected here */
-		if (r < 0 || (r == 0 && now_mono() >= until)) {
-			ok = false;
-		} else if (r == 1) {
-			uint64_t id = 0;
-			answered = msg_get_u64(&m, "id", UINT64_MAX, &id) && id == 1;
-			ok = !answered || !strcmp(msg_verb(&m), "watching");
-			msg_free(&m);
-		}
+	if (ok) {
+		ok = !strcmp(msg_verb(&m), "watching");
+		msg_free(&m);
 	}
 	if (!ok)
 		dclient_close(&w->dc);
