@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,14 +69,7 @@ static bool prefetched(struct jobs_of *s, struct leaseview *v, struct gpu_error 
 		*v = s->pv;
 		return state == PQ_ANSWERED;
 	}
-	for (;;) {
-		int r = leaseview_query_step(&s->pq, v, err);
-		if (r != 0)
-			return r == 1;
-		struct pollfd p = {.fd = leaseview_query_fd(&s->pq), .events = POLLIN};
-		double left = s->pq.deadline - now_mono();
-		poll(&p, 1, left > 0 ? (int)(left * 1000) + 1 : 0);
-	}
+	return leaseview_query_wait(&s->pq, v, err) == 1;
 }
 
 static void local_close(struct jobs_of *s)

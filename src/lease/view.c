@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -382,6 +383,18 @@ int leaseview_query_step(struct leaseview_query *q, struct leaseview *out, struc
 	}
 	leaseview_query_cancel(q);
 	return done;
+}
+
+int leaseview_query_wait(struct leaseview_query *q, struct leaseview *out, struct gpu_error *err)
+{
+	for (;;) {
+		int r = leaseview_query_step(q, out, err);
+		if (r != 0)
+			return r;
+		struct pollfd p = {.fd = leaseview_query_fd(q), .events = POLLIN};
+		double left = q->deadline - now_mono();
+		poll(&p, 1, left > 0 ? (int)(left * 1000) + 1 : 0);
+	}
 }
 
 void leaseview_query_cancel(struct leaseview_query *q)

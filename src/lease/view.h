@@ -172,6 +172,8 @@ int leaseview_query_fd(const struct leaseview_query *q);
  * 0: not yet; -1: failed or past the deadline (err; EXIT_TIMEOUT when it did not answer in time).
  * The query is closed after 1 or -1. */
 int leaseview_query_step(struct leaseview_query *q, struct leaseview *out, struct gpu_error *err);
+/* Waits for the rest of the answer (its deadline bounds the wait): 1 or -1 as above. */
+int leaseview_query_wait(struct leaseview_query *q, struct leaseview *out, struct gpu_error *err);
 void leaseview_query_cancel(struct leaseview_query *q);
 
 #endif
