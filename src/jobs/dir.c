@@ -111,14 +111,18 @@ int job_slurm_dir_open(char **path, struct gpu_error *err)
 
 /* Reads the record called name (ID.job) into j, through buf (RECORD_MAX + 1 bytes, the
  * caller's, so a directory of records is read through one buffer). */
-static bool read_record(int dirfd, const char *name, uint64_t id, struct job *j, char *buf)
+/* One record. typed: readdir said it is a regular file (d_type): no fstat, one open, read and
+ * close a record (issue 22: `jobs` with 1,001 records made 4,000 system calls). The directory is
+ * the user's own and private (private_dir), so what is in it is theirs; O_NONBLOCK all the same,
+ * so that a FIFO put there since never blocks the read. */
+static bool read_record(int dirfd, const char *name, uint64_t id, struct job *j, char *buf, bool typed)
 {
 	char why[160];
-	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0)
 		return false;
-	ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == euid()
+	ssize_t n = typed || (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == euid())
 		    ? read(fd, buf, RECORD_MAX + 1) : -1;
 	close(fd);
 	errno = EINVAL;
@@ -129,7 +133,7 @@ bool job_read(int dirfd, uint64_t id, struct job *j)
 {
 	char name[40], buf[RECORD_MAX + 1];
 	snprintf(name, sizeof name, "%llu.job", (unsigned long long)id);
-	return read_record(dirfd, name, id, j, buf);
+	return read_record(dirfd, name, id, j, buf, false);
 }
 
 bool job_write(int dirfd, const struct job *j, struct gpu_error *err)
@@ -234,7 +238,7 @@ size_t job_load_all(int dirfd, struct job **jobs)
 		if (over)
 			continue;
 		*jobs = grow_array(*jobs, &cap, n + 1, sizeof **jobs);
-		if (read_record(dirfd, d, id, &(*jobs)[n], buf))
+		if (read_record(dirfd, d, id, &(*jobs)[n], buf, e->d_type == DT_REG))
 			n++;
 	}
 	free(buf);
