@@ -171,7 +171,7 @@ bool job_write(int dirfd, const struct job *j, struct gpu_error *err)
 
 struct id_ix {
 	uint64_t id;
-	size_t at;
+	bool typed;                /* readdir said a regular file */
 };
 
 static int by_id(const void *a, const void *b)
@@ -180,48 +180,22 @@ static int by_id(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* By id: the directory lists them in its hash order. The ids are sorted, then each record
- * moved once, in place, cycle by cycle (sorting the records themselves moved several hundred
- * bytes per comparison; a second array of them cost fresh pages). */
-static void sort_jobs(struct job *jobs, size_t n)
-{
-	struct id_ix *ix = xmalloc(n * sizeof *ix);
-	bool sorted = true;
-	for (size_t i = 0; i < n; i++) {
-		ix[i] = (struct id_ix){jobs[i].id, i};
-		sorted &= !i || ix[i - 1].id < ix[i].id;
-	}
-	if (!sorted)
-		qsort(ix, n, sizeof *ix, by_id);
-	for (size_t i = 0; !sorted && i < n; i++) {
-		if (ix[i].at == SIZE_MAX || ix[i].at == i)
-			continue;
-		struct job first = jobs[i];   /* place i takes jobs[ix[i].at], and so on round */
-		size_t to = i;
-		while (ix[to].at != i) {
-			size_t from = ix[to].at;
-			jobs[to] = jobs[from];
-			ix[to].at = SIZE_MAX;
-			to = from;
-		}
-		jobs[to] = first;
-		ix[to].at = SIZE_MAX;
-	}
-	free(ix);
-}
-
+/* The directory lists records in its hash order: their ids are gathered and sorted first, then
+ * each record is read into its place in an array of the right size (sorting the records
+ * themselves moved several hundred bytes per comparison, and an array grown by doubling was
+ * moved and faulted in again: issue 22). */
 size_t job_load_all(int dirfd, struct job **jobs)
 {
 	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
-	size_t n = 0, cap = 0;
+	size_t n = 0, cap = 0, got = 0;
+	struct id_ix *ix = NULL;
 	*jobs = NULL;
 	if (!dir) {
 		if (fd >= 0)
 			close(fd);
 		return 0;
 	}
-	char *buf = xmalloc(RECORD_MAX + 1);
 	for (struct dirent *e; (e = readdir(dir));) {
 		const char *d = e->d_name;
 		size_t digits = strspn(d, "0123456789");
@@ -237,15 +211,31 @@ size_t job_load_all(int dirfd, struct job **jobs)
 		}
 		if (over)
 			continue;
-		*jobs = grow_array(*jobs, &cap, n + 1, sizeof **jobs);
-		if (read_record(dirfd, d, id, &(*jobs)[n], buf, e->d_type == DT_REG))
-			n++;
+		ix = grow_array(ix, &cap, n + 1, sizeof *ix);
+		ix[n++] = (struct id_ix){id, e->d_type == DT_REG};
 	}
-	free(buf);
+	if (n) {
+		bool sorted = true;
+		for (size_t i = 1; i < n; i++)
+			sorted &= ix[i - 1].id < ix[i].id;
+		if (!sorted)
+			qsort(ix, n, sizeof *ix, by_id);
+		char *buf = xmalloc(RECORD_MAX + 1), name[40];
+		*jobs = xmalloc(n * sizeof **jobs);
+		for (size_t i = 0; i < n; i++) {
+			snprintf(name, sizeof name, "%llu.job", (unsigned long long)ix[i].id);
+			if (read_record(dirfd, name, ix[i].id, &(*jobs)[got], buf, ix[i].typed))
+				got++;
+		}
+		free(buf);
+	}
+	free(ix);
 	closedir(dir);
-	if (n)
-		sort_jobs(*jobs, n);
-	return n;
+	if (!got) {
+		free(*jobs);
+		*jobs = NULL;
+	}
+	return got;
 }
 
 int job_log_open(const char *path)
