@@ -171,23 +171,29 @@ static size_t unit_len(const char *s, int *w)
 	return n;
 }
 
-/* Bytes of plain text at the start of s: printable ASCII that escaping leaves as it is. */
-static size_t plain_len(const char *s)
+/* Bytes of plain text at the start of s, at most limit: printable ASCII that escaping leaves as
+ * it is. (A column cuts a command line of kilobytes to its width: only that much is read.) */
+static size_t plain_len_max(const char *s, size_t limit)
 {
 	/* Eight bytes at a time while none is a control (NUL included), DEL, not ASCII or the
 	 * backslash: the tests of json.c's word_needs_look, exact for "any?". A status table
 	 * fits a command line per process (issue 22). */
 	const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
-	const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
+	const unsigned char *p = (const unsigned char *)s, *end = p + strnlen(s, limit);
 	for (uint64_t w, b; end - p >= 8; p += 8) {
 		memcpy(&w, p, 8);
 		b = w ^ (ones * '\\');
 		if ((((w - ones * 0x20) & ~w) | ((b - ones) & ~b) | w | (w + ones)) & high)
 			break;
 	}
-	while (*p >= 0x20 && *p < 0x7f && *p != '\\')
+	while (p < end && *p >= 0x20 && *p < 0x7f && *p != '\\')
 		p++;
 	return (size_t)(p - (const unsigned char *)s);
+}
+
+static size_t plain_len(const char *s)
+{
+	return plain_len_max(s, SIZE_MAX);
 }
 
 /* n spaces, in one append. */
@@ -241,7 +247,8 @@ int esc_cols(const char *s)
 int esc_fit(struct strbuf *sb, const char *s, int cols, bool pad)
 {
 	s = s ? s : "";
-	size_t plain = plain_len(s);
+	/* Read up to one byte past the width: more than that is cut either way. */
+	size_t plain = plain_len_max(s, cols < 0 ? SIZE_MAX : (size_t)cols + 1);
 	if (!s[plain] && (cols < 0 || plain <= (size_t)cols)) {
 		/* The common case, one pass and no copy: a status table of 10,000 processes. */
 		sb_add(sb, s, plain);
