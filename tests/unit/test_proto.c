@@ -119,6 +119,26 @@ void test_proto(void)
 	CHECK(used == 6);
 	CHECK_STR(fitted("caf\xc3\xa9", 4, true, &used), "caf\xc3\xa9");
 	CHECK_STR(fitted("back\\slash", -1, false, &used), "back\\\\slash");
+	/* Only a byte past the width is read (issue 22): the cut is the same at every boundary,
+	 * an escape just past it too, and a long line past it ends in the same ellipsis. */
+	CHECK_STR(fitted("abcd", 4, false, &used), "abcd");
+	CHECK(used == 4);
+	CHECK_STR(fitted("abcde", 4, false, &used), "abc\xe2\x80\xa6");
+	CHECK_STR(fitted("abcd\x1b", 4, false, &used), "abc\xe2\x80\xa6");
+	CHECK_STR(fitted("abc\x1b", 4, false, &used), "abc\xe2\x80\xa6");   /* "abc\\e" is 5 columns */
+	CHECK_STR(fitted("abc\x1b", 5, false, &used), "abc\\e");
+	CHECK_STR(fitted("abcd\\", 4, false, &used), "abc\xe2\x80\xa6");
+	CHECK_STR(fitted("abc", 0, false, &used), "");
+	CHECK(used == 0);
+	{
+		char wide[5000];
+		memset(wide, 'x', sizeof wide - 1);
+		wide[sizeof wide - 1] = '\0';
+		wide[4000] = '\x1b';
+		CHECK_STR(fitted(wide, 3, false, &used), "xx\xe2\x80\xa6");
+		fitted(wide, -1, false, &used);
+		CHECK(used == (int)sizeof wide); /* the whole line, its escape 2 columns */
+	}
 	CHECK(esc_cols("a\x1b") == 3 && esc_cols("caf\xc3\xa9") == 4 && esc_cols("x\xff") == 5);
 	/* Wide characters take two columns, combining marks none: another user's CJK command line
 	 * fits the terminal's line instead of overflowing it by half. */
