@@ -156,7 +156,8 @@ static void host_line(struct strbuf *sb, const struct cluster_opts *o, const str
 		if (!isnan(t->last_scrape) && t->ngpus) {
 			char when[32];
 			time_t ls = (time_t)t->last_scrape;
-			strftime(when, sizeof when, "%H:%M:%S", localtime(&ls));
+			struct tm tm;
+			strftime(when, sizeof when, "%H:%M:%S", localtime_r(&ls, &tm));
 			sb_addf(sb, "; values as last scraped, at %s", when);
 		}
 		if (!t->ngpus)
@@ -174,7 +175,8 @@ static void render_table(struct strbuf *sb, const struct cluster_opts *o, const 
 		nstale += c->g[i].stale;
 	char head[600], when[16];
 	time_t now = time(NULL);
-	strftime(when, sizeof when, "%H:%M:%S", localtime(&now));
+	struct tm tm;
+	strftime(when, sizeof when, "%H:%M:%S", localtime_r(&now, &tm));
 	int n = snprintf(head, sizeof head, "prometheus %s  %zu host%s, %zu GPU%s", esc_str(o->url, 0),
 			 nts, nts == 1 ? "" : "s", c->ng, c->ng == 1 ? "" : "s");
 	if (nstale)

@@ -346,7 +346,8 @@ void grant_explain_busy(const struct gpu_set *set, bool ignore_usage, unsigned c
 		if (!strcmp(code, "leased") && l->nwords >= 8) {
 			time_t since = word_u64(l->w[5], INT64_MAX, &v) ? (time_t)v : 0;
 			char when[32];
-			strftime(when, sizeof when, "%H:%M", localtime(&since));
+			struct tm tm;
+			strftime(when, sizeof when, "%H:%M", localtime_r(&since, &tm));
 			uid_t uid = word_u64(l->w[3], UINT32_MAX, &v) ? (uid_t)v : (uid_t)-1;
 			sb_addf(&sb, "leased by ");
 			char name[64];

@@ -3,6 +3,7 @@
 #include "base/util.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,14 +167,57 @@ bool pid_signal(int pidfd, int sig)
 	return syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) == 0;
 }
 
+/* The names of the uids asked for lately, for NAME_TTL seconds: a watch loop or top named the
+ * holder of each lease again at every refresh, and each getpwuid_r opened /etc/passwd and asked
+ * systemd's and LDAP's modules (over half a loop's CPU, issue 22). A user renamed or added shows
+ * within NAME_TTL. Locked: the exporter's threads ask too. */
+#define NAME_SLOTS 64
+#define NAME_TTL 60.0
+static struct name_slot {
+	uid_t uid;
+	double at;              /* now_mono() when looked up; 0: empty */
+	char name[64];
+} names[NAME_SLOTS];
+static size_t name_next;
+static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
+
 const char *user_name(uid_t uid, char *buf, size_t len)
 {
+	double now = now_mono();
+	bool hit = false;
+	pthread_mutex_lock(&names_lock);
+	for (size_t i = 0; i < NAME_SLOTS && !hit; i++)
+		if (names[i].at > 0 && names[i].uid == uid && now - names[i].at < NAME_TTL) {
+			snprintf(buf, len, "%s", names[i].name);
+			hit = true;
+		}
+	pthread_mutex_unlock(&names_lock);
+	if (hit)
+		return buf;
+	/* Looked up unlocked: a slow directory service holds up only this caller. */
 	char pwbuf[4096];
 	struct passwd pw, *res = NULL;
+	char name[64];
 	if (getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &res) == 0 && res)
-		snprintf(buf, len, "%s", res->pw_name);
+		snprintf(name, sizeof name, "%s", res->pw_name);
 	else
-		snprintf(buf, len, "%u", (unsigned)uid);
+		snprintf(name, sizeof name, "%u", (unsigned)uid);
+	/* a name too long for a slot is not kept (a cut name would be a wrong one) */
+	if (!res || strlen(res->pw_name) < sizeof name) {
+		pthread_mutex_lock(&names_lock);
+		struct name_slot *slot = NULL;
+		for (size_t i = 0; i < NAME_SLOTS && !slot; i++)
+			if (names[i].at > 0 && names[i].uid == uid)
+				slot = &names[i];
+		if (!slot)
+			slot = &names[name_next++ % NAME_SLOTS];
+		*slot = (struct name_slot){.uid = uid, .at = now};
+		memcpy(slot->name, name, sizeof name);
+		pthread_mutex_unlock(&names_lock);
+		snprintf(buf, len, "%s", name);
+	} else {
+		snprintf(buf, len, "%s", res->pw_name);
+	}
 	return buf;
 }
 

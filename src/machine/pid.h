@@ -53,7 +53,8 @@ bool pid_runs_as(unsigned pid, uid_t uid);
 /* Signal through a pidfd: false with errno set (ESRCH: it has ended). */
 bool pid_signal(int pidfd, int sig);
 
-/* The user's name, or the uid as a number when it has none; written into buf. */
+/* The user's name, or the uid as a number when it has none; written into buf. Kept for a minute
+ * (pid.c): a loop asks for the same few at every refresh. */
 const char *user_name(uid_t uid, char *buf, size_t len);
 /* A user by name, or by number; false when there is no such user. */
 bool user_uid(const char *name, uid_t *uid);

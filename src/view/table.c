@@ -164,7 +164,10 @@ static void table_lease(struct strbuf *sb, const struct table_opts *o, const str
 		return;
 	}
 	char when[16];
-	strftime(when, sizeof when, "%H:%M", localtime(&h->since));
+	struct tm tm;
+	/* localtime_r: localtime() reads the zone again (a stat of /etc/localtime) at each call,
+	 * each lease of each refresh of a loop (issue 22) */
+	strftime(when, sizeof when, "%H:%M", localtime_r(&h->since, &tm));
 	/* idle leases (issue 24): the idle time once it is a minute or warned */
 	long long idle = leaseview_idle_seconds(h);
 	char idl[64] = "";
@@ -399,7 +402,8 @@ void table_render(struct strbuf *sb, const struct table_opts *o, const struct gp
 {
 	char when[16];
 	time_t t = time(NULL);
-	strftime(when, sizeof when, "%H:%M:%S", localtime(&t));
+	struct tm tm;
+	strftime(when, sizeof when, "%H:%M:%S", localtime_r(&t, &tm));
 	struct layout lay;
 	layout_columns(&lay, o, set);
 	size_t fit = layout_rows(&lay, o, set);
