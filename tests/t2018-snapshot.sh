@@ -10,7 +10,7 @@
 # snapshot's own round trip (one connection a refresh), each user's `list` answer byte for byte.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 64
+plan 65
 use_state
 daemon_setup
 NONVML=$TMP/no-such-libnvidia-ml.so.1
@@ -237,7 +237,13 @@ else
 	skip "a second user's leases via the snapshot" "needs root and setpriv" 2
 fi
 if command -v strace >/dev/null; then
-	strace -f -e trace=connect,sendmsg,recvmsg -s 200 -o "$TMP/strace" env GPUCTL_NVML_LIBRARY=$NONVML "$GPUCTL" status -l 0.3 -c 4 >/dev/null 2>&1
+	strace -f -e trace=connect,sendmsg,recvmsg,openat,newfstatat,stat -s 200 -o "$TMP/strace" env GPUCTL_NVML_LIBRARY=$NONVML "$GPUCTL" status -l 0.3 -c 4 >/dev/null 2>&1
+	# The lease's holder named, and the clock of its grant shown, at every refresh: from names
+	# kept (user_name) and the zone read once, not /etc/passwd opened and /etc/localtime looked
+	# at again each time. (One holder here; with holders of four uids in turn, 16 "found"
+	# leases, a 4-refresh loop opened /etc/passwd 64 times before user_name kept names, 4 now.)
+	check_eq "and the names and the time zone are read once, not at each refresh (/etc/passwd, /etc/localtime)" "1 1" \
+		"$(grep -c 'openat(.*"/etc/passwd"' "$TMP/strace") $(grep -cE '(stat|openat)\(.*"/etc/localtime"' "$TMP/strace")"
 	check_eq "a loop keeps one connection across its refreshes (4 refreshes)" 1 "$(grep -c "connect(.*$GPUCTL_SOCKET" "$TMP/strace")"
 	check_eq "and a refresh is one round trip on it (4 asks, the leases in each answer)" 4 "$(grep -c 'sendmsg(.*"snapshot\\n' "$TMP/strace")"
 	# Each period asks for a view made since the last: its bound under the held view's age, not
@@ -252,7 +258,7 @@ if command -v strace >/dev/null; then
 	check_eq "and the views come in order, newer ones among them (serials: $serials)" "yes" \
 		"$(awk '{ ok = NF >= 2 && $NF > $1; for (i = 2; i <= NF; i++) if ($i < $(i - 1)) ok = 0; print ok ? "yes" : "no" }' <<<"$serials")"
 else
-	skip "one connection a loop, one round trip a refresh, bounds and views" "no strace" 4
+	skip "one connection a loop, one round trip a refresh, bounds and views, names" "no strace" 5
 fi
 echo go >"$TMP/lgo"
 wait $lhold

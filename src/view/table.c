@@ -165,8 +165,8 @@ static void table_lease(struct strbuf *sb, const struct table_opts *o, const str
 	}
 	char when[16];
 	struct tm tm;
-	/* localtime_r: localtime() reads the zone again (a stat of /etc/localtime) at each call,
-	 * each lease of each refresh of a loop (issue 22) */
+	/* localtime_r: localtime() sets the zone up again (tzset: TZ read, a lock taken) at each
+	 * call, each lease of each refresh of a loop (issue 22) */
 	strftime(when, sizeof when, "%H:%M", localtime_r(&h->since, &tm));
 	/* idle leases (issue 24): the idle time once it is a minute or warned */
 	long long idle = leaseview_idle_seconds(h);
