@@ -110,9 +110,8 @@ int job_slurm_dir_open(char **path, struct gpu_error *err)
 }
 
 /* Reads the record called name (ID.job) into j, through buf (RECORD_MAX + 1 bytes, the
- * caller's, so a directory of records is read through one buffer). */
-/* One record. typed: readdir said it is a regular file (d_type): no fstat, one open, read and
- * close a record (issue 22: `jobs` with 1,001 records made 4,000 system calls). The directory is
+ * caller's, so a directory of records is read through one buffer). typed: readdir said it is a
+ * regular file (d_type): no fstat, one open, read and close a record (issue 22: `jobs` with 1,001 records made 4,000 system calls). The directory is
  * the user's own and private (private_dir), so what is in it is theirs; O_NONBLOCK all the same,
  * so that a FIFO put there since never blocks the read. */
 static bool read_record(int dirfd, const char *name, uint64_t id, struct job *j, char *buf, bool typed)

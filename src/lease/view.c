@@ -53,18 +53,6 @@ long long leaseview_idle_seconds(const struct lease_info *li)
 	return s > 0 ? s : 0;
 }
 
-/* A user's name: waiters of one user come in runs, so the last answer is kept. */
-static void name_of(uid_t uid, char *buf, size_t len)
-{
-	static uid_t last = (uid_t)-1;
-	static char name[64];
-	if (uid != last) {
-		user_name(uid, name, sizeof name);
-		last = uid;
-	}
-	snprintf(buf, len, "%s", name);
-}
-
 /* A key is looked at by its first byte before strcmp is called: each line of the answer was
  * some thirty calls of strcmp (issue 22). */
 #define KEY(k, lit) ((k)[0] == (lit)[0] && !strcmp((k), (lit)))
@@ -99,7 +87,7 @@ static void take_part(struct leaseview *v, const struct msg *m)
 			*li = (struct lease_info){0};
 			copy(li->id, sizeof li->id, l->w[1]);
 			li->uid = (uid_t)num(l->w[2], UINT32_MAX);
-			name_of(li->uid, li->user, sizeof li->user);
+			user_name(li->uid, li->user, sizeof li->user);
 			li->pid = (pid_t)num(l->w[3], INT32_MAX);
 			li->start = num(l->w[4], UINT64_MAX);
 			li->bound = (pid_t)num(l->w[5], INT32_MAX);
@@ -149,7 +137,7 @@ static void take_part(struct leaseview *v, const struct msg *m)
 			*wi = (struct waiter_info){.past = -1};
 			wi->position = (unsigned)num(l->w[2], UINT32_MAX);
 			wi->uid = (uid_t)num(l->w[3], UINT32_MAX);
-			name_of(wi->uid, wi->user, sizeof wi->user);
+			user_name(wi->uid, wi->user, sizeof wi->user);
 			wi->pid = (pid_t)num(l->w[4], INT32_MAX);
 			wi->count = (unsigned)num(l->w[5], 64);
 			wi->since = (time_t)num(l->w[6], INT64_MAX);
@@ -190,7 +178,7 @@ static void take_part(struct leaseview *v, const struct msg *m)
 						  .count = (unsigned)num(l->w[2], UINT32_MAX),
 						  .first = (unsigned)num(l->w[3], UINT32_MAX),
 						  .oldest = (time_t)num(l->w[4], INT64_MAX)};
-			name_of(ws->uid, ws->user, sizeof ws->user);
+			user_name(ws->uid, ws->user, sizeof ws->user);
 			v->nsummed += ws->count;
 			li = NULL;
 			wi = NULL;

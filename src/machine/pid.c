@@ -203,7 +203,8 @@ const char *user_name(uid_t uid, char *buf, size_t len)
 	else
 		snprintf(name, sizeof name, "%u", (unsigned)uid);
 	/* a name too long for a slot is not kept (a cut name would be a wrong one) */
-	if (!res || strlen(res->pw_name) < sizeof name) {
+	bool keep = !res || strlen(res->pw_name) < sizeof name;
+	if (keep) {
 		pthread_mutex_lock(&names_lock);
 		struct name_slot *slot = NULL;
 		for (size_t i = 0; i < NAME_SLOTS && !slot; i++)
@@ -214,10 +215,8 @@ const char *user_name(uid_t uid, char *buf, size_t len)
 		*slot = (struct name_slot){.uid = uid, .at = now};
 		memcpy(slot->name, name, sizeof name);
 		pthread_mutex_unlock(&names_lock);
-		snprintf(buf, len, "%s", name);
-	} else {
-		snprintf(buf, len, "%s", res->pw_name);
 	}
+	snprintf(buf, len, "%s", keep ? name : res->pw_name);
 	return buf;
 }
 
