@@ -101,15 +101,18 @@ check "with the reason" await_screen dumb "^gpuctl top: the terminal \(TERM=dumb
 top_in bytes 80 24 "FAKENVML_STATS=$TMP/stats" -- "$GPUCTL" top -d 0.05
 "${TM[@]}" pipe-pane -o -t bytes "cat >>'$TMP/bytes'"
 
-CUDA_VISIBLE_DEVICES=0 "$WL" --mem 3000 & wl1=$!
-CUDA_VISIBLE_DEVICES=2 "$WL" --mem 1000 & wl2=$!
+# Each workload carries a tag of its own, and the filters name the tag: a pid typed as a filter
+# also matches other rows whose text holds its digits (pid 1000 and "--mem 1000", in a container's
+# small pid space).
+CUDA_VISIBLE_DEVICES=0 "$WL" --mem 3000 --tag wlone & wl1=$!
+CUDA_VISIBLE_DEVICES=2 "$WL" --mem 1000 --tag wltwo & wl2=$!
 await_workload $wl1
 await_workload $wl2
 root=false
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	root=true
 	NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent)
-	CUDA_VISIBLE_DEVICES=3 "${NOBODY[@]}" "$WL" --mem 1500 & other=$!
+	CUDA_VISIBLE_DEVICES=3 "${NOBODY[@]}" "$WL" --mem 1500 --tag wlother & other=$!
 	await_workload $other
 fi
 nprocs=$($root && echo 4 || echo 3)
@@ -184,7 +187,7 @@ check "? shows the help" await_screen main "^gpuctl top: keys"
 check_grep "which lists the keys" "k  F9 +signal the selected process" <(screen_of main)
 keys main Escape
 check "Esc closes it" await_screen main "^$nprocs processes"
-keys main / ; typed main "$wl2"; keys main Enter
+keys main / ; typed main wltwo; keys main Enter
 check "one process selected" await_screen main "1 row shown"
 keys main Enter
 check "Enter: its details" await_screen main "^ Command line:"
@@ -197,7 +200,7 @@ keys main Escape c
 check "200x50: two GPUs a line" await_screen main "^0 H100 80GB HBM3 +GPU\[.* 1 H100 80GB HBM3 +GPU\["
 screen_of main >"$TMP/200x50"
 check_grep "with the codec columns" "ENC% +DEC%" "$TMP/200x50"
-check "and the command whole" grep -qE "$WL --mem 1000$" "$TMP/200x50"
+check "and the command whole" grep -qE "$WL --mem 1000 --tag wltwo$" "$TMP/200x50"
 "${TM[@]}" resize-window -t main -x 80 -y 24
 check "back to 80x24: one GPU a line" await_screen main "^1 H100 80GB HBM3 GPU\["
 
@@ -208,8 +211,8 @@ check_grep "labelled with the last sample and its span" "^  (0|100)% +" <(screen
 keys hist q
 
 # Signalling an own process: asked, TERM, ended.
-keys main / ; typed main "$wl1"; keys main Enter
-check "own process selected" await_screen main "1 row shown.*filter '$wl1'"
+keys main / ; typed main wlone; keys main Enter
+check "own process selected" await_screen main "1 row shown.*filter 'wlone'"
 keys main k
 # The answer first, the command after it (a long command line must not push [y/N] off 80 columns).
 check "k asks first" await_screen main "^Send SIGTERM to pid $wl1, then SIGKILL after 10 s\? \[y/N\]  /"
@@ -217,7 +220,7 @@ keys main y
 check "y signals it: it ends" await_screen main "pid $wl1 ended"
 wait $wl1 2>/dev/null
 check_eq "the process is gone" 1 "$(kill -0 $wl1 2>/dev/null; echo $?)"
-keys main c / ; typed main "$wl2"; keys main Enter k
+keys main c / ; typed main wltwo; keys main Enter k
 await_screen main "^Send SIGTERM to pid $wl2" >/dev/null
 keys main n
 check "n declines" await_screen main "not signalled"
@@ -225,13 +228,13 @@ check "and the process runs on" kill -0 $wl2
 
 # Another user's processes.
 if $root; then
-	keys main c / ; typed main "$other"; keys main Enter k
+	keys main c / ; typed main wlother; keys main Enter k
 	check "root: asked to name the owner" await_screen main "^pid $other is nobody's: to signal it .* type nobody"
 	typed main "root"
 	keys main Enter
 	check "a wrong name: not signalled" await_screen main "not signalled: 'root' is not pid $other's owner"
 	check "nobody's process runs on" kill -0 $other
-	top_in asnobody 80 24 -- "${NOBODY[@]}" "$GPUCTL" top -d 0.2 --filter "$wl2"
+	top_in asnobody 80 24 -- "${NOBODY[@]}" "$GPUCTL" top -d 0.2 --filter wltwo
 	await_screen asnobody "1 row shown" >/dev/null
 	keys asnobody k
 	check "nobody may not signal root's process" await_screen asnobody "refused: pid $wl2 is root's"
@@ -253,9 +256,9 @@ fi
 # the screen shows them escaped, in the table and in the details (on a UTF-8 terminal, where
 # text that is UTF-8 is written as it is).
 H=$'job\e]0;owned\a\e[2J\r\nforged\x7f\xc2\x9bx\xff\xfeend'
-CUDA_VISIBLE_DEVICES=1 bash -c 'exec -a "$0" "$@"' "$H" "$WL" --mem 400 & hp=$!
+CUDA_VISIBLE_DEVICES=1 bash -c 'exec -a "$0" "$@"' "$H" "$WL" --mem 400 --tag wlhostile & hp=$!
 await_workload $hp
-top_in hostile 200 30 LC_ALL=C.UTF-8 -- "$GPUCTL" top -d 0.1 --filter "$hp"
+top_in hostile 200 30 LC_ALL=C.UTF-8 -- "$GPUCTL" top -d 0.1 --filter wlhostile
 "${TM[@]}" pipe-pane -o -t hostile "cat >>'$TMP/hostile.out'"
 check "a hostile process name is shown escaped" \
 	await_screen hostile 'job\\e\]0;owned\\a\\e\[2J\\r\\nforged\\x7f\\u009bx\\xff\\xfeend'
@@ -270,11 +273,11 @@ wait $hp 2>/dev/null
 
 # A process that ignores SIGTERM: SIGKILL after --grace. Quitting before the grace period ends
 # sends no SIGKILL, and top says so on its way out (the screen that would have said it is gone).
-CUDA_VISIBLE_DEVICES=1 "$WL" --ignore-term 1 --mem 500 & st1=$!
-CUDA_VISIBLE_DEVICES=1 "$WL" --ignore-term 1 --mem 600 & st2=$!
+CUDA_VISIBLE_DEVICES=1 "$WL" --ignore-term 1 --mem 500 --tag wlstubone & st1=$!
+CUDA_VISIBLE_DEVICES=1 "$WL" --ignore-term 1 --mem 600 --tag wlstubtwo & st2=$!
 await_workload $st1
 await_workload $st2
-top_in stub 80 24 -- "$GPUCTL" top -d 0.2 --grace 0.3 --filter "$st1"
+top_in stub 80 24 -- "$GPUCTL" top -d 0.2 --grace 0.3 --filter wlstubone
 await_screen stub "1 row shown" >/dev/null
 keys stub k
 await_screen stub "^Send SIGTERM to pid $st1" >/dev/null
@@ -283,7 +286,7 @@ check "TERM ignored: SIGKILL after --grace" await_screen stub "pid $st1 killed w
 wait $st1 2>/dev/null
 check_eq "the process was killed by SIGKILL" 137 $?
 keys stub q
-top_in stub2 80 24 -- "$GPUCTL" top -d 0.2 --grace 60 --filter "$st2"
+top_in stub2 80 24 -- "$GPUCTL" top -d 0.2 --grace 60 --filter wlstubtwo
 await_screen stub2 "1 row shown" >/dev/null
 keys stub2 k
 await_screen stub2 "^Send SIGTERM to pid $st2" >/dev/null

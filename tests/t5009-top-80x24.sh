@@ -43,7 +43,7 @@ check_grep "the header counts the GPUs leased (one lease of two)" '  2 GPUs leas
 
 # (b) The details of the process: its command line wrapped at word boundaries.
 keys top /
-typed top "$wl"
+typed top foxtrot   # its words: its pid's digits may be in another row's text
 keys top Enter
 await_screen top "1 row shown" >/dev/null
 keys top Enter
