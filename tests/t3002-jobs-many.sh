@@ -10,7 +10,7 @@
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/jobs.sh"
 jobs_yield
-plan 14
+plan 17
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
 daemon_setup
@@ -98,3 +98,33 @@ done | head -3)
 check_eq "each ran on the GPU its record names (CUDA_VISIBLE_DEVICES)" "" "$bad"
 check_eq "nothing leased or queued afterwards" "0 0" "$(live_leases) $(queue_len)"
 check_eq "no error from a submit" "" "$(cat "$TMP/err-r" "$TMP/err-n")"
+
+# The copy of root's 100 records (src/jobs/cache.c): made by a `jobs` once the file system's
+# clock is past the records' last change (the first ones may fall in that tick, or make the
+# copy's directory: bounded), then read instead of the records while none changes.
+dir=$(jobs_dir)
+for ((i = 0; i < 300; i++)); do
+	[ -f "$dir/.cache/records" ] && break
+	"$GPUCTL" jobs >/dev/null
+done
+check_eq "a copy of the records is made" yes "$([ -f "$dir/.cache/records" ] && echo yes)"
+if command -v strace >/dev/null; then
+	strace -f -e trace=openat -o "$TMP/jobs.strace" "$GPUCTL" jobs --json >"$TMP/jobs-copy.json"
+	rm "$dir/.cache/records" # what the records' files say
+	check_eq "jobs reads it, not the 100 records, and says what they say" "0 0" \
+		"$(grep -c '[0-9]\.job"' "$TMP/jobs.strace") $("$GPUCTL" jobs --json | jq -S '.jobs | map(del(.waited_seconds, .runtime_seconds))' |
+		diff - <(jq -S '.jobs | map(del(.waited_seconds, .runtime_seconds))' "$TMP/jobs-copy.json") | wc -l)"
+	for ((i = 0; i < 300; i++)); do
+		[ -f "$dir/.cache/records" ] && break
+		"$GPUCTL" jobs >/dev/null
+	done
+else
+	skip "jobs reads the copy" "needs strace"
+fi
+# A job written since (its record made, then rewritten by the runner as it ran and ended):
+# seen at once, with how it ended.
+copied=$([ -f "$dir/.cache/records" ] && echo yes)
+id=$("$GPUCTL" submit --ignore-usage -- sh -c 'exit 3')
+"$GPUCTL" wait "$id" >/dev/null 2>&1
+check_eq "a record written since the copy is read" "yes failed 3" \
+	"$copied $("$GPUCTL" jobs --json | jq -r --argjson id "$id" '.jobs[] | select(.id == $id) | "\(.state) \(.exit_code)"')"

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -96,6 +97,18 @@ char *xasprintf(const char *fmt, ...)
 	vsnprintf(sb.buf, (size_t)n + 1, fmt, ap);
 	va_end(ap);
 	return sb.buf;
+}
+
+void mem_prefault(void *p, size_t n)
+{
+#ifdef MADV_POPULATE_WRITE
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), a = ((uintptr_t)p + page - 1) & ~(page - 1),
+		  b = ((uintptr_t)p + n) & ~(page - 1);
+	if (b > a + 4 * page)
+		madvise((void *)a, b - a, MADV_POPULATE_WRITE); /* older kernels: EINVAL, no harm */
+#else
+	(void)p, (void)n;
+#endif
 }
 
 void *grow_array(void *p, size_t *cap, size_t want, size_t size)

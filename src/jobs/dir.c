@@ -1,7 +1,10 @@
 /* dir.c: the user's jobs directory (see job.h): made private (0700, the user's own, every
- * component checked), a record read by id or all of them in id order, a record written
- * atomically, a job's log opened; the record's format is job.c's. */
+ * component checked), a record read by id or all of them in id order (through the copy of them
+ * all, cache.c, where it is current), a record written atomically, a job's log opened; the
+ * record's format is job.c's. */
 #include "jobs/job.h"
+
+#include "jobs/cache.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -109,23 +112,35 @@ int job_slurm_dir_open(char **path, struct gpu_error *err)
 	return state_dir_open("slurm", path, err);
 }
 
-/* Reads the record called name (ID.job) into j, through buf (RECORD_MAX + 1 bytes, the
- * caller's, so a directory of records is read through one buffer). typed: readdir said it is a
- * regular file (d_type): no fstat, one open, read and close a record (issue 22: `jobs` with 1,001 records made 4,000 system calls). The directory is
- * the user's own and private (private_dir), so what is in it is theirs; O_NONBLOCK all the same,
- * so that a FIFO put there since never blocks the read. */
-static bool read_record(int dirfd, const char *name, uint64_t id, struct job *j, char *buf, bool typed)
+/* Reads the record called name (ID.job) into buf (RECORD_MAX + 1 bytes, the caller's, so a
+ * directory of records is read through one buffer): its length, or -1. typed: readdir said it
+ * is a regular file (d_type): no fstat, one open, read and close a record (issue 22: `jobs` with
+ * 1,001 records made 4,000 system calls). The directory is the user's own and private
+ * (private_dir), so what is in it is theirs; O_NONBLOCK all the same, so that a FIFO put there
+ * since never blocks the read. */
+static ssize_t read_raw(int dirfd, const char *name, char *buf, bool typed)
 {
-	char why[160];
 	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0)
-		return false;
+		return -1;
 	ssize_t n = typed || (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == euid())
 		    ? read(fd, buf, RECORD_MAX + 1) : -1;
 	close(fd);
 	errno = EINVAL;
-	return n > 0 && n <= RECORD_MAX && job_decode(j, buf, (size_t)n, why, sizeof why) && j->id == id;
+	return n > 0 && n <= RECORD_MAX ? n : -1;
+}
+
+static bool decode(const char *buf, ssize_t n, uint64_t id, struct job *j)
+{
+	char why[160];
+	errno = EINVAL;
+	return n > 0 && job_decode(j, buf, (size_t)n, why, sizeof why) && j->id == id;
+}
+
+static bool read_record(int dirfd, const char *name, uint64_t id, struct job *j, char *buf, bool typed)
+{
+	return decode(buf, read_raw(dirfd, name, buf, typed), id, j);
 }
 
 bool job_read(int dirfd, uint64_t id, struct job *j)
@@ -169,7 +184,7 @@ bool job_write(int dirfd, const struct job *j, struct gpu_error *err)
 }
 
 struct id_ix {
-	uint64_t id;
+	uint64_t id, ino;          /* ino: readdir's, for the copy (cache.c) */
 	bool typed;                /* readdir said a regular file */
 };
 
@@ -182,9 +197,18 @@ static int by_id(const void *a, const void *b)
 /* The directory lists records in its hash order: their ids are gathered and sorted first, then
  * each record is read into its place in an array of the right size (sorting the records
  * themselves moved several hundred bytes per comparison, and an array grown by doubling was
- * moved and faulted in again: issue 22). */
-size_t job_load_all(int dirfd, struct job **jobs)
+ * moved and faulted in again: issue 22). cached: from the copy of the records where it is
+ * current, otherwise from the files, making a new copy (cache.c). */
+size_t job_load_all(int dirfd, struct job **jobs, bool cached)
 {
+	struct stat ds;
+	struct rcache c = {0};
+	struct rcache_new w = {.cfd = -1, .fd = -1};
+	bool have = false, making = false;
+	if (cached && fstat(dirfd, &ds) == 0 && !(have = rcache_load(&c, dirfd, &ds)))
+		/* the copy's file first, then the directory's stat: the order is what makes a copy
+		 * trustworthy (cache.c) */
+		making = rcache_begin(&w, dirfd) && fstat(dirfd, &ds) == 0;
 	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
 	size_t n = 0, cap = 0, got = 0;
@@ -193,6 +217,8 @@ size_t job_load_all(int dirfd, struct job **jobs)
 	if (!dir) {
 		if (fd >= 0)
 			close(fd);
+		rcache_free(&c);
+		rcache_abandon(&w);
 		return 0;
 	}
 	for (struct dirent *e; (e = readdir(dir));) {
@@ -211,8 +237,9 @@ size_t job_load_all(int dirfd, struct job **jobs)
 		if (over)
 			continue;
 		ix = grow_array(ix, &cap, n + 1, sizeof *ix);
-		ix[n++] = (struct id_ix){id, e->d_type == DT_REG};
+		ix[n++] = (struct id_ix){id, (uint64_t)e->d_ino, e->d_type == DT_REG};
 	}
+	bool wrong = false;
 	if (n) {
 		bool sorted = true;
 		for (size_t i = 1; i < n; i++)
@@ -221,13 +248,31 @@ size_t job_load_all(int dirfd, struct job **jobs)
 			qsort(ix, n, sizeof *ix, by_id);
 		char *buf = xmalloc(RECORD_MAX + 1), name[40];
 		*jobs = xmalloc(n * sizeof **jobs);
+		mem_prefault(*jobs, n * sizeof **jobs); /* its faults were most of job_decode's samples */
 		for (size_t i = 0; i < n; i++) {
-			snprintf(name, sizeof name, "%llu.job", (unsigned long long)ix[i].id);
-			if (read_record(dirfd, name, ix[i].id, &(*jobs)[got], buf, ix[i].typed))
+			const char *rec;
+			size_t len;
+			if (have && rcache_find(&c, ix[i].id, ix[i].ino, &rec, &len) &&
+			    decode(rec, (ssize_t)len, ix[i].id, &(*jobs)[got])) {
 				got++;
+				continue;
+			}
+			snprintf(name, sizeof name, "%llu.job", (unsigned long long)ix[i].id);
+			ssize_t r = read_raw(dirfd, name, buf, ix[i].typed);
+			if (!decode(buf, r, ix[i].id, &(*jobs)[got]))
+				continue; /* unreadable: the copy lacks it too */
+			got++;
+			wrong |= have; /* a record the copy lacks or holds another version of */
+			if (making)
+				rcache_add(&w, ix[i].id, ix[i].ino, buf, (size_t)r);
 		}
 		free(buf);
 	}
+	if (wrong)
+		rcache_drop(dirfd);
+	if (making)
+		rcache_commit(&w, &ds);
+	rcache_free(&c);
 	free(ix);
 	closedir(dir);
 	if (!got) {

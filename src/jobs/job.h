@@ -102,8 +102,9 @@ int job_slurm_dir_open(char **path, struct gpu_error *err);
 bool job_read(int dirfd, uint64_t id, struct job *j);
 /* Writes ID.job atomically. */
 bool job_write(int dirfd, const struct job *j, struct gpu_error *err);
-/* Every record, by id. */
-size_t job_load_all(int dirfd, struct job **jobs);
+/* Every record, by id. cached: through the copy of them all in one file where it is current
+ * (cache.c; only in the per-host jobs directory, whose writers are all on this host). */
+size_t job_load_all(int dirfd, struct job **jobs, bool cached);
 /* A job's log named by a path (--log, Slurm's StdOut), open for reading: only a regular file of
  * the caller's. A path another user could have put there (slurm-N.out in a shared directory) is
  * refused, and so is a FIFO or a device, without blocking on it (opened O_NONBLOCK, then made

@@ -128,7 +128,7 @@ bool jobctx_load(struct jobctx *x, bool resume, struct gpu_error *err)
 	x->dirfd = job_dir_open(&x->dir, err);
 	if (x->dirfd < 0)
 		return false;
-	x->n = job_load_all(x->dirfd, &x->jobs);
+	x->n = job_load_all(x->dirfd, &x->jobs, true);
 	if (!resume || !pending(x))
 		return true;
 	/* Records that say queued or running, and no runner: the last one stopped (or the machine
@@ -143,7 +143,7 @@ bool jobctx_load(struct jobctx *x, bool resume, struct gpu_error *err)
 		return false;
 	dclient_close(&dc);
 	jobs_free(x->jobs, x->n);
-	x->n = job_load_all(x->dirfd, &x->jobs);
+	x->n = job_load_all(x->dirfd, &x->jobs, true);
 	return true;
 }
 

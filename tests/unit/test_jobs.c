@@ -7,6 +7,9 @@
 #include "tap.h"
 
 #include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -209,7 +212,7 @@ static void test_dir(void)
 	}
 	CHECK(symlinkat("7.job", fd, "007.job") == 0 && symlinkat("7.job", fd, "x.job") == 0);
 	struct job *jobs;
-	size_t n = job_load_all(fd, &jobs);
+	size_t n = job_load_all(fd, &jobs, false);
 	bool by_id = n == ARRAY_SIZE(ids);
 	for (size_t i = 1; by_id && i < n; i++)
 		by_id = jobs[i - 1].id < jobs[i].id;
@@ -229,6 +232,144 @@ static void test_dir(void)
 	CHECK(rmdir(dir) == 0);
 }
 
+static bool cache_exists(int fd)
+{
+	struct stat st;
+	return fstatat(fd, ".cache/records", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+}
+
+/* A cached load once the file system's clock is past the directory's last change, so that the
+ * copy (cache.c) it makes is not racy: a file created in another directory of the same file
+ * system tells the clock. Waits for that tick (the event; bounded at 10 s), twice at most: the
+ * first load may have made the copy's directory, itself a change. */
+static void cache_settle(int fd, const char *dir)
+{
+	char *tick = xasprintf("%s.tick", dir);
+	for (int round = 0; round < 2 && !cache_exists(fd); round++) {
+		struct stat ds, ts;
+		for (int i = 0; i < 10000; i++) {
+			unlink(tick);
+			int t = open(tick, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+			bool past = t >= 0 && fstat(t, &ts) == 0 && fstat(fd, &ds) == 0 &&
+				    (ts.st_ctim.tv_sec > ds.st_ctim.tv_sec ||
+				     (ts.st_ctim.tv_sec == ds.st_ctim.tv_sec &&
+				      ts.st_ctim.tv_nsec > ds.st_ctim.tv_nsec));
+			if (t >= 0)
+				close(t);
+			if (past)
+				break;
+			struct timespec ms = {0, 1000000};
+			nanosleep(&ms, NULL);
+		}
+		struct job *jobs;
+		size_t n = job_load_all(fd, &jobs, true);
+		jobs_free(jobs, n);
+	}
+	unlink(tick);
+	free(tick);
+}
+
+static char *command_of(int fd, uint64_t id)
+{
+	struct job *jobs;
+	char *c = NULL;
+	size_t n = job_load_all(fd, &jobs, true);
+	for (size_t i = 0; i < n; i++)
+		if (jobs[i].id == id)
+			c = xstrdup(jobs[i].command ? jobs[i].command : "");
+	jobs_free(jobs, n);
+	return c ? c : xstrdup("(none)");
+}
+
+static void put(int fd, uint64_t id, const char *command)
+{
+	struct gpu_error err = {0};
+	struct job j = {.id = id, .uid = geteuid(), .exit_code = -1, .max_util = -1, .prefer = -1,
+			.command = (char *)command};
+	snprintf(j.boot, sizeof j.boot, "b");
+	CHECK(job_write(fd, &j, &err));
+}
+
+/* The copy of the records: made once the clock is past the last change, used while the
+ * directory is unchanged (a record edited in place, which gpuctl never does, shows that it is),
+ * not used after any record is written or removed, nor when it is garbage or names another
+ * inode for a record (then removed). */
+static void test_cache(void)
+{
+	char dir[] = "/tmp/gpuctl-cache-XXXXXX", *c;
+	CHECK(mkdtemp(dir) != NULL);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (uint64_t id = 1; id <= 30; id++)
+		put(fd, id, id == 7 ? "seven" : "other");
+	cache_settle(fd, dir);
+	CHECK(cache_exists(fd));
+	/* in place, same inode: the copy is what is read */
+	struct job j = {.id = 7, .uid = geteuid(), .exit_code = -1, .max_util = -1, .prefer = -1,
+			.command = (char *)"edited"};
+	struct strbuf sb = {0};
+	snprintf(j.boot, sizeof j.boot, "b");
+	job_encode(&j, &sb);
+	int r = openat(fd, "7.job", O_WRONLY | O_TRUNC | O_CLOEXEC);
+	CHECK(r >= 0 && write(r, sb.buf, sb.len) == (ssize_t)sb.len);
+	close(r);
+	sb_free(&sb);
+	CHECK_STR(c = command_of(fd, 7), "seven"); free(c);
+	struct job *uncached;
+	size_t n = job_load_all(fd, &uncached, false);
+	CHECK(n == 30 && !strcmp(uncached[6].command, "edited"));
+	jobs_free(uncached, n);
+	/* a record written as gpuctl writes them (renamed over): read again */
+	put(fd, 7, "rewritten");
+	CHECK_STR(c = command_of(fd, 7), "rewritten"); free(c);
+	cache_settle(fd, dir);
+	CHECK_STR(c = command_of(fd, 7), "rewritten"); free(c);
+	CHECK(unlinkat(fd, "7.job", 0) == 0);
+	CHECK_STR(c = command_of(fd, 7), "(none)"); free(c);
+	put(fd, 31, "new");
+	CHECK_STR(c = command_of(fd, 31), "new"); free(c);
+	/* garbage, truncated or hostile copies: the files are read */
+	cache_settle(fd, dir);
+	static const char *const junk[] = {"", "gpuctl-records 1\n", "x", "gpuctl-records 1 1 2 3 4\n9 9 99999\n"};
+	for (size_t k = 0; k < ARRAY_SIZE(junk); k++) {
+		r = openat(fd, ".cache/records", O_WRONLY | O_TRUNC | O_CLOEXEC);
+		CHECK(r >= 0 && write(r, junk[k], strlen(junk[k])) == (ssize_t)strlen(junk[k]));
+		close(r);
+		r = openat(fd, "8.job", O_WRONLY | O_TRUNC | O_CLOEXEC);  /* in place, unseen by a copy */
+		j.id = 8;
+		j.command = (char *)(k % 2 ? "eight-a" : "eight-b");
+		job_encode(&j, &sb);
+		CHECK(r >= 0 && write(r, sb.buf, sb.len) == (ssize_t)sb.len);
+		close(r);
+		sb_free(&sb);
+		CHECK_STR(c = command_of(fd, 8), k % 2 ? "eight-a" : "eight-b"); free(c);
+		cache_settle(fd, dir);
+	}
+	/* a copy naming the right directory state but another inode for a record: that record is
+	 * read from its file, and the copy removed */
+	struct stat ds, rs;
+	CHECK(fstat(fd, &ds) == 0 && fstatat(fd, "9.job", &rs, 0) == 0);
+	char *forged = xasprintf("gpuctl-records 1 %llu %llu %lld %ld\n9 %llu 3\nxyz\n",
+				 (unsigned long long)ds.st_dev, (unsigned long long)ds.st_ino,
+				 (long long)ds.st_ctim.tv_sec, ds.st_ctim.tv_nsec,
+				 (unsigned long long)rs.st_ino + 1);
+	r = openat(fd, ".cache/records", O_WRONLY | O_TRUNC | O_CLOEXEC);
+	CHECK(r >= 0 && write(r, forged, strlen(forged)) == (ssize_t)strlen(forged));
+	close(r);
+	free(forged);
+	CHECK_STR(c = command_of(fd, 9), "other"); free(c);
+	CHECK(!cache_exists(fd));
+	/* clean up: every record, the copy, its directory */
+	for (uint64_t id = 1; id <= 31; id++) {
+		char name[32];
+		snprintf(name, sizeof name, "%llu.job", (unsigned long long)id);
+		unlinkat(fd, name, 0);
+	}
+	unlinkat(fd, ".cache/records", 0);
+	CHECK(unlinkat(fd, ".cache", AT_REMOVEDIR) == 0);
+	close(fd);
+	CHECK(rmdir(dir) == 0);
+}
+
 void test_jobs(void)
 {
 	test_jobfile();
@@ -236,4 +377,5 @@ void test_jobs(void)
 	test_spec();
 	test_record();
 	test_dir();
+	test_cache();
 }
