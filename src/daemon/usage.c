@@ -9,7 +9,8 @@
  *   was there decays by 2^-dt/h), and runs before a lease is added or ends (lease.c) and before
  *   each pass reads the values. One entry per user that ever held a lease: bounded by the users.
  * - The daemon is the one writer of STATE/usage (mode 0600 in its 0700 directory). It is written
- *   at most every USAGE_SAVE_SECONDS while something changed, and when the daemon stops. A write
+ *   at most every USAGE_SAVE_SECONDS while something changed (on a wake the daemon makes anyway
+ *   where one comes soon after: usage_save_due), and when the daemon stops. A write
  *   that fails (a full disk) keeps everything in memory, is retried, and is said to the users
  *   (`leases`: the state is unsaved). A file that cannot be read as usage is moved aside
  *   (STATE/usage.corrupt), never overwritten, and the daemon says so and starts from none. */
@@ -210,7 +211,13 @@ bool usage_save_due(struct daemon *d, double *next)
 	double due = d->past_saved + USAGE_SAVE_SECONDS;
 	if (d->now >= due)
 		return true;
-	if (!*next || due < *next)
-		*next = due;
+	/* Written on the first wake past due; a wake of its own only some seconds later: while a
+	 * lease lives the daemon wakes every usage_poll anyway to look at the leased GPUs
+	 * (idle.c), and the write rides on that look (issue 22: the queue's idle daemon woke once
+	 * more for it). At most USAGE_SAVE_SECONDS later than due. */
+	double slack = d->nleases ? d->conf.usage_poll : 0;
+	double wake = due + (slack < USAGE_SAVE_SECONDS ? slack : USAGE_SAVE_SECONDS);
+	if (!*next || wake < *next)
+		*next = wake;
 	return false;
 }

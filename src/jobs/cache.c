@@ -99,8 +99,14 @@ bool rcache_load(struct rcache *c, int dirfd, const struct stat *ds)
 		return false;
 	/* the directory is the user's own and private (dir.c): so is what is in it, but a copy
 	 * must be a plain file of theirs all the same */
+	char want[128], got[128];
+	header(want, sizeof want, ds);
+	size_t hl = strlen(want);
+	/* its header first: a copy of another state (the directory changed since) is not read
+	 * whole only to be thrown away */
 	bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ds->st_uid &&
-		  st.st_size > 0 && (uint64_t)st.st_size <= CACHE_MAX;
+		  st.st_size > 0 && (uint64_t)st.st_size <= CACHE_MAX &&
+		  pread(fd, got, hl, 0) == (ssize_t)hl && !memcmp(got, want, hl);
 	if (ok) {
 		c->buf = xmalloc((size_t)st.st_size + 1);
 		mem_prefault(c->buf, (size_t)st.st_size);
