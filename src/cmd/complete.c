@@ -216,7 +216,7 @@ static void jobs(const char *lead)
 	if (dir < 0)
 		return;
 	struct job *all = NULL;
-	size_t n = job_load_all(dir, &all, true);
+	size_t n = job_load_all(dir, &all, JOB_LOAD_MAKE);
 	close(dir);
 	for (size_t i = n; i-- > 0;) {
 		char id[48], v[128], d[160];

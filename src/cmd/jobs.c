@@ -382,6 +382,7 @@ static int jobs_cmd(struct cmd *c)
 	struct row *rows;
 	if (!nids && !all) /* the places of queued ones, asked before the records are read */
 		job_local_prefetch_places();
+	job_local_make_copy();
 	int rc = gather(&js, refs, nids, all, &rows, &n);
 	/* A backend that could not be asked (Slurm down, the daemon for --all) still shows what
 	 * was known: its code says the list may be stale or short. */

@@ -97,6 +97,9 @@ extern const struct job_backend job_backend_local, job_backend_slurm;
  * the user's jobs in the queue before it reads their records, and takes the answer when it
  * lists them (the daemon's round trip hidden behind the reading). */
 void job_local_prefetch_places(void);
+/* `gpuctl jobs`: the local backend, when opened, makes a new copy of the records where the one
+ * there is not current (cache.c); other commands only use a current one. */
+void job_local_make_copy(void);
 const struct job_backend *job_backend(enum job_kind kind);
 
 /* ---- set.c: the jobs a command names, across backends ---- */

@@ -14,17 +14,22 @@
  * later than the directory's: any later change then shows as a ctime the copy does not name.
  * When the two fall in one tick of the file system's clock, the copy is dropped and the next
  * reader makes one. Each entry also names the inode its record's directory entry had, and a
- * reader checks it against readdir's: a copy that disagrees (a clock stepped back, a file system
- * whose inode numbers are not stable) is removed and the files read instead.
+ * reader checks it against readdir's: a copy that disagrees (a file system whose inode numbers
+ * are not stable, a change its ctime missed) is removed and the files read instead. That is no
+ * guard against a clock set back (ext4 gives a record rewritten twice its first inode again):
+ * a copy does not outlive the boot (the NTP step after a boot with a wrong clock), and within
+ * one boot a change stamped, after the clock went back, with the very time a copy names (on a
+ * file system with 1 or 2 s timestamps: in that second) goes unseen until the next change.
  *
  * What it does not see: a record edited in place (not renamed over) by hand. gpuctl never
  * writes one so, and `rm DIR/.cache/records` (or any record written since) makes a new copy.
  * Only the per-host jobs directory has a copy: the Slurm records' directory is shared between
  * hosts, whose NFS clients keep directory attributes for up to a minute.
  *
- * The file: "gpuctl-records 1 DEV INO SEC NSEC\n", then per record in id order "ID INO LEN\n",
+ * The file: "gpuctl-records 1 DEV INO SEC NSEC BOOT\n", then per record in id order "ID INO LEN\n",
  * LEN bytes of the record as its file holds it, "\n". Anything else is not a copy. */
 #include "jobs/cache.h"
+#include "jobs/job.h"
 
 #include "base/util.h"
 
@@ -37,16 +42,21 @@
 
 #define CACHE_MAX (32u << 20) /* a bigger copy is not made: the files are read */
 #define CACHE_FILE ".cache/records"
+#define HEADER_MAX 192        /* header()'s line at most */
 
 struct rentry {
 	uint64_t id, ino;
 	size_t off, len;
 };
 
+/* The directory's state, and the boot: a copy from before a restart is not trusted, since the
+ * clock a machine boots with may be set back after (an NTP step), and a later change could then
+ * land on the very time a copy names. */
 static void header(char *out, size_t n, const struct stat *ds)
 {
-	snprintf(out, n, "gpuctl-records 1 %llu %llu %lld %ld\n", (unsigned long long)ds->st_dev,
-		 (unsigned long long)ds->st_ino, (long long)ds->st_ctim.tv_sec, ds->st_ctim.tv_nsec);
+	snprintf(out, n, "gpuctl-records 1 %llu %llu %lld %ld %.36s\n", (unsigned long long)ds->st_dev,
+		 (unsigned long long)ds->st_ino, (long long)ds->st_ctim.tv_sec, ds->st_ctim.tv_nsec,
+		 job_boot_id());
 }
 
 /* A decimal number ending at end (a space or newline) within [*p, lim): strict, no sign. */
@@ -71,7 +81,7 @@ static bool number(const char **p, const char *lim, char end, uint64_t *v)
 
 static bool parse(struct rcache *c, const struct stat *ds)
 {
-	char want[128];
+	char want[HEADER_MAX];
 	header(want, sizeof want, ds);
 	size_t hl = strlen(want), cap = 0;
 	if (c->len < hl || memcmp(c->buf, want, hl))
@@ -80,7 +90,7 @@ static bool parse(struct rcache *c, const struct stat *ds)
 	while (p < lim) {
 		uint64_t id, ino, len;
 		if (!number(&p, lim, ' ', &id) || !number(&p, lim, ' ', &ino) ||
-		    !number(&p, lim, '\n', &len) || len > (uint64_t)(lim - p) - 1 || p[len] != '\n' ||
+		    !number(&p, lim, '\n', &len) || len >= (uint64_t)(lim - p) || p[len] != '\n' ||
 		    (c->n && c->e[c->n - 1].id >= id))
 			return false;
 		c->e = grow_array(c->e, &cap, c->n + 1, sizeof *c->e);
@@ -93,13 +103,17 @@ static bool parse(struct rcache *c, const struct stat *ds)
 bool rcache_load(struct rcache *c, int dirfd, const struct stat *ds)
 {
 	*c = (struct rcache){0};
-	int fd = openat(dirfd, CACHE_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	/* neither component followed if it is a link: the copy is the directory's own */
+	int cfd = openat(dirfd, ".cache", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = cfd < 0 ? -1 : openat(cfd, "records", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
+	if (cfd >= 0)
+		close(cfd);
 	if (fd < 0)
 		return false;
 	/* the directory is the user's own and private (dir.c): so is what is in it, but a copy
 	 * must be a plain file of theirs all the same */
-	char want[128], got[128];
+	char want[HEADER_MAX], got[HEADER_MAX];
 	header(want, sizeof want, ds);
 	size_t hl = strlen(want);
 	/* its header first: a copy of another state (the directory changed since) is not read
@@ -180,7 +194,7 @@ void rcache_add(struct rcache_new *w, uint64_t id, uint64_t ino, const char *rec
 	char line[72];
 	int hl = snprintf(line, sizeof line, "%llu %llu %zu\n", (unsigned long long)id,
 			  (unsigned long long)ino, len);
-	if (w->failed || w->len + (size_t)hl + len + 1 > CACHE_MAX) {
+	if (w->failed || w->len + (size_t)hl + len + 1 > CACHE_MAX - HEADER_MAX) {
 		w->failed = true;
 		return;
 	}
@@ -217,7 +231,7 @@ static bool write_all(int fd, const char *b, size_t n)
 
 void rcache_commit(struct rcache_new *w, const struct stat *ds)
 {
-	char h[128];
+	char h[HEADER_MAX];
 	header(h, sizeof h, ds);
 	/* racy (one tick of the clock holds the directory's last change and the copy's making),
 	 * too big, or a record that could not be read: no copy */

@@ -197,15 +197,15 @@ static int by_id(const void *a, const void *b)
 /* The directory lists records in its hash order: their ids are gathered and sorted first, then
  * each record is read into its place in an array of the right size (sorting the records
  * themselves moved several hundred bytes per comparison, and an array grown by doubling was
- * moved and faulted in again: issue 22). cached: from the copy of the records where it is
- * current, otherwise from the files, making a new copy (cache.c). */
-size_t job_load_all(int dirfd, struct job **jobs, bool cached)
+ * moved and faulted in again: issue 22). The copy of them all (cache.c) as job.h says. */
+size_t job_load_all(int dirfd, struct job **jobs, enum job_load how)
 {
 	struct stat ds;
 	struct rcache c = {0};
 	struct rcache_new w = {.cfd = -1, .fd = -1};
 	bool have = false, making = false;
-	if (cached && fstat(dirfd, &ds) == 0 && !(have = rcache_load(&c, dirfd, &ds)))
+	if (how != JOB_LOAD_FILES && fstat(dirfd, &ds) == 0 && !(have = rcache_load(&c, dirfd, &ds)) &&
+	    how == JOB_LOAD_MAKE)
 		/* the copy's file first, then the directory's stat: the order is what makes a copy
 		 * trustworthy (cache.c) */
 		making = rcache_begin(&w, dirfd) && fstat(dirfd, &ds) == 0;
@@ -272,6 +272,8 @@ size_t job_load_all(int dirfd, struct job **jobs, bool cached)
 		rcache_drop(dirfd);
 	if (making)
 		rcache_commit(&w, &ds);
+	else
+		rcache_abandon(&w); /* begun, and the directory's stat failed; or nothing */
 	rcache_free(&c);
 	free(ix);
 	closedir(dir);

@@ -10,6 +10,7 @@
  *   ID.spec      what to run: arguments and environment, NUL-separated (spec_build), written once
  *   ID.log       stdout and stderr as written, unless --log named another file
  *   runner.lock  flock'ed by the live runner; runner.sock its socket; runner.log its messages
+ *   .cache/records  a copy of every record, read by `jobs` while it is current (cache.c)
  * Nothing there is trusted unless it is a regular file of the user's own. Job ids come from the
  * daemon (`jobid`), so an id names one job on the machine, whoever asks about it. */
 #ifndef GPUCTL_JOB_H
@@ -102,9 +103,12 @@ int job_slurm_dir_open(char **path, struct gpu_error *err);
 bool job_read(int dirfd, uint64_t id, struct job *j);
 /* Writes ID.job atomically. */
 bool job_write(int dirfd, const struct job *j, struct gpu_error *err);
-/* Every record, by id. cached: through the copy of them all in one file where it is current
- * (cache.c; only in the per-host jobs directory, whose writers are all on this host). */
-size_t job_load_all(int dirfd, struct job **jobs, bool cached);
+/* Every record, by id: from their files, or through the copy of them all in one file where it
+ * is current (cache.c; only in the per-host jobs directory, whose writers are all on this host),
+ * making a new copy where it is not (`jobs`, the shell's completion: not every submit, cancel
+ * or wait, which would write the whole copy at each change). */
+enum job_load { JOB_LOAD_FILES, JOB_LOAD_COPY, JOB_LOAD_MAKE };
+size_t job_load_all(int dirfd, struct job **jobs, enum job_load how);
 /* A job's log named by a path (--log, Slurm's StdOut), open for reading: only a regular file of
  * the caller's. A path another user could have put there (slurm-N.out in a shared directory) is
  * refused, and so is a FIFO or a device, without blocking on it (opened O_NONBLOCK, then made

@@ -122,13 +122,13 @@ static bool pending(const struct jobctx *x)
 	return false;
 }
 
-bool jobctx_load(struct jobctx *x, bool resume, struct gpu_error *err)
+bool jobctx_load(struct jobctx *x, bool resume, enum job_load how, struct gpu_error *err)
 {
 	*x = (struct jobctx){0};
 	x->dirfd = job_dir_open(&x->dir, err);
 	if (x->dirfd < 0)
 		return false;
-	x->n = job_load_all(x->dirfd, &x->jobs, true);
+	x->n = job_load_all(x->dirfd, &x->jobs, how);
 	if (!resume || !pending(x))
 		return true;
 	/* Records that say queued or running, and no runner: the last one stopped (or the machine
@@ -143,7 +143,7 @@ bool jobctx_load(struct jobctx *x, bool resume, struct gpu_error *err)
 		return false;
 	dclient_close(&dc);
 	jobs_free(x->jobs, x->n);
-	x->n = job_load_all(x->dirfd, &x->jobs, true);
+	x->n = job_load_all(x->dirfd, &x->jobs, how);
 	return true;
 }
 

@@ -30,7 +30,7 @@ struct jobctx {
 };
 /* Reads the records. resume: records that say queued or running while no runner runs are
  * handed to a new runner first (it queues them again, or finds them lost), then read again. */
-bool jobctx_load(struct jobctx *x, bool resume, struct gpu_error *err);
+bool jobctx_load(struct jobctx *x, bool resume, enum job_load how, struct gpu_error *err);
 void jobctx_free(struct jobctx *x);
 struct job *jobctx_find(struct jobctx *x, uint64_t id);
 /* Every id one of the user's jobs? Otherwise the message (another user's: EXIT_DENIED; nobody's:

@@ -34,11 +34,16 @@ struct jobs_of {
 	struct gpu_error pq_err;     /* PQ_FAILED */
 };
 
-static bool prefetch;
+static bool prefetch, make_copy;
 
 void job_local_prefetch_places(void)
 {
 	prefetch = true;
+}
+
+void job_local_make_copy(void)
+{
+	make_copy = true;
 }
 
 static struct jobs_of *local_open(bool resume, struct gpu_error *err)
@@ -49,7 +54,7 @@ static struct jobs_of *local_open(bool resume, struct gpu_error *err)
 		int r = leaseview_query_places(&s->pq, &s->pv, &s->pq_err);
 		s->pq_state = r > 0 ? PQ_ASKED : r == 0 ? PQ_ANSWERED : PQ_FAILED;
 	}
-	if (!jobctx_load(&s->x, resume, err)) {
+	if (!jobctx_load(&s->x, resume, make_copy ? JOB_LOAD_MAKE : JOB_LOAD_COPY, err)) {
 		if (s->pq_state == PQ_ASKED)
 			leaseview_query_cancel(&s->pq);
 		free(s);

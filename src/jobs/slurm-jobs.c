@@ -94,7 +94,7 @@ struct jobs_of *slurm_jobs_open(bool resume, struct gpu_error *err)
 		return NULL;
 	}
 	struct job *recs;
-	size_t n = job_load_all(s->dirfd, &recs, false);
+	size_t n = job_load_all(s->dirfd, &recs, JOB_LOAD_FILES);
 	for (size_t i = 0; i < n; i++) {
 		struct sjob *x = add(s, recs[i].id);
 		x->j = recs[i];

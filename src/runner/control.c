@@ -243,7 +243,7 @@ void rjob_clean(struct runner *r, struct rclient *c, const struct msg *m)
 	uint64_t id = 0;
 	msg_get_u64(m, "id", UINT64_MAX, &id);
 	struct job *all;
-	size_t n = job_load_all(r->dirfd, &all, false), gone = 0, kept = 0;
+	size_t n = job_load_all(r->dirfd, &all, JOB_LOAD_FILES), gone = 0, kept = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct job *j = &all[i];
 		if (!job_final(j->state) || rjob_find(r, j->id))

@@ -215,7 +215,7 @@ static void reap_clients(struct runner *r)
 static void load_records(struct runner *r)
 {
 	struct job *all;
-	size_t n = job_load_all(r->dirfd, &all, false);
+	size_t n = job_load_all(r->dirfd, &all, JOB_LOAD_FILES);
 	const char *boot = job_boot_id();
 	r->loading = true; /* dependents are looked at once every record is in */
 	for (size_t i = 0; i < n; i++) {

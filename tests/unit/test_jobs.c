@@ -212,7 +212,7 @@ static void test_dir(void)
 	}
 	CHECK(symlinkat("7.job", fd, "007.job") == 0 && symlinkat("7.job", fd, "x.job") == 0);
 	struct job *jobs;
-	size_t n = job_load_all(fd, &jobs, false);
+	size_t n = job_load_all(fd, &jobs, JOB_LOAD_FILES);
 	bool by_id = n == ARRAY_SIZE(ids);
 	for (size_t i = 1; by_id && i < n; i++)
 		by_id = jobs[i - 1].id < jobs[i].id;
@@ -232,20 +232,47 @@ static void test_dir(void)
 	CHECK(rmdir(dir) == 0);
 }
 
-static bool cache_exists(int fd)
+/* The copy's header as cache.c writes it for the directory as it is now. */
+static char *header_now(int fd)
 {
-	struct stat st;
-	return fstatat(fd, ".cache/records", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+	struct stat ds;
+	if (fstat(fd, &ds) != 0)
+		return xstrdup("?");
+	return xasprintf("gpuctl-records 1 %llu %llu %lld %ld %s\n", (unsigned long long)ds.st_dev,
+			 (unsigned long long)ds.st_ino, (long long)ds.st_ctim.tv_sec, ds.st_ctim.tv_nsec,
+			 job_boot_id());
 }
 
-/* A cached load once the file system's clock is past the directory's last change, so that the
- * copy (cache.c) it makes is not racy: a file created in another directory of the same file
- * system tells the clock. Waits for that tick (the event; bounded at 10 s), twice at most: the
- * first load may have made the copy's directory, itself a change. */
+/* A copy is there and made from the directory as it is now. */
+static bool cache_current(int fd)
+{
+	char got[256] = "", *want = header_now(fd);
+	int r = openat(fd, ".cache/records", O_RDONLY | O_CLOEXEC);
+	ssize_t n = r >= 0 ? read(r, got, sizeof got - 1) : -1;
+	if (r >= 0)
+		close(r);
+	bool ok = n > 0 && !strncmp(got, want, strlen(want));
+	free(want);
+	return ok;
+}
+
+static void put_copy(int fd, const char *text)
+{
+	int r = openat(fd, ".cache/records", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	CHECK(r >= 0 && write(r, text, strlen(text)) == (ssize_t)strlen(text));
+	if (r >= 0)
+		close(r);
+}
+
+/* Cached loads until the copy is current: each once the file system's clock is past the
+ * directory's last change (a copy made in that tick is racy and not kept), which a file
+ * created in another directory of the same file system tells. Waits for that tick (the event
+ * waited for; bounded at 10 s), three loads at most: the first may make the copy's directory,
+ * itself a change. */
 static void cache_settle(int fd, const char *dir)
 {
 	char *tick = xasprintf("%s.tick", dir);
-	for (int round = 0; round < 2 && !cache_exists(fd); round++) {
+	for (int round = 0; round < 3 && !cache_current(fd); round++) {
 		struct stat ds, ts;
 		for (int i = 0; i < 10000; i++) {
 			unlink(tick);
@@ -262,18 +289,19 @@ static void cache_settle(int fd, const char *dir)
 			nanosleep(&ms, NULL);
 		}
 		struct job *jobs;
-		size_t n = job_load_all(fd, &jobs, true);
+		size_t n = job_load_all(fd, &jobs, JOB_LOAD_MAKE);
 		jobs_free(jobs, n);
 	}
+	CHECK(cache_current(fd));
 	unlink(tick);
 	free(tick);
 }
 
-static char *command_of(int fd, uint64_t id)
+static char *command_of(int fd, uint64_t id, enum job_load how)
 {
 	struct job *jobs;
 	char *c = NULL;
-	size_t n = job_load_all(fd, &jobs, true);
+	size_t n = job_load_all(fd, &jobs, how);
 	for (size_t i = 0; i < n; i++)
 		if (jobs[i].id == id)
 			c = xstrdup(jobs[i].command ? jobs[i].command : "");
@@ -290,74 +318,98 @@ static void put(int fd, uint64_t id, const char *command)
 	CHECK(job_write(fd, &j, &err));
 }
 
+/* A record rewritten in place (same inode, the directory unchanged), as gpuctl never does: the
+ * one way to tell from outside whether a load read the copy or the file. */
+static void edit_in_place(int fd, uint64_t id, const char *command)
+{
+	struct job j = {.id = id, .uid = geteuid(), .exit_code = -1, .max_util = -1, .prefer = -1,
+			.command = (char *)command};
+	struct strbuf sb = {0};
+	char name[32];
+	snprintf(j.boot, sizeof j.boot, "b");
+	snprintf(name, sizeof name, "%llu.job", (unsigned long long)id);
+	job_encode(&j, &sb);
+	int r = openat(fd, name, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	CHECK(r >= 0 && write(r, sb.buf, sb.len) == (ssize_t)sb.len);
+	if (r >= 0)
+		close(r);
+	sb_free(&sb);
+}
+
+#define CHECK_CMD(fd, id, how, want) do { \
+		char *got_ = command_of(fd, id, how); \
+		CHECK_STR(got_, want); \
+		free(got_); \
+	} while (0)
+
 /* The copy of the records: made once the clock is past the last change, used while the
- * directory is unchanged (a record edited in place, which gpuctl never does, shows that it is),
- * not used after any record is written or removed, nor when it is garbage or names another
- * inode for a record (then removed). */
+ * directory's change time is the one it names, and only then: not after any record is
+ * written (even one given back its old inode) or removed, or anything else in the directory
+ * changes; not when it is garbage, truncated, or names another inode for a record (then
+ * removed); a command that only uses copies makes none. */
 static void test_cache(void)
 {
-	char dir[] = "/tmp/gpuctl-cache-XXXXXX", *c;
+	char dir[] = "/tmp/gpuctl-cache-XXXXXX";
 	CHECK(mkdtemp(dir) != NULL);
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	for (uint64_t id = 1; id <= 30; id++)
 		put(fd, id, id == 7 ? "seven" : "other");
+	CHECK_CMD(fd, 7, JOB_LOAD_COPY, "seven");
+	CHECK(faccessat(fd, ".cache", F_OK, AT_SYMLINK_NOFOLLOW) != 0); /* COPY makes none */
 	cache_settle(fd, dir);
-	CHECK(cache_exists(fd));
-	/* in place, same inode: the copy is what is read */
-	struct job j = {.id = 7, .uid = geteuid(), .exit_code = -1, .max_util = -1, .prefer = -1,
-			.command = (char *)"edited"};
-	struct strbuf sb = {0};
-	snprintf(j.boot, sizeof j.boot, "b");
-	job_encode(&j, &sb);
-	int r = openat(fd, "7.job", O_WRONLY | O_TRUNC | O_CLOEXEC);
-	CHECK(r >= 0 && write(r, sb.buf, sb.len) == (ssize_t)sb.len);
-	close(r);
-	sb_free(&sb);
-	CHECK_STR(c = command_of(fd, 7), "seven"); free(c);
-	struct job *uncached;
-	size_t n = job_load_all(fd, &uncached, false);
-	CHECK(n == 30 && !strcmp(uncached[6].command, "edited"));
-	jobs_free(uncached, n);
+	edit_in_place(fd, 7, "edited");
+	CHECK_CMD(fd, 7, JOB_LOAD_COPY, "seven");   /* the copy is what is read */
+	CHECK_CMD(fd, 7, JOB_LOAD_MAKE, "seven");
+	CHECK_CMD(fd, 7, JOB_LOAD_FILES, "edited");
+	/* the directory's change time alone: a file made and removed, no record touched */
+	CHECK(mkdirat(fd, "x", 0700) == 0 && unlinkat(fd, "x", AT_REMOVEDIR) == 0);
+	CHECK_CMD(fd, 7, JOB_LOAD_COPY, "edited");
 	/* a record written as gpuctl writes them (renamed over): read again */
+	cache_settle(fd, dir);
 	put(fd, 7, "rewritten");
-	CHECK_STR(c = command_of(fd, 7), "rewritten"); free(c);
+	CHECK_CMD(fd, 7, JOB_LOAD_MAKE, "rewritten");
 	cache_settle(fd, dir);
-	CHECK_STR(c = command_of(fd, 7), "rewritten"); free(c);
+	CHECK_CMD(fd, 7, JOB_LOAD_COPY, "rewritten");
 	CHECK(unlinkat(fd, "7.job", 0) == 0);
-	CHECK_STR(c = command_of(fd, 7), "(none)"); free(c);
+	CHECK_CMD(fd, 7, JOB_LOAD_COPY, "(none)");
 	put(fd, 31, "new");
-	CHECK_STR(c = command_of(fd, 31), "new"); free(c);
-	/* garbage, truncated or hostile copies: the files are read */
-	cache_settle(fd, dir);
-	static const char *const junk[] = {"", "gpuctl-records 1\n", "x", "gpuctl-records 1 1 2 3 4\n9 9 99999\n"};
-	for (size_t k = 0; k < ARRAY_SIZE(junk); k++) {
-		r = openat(fd, ".cache/records", O_WRONLY | O_TRUNC | O_CLOEXEC);
-		CHECK(r >= 0 && write(r, junk[k], strlen(junk[k])) == (ssize_t)strlen(junk[k]));
-		close(r);
-		r = openat(fd, "8.job", O_WRONLY | O_TRUNC | O_CLOEXEC);  /* in place, unseen by a copy */
-		j.id = 8;
-		j.command = (char *)(k % 2 ? "eight-a" : "eight-b");
-		job_encode(&j, &sb);
-		CHECK(r >= 0 && write(r, sb.buf, sb.len) == (ssize_t)sb.len);
-		close(r);
-		sb_free(&sb);
-		CHECK_STR(c = command_of(fd, 8), k % 2 ? "eight-a" : "eight-b"); free(c);
-		cache_settle(fd, dir);
+	CHECK_CMD(fd, 31, JOB_LOAD_COPY, "new");
+	/* garbage, truncated or hostile copies, with a wrong header and with the right one: the
+	 * files are read (8.job edited in place each time, which only they show) */
+	static const char *const junk[] = {"", "x", "gpuctl-records 1\n", "gpuctl-records 1 1 2 3 4 b\n",
+					   "1 2 4000000000\n", "1 2 18446744073709551615\n", "8 2 3\nab",
+					   "8 2 3\nabc", "8 2 3\nabcd", "9 1 1\nx\n8 1 1\nx\n",
+					   "8 1 99999999999999999999\n", "8 1 1\n", "8 1 -1\nx\n", " 8 1 1\nx\n"};
+	for (size_t k = 0; k < 2 * ARRAY_SIZE(junk); k++) {
+		char *h = header_now(fd), *text = xasprintf("%s%s", k % 2 ? h : "", junk[k / 2]);
+		put_copy(fd, text);
+		free(text);
+		free(h);
+		char want[32];
+		snprintf(want, sizeof want, "eight-%zu", k);
+		edit_in_place(fd, 8, want);
+		CHECK_CMD(fd, 8, JOB_LOAD_COPY, want);
+		CHECK_CMD(fd, 9, JOB_LOAD_COPY, "other");
 	}
 	/* a copy naming the right directory state but another inode for a record: that record is
 	 * read from its file, and the copy removed */
-	struct stat ds, rs;
-	CHECK(fstat(fd, &ds) == 0 && fstatat(fd, "9.job", &rs, 0) == 0);
-	char *forged = xasprintf("gpuctl-records 1 %llu %llu %lld %ld\n9 %llu 3\nxyz\n",
-				 (unsigned long long)ds.st_dev, (unsigned long long)ds.st_ino,
-				 (long long)ds.st_ctim.tv_sec, ds.st_ctim.tv_nsec,
-				 (unsigned long long)rs.st_ino + 1);
-	r = openat(fd, ".cache/records", O_WRONLY | O_TRUNC | O_CLOEXEC);
-	CHECK(r >= 0 && write(r, forged, strlen(forged)) == (ssize_t)strlen(forged));
-	close(r);
+	cache_settle(fd, dir);
+	struct stat rs;
+	CHECK(fstatat(fd, "9.job", &rs, 0) == 0);
+	char *h = header_now(fd), *forged = xasprintf("%s9 %llu 3\nxyz\n", h, (unsigned long long)rs.st_ino + 1);
+	put_copy(fd, forged);
 	free(forged);
-	CHECK_STR(c = command_of(fd, 9), "other"); free(c);
-	CHECK(!cache_exists(fd));
+	free(h);
+	CHECK_CMD(fd, 9, JOB_LOAD_COPY, "other");
+	CHECK(faccessat(fd, ".cache/records", F_OK, AT_SYMLINK_NOFOLLOW) != 0);
+	/* a copy behind a link is not read */
+	cache_settle(fd, dir);
+	edit_in_place(fd, 9, "nine");
+	CHECK(renameat(fd, ".cache", fd, ".cache-real") == 0 && symlinkat(".cache-real", fd, ".cache") == 0);
+	CHECK_CMD(fd, 9, JOB_LOAD_COPY, "nine");
+	unlinkat(fd, ".cache", 0);
+	unlinkat(fd, ".cache-real/records", 0);
+	unlinkat(fd, ".cache-real", AT_REMOVEDIR);
 	/* clean up: every record, the copy, its directory */
 	for (uint64_t id = 1; id <= 31; id++) {
 		char name[32];
@@ -365,7 +417,7 @@ static void test_cache(void)
 		unlinkat(fd, name, 0);
 	}
 	unlinkat(fd, ".cache/records", 0);
-	CHECK(unlinkat(fd, ".cache", AT_REMOVEDIR) == 0);
+	unlinkat(fd, ".cache", AT_REMOVEDIR);
 	close(fd);
 	CHECK(rmdir(dir) == 0);
 }
