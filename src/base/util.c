@@ -99,6 +99,21 @@ char *xasprintf(const char *fmt, ...)
 	return sb.buf;
 }
 
+bool write_all(int fd, const void *buf, size_t n)
+{
+	const char *b = buf;
+	while (n) {
+		ssize_t r = write(fd, b, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return false;
+		b += r;
+		n -= (size_t)r;
+	}
+	return true;
+}
+
 void mem_prefault(void *p, size_t n)
 {
 #ifdef MADV_POPULATE_WRITE

@@ -105,6 +105,9 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) PRINTF(1, 2);
 
+/* All n bytes written (short writes continued, EINTR retried); false with errno on an error. */
+bool write_all(int fd, const void *buf, size_t n);
+
 /* A big fresh buffer about to be filled (a thousand job records decoded into an array, a file
  * read into one): the kernel maps its whole pages in one call, not a fault each as they are
  * first touched (on a virtual machine a fault costs several microseconds). Only for memory

@@ -21,16 +21,7 @@ enum { L_FOLLOW = 'f', L_LINES = 'n' };
 
 static bool put(const char *buf, size_t n)
 {
-	while (n) {
-		ssize_t w = write(STDOUT_FILENO, buf, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return false;
-		buf += w;
-		n -= (size_t)w;
-	}
-	return true;
+	return write_all(STDOUT_FILENO, buf, n);
 }
 
 /* Everything from *off to the end; false when stdout is gone. A log cut short (truncated)

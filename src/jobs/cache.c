@@ -215,20 +215,6 @@ static bool later(struct timespec a, struct timespec b)
 	return a.tv_sec > b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec > b.tv_nsec);
 }
 
-static bool write_all(int fd, const char *b, size_t n)
-{
-	while (n) {
-		ssize_t r = write(fd, b, n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return false;
-		b += r;
-		n -= (size_t)r;
-	}
-	return true;
-}
-
 void rcache_commit(struct rcache_new *w, const struct stat *ds)
 {
 	char h[HEADER_MAX];
