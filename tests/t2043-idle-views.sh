@@ -24,8 +24,13 @@ import sys, threading, warnings
 import gpuctl
 warnings.simplefilter("always")
 seen = threading.Event()
+# Each line in one write: print() writes its text and its newline apart, and the warning comes
+# from the module's watcher thread, so a line of the main thread could land between the two.
+def say(text):
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
 def show(message, category, filename, lineno, file=None, line=None):
-    print("WARN %s: %s" % (category.__name__, message), flush=True)
+    say("WARN %s: %s" % (category.__name__, message))
     seen.set()
 warnings.showwarning = show
 kw = {"ignore_usage": True, "name": "nb"}
@@ -33,9 +38,9 @@ if len(sys.argv) > 1:
     kw["time"] = float(sys.argv[1])
 a = gpuctl.lease(1, **kw)
 b = gpuctl.lease(1, **kw)
-print("same", a is b, len(gpuctl.held()), flush=True)
+say("same %s %d" % (a is b, len(gpuctl.held())))
 seen.wait(120)
-print("done", flush=True)
+say("done")
 sys.stdin.readline()
 EOF
 mkfifo "$TMP/py-in"

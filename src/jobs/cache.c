@@ -42,17 +42,11 @@
 
 #define CACHE_MAX (32u << 20) /* a bigger copy is not made: the files are read */
 #define CACHE_FILE ".cache/records"
-#define HEADER_MAX 192        /* header()'s line at most */
-
-struct rentry {
-	uint64_t id, ino;
-	size_t off, len;
-};
 
 /* The directory's state, and the boot: a copy from before a restart is not trusted, since the
  * clock a machine boots with may be set back after (an NTP step), and a later change could then
  * land on the very time a copy names. */
-static void header(char *out, size_t n, const struct stat *ds)
+void rcache_header(char *out, size_t n, const struct stat *ds)
 {
 	snprintf(out, n, "gpuctl-records 1 %llu %llu %lld %ld %.36s\n", (unsigned long long)ds->st_dev,
 		 (unsigned long long)ds->st_ino, (long long)ds->st_ctim.tv_sec, ds->st_ctim.tv_nsec,
@@ -79,10 +73,10 @@ static bool number(const char **p, const char *lim, char end, uint64_t *v)
 	return true;
 }
 
-static bool parse(struct rcache *c, const struct stat *ds)
+bool rcache_parse(struct rcache *c, const struct stat *ds)
 {
-	char want[HEADER_MAX];
-	header(want, sizeof want, ds);
+	char want[RCACHE_HEADER_MAX];
+	rcache_header(want, sizeof want, ds);
 	size_t hl = strlen(want), cap = 0;
 	if (c->len < hl || memcmp(c->buf, want, hl))
 		return false;
@@ -113,8 +107,8 @@ bool rcache_load(struct rcache *c, int dirfd, const struct stat *ds)
 		return false;
 	/* the directory is the user's own and private (dir.c): so is what is in it, but a copy
 	 * must be a plain file of theirs all the same */
-	char want[HEADER_MAX], got[HEADER_MAX];
-	header(want, sizeof want, ds);
+	char want[RCACHE_HEADER_MAX], got[RCACHE_HEADER_MAX];
+	rcache_header(want, sizeof want, ds);
 	size_t hl = strlen(want);
 	/* its header first: a copy of another state (the directory changed since) is not read
 	 * whole only to be thrown away */
@@ -134,7 +128,7 @@ bool rcache_load(struct rcache *c, int dirfd, const struct stat *ds)
 		c->buf[c->len] = '\0';
 	}
 	close(fd);
-	if (!(ok && parse(c, ds))) {
+	if (!(ok && rcache_parse(c, ds))) {
 		rcache_free(c);
 		return false;
 	}
@@ -194,7 +188,7 @@ void rcache_add(struct rcache_new *w, uint64_t id, uint64_t ino, const char *rec
 	char line[72];
 	int hl = snprintf(line, sizeof line, "%llu %llu %zu\n", (unsigned long long)id,
 			  (unsigned long long)ino, len);
-	if (w->failed || w->len + (size_t)hl + len + 1 > CACHE_MAX - HEADER_MAX) {
+	if (w->failed || w->len + (size_t)hl + len + 1 > CACHE_MAX - RCACHE_HEADER_MAX) {
 		w->failed = true;
 		return;
 	}
@@ -217,8 +211,8 @@ static bool later(struct timespec a, struct timespec b)
 
 void rcache_commit(struct rcache_new *w, const struct stat *ds)
 {
-	char h[HEADER_MAX];
-	header(h, sizeof h, ds);
+	char h[RCACHE_HEADER_MAX];
+	rcache_header(h, sizeof h, ds);
 	/* racy (one tick of the clock holds the directory's last change and the copy's making),
 	 * too big, or a record that could not be read: no copy */
 	bool ok = !w->failed && later(w->made, ds->st_ctim) &&

@@ -10,7 +10,13 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#define RCACHE_HEADER_MAX 192   /* rcache_header's line at most */
+
 /* The copy read back: valid only for the directory state it was made from. */
+struct rentry {
+	uint64_t id, ino;            /* the record's id, and its directory entry's inode */
+	size_t off, len;             /* its bytes in buf */
+};
 struct rcache {
 	char *buf;                   /* the whole file */
 	size_t len;
@@ -21,6 +27,11 @@ struct rcache {
 /* Reads DIR/.cache/records into c. true only when it was made from the directory as dir_st
  * shows it now (the directory's change time, device and inode); false (c empty) otherwise. */
 bool rcache_load(struct rcache *c, int dirfd, const struct stat *dir_st);
+/* The header line a copy of the directory as ds shows it starts with. */
+void rcache_header(char *out, size_t n, const struct stat *ds);
+/* c->buf[0..c->len) as a copy of the directory as ds shows it: true with c->e[0..c->n) its
+ * entries, by id (tests/fuzz/fuzz_records.c feeds it arbitrary bytes). */
+bool rcache_parse(struct rcache *c, const struct stat *ds);
 /* The copy of record id whose directory entry is inode ino: true with its bytes. Lookups come in
  * increasing id order (job_load_all's), each from where the last ended. */
 bool rcache_find(struct rcache *c, uint64_t id, uint64_t ino, const char **rec, size_t *len);

@@ -146,15 +146,15 @@ static bool fetch(struct dclient *dc, struct gpu_set *tmp, struct snap_store **s
 		  double max_age, bool leases, struct carried *lv, const struct snap_base *have,
 		  struct snap_base *got, struct snap_store *held, double *made, struct gpu_error *err)
 {
-	/* held: the held view's store, to decode into (snap_decode_adopt); this fetch's either way.
-	 * got: a base whose arrays are reused (snap_base_retake), serial 0 unless it is taken. */
+	/* held: the held view's store, to decode into (snap_decode_adopt); never freed here, since
+	 * the view held points into it until the caller replaces it (*store is held where it was
+	 * adopted). got: a base whose arrays are reused (snap_base_retake), serial 0 unless it is
+	 * taken. */
 	got->serial = got->n = 0;
 	*lv = (struct carried){.state = -1};
 	bool reused = dc->fd >= 0;
-	if (!reused && !snap_connect(dc, err)) {
-		snap_store_free(held);
+	if (!reused && !snap_connect(dc, err))
 		return false;
-	}
 	struct strbuf req = {0};
 	msg_begin(&req, "snapshot");
 	msg_add_u64(&req, "id", 1);
@@ -172,8 +172,6 @@ static bool fetch(struct dclient *dc, struct gpu_set *tmp, struct snap_store **s
 	snap_decode_begin(&dx, tmp);
 	dx.base = have;
 	snap_decode_adopt(&dx, have && have->serial ? held : NULL);
-	if (!dx.adopted)
-		snap_store_free(held);
 	bool ok = dclient_send(dc, &req, err);
 	if (!ok && reused) {   /* the daemon closed the kept connection: once more, anew */
 		dclient_close(dc);
@@ -413,7 +411,12 @@ static void snapshot_refresh(struct gpu_set *set, unsigned what)
 	if (!ok) {
 		carried_free(&lv);
 		snap_base_free(&base);
-		snap_store_free(store);
+		/* the view held stays (interrupted, or every GPU marked lost): its strings with it,
+		 * in its store, whether this fetch decoded into it or not (freed, a loop ending on a
+		 * signal printed its last frame from freed memory) */
+		if (store != held)
+			snap_store_free(store);
+		src->store = held;
 		free_gpus(&tmp);
 		if (!interrupted)   /* interrupted: the loop ends; the view held stays */
 			go_direct(set, what, &err);
@@ -438,7 +441,9 @@ static void snapshot_refresh(struct gpu_set *set, unsigned what)
 	set->cuda_version = tmp.cuda_version;
 	set->slurm = tmp.slurm;
 	set->ctr_ids = tmp.ctr_ids;
-	snap_store_free(src->store);
+	snap_store_free(src->store);   /* NULL where the held one was lent to the fetch */
+	if (held != store)
+		snap_store_free(held);   /* the GPUs now point into this answer's store only */
 	src->store = store;
 	snap_narrow(set, what, src->statics);
 }

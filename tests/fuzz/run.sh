@@ -3,7 +3,8 @@
 # for a fixed time: the CUDA_VISIBLE_DEVICES model, seeded with the values of
 # tests/unit/visibility.cases, the daemon's message decoder, seeded with real messages, and
 # `list` (the daemon's renderer and the client's parser) over maximal records, a container
-# runtime's answers (the JSON reader and the cgroup parser), and run's container words.
+# runtime's answers (the JSON reader and the cgroup parser), run's container words, and the jobs
+# directory's copy of its records with the record decoder.
 # Skips without clang.
 set -eu
 cd "$(dirname "$0")/../.."
@@ -56,8 +57,19 @@ clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-san
 mkdir -p "$B/fuzz-runctr-corpus"
 printf '\000-itv=/dev:/dev\n--privileged=T\n--mount\ntype=bind,"SRC=/dev/./",dst=/d\n--device-cgroup-rule\nc *:* rwm\n-e\nCUDA_VISIBLE_DEVICES\nimg\n-v\n/:/h' \
 	>"$B/fuzz-runctr-corpus/refused"
+# The jobs directory's copy of its records (issue 22, src/jobs/cache.c) and the record decoder,
+# seeded with two entries: a queued record and an ended one with every kind of line.
+clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	-Isrc -o "$B/fuzz-records" tests/fuzz/fuzz_records.c src/jobs/cache.c src/jobs/job.c src/base/proto.c src/base/util.c
+mkdir -p "$B/fuzz-records-corpus"
+r1='job\nid 3\nuid 1000\nstate queued\nboot b\ncommand python%%20train.py\ncwd /h\nlog /h/3.log\nownlog 1\nattempt 1\numask 18\ncount 1\nafter 1 2\ncand GPU-a GPU-b\nmem 4096\nmig profile:1g.10gb\ntime 60000\nnotify /bin/true'
+r2='job\nid 9\nuid 0\nstate failed\nboot b\nname n%%1B\ncommand sh\ncwd /\nlog /l\nstarted 5\nended 6\npid 42 7\nexit 3\ngpus 0 1\nuuids GPU-0 GPU-1\nlease 0123456789abcdef\nticket t\nreason r\nwarning w\nagain 3\ncpu 1\nbind_cpus 1'
+{
+	printf "3 11 %d\n$r1\n" "$(printf "$r1" | wc -c)"
+	printf "9 12 %d\n$r2\n" "$(printf "$r2" | wc -c)"
+} >"$B/fuzz-records-corpus/two"
 status=0
-for t in visibility:fuzz-corpus:256 proto:fuzz-proto-corpus:4096 list:fuzz-list-corpus:4096 snap:fuzz-snap-corpus:8192 jsonscan:fuzz-jsonscan-corpus:4096 runctr:fuzz-runctr-corpus:1024; do
+for t in visibility:fuzz-corpus:256 proto:fuzz-proto-corpus:4096 list:fuzz-list-corpus:4096 snap:fuzz-snap-corpus:8192 jsonscan:fuzz-jsonscan-corpus:4096 runctr:fuzz-runctr-corpus:1024 records:fuzz-records-corpus:8192; do
 	IFS=: read -r name corpus len <<<"$t"
 	if "$B/fuzz-$name" -max_total_time="$secs" -max_len="$len" -artifact_prefix="$B/" \
 		-print_final_stats=1 "$B/$corpus" 2>"$B/fuzz-$name.log"; then
