@@ -416,7 +416,8 @@ static void snapshot_refresh(struct gpu_set *set, unsigned what)
 		 * signal printed its last frame from freed memory) */
 		if (store != held)
 			snap_store_free(store);
-		src->store = held;
+		if (held)   /* lent to the fetch; else src->store was never lent and stays */
+			src->store = held;
 		free_gpus(&tmp);
 		if (!interrupted)   /* interrupted: the loop ends; the view held stays */
 			go_direct(set, what, &err);

@@ -165,7 +165,8 @@ void snap_decode_adopt(struct snap_decoder *dx, struct snap_store *held)
 }
 
 /* A delta's "k I N": the held view's processes I..I+N-1, each of this GPU, copied (their
- * strings into this decoder's store, so the held view may go). */
+ * strings into this decoder's store unless it adopted the held view's, so the held view may go
+ * once the answer is taken). */
 static bool keep(struct snap_decoder *dx, struct gpu *g, uint64_t i, uint64_t n, bool ok,
 		 char *why, size_t whylen)
 {

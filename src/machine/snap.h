@@ -106,7 +106,8 @@ void snap_decode_begin(struct snap_decoder *dx, struct gpu_set *set);
 bool snap_decode_part(struct snap_decoder *dx, const struct msg *m, char *why, size_t whylen);
 void snap_store_free(struct snap_store *s);
 /* Deltas: decode into the held view's own store (held, whose blocks the base's strings are
- * in; the decoder owns it from here), so a kept process's strings are not copied. Its strings
+ * in; it becomes the decoder's store, and the caller, whose view still points into it, frees it
+ * only once that view is replaced), so a kept process's strings are not copied. Its strings
  * of processes gone stay until a decode without adoption: the caller adopts only a few times in
  * a row (SNAP_ADOPT_MAX), then copies, which compacts. Right after snap_decode_begin. */
 #define SNAP_ADOPT_MAX 8
