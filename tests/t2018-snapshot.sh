@@ -10,7 +10,7 @@
 # snapshot's own round trip (one connection a refresh), each user's `list` answer byte for byte.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 65
+plan 68
 use_state
 daemon_setup
 NONVML=$TMP/no-such-libnvidia-ml.so.1
@@ -202,6 +202,29 @@ sed -n "$((n + 1))p" "$TMP/loop" | frames >"$TMP/got"
 check_eq "a daemon restarted under a loop: its next frame is the new daemon's view, as direct" \
 	"$(cat "$TMP/want")" "$(cat "$TMP/got")"
 check_eq "and nothing said on stderr (no view lost, no leases missing)" "" "$(cat "$TMP/loop.err")"
+# The table loop copies the rows of a GPU whose processes a delta kept from its last frame
+# (table.h's cache): a frame after a change is still what a direct table shows, the changed
+# GPU's rows made again and the others' copied; and after a second change, back, the same.
+# A frame begins at its "driver" line; the clock at its end is taken off.
+table_frame() { awk '/^driver /{k++} {f[k] = f[k] $0 "\n"} END {printf "%s", f[k - 1]}' "$1" |
+	sed -E '/^$/d; s/ *[0-9]{2}:[0-9]{2}:[0-9]{2}$//'; }
+GPUCTL_NVML_LIBRARY=$NONVML timeout --foreground 120 "$GPUCTL" status -l 0.2 -c 1000 >"$TMP/tloop" 2>"$TMP/tloop.err" &
+loop=$!
+await_count '^driver ' "$TMP/tloop" 3 60
+bump=0
+for change in 's/^used_memory_mib = 20482/used_memory_mib = 20483/= 20483 MiB' 's/^pid = 4000199/pid = 4000105/= 4000105 '; do
+	mark=${change#*/=} change=${change%=*}
+	sed -i "$change" "$TMP/d.machine"
+	touch -d "+$((++bump + 2)) seconds" "$TMP/d.machine"
+	direct status >"$TMP/tdirect"
+	await_line "$mark" "$TMP/tloop" 60
+	n=$(count_lines "$TMP/tloop" '^driver ')
+	await_count '^driver ' "$TMP/tloop" $((n + 2)) 60
+	check_eq "a table loop's frame after a change ($change): what a direct table shows" \
+		"$(table_frame <(cat "$TMP/tdirect"; echo "driver "))" "$(table_frame "$TMP/tloop")"
+done
+kill $loop 2>/dev/null; wait $loop 2>/dev/null
+check_grep "the changed process's row in the loop's frames" ' 20483 MiB' "$TMP/tloop"
 daemon_stop
 kill $s1 $s2 2>/dev/null; wait $s1 $s2 2>/dev/null
 

@@ -41,6 +41,7 @@ struct status_opts {
 	bool lease_warned;           /* said once why leases are not shown */
 	char lease_missing[512];     /* why they are not, this refresh ("": they are) */
 	bool slurm;                  /* a process in a Slurm job: the table has a JOB column */
+	struct table_cache *cache;   /* a table loop's rows from frame to frame (table.h) */
 };
 
 /* The JOB column only where it says something: on a Slurm node whose GPUs run a job's process
@@ -86,7 +87,7 @@ static void render(struct strbuf *sb, const struct status_opts *o, const struct 
 			sb_addc(sb, '\n');
 		table_render(sb, &(struct table_opts){.color = o->color, .no_procs = o->no_procs,
 			     .slurm = o->slurm, .width = o->width, .rows = o->rows,
-			     .leases = &o->leases,
+			     .leases = &o->leases, .cache = o->cache,
 			     .leases_missing = o->lease_missing[0] ? o->lease_missing : NULL}, set);
 		if (o->loop && o->tty)
 			table_fit_frame(sb, o->width);
@@ -187,6 +188,8 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 		sigaction(SIGTERM, &sa, NULL);
 		snapshot_stop_flag(&stop_requested); /* a wait for the daemon ends at once */
 	}
+	if (o->loop && o->mode == M_TABLE)
+		o->cache = table_cache_new();
 	struct timespec next;
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (unsigned long iter = 0;; iter++) {
@@ -239,6 +242,8 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 		fputs("\033[?25h", stdout);
 	fflush(stdout);
 	sb_free(&sb);
+	table_cache_free(o->cache);
+	o->cache = NULL;
 	report_lost(set);
 	for (size_t i = 0; i < set->ngpus; i++)
 		if (set->gpus[i].selected && (set->gpus[i].lost ||

@@ -1,8 +1,11 @@
 /* container.c: the container and pod of a process from its cgroup path, by each runtime's
- * documented names (container.h lists them), and the cgroup file's line reader. Pure: no I/O. */
+ * documented names (container.h lists them), and the cgroup file's line reader. Pure, but for
+ * ctr_host_has_runtime's few stats. */
 #include "machine/container.h"
+#include "base/util.h"
 
 #include <glob.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,15 +37,37 @@ const char *ctr_runtime_name(unsigned runtime)
 	return runtime < sizeof names / sizeof *names ? names[runtime] : NULL;
 }
 
+/* What the file system said, and when (ms on the monotonic clock, 0: never asked): a watch
+ * loop refreshed ten times a second, and the look (nine stats and three globs over /run/user)
+ * was a tenth of its CPU on a machine without a runtime (issue 22). A runtime installed while a
+ * loop or the daemon runs is seen within RUNTIME_RECHECK_MS. Atomic: the exporter's threads
+ * refresh too. */
+#define RUNTIME_RECHECK_MS 10000
+static _Atomic long long runtime_asked_ms;
+static atomic_bool runtime_found;
+
+static bool host_marks(void);
+
 bool ctr_host_has_runtime(void)
+{
+	const char *dh = getenv("DOCKER_HOST"), *ch = getenv("CONTAINER_HOST");
+	if ((dh && *dh) || (ch && *ch))
+		return true;
+	long long now = (long long)(now_mono() * 1000) + 1, asked = atomic_load(&runtime_asked_ms);
+	if (asked && now - asked < RUNTIME_RECHECK_MS)
+		return atomic_load(&runtime_found);
+	bool found = host_marks();
+	atomic_store(&runtime_found, found);
+	atomic_store(&runtime_asked_ms, now);
+	return found;
+}
+
+static bool host_marks(void)
 {
 	static const char *const marks[] = {
 		"/run/docker.sock", "/var/lib/docker", "/run/containerd", "/var/lib/containerd",
 		"/run/podman", "/var/lib/containers", "/run/crio", "/var/lib/kubelet", "/run/libpod",
 	};
-	const char *dh = getenv("DOCKER_HOST"), *ch = getenv("CONTAINER_HOST");
-	if ((dh && *dh) || (ch && *ch))
-		return true;
 	struct stat st;
 	for (size_t i = 0; i < sizeof marks / sizeof *marks; i++)
 		if (stat(marks[i], &st) == 0)

@@ -61,8 +61,9 @@ bool ctr_from_cgroup_at(const char *root, const char *text, struct ctr_ref *out)
 const char *ctr_runtime_name(unsigned runtime);
 /* Whether this machine runs containers at all: a few stats of what the runtimes install (their
  * sockets, state and storage directories: Docker, containerd, Podman root and rootless, CRI-O,
- * the kubelet), or DOCKER_HOST / CONTAINER_HOST set. Cheap enough for every refresh; false on a
- * machine without a runtime, so no process's cgroup file is read there for containers. */
+ * the kubelet), or DOCKER_HOST / CONTAINER_HOST set. The stats are made again at most every
+ * 10 s in a process (a watch loop asks every refresh); false on a machine without a runtime, so
+ * no process's cgroup file is read there for containers. */
 bool ctr_host_has_runtime(void);
 /* The short form people see in `docker ps`: the first 12 characters of the id. */
 void ctr_short_id(const char *id, char out[13]);

@@ -146,6 +146,10 @@ struct gpu {
 
 	size_t nprocs, procs_cap;
 	struct gpu_proc *procs;
+	/* The daemon's snapshot (issue 22): the view these were decoded from (0: read here), and,
+	 * nonzero, the view whose processes these are, in order, every field as it was (a delta
+	 * kept them all: one "k" line, no process line): a loop's table copies their rows. */
+	uint64_t view, procs_from;
 	size_t nmigs;
 	struct mig_dev *migs;
 

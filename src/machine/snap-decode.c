@@ -175,6 +175,9 @@ static bool keep(struct snap_decoder *dx, struct gpu *g, uint64_t i, uint64_t n,
 		snprintf(why, whylen, "a malformed 'k' line (past the held view)");
 		return false;
 	}
+	/* All of this GPU's processes in the held view, and nothing before them: the same list */
+	unsigned gi = (unsigned)dx->gpu;
+	bool whole = !g->nprocs && (i == 0 || b->gpu[i - 1] != gi) && (i + n == b->n || b->gpu[i + n] != gi);
 	g->procs = grow_array(g->procs, &g->procs_cap, g->nprocs + n, sizeof *g->procs);
 	for (size_t k = i; k < i + n; k++) {
 		if (b->gpu[k] != (unsigned)dx->gpu) {
@@ -193,6 +196,7 @@ static bool keep(struct snap_decoder *dx, struct gpu *g, uint64_t i, uint64_t n,
 		}
 	}
 	dx->procs += n;
+	g->procs_from = whole ? b->serial : 0;
 	return true;
 }
 
@@ -242,6 +246,8 @@ static bool line(struct snap_decoder *dx, const struct msg_line *l, char *why, s
 	struct gpu *g = cur_gpu(dx);
 	struct gpu_proc *p = g && g->nprocs ? &g->procs[g->nprocs - 1] : NULL;
 	bool ok = true;
+	if (g && k[0] == 'p')   /* a process line ("p", "pi", "pc", "ps"): the list is not the held one */
+		g->procs_from = 0;
 	/* Process lines first: nearly all lines are theirs. */
 	if (g && k[0] == 'p' && !strcmp(k, "p") && n == NPROCFIELDS + 1) {
 		if (++dx->procs > SNAP_MAX_PROCS) {
@@ -338,6 +344,7 @@ static bool line(struct snap_decoder *dx, const struct msg_line *l, char *why, s
 		}
 		g = &set->gpus[++dx->gpu];
 		dx->nfield = 0;
+		g->view = dx->serial;
 		g->index = (unsigned)num(l->w[1], UINT32_MAX, &ok);
 		g->lost = num(l->w[2], 1, &ok);
 		g->inaccessible = num(l->w[3], 1, &ok);

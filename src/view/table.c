@@ -277,8 +277,79 @@ static void table_proc(struct strbuf *sb, const struct table_opts *o, const stru
 	sb_addc(sb, '\n');
 }
 
+/* One GPU's rows of the last frame, as table_cache_new says. */
+struct row_cache {
+	uint64_t view;            /* the view they were made from (gpu.h) */
+	bool ok;                  /* no container among them */
+	bool slurm;
+	int width, user_w;
+	size_t count;
+	struct strbuf text;       /* no sink: a frame's own may be written as it grows */
+	uint64_t users_view;      /* user_max is of the processes of this view (layout_columns) */
+	int user_max;
+};
+
+struct table_cache {
+	size_t n, cap;
+	struct row_cache *g;
+};
+
+struct table_cache *table_cache_new(void)
+{
+	return xcalloc(1, sizeof(struct table_cache));
+}
+
+void table_cache_free(struct table_cache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		sb_free(&c->g[i].text);
+	free(c->g);
+	free(c);
+}
+
+static struct row_cache *cache_entry(struct table_cache *c, size_t idx)
+{
+	if (idx >= c->n) {
+		c->g = grow_array(c->g, &c->cap, idx + 1, sizeof *c->g);
+		memset(&c->g[c->n], 0, (idx + 1 - c->n) * sizeof *c->g);
+		c->n = idx + 1;
+	}
+	return &c->g[idx];
+}
+
+/* The first count process rows of GPU idx, copied from the last frame where they are its. */
+static void proc_rows(struct strbuf *sb, const struct table_opts *o, const struct layout *lay,
+		      const struct gpu *g, size_t idx, size_t count)
+{
+	struct table_cache *c = o->cache;
+	if (!c || !g->view) {
+		for (size_t i = 0; i < count; i++)
+			table_proc(sb, o, lay, &g->procs[i]);
+		return;
+	}
+	struct row_cache *e = cache_entry(c, idx);
+	if (e->ok && g->procs_from && e->view == g->procs_from && e->count == count &&
+	    e->width == lay->width && e->user_w == lay->user_w && e->slurm == o->slurm) {
+		e->view = g->view;
+		sb_add(sb, e->text.buf, e->text.len);
+		return;
+	}
+	sb_reset(&e->text);
+	bool ctr = false;
+	for (size_t i = 0; i < count; i++) {
+		table_proc(&e->text, o, lay, &g->procs[i]);
+		ctr |= g->procs[i].ctr != NULL;
+	}
+	e->view = g->view, e->ok = !ctr, e->slurm = o->slurm, e->width = lay->width;
+	e->user_w = lay->user_w, e->count = count;
+	if (e->text.len)
+		sb_add(sb, e->text.buf, e->text.len);
+}
+
 static void table_procs(struct strbuf *sb, const struct table_opts *o, struct layout *lay,
-			const struct gpu *g)
+			const struct gpu *g, size_t idx)
 {
 	size_t total = sub_lines(o, g), limit = lay->sub_limit;
 	if (total > limit && lay->spare) {
@@ -309,9 +380,8 @@ static void table_procs(struct strbuf *sb, const struct table_opts *o, struct la
 	if (!o->no_procs && !gpu_has(g, GF_PROCESSES) && shown > g->nmigs)
 		sb_addf(sb, "      %sprocesses: N/A%s\n", o->color ? C_DIM : "", o->color ? C_RESET : "");
 	/* One formatted print per process: on 10,000 processes the table's cost is its printf. */
-	for (size_t i = 0; !o->no_procs && gpu_has(g, GF_PROCESSES) && i < g->nprocs &&
-			   g->nmigs + i < shown; i++)
-		table_proc(sb, o, lay, &g->procs[i]);
+	if (!o->no_procs && gpu_has(g, GF_PROCESSES) && shown > g->nmigs)
+		proc_rows(sb, o, lay, g, idx, shown - g->nmigs < g->nprocs ? shown - g->nmigs : g->nprocs);
 	if (shown < total)
 		sb_addf(sb, "      %s+%zu more%s%s\n", o->color ? C_DIM : "", total - shown,
 			shown >= g->nmigs ? " processes" : "", o->color ? C_RESET : "");
@@ -330,15 +400,28 @@ static void layout_columns(struct layout *lay, const struct table_opts *o,
 			continue;
 		int w = esc_cols(g->name);
 		longest_name = w > longest_name ? w : longest_name;
+		if (o->no_procs)
+			continue;
+		/* a loop's: the longest of the processes the last frame measured, where they are its */
+		struct row_cache *e = o->cache && g->view ? cache_entry(o->cache, i) : NULL;
+		if (e && g->procs_from && e->users_view == g->procs_from) {
+			e->users_view = g->view;
+			longest_user = e->user_max > longest_user ? e->user_max : longest_user;
+			continue;
+		}
+		int most = 0;
 		const char *last = NULL; /* one name per uid, shared: measure each run once */
-		for (size_t j = 0; !o->no_procs && j < g->nprocs; j++) {
+		for (size_t j = 0; j < g->nprocs; j++) {
 			const char *u = g->procs[j].user;
 			if (!u || u == last)
 				continue;
 			last = u;
 			w = esc_cols(u);
-			longest_user = w > longest_user ? w : longest_user;
+			most = w > most ? w : most;
 		}
+		longest_user = most > longest_user ? most : longest_user;
+		if (e)
+			e->users_view = g->view, e->user_max = most;
 	}
 	lay->width = o->width;
 	lay->name_w = longest_name;
@@ -437,7 +520,7 @@ void table_render(struct strbuf *sb, const struct table_opts *o, const struct gp
 		table_gpu(sb, o, &lay, g);
 		table_lease(sb, o, &lay, g);
 		if (lay.sub_limit)
-			table_procs(sb, o, &lay, g);
+			table_procs(sb, o, &lay, g, i);
 		else
 			hidden_sub += sub_lines(o, g);
 	}

@@ -12,7 +12,15 @@ struct table_opts {
 	int rows;                       /* lines a frame may take (a loop on a terminal); 0: any */
 	const struct leaseview *leases; /* each GPU's holder; NULL: none shown */
 	const char *leases_missing;     /* why the leases could not be had: a line says so */
+	struct table_cache *cache;      /* a loop's rows of the last frame (table_cache_new); NULL */
 };
+
+/* A loop's process rows, per GPU, kept from frame to frame: a GPU whose processes the daemon's
+ * delta kept (gpu.h: procs_from) has its rows copied, not formatted again, when the columns are
+ * the same (issue 22: a watch loop's CPU per refresh is mostly its table). Rows with a container
+ * are always made again (a name is the caller's, asked each refresh). */
+struct table_cache *table_cache_new(void);
+void table_cache_free(struct table_cache *c);
 
 /* The table, header first. Cuts are marked with an ellipsis; names and command lines escaped. */
 void table_render(struct strbuf *sb, const struct table_opts *o, const struct gpu_set *set);

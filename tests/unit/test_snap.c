@@ -115,6 +115,7 @@ static void test_delta(void)
 	}
 	CHECK(g->procs[1].used_mem == 2 << 20);
 	CHECK_STR(g->procs[0].cmdline, "a b\n%");
+	CHECK(g->view == 2 && !g->procs_from);   /* a process line: not the held list (table.h) */
 	/* without the held view, or with another, a delta is refused */
 	struct gpu_set *dn = xcalloc(1, sizeof *dn);
 	struct snap_decoder xn;
@@ -162,6 +163,19 @@ static void test_delta(void)
 	/* the same view again: every process kept */
 	snap_delta(&pb, &pb, 2, &ps);
 	CHECK(ps.nparts == 1 && strstr(ps.parts[0].buf, "\nk 0 2") && !strstr(ps.parts[0].buf, "\np "));
+	{   /* decoded: each GPU's processes are the held view's (a loop's table copies the rows) */
+		struct snap_base hb;
+		snap_base_take(&hb, db, xb.serial);
+		struct gpu_set *hs = xcalloc(1, sizeof *hs);
+		struct snap_decoder ys;
+		CHECK(decode_on(&ps, hs, &ys, &hb) && hs->ngpus == 2);
+		if (hs->ngpus == 2)
+			CHECK(hs->gpus[0].nprocs == 2 && hs->gpus[0].procs_from == 2 && hs->gpus[0].view == 2 &&
+			      !hs->gpus[1].procs_from);   /* no processes there: nothing kept */
+		snap_base_free(&hb);
+		snap_store_free(ys.store);
+		model_free(hs);
+	}
 	snap_parts_free(&pa);
 	snap_parts_free(&pb);
 	snap_parts_free(&pd);
