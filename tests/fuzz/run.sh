@@ -44,7 +44,7 @@ mkdir -p "$B/fuzz-snap-corpus"
 # A container runtime's answers (review 2): the JSON reader and the cgroup parser, seeded with an
 # inspect answer and a cgroup file.
 clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	-Isrc -o "$B/fuzz-jsonscan" tests/fuzz/fuzz_jsonscan.c src/base/jsonscan.c src/machine/container.c
+	-Isrc -o "$B/fuzz-jsonscan" tests/fuzz/fuzz_jsonscan.c src/base/jsonscan.c src/machine/container.c src/base/util.c
 mkdir -p "$B/fuzz-jsonscan-corpus"
 printf '{"Name":"/a\\u00e9\\ud800","State":{"Pid":42},"Config":{"Labels":{"io.kubernetes.pod.name":"p"}}}' \
 	>"$B/fuzz-jsonscan-corpus/inspect"
