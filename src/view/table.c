@@ -330,7 +330,13 @@ static void proc_rows(struct strbuf *sb, const struct table_opts *o, const struc
 		return;
 	}
 	struct row_cache *e = cache_entry(c, idx);
-	if (e->ok && g->procs_from && e->view == g->procs_from && e->count == count &&
+	/* A process's container is this caller's, found after the delta was decoded (machine.c: a
+	 * runtime that appeared since, ids the daemon does not send): a kept record says nothing of
+	 * it, so a GPU with one now is formatted again, as one whose rows had one then. */
+	bool ctr_now = false;
+	for (size_t i = 0; i < count && !ctr_now; i++)
+		ctr_now = g->procs[i].ctr != NULL;
+	if (e->ok && !ctr_now && g->procs_from && e->view == g->procs_from && e->count == count &&
 	    e->width == lay->width && e->user_w == lay->user_w && e->slurm == o->slurm) {
 		e->view = g->view;
 		sb_add(sb, e->text.buf, e->text.len);

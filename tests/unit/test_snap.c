@@ -1,9 +1,12 @@
 /* test_snap.c: the daemon's shared snapshot as words (machine/snap.c): a model with hostile
  * strings, NULL beside empty, unavailable fields, MIG devices and process stats comes back the
  * same; a malformed or other-version answer is refused; narrowing leaves what a direct refresh
- * leaves. */
+ * leaves; a delta says which GPUs' processes it kept whole, and a loop's table copies only
+ * those rows, only while nothing else they show changed. */
 #include "tap.h"
 #include "machine/snap.h"
+#include "machine/runtime.h"
+#include "view/table.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -176,6 +179,31 @@ static void test_delta(void)
 		snap_store_free(ys.store);
 		model_free(hs);
 	}
+	{   /* the first process gone: the rest kept ("k 1 1") is not the held list whole, so a
+	     * loop's table does not copy the rows (a frame cut to one row showed the gone one) */
+		struct gpu_set *c = model();
+		c->gpus[0].procs[0] = c->gpus[0].procs[1];
+		c->gpus[0].procs[0].used_mem = 2 << 20;   /* as in b, the held view */
+		c->gpus[0].nprocs = 1;
+		struct snap_parts pc, pk;
+		snap_encode(c, REFRESH_PROCS, 3, &pc);
+		snap_delta(&pc, &pb, 2, &pk);
+		CHECK(pk.nparts == 1 && strstr(pk.parts[0].buf, "\nk 1 1") && !strstr(pk.parts[0].buf, "\np "));
+		struct snap_base hb;
+		snap_base_take(&hb, db, xb.serial);
+		struct gpu_set *hk = xcalloc(1, sizeof *hk);
+		struct snap_decoder yk;
+		CHECK(decode_on(&pk, hk, &yk, &hb) && hk->ngpus == 2);
+		if (hk->ngpus == 2)
+			CHECK(hk->gpus[0].nprocs == 1 && hk->gpus[0].procs[0].pid == 43 &&
+			      hk->gpus[0].view == 3 && !hk->gpus[0].procs_from);
+		snap_base_free(&hb);
+		snap_store_free(yk.store);
+		snap_parts_free(&pc);
+		snap_parts_free(&pk);
+		model_free(hk);
+		model_free(c);
+	}
 	snap_parts_free(&pa);
 	snap_parts_free(&pb);
 	snap_parts_free(&pd);
@@ -189,8 +217,105 @@ static void test_delta(void)
 	model_free(b);
 }
 
+/* A loop's table (view/table.c's row copies): frame after frame, with the cache, is the table
+ * made afresh, whatever changes between frames that a kept record does not say (the width, the
+ * rows a frame may take, the Slurm column, a container found since); and the rows are really
+ * copied where nothing changed (a text changed behind a "kept" shows the last frame's). */
+static bool frames_same(const struct table_opts *o, const struct gpu_set *s, bool *copied)
+{
+	struct table_opts fresh = *o;
+	fresh.cache = NULL;
+	struct strbuf a = {0}, b = {0};
+	table_render(&a, o, s);
+	table_render(&b, &fresh, s);
+	/* the first line ends with the time of day, which may tick between the two */
+	const char *x = strchr(a.buf, '\n'), *y = strchr(b.buf, '\n');
+	bool same = x && y && !strcmp(x, y) && strstr(x, "python");
+	if (copied)
+		*copied = !same;
+	if (!same && !copied)
+		fprintf(stderr, "# cached frame:\n%s# fresh frame:\n%s", a.buf, b.buf);
+	sb_free(&a);
+	sb_free(&b);
+	return same;
+}
+
+static void test_table_cache(void)
+{
+	struct gpu_set *s = model();
+	s->gpus[1].lost = false;   /* two GPUs with processes, the second's user the longest */
+	s->gpus[1].nprocs = s->gpus[1].procs_cap = 3;
+	s->gpus[1].procs = xcalloc(3, sizeof *s->gpus[1].procs);
+	for (unsigned i = 0; i < 3; i++)   /* a command cut at 70 columns, whole at 120 */
+		s->gpus[1].procs[i] = (struct gpu_proc){.pid = 50 + i, .type = PROC_COMPUTE,
+			.user = "someone", .cmdline = "python train.py --epochs 100 --lr 0.001",
+			.gi = NO_INSTANCE, .ci = NO_INSTANCE};
+	snprintf(s->gpus[1].uuid, sizeof s->gpus[1].uuid, "GPU-1");
+	s->gpus[0].selected = s->gpus[1].selected = true;
+	s->gpus[0].valid |= 1ULL << GF_PROCESSES;
+	s->gpus[1].valid |= 1ULL << GF_PROCESSES;
+	snprintf(s->driver_version, sizeof s->driver_version, "550.54");   /* one header line */
+	struct table_opts o = {.width = 120, .cache = table_cache_new()};
+	uint64_t serial = 1;
+	for (size_t i = 0; i < 2; i++)   /* the first frame: made, nothing to copy */
+		s->gpus[i].view = serial, s->gpus[i].procs_from = 0;
+	CHECK(frames_same(&o, s, NULL));
+#define NEXT() do { serial++; for (size_t i = 0; i < 2; i++) \
+	s->gpus[i].procs_from = s->gpus[i].view, s->gpus[i].view = serial; } while (0)
+	NEXT();
+	CHECK(frames_same(&o, s, NULL));          /* copied, the same */
+	o.width = 70;
+	NEXT();
+	CHECK(frames_same(&o, s, NULL));          /* narrower: made again */
+	o.slurm = true;
+	NEXT();
+	CHECK(frames_same(&o, s, NULL));          /* a job column */
+	o.rows = 10;
+	NEXT();
+	CHECK(frames_same(&o, s, NULL));          /* fewer rows a frame: one of GPU 1's three */
+	o.rows = 0, o.width = 120, o.slurm = false;   /* nothing cut: a command's change shows */
+	NEXT();
+	CHECK(frames_same(&o, s, NULL));
+	struct ctr_info ci = {.name = "trainer"};
+	snprintf(ci.ref.id, sizeof ci.ref.id, "%s", "0123456789abcdef");
+	s->gpus[1].procs[0].ctr = &ci;            /* a runtime found since: the record is kept */
+	NEXT();
+	CHECK(frames_same(&o, s, NULL));
+	{
+		struct strbuf t = {0};
+		table_render(&t, &o, s);
+		CHECK(strstr(t.buf, "[trainer] python train.py") != NULL);
+		sb_free(&t);
+	}
+	s->gpus[1].procs[0].ctr = NULL;
+	NEXT();
+	CHECK(frames_same(&o, s, NULL));
+	NEXT();
+	CHECK(frames_same(&o, s, NULL));          /* made again after the container, then copied */
+	s->gpus[1].procs[0].cmdline = "python other.py";   /* behind a "kept": the copy shows */
+	NEXT();
+	bool copied = false;
+	frames_same(&o, s, &copied);
+	CHECK(copied);
+	s->gpus[1].procs_from = 0;                /* not kept: made again */
+	serial++;
+	s->gpus[0].procs_from = s->gpus[0].view, s->gpus[0].view = serial, s->gpus[1].view = serial;
+	CHECK(frames_same(&o, s, NULL));
+	NEXT();
+	CHECK(frames_same(&o, s, NULL));
+	s->gpus[0].procs[0].user = "a-much-longer-user";   /* GPU 0 anew, its user the longest: */
+	serial++;                                         /* GPU 1, kept, has a wider column */
+	s->gpus[1].procs_from = s->gpus[1].view, s->gpus[1].view = serial, s->gpus[0].view = serial;
+	s->gpus[0].procs_from = 0;
+	CHECK(frames_same(&o, s, NULL));
+#undef NEXT
+	table_cache_free(o.cache);
+	model_free(s);
+}
+
 void test_snap(void)
 {
+	test_table_cache();
 	struct gpu_set *s = model();
 	struct snap_parts p;
 	snap_encode(s, REFRESH_PROCS, 1, &p);
