@@ -279,8 +279,7 @@ static void table_proc(struct strbuf *sb, const struct table_opts *o, const stru
 
 /* One GPU's rows of the last frame, as table_cache_new says. */
 struct row_cache {
-	uint64_t view;            /* the view they were made from (gpu.h) */
-	bool ok;                  /* no container among them */
+	uint64_t view;            /* the view they were made from (gpu.h); 0: not to be copied */
 	bool slurm;
 	int width, user_w;
 	size_t count;
@@ -332,23 +331,20 @@ static void proc_rows(struct strbuf *sb, const struct table_opts *o, const struc
 	struct row_cache *e = cache_entry(c, idx);
 	/* A process's container is this caller's, found after the delta was decoded (machine.c: a
 	 * runtime that appeared since, ids the daemon does not send): a kept record says nothing of
-	 * it, so a GPU with one now is formatted again, as one whose rows had one then. */
-	bool ctr_now = false;
-	for (size_t i = 0; i < count && !ctr_now; i++)
-		ctr_now = g->procs[i].ctr != NULL;
-	if (e->ok && !ctr_now && g->procs_from && e->view == g->procs_from && e->count == count &&
+	 * it, so a GPU with one now is formatted again, and its rows are never copied (view 0). */
+	bool ctr = false;
+	for (size_t i = 0; i < count && !ctr; i++)
+		ctr = g->procs[i].ctr != NULL;
+	if (!ctr && g->procs_from && e->view == g->procs_from && e->count == count &&
 	    e->width == lay->width && e->user_w == lay->user_w && e->slurm == o->slurm) {
 		e->view = g->view;
 		sb_add(sb, e->text.buf, e->text.len);
 		return;
 	}
 	sb_reset(&e->text);
-	bool ctr = false;
-	for (size_t i = 0; i < count; i++) {
+	for (size_t i = 0; i < count; i++)
 		table_proc(&e->text, o, lay, &g->procs[i]);
-		ctr |= g->procs[i].ctr != NULL;
-	}
-	e->view = g->view, e->ok = !ctr, e->slurm = o->slurm, e->width = lay->width;
+	e->view = ctr ? 0 : g->view, e->slurm = o->slurm, e->width = lay->width;
 	e->user_w = lay->user_w, e->count = count;
 	if (e->text.len)
 		sb_add(sb, e->text.buf, e->text.len);

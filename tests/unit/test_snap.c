@@ -88,6 +88,20 @@ static bool decode(const struct snap_parts *p, struct gpu_set *out, struct snap_
 }
 
 /* Deltas (snap-delta.c): view 2 against view 1, decoded with view 1 held, is view 2 whole. */
+/* A delta decoded against held (view serial) as a loop's client holds it; the set is empty
+ * where it did not decode. The base's strings are copied into dx's store: it goes here. */
+static struct gpu_set *decode_held(const struct snap_parts *delta, const struct gpu_set *held,
+				   uint64_t serial, struct snap_decoder *dx)
+{
+	struct snap_base b;
+	snap_base_take(&b, held, serial);
+	struct gpu_set *out = xcalloc(1, sizeof *out);
+	if (!decode_on(delta, out, dx, &b))
+		CHECK(!"the delta decoded against the held view");
+	snap_base_free(&b);
+	return out;
+}
+
 static void test_delta(void)
 {
 	struct gpu_set *a = model(), *b = model();
@@ -167,15 +181,12 @@ static void test_delta(void)
 	snap_delta(&pb, &pb, 2, &ps);
 	CHECK(ps.nparts == 1 && strstr(ps.parts[0].buf, "\nk 0 2") && !strstr(ps.parts[0].buf, "\np "));
 	{   /* decoded: each GPU's processes are the held view's (a loop's table copies the rows) */
-		struct snap_base hb;
-		snap_base_take(&hb, db, xb.serial);
-		struct gpu_set *hs = xcalloc(1, sizeof *hs);
 		struct snap_decoder ys;
-		CHECK(decode_on(&ps, hs, &ys, &hb) && hs->ngpus == 2);
+		struct gpu_set *hs = decode_held(&ps, db, xb.serial, &ys);
+		CHECK(hs->ngpus == 2);
 		if (hs->ngpus == 2)
 			CHECK(hs->gpus[0].nprocs == 2 && hs->gpus[0].procs_from == 2 && hs->gpus[0].view == 2 &&
 			      !hs->gpus[1].procs_from);   /* no processes there: nothing kept */
-		snap_base_free(&hb);
 		snap_store_free(ys.store);
 		model_free(hs);
 	}
@@ -189,15 +200,12 @@ static void test_delta(void)
 		snap_encode(c, REFRESH_PROCS, 3, &pc);
 		snap_delta(&pc, &pb, 2, &pk);
 		CHECK(pk.nparts == 1 && strstr(pk.parts[0].buf, "\nk 1 1") && !strstr(pk.parts[0].buf, "\np "));
-		struct snap_base hb;
-		snap_base_take(&hb, db, xb.serial);
-		struct gpu_set *hk = xcalloc(1, sizeof *hk);
 		struct snap_decoder yk;
-		CHECK(decode_on(&pk, hk, &yk, &hb) && hk->ngpus == 2);
+		struct gpu_set *hk = decode_held(&pk, db, xb.serial, &yk);
+		CHECK(hk->ngpus == 2);
 		if (hk->ngpus == 2)
 			CHECK(hk->gpus[0].nprocs == 1 && hk->gpus[0].procs[0].pid == 43 &&
 			      hk->gpus[0].view == 3 && !hk->gpus[0].procs_from);
-		snap_base_free(&hb);
 		snap_store_free(yk.store);
 		snap_parts_free(&pc);
 		snap_parts_free(&pk);
