@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -52,21 +53,67 @@ static void *oom(size_t n)
 	abort();
 }
 
+/* The prefaulted heap (heap_prefault_growth): heap_mark is the end of what has been populated;
+ * after each allocation, what the heap grew by since (brk moved) is populated in one call,
+ * before the caller writes it. */
+static bool heap_hot;
+static uintptr_t heap_mark;
+
+static void heap_grown(void)
+{
+	uintptr_t top = (uintptr_t)sbrk(0);
+	if (top > heap_mark) {
+		mem_prefault((void *)heap_mark, top - heap_mark);
+		heap_mark = top;
+	}
+}
+
+void heap_prefault_growth(void)
+{
+	if (heap_hot)
+		return;
+	/* Blocks of any size from the heap (not a fresh mapping each, faulted again each time),
+	 * none handed back to the kernel, and the heap grown HEAP_STEP beyond each need, so that
+	 * growths are few and each is populated whole. */
+	mallopt(M_MMAP_THRESHOLD, 64 << 20);
+	mallopt(M_TRIM_THRESHOLD, 128 << 20);
+	mallopt(M_TOP_PAD, HEAP_STEP);
+	heap_mark = (uintptr_t)sbrk(0);
+	heap_hot = true;
+}
+
 void *xmalloc(size_t n)
 {
 	void *p = malloc(n ? n : 1);
+	if (heap_hot)
+		heap_grown();
 	return p ? p : oom(n);
 }
 
 void *xcalloc(size_t n, size_t size)
 {
 	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (heap_hot)   /* calloc clears no fresh page itself: the heap's new top is zero */
+		heap_grown();
 	return p ? p : oom(n * size);
 }
 
 void *xrealloc(void *p, size_t n)
 {
+	/* A move by realloc copies into the new block before heap_grown could populate it: with
+	 * the heap prefaulted, a big block moves here instead (a new block, then the copy). */
+	if (heap_hot && p && n >= 16384) {
+		size_t old = malloc_usable_size(p);
+		if (n > old) {
+			void *q = xmalloc(n);
+			memcpy(q, p, old);
+			free(p);
+			return q;
+		}
+	}
 	void *q = realloc(p, n ? n : 1);
+	if (heap_hot)
+		heap_grown();
 	return q ? q : oom(n);
 }
 

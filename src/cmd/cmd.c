@@ -235,7 +235,8 @@ int cmd_open(struct cmd *c)
 	/* The daemon's view where it serves one; otherwise (or if it does not answer in time) the
 	 * machine read here, as without a daemon. */
 	if (c->snap && snapshot_wanted())
-		c->set = snapshot_open(c->snap_what, c->snap_age, c->snap_leases, &err);
+		c->set = snapshot_open(c->snap_what, c->snap_age, c->snap_leases, !c->snap_server,
+				      &err);
 	if (!c->set) {
 		err = (struct gpu_error){0};
 		c->set = gpu_set_open(&err);

@@ -102,6 +102,7 @@ struct cmd {
 	unsigned snap_what;
 	double snap_age;
 	bool snap_leases;           /* issue 22: `list`'s answer in the same round trip (status) */
+	bool snap_server;           /* a server (the exporter): its heap is left as malloc keeps it */
 };
 
 int cmd_main(const struct cmd_entry *const *table, size_t n, int argc, char **argv);

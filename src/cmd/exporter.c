@@ -482,6 +482,7 @@ static int exporter(struct cmd *c)
 		return EXIT_FAIL;
 	/* The daemon's shared view where it serves one, no older than a cached page may be. */
 	c->snap = true;
+	c->snap_server = true;
 	c->snap_what = EXPORTER_REFRESH;
 	c->snap_age = snapshot_max_age(cache_ms / 1000.0);
 	int rc = cmd_open(c);

@@ -136,6 +136,7 @@ static bool snap_connect(struct dclient *dc, struct gpu_error *err)
  * as interrupted, and the refresh keeps the view held (the loop is ending). */
 static volatile sig_atomic_t *stop_flag;
 static bool interrupted;
+static bool prefault_heap;   /* snapshot_open's prefault */
 
 void snapshot_stop_flag(volatile sig_atomic_t *flag)
 {
@@ -155,6 +156,8 @@ static bool fetch(struct dclient *dc, struct gpu_set *tmp, struct snap_store **s
 	bool reused = dc->fd >= 0;
 	if (!reused && !snap_connect(dc, err))
 		return false;
+	if (prefault_heap)   /* a daemon answers: its view is decoded here (base/util.h) */
+		heap_prefault_growth();
 	struct strbuf req = {0};
 	msg_begin(&req, "snapshot");
 	msg_add_u64(&req, "id", 1);
@@ -292,8 +295,10 @@ static void free_gpus(struct gpu_set *set)
 	set->ngpus = 0;
 }
 
-struct gpu_set *snapshot_open(unsigned what, double max_age, bool leases, struct gpu_error *err)
+struct gpu_set *snapshot_open(unsigned what, double max_age, bool leases, bool prefault,
+			      struct gpu_error *err)
 {
+	prefault_heap = prefault;
 	struct gpu_set *set = xcalloc(1, sizeof *set);
 	struct source *src = xcalloc(1, sizeof *src);
 	src->want_leases = leases;

@@ -30,8 +30,11 @@ bool snapshot_wanted(void);
 /* The freshness bound: GPUCTL_SNAPSHOT_AGE (seconds, 0-60) when set, else def. */
 double snapshot_max_age(double def);
 /* The machine from the daemon, fetched now with the groups of what (the first refresh with no
- * more than those uses this answer). NULL with err when no daemon answered with one. */
-struct gpu_set *snapshot_open(unsigned what, double max_age, bool leases, struct gpu_error *err);
+ * more than those uses this answer). NULL with err when no daemon answered with one. prefault:
+ * once a daemon answers, the heap is prefaulted as it grows (heap_prefault_growth, base/util.h):
+ * for a client, never a server. */
+struct gpu_set *snapshot_open(unsigned what, double max_age, bool leases, bool prefault,
+			      struct gpu_error *err);
 /* leases in the snapshot (issue 22): with leases, each fetch asks for `list`'s answer too (after
  * the view, in the same round trip). What the last refresh's answer carried: 1 with *out (the
  * caller's to free, as leaseview_load's), 0 with err (the daemon's list failed, as
