@@ -62,21 +62,22 @@ static uintptr_t heap_mark;
 static void heap_grown(void)
 {
 	uintptr_t top = (uintptr_t)sbrk(0);
-	if (top > heap_mark) {
+	if (top > heap_mark)
 		mem_prefault((void *)heap_mark, top - heap_mark);
-		heap_mark = top;
-	}
+	heap_mark = top;   /* down too, where the heap was trimmed: its regrowth is fresh */
 }
 
 void heap_prefault_growth(void)
 {
 	if (heap_hot)
 		return;
-	/* Blocks of any size from the heap (not a fresh mapping each, faulted again each time),
-	 * none handed back to the kernel, and the heap grown HEAP_STEP beyond each need, so that
-	 * growths are few and each is populated whole. */
-	mallopt(M_MMAP_THRESHOLD, 64 << 20);
-	mallopt(M_TRIM_THRESHOLD, 128 << 20);
+	/* Blocks up to 4 MiB from the heap (not a fresh mapping each, faulted again each time), 8
+	 * MiB of free top kept (glibc's own rule once it has freed a 4 MiB mapping: what a loop
+	 * that falls back to reading a big machine itself keeps is bounded as before), and the
+	 * heap grown HEAP_STEP beyond each need, so that growths are few and each populated whole.
+	 * The populating comes after malloc wrote the new top's header: one fault a growth. */
+	mallopt(M_MMAP_THRESHOLD, 4 << 20);
+	mallopt(M_TRIM_THRESHOLD, 8 << 20);
 	mallopt(M_TOP_PAD, HEAP_STEP);
 	heap_mark = (uintptr_t)sbrk(0);
 	heap_hot = true;
@@ -101,10 +102,12 @@ void *xcalloc(size_t n, size_t size)
 void *xrealloc(void *p, size_t n)
 {
 	/* A move by realloc copies into the new block before heap_grown could populate it: with
-	 * the heap prefaulted, a big block moves here instead (a new block, then the copy). */
+	 * the heap prefaulted, a big block that grows by half or more (grow_array's doubling)
+	 * moves here instead (a new block, then the copy). A growth by an element is realloc's,
+	 * in place where it can be: moved each time, an array grown by one would be quadratic. */
 	if (heap_hot && p && n >= 16384) {
 		size_t old = malloc_usable_size(p);
-		if (n > old) {
+		if (n >= old + old / 2) {
 			void *q = xmalloc(n);
 			memcpy(q, p, old);
 			free(p);

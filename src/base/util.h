@@ -116,7 +116,7 @@ void mem_prefault(void *p, size_t n);
 /* From now on the heap is prefaulted as it grows (x*alloc populate what it grew by, in steps of
  * HEAP_STEP): for a client about to decode a big view (the daemon's snapshot: 1,000 processes
  * touch about 1.2 MiB) whose faults were most of its first refresh on a virtual machine. Not for
- * a server (it keeps what it ever held) nor a threaded process (the heap's mark is not locked). */
+ * a server (its heap is left as malloc keeps it) nor a threaded process (the mark is not locked). */
 #define HEAP_STEP (256 << 10)
 void heap_prefault_growth(void);
 
