@@ -83,7 +83,7 @@ static void hold(struct grant *g, pid_t bound, unsigned long long start, int rea
 	int pfd = pid_open((unsigned)bound, start);
 	if (pfd < 0 && (errno != ENOSYS || !still_bound(bound, start)))
 		_exit(1);
-	grant_hold(g, bound);
+	grant_hold(g, bound, 1);
 	/* The daemon knows the holder (`gpuctl release` can find it from now on), and the bound
 	 * process was still there: say so, then close. */
 	if (write(ready, "1", 1) != 1)

@@ -169,7 +169,7 @@ static pid_t fork_job(struct grant *g, char **argv, char **env, const struct cpu
 		if (!ignored[i])
 			signal(forwarded[i], SIG_DFL);
 	/* The job inherits the lease's descriptors and holds the lease, even if gpuctl dies. */
-	grant_hold(g, 0);
+	grant_hold(g, 0, 1);
 	int be;
 	if (cpus && (be = grant_bind_apply(cpus)))
 		fprintf(stderr, "gpuctl run: --bind-cpus: sched_setaffinity: %s; the job runs "

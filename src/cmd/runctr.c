@@ -152,6 +152,11 @@ static bool read_cid(const char *path, char id[CTR_ID_LEN + 1])
 	return n == CTR_ID_LEN || buf[CTR_ID_LEN] == '\n';
 }
 
+/* How long the holder waits for the daemon to take its commit. No job waits on it (the
+ * container runs already), and `gpuctl run` returns once it has: a loaded daemon that answers
+ * in two seconds still has `gpuctl leases` name the container straight after. */
+#define COMMIT_WAIT 5
+
 /* The holder: the lease's descriptors, bound to the container's init through a pidfd. */
 static void hold(struct grant *g, int pfd, pid_t init, int ready)
 {
@@ -165,7 +170,7 @@ static void hold(struct grant *g, int pfd, pid_t init, int ready)
 	if (chdir("/") != 0)
 		_exit(1);
 	signal(SIGHUP, SIG_IGN);
-	grant_hold(g, init);
+	grant_hold(g, init, COMMIT_WAIT);
 	/* Committed (or the daemon did not answer in time): `gpuctl run` may return now, and a
 	 * `gpuctl leases` after it names the container. */
 	close(ready);
@@ -249,11 +254,14 @@ bool runctr_bind(struct runctr *rc, char **argv, struct grant *g, bool quiet, ch
 	}
 	close(pfd);
 	close(ready[1]);
-	/* Until the holder has told the daemon whom the lease is bound to (its commit waits a
-	 * second at most for the answer; this waits a little longer, never forever). */
+	/* Until the holder has told the daemon whom the lease is bound to (its commit waits
+	 * COMMIT_WAIT at most for the answer, a private daemon started again first; this waits a
+	 * little longer, never forever). */
 	struct pollfd rp = {.fd = ready[0], .events = POLLIN};
-	while (poll(&rp, 1, 3000) < 0 && errno == EINTR)
-		;
+	double until = now_mono() + COMMIT_WAIT + 5;
+	for (double left; (left = until - now_mono()) > 0;)
+		if (poll(&rp, 1, (int)(left * 1000) + 1) >= 0 || errno != EINTR)
+			break;
 	close(ready[0]);
 	if (!quiet)
 		fprintf(stderr, "gpuctl run: lease %s is held by container %.12s (its process %lu) until it "

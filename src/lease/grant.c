@@ -372,14 +372,14 @@ int grant_acquire(struct gpu_set **setp, const struct config *cfg, const struct 
 	return EXIT_OK;
 }
 
-void grant_hold(const struct grant *g, pid_t bound)
+void grant_hold(const struct grant *g, pid_t bound, double wait)
 {
 	for (size_t i = 0; i < g->nfds; i++)
 		fcntl(g->fds[i], F_SETFD, 0);
 	if (!g->id[0] || !g->socket)
 		return;
 	/* Answered, so that once the job runs `gpuctl leases` names it; a daemon that does not
-	 * answer delays the job by at most a second (the lease holds regardless). */
+	 * answer delays the job by at most wait seconds (the lease holds regardless). */
 	struct dclient dc;
 	struct gpu_error err;
 	struct msg m;
@@ -391,7 +391,7 @@ void grant_hold(const struct grant *g, pid_t bound)
 		if (!shared || !strcmp(shared, g->socket) || !dclient_open(&dc, DC_LEASE_NOW, &err))
 			return;
 	}
-	dc.timeout = 1;
+	dc.timeout = wait;
 	struct strbuf sb = {0};
 	msg_begin(&sb, "commit");
 	msg_add(&sb, "lease", g->id, NULL);

@@ -31,7 +31,9 @@ struct gpu_set *grant_machine_at(const char *socket, struct gpu_error *err);
  * NVML here (NULL with err: no daemon, or it cannot say). */
 struct gpu_set *grant_machine_shared(struct gpu_error *err);
 /* In the process that will hold the lease (the job just before exec, env's holder): keep the
- * lease's descriptors across exec, and tell the daemon this process holds it. */
-void grant_hold(const struct grant *g, pid_t bound);
+ * lease's descriptors across exec, and tell the daemon this process holds it, waiting up to
+ * wait seconds for its answer (a job's start is delayed by it; a container's holder, which no
+ * job waits on, waits longer so that a loaded daemon still learns the container in time). */
+void grant_hold(const struct grant *g, pid_t bound, double wait);
 
 #endif

@@ -124,7 +124,7 @@ static void NORETURN child(const struct job *j, struct grant *g, char **argv, ch
 				 strerror(e));
 		fprintf(stderr, "gpuctl: job %llu: %s\n", (unsigned long long)j->id, msg);
 	}
-	grant_hold(g, 0);
+	grant_hold(g, 0, 1);
 	environ = envp;
 	execvp(argv[0], argv);
 	f = (struct exec_fail){2, errno};
