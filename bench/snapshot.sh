@@ -11,7 +11,9 @@
 #   (their rusage) and the daemon's (/proc/PID/schedstat) together, over the same number of
 #   refreshes; the median of per-round ratios (target: at most 1.5), the harness's own CPU (bash,
 #   the sleeps that stagger the starts) measured in the same round and taken off. Beside it: one
-#   loop reading the machine itself (no daemon's view), for scale.
+#   loop reading the machine itself (no daemon's view), for scale. And the steady state: the
+#   same loops run for twice the refreshes, the difference per refresh (start-up and first view
+#   cancel out, and the harness with them): what ten users' loops that run for minutes cost.
 # ROUNDS (default 21) and ROUNDS_LOOPS (default 3) override the numbers of rounds.
 . "$(dirname "$0")/lib.sh"
 
@@ -55,7 +57,7 @@ for ((i = 0; i < \$1; i++)); do
 	if [ "\$2" = empty ]; then
 		( sleep 0.\$((RANDOM % 10))\$((RANDOM % 10)); exec "$B/bench-empty" ) &
 	else
-		( sleep 0.\$((RANDOM % 10))\$((RANDOM % 10)); exec "$B/gpuctl" status -l 1 -c $C >/dev/null ) &
+		( sleep 0.\$((RANDOM % 10))\$((RANDOM % 10)); exec "$B/gpuctl" status -l 1 -c \$3 >/dev/null ) &
 	fi
 done
 wait
@@ -63,24 +65,30 @@ EOF
 loops() {
 	local d0 d1
 	d0=$(dcpu)
-	measure -n 1 -w 0 -g 1:2 run bash "$tmp/loops.sh" "$1" "${2:-gpuctl}"
+	measure -n 1 -w 0 -g 1:2 run bash "$tmp/loops.sh" "$1" "${2:-gpuctl}" "${3:-$C}"
 	d1=$(dcpu)
 	echo "${M_cpu[run]} $(calc "$d1 - $d0")"
 }
-ratios=() ones=() tens=() directs=()
+ratios=() ones=() tens=() directs=() steadies=()
 for ((r = 0; r < ${ROUNDS_LOOPS:-3}; r++)); do
 	read -r c1 dd1 < <(loops 1)
 	read -r h1 _ < <(loops 1 empty)
 	read -r c10 dd10 < <(loops 10)
 	read -r h10 _ < <(loops 10 empty)
 	read -r cd _ < <(GPUCTL_SNAPSHOT=0 loops 1)
+	read -r s1 sd1 < <(loops 1 gpuctl $((2 * C)))
+	read -r s10 sd10 < <(loops 10 gpuctl $((2 * C)))
+	one2=$(calc "($s1 + $sd1 - $c1 - $dd1) / $C") ten2=$(calc "($s10 + $sd10 - $c10 - $dd10) / $C")
+	steadies+=("$(calc "$ten2 / $one2")")
 	c1=$(calc "$c1 - $h1") c10=$(calc "$c10 - $h10") cd=$(calc "$cd - $h1")
 	one=$(calc "$c1 + $dd1") ten=$(calc "$c10 + $dd10")
 	ones+=("$one ($c1 + daemon $dd1)") tens+=("$ten ($c10 + daemon $dd10)") directs+=("$cd")
 	ratios+=("$(calc "$ten / $one")")
-	printf '    round %d: one loop %s ms, ten loops %s ms, one loop direct %s ms (harness %s / %s ms taken off): ratio %s\n' \
-		"$((r + 1))" "${ones[-1]}" "${tens[-1]}" "$cd" "$h1" "$h10" "${ratios[-1]}"
+	printf '    round %d: one loop %s ms, ten loops %s ms, one loop direct %s ms (harness %s / %s ms taken off): ratio %s; steady state per refresh: one %s ms, ten %s ms: ratio %s\n' \
+		"$((r + 1))" "${ones[-1]}" "${tens[-1]}" "$cd" "$h1" "$h10" "${ratios[-1]}" "$one2" "$ten2" "${steadies[-1]}"
 done
-med=$(printf '%s\n' "${ratios[@]}" | sort -g | awk '{v[NR] = $1} END {printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}')
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+med=$(median "${ratios[@]}")
 row "ten status -l 1 loops / one, machine CPU" "$med (median of ${#ratios[@]} rounds, $C refreshes each)" "<= 1.5" "$(le "$med" 1.5)"
+row "  the same in the steady state (per refresh)" "$(median "${steadies[@]}") (refreshes $((C + 1))-$((2 * C)) of each loop)" "" -
 echo "snapshot.sh: $missed target(s) missed"

@@ -22,6 +22,8 @@ struct dclient {
 	double timeout;           /* seconds to wait for an answer */
 	uint64_t next_id;
 	const char *peer;         /* who answers, for messages (NULL: "the gpuctl daemon") */
+	bool more;                /* a message just came: the next (a reply's later part) may be
+				     there already, and is read before any wait (issue 22) */
 };
 
 enum dclient_mode {

@@ -44,6 +44,7 @@ int main(void)
 	test_config_values();
 	test_proto();
 	test_peer();
+	test_client();
 	test_proc();
 	test_slurm();
 	test_container();

@@ -43,6 +43,7 @@ void test_jobs(void);
 void test_slurmjobs(void);
 void test_snap(void);      /* issue 22: the shared snapshot's words */
 void test_lease(void);
+void test_client(void); /* lease/client.c: send, receive (issue 22) */
 void test_place(void);   /* issue 26 */
 
 #endif
