@@ -254,11 +254,12 @@ bool runctr_bind(struct runctr *rc, char **argv, struct grant *g, bool quiet, ch
 	}
 	close(pfd);
 	close(ready[1]);
-	/* Until the holder has told the daemon whom the lease is bound to (its commit waits
-	 * COMMIT_WAIT at most for the answer, a private daemon started again first; this waits a
-	 * little longer, never forever). */
+	/* Until the holder has told the daemon whom the lease is bound to: its commit waits
+	 * COMMIT_WAIT at most for the answer, after starting a private daemon again where the last
+	 * one lingered out (up to about 12 s: client.c's SPAWN_SECONDS and its connects); never
+	 * forever. The lease holds regardless: only `gpuctl leases` naming it waits on this. */
 	struct pollfd rp = {.fd = ready[0], .events = POLLIN};
-	double until = now_mono() + COMMIT_WAIT + 5;
+	double until = now_mono() + COMMIT_WAIT + 14;
 	for (double left; (left = until - now_mono()) > 0;)
 		if (poll(&rp, 1, (int)(left * 1000) + 1) >= 0 || errno != EINTR)
 			break;

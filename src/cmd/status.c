@@ -181,8 +181,10 @@ static unsigned status_what(const struct status_opts *o)
 static bool write_frame(const char *b, size_t n)
 {
 	while (n) {
+		if (stop_requested)   /* (a write the signal cut short returns what it wrote) */
+			return false;
 		ssize_t r = write(STDOUT_FILENO, b, n);
-		if (r < 0 && errno == EINTR && !stop_requested)
+		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			return false;

@@ -1,11 +1,13 @@
 /* test_client.c: lease/client.c's send and receive on a real SEQPACKET socket pair: a request
  * goes at once where the socket has room and waits (within the timeout, then says so) where it
  * has none; a reply's parts come whole and in order, a later part read without a wait where it
- * is there already (issue 22) and waited for where it is not; a peer that closed is said. */
+ * is there already (issue 22) and waited for where it is not, the caller's signals let through
+ * that wait; a peer that closed is said. */
 #include "lease/client.h"
 #include "tap.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -24,6 +26,14 @@ static const char *get(struct dclient *dc, struct msg *m, int timeout_ms, int *r
 	struct gpu_error err = {0};
 	*r = dclient_recv(dc, m, fds, &nfds, timeout_ms, NULL, &err);
 	return *r == 1 ? msg_verb(m) : *r == 0 ? "" : "-";
+}
+
+static volatile sig_atomic_t usr1;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	usr1++;
 }
 
 void test_client(void)
@@ -56,9 +66,30 @@ void test_client(void)
 	CHECK(r == 1 && msg_get_u64(&m, "n", 9, &n) && n == 2);
 	if (r == 1)
 		msg_free(&m);
-	/* Nothing more there: the read without a wait finds none, and the wait times out. */
-	CHECK_STR(get(&dc, &m, 10, &r), "");
+	/* Nothing more there: the read without a wait finds none, and then it waits (for the
+	 * timeout: a lower bound, the kernel's, never a speed), the caller's signals let through:
+	 * one pending ends it, its handler run. */
+	double t0 = now_mono();
+	CHECK_STR(get(&dc, &m, 150, &r), "");
+	CHECK(now_mono() - t0 >= 0.1);
 	CHECK(!dc.more);
+	struct sigaction sa = {.sa_handler = on_usr1}, old;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, &old);
+	sigset_t block, prev, during;
+	sigemptyset(&block);
+	sigaddset(&block, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &block, &prev);
+	raise(SIGUSR1);
+	during = prev;
+	sigdelset(&during, SIGUSR1);
+	dc.more = true;
+	int fds[PROTO_MAX_FDS];
+	size_t nfds = 0;
+	CHECK(dclient_recv(&dc, &m, fds, &nfds, 5000, &during, &err) == 0);
+	CHECK(usr1 == 1);
+	sigprocmask(SIG_SETMASK, &prev, NULL);
+	sigaction(SIGUSR1, &old, NULL);
 	/* More there after a wait that found none: read after the wait. */
 	put(sv[1], "late\nid 1");
 	CHECK_STR(get(&dc, &m, 1000, &r), "late");
