@@ -151,8 +151,15 @@ char *xasprintf(const char *fmt, ...)
 
 bool write_all(int fd, const void *buf, size_t n)
 {
+	return write_all_until(fd, buf, n, NULL);
+}
+
+bool write_all_until(int fd, const void *buf, size_t n, bool (*stop)(void))
+{
 	const char *b = buf;
 	while (n) {
+		if (stop && stop())
+			return false;
 		ssize_t r = write(fd, b, n);
 		if (r < 0 && errno == EINTR)
 			continue;

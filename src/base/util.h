@@ -107,6 +107,9 @@ char *xasprintf(const char *fmt, ...) PRINTF(1, 2);
 
 /* All n bytes written (short writes continued, EINTR retried); false with errno on an error. */
 bool write_all(int fd, const void *buf, size_t n);
+/* The same, but false once stop() says so (asked before each write: a signal handler's flag
+ * ends a write blocked on a terminal, whether the signal cut the write short or interrupted it). */
+bool write_all_until(int fd, const void *buf, size_t n, bool (*stop)(void));
 
 /* A big fresh buffer about to be filled (a thousand job records decoded into an array, a file
  * read into one): the kernel maps its whole pages in one call, not a fault each as they are

@@ -13,7 +13,6 @@
 #include "base/term.h"
 #include "base/util.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -176,22 +175,10 @@ static unsigned status_what(const struct status_opts *o)
 	return what;
 }
 
-/* A loop's frame, whole; a signal that stops the loop ends a write blocked on the terminal
- * (a scroll-locked one) too. */
-static bool write_frame(const char *b, size_t n)
+/* A loop's frame write ends at a stop (a terminal that blocks it: scroll lock). */
+static bool stopping(void)
 {
-	while (n) {
-		if (stop_requested)   /* (a write the signal cut short returns what it wrote) */
-			return false;
-		ssize_t r = write(STDOUT_FILENO, b, n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return false;
-		b += r;
-		n -= (size_t)r;
-	}
-	return true;
+	return stop_requested;
 }
 
 static int run_status(struct status_opts *o, struct gpu_set *set)
@@ -241,7 +228,8 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 		}
 		sb_reset(&sb);
 		render(&sb, o, set, iter);
-		bool wrote = o->loop ? fflush(stdout) == 0 && write_frame(sb.buf, sb.len)
+		bool wrote = o->loop ? fflush(stdout) == 0 &&
+				       write_all_until(STDOUT_FILENO, sb.buf, sb.len, stopping)
 				     : fwrite(sb.buf, 1, sb.len, stdout) == sb.len && fflush(stdout) == 0;
 		if (!wrote || ferror(stdout))
 			break; /* reader went away (a closed pipe): stop quietly */

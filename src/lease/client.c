@@ -445,14 +445,14 @@ int dclient_recv(struct dclient *dc, struct msg *m, int *fds, size_t *nfds, int 
 {
 	static char buf[PROTO_MAX_MSG + 1];
 	*nfds = 0;
-	bool cut;
+	bool cut, tried = dc->more;
+	dc->more = false;
 	/* A reply's later part is usually there already: read without a wait first. */
-	ssize_t n = dc->more ? proto_recv(dc->fd, buf, sizeof buf, fds, PROTO_MAX_FDS, nfds, &cut) : -1;
-	if (!dc->more || (n < 0 && errno == EAGAIN)) {
+	ssize_t n = tried ? proto_recv(dc->fd, buf, sizeof buf, fds, PROTO_MAX_FDS, nfds, &cut) : -1;
+	if (!tried || (n < 0 && errno == EAGAIN)) {
 		struct pollfd p = {.fd = dc->fd, .events = POLLIN};
 		struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
 		int r = ppoll(&p, 1, timeout_ms < 0 ? NULL : &ts, sigmask);
-		dc->more = false;
 		if (r < 0 && errno != EINTR) {
 			lost(dc, err, strerror(errno));
 			return -1;
@@ -461,7 +461,6 @@ int dclient_recv(struct dclient *dc, struct msg *m, int *fds, size_t *nfds, int 
 			return 0;
 		n = proto_recv(dc->fd, buf, sizeof buf, fds, PROTO_MAX_FDS, nfds, &cut);
 	}
-	dc->more = false;
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return 0;
 	char why[200];
