@@ -8,7 +8,7 @@
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/jobs.sh"
 jobs_yield
-plan 70
+plan 71
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
 daemon_setup
@@ -179,6 +179,11 @@ n0=$("$G" jobs --json | jq '.jobs | length')
 check_exit "an unwritable --log is refused" 2 "$G" submit --log /proc/version/x -- true
 check_grep "clearly" "cannot write the log /proc/version/x: Not a directory; nothing was submitted" "$TMP/stderr"
 check_eq "and nothing was submitted" "$n0" "$("$G" jobs --json | jq '.jobs | length')"
+# A log the user names is theirs, never another user's to write, whatever their umask (a
+# runner of its own, started under that umask: the one running has the script's).
+nl=$(umask 000; XDG_STATE_HOME=$TMP/umask0 "$G" submit --log "$TMP/named.log" -- true)
+XDG_STATE_HOME=$TMP/umask0 "$G" wait "$nl" >/dev/null 2>&1
+check_eq "a named log is made without write for others, even under umask 000" 644 "$(stat -c %a "$TMP/named.log")"
 check_exit "no command: 2" 2 "$G" submit
 check_exit "--wait belongs to run: 2" 2 "$G" submit --wait -- true
 

@@ -43,7 +43,7 @@ struct job {
 	uint64_t *after;             /* runs once these jobs succeeded */
 	size_t nafter;
 	unsigned retries, attempt;   /* attempt 1 is the first run */
-	unsigned umask;
+	unsigned umask;              /* the submitter's (job_log_mode) */
 	/* The request: count GPUs among cand (UUIDs; none: any), as for `run`. */
 	unsigned count;
 	char (*cand)[96];
@@ -131,5 +131,12 @@ bool spec_parse(char *buf, size_t len, char ***argv, char ***env, char *why, siz
  * linenos[i] is its line number. false (why) on a NUL byte. */
 bool jobfile_parse(char *text, size_t len, char ***lines, unsigned **linenos, size_t *n,
 		   char *why, size_t whylen);
+
+/* The mode a log the user named (`submit --log FILE`) is created with: their umask's, but never
+ * writable by another user, whatever the umask (`gpuctl logs` shows it as the job's output). */
+static inline unsigned job_log_mode(unsigned umask)
+{
+	return 0644 & ~umask;
+}
 
 #endif

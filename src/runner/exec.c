@@ -84,7 +84,7 @@ static int open_log(struct runner *r, const struct job *j)
 		snprintf(name, sizeof name, "%llu.log", (unsigned long long)j->id);
 		return openat(r->dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
 	}
-	return open(j->log, O_WRONLY | O_CREAT | O_APPEND | O_NOCTTY | O_CLOEXEC, 0666 & ~j->umask);
+	return open(j->log, O_WRONLY | O_CREAT | O_APPEND | O_NOCTTY | O_CLOEXEC, job_log_mode(j->umask));
 }
 
 static bool disk_full(int fd)

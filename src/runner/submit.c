@@ -337,7 +337,7 @@ void rjob_submit(struct runner *r, struct rclient *c, const struct msg *m, int s
 	if (rc == EXIT_OK && a->j.log) {
 		/* The user's own file: it must take output before the job is accepted. */
 		int fd = open(a->j.log, O_WRONLY | O_CREAT | O_APPEND | O_NOCTTY | O_CLOEXEC,
-			      0666 & ~a->j.umask);
+			      job_log_mode(a->j.umask));
 		if (fd < 0) {
 			snprintf(why, sizeof why, "cannot write the log %s: %s; nothing was submitted",
 				 a->j.log, strerror(errno));
