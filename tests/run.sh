@@ -78,14 +78,9 @@ export GPUCTL_TEST_RUN=$$.$(date +%s%N)
 interrupted() {
 	local pid
 	for pid in "${!name_of[@]}"; do kill -- "-$pid" 2>/dev/null; done
-	# Their EXIT traps stop what they started (Slurm takes a few seconds): up to 20 s.
-	local i alive
-	for i in $(seq 200); do
-		alive=0
-		for pid in "${!name_of[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
-		[ $alive = 0 ] && break
-		sleep 0.1
-	done
+	# Their EXIT traps stop what they started (Slurm takes a few seconds): up to 20 s, each
+	# script's end told by its pidfd.
+	tests/helper/await-exit 20 "${!name_of[@]}" >/dev/null
 	sweep_stop "GPUCTL_TEST_RUN=$GPUCTL_TEST_RUN" >/dev/null
 	echo "tests/run.sh: interrupted; every process of the run was stopped"
 	exit 130

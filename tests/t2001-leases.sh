@@ -64,7 +64,7 @@ out=$("$GPUCTL" run -q -- sh -c 'echo $$; "$1" leases --json | jq --arg id "$GPU
 check_eq "the job is the lease's holder as soon as it runs" "$(echo "$out" | sed -n 1p)" "$(echo "$out" | sed -n 2p)"
 for sig in USR1 USR2 HUP TERM INT QUIT; do
 	: >"$TMP/sig"
-	env --default-signal=INT,QUIT "$GPUCTL" run -q -- bash -c "trap 'echo got-$sig >>$TMP/sig; exit 0' $sig; echo ready >>$TMP/sig; while :; do sleep 0.05; done" &
+	env --default-signal=INT,QUIT "$GPUCTL" run -q -- bash -c "trap 'echo got-$sig >>$TMP/sig; kill \$!; exit 0' $sig; echo ready >>$TMP/sig; sleep 600 & wait" &
 	p=$!
 	await_line ready "$TMP/sig"
 	kill -$sig $p

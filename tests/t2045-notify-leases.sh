@@ -29,7 +29,7 @@ mkdir -p "$XDG_CONFIG_HOME/gpuctl"
 
 # run --notify: the idle warning, then the job's failure, with the job's exit status.
 "$G" run -q -g 1 --ignore-usage --notify "$TMP/hook" -- sh -c '
-	until grep -q "^idle-warn kind=run" "$1"; do sleep 0.05; done; exit 3' sh "$EV" 2>"$TMP/run.err"
+	"$AWAIT_LINE" "^idle-warn kind=run" "$1"; exit 3' sh "$EV" 2>"$TMP/run.err"
 check_eq "run --notify: the job's exit status is its own" 3 "$?"
 await_line '^failed kind=run' "$EV"
 check_grep "the hook sees the lease warned idle, its id and GPU" \
@@ -43,7 +43,7 @@ check_grep "a job that succeeds: done, exit status 0" "^done kind=run lease=[0-9
 # a loaded machine needs); the job is still running then.
 : >"$EV"
 "$G" run -q --ignore-usage --time 20s --notify "$TMP/hook" -- sh -c '
-	until grep -q "^time-near" "$1"; do sleep 0.05; done; echo "near seen while running" >>"$1"' sh "$EV"
+	"$AWAIT_LINE" "^time-near" "$1" && echo "near seen while running" >>"$1"' sh "$EV"
 check_eq "run --time 20s: time-near reaches the hook while the job runs" "time-near state=running|near seen while running" \
 	"$(awk '/^time-near/ {print $1, $4} /^near seen/ {print}' "$EV" | paste -sd'|')"
 
@@ -51,7 +51,7 @@ check_eq "run --time 20s: time-near reaches the hook while the job runs" "time-n
 await_line '^done kind=run' "$EV" # (that job's end, told by a detached hook: not left to come later)
 : >"$EV"
 printf '[defaults]\nnotify = %s\n' "$TMP/hook" >"$XDG_CONFIG_HOME/gpuctl/config"
-"$G" run -q --ignore-usage -- sh -c 'until grep -q "^idle-warn" "$1"; do sleep 0.05; done' sh "$EV"
+"$G" run -q --ignore-usage -- sh -c '"$AWAIT_LINE" "^idle-warn" "$1"' sh "$EV"
 "$G" run -q --ignore-usage -- true
 wait_leases 0
 check_eq "[defaults] notify: run's idle warning runs it, its end does not" "idle-warn" "$(cut -d' ' -f1 "$EV" | sort -u | paste -sd' ')"
@@ -59,7 +59,7 @@ check_eq "[defaults] notify: run's idle warning runs it, its end does not" "idle
 # env: the holder runs it (env --notify, else [defaults] notify).
 : >"$EV"
 : >"$XDG_CONFIG_HOME/gpuctl/config"
-sh -c 'eval "$("$1" env -q --ignore-usage --notify "$2")" && until grep -q "^idle-warn" "$3"; do sleep 0.05; done' \
+sh -c 'eval "$("$1" env -q --ignore-usage --notify "$2")" && "$AWAIT_LINE" "^idle-warn" "$3"' \
 	sh "$G" "$TMP/hook" "$EV"
 check_grep "env --notify: the holder runs the hook at the idle warning" \
 	"^idle-warn kind=env lease=[0-9a-f]{16} state=running exit= gpus=[01] job=$" "$EV"
@@ -70,15 +70,14 @@ wait_leases 0
 printf '#!/bin/sh\necho "$$" >"%s"\nexec sleep 300\n' "$TMP/hang.pid" >"$TMP/hang"
 chmod +x "$TMP/hang"
 printf '[defaults]\nnotify_timeout = 1s\n' >"$XDG_CONFIG_HOME/gpuctl/config"
-"$G" run -q --ignore-usage --notify "$TMP/hang" -- sh -c 'until [ -s "$1" ]; do sleep 0.05; done; echo ran on' \
+"$G" run -q --ignore-usage --notify "$TMP/hang" -- sh -c '"$AWAIT_LINE" . "$1" && echo ran on' \
 	sh "$TMP/hang.pid" >"$TMP/hang.out" 2>"$TMP/hang.err"
 check_eq "the job is not held up by its hook" "ran on" "$(cat "$TMP/hang.out")"
 await_line "notify hook for '(idle-warn|done)' still ran after its timeout \(notify_timeout\): killed" "$TMP/hang.err"
 check_grep "a hook past notify_timeout is killed, and said" "still ran after its timeout \(notify_timeout\): killed" "$TMP/hang.err"
 hp=$(cat "$TMP/hang.pid")
-end=$((SECONDS + 30))
-while kill -0 "$hp" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 0.05; done
-check "and its process is gone" sh -c '! kill -0 "$1" 2>/dev/null' sh "$hp"
+"$AWAIT_EXIT" 30 "$hp"
+check "and its process is gone" "$AWAIT_EXIT" 0 "$hp"
 
 # A memory share under share_overuse = stop: run waits through the claim's watch, which reads
 # the idle watch as well.
@@ -87,7 +86,7 @@ printf '[daemon]\nidle_warn = 1s\nusage_poll = 0.2s\nkill_grace = 1s\nshare_over
 daemon_start
 : >"$EV"
 : >"$XDG_CONFIG_HOME/gpuctl/config"
-"$G" run -q --mem 1G --notify "$TMP/hook" -- sh -c 'until grep -q "^idle-warn" "$1"; do sleep 0.05; done' \
+"$G" run -q --mem 1G --notify "$TMP/hook" -- sh -c '"$AWAIT_LINE" "^idle-warn" "$1"' \
 	sh "$EV" 2>"$TMP/share.err"
 await_line '^done kind=run' "$EV"
 check_grep "a share under share_overuse = stop: the idle warning on its terminal" \

@@ -81,7 +81,7 @@ check_exit "wait --timeout 2, squeue closed its output and hung: the timeout (11
 	env PATH="$TMP/bin:$PATH" timeout 25 "$G" wait --timeout 2 slurm:904
 ms=$(ms_since "$t0")
 check "not before the timeout ($ms ms)" test "$ms" -ge 1800
-check "squeue's own child killed with it (its process group)" wait_for dead "$(cat "$TMP/grandchild")"
+check "squeue's own child killed with it (its process group)" "$AWAIT_EXIT" 30 "$(cat "$TMP/grandchild")"
 
 # squeue's answers that cannot be trusted are not read: a Reason holding a newline makes a second
 # row for a job; an array's tasks; a task id. ROWS is what the stand-in prints.
@@ -135,7 +135,7 @@ for what in wait logs; do
 	rc=$?
 	kill "$dog" 2>/dev/null
 	check_eq "$what with slurmctld hung: Ctrl-C ends it, by SIGINT (130)" 130 "$rc"
-	check "$what: the hung squeue is killed too" wait_for dead "$(cat "$TMP/hung.pid")"
+	check "$what: the hung squeue is killed too" "$AWAIT_EXIT" 30 "$(cat "$TMP/hung.pid")"
 done
 
 # On a terminal, a wait whose squeue keeps failing says so at each look, and why it gives up.

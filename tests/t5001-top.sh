@@ -50,10 +50,7 @@ use_machine "$M"
 # At the end the server goes, and with it every pane; the wrappers are awaited (they write).
 finish() {
 	"${TM[@]}" kill-server 2>/dev/null
-	local p end=$((SECONDS + 10))
-	for p in $(cat "$TMP"/*.wrapper 2>/dev/null); do
-		while kill -0 "$p" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 0.02; done
-	done
+	"$AWAIT_EXIT" 10 $(cat "$TMP"/*.wrapper 2>/dev/null) >/dev/null
 }
 trap 'main_shell && { finish; finish_script; }' EXIT
 cat >"$TMP/in-pane" <<'EOF'

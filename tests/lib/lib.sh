@@ -95,20 +95,9 @@ jqv() { jq -c "$1" "$TMP/out"; }
 
 # await_count PATTERN FILE N [SECONDS]: wait until N lines of FILE match the extended regex (lines
 # written before the call count too: so FILE must be new, or the caller counts what is there
-# first). tail -F follows the file through inotify: no polling. The deadline (default 60 s) is
-# reached only when something is wrong.
-await_count() {
-	local pat=$1 file=$2 n=$3 secs=${4:-60} fd tp got
-	[ -e "$file" ] || : >>"$file"
-	exec {fd}< <(exec timeout "$secs" tail -n +1 -F "$file" 2>/dev/null)
-	tp=$!
-	got=$(grep -m "$n" -caE -- "$pat" <&"$fd")
-	kill "$tp" 2>/dev/null
-	exec {fd}<&-
-	[ "${got:-0}" -ge "$n" ] && return 0
-	echo "# timed out after ${secs}s waiting for $n lines /$pat/ in $file (saw ${got:-0})"
-	return 1
-}
+# first): tests/helper/await-line, which a job a script runs can call too ("$AWAIT_LINE").
+export AWAIT_LINE=$ROOT/tests/helper/await-line AWAIT_EXIT=$ROOT/tests/helper/await-exit
+await_count() { "$AWAIT_LINE" "$1" "$2" "$3" "${4:-60}"; }
 # await_line PATTERN FILE [SECONDS]: one such line (a `>FILE &` truncates FILE only when the
 # background child gets to it: await a fresh file).
 await_line() { await_count "$1" "$2" 1 "${3:-60}"; }
@@ -180,10 +169,9 @@ wait_for() {
 	until "$@" >/dev/null 2>&1; do [ $SECONDS -ge $end ] && return 1; sleep 0.02; done
 }
 # kill_dead PID...: SIGKILL, then until each is dead (gone, or a zombie its parent has not
-# reaped): kill(2) only queues the signal, and a process not yet dead still holds its socket, so
-# a command run at once could still reach it (on a loaded machine it may run for a while).
-dead() { local p; for p; do [ ! -e "/proc/$p" ] || grep -q '^State:[[:space:]]*Z' "/proc/$p/status" 2>/dev/null || return 1; done; }
-kill_dead() { kill -KILL "$@" 2>/dev/null; wait_for dead "$@"; }
+# reaped), as its pidfd tells (tests/helper/await-exit): kill(2) only queues the signal, and a
+# process not yet dead still holds its socket, so a command run at once could still reach it.
+kill_dead() { kill -KILL "$@" 2>/dev/null; "$AWAIT_EXIT" 30 "$@"; }
 live_leases() { "$GPUCTL" leases --json | jq '.leases | length'; }
 queue_len() { "$GPUCTL" leases --json | jq '.queue | length'; }
 # wait_queue N [SECONDS]: until the daemon has N waiters: the daemon logs no line when a request

@@ -21,13 +21,14 @@ sweep() {
 	return 0
 }
 
-# sweep_stop NAME=VALUE: TERM to each, then KILL to what is left half a second later; prints
-# what it found.
+# sweep_stop NAME=VALUE: TERM to each, then KILL to what is left half a second later (or once
+# all have exited, as their pidfds tell); prints what it found.
 sweep_stop() {
-	local found
+	local found pid pids=() _
 	found=$(sweep "$1" TERM)
 	[ -n "$found" ] || return 0
-	sleep 0.5
+	while read -r pid _; do pids+=("$pid"); done <<<"$found"
+	"$(dirname "${BASH_SOURCE[0]}")/../helper/await-exit" 0.5 "${pids[@]}" >/dev/null
 	sweep "$1" KILL >/dev/null
 	echo "$found"
 }
