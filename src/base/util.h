@@ -122,6 +122,8 @@ void mem_prefault(void *p, size_t n);
  * a server (its heap is left as malloc keeps it) nor a threaded process (the mark is not locked). */
 #define HEAP_STEP (256 << 10)
 void heap_prefault_growth(void);
+/* Whether heap_prefault_growth was called: a big static buffer is then worth prefaulting too. */
+bool heap_prefaulting(void);
 
 /* Grow *p (holding *cap elements of size) to at least want elements. */
 void *grow_array(void *p, size_t *cap, size_t want, size_t size);

@@ -444,6 +444,11 @@ int dclient_recv(struct dclient *dc, struct msg *m, int *fds, size_t *nfds, int 
 		 const sigset_t *sigmask, struct gpu_error *err)
 {
 	static char buf[PROTO_MAX_MSG + 1];
+	static bool buf_hot;
+	if (!buf_hot && heap_prefaulting()) {   /* a big view's parts fill it: one call, not 16 faults */
+		mem_prefault(buf, sizeof buf);
+		buf_hot = true;
+	}
 	*nfds = 0;
 	bool cut, tried = dc->more;
 	dc->more = false;
