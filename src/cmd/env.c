@@ -39,9 +39,9 @@ static bool still_bound(pid_t pid, unsigned long long start)
 
 /* The holder: no stdio (so $(...) returns), its own session; it holds the lease's descriptors
  * until the bound process exits or it is told to let go (`gpuctl release`: SIGTERM). The bound
- * process is the one that started at `start`, read when `env` began: if it exited while we were
- * queued and its pid now names another process (anyone's), the lease is not tied to that
- * stranger but ends here, before it is committed; `ready` then closes with nothing written. */
+ * process is the one a pidfd was opened on when `env` began: if it exited while we were queued
+ * and its pid now names another process (anyone's), the lease is not tied to that stranger but
+ * ends here, before it is committed; `ready` then closes with nothing written. */
 /* -- time limits (issue 24): milliseconds from now to the lease's end (-1: no limit) -- */
 static int ms_to(unsigned long long until_ns)
 {
@@ -60,7 +60,7 @@ static int events_fd = -1;
 /* Notify hooks (lease/hook.h): --notify CMD, else [defaults] notify, on the lease's events. */
 static struct lhook env_hook;
 
-static void hold(struct grant *g, pid_t bound, unsigned long long start, int ready)
+static void hold(struct grant *g, pid_t bound, unsigned long long start, int pfd, int ready)
 {
 	/* The terminal of the shell, kept to tell it when the lease ends at its limit (the user's
 	 * own process writing to the user's own terminal; issue 24). */
@@ -79,9 +79,12 @@ static void hold(struct grant *g, pid_t bound, unsigned long long start, int rea
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	/* Opened first, its start time checked after: this pidfd can only be on that process. */
-	int pfd = pid_open((unsigned)bound, start);
-	if (pfd < 0 && (errno != ENOSYS || !still_bound(bound, start)))
+	/* pfd: opened on the bound process when env began (see env), so it is that process's
+	 * whatever its pid names now: readable once it exited, even where a stranger took the pid
+	 * within the same clock tick (its start time then the same: the start time alone told them
+	 * apart only 10 ms at a time). No pidfds (a kernel before 5.3): the start time. */
+	struct pollfd gone = {.fd = pfd, .events = POLLIN};
+	if (pfd >= 0 ? poll(&gone, 1, 0) != 0 : !still_bound(bound, start))
 		_exit(1);
 	grant_hold(g, bound, 1);
 	/* The daemon knows the holder (`gpuctl release` can find it from now on), and the bound
@@ -309,9 +312,22 @@ static int env_cmd(struct cmd *c)
 			"nothing leased\n", bound);
 		return EXIT_FAIL;
 	}
+	/* The bound process pinned now, before the queue's wait (hold reads its exit from it);
+	 * opened first, its start time checked after, so it is on that process or fails. */
+	int bpfd = pid_open((unsigned)bound, bst.start);
+	if (bpfd < 0 && errno != ENOSYS) {
+		if (args_has(&c->args, O_HOLD))
+			return cmd_bad_usage(c->entry, "--hold-pid: process %lu exited", bound);
+		fprintf(stderr, "gpuctl env: the process that started it (pid %lu) has already exited; "
+			"nothing leased\n", bound);
+		return EXIT_FAIL;
+	}
 	int rc = lease_opts_read(c, &o);
-	if (rc != EXIT_OK)
+	if (rc != EXIT_OK) {
+		if (bpfd >= 0)
+			close(bpfd);
 		return rc;
+	}
 	char *command = xasprintf("(env lease for pid %lu)", bound);
 	o.rq.command = command;
 	struct config cfg;
@@ -319,6 +335,8 @@ static int env_cmd(struct cmd *c)
 	rc = lease_begin(c, &o, &cfg, &g);
 	if (rc != EXIT_OK) {
 		free(command);
+		if (bpfd >= 0)
+			close(bpfd);
 		return rc;
 	}
 	struct gpu_set *set = g.set;
@@ -341,7 +359,7 @@ static int env_cmd(struct cmd *c)
 			grant_env_free(env); /* the parent's to print */
 			const char *notify = args_get(&c->args, O_NOTIFY_ENV);
 			lhook_init(&env_hook, &g, "env", notify ? notify : cfg.notify, cfg.notify_timeout, false);
-			hold(&g, (pid_t)bound, bst.start, ready[1]);
+			hold(&g, (pid_t)bound, bst.start, bpfd, ready[1]);
 		}
 		close(ready[1]);
 		struct pollfd rp = {.fd = ready[0], .events = POLLIN};
@@ -368,6 +386,8 @@ static int env_cmd(struct cmd *c)
 		grant_free(&g); /* the holder keeps its own copies */
 		grant_env_free(env);
 	}
+	if (bpfd >= 0)
+		close(bpfd);
 	free(command);
 	config_free(&cfg);
 	return rc;
