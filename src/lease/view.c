@@ -81,7 +81,7 @@ static void take_part(struct leaseview *v, const struct msg *m)
 		} else if (KEY(k, "private") && l->nwords > 1) {
 			v->private_mode = num(l->w[1], 1);
 		} else if (KEY(k, "lease") && l->nwords >= 8) {
-			v->leases = xrealloc(v->leases, (v->nleases + 1) * sizeof *v->leases);
+			v->leases = grow_array(v->leases, &v->leases_cap, v->nleases + 1, sizeof *v->leases);
 			li = &v->leases[v->nleases++];
 			wi = NULL;
 			*li = (struct lease_info){0};
@@ -109,7 +109,7 @@ static void take_part(struct leaseview *v, const struct msg *m)
 			for (size_t w = 1; w < l->nwords; w++)
 				li->used[li->nused++] = num(l->w[w], UINT64_MAX);
 		} else if (KEY(k, "gshare") && l->nwords > 5) {
-			v->shares = xrealloc(v->shares, (v->nshares + 1) * sizeof *v->shares);
+			v->shares = grow_array(v->shares, &v->shares_cap, v->nshares + 1, sizeof *v->shares);
 			struct share_gpu *sg = &v->shares[v->nshares++];
 			copy(sg->uuid, sizeof sg->uuid, l->w[1]);
 			sg->count = (unsigned)num(l->w[2], UINT32_MAX);
@@ -121,7 +121,7 @@ static void take_part(struct leaseview *v, const struct msg *m)
 		} else if (KEY(k, "held")) {
 			add_uuids(&v->held, &v->nheld, l);
 		} else if (KEY(k, "wplace") && l->nwords >= 5) { /* `list places 1`: one's own */
-			v->queue = xrealloc(v->queue, (v->nqueue + 1) * sizeof *v->queue);
+			v->queue = grow_array(v->queue, &v->queue_cap, v->nqueue + 1, sizeof *v->queue);
 			wi = &v->queue[v->nqueue++];
 			li = NULL;
 			*wi = (struct waiter_info){.past = -1};
@@ -131,7 +131,7 @@ static void take_part(struct leaseview *v, const struct msg *m)
 			wi->name = xstrdup(l->w[4]);
 			wi = NULL; /* nothing more is said of it */
 		} else if (KEY(k, "waiter") && l->nwords >= 9) {
-			v->queue = xrealloc(v->queue, (v->nqueue + 1) * sizeof *v->queue);
+			v->queue = grow_array(v->queue, &v->queue_cap, v->nqueue + 1, sizeof *v->queue);
 			wi = &v->queue[v->nqueue++];
 			li = NULL;
 			*wi = (struct waiter_info){.past = -1};
@@ -172,7 +172,7 @@ static void take_part(struct leaseview *v, const struct msg *m)
 		} else if (KEY(k, "wgpu") && wi) {
 			add_uuids(&wi->cand, &wi->ncand, l);
 		} else if (KEY(k, "wsum") && l->nwords >= 5) {
-			v->sums = xrealloc(v->sums, (v->nsums + 1) * sizeof *v->sums);
+			v->sums = grow_array(v->sums, &v->sums_cap, v->nsums + 1, sizeof *v->sums);
 			struct waiter_sum *ws = &v->sums[v->nsums++];
 			*ws = (struct waiter_sum){.uid = (uid_t)num(l->w[1], UINT32_MAX),
 						  .count = (unsigned)num(l->w[2], UINT32_MAX),

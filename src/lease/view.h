@@ -104,6 +104,9 @@ struct leaseview {
 	char fairrule[12];           /* issue 24: "past-use" or "held" (fair order); "": not said */
 	struct share_gpu *shares;    /* memory shares (issue 23): the GPUs with shares */
 	size_t nshares;
+	/* the arrays' room (grow_array: doubled, not grown by one record each; a list of 1,000
+	 * waiters was a thousand reallocs) */
+	size_t leases_cap, queue_cap, sums_cap, shares_cap;
 };
 /* Leases bind on this machine: the daemon's guard is on and guards every node. */
 bool leaseview_binding(const struct leaseview *v);
