@@ -313,9 +313,11 @@ static int env_cmd(struct cmd *c)
 		return EXIT_FAIL;
 	}
 	/* The bound process pinned now, before the queue's wait (hold reads its exit from it);
-	 * opened first, its start time checked after, so it is on that process or fails. */
+	 * opened first, its start time checked after, so it is on that process or fails. No pidfd
+	 * but for another reason than its exit (ENOSYS: a kernel before 5.3; EPERM: a container's
+	 * seccomp filter that predates pidfd_open): the start time alone, as before pidfds. */
 	int bpfd = pid_open((unsigned)bound, bst.start);
-	if (bpfd < 0 && errno != ENOSYS) {
+	if (bpfd < 0 && errno == ESRCH) {
 		if (args_has(&c->args, O_HOLD))
 			return cmd_bad_usage(c->entry, "--hold-pid: process %lu exited", bound);
 		fprintf(stderr, "gpuctl env: the process that started it (pid %lu) has already exited; "
