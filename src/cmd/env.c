@@ -302,24 +302,22 @@ static int env_cmd(struct cmd *c)
 		return cmd_bad_usage(c->entry, "unexpected argument '%s' (to run a command, use gpuctl run)",
 				     c->args.argv[0]);
 	/* The pid and its start time name the process: a pid alone may be another's by the time
-	 * the lease is granted (a queue wait is long enough for the pid to come round again). */
+	 * the lease is granted (a queue wait is long enough for the pid to come round again). It is
+	 * pinned now, before that wait, by a pidfd (hold reads its exit from it): opened first, its
+	 * start time checked after, so it is on that process or fails. No pidfd for another reason
+	 * than its exit (ENOSYS: a kernel before 5.3; EPERM: a container's seccomp filter that
+	 * predates pidfd_open): the start time alone, as before pidfds. */
 	struct pid_stat bst;
-	if (!pid_stat((unsigned)bound, &bst)) {
+	int bpfd = -1;
+	bool exited = !pid_stat((unsigned)bound, &bst);
+	if (!exited) {
+		bpfd = pid_open((unsigned)bound, bst.start);
+		exited = bpfd < 0 && errno == ESRCH;
+	}
+	if (exited) {
 		if (args_has(&c->args, O_HOLD))
 			return cmd_bad_usage(c->entry, "--hold-pid: cannot read /proc/%lu/stat (the process "
 					     "exited, or lives in another PID namespace)", bound);
-		fprintf(stderr, "gpuctl env: the process that started it (pid %lu) has already exited; "
-			"nothing leased\n", bound);
-		return EXIT_FAIL;
-	}
-	/* The bound process pinned now, before the queue's wait (hold reads its exit from it);
-	 * opened first, its start time checked after, so it is on that process or fails. No pidfd
-	 * but for another reason than its exit (ENOSYS: a kernel before 5.3; EPERM: a container's
-	 * seccomp filter that predates pidfd_open): the start time alone, as before pidfds. */
-	int bpfd = pid_open((unsigned)bound, bst.start);
-	if (bpfd < 0 && errno == ESRCH) {
-		if (args_has(&c->args, O_HOLD))
-			return cmd_bad_usage(c->entry, "--hold-pid: process %lu exited", bound);
 		fprintf(stderr, "gpuctl env: the process that started it (pid %lu) has already exited; "
 			"nothing leased\n", bound);
 		return EXIT_FAIL;

@@ -36,6 +36,12 @@ def ready(pid):
     tail.wait()
 
 
+def start_time(pid):
+    """Field 22 of /proc/PID/stat: clock ticks after boot (10 ms steps)."""
+    with open("/proc/%d/stat" % pid) as f:
+        return f.read().rsplit(")", 1)[1].split()[19]
+
+
 def end_job():
     """Writes FIFO: the job on GPU 0 ends. Never waits for a reader: one that is gone (the job
     ended on its own) is said, not waited for forever."""
@@ -43,10 +49,9 @@ def end_job():
         fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
     except OSError as e:
         print("# the job on GPU 0 no longer reads %s (%s): it ended early" % (fifo, e))
-        return False
+        return
     os.write(fd, b"\n")
     os.close(fd)
-    return True
 
 
 def skip(why):
@@ -65,11 +70,6 @@ if not until(lambda: len(leases()["queue"]) == 1):
     print("not ok - env queues behind the job on GPU 0\n#   %r\nnot ok - (not run)" % env.communicate()[1])
     end_job()
     sys.exit(0)
-def start_time(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        return f.read().rsplit(")", 1)[1].split()[19]
-
-
 bound_start = start_time(bound.pid)
 bound.kill()
 bound.wait()
