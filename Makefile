@@ -36,7 +36,7 @@ FAKE_DEPS = $(FAKE_SRC) tests/fake/fakenvml/machine.h tests/fake/fakenvml/fake.h
 # Hidden by default: the stand-in exports NVML's functions (marked API) and nothing else.
 FAKE_CFLAGS = $(WARN) -O1 -g -fPIC -shared -fvisibility=hidden -Wl,-soname,libnvidia-ml.so.1 -Isrc
 UNIT_SRC = $(wildcard tests/unit/*.c)
-TEST_BINS = $(B)/unit-tests $(B)/sleeper $(B)/workload $(FAKES) $(B)/fakecuda/libcuda.so.1 $(B)/cuda-hold
+TEST_BINS = $(B)/unit-tests $(B)/sleeper $(B)/workload $(FAKES) $(B)/fakecuda/libcuda.so.1 $(B)/cuda-hold $(B)/nopidfd
 
 all: $(B)/gpuctl man
 
@@ -85,6 +85,10 @@ $(B)/cuda-hold: tests/device/cuda-hold.c
 	$(CC) $(WARN) -O1 -g -o $@ $< -ldl
 
 $(B)/sleeper: tests/helper/sleeper.c
+	$(CC) $(WARN) -O1 -o $@ $<
+
+# Commands where pidfds are refused, as in an old container runtime's seccomp profile.
+$(B)/nopidfd: tests/helper/nopidfd.c
 	$(CC) $(WARN) -O1 -o $@ $<
 
 test: all $(TEST_BINS) check-layers

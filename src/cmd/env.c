@@ -304,9 +304,9 @@ static int env_cmd(struct cmd *c)
 	/* The pid and its start time name the process: a pid alone may be another's by the time
 	 * the lease is granted (a queue wait is long enough for the pid to come round again). It is
 	 * pinned now, before that wait, by a pidfd (hold reads its exit from it): opened first, its
-	 * start time checked after, so it is on that process or fails. No pidfd for another reason
-	 * than its exit (ENOSYS: a kernel before 5.3; EPERM: a container's seccomp filter that
-	 * predates pidfd_open): the start time alone, as before pidfds. */
+	 * start time checked after, so it is on that process or fails. No pidfds here (ENOSYS: a
+	 * kernel before 5.3, or a container's seccomp filter that predates them): the start time
+	 * alone, as before pidfds. */
 	struct pid_stat bst;
 	int bpfd = -1;
 	bool exited = !pid_stat((unsigned)bound, &bst);

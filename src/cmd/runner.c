@@ -8,8 +8,8 @@ static int runner_cmd(struct cmd *c)
 {
 	(void)c;
 	if (!pid_pidfds())
-		die(EXIT_FAIL, "the job runner needs a kernel with pidfds (Linux 5.4 or later) to "
-		    "watch its jobs without ever mistaking a reused pid; this one has none");
+		die(EXIT_FAIL, "the job runner needs pidfds to watch its jobs without ever mistaking "
+		    "a reused pid: " PID_NONE_HERE);
 	return runner_main();
 }
 

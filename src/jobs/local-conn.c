@@ -50,9 +50,9 @@ bool jobs_runner_open(struct dclient *dc, enum runner_mode mode, struct gpu_erro
 			/* Said here, not only in runner.log: without pidfds the runner could not see
 			 * its jobs end, and they would look like they ran forever. */
 			err->code = EXIT_FAIL;
-			snprintf(err->msg, sizeof err->msg, "detached jobs need a kernel with pidfds "
-				 "(Linux 5.4 or later), so that the runner watches its jobs and never a "
-				 "reused pid; this one has none. `gpuctl run` works without them");
+			snprintf(err->msg, sizeof err->msg, "detached jobs need pidfds, so that the "
+				 "runner watches its jobs and never a reused pid: " PID_NONE_HERE
+				 ". `gpuctl run` works without them");
 		} else {
 			const char *args[] = {"gpuctl", "runner", NULL};
 			if (!client_spawn(dir, "runner.log", args, "your job runner", err))

@@ -527,8 +527,14 @@ int leaseview_end_holder(const struct lease_info *l, char *why, size_t whylen)
 {
 	int fd = l->pid > 0 ? pid_open((unsigned)l->pid, l->start) : -1;
 	if (fd < 0 && errno == ENOSYS) {
-		snprintf(why, whylen, "lease %s: its holder (pid %d) left alone: %s", l->id,
-			 (int)l->pid, PID_NO_PIDFD);
+		if (l->bound > 0)
+			snprintf(why, whylen, "lease %s: its holder (pid %d) left alone: %s; the lease "
+				 "ends when the process it is for (pid %d) exits", l->id, (int)l->pid,
+				 PID_NO_PIDFD, (int)l->bound);
+		else
+			snprintf(why, whylen, "lease %s: its holder (pid %d) left alone: %s; end it "
+				 "from outside this container or sandbox", l->id, (int)l->pid,
+				 PID_NO_PIDFD);
 		return -1;
 	}
 	/* The holder runs as the lease's user. The pid and start time the daemon recorded are those

@@ -16,13 +16,13 @@
  * refresh as before. Only loops ask for it (proc_cache_watch_exits): a one-shot would pay an
  * open per process for nothing. */
 #include "machine/exitwatch.h"
+#include "machine/pid.h"
 #include "base/util.h"
 
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 struct exit_watch {
@@ -32,7 +32,7 @@ struct exit_watch {
 	unsigned *slots;        /* open addressing: index+1 into the arrays, 0 = empty */
 	size_t nslots;
 	unsigned gen;
-	bool broken;            /* pidfd_open is not there (ENOSYS): nothing is watched */
+	bool broken;            /* no pidfds here (pid_open's ENOSYS): nothing is watched */
 };
 
 static uint32_t hash(unsigned pid)
@@ -137,12 +137,7 @@ void exit_watch_add(struct exit_watch *w, unsigned pid)
 {
 	if (exit_watch_alive(w, pid) || w->broken || w->n >= w->max)
 		return;
-#ifdef SYS_pidfd_open
-	int fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
-#else
-	int fd = -1;
-	errno = ENOSYS;
-#endif
+	int fd = pid_open(pid, 0);
 	if (fd < 0) {
 		w->broken = errno == ENOSYS;
 		return;

@@ -17,7 +17,7 @@ enum kill_state {
 	KS_SURVIVED,     /* still running (or the kernel refused the signal) */
 	KS_HIDDEN,       /* not visible here (another PID namespace?): left alone */
 	KS_SIGNALLED,    /* a signal that does not end it was delivered */
-	KS_NO_PIDFD,     /* the kernel has no pidfds: never signalled by a bare pid (PID_NO_PIDFD) */
+	KS_NO_PIDFD,     /* no pidfds here: never signalled by a bare pid (PID_NO_PIDFD) */
 };
 
 struct kill_target {

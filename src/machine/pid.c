@@ -119,10 +119,24 @@ int pid_is_fork_of(unsigned pid, unsigned parent)
 	return r;
 }
 
+/* pidfd_open(2) itself. EPERM is no answer of its own (it fails only with EINVAL, EMFILE,
+ * ENFILE, ENODEV, ENOMEM and ESRCH): it is a seccomp filter that predates pidfds refusing them
+ * (an old container runtime's profile, Docker's before 20.10 for one), and then pidfds are not
+ * there for gpuctl, as on a kernel without them: ENOSYS, and every caller's fallback holds. Read
+ * as a gone process, `kill` said a live one was "already gone" and the runner's jobs ran on
+ * forever in `jobs`. */
+static int pidfd_open_here(unsigned pid)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd < 0 && errno == EPERM)
+		errno = ENOSYS;
+	return fd;
+}
+
 int pid_open(unsigned pid, unsigned long long start)
 {
 	struct pid_stat st;
-	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	int fd = pidfd_open_here(pid);
 	/* Checked after opening: a pidfd stays on the process it was opened on, so a match now
 	 * means this fd can never signal a successor. */
 	if (fd >= 0 && start && (!pid_stat(pid, &st) || st.start != start)) {
@@ -155,7 +169,7 @@ bool pid_runs_as(unsigned pid, uid_t uid)
 
 bool pid_pidfds(void)
 {
-	int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	int fd = pidfd_open_here((unsigned)getpid());
 	if (fd < 0)
 		return errno != ENOSYS;
 	close(fd);

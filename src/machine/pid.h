@@ -35,14 +35,18 @@ int pid_is_fork_of(unsigned pid, unsigned parent);
 
 /* A pidfd on pid if it is still the process that started at `start`; -1 when it is gone or its
  * pid now names another process (errno ESRCH). start 0: whichever process has the pid now (to
- * wait for it). errno ENOSYS: the kernel has no pidfds (Linux before 5.3, or valgrind); then
- * nothing may be signalled, since a bare pid can be reused (PID_NO_PIDFD says so). */
+ * wait for it). errno ENOSYS: there are no pidfds here (a kernel before 5.3, valgrind, or a
+ * seccomp filter that refuses them); then nothing may be signalled, since a bare pid can be
+ * reused (PID_NO_PIDFD says so). */
 int pid_open(unsigned pid, unsigned long long start);
-/* Whether this kernel has pidfds (pidfd_open, waitid P_PIDFD: Linux 5.4 or later). */
+/* Whether pidfds work here (pidfd_open, waitid P_PIDFD: Linux 5.4 or later, and no seccomp
+ * filter refusing them). */
 bool pid_pidfds(void);
-#define PID_NO_PIDFD "this kernel has no pidfd_open (Linux 5.3 or later has it), and gpuctl " \
-	"signals a process only through a pidfd, so that a pid reused by someone else's process " \
-	"is never signalled"
+/* Why not, said the same by every command that needs them. */
+#define PID_NONE_HERE "pidfd_open is refused here (a kernel before Linux 5.3, or a seccomp " \
+	"filter older than pidfds: an old container runtime's profile)"
+#define PID_NO_PIDFD PID_NONE_HERE ", and gpuctl signals a process only through a pidfd, so " \
+	"that a pid reused by someone else's process is never signalled"
 /* Whether /proc/PID belongs to uid (where the process list reads owners). Asked after a pidfd
  * pinned the process, it tells whether the process pinned is the one whose owner was checked:
  * with no start time to compare, a pid reused by another user's process is caught here. */
