@@ -7,7 +7,7 @@
 # `release` says the lease ends with its shell; `run` works as ever.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 17
+plan 19
 use_state
 quiet_machine "$TMP/m2" 2
 use_machine "$TMP/m2"
@@ -56,3 +56,15 @@ check_eq "  and no runner was started (no runner.sock)" "" "$(find "$XDG_STATE_H
 check_exit "run under the filter works" 0 "$NP" "$GPUCTL" run -q -n 1 -- sh -c 'echo "gpus=$CUDA_VISIBLE_DEVICES"'
 check_grep "  on the GPU it leased" '^gpus=[01]$' "$TMP/stdout"
 daemon_stop
+
+# A private daemon (no shared one) started under the filter: close_range is refused too, and
+# still none of the caller's descriptors passes to it (one here, open on a file of its own).
+mkdir -m 700 "$TMP/rt"
+: >"$TMP/marker"
+exec 7<"$TMP/marker"
+check_exit "run with no shared daemon under the filter works" 0 env -u GPUCTL_STATE_DIR GPUCTL_SOCKET="$TMP/none/gpuctl.sock" \
+	XDG_RUNTIME_DIR="$TMP/rt" "$NP" "$GPUCTL" run -q -n 1 -- true
+exec 7<&-
+pd=$(pgrep -f "gpuctl daemon .*$TMP/rt" || true)
+held=$(for f in /proc/[0-9]*/fd/*; do [ "$(readlink "$f" 2>/dev/null)" = "$TMP/marker" ] && echo "$f"; done)
+check_eq "  and no process holds the caller's descriptor after it (private daemon: ${pd:-?})" "" "$held"

@@ -1,7 +1,8 @@
-/* nopidfd.c: nopidfd COMMAND [ARG...] runs COMMAND where pidfd_open(2) and pidfd_send_signal(2)
- * fail with EPERM, as they do inside a container whose runtime's seccomp profile predates them
- * (Docker before 20.10, for one): the tests' view of such a container, without one. The filter
- * is inherited by every child and survives exec (no_new_privs: no root needed). */
+/* nopidfd.c: nopidfd COMMAND [ARG...] runs COMMAND where pidfd_open(2), pidfd_send_signal(2)
+ * and close_range(2) fail with EPERM, as they do inside a container whose runtime's seccomp
+ * profile predates them (Docker before 20.10, for one): the tests' view of such a container,
+ * without one. The filter is inherited by every child and survives exec (no_new_privs: no root
+ * needed). */
 #include <errno.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
@@ -32,8 +33,9 @@ int main(int argc, char **argv)
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pidfd_open, 2, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pidfd_send_signal, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pidfd_open, 3, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pidfd_send_signal, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_close_range, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
 	};
