@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/jobs.sh"
-plan 53
+plan 58
 use_machine "$MACHINES/h100x8.machine" # free: GPUs 1, 4 and 7
 daemon_setup
 daemon_start
@@ -136,3 +136,14 @@ check_eq "config --json: the daemon's settings" "[\"5s\",\"$SYS:6\",\"none\",\"d
 printf '[daemon]\nqueue = lifo\n' >"$SYS"
 check_exit "a bad [daemon] value: exit 2 (the daemon would not start)" 2 env -u GPUCTL_CONFIG_NOSYSTEM GPUCTL_SYSTEM_CONFIG="$SYS" "$GPUCTL" config
 check_grep "naming file and line" "system.conf:2: bad value 'lifo' for queue" "$TMP/stderr"
+
+# A line longer than the INI parser's buffer (199 bytes) came in pieces, each parsed as a line:
+# the tail of a commented-out setting became live, at a line the file does not have. A long
+# comment is a comment; a long setting fails the file at its own line.
+python3 -c "print('[daemon]'); print('# ' + 'x' * 197 + 'max_gpus_per_user = 1'); print('max_gpus_per_user = 2')" >"$SYS"
+check_exit "a long comment line: still a comment" 0 env -u GPUCTL_CONFIG_NOSYSTEM GPUCTL_SYSTEM_CONFIG="$SYS" "$GPUCTL" config
+check_grep "  nothing of it set (the next line's value, at line 3)" "^file:$SYS:3	daemon.max_gpus_per_user=2\$" "$TMP/stdout"
+python3 -c "print('[daemon]'); print('max_gpus_per_user = 2' + ' ' * 200 + 'x'); print('# one more')" >"$SYS"
+check_exit "a setting's line over 199 bytes: exit 2" 2 env -u GPUCTL_CONFIG_NOSYSTEM GPUCTL_SYSTEM_CONFIG="$SYS" "$GPUCTL" config
+check_grep "  naming its line and the limit" "system.conf:2: a line of 222 bytes: a setting's line may have at most 199\$" "$TMP/stderr"
+check_eq "  and nothing else said (no line 3 of pieces)" 1 "$(wc -l <"$TMP/stderr")"

@@ -23,16 +23,38 @@ int config_bad(struct parse_ctx *x, const char *key, const char *value, const ch
 	return 1;
 }
 
-/* inih's handler has no line number: count the lines as inih reads them. */
+/* inih's handler has no line number: count the lines as inih reads them. inih reads a line
+ * into a buffer of its own size (INI_MAX_LINE, 200 in Debian's build): a longer line came in
+ * pieces, each parsed as a line of its own, so the tail of a commented-out setting became a
+ * live one, at a line number the file does not have. Now a long comment is read as its head
+ * (a comment all the same), and a long setting is refused whole: an error at its own number
+ * (the file fails, as for a bad value), and inih sees an empty line. */
 static char *reader(char *buf, int size, void *stream)
 {
 	struct parse_ctx *x = stream;
 	if (x->bytes >= MAX_CONFIG_BYTES)
 		return NULL; /* grew after it was opened: read no more than the cap */
 	char *r = fgets(buf, size, x->f);
-	if (r) {
-		x->line++;
-		x->bytes += strlen(r);
+	if (!r)
+		return NULL;
+	x->line++;
+	size_t n = strlen(r);
+	x->bytes += n;
+	if (n && r[n - 1] != '\n') {
+		int c = getc(x->f);
+		if (c == '\n' || c == EOF)
+			return r; /* exactly the buffer's length, or the last line without a newline */
+		size_t more = 1;
+		while ((c = getc(x->f)) != EOF && c != '\n')
+			more++;
+		x->bytes += more;
+		const char *t = r + strspn(r, " \t");
+		if (*t == '#' || *t == ';')
+			return r; /* a comment: its head is as much a comment as all of it */
+		fprintf(stderr, "gpuctl: %s:%d: a line of %zu bytes: a setting's line may have at most "
+			"%d\n", x->path, x->line, n + more, size - 1);
+		x->failed = true;
+		snprintf(buf, (size_t)size, "\n");
 	}
 	return r;
 }
