@@ -7,7 +7,7 @@
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/jobs.sh"
 jobs_yield
-plan 27
+plan 30
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
 daemon_setup
@@ -122,4 +122,23 @@ if unshare -m --propagation private true 2>/dev/null && [ "$(id -u)" = 0 ]; then
 		sh -c "grep -q 'its log $TMP/full/next.log is full; nothing was run' '$TMP/full.out' && grep -qx rc2=126 '$TMP/full.out'"
 else
 	skip "full disk" "needs root and mount namespaces" 4
+fi
+
+# The records' own disk full (the job's log beside them filled it): the runner's new record
+# file is refused (ENOSPC), and the job that ended stayed "running" in `jobs`, its clock
+# ticking. The record is written over the old one in its block instead.
+if unshare -m --propagation private true 2>/dev/null && [ "$(id -u)" = 0 ]; then
+	mkdir -p "$TMP/full2"
+	unshare -m --propagation private bash -c '
+		mount -t tmpfs -o size=64k none "$1" || exit 99
+		export XDG_STATE_HOME=$1/state
+		id=$("$2" submit -- sh -c "head -c 300000 /dev/zero | tr \"\\0\" x; exit 3")
+		"$2" wait "$id" 2>/dev/null; echo "rc=$?"
+		df -k "$1" | awk "NR == 2 { print \"avail=\" \$4 }"
+		"$2" jobs --json "$id" >"$3/full2.json"' _ "$TMP/full2" "$G" "$TMP" >"$TMP/full2.out" 2>&1
+	check_grep "a job filling its records' disk ends (wait: its exit status)" '^rc=3$' "$TMP/full2.out"
+	check_grep "  the disk is full" '^avail=0$' "$TMP/full2.out"
+	check_eq "  and jobs says how it ended, not running" '["failed",3]' "$(jq -c '.jobs[0] | [.state, .exit_code]' "$TMP/full2.json")"
+else
+	skip "full records disk" "needs root and mount namespaces" 3
 fi

@@ -150,6 +150,26 @@ bool job_read(int dirfd, uint64_t id, struct job *j)
 	return read_record(dirfd, name, id, j, buf, false);
 }
 
+/* A full disk (or quota) refuses the new file a record is written to, and then a job that ended
+ * stayed "running" in `jobs` (its output, beside it, is what filled the disk, as often as not).
+ * The record already there has its block: the new one is written over it when it fits there.
+ * Not atomic as the rename is, so only then: a reader that catches it half written finds a
+ * record that does not decode, and leaves it out of that one listing. The directory's ctime is
+ * set after (a timestamp set needs no space), as a rename would have set it, so that no copy of
+ * the records (cache.c) made before the write is trusted after it. */
+static bool write_in_place(int dirfd, const char *name, const struct strbuf *sb)
+{
+	int fd = openat(dirfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	bool ok = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		  (unsigned long long)st.st_blocks * 512 >= sb->len &&
+		  pwrite(fd, sb->buf, sb->len, 0) == (ssize_t)sb->len && ftruncate(fd, (off_t)sb->len) == 0;
+	if (fd >= 0 && close(fd) != 0)
+		ok = false;
+	const struct timespec now[2] = {{.tv_nsec = UTIME_OMIT}, {.tv_nsec = UTIME_NOW}};
+	return ok && futimens(dirfd, now) == 0;
+}
+
 bool job_write(int dirfd, const struct job *j, struct gpu_error *err)
 {
 	char name[40], tmp[64];
@@ -172,9 +192,11 @@ bool job_write(int dirfd, const struct job *j, struct gpu_error *err)
 		ok = false;
 		e = errno;
 	}
+	if (!ok && fd >= 0)
+		unlinkat(dirfd, tmp, 0);
+	if (!ok && (e == ENOSPC || e == EDQUOT) && sb.len <= RECORD_MAX && write_in_place(dirfd, name, &sb))
+		ok = true;
 	if (!ok) {
-		if (fd >= 0)
-			unlinkat(dirfd, tmp, 0);
 		err->code = EXIT_FAIL;
 		snprintf(err->msg, sizeof err->msg, "cannot write the record of job %llu: %s",
 			 (unsigned long long)j->id, sb.len > RECORD_MAX ? "it is too long" : strerror(e));

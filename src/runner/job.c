@@ -76,11 +76,80 @@ bool rjob_pending(const struct runner *r)
 	return r->allocs != NULL;
 }
 
+/* A record the disk refused even over the old one (job_write: full, on a copy-on-write file
+ * system such as btrfs or ZFS, where no block is rewritten in place) is kept here, encoded,
+ * and written again every UNSAVED_RETRY seconds; the runner does not exit while one is kept
+ * (rjob_unsaved), so that an outcome is not lost with it and then read back as "lost, its exit
+ * status unknown". One entry per job, the latest record; bounded by the user's jobs. */
+#define UNSAVED_RETRY 5.0
+
+static void unsaved_drop(struct runner *r, size_t i)
+{
+	sb_free(&r->unsaved[i].rec);
+	r->unsaved[i] = r->unsaved[--r->nunsaved];
+}
+
+static void unsaved_keep(struct runner *r, const struct job *j)
+{
+	size_t i = 0;
+	while (i < r->nunsaved && r->unsaved[i].id != j->id)
+		i++;
+	if (i == r->nunsaved) {
+		r->unsaved = grow_array(r->unsaved, &r->unsaved_cap, r->nunsaved + 1, sizeof *r->unsaved);
+		r->unsaved[r->nunsaved++] = (struct unsaved_rec){.id = j->id};
+	}
+	sb_reset(&r->unsaved[i].rec);
+	job_encode(j, &r->unsaved[i].rec);
+	if (!r->unsaved_at)
+		r->unsaved_at = r->now + UNSAVED_RETRY;
+}
+
 void rjob_save(struct runner *r, struct rjob *rj)
 {
 	struct gpu_error err = {0};
-	if (!job_write(r->dirfd, &rj->j, &err))
-		fprintf(stderr, "gpuctl runner: %s\n", err.msg);
+	for (size_t i = 0; i < r->nunsaved; i++)
+		if (r->unsaved[i].id == rj->j.id)
+			unsaved_drop(r, i); /* this record is the newer one: kept below if refused too */
+	if (!job_write(r->dirfd, &rj->j, &err)) {
+		fprintf(stderr, "gpuctl runner: %s; kept, written again every %.0f s\n", err.msg,
+			UNSAVED_RETRY);
+		unsaved_keep(r, &rj->j);
+	}
+}
+
+bool rjob_unsaved(struct runner *r, double *next)
+{
+	if (r->nunsaved && r->now >= r->unsaved_at) {
+		for (size_t i = r->nunsaved; i-- > 0;) {
+			struct job j = {0};
+			char why[160];
+			struct gpu_error err = {0};
+			bool ok = job_decode(&j, r->unsaved[i].rec.buf, r->unsaved[i].rec.len, why, sizeof why) &&
+				  job_write(r->dirfd, &j, &err);
+			if (ok)
+				fprintf(stderr, "gpuctl runner: the record of job %llu is written now\n",
+					(unsigned long long)j.id);
+			job_free(&j);
+			if (ok)
+				unsaved_drop(r, i);
+		}
+		r->unsaved_at = r->nunsaved ? r->now + UNSAVED_RETRY : 0;
+	}
+	if (r->unsaved_at && (!*next || r->unsaved_at < *next))
+		*next = r->unsaved_at;
+	return r->nunsaved != 0;
+}
+
+void rjob_unsaved_free(struct runner *r)
+{
+	for (size_t i = 0; i < r->nunsaved; i++) {
+		fprintf(stderr, "gpuctl runner: the record of job %llu could not be written, and is "
+			"lost as the runner stops\n", (unsigned long long)r->unsaved[i].id);
+		sb_free(&r->unsaved[i].rec);
+	}
+	free(r->unsaved);
+	r->unsaved = NULL;
+	r->nunsaved = r->unsaved_cap = 0;
 }
 
 void rjob_set_reason(char **dst, const char *fmt, ...)

@@ -287,6 +287,7 @@ static int loop_timeout(struct runner *r)
 	double next = 0;
 	rjob_timers(r, &next);
 	rhook_timers(r, &next); /* issue 24 */
+	rjob_unsaved(r, &next);
 	if (!r->up && r->reconnect_at && rjob_pending(r) && (!next || r->reconnect_at < next))
 		next = r->reconnect_at;
 	return peer_timeout(&r->loop, next, now_mono()); /* the linger included */
@@ -310,7 +311,9 @@ static void serve(struct runner *r)
 			fprintf(stderr, "gpuctl runner: %s was removed; exiting\n", r->dir);
 			break;
 		}
-		if (peer_linger(&r->loop, r->njobs || r->nclients || r->allocs || rhook_pending(), r->now))
+		bool unsaved = rjob_unsaved(r, &ignored); /* records the disk refused: not lost */
+		if (peer_linger(&r->loop, r->njobs || r->nclients || r->allocs || rhook_pending() || unsaved,
+				r->now))
 			break;
 		int n = peer_wait(&r->loop, evs, (int)ARRAY_SIZE(evs), loop_timeout(r));
 		if (n < 0 && errno != EINTR) {
@@ -387,6 +390,7 @@ out:
 	for (size_t i = 0; i < r.njobs; i++)
 		rjob_free(r.jobs[i]);
 	free(r.jobs);
+	rjob_unsaved_free(&r);
 	for (struct ralloc *a = r.allocs, *next; a; a = next) {
 		next = a->next;
 		job_free(&a->j);

@@ -93,6 +93,9 @@ struct runner {
 	double reconnect_at, backoff;
 	struct rjob **jobs;          /* queued and running, by id */
 	size_t njobs, jobs_cap;
+	struct unsaved_rec { uint64_t id; struct strbuf rec; } *unsaved; /* records the disk refused */
+	size_t nunsaved, unsaved_cap;
+	double unsaved_at;           /* when they are written again (0: none kept) */
 	struct rclient **clients;
 	size_t nclients, clients_cap;
 	struct ralloc *allocs, *allocs_tail;
@@ -149,7 +152,12 @@ void rjob_end(struct runner *r, struct rjob *rj, enum job_state state, const cha
 	PRINTF(4, 5);
 /* Dependents of jobs that ended: asked for or cancelled, until nothing changes. */
 void rjob_resolve(struct runner *r);
+/* Writes its record; one the disk refuses is kept and written again (rjob_unsaved). */
 void rjob_save(struct runner *r, struct rjob *rj);
+/* Writes the kept records again when it is time (*next: the next time); whether any is kept. */
+bool rjob_unsaved(struct runner *r, double *next);
+/* Says which kept records are lost as the runner exits, and frees them. */
+void rjob_unsaved_free(struct runner *r);
 /* *dst becomes the formatted reason (the old one freed). */
 void rjob_set_reason(char **dst, const char *fmt, ...) PRINTF(2, 3);
 /* How a finished job ended, as the `ended` message to a waiter (id: the waiter's request). */
