@@ -5,12 +5,12 @@
 # stopped daemon, a removed state directory, hostile lease names, root as a confused deputy.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 75
+plan 78
 H=$MACHINES/h100x8.machine
 use_machine "$H"
 daemon_setup
 if ! can_switch; then
-	skip "daemon attacks" "needs root and setpriv to act as a second user" 75
+	skip "daemon attacks" "needs root and setpriv to act as a second user" 78
 	exit 0
 fi
 printf '[daemon]\nidle_timeout = 1s\nmax_connections_per_user = 1100\nmax_gpus_per_user = 3\nreserved_gpus = 7\n' >"$TMP/daemon.conf"
@@ -84,6 +84,22 @@ fds_back() { test "$(fds)" -le $((before + 2)); }
 wait_for fds_back
 check "idle connections are closed: descriptors back to $(fds) (before: $before)" test "$(fds)" -le $((before + 2))
 check "memory bounded: RSS $(rss) KiB after the floods (before: $rss0 KiB)" test "$(rss)" -lt $((rss0 + 8192))
+# 40 connections each sending 20,000 pings and reading no pong: the bound on unread replies is
+# per user (16 MiB) and counts what a queued reply costs. Counted per connection by its bytes
+# alone (1 MiB of 19-byte pongs, 350 bytes each in memory) they held 280 MB here, and a user's
+# 1,024 connections 18 GB. The peak (VmHWM) is what is checked: freed memory may stay mapped.
+hwm() { awk '/^VmHWM/ {print $2}' /proc/"$DAEMON"/status; }
+hwm0=$(hwm)
+as_nobody python3 "$ROOT/tests/helper/daemon_attack.py" manyunread "$GPUCTL_SOCKET" 40 20000 >"$TMP/unread" 2>&1 &
+unread=$!
+await_line '^held' "$TMP/unread" 120
+check "40 connections that read none of 20,000 pongs each: peak RSS $(hwm) KiB (before: $hwm0)" \
+	test "$(hwm)" -lt $((hwm0 + 49152))
+check_grep "  the user's connections are closed past the bound, and logged" \
+	'uid 65534 .*its connections leave over 16 MiB of replies unread; this one is closed' "$DLOG"
+check_exit "  another user is served meanwhile" 0 timeout 30 "$GPUCTL" leases
+kill $unread 2>/dev/null
+wait $unread 2>/dev/null
 printf '[daemon]\nmax_connections_per_user = 50\nidle_timeout = 1s\n' >"$TMP/daemon.conf"
 daemon_stop
 daemon_start

@@ -167,7 +167,7 @@ enum peer_sent peer_send(struct peer *p, const struct strbuf *msg, const int *fd
 			return PEER_LOST;
 		}
 	}
-	if (!p->out_max || p->out_bytes + msg->len > p->out_max) {
+	if (!p->out_max || p->out_bytes + PEER_MSG_COST(msg->len) > p->out_max) {
 		close_fds(fds, nfds);
 		p->dead = true;
 		return PEER_OVER;
@@ -186,7 +186,7 @@ enum peer_sent peer_send(struct peer *p, const struct strbuf *msg, const int *fd
 		p->out_moved = now;
 	}
 	p->out_tail = o;
-	p->out_bytes += o->len;
+	p->out_bytes += PEER_MSG_COST(o->len);
 	want_out(p, true);
 	return PEER_QUEUED;
 }
@@ -211,7 +211,7 @@ void peer_flush(struct peer *p, double now)
 		p->out = o->next;
 		if (!p->out)
 			p->out_tail = NULL;
-		p->out_bytes -= o->len;
+		p->out_bytes -= PEER_MSG_COST(o->len);
 		free(o->buf);
 		free(o);
 	}

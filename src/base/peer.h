@@ -51,6 +51,10 @@ struct peer_msg {
 	struct peer_msg *next;
 };
 
+/* What a queued message costs: its bytes and its record (with room for descriptors: over 300
+ * bytes, so a queue of 19-byte replies counted by their bytes alone held 17 times its bound). */
+#define PEER_MSG_COST(len) ((len) + sizeof(struct peer_msg))
+
 /* A connected client; programs embed it first in their own connection. */
 struct peer {
 	int kind;                 /* first: the epoll tag */
@@ -60,7 +64,7 @@ struct peer {
 	pid_t pid;
 	struct peer_loop *loop;
 	struct peer_msg *out, *out_tail;
-	size_t out_bytes;         /* queued */
+	size_t out_bytes;         /* queued: what the queue costs in memory (PEER_MSG_COST each) */
 	size_t out_max;           /* the bound on out_bytes; 0: nothing is queued */
 	double out_moved;         /* monotonic: when its queued output last moved (or began) */
 	bool dead;                /* to be closed by its owner at the end of this loop iteration */

@@ -1,7 +1,8 @@
 /* conn.c: the daemon's connections (design: daemon.h) on the servers' loop (peer.h): who may
  * connect (a private daemon serves only its own user; connections are capped in all and per
  * user) and what they are sent: a reply goes at once or is queued, with the descriptors it
- * carries, up to MAX_OUT_BYTES per connection; a client that reads none of it is disconnected.
+ * carries, up to MAX_OUT_BYTES per connection and USER_OUT_BYTES for all of a user's; a client
+ * that reads none of it is disconnected.
  * Log lines about clients are rate-limited here. Below the lease table, the queue and `list`,
  * which all answer through conn_send and conn_error. */
 #include "daemon/daemon.h"
@@ -104,11 +105,34 @@ void conn_accept(struct daemon *d)
 
 /* ---- output ---- */
 
+/* Replies queued unread, per connection (MAX_OUT_BYTES) and for all of a user's connections
+ * together: past USER_OUT_BYTES the connection that queues more is closed. A user's 1,024
+ * connections that sent pings and read none of the pongs held 1 MiB each (17 counted by bytes
+ * alone): 2.6 GB of the daemon from 150 of them. `list` and `snapshot` bound their own answers
+ * per user lower than this (4 MiB each), so what a user reads slowly is never refused here. */
+#define USER_OUT_BYTES (16u << 20)
+
+static size_t queued_of(const struct daemon *d, uid_t uid)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < d->nconns; i++)
+		if (d->conns[i]->p.uid == uid && !d->conns[i]->p.dead)
+			n += d->conns[i]->p.out_bytes;
+	return n;
+}
+
 void conn_send(struct daemon *d, struct conn *c, struct strbuf *msg, const int *fds, size_t nfds)
 {
-	if (peer_send(&c->p, msg, fds, nfds, d->now) == PEER_OVER)
+	enum peer_sent r = peer_send(&c->p, msg, fds, nfds, d->now);
+	if (r == PEER_OVER)
 		conn_log(d, "uid %u (pid %d) does not read its replies; disconnected", (unsigned)c->p.uid,
 			   (int)c->p.pid);
+	/* Summed only when a reply had to wait: a client that reads sends them at once. */
+	else if (r == PEER_QUEUED && queued_of(d, c->p.uid) > USER_OUT_BYTES) {
+		conn_log(d, "uid %u (pid %d): its connections leave over %u MiB of replies unread; "
+			 "this one is closed", (unsigned)c->p.uid, (int)c->p.pid, USER_OUT_BYTES >> 20);
+		c->p.dead = true;
+	}
 }
 
 void conn_error(struct daemon *d, struct conn *c, uint64_t id, int code, const char *fmt, ...)

@@ -250,6 +250,36 @@ elif mode == "fds":
     # the daemon kept no copy of the write end: the read end sees EOF (30 s: only a failure waits)
     ready = select.select([r], [], [], 30)[0]
     check("and the daemon kept none of them", ready and os.read(r, 10) == b"")
+elif mode == "manyunread":
+    # N connections each send M pings and read none of the pongs; once all are sent (or the
+    # daemon closed them), "held K" (K of them still open), then they stay open until killed.
+    n, m = int(sys.argv[3]), int(sys.argv[4])
+    socks = [conn() for _ in range(n)]
+    for s in socks:
+        s.setblocking(False)
+    sent = [0] * n
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 60 and any(k < m for k in sent):
+        for i, s in enumerate(socks):
+            try:
+                while sent[i] < m:
+                    s.send(b"ping\nid %d" % sent[i])
+                    sent[i] += 1
+            except BlockingIOError:
+                pass
+            except OSError:
+                sent[i] = m
+        time.sleep(0.005)
+    held = 0
+    for s in socks:
+        try:
+            held += s.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) != b""
+        except BlockingIOError:
+            held += 1
+        except OSError:
+            pass
+    print("held %d" % held, flush=True)
+    time.sleep(120)
 elif mode == "noread":
     s = conn()
     s.setblocking(False)
