@@ -8,7 +8,7 @@
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/jobs.sh"
 jobs_yield
-plan 71
+plan 78
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
 daemon_setup
@@ -202,8 +202,21 @@ if can_switch; then
 	check_eq "the job runs on" '"running"' "$(job_field "$o" .state)"
 	echo >"$TMP/go-o"
 	await_ended "$o"
+	# A --log path in a shared directory where the other user put something first: a FIFO
+	# blocked the runner's open (every later submit of the user's hung behind it) and, read by
+	# them, took the job's output; their world-writable file took it too. Both refused at once.
+	mkdir -m 1777 "$TMP/shared"
+	as_nb mkfifo -m 666 "$TMP/shared/train.log"
+	as_nb sh -c "umask 0; : >'$TMP/shared/their.log'"
+	check_exit "--log at another user's FIFO: refused at once (2)" 2 timeout 30 "$G" submit -n 0 --log "$TMP/shared/train.log" -- echo secret
+	check_grep "  saying why" "cannot write the log $TMP/shared/train.log: it is (not a regular file|a FIFO)" "$TMP/stderr"
+	check_exit "--log at another user's world-writable file: refused (2)" 2 timeout 30 "$G" submit -n 0 --log "$TMP/shared/their.log" -- echo secret
+	check_grep "  saying why" "cannot write the log $TMP/shared/their.log: it is another user's file" "$TMP/stderr"
+	check_eq "  nothing written to it" 0 "$(stat -c %s "$TMP/shared/their.log")"
+	check_exit "the runner serves the next submit (--log /dev/null is taken)" 0 timeout 30 "$G" submit -n 0 --log /dev/null -- true
+	check_exit "  which runs" 0 timeout 30 "$G" wait "$(cat "$TMP/stdout")"
 else
-	skip "a second user" "needs root and setpriv" 6
+	skip "a second user" "needs root and setpriv" 13
 fi
 
 # --clean forgets finished jobs.

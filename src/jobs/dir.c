@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #define RECORD_MAX PROTO_MAX_MSG   /* a record is one message */
@@ -306,13 +307,15 @@ size_t job_load_all(int dirfd, struct job **jobs, enum job_load how)
 	return got;
 }
 
-int job_log_open(const char *path)
+/* The checks of both opens: a regular file of the caller's (or /dev/null, to write to). */
+static int log_checked(int fd, bool null_ok)
 {
-	int fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0)
 		return -1;
-	int e = fstat(fd, &st) != 0 ? errno : !S_ISREG(st.st_mode) ? EINVAL
+	bool null = null_ok && fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) &&
+		    major(st.st_rdev) == 1 && minor(st.st_rdev) == 3;
+	int e = null ? 0 : fstat(fd, &st) != 0 ? errno : !S_ISREG(st.st_mode) ? EINVAL
 		: st.st_uid != euid() ? EPERM : 0;
 	int fl = e ? 0 : fcntl(fd, F_GETFL);
 	if (!e && (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0))
@@ -323,4 +326,22 @@ int job_log_open(const char *path)
 		return -1;
 	}
 	return fd;
+}
+
+int job_log_open(const char *path)
+{
+	return log_checked(open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC), false);
+}
+
+int job_log_create(const char *path, unsigned umask)
+{
+	return log_checked(open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOCTTY | O_NONBLOCK | O_CLOEXEC,
+				job_log_mode(umask)), true);
+}
+
+const char *job_log_error(int e)
+{
+	return e == EPERM ? "it is another user's file"
+	     : e == EINVAL ? "it is not a regular file (a FIFO or a device)"
+	     : e == ENXIO ? "it is a FIFO" : strerror(e);
 }

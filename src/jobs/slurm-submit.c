@@ -178,12 +178,11 @@ int slurm_submit(struct submit_req *rq, char **argv, const char *command, uint64
 		if (rq->log) {
 			/* The user's own file, as for jobs of this machine: it must take output before the
 			 * job is accepted (from here; Slurm's node writes it). */
-			int fd = open(rq->log, O_WRONLY | O_CREAT | O_APPEND | O_NOCTTY | O_CLOEXEC,
-				      job_log_mode(rq->umask));
+			int fd = job_log_create(rq->log, rq->umask);
 			if (fd < 0) {
 				err->code = EXIT_USAGE;
 				snprintf(err->msg, sizeof err->msg, "cannot write the log %s: %s; nothing was "
-					 "submitted", rq->log, strerror(errno));
+					 "submitted", rq->log, job_log_error(errno));
 				return EXIT_USAGE;
 			}
 			close(fd);

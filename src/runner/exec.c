@@ -84,7 +84,7 @@ static int open_log(struct runner *r, const struct job *j)
 		snprintf(name, sizeof name, "%llu.log", (unsigned long long)j->id);
 		return openat(r->dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
 	}
-	return open(j->log, O_WRONLY | O_CREAT | O_APPEND | O_NOCTTY | O_CLOEXEC, job_log_mode(j->umask));
+	return job_log_create(j->log, j->umask);
 }
 
 static bool disk_full(int fd)
@@ -165,7 +165,7 @@ void rjob_start(struct runner *r, struct rjob *rj, struct grant *g)
 				 "space, then `gpuctl submit --again %llu`)", j->log,
 				 (unsigned long long)j->id);
 		} else {
-			fail_now(r, rj, "cannot open its log %s: %s; nothing was run", j->log, strerror(e));
+			fail_now(r, rj, "cannot open its log %s: %s; nothing was run", j->log, job_log_error(e));
 		}
 		return;
 	}

@@ -336,11 +336,10 @@ void rjob_submit(struct runner *r, struct rclient *c, const struct msg *m, int s
 		rc = check_after(r, &a->j, why, sizeof why);
 	if (rc == EXIT_OK && a->j.log) {
 		/* The user's own file: it must take output before the job is accepted. */
-		int fd = open(a->j.log, O_WRONLY | O_CREAT | O_APPEND | O_NOCTTY | O_CLOEXEC,
-			      job_log_mode(a->j.umask));
+		int fd = job_log_create(a->j.log, a->j.umask);
 		if (fd < 0) {
 			snprintf(why, sizeof why, "cannot write the log %s: %s; nothing was submitted",
-				 a->j.log, strerror(errno));
+				 a->j.log, job_log_error(errno));
 			rc = EXIT_USAGE;
 		} else {
 			close(fd);
