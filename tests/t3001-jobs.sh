@@ -8,7 +8,7 @@
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/jobs.sh"
 jobs_yield
-plan 78
+plan 80
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
 daemon_setup
@@ -202,6 +202,30 @@ if can_switch; then
 	check_eq "the job runs on" '"running"' "$(job_field "$o" .state)"
 	echo >"$TMP/go-o"
 	await_ended "$o"
+	# The daemon's list labels a job "#ID" on the word of whoever queued it: a second user who
+	# queued a waiter labelled with root's job id made root's `wait` on its own job wait for
+	# theirs (and return 0 when they let go, the job still running, or never).
+	mkfifo "$TMP/go-own"
+	f=$("$G" submit -n 0 -- sh -c "read x <'$TMP/go-own'; exit 7")
+	await_started "$f"
+	as_nb python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+s.send(b"acquire\nid 1\ncount 1\nwait 1\nkind job\nname #%s%%20forged\ncommand sleep" % sys.argv[2].encode())
+print(s.recv(70000).decode(errors="replace").split("\n")[0], flush=True)
+s.recv(70000)' "$GPUCTL_SOCKET" "$f" >"$TMP/forged" 2>&1 &
+	forger=$!
+	await_line '.' "$TMP/forged"
+	check_eq "  (another user's waiter labelled with root's job id is listed)" "$f" \
+		"$("$G" jobs --all --json | jq -r "[.jobs[] | select(.user != \"root\") | .id] | map(tostring) | join(\",\")")"
+	timeout 60 "$G" wait "$f" >"$TMP/out" 2>&1 &
+	waiter=$!
+	echo go >"$TMP/go-own"
+	wait $waiter
+	check_eq "wait ID of one's own job waits for that job, not another user's label (its exit 7)" 7 "$?"
+	kill $forger 2>/dev/null
+	wait $forger 2>/dev/null
 	# A --log path in a shared directory where the other user put something first: a FIFO
 	# blocked the runner's open (every later submit of the user's hung behind it) and, read by
 	# them, took the job's output; their world-writable file took it too. Both refused at once.
@@ -216,7 +240,7 @@ if can_switch; then
 	check_exit "the runner serves the next submit (--log /dev/null is taken)" 0 timeout 30 "$G" submit -n 0 --log /dev/null -- true
 	check_exit "  which runs" 0 timeout 30 "$G" wait "$(cat "$TMP/stdout")"
 else
-	skip "a second user" "needs root and setpriv" 13
+	skip "a second user" "needs root and setpriv" 15
 fi
 
 # --clean forgets finished jobs.

@@ -42,32 +42,23 @@ static bool ended(const struct job *j)
 /* ---- another user's job (issue 24): the daemon's list says only whether it is queued or
  * running (a waiter or a lease of kind job labelled "#ID"); its outcome is its owner's. ---- */
 
-/* 1: another user's job id is queued or running (*state, *owner set), 0: not seen, -1: the
- * daemon cannot be asked (err). */
-static int other_state(uint64_t id, const char **state, char *owner, size_t n, struct gpu_error *err)
+/* Whether id names one of the caller's own jobs (its record is there): looked at before the
+ * daemon's list, whose "#ID" labels are any client's word. Asked after, a second user who
+ * queued a waiter labelled with the caller's next job id made the caller's `wait` on its own
+ * job wait for theirs, and return 0 when they let go, the job still running. */
+static bool own_job(uint64_t id)
 {
-	struct leaseview v;
-	uint64_t got;
-	uid_t me = geteuid();
-	if (!leaseview_load(&v, err))
-		return -1;
-	int r = 0;
-	for (size_t i = 0; !r && i < v.nqueue; i++)
-		if (!strcmp(v.queue[i].kind, "job") && v.queue[i].uid != me &&
-		    job_label_id(v.queue[i].name, &got) && got == id) {
-			*state = "queued";
-			snprintf(owner, n, "%s", v.queue[i].user);
-			r = 1;
-		}
-	for (size_t i = 0; !r && i < v.nleases; i++)
-		if (!strcmp(v.leases[i].kind, "job") && v.leases[i].uid != me &&
-		    job_label_id(v.leases[i].name, &got) && got == id) {
-			*state = "running";
-			snprintf(owner, n, "%s", v.leases[i].user);
-			r = 1;
-		}
-	leaseview_free(&v);
-	return r;
+	char *dir;
+	struct gpu_error err = {0};
+	int dfd = job_dir_open(&dir, &err);
+	if (dfd < 0)
+		return false;
+	struct job j = {0};
+	bool own = job_read(dfd, id, &j);
+	job_free(&j);
+	close(dfd);
+	free(dir);
+	return own;
 }
 
 /* Waits for another user's job: the daemon's list looked at every second (nothing tells another
@@ -83,7 +74,7 @@ static int wait_other(struct cmd *c, uint64_t id, const char *state, const char 
 		struct gpu_error err = {0};
 		char o[64];
 		const char *s;
-		int r = other_state(id, &s, o, sizeof o, &err);
+		int r = job_others_state(id, &s, o, sizeof o, &err);
 		if (r < 0)
 			return cmd_fail(c, &err);
 		if (!r) {
@@ -117,7 +108,7 @@ static int wait_cmd(struct cmd *c)
 		char owner[64];
 		struct gpu_error oerr = {0};
 		uint64_t id = refs[0].id;
-		if (other_state(id, &state, owner, sizeof owner, &oerr) == 1) {
+		if (!own_job(id) && job_others_state(id, &state, owner, sizeof owner, &oerr) == 1) {
 			free(refs);
 			return wait_other(c, id, state, owner, until);
 		}

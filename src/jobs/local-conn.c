@@ -184,29 +184,30 @@ bool job_label_id(const char *label, uint64_t *id)
 	return word_u64(num, UINT64_MAX, id);
 }
 
-/* Another user's queued or running job with this id, as the daemon lists it: its user. */
-static bool others_job(uint64_t id, char *user, size_t n)
+int job_others_state(uint64_t id, const char **state, char *user, size_t n, struct gpu_error *err)
 {
 	struct leaseview v;
-	struct gpu_error err = {0};
-	bool found = false;
 	uint64_t got;
-	if (!leaseview_load(&v, &err))
-		return false;
-	for (size_t i = 0; i < v.nleases && !found; i++)
-		if (!strcmp(v.leases[i].kind, "job") && job_label_id(v.leases[i].name, &got) && got == id &&
-		    v.leases[i].uid != geteuid()) {
+	uid_t me = geteuid();
+	if (!leaseview_load(&v, err))
+		return -1;
+	int r = 0;
+	for (size_t i = 0; !r && i < v.nleases; i++)
+		if (!strcmp(v.leases[i].kind, "job") && v.leases[i].uid != me &&
+		    job_label_id(v.leases[i].name, &got) && got == id) {
+			*state = "running";
 			snprintf(user, n, "%s", v.leases[i].user);
-			found = true;
+			r = 1;
 		}
-	for (size_t i = 0; i < v.nqueue && !found; i++)
-		if (!strcmp(v.queue[i].kind, "job") && job_label_id(v.queue[i].name, &got) && got == id &&
-		    v.queue[i].uid != geteuid()) {
+	for (size_t i = 0; !r && i < v.nqueue; i++)
+		if (!strcmp(v.queue[i].kind, "job") && v.queue[i].uid != me &&
+		    job_label_id(v.queue[i].name, &got) && got == id) {
+			*state = "queued";
 			snprintf(user, n, "%s", v.queue[i].user);
-			found = true;
+			r = 1;
 		}
 	leaseview_free(&v);
-	return found;
+	return r;
 }
 
 int jobctx_check(struct jobctx *x, const uint64_t *ids, size_t n, const char *who)
@@ -215,7 +216,9 @@ int jobctx_check(struct jobctx *x, const uint64_t *ids, size_t n, const char *wh
 		if (jobctx_find(x, ids[i]))
 			continue;
 		char user[64];
-		if (others_job(ids[i], user, sizeof user)) {
+		const char *state;
+		struct gpu_error err = {0};
+		if (job_others_state(ids[i], &state, user, sizeof user, &err) == 1) {
 			fprintf(stderr, "%s: job %llu is %s's, not yours: you can see it (`gpuctl jobs "
 				"--all`) but not read its log, wait for it or cancel it\n", who,
 				(unsigned long long)ids[i], user);
