@@ -2,7 +2,7 @@
 # t0009-kill.sh: gpuctl kill: own processes end, escalation to KILL after the grace period,
 # another user's processes untouched, dry run, and no PID-reuse accident.
 . "$(dirname "$0")/lib/lib.sh"
-plan 28
+plan 32
 use_state
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
@@ -85,3 +85,10 @@ if [ "$(id -u)" = 0 ]; then
 else
 	skip "pid reuse" "needs root to choose the next pid" 2
 fi
+
+# A --pid that NVML lists but this PID namespace does not show: left alone, and since it is the
+# one asked for, a failure (it exited 0, and the dry run gave no reason).
+check_exit "--pid of a process not visible here: exit 1" 1 env FAKENVML_MACHINE="$MACHINES/h100x8.machine" "$GPUCTL" kill --pid 4000101 -y
+check_grep "  left alone, saying why" '^pid 4000101 \(.*\) on GPU 0: not visible here \(another PID namespace\?\): left alone$' "$TMP/stdout"
+check_exit "  the dry run" 0 env FAKENVML_MACHINE="$MACHINES/h100x8.machine" "$GPUCTL" kill --pid 4000101 --dry-run
+check_grep "  says why it would leave it" '^leave pid 4000101 .* \(not visible here \(another PID namespace\?\): left alone\)$' "$TMP/stdout"

@@ -142,6 +142,24 @@ static bool confirm(size_t n, int sig)
 enum { O_PID = 'p', O_USER = 'u', O_MINE = 'm', O_SIGNAL = 's', O_GRACE = 'G', O_DRY = 'n',
        O_YES = 'y' };
 
+
+/* What became of a target, in words (the dry run's "leave ... (why)" too). */
+static const char *outcome(enum kill_state st)
+{
+	switch (st) {
+	case KS_ENDED: return "ended";
+	case KS_SIGNALLED: return "signalled";
+	case KS_KILLED: return "killed with SIGKILL after the grace period";
+	case KS_REFUSED: return "refused: another user's process (root may name the user with --user)";
+	case KS_GONE: return "already gone";
+	case KS_HIDDEN: return "not visible here (another PID namespace?): left alone";
+	case KS_NO_PIDFD: return "left alone: " PID_NO_PIDFD;
+	case KS_SURVIVED: return "still running";
+	case KS_PENDING: break;
+	}
+	return "";
+}
+
 static int kill_cmd(struct cmd *c)
 {
 	const struct cmd_entry *e = c->entry;
@@ -213,10 +231,13 @@ static int kill_cmd(struct cmd *c)
 	for (size_t i = 0; i < n && (dry || ask); i++) {
 		struct strbuf cmd = {0};
 		esc_fit(&cmd, t[i].cmd ? t[i].cmd : "?", 60, false);
-		printf("%s pid %u (%s) on GPU %s, %s: %s\n",
-		       t[i].k.state == KS_PENDING ? (dry ? "would signal" : "will signal") : "leave",
+		printf("%s pid %u (%s) on GPU %s, %s: %s", t[i].k.state == KS_PENDING ?
+		       (dry ? "would signal" : "will signal") : "leave",
 		       t[i].k.pid, esc_str(t[i].user ? t[i].user : "?", 0),
 		       gpu_list(t[i].gpus, gl, sizeof gl), mib_text(t[i].mem).s, cmd.buf);
+		if (t[i].k.state != KS_PENDING) /* why not */
+			printf(" (%s)", outcome(t[i].k.state));
+		putchar('\n');
 		sb_free(&cmd);
 	}
 	if (dry || (ask && !confirm(pending, sig))) {
@@ -252,18 +273,13 @@ static int kill_cmd(struct cmd *c)
 	uint64_t freed = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct target *x = &t[i];
-		const char *what = "";
-		switch (x->k.state) {
-		case KS_ENDED: what = "ended"; break;
-		case KS_SIGNALLED: what = "signalled"; break;
-		case KS_KILLED: what = "killed with SIGKILL after the grace period"; break;
-		case KS_REFUSED: what = "refused: another user's process (root may name the user with --user)"; rc = EXIT_DENIED; break;
-		case KS_GONE: what = "already gone"; break;
-		case KS_HIDDEN: what = "not visible here (another PID namespace?): left alone"; break;
-		case KS_NO_PIDFD: what = "left alone: " PID_NO_PIDFD; rc = rc ? rc : EXIT_FAIL; break;
-		case KS_SURVIVED: what = "still running"; rc = rc ? rc : EXIT_FAIL; break;
-		case KS_PENDING: break;
-		}
+		const char *what = outcome(x->k.state);
+		if (x->k.state == KS_REFUSED)
+			rc = EXIT_DENIED;
+		/* A process named by --pid and not signalled is a failure: the one asked for runs on. */
+		else if (x->k.state == KS_NO_PIDFD || x->k.state == KS_SURVIVED ||
+			 (x->k.state == KS_HIDDEN && pidlist))
+			rc = rc ? rc : EXIT_FAIL;
 		if (x->k.state == KS_ENDED || x->k.state == KS_KILLED)
 			freed += x->mem;
 		printf("pid %u (%s) on GPU %s: %s\n", x->k.pid, esc_str(x->user ? x->user : "?", 0),
@@ -294,8 +310,9 @@ const struct cmd_entry cmd_kill_entry = {
 		 "root and name that user with --user. TERM (the default), INT and QUIT escalate to\n"
 		 "KILL for those still alive after --grace seconds (default 10). Each process is\n"
 		 "signalled through a pidfd, so a pid reused meanwhile is never hit. On a terminal it\n"
-		 "asks first, unless -y. Exit 12 if some were refused, 1 if some survived, 2 if a\n"
-		 "--pid is no GPU process (then nothing is signalled). `kill` is never abbreviated.\n\n"
+		 "asks first, unless -y. Exit 12 if some were refused, 1 if some survived or a\n"
+		 "--pid was left alone (not visible here, no pidfds), 2 if a --pid is no GPU process\n"
+		 "(then nothing is signalled). `kill` is never abbreviated.\n\n"
 		 CMD_GPUS_HELP
 		 "      --gpu LIST             the same (its older spelling)\n"
 		 "  -p, --pid LIST             these processes\n"
