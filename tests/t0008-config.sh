@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/jobs.sh"
-plan 58
+plan 60
 use_machine "$MACHINES/h100x8.machine" # free: GPUs 1, 4 and 7
 daemon_setup
 daemon_start
@@ -23,6 +23,9 @@ check_exit "--min-free-memory 1024T is a size (no GPU has it: busy)" 10 "$GPUCTL
 for v in 1e400 1e306h 9000h; do
 	check_exit "--wait=$v: exit 2" 2 "$GPUCTL" run --wait="$v" -- true
 done
+# --wait's duration is optional, so joined: `--wait 2m -- CMD` waited with no limit, then ran "2m".
+check_exit "run --wait 2m -- CMD: exit 2, before any lease" 2 timeout 30 "$GPUCTL" run --wait 2m -- true
+check_grep "  saying how to write it" "run: --wait takes its duration joined to it: --wait=2m \('2m' would be run as the command" "$TMP/stderr"
 check_exit "status --loop 1e300: exit 2" 2 timeout 10 "$GPUCTL" status --loop 1e300 -c 2
 check_exit "status --loop-ms 18446744073709551615: exit 2" 2 timeout 10 "$GPUCTL" status --loop-ms 18446744073709551615 -c 2
 check_exit "kill --grace 1e300: exit 2" 2 "$GPUCTL" kill --mine --grace 1e300

@@ -35,6 +35,14 @@ int lease_opts_read(struct cmd *c, struct lease_opts *o)
 		return cmd_bad_usage(c->entry, "--wait wants a duration such as 90, 30s, 5m or 2h "
 				     "(at most " MAX_DURATION_TEXT "; --wait alone waits as long as it takes), "
 				     "not '%s'", wait);
+	/* --wait's duration is optional, so it is written joined (--wait=2m): `--wait 2m -- CMD`
+	 * waited with no limit, then ran "2m" as the command. A first command word that reads as
+	 * a duration is taken for that mistake. */
+	double d;
+	if (o->wait_given && !wait && a->argc && parse_duration(a->argv[0], MAX_DURATION, &d))
+		return cmd_bad_usage(c->entry, "--wait takes its duration joined to it: --wait=%s "
+				     "('%s' would be run as the command; a command of that name: ./%s)",
+				     a->argv[0], a->argv[0], a->argv[0]);
 	const char *tl = args_get(a, LO_TIME); /* time limits (issue 24) */
 	if (tl && (!parse_duration(tl, MAX_DURATION, &o->rq.time_limit) || o->rq.time_limit <= 0))
 		return cmd_bad_usage(c->entry, "--time wants a duration such as 90, 30s, 5m or 2h "
