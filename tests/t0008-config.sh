@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/jobs.sh"
-plan 60
+plan 67
 use_machine "$MACHINES/h100x8.machine" # free: GPUs 1, 4 and 7
 daemon_setup
 daemon_start
@@ -30,6 +30,14 @@ check_exit "status --loop 1e300: exit 2" 2 timeout 10 "$GPUCTL" status --loop 1e
 check_exit "status --loop-ms 18446744073709551615: exit 2" 2 timeout 10 "$GPUCTL" status --loop-ms 18446744073709551615 -c 2
 check_exit "kill --grace 1e300: exit 2" 2 "$GPUCTL" kill --mine --grace 1e300
 GPUCTL_DAEMON_TIMEOUT=1e300 check_exit "GPUCTL_DAEMON_TIMEOUT=1e300 is not a timeout: the default" 0 "$GPUCTL" leases
+check_grep "  said, never taken silently" "^gpuctl: warning: GPUCTL_DAEMON_TIMEOUT='1e300' is not a duration over 0 .*; the daemon's answers are waited for 5 s\$" "$TMP/stderr"
+# gpuctl's other variables alike: the value, what it wants, what is done instead; once.
+GPUCTL_SNAPSHOT=maybe check_exit "GPUCTL_SNAPSHOT=maybe: status still works" 0 "$GPUCTL" status -l 0.2 -c 2
+check_eq "  said once, not per refresh" 1 "$(grep -c "^gpuctl: warning: GPUCTL_SNAPSHOT='maybe' is not 0, 1, on, off, yes or no" "$TMP/stderr")"
+GPUCTL_SNAPSHOT_AGE=999 check_exit "GPUCTL_SNAPSHOT_AGE=999: status still works" 0 "$GPUCTL" status
+check_grep "  said" "^gpuctl: warning: GPUCTL_SNAPSHOT_AGE='999' is not a duration of at most 60 s" "$TMP/stderr"
+GPUCTL_SNAPSHOT=OFF check_exit "GPUCTL_SNAPSHOT=OFF is understood" 0 "$GPUCTL" status
+check_eq "  without a word" "" "$(cat "$TMP/stderr")"
 printf '[profile huge]\nmin_free_memory = 1e300T\n' >"$CONF"
 check_exit "a profile's min_free_memory = 1e300T: exit 2" 2 "$GPUCTL" run --dry-run -- true
 check_grep "naming file and line" "config:2: bad value '1e300T' for min_free_memory" "$TMP/stderr"

@@ -1,6 +1,7 @@
 /* util.c: error reporting, never-failing allocation, string buffers and small parsers (numbers,
  * seconds, sizes, durations, booleans: the command line's and the configuration's alike). */
 #include "base/util.h"
+#include "base/escape.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -474,4 +475,14 @@ bool sb_nearest(struct strbuf *sb, const char *word, const char *const *names, s
 		any = true;
 	}
 	return any;
+}
+
+void env_bad(volatile int *said, const char *name, const char *value, const char *want,
+	     const char *instead)
+{
+	/* Once, even where the exporter's threads ask at once (one of them says it). */
+	if (__atomic_exchange_n(said, 1, __ATOMIC_RELAXED))
+		return;
+	fprintf(stderr, "gpuctl: warning: %s='%s' is not %s; %s\n", name, esc_str(value, 0), want,
+		instead);
 }

@@ -195,6 +195,11 @@ bool parse_size_mib(const char *s, uint64_t *mib);
 bool parse_duration(const char *s, double max, double *secs);
 /* true, yes, 1 or false, no, 0. */
 bool parse_bool(const char *v, bool *out);
+/* An environment variable of gpuctl's (GPUCTL_DAEMON_TIMEOUT, ...) whose value cannot be used:
+ * said on stderr once per process (*said, the caller's), with what it wants and what is done
+ * instead, so that a mistyped value is never taken silently for the default. */
+void env_bad(volatile int *said, const char *name, const char *value, const char *want,
+	     const char *instead);
 
 /* Memory as nvidia-smi shows it: whole MiB, a partial MiB counted as one (its rule in real
  * captures); as text, "71234 MiB" and "71234 / 81559 MiB" (returned by value: use .s within the

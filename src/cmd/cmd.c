@@ -59,7 +59,8 @@ static void main_usage(FILE *f, const struct cmd_entry *const *table, size_t n)
 		folded(f, code, exit_code_docs[i].text);
 	}
 	folded(f, "", exit_code_passthrough);
-	fprintf(f, "\nEnvironment:\n");
+	fprintf(f, "\nEnvironment:\n  (a value of gpuctl's own variables that it cannot use is said on stderr,\n"
+		   "  with what is done instead)\n");
 	for (const struct cmd_env *v = cmd_environment; v->name; v++) {
 		fprintf(f, "  %-23s ", v->name);
 		fold_at(f, 26, v->text);

@@ -39,9 +39,16 @@ const char *client_socket_path(void)
 
 static double answer_timeout(void)
 {
+	static volatile int said;
 	const char *s = getenv("GPUCTL_DAEMON_TIMEOUT");
 	double t;
-	return s && parse_duration(s, MAX_SECONDS, &t) && t > 0 ? t : 5.0;
+	if (!s)
+		return 5.0;
+	if (parse_duration(s, MAX_SECONDS, &t) && t > 0)
+		return t;
+	env_bad(&said, "GPUCTL_DAEMON_TIMEOUT", s, "a duration over 0 such as 5, 0.5, 30s or 2m",
+		"the daemon's answers are waited for 5 s");
+	return 5.0;
 }
 
 /* A directory for this user alone: made if missing, refused if anyone else owns or can write it
@@ -361,7 +368,7 @@ bool dclient_open(struct dclient *dc, enum dclient_mode mode, struct gpu_error *
 			return open_private(dc, mode, path, err);
 		if ((e == ECONNREFUSED || e == EAGAIN || e == ENOENT) && now_mono() < until) {
 			if (!told)
-				fprintf(stderr, "gpuctl: waiting up to %.0f s for the gpuctl daemon at %s (%s)\n",
+				fprintf(stderr, "gpuctl: waiting up to %g s for the gpuctl daemon at %s (%s)\n",
 					wait, path, e == ENOENT ? "installed, but its socket is not there yet"
 					: strerror(e));
 			told = true;
@@ -525,7 +532,7 @@ bool dclient_call(struct dclient *dc, const struct strbuf *req, struct msg *repl
 			return false;
 		if (r == 0 && now_mono() >= until) {
 			char why[160];
-			snprintf(why, sizeof why, "did not answer within %.0f s: it may be stopped or "
+			snprintf(why, sizeof why, "did not answer within %g s: it may be stopped or "
 				 "overloaded%s", dc->timeout, dc->peer ? "" : " (an administrator can check "
 				 "`systemctl status gpuctl`)");
 			lost(dc, err, why);

@@ -201,7 +201,7 @@ static int wait_step(struct waiter *w, struct gpu_error *err)
 	}
 	if (!queued) {
 		char why[128];
-		snprintf(why, sizeof why, "did not answer within %.0f s", w->dc.timeout);
+		snprintf(why, sizeof why, "did not answer within %g s", w->dc.timeout);
 		err->code = EXIT_DAEMON;
 		snprintf(err->msg, sizeof err->msg, "the gpuctl daemon (pid %d, %s) %s: it may be stopped "
 			 "or overloaded (an administrator can check `systemctl status gpuctl`)",
@@ -210,7 +210,7 @@ static int wait_step(struct waiter *w, struct gpu_error *err)
 	}
 	if (w->ping_at && now >= w->ping_at + w->dc.timeout && !w->warned) {
 		progress(w, true);
-		fprintf(stderr, "gpuctl: the gpuctl daemon (pid %d, %s) has not answered for %.0f s (is it "
+		fprintf(stderr, "gpuctl: the gpuctl daemon (pid %d, %s) has not answered for %g s (is it "
 			"stopped?); still waiting in its queue\n", (int)w->dc.daemon_pid, w->dc.path,
 			w->dc.timeout);
 		w->warned = true;

@@ -65,15 +65,31 @@ static const struct gpu_backend snapshot_backend = {
 
 bool snapshot_wanted(void)
 {
+	static volatile int said;
 	const char *s = getenv("GPUCTL_SNAPSHOT");
-	return !s || !(!strcmp(s, "0") || !strcasecmp(s, "off") || !strcasecmp(s, "no"));
+	if (!s || !*s)
+		return true;
+	static const char *const off[] = {"0", "off", "no", "false"}, *const on[] = {"1", "on", "yes", "true"};
+	for (size_t i = 0; i < ARRAY_SIZE(off); i++)
+		if (!strcasecmp(s, off[i]) || !strcasecmp(s, on[i]))
+			return !strcasecmp(s, on[i]);
+	env_bad(&said, "GPUCTL_SNAPSHOT", s, "0, 1, on, off, yes or no",
+		"the daemon's view is used where one serves");
+	return true;
 }
 
 double snapshot_max_age(double def)
 {
+	static volatile int said;
 	const char *s = getenv("GPUCTL_SNAPSHOT_AGE");
 	double t;
-	return s && *s && parse_duration(s, 60, &t) ? t : def;
+	if (!s || !*s)
+		return def;
+	if (parse_duration(s, 60, &t))
+		return t;
+	env_bad(&said, "GPUCTL_SNAPSHOT_AGE", s, "a duration of at most 60 s, such as 0, 0.5 or 2s",
+		"the command's own bound is used");
+	return def;
 }
 
 bool snapshot_serves(const struct gpu_set *set)

@@ -328,10 +328,20 @@ static bool ask(struct asker *a, struct ctr_info *x)
 /* The budget: CTR_LOOKUP_BUDGET, or GPUCTL_CONTAINER_TIMEOUT milliseconds (at most 2000). */
 static double budget(void)
 {
+	static volatile int said;
 	const char *s = getenv("GPUCTL_CONTAINER_TIMEOUT");
 	unsigned long ms;
-	if (s && parse_uint(s, &ms) && ms <= 2000)
+	if (!s || !*s)
+		return CTR_LOOKUP_BUDGET;
+	if (parse_uint(s, &ms) && ms <= 2000)
 		return (double)ms / 1000;
+	if (parse_uint(s, &ms)) {
+		env_bad(&said, "GPUCTL_CONTAINER_TIMEOUT", s, "a number of milliseconds up to 2000",
+			"2000 is used");
+		return 2.0;
+	}
+	env_bad(&said, "GPUCTL_CONTAINER_TIMEOUT", s, "a number of milliseconds up to 2000",
+		"the default is used");
 	return CTR_LOOKUP_BUDGET;
 }
 
