@@ -4,7 +4,7 @@
 # time, what a refresh asks NVML for, MiB rounded as nvidia-smi does, a GPU lost mid-refresh, the
 # MIG UUID of `map --json`, and the stand-in's exported symbols.
 . "$(dirname "$0")/lib/lib.sh"
-plan 65
+plan 67
 GOLD=$ROOT/tests/golden
 export FAKENVML_STATS=$TMP/stats
 
@@ -20,6 +20,10 @@ done
 use_machine "$MACHINES/h200-idle.machine"
 "$GPUCTL" status --format=csv --query-gpu=clocks_throttle_reasons.supported,clocks_throttle_reasons.active,clocks_throttle_reasons.gpu_idle,clocks_throttle_reasons.applications_clocks_setting,clocks_throttle_reasons.sw_power_cap,clocks_throttle_reasons.hw_slowdown,clocks_throttle_reasons.hw_thermal_slowdown,clocks_throttle_reasons.hw_power_brake_slowdown,clocks_throttle_reasons.sw_thermal_slowdown,clocks_throttle_reasons.sync_boost,gpu_serial,gpu.power.requested_limit,gpu.power.current_limit,gpu.power.default_limit,gpu.power.min_limit,gpu.power.max_limit,clocks.max.gr,clocks.max.mem,pcie.link.gen.gpucurrent,pcie.link.gen.gpumax,display_attached,pci.sub_device_id,clocks.video >"$TMP/got"
 check_eq "old throttle names and aliases print the canonical headers" "$(cat "$GOLD/h200-aliases.csv")" "$(cat "$TMP/got")"
+
+# nvidia-smi's -lms MS (--loop-ms): getopt read "-lms 500" as -l "ms", and refused the 500.
+check_exit "-lms 100 -c 2, as nvidia-smi writes it" 0 timeout 30 "$GPUCTL" status --query-gpu=index --format=csv,noheader -i 0 -lms 100 -c 2
+check_eq "  two refreshes" "0 0" "$(tr '\n' ' ' <"$TMP/stdout" | sed 's/ $//')"
 
 # A real row (RTX 2080, driver 440.64, Ricks-Lab/gpu-utils#83), UUID masked in the source.
 cat >"$TMP/rtx2080.machine" <<'EOF'

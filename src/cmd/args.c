@@ -65,6 +65,10 @@ enum args_status args_parse(struct args *a, const struct cmd_entry *e, int argc,
 	struct option *longs;
 	memset(a, 0, sizeof *a);
 	template(e, shorts, sizeof shorts, &longs);
+	for (int i = 1; e->args.words && i < argc && strcmp(argv[i], "--"); i++)
+		for (const char *const *w = e->args.words; *w; w += 2)
+			if (!strcmp(argv[i], w[0]))
+				argv[i] = (char *)w[1];
 	enum args_status st = ARGS_OK;
 	optind = 0; /* glibc: start over, whatever an earlier parse left behind */
 	opterr = 0;

@@ -44,6 +44,9 @@ struct cmd_entry {
 		const struct option *longs;  /* ends with {0}; NULL when none */
 		int lower, upper;            /* positional arguments: at least, at most (-1: any) */
 		int gpus_alias;              /* another letter for -g (status: 'i', as in nvidia-smi) */
+		/* nvidia-smi's long options written with one dash, each followed by the long option
+		 * it is ("-lms", "--loop-ms"); NULL-ended. getopt read "-lms 500" as -l "ms". */
+		const char *const *words;
 	} args;
 	unsigned flags;              /* CMD_* */
 	int (*exec)(struct cmd *c);  /* returns the exit status */

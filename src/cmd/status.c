@@ -437,7 +437,7 @@ const struct cmd_entry cmd_status_entry = {
 		"  -l, --loop SECONDS         refresh every SECONDS (fractions allowed) until Ctrl-C;\n"
 		"                             the table redraws in place, JSON prints one document\n"
 		"                             per line, CSV appends rows\n"
-		"      --loop-ms MS           the same in milliseconds\n"
+		"      --loop-ms MS           the same in milliseconds (nvidia-smi's -lms too)\n"
 		"  -c, --count N              stop after N refreshes\n"
 		"      --color=auto|always|never   colour the table (NO_COLOR is respected)\n"
 		"      --prometheus [URL]     the cluster: every node's GPUs, processes and leases\n"
@@ -450,7 +450,8 @@ const struct cmd_entry cmd_status_entry = {
 		"The table fits the terminal's width (COLUMNS sets another); piped, nothing is cut.\n"
 		"A loop on a terminal fits its height too, as top does.\n",
 	/* One positional argument: the URL of `--prometheus URL` (the option's value is optional). */
-	.args = {.shorts = "l:c:L", .longs = longopts, .upper = 1, .gpus_alias = 'i'},
+	.args = {.shorts = "l:c:L", .longs = longopts, .upper = 1, .gpus_alias = 'i',
+		 .words = (const char *const[]){"-lms", "--loop-ms", NULL}},
 	.flags = CMD_NVML | CMD_GPUS | CMD_GUARD_VIEW,
 	.exec = status,
 };
