@@ -4,7 +4,7 @@
 # time, what a refresh asks NVML for, MiB rounded as nvidia-smi does, a GPU lost mid-refresh, the
 # MIG UUID of `map --json`, and the stand-in's exported symbols.
 . "$(dirname "$0")/lib/lib.sh"
-plan 67
+plan 68
 GOLD=$ROOT/tests/golden
 export FAKENVML_STATS=$TMP/stats
 
@@ -155,7 +155,10 @@ cp "$TMP/stdout" "$TMP/out"
 check_eq "JSON: lost, every reading null, processes null" '{"lost":true,"memory_used_mib":null,"utilization_gpu_pct":null,"temperature_c":null,"power_w":null,"power_limit_w":null,"compute_mode":null,"mig_mode":null,"processes":null}' "$(jqv '.gpus[2] | {lost,memory_used_mib,utilization_gpu_pct,temperature_c,power_w,power_limit_w,compute_mode,mig_mode,processes}')"
 check_eq "JSON: the others are whole" '[98,false,1]' "$(jqv '[.gpus[0].utilization_gpu_pct, .gpus[3].lost, (.gpus[3].processes | length)]')"
 "$GPUCTL" status --query-gpu=index,power.draw,enforced.power.limit,fan.speed,clocks.sm,temperature.gpu,pstate,compute_mode --format=csv,noheader -i 2 >"$TMP/got" 2>/dev/null
-check_eq "CSV: every field of the lost GPU is [N/A]" "2, [N/A], [N/A], [N/A], [N/A], [N/A], [N/A], [N/A]" "$(cat "$TMP/got")"
+check_eq "CSV: every reading of the lost GPU is the driver's words (not [N/A]: unsupported)" \
+	"2, [GPU is lost], [GPU is lost], [GPU is lost], [GPU is lost], [GPU is lost], [GPU is lost], [GPU is lost]" "$(cat "$TMP/got")"
+"$GPUCTL" status --query-gpu=index,uuid,clocks_event_reasons.active,pcie.link.width.max --format=csv,noheader -i 2 >"$TMP/got" 2>/dev/null
+check_eq "  the extended fields too; its identity stays" "2, GPU-$(awk '/^uuid = GPU-/ {n++} n == 3 {sub(/^uuid = GPU-/, ""); print; exit}' "$TMP/lost"), [GPU is lost], [GPU is lost]" "$(cat "$TMP/got")"
 "$GPUCTL" status --query-compute-apps=pid,gpu_bus_id --format=csv,noheader >"$TMP/got" 2>/dev/null
 check_eq "CSV apps: no process of the lost GPU" "" "$(grep '3A:00.0' "$TMP/got")"
 "$GPUCTL" status >"$TMP/got" 2>/dev/null

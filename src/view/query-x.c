@@ -14,6 +14,7 @@
  * yet (GX_NONE: the fabric health bits, the host's PCIe maximum) print the
  * not-available token, never a guess; so does a value a name table below has no name for. */
 #include "view/query-x.h"
+#include "view/query.h"
 #include "base/escape.h"
 
 #include <stdio.h>
@@ -432,6 +433,10 @@ void query_x_cell(struct strbuf *sb, const struct xfield *x, const struct gpu_se
 {
 	if (x->deprecated && query_driver_deprecates(set)) {
 		sb_adds(sb, deprecated_token);
+		return;
+	}
+	if (g->lost) { /* (as query.c's fields) */
+		sb_adds(sb, QUERY_LOST);
 		return;
 	}
 	struct gpu_xval v;

@@ -355,10 +355,14 @@ static void gpu_value(char *buf, size_t n, const struct field *f, const struct g
 	}
 }
 
-/* What nvidia-smi prints for a value the driver could not give. */
+/* What nvidia-smi prints for a value the driver could not give: the driver's words in brackets
+ * (nvmlErrorString's), "[N/A]" for "not supported". A GPU fallen off the bus said "[N/A]" for
+ * every field, as if each were unsupported. */
 static void unavailable(struct strbuf *sb, const struct field *f, const struct gpu *g)
 {
-	if (f->fmt == V_TEMP_MEM)
+	if (g->lost)
+		sb_adds(sb, QUERY_LOST);
+	else if (f->fmt == V_TEMP_MEM)
 		sb_adds(sb, "N/A");
 	else if (f->bit != NO_BIT && g->why[f->bit])
 		sb_addf(sb, "[%s]", g->why[f->bit]);

@@ -10,6 +10,9 @@
 #include "machine/gpu.h"
 #include "base/util.h"
 
+/* A field of a GPU that fell off the bus: nvmlErrorString(NVML_ERROR_GPU_IS_LOST), bracketed. */
+#define QUERY_LOST "[GPU is lost]"
+
 enum { QF_NOHEADER = 1, QF_NOUNITS = 2 };
 enum query_kind { Q_GPU, Q_APPS };
 
