@@ -4,7 +4,7 @@
 # cleaning the shell, what another user may not do, user config and the daemon's policy.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 96
+plan 99
 H=$MACHINES/h100x8.machine
 use_machine "$H"
 daemon_setup
@@ -167,7 +167,7 @@ check_exit "release --lease ID" 0 "$GPUCTL" release --lease "$a"
 check_grep "names it" "^released lease $a \(1 GPU\)$" "$TMP/stdout"
 check_eq "ends exactly that lease" "$others" "$("$GPUCTL" leases --json | jq -c '[.leases[].id]')"
 check_exit "release --lease of a lease that has ended" 0 "$GPUCTL" release --lease "$a"
-check_grep "says so" "no env lease $a of yours to release \(it has ended\)" "$TMP/stderr"
+check_grep "says so" "no env lease $a of yours to release \(it has ended, or never was\)" "$TMP/stderr"
 check_exit "release (all of mine)" 0 "$GPUCTL" release
 check_eq "all released" 0 "$(live_leases)"
 kill $holdp
@@ -222,3 +222,6 @@ check_grep "explains the cap" 'caps each user at 2' "$TMP/stderr"
 check_exit "a request for reserved GPUs only is refused, not queued" 2 "$GPUCTL" run -g 1 --wait -- true
 check_grep "and says why" 'reserves some' "$TMP/stderr"
 check_exit "unknown profile" 2 "$GPUCTL" run --profile nope -- true
+check_exit "release --lease '': a usage error (it said 'no env lease  of yours ... has ended')" 2 "$GPUCTL" release --lease ''
+check_exit "release --lease of no lease: nothing to do (0)" 0 "$GPUCTL" release --lease 0123456789abcdef
+check_grep "  saying it has ended, or never was" "^gpuctl release: no env lease 0123456789abcdef of yours to release \(it has ended, or never was\)\$" "$TMP/stderr"

@@ -95,6 +95,9 @@ static int release(struct cmd *c)
 	const char *fmt = f >= 0 ? formats[f] : NULL, *user = args_get(&c->args, O_USER);
 	const char *lease_id = args_get(&c->args, O_LEASE);
 	uid_t me = getuid(), who = me;
+	if (lease_id && !*lease_id)
+		return cmd_bad_usage(c->entry, "--lease wants a lease id (gpuctl leases lists them), "
+				     "not an empty word");
 	if (user && !user_uid(user, &who))
 		return cmd_bad_usage(c->entry, "no user '%s'", user);
 	if (who != me && me != 0) {
@@ -172,7 +175,7 @@ static int release(struct cmd *c)
 		fprintf(stderr, "gpuctl release: no env lease %s%sof %s to release%s%s%s\n",
 			lease_id ? esc_str(lease_id, 2) : "", lease_id ? " " : "",
 			user ? esc_str(user, 0) : "yours", ids ? " on " : "", ids ? esc_str(ids, 1) : "",
-			v.present ? (lease_id ? " (it has ended)" : "") : " (no gpuctl daemon is running)");
+			v.present ? (lease_id ? " (it has ended, or never was)" : "") : " (no gpuctl daemon is running)");
 	leaseview_free(&v);
 	return rc;
 }
