@@ -6,7 +6,7 @@
 # line on a terminal.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 31
+plan 33
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
 daemon_setup
@@ -163,3 +163,17 @@ check_eq "a request granted before the daemon died is its lease, not a waiter, a
 echo >"$TMP/fifo-q2"
 wait $wq
 check_eq "nothing left leased or queued" "0 0" "$(live_leases) $(queue_len)"
+
+# A waiter across a daemon restart keeps its place, and says so once: a daemon on its way out can
+# take the rejoin into its backlog and close it again, and the same line came twice.
+: >"$LOG"
+hold r1 4
+"$GPUCTL" run -q -n 1 --wait -- "$WL" --seconds 0 --log "$LOG" --tag rejoined 2>"$TMP/rejoin.err" & wr=$!
+wait_queue 1
+daemon_stop
+daemon_start
+wait_queue 1
+released r1
+wait $wr
+check_eq "a waiter across a restart runs" 0 $?
+check_eq "  and says it rejoins the queue once" 1 "$(grep -c 'rejoining the queue' "$TMP/rejoin.err")"

@@ -113,8 +113,11 @@ static bool rejoin(struct waiter *w, struct gpu_error *err)
 			 why, w->rejoins);
 		return false;
 	}
-	fprintf(stderr, "gpuctl: %s; %s\n", err->msg, w->r.state == LREQ_QUEUED ? "rejoining the queue"
-										 : "asking again");
+	/* Said once per restart: a daemon on its way out can take the rejoin into its backlog and
+	 * close it again, and the same words then came twice. */
+	if (w->rejoins == 1)
+		fprintf(stderr, "gpuctl: %s; %s\n", err->msg, w->r.state == LREQ_QUEUED ?
+			"rejoining the queue" : "asking again");
 	dclient_close(&w->dc);
 	while (!interrupted) {
 		struct gpu_error e = {0};
