@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/jobs.sh"
-plan 67
+plan 69
 use_machine "$MACHINES/h100x8.machine" # free: GPUs 1, 4 and 7
 daemon_setup
 daemon_start
@@ -158,3 +158,6 @@ python3 -c "print('[daemon]'); print('max_gpus_per_user = 2' + ' ' * 200 + 'x');
 check_exit "a setting's line over 199 bytes: exit 2" 2 env -u GPUCTL_CONFIG_NOSYSTEM GPUCTL_SYSTEM_CONFIG="$SYS" "$GPUCTL" config
 check_grep "  naming its line and the limit" "system.conf:2: a line of 222 bytes: a setting's line may have at most 199\$" "$TMP/stderr"
 check_eq "  and nothing else said (no line 3 of pieces)" 1 "$(wc -l <"$TMP/stderr")"
+printf 'wait = 5m\n[defaults]\nwait = 1m\n' >"$CONF"
+check_exit "a key before any section: a warning, not an error" 0 "$GPUCTL" config
+check_grep "  saying where it belongs (it said 'unknown section []')" "config:1: wait = \.\.\. comes before any section: it belongs under \[defaults\], \[profile NAME\] or \[slurm\]; ignored" "$TMP/stderr"

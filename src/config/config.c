@@ -278,6 +278,11 @@ static int user_section(struct parse_ctx *x, const char *section, const char *na
 		return slurm_key(x, name, value);
 	if (!strncmp(section, "profile ", 8) && section[8])
 		return profile_key(x, profile_get(x->c, section + 8), name, value);
+	if (!section[0]) { /* (it said "unknown section []") */
+		fprintf(stderr, "gpuctl: warning: %s:%d: %s = ... comes before any section: it belongs "
+			"under [defaults], [profile NAME] or [slurm]; ignored\n", x->path, x->line, name);
+		return 1;
+	}
 	/* "[profil gpu]": the first word is what was mistyped, the rest is the profile's name. */
 	static const char *const known[] = {"defaults", "slurm", "daemon", "profile"};
 	size_t len = strcspn(section, " ");
