@@ -7,7 +7,7 @@
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/jobs.sh"
 jobs_yield
-plan 30
+plan 33
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
 daemon_setup
@@ -141,4 +141,31 @@ if unshare -m --propagation private true 2>/dev/null && [ "$(id -u)" = 0 ]; then
 	check_eq "  and jobs says how it ended, not running" '["failed",3]' "$(jq -c '.jobs[0] | [.state, .exit_code]' "$TMP/full2.json")"
 else
 	skip "full records disk" "needs root and mount namespaces" 3
+fi
+
+# Where the old record cannot be written over either (a copy-on-write file system; here a
+# record the runner, another user, may no longer open), the outcome is kept and written once
+# there is room: it was lost with the runner, then read back as "lost, exit status unknown".
+if unshare -m --propagation private true 2>/dev/null && can_switch; then
+	mkdir -p "$TMP/full3"
+	mkfifo -m 666 "$TMP/go-full3"
+	export -f as_nobody
+	unshare -m --propagation private bash -c '
+		mount -t tmpfs -o size=64k,mode=1777 none "$1" || exit 99
+		export XDG_STATE_HOME=$1/state
+		id=$(as_nobody env XDG_STATE_HOME="$XDG_STATE_HOME" "$2" submit -- sh -c "read x <\"$4\"; head -c 300000 /dev/zero | tr \"\\0\" x; exit 3")
+		dir=$(echo "$XDG_STATE_HOME"/gpuctl/jobs/*)
+		"$AWAIT_LINE" "^gpuctl runner: job $id started" "$dir/runner.log" 1 60
+		chmod 0400 "$dir/$id.job"   # (root made it so: the runner cannot open it to write)
+		echo go >"$4"
+		"$AWAIT_LINE" "^gpuctl runner: cannot write the record of job $id: .*; kept, written again every 5 s" "$dir/runner.log" 1 60 && echo kept
+		: >"$dir/$id.log"            # room again
+		"$AWAIT_LINE" "^gpuctl runner: the record of job $id is written now" "$dir/runner.log" 1 60 && echo written
+		as_nobody env XDG_STATE_HOME="$XDG_STATE_HOME" "$2" jobs --json "$id" >"$3/full3.json"' \
+		_ "$TMP/full3" "$G" "$TMP" "$TMP/go-full3" >"$TMP/full3.out" 2>&1
+	check_grep "a record refused even in place is kept by the runner" '^kept$' "$TMP/full3.out"
+	check_grep "  and written once there is room" '^written$' "$TMP/full3.out"
+	check_eq "  jobs then says how it ended" '["failed",3]' "$(jq -c '.jobs[0] | [.state, .exit_code]' "$TMP/full3.json" 2>&1)"
+else
+	skip "a record kept until there is room" "needs root, setpriv and mount namespaces" 3
 fi
