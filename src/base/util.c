@@ -1,7 +1,6 @@
 /* util.c: error reporting, never-failing allocation, string buffers and small parsers (numbers,
  * seconds, sizes, durations, booleans: the command line's and the configuration's alike). */
 #include "base/util.h"
-#include "base/escape.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -483,6 +482,9 @@ void env_bad(volatile int *said, const char *name, const char *value, const char
 	/* Once, even where the exporter's threads ask at once (one of them says it). */
 	if (__atomic_exchange_n(said, 1, __ATOMIC_RELAXED))
 		return;
-	fprintf(stderr, "gpuctl: warning: %s='%s' is not %s; %s\n", name, esc_str(value, 0), want,
-		instead);
+	char shown[64 * 4 + 4], *o = shown; /* its first 64 bytes, control bytes as \xNN */
+	for (const unsigned char *p = (const unsigned char *)value; *p && p - (const unsigned char *)value < 64; p++)
+		o += *p < 0x20 || *p == 0x7f ? sprintf(o, "\\x%02x", *p) : sprintf(o, "%c", *p);
+	fprintf(stderr, "gpuctl: warning: %s='%s%s' is not %s; %s\n", name, shown,
+		strlen(value) > 64 ? "..." : "", want, instead);
 }
