@@ -45,7 +45,7 @@ check_grep "stderr names the GPU and what to do" 'GPU 2 \(00000000:3A:00.0\) is 
 check_exit "lost GPU in the table" 5 "$GPUCTL" status
 check_grep "table says LOST" '^  2 NVIDIA H100 80GB HBM3 +LOST: GPU is lost$' "$TMP/stdout"
 check_exit "lost GPU in csv" 5 "$GPUCTL" status --query-gpu=index,memory.used --format=csv,noheader
-check_eq "csv row of the lost GPU" '2, [N/A]' "$(sed -n 3p "$TMP/stdout")"
+check_eq "csv row of the lost GPU" '2, [GPU is lost]' "$(sed -n 3p "$TMP/stdout")"
 
 { cat "$H"; } | awk '/^\[gpu\]/{g++} {print} /^\[gpu\]/ && g==2 {print "handle_error = NO_PERMISSION"}' >"$M"
 check_exit "a GPU we may not open" 5 "$GPUCTL" status --json

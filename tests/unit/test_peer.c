@@ -97,15 +97,16 @@ static void test_output(struct peer_loop *l)
 	peer_close(&p);
 	close(other);
 
-	/* A bound of 3 messages: queued (with a descriptor) until past it. */
-	pair(l, &p, 3 * msg.len, &other);
+	/* A bound of 3 messages (what each costs queued: its bytes and its record): queued (with a
+	 * descriptor) until past it. */
+	pair(l, &p, 3 * PEER_MSG_COST(msg.len), &other);
 	CHECK(fill(&p, &msg) == PEER_QUEUED);
 	CHECK(p.want_out);
 	CHECK(p.out_moved == 1.0);
 	CHECK(pipe2(fds, O_CLOEXEC) == 0);
 	CHECK(peer_send(&p, &msg, &fds[0], 1, 2.0) == PEER_QUEUED);
 	CHECK(fd_open(fds[0]));
-	CHECK(p.out_bytes == 2 * msg.len);
+	CHECK(p.out_bytes == 2 * PEER_MSG_COST(msg.len));
 	CHECK(p.out_moved == 1.0);
 	/* Read all, then flush: the queue goes, the descriptor along (closed here once sent). */
 	char buf[2048];
