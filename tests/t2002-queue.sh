@@ -6,7 +6,7 @@
 # line on a terminal.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 33
+plan 35
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
 daemon_setup
@@ -142,6 +142,17 @@ await_line '^queued 700' "$TMP/queued"
 check_eq "700 waiters listed, in order" "700 1 700" "$("$GPUCTL" leases --json | jq -r '[(.queue | length), .queue[0].position, .queue[-1].position] | join(" ")')"
 exec 7>&-
 released long
+
+# One connection that sends 4,000 requests before it reads an answer, as a job runner resends its
+# queued jobs to a restarted daemon: answered whole, never taken for a client that does not read
+# (with each queued answer counted in a 312-byte record, it was disconnected past about 2,500).
+hold long2 4
+exec 7> >(python3 "$ROOT/bench/queue_requests.py" "$GPUCTL_SOCKET" 4000 1 >"$TMP/queued2" 2>&1)
+await_line '^queued 4000|closed' "$TMP/queued2" 120
+check_grep "4,000 requests sent at once on one connection are all answered" '^queued 4000$' "$TMP/queued2"
+check_eq "  and the connection kept (no client logged for not reading)" 0 "$(grep -c 'does not read\|unread' "$DLOG")"
+exec 7>&-
+released long2
 
 # The daemon writes its queue file after each batch of events: killed between a grant and that
 # write, it leaves the granted request in the file. The next daemon must recognise it by the

@@ -172,13 +172,13 @@ enum peer_sent peer_send(struct peer *p, const struct strbuf *msg, const int *fd
 		p->dead = true;
 		return PEER_OVER;
 	}
-	struct peer_msg *o = xcalloc(1, sizeof *o);
-	o->buf = xmalloc(msg->len);
+	struct peer_msg *o = xmalloc(sizeof *o + msg->len);
+	*o = (struct peer_msg){.len = msg->len, .nfds = nfds};
 	memcpy(o->buf, msg->buf, msg->len);
-	o->len = msg->len;
-	if (nfds)
+	if (nfds) {
+		o->fds = xmalloc(nfds * sizeof *fds);
 		memcpy(o->fds, fds, nfds * sizeof *fds);
-	o->nfds = nfds;
+	}
 	if (p->out_tail) {
 		p->out_tail->next = o;
 	} else {
@@ -212,7 +212,7 @@ void peer_flush(struct peer *p, double now)
 		if (!p->out)
 			p->out_tail = NULL;
 		p->out_bytes -= PEER_MSG_COST(o->len);
-		free(o->buf);
+		free(o->fds);
 		free(o);
 	}
 	want_out(p, false);
@@ -228,7 +228,7 @@ void peer_close(struct peer *p)
 	for (struct peer_msg *o = p->out, *n; o; o = n) {
 		n = o->next;
 		close_fds(o->fds, o->nfds);
-		free(o->buf);
+		free(o->fds);
 		free(o);
 	}
 	p->out = p->out_tail = NULL;

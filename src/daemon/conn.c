@@ -112,26 +112,37 @@ void conn_accept(struct daemon *d)
  * per user lower than this (4 MiB each), so what a user reads slowly is never refused here. */
 #define USER_OUT_BYTES (16u << 20)
 
-static size_t queued_of(const struct daemon *d, uid_t uid)
+/* What uid's connections hold unread, and the one that holds the most (*most). */
+static size_t queued_of(const struct daemon *d, uid_t uid, struct conn **most)
 {
 	size_t n = 0;
-	for (size_t i = 0; i < d->nconns; i++)
-		if (d->conns[i]->p.uid == uid && !d->conns[i]->p.dead)
-			n += d->conns[i]->p.out_bytes;
+	*most = NULL;
+	for (size_t i = 0; i < d->nconns; i++) {
+		struct conn *k = d->conns[i];
+		if (k->p.uid != uid || k->p.dead)
+			continue;
+		n += k->p.out_bytes;
+		if (!*most || k->p.out_bytes > (*most)->p.out_bytes)
+			*most = k;
+	}
 	return n;
 }
 
 void conn_send(struct daemon *d, struct conn *c, struct strbuf *msg, const int *fds, size_t nfds)
 {
 	enum peer_sent r = peer_send(&c->p, msg, fds, nfds, d->now);
-	if (r == PEER_OVER)
+	struct conn *most;
+	if (r == PEER_OVER) {
 		conn_log(d, "uid %u (pid %d) does not read its replies; disconnected", (unsigned)c->p.uid,
 			   (int)c->p.pid);
-	/* Summed only when a reply had to wait: a client that reads sends them at once. */
-	else if (r == PEER_QUEUED && queued_of(d, c->p.uid) > USER_OUT_BYTES) {
+	/* Summed only when a reply had to wait: a client that reads sends them at once. The one
+	 * closed is the user's that reads least (the most left unread), not whichever asked
+	 * last: that may be the user's job runner, reading, with every queued job on it. */
+	} else if (r == PEER_QUEUED && queued_of(d, c->p.uid, &most) > USER_OUT_BYTES && most) {
 		conn_log(d, "uid %u (pid %d): its connections leave over %u MiB of replies unread; "
-			 "this one is closed", (unsigned)c->p.uid, (int)c->p.pid, USER_OUT_BYTES >> 20);
-		c->p.dead = true;
+			 "the one with the most (pid %d) is closed", (unsigned)c->p.uid, (int)c->p.pid,
+			 USER_OUT_BYTES >> 20, (int)most->p.pid);
+		most->p.dead = true;
 	}
 }
 
