@@ -154,8 +154,9 @@ bool job_read(int dirfd, uint64_t id, struct job *j)
 /* A full disk (or quota) refuses the new file a record is written to, and then a job that ended
  * stayed "running" in `jobs` (its output, beside it, is what filled the disk, as often as not).
  * The record already there has its block: the new one is written over it when it fits there.
- * Not atomic as the rename is, so only then: a reader that catches it half written finds a
- * record that does not decode, and leaves it out of that one listing. The directory's ctime is
+ * Not atomic as the rename is, so only then, and only by the runner, the one writer of its
+ * records (a Slurm record has several): a reader that catches it half written finds a record
+ * that does not decode, and leaves it out of that one listing. The directory's ctime is
  * set after (a timestamp set needs no space), as a rename would have set it, so that no copy of
  * the records (cache.c) made before the write is trusted after it. */
 static bool write_in_place(int dirfd, const char *name, const struct strbuf *sb)
@@ -172,6 +173,11 @@ static bool write_in_place(int dirfd, const char *name, const struct strbuf *sb)
 }
 
 bool job_write(int dirfd, const struct job *j, struct gpu_error *err)
+{
+	return job_write_how(dirfd, j, false, err);
+}
+
+bool job_write_how(int dirfd, const struct job *j, bool in_place, struct gpu_error *err)
 {
 	char name[40], tmp[64];
 	struct strbuf sb = {0};
@@ -195,7 +201,8 @@ bool job_write(int dirfd, const struct job *j, struct gpu_error *err)
 	}
 	if (!ok && fd >= 0)
 		unlinkat(dirfd, tmp, 0);
-	if (!ok && (e == ENOSPC || e == EDQUOT) && sb.len <= RECORD_MAX && write_in_place(dirfd, name, &sb))
+	if (!ok && in_place && (e == ENOSPC || e == EDQUOT) && sb.len <= RECORD_MAX &&
+	    write_in_place(dirfd, name, &sb))
 		ok = true;
 	if (!ok) {
 		err->code = EXIT_FAIL;
@@ -203,6 +210,7 @@ bool job_write(int dirfd, const struct job *j, struct gpu_error *err)
 			 (unsigned long long)j->id, sb.len > RECORD_MAX ? "it is too long" : strerror(e));
 	}
 	sb_free(&sb);
+	errno = ok ? 0 : sb.len > RECORD_MAX ? E2BIG : e;
 	return ok;
 }
 

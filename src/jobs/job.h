@@ -103,6 +103,9 @@ int job_slurm_dir_open(char **path, struct gpu_error *err);
 bool job_read(int dirfd, uint64_t id, struct job *j);
 /* Writes ID.job atomically. */
 bool job_write(int dirfd, const struct job *j, struct gpu_error *err);
+/* The same; in_place: where the disk (or quota) is full, the record is written over the old one
+ * in its block (the runner's records: one writer). false with errno (ENOSPC: full). */
+bool job_write_how(int dirfd, const struct job *j, bool in_place, struct gpu_error *err);
 /* Every record, by id: from their files, or through the copy of them all in one file where it
  * is current (cache.c; only in the per-host jobs directory, whose writers are all on this host),
  * making a new copy where it is not (`jobs`, the shell's completion: not every submit, cancel

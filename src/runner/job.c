@@ -110,10 +110,16 @@ void rjob_save(struct runner *r, struct rjob *rj)
 	for (size_t i = 0; i < r->nunsaved; i++)
 		if (r->unsaved[i].id == rj->j.id)
 			unsaved_drop(r, i); /* this record is the newer one: kept below if refused too */
-	if (!job_write(r->dirfd, &rj->j, &err)) {
+	if (job_write_how(r->dirfd, &rj->j, true, &err))
+		return;
+	/* Kept only for a full disk, which frees up: a record refused for another reason (a
+	 * read-only file system, an I/O error) is said, and not retried for ever. */
+	if (errno == ENOSPC || errno == EDQUOT) {
 		fprintf(stderr, "gpuctl runner: %s; kept, written again every %.0f s\n", err.msg,
 			UNSAVED_RETRY);
 		unsaved_keep(r, &rj->j);
+	} else {
+		fprintf(stderr, "gpuctl runner: %s\n", err.msg);
 	}
 }
 
@@ -125,7 +131,7 @@ bool rjob_unsaved(struct runner *r, double *next)
 			char why[160];
 			struct gpu_error err = {0};
 			bool ok = job_decode(&j, r->unsaved[i].rec.buf, r->unsaved[i].rec.len, why, sizeof why) &&
-				  job_write(r->dirfd, &j, &err);
+				  job_write_how(r->dirfd, &j, true, &err);
 			if (ok)
 				fprintf(stderr, "gpuctl runner: the record of job %llu is written now\n",
 					(unsigned long long)j.id);
