@@ -79,6 +79,43 @@ static char *private_dir_path(void)
 	       : xasprintf("/tmp/gpuctl-%u", (unsigned)geteuid());
 }
 
+
+/* Closes every descriptor from lowest up, so that nothing of the caller's passes to a server it
+ * starts (a lease's descriptors would keep the lease past its holder). close_range is Linux
+ * 5.9, and an old container runtime's seccomp profile refuses it: then the descriptors
+ * /proc/self/fd lists, read with getdents64 (no allocation in a forked child), again until a
+ * pass finds none; without /proc, every one below the limit. */
+static void close_from(int lowest)
+{
+	if (syscall(SYS_close_range, (unsigned)lowest, ~0U, 0U) == 0)
+		return;
+	int dfd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		long max = sysconf(_SC_OPEN_MAX);
+		for (long fd = lowest; fd < (max > 0 && max < (1L << 20) ? max : 1L << 20); fd++)
+			close((int)fd);
+		return;
+	}
+	for (bool closed = true; closed;) {
+		closed = false;
+		char buf[4096];
+		ssize_t n;
+		lseek(dfd, 0, SEEK_SET);
+		while ((n = getdents64(dfd, buf, sizeof buf)) > 0)
+			for (ssize_t off = 0; off < n;) {
+				const struct dirent64 *e = (const struct dirent64 *)(void *)(buf + off);
+				off += e->d_reclen;
+				char *end;
+				long fd = strtol(e->d_name, &end, 10);
+				if (end == e->d_name || *end || fd < lowest || fd == dfd)
+					continue;
+				close((int)fd);
+				closed = true;
+			}
+	}
+	close(dfd);
+}
+
 /* The directory of this user's private daemon (caller frees). */
 static char *private_state_dir(struct gpu_error *err)
 {
@@ -144,14 +181,7 @@ bool client_spawn(const char *dir, const char *logname, const char *const *args,
 		dup2(log >= 0 ? log : null, 1);
 		dup2(log >= 0 ? log : null, 2);
 		dup2(p[1], 3);
-		/* Nothing of the caller's passes to the server (a lease's descriptors would keep the
-		 * lease past its holder). close_range is Linux 5.9, and an old container runtime's
-		 * seccomp profile refuses it: then one close per possible descriptor. */
-		if (syscall(SYS_close_range, 4U, ~0U, 0U) != 0) {
-			long max = sysconf(_SC_OPEN_MAX);
-			for (long fd = 4; fd < (max > 0 && max < (1L << 20) ? max : 1L << 20); fd++)
-				close((int)fd);
-		}
+		close_from(4);
 		setenv(PEER_READY_ENV, "3", 1); /* the server's peer_ready writes to it */
 		/* Signals the caller ignored or blocked (nohup, a waiter's mask) are not ours. */
 		sigset_t none;
