@@ -62,8 +62,11 @@ static bool own_job(uint64_t id)
 }
 
 /* Waits for another user's job: the daemon's list looked at every second (nothing tells another
- * user when it ends), until it is neither queued nor running, --timeout, or a signal. */
-static int wait_other(struct cmd *c, uint64_t id, const char *state, const char *owner, double until)
+ * user when it ends), until it is neither queued nor running, --timeout, or a signal. Only the
+ * entries of the user it was found to be (uid) count: a third user's waiter labelled with the
+ * same id would have kept the wait going. */
+static int wait_other(struct cmd *c, uint64_t id, const char *state, const char *owner, uid_t uid,
+		      double until)
 {
 	char who[64];
 	snprintf(who, sizeof who, "%s", owner);
@@ -74,7 +77,7 @@ static int wait_other(struct cmd *c, uint64_t id, const char *state, const char 
 		struct gpu_error err = {0};
 		char o[64];
 		const char *s;
-		int r = job_others_state(id, &s, o, sizeof o, &err);
+		int r = job_others_state(id, &s, o, sizeof o, &uid, &err);
 		if (r < 0)
 			return cmd_fail(c, &err);
 		if (!r) {
@@ -108,9 +111,10 @@ static int wait_cmd(struct cmd *c)
 		char owner[64];
 		struct gpu_error oerr = {0};
 		uint64_t id = refs[0].id;
-		if (!own_job(id) && job_others_state(id, &state, owner, sizeof owner, &oerr) == 1) {
+		uid_t uid = (uid_t)-1;
+		if (!own_job(id) && job_others_state(id, &state, owner, sizeof owner, &uid, &oerr) == 1) {
 			free(refs);
-			return wait_other(c, id, state, owner, until);
+			return wait_other(c, id, state, owner, uid, until);
 		}
 	}
 	struct jobset js = {.until = until};

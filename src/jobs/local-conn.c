@@ -184,7 +184,8 @@ bool job_label_id(const char *label, uint64_t *id)
 	return word_u64(num, UINT64_MAX, id);
 }
 
-int job_others_state(uint64_t id, const char **state, char *user, size_t n, struct gpu_error *err)
+int job_others_state(uint64_t id, const char **state, char *user, size_t n, uid_t *owner,
+		     struct gpu_error *err)
 {
 	struct leaseview v;
 	uint64_t got;
@@ -194,16 +195,20 @@ int job_others_state(uint64_t id, const char **state, char *user, size_t n, stru
 	int r = 0;
 	for (size_t i = 0; !r && i < v.nleases; i++)
 		if (!strcmp(v.leases[i].kind, "job") && v.leases[i].uid != me &&
+		    (*owner == (uid_t)-1 || v.leases[i].uid == *owner) &&
 		    job_label_id(v.leases[i].name, &got) && got == id) {
 			*state = "running";
 			snprintf(user, n, "%s", v.leases[i].user);
+			*owner = v.leases[i].uid;
 			r = 1;
 		}
 	for (size_t i = 0; !r && i < v.nqueue; i++)
 		if (!strcmp(v.queue[i].kind, "job") && v.queue[i].uid != me &&
+		    (*owner == (uid_t)-1 || v.queue[i].uid == *owner) &&
 		    job_label_id(v.queue[i].name, &got) && got == id) {
 			*state = "queued";
 			snprintf(user, n, "%s", v.queue[i].user);
+			*owner = v.queue[i].uid;
 			r = 1;
 		}
 	leaseview_free(&v);
@@ -218,7 +223,8 @@ int jobctx_check(struct jobctx *x, const uint64_t *ids, size_t n, const char *wh
 		char user[64];
 		const char *state;
 		struct gpu_error err = {0};
-		if (job_others_state(ids[i], &state, user, sizeof user, &err) == 1) {
+		uid_t owner = (uid_t)-1;
+		if (job_others_state(ids[i], &state, user, sizeof user, &owner, &err) == 1) {
 			fprintf(stderr, "%s: job %llu is %s's, not yours: you can see it (`gpuctl jobs "
 				"--all`) but not read its log, wait for it or cancel it\n", who,
 				(unsigned long long)ids[i], user);

@@ -37,10 +37,12 @@ struct job *jobctx_find(struct jobctx *x, uint64_t id);
  * EXIT_NO_SUCH_JOB) is printed, prefixed with who, and its code returned. */
 int jobctx_check(struct jobctx *x, const uint64_t *ids, size_t n, const char *who);
 /* Another user's job with this id, queued or running, as the daemon lists it (issue 24): 1
- * (*state "queued" or "running", user its user), 0 none, -1 the daemon cannot be asked (err).
- * The label "#ID" is the word of whoever queued it (the kernel says only who that was): asked
- * only for an id that is none of the caller's own jobs. */
-int job_others_state(uint64_t id, const char **state, char *user, size_t n, struct gpu_error *err);
+ * (*state "queued" or "running", user its user, *owner its uid), 0 none, -1 the daemon cannot
+ * be asked (err). *owner (uid_t)-1: anyone's; else only that user's (a wait keeps to the owner
+ * it found first). The label "#ID" is the word of whoever queued it (the kernel says only who
+ * that was): asked only for an id that is none of the caller's own jobs. */
+int job_others_state(uint64_t id, const char **state, char *user, size_t n, uid_t *owner,
+		     struct gpu_error *err);
 /* The id in a job's label in the daemon's lists ("#17 train" -> 17). */
 bool job_label_id(const char *label, uint64_t *id);
 /* `wait`'s status for a finished job: its exit status, 128+N for signal N, EXIT_CANCELLED,
