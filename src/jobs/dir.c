@@ -315,14 +315,15 @@ size_t job_load_all(int dirfd, struct job **jobs, enum job_load how)
 	return got;
 }
 
-/* The checks of both opens: a regular file of the caller's (or /dev/null, to write to). */
-static int log_checked(int fd, bool null_ok)
+/* The checks of both opens: a regular file of the caller's (to write to, also /dev/null or a
+ * terminal of the caller's own: `--log $(tty)`). */
+static int log_checked(int fd, bool dev_ok)
 {
 	struct stat st;
 	if (fd < 0)
 		return -1;
-	bool null = null_ok && fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) &&
-		    major(st.st_rdev) == 1 && minor(st.st_rdev) == 3;
+	bool null = dev_ok && fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) &&
+		    ((major(st.st_rdev) == 1 && minor(st.st_rdev) == 3) || st.st_uid == euid());
 	int e = null ? 0 : fstat(fd, &st) != 0 ? errno : !S_ISREG(st.st_mode) ? EINVAL
 		: st.st_uid != euid() ? EPERM : 0;
 	int fl = e ? 0 : fcntl(fd, F_GETFL);

@@ -121,7 +121,8 @@ int job_log_open(const char *path);
 /* The same, to write the job's output to (--log FILE, by the runner and the Slurm submit),
  * created if need be (job_log_mode): a FIFO another user planted at the path blocked the
  * runner's open (and every job of the user's with it) and, with a reader, gave them the job's
- * output; another user's world-writable file did the latter. /dev/null is taken. */
+ * output; another user's world-writable file did the latter. /dev/null and the user's own
+ * terminal are taken. */
 int job_log_create(const char *path, unsigned umask);
 /* What job_log_open's and job_log_create's errno means, in words. */
 const char *job_log_error(int e);
