@@ -8,7 +8,7 @@
 . "$ROOT/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/jobs.sh"
 jobs_yield
-plan 80
+plan 82
 quiet_machine "$TMP/m4" 4
 use_machine "$TMP/m4"
 daemon_setup
@@ -237,10 +237,15 @@ s.recv(70000)' "$GPUCTL_SOCKET" "$f" >"$TMP/forged" 2>&1 &
 	check_exit "--log at another user's world-writable file: refused (2)" 2 timeout 30 "$G" submit -n 0 --log "$TMP/shared/their.log" -- echo secret
 	check_grep "  saying why" "cannot write the log $TMP/shared/their.log: it is another user's file" "$TMP/stderr"
 	check_eq "  nothing written to it" 0 "$(stat -c %s "$TMP/shared/their.log")"
+	# A symbolic link in the log's place (checked at submit, opened again when the job starts):
+	# refused, so that one put there by another user never sends the output into a file of ours.
+	ln -s "$TMP/mine.txt" "$TMP/shared/link.log"
+	check_exit "--log at a symbolic link: refused (2)" 2 timeout 30 "$G" submit -n 0 --log "$TMP/shared/link.log" -- echo secret
+	check_grep "  saying to name the file itself" "cannot write the log $TMP/shared/link.log: it is a symbolic link \(name the file it points to\)" "$TMP/stderr"
 	check_exit "the runner serves the next submit (--log /dev/null is taken)" 0 timeout 30 "$G" submit -n 0 --log /dev/null -- true
 	check_exit "  which runs" 0 timeout 30 "$G" wait "$(cat "$TMP/stdout")"
 else
-	skip "a second user" "needs root and setpriv" 15
+	skip "a second user" "needs root and setpriv" 17
 fi
 
 # --clean forgets finished jobs.

@@ -344,13 +344,17 @@ int job_log_open(const char *path)
 
 int job_log_create(const char *path, unsigned umask)
 {
-	return log_checked(open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOCTTY | O_NONBLOCK | O_CLOEXEC,
-				job_log_mode(umask)), true);
+	/* O_NOFOLLOW: the file is opened again when the job starts, maybe hours after the submit
+	 * checked it, and a symbolic link another user put in its place meanwhile (a shared
+	 * directory) sent the output into any file of the user's (~/.bashrc). */
+	return log_checked(open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOCTTY | O_NONBLOCK |
+				O_NOFOLLOW | O_CLOEXEC, job_log_mode(umask)), true);
 }
 
 const char *job_log_error(int e)
 {
 	return e == EPERM ? "it is another user's file"
 	     : e == EINVAL ? "it is not a regular file (a FIFO or a device)"
-	     : e == ENXIO ? "it is a FIFO" : strerror(e);
+	     : e == ENXIO ? "it is a FIFO"
+	     : e == ELOOP ? "it is a symbolic link (name the file it points to)" : strerror(e);
 }

@@ -15,7 +15,9 @@ sweep() {
 		{ mapfile -d '' env <"$f"; } 2>/dev/null || continue
 		[[ " ${env[*]} " == *" $mark "* ]] || continue
 		{ mapfile -d '' cmd <"/proc/$pid/cmdline"; } 2>/dev/null
-		echo "$pid $(stat -c %U "/proc/$pid" 2>/dev/null) ${cmd[*]:0:8}"
+		cmd=("${cmd[@]:0:8}")
+		cmd=("${cmd[@]//$'\n'/ }") # one line per process (a `python3 -c` script has several)
+		echo "$pid $(stat -c %U "/proc/$pid" 2>/dev/null) ${cmd[*]}"
 		[ $# -gt 1 ] && kill "-$2" "$pid" 2>/dev/null
 	done
 	return 0
