@@ -6,7 +6,7 @@
 # is named. The client runs as nobody (as a user other than root when the tests are not root's).
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 4
+plan 7
 quiet_machine "$TMP/m2" 2
 use_machine "$TMP/m2"
 use_state
@@ -28,13 +28,19 @@ fds = array.array("i")
 msg, anc, _, _ = s.recvmsg(70000, socket.CMSG_SPACE(8 * fds.itemsize))
 words = dict(l.split(b" ", 1) for l in msg.split(b"\n")[1:] if b" " in l)
 child = None
-if bound == "new":
+gone = bound == "gone"
+if bound in ("new", "gone"):
     time.sleep(0.1)
     child = subprocess.Popen(["sleep", "600"])
     bound = str(child.pid)
 s.send(b"commit\nlease " + words[b"lease"] + b"\ntoken " + words[b"token"] + b"\nbound " +
        bound.encode())
-print(s.recv(70000).split(b"\n")[0].decode(), bound, flush=True)
+answer = s.recv(70000).split(b"\n")[0].decode()
+if gone:  # the bound process exits, the lease lives on (a holder that does not end it)
+    child.kill()
+    child.wait()
+    child = None
+print(answer, bound, flush=True)
 sys.stdin.read()
 if child:
     child.kill()
@@ -44,7 +50,7 @@ if can_switch; then
 elif [ "$(id -u)" != 0 ]; then
 	runas=env
 else
-	for i in 1 2 3 4; do skip "a lease's bound process, as another user" "needs setpriv to change users"; done
+	for i in 1 2 3 4 5 6 7; do skip "a lease's bound process, as another user" "needs setpriv to change users"; done
 	exit 0
 fi
 hold() {
@@ -67,5 +73,22 @@ pid=$(awk '{print $2}' "$TMP/hold.out")
 "$GPUCTL" leases --json >"$TMP/leases.json"
 check_grep "one started after the lease is named" "\"bound_pid\": *$pid[,}]" "$TMP/leases.json"
 check_grep "the daemon logged the refused one" "bound to pid 1, another user's, which started before the lease" "$DLOG"
+exec {hw}>&-
+wait $holder
+# A pid with no process behind it yet is not named: it would be whoever's process gets it next.
+future=$(($(cat /proc/sys/kernel/pid_max) - 7))
+hold "$future"
+"$GPUCTL" leases --json >"$TMP/leases.json"
+check_eq "a commit naming a pid no process has: leases names no bound process" "" \
+	"$(grep -o "\"bound_pid\": *$future[,}]" "$TMP/leases.json")"
+check_grep "  logged" "bound to pid $future, which does not exist: not named" "$DLOG"
+exec {hw}>&-
+wait $holder
+# Named, then exited: the lease is no longer said to be bound to it (nor to a process that
+# takes its pid next).
+hold gone
+pid=$(awk '{print $2}' "$TMP/hold.out")
+"$GPUCTL" leases --json >"$TMP/leases.json"
+check_eq "a bound process that exited is no longer named" "" "$(grep -o "\"bound_pid\": *$pid[,}]" "$TMP/leases.json")"
 exec {hw}>&-
 wait $holder

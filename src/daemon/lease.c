@@ -233,6 +233,12 @@ unsigned long long lease_proc_start(pid_t pid)
 	return pid > 0 && pid_stat((unsigned)pid, &st) ? st.start : 0;
 }
 
+pid_t lease_bound_now(const struct lease *l)
+{
+	return l->bound > 0 && (!l->bound_start || lease_proc_start(l->bound) == l->bound_start)
+	       ? l->bound : 0;
+}
+
 /* review 2: whether a process that started at start (clock ticks after boot; 0: unknown, never
  * before) started more than 2 s before when (ticks and seconds rounded, a little clock skew). */
 static bool started_before(unsigned long long start, time_t when)
@@ -322,12 +328,17 @@ void lease_commit(struct daemon *d, struct conn *c, const struct msg *m)
 		 * root's long-running container's pid had `leases` say their lease was held by it);
 		 * the lease is committed, bound to nothing. The user's own (env's shell, a notebook's
 		 * kernel) is theirs to name. */
-		if (started_before(lease_proc_start((pid_t)v), l->since) &&
-		    !pid_runs_as((unsigned)v, c->p.uid)) {
+		unsigned long long bs = lease_proc_start((pid_t)v);
+		if (!bs && kill((pid_t)v, 0) != 0 && errno == ESRCH) {
+			/* No such process (yet): a pid named ahead would be whoever's gets it next. */
+			conn_log(d, "uid %u: lease %s bound to pid %llu, which does not exist: not named",
+				 (unsigned)c->p.uid, l->id, (unsigned long long)v);
+		} else if (started_before(bs, l->since) && !pid_runs_as((unsigned)v, c->p.uid)) {
 			conn_log(d, "uid %u: lease %s bound to pid %llu, another user's, which started "
 				 "before the lease: not named", (unsigned)c->p.uid, l->id, (unsigned long long)v);
 		} else {
 			l->bound = (pid_t)v;
+			l->bound_start = bs;
 		}
 	}
 	lease_record_save(d, l);

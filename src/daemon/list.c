@@ -209,7 +209,7 @@ static void render(struct daemon *d, uid_t uid, struct list_cache *e)
 		snprintf(n[0], sizeof n[0], "%u", (unsigned)l->uid);
 		snprintf(n[1], sizeof n[1], "%d", (int)l->pid);
 		snprintf(n[2], sizeof n[2], "%llu", l->start);
-		snprintf(n[3], sizeof n[3], "%d", (int)l->bound);
+		snprintf(n[3], sizeof n[3], "%d", (int)lease_bound_now(l));
 		snprintf(n[4], sizeof n[4], "%lld", (long long)l->since);
 		msg_add(&x.rec, "lease", l->id, n[0], n[1], n[2], n[3], l->kind, n[4], NULL);
 		if (l->name)
@@ -312,7 +312,7 @@ static uint64_t fingerprint(const struct daemon *d)
 	MIX(d->nleases);
 	for (size_t i = 0; i < d->nleases; i++) {
 		const struct lease *l = d->leases[i];
-		MIX((uintptr_t)l); MIX(l->pid); MIX(l->bound); MIX(l->start); MIX(l->gpus); MIX(l->fifo >= 0);
+		MIX((uintptr_t)l); MIX(l->pid); MIX(lease_bound_now(l)); MIX(l->start); MIX(l->gpus); MIX(l->fifo >= 0);
 		/* issue 24: the limit, and idleness (changes only as it starts or ends) */
 		MIX(l->until_ns); MIX(l->busy_at > 0); MIX(l->idle_since_ns); MIX(l->idle_warned);
 		MIX(l->idle_released);

@@ -119,6 +119,7 @@ static uint64_t recover_one(struct daemon *d, const char *file, bool by_position
 		l->uid = msg_get_u64(&m, "uid", UINT32_MAX, &v) ? (uid_t)v : (uid_t)-1;
 		l->pid = msg_get_u64(&m, "pid", INT32_MAX, &v) ? (pid_t)v : 0;
 		l->bound = msg_get_u64(&m, "bound", INT32_MAX, &v) ? (pid_t)v : 0;
+		l->bound_start = msg_get_u64(&m, "bound_start", UINT64_MAX, &v) ? v : 0;
 		l->start = msg_get_u64(&m, "start", UINT64_MAX, &v) ? v : 0;
 		l->since = msg_get_u64(&m, "since", INT64_MAX, &v) ? (time_t)v : 0;
 		l->seq = msg_get_u64(&m, "seq", UINT64_MAX, &v) ? v : 0;

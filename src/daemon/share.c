@@ -132,7 +132,8 @@ static struct lease *share_of(struct daemon *d, size_t i, unsigned pid)
 				continue;
 			if ((unsigned)l->pid == pid && (!l->start || l->start == st.start))
 				return l;
-			if (l->bound > 0 && (unsigned)l->bound == pid && pid_runs_as(pid, l->uid))
+			if (l->bound > 0 && (unsigned)l->bound == pid && pid_runs_as(pid, l->uid) &&
+			    (!l->bound_start || l->bound_start == st.start))
 				return l;
 		}
 		if (st.ppid <= 0)

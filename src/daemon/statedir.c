@@ -183,6 +183,8 @@ static bool record_write(struct daemon *d, const struct lease *l)
 	msg_add_u64(&sb, "pid", (uint64_t)l->pid);
 	msg_add_u64(&sb, "start", l->start);
 	msg_add_u64(&sb, "bound", (uint64_t)l->bound);
+	if (l->bound_start)
+		msg_add_u64(&sb, "bound_start", l->bound_start);
 	msg_add(&sb, "kind", l->kind, NULL);
 	msg_add_i64(&sb, "since", (int64_t)l->since);
 	if (l->seq)
