@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 bool cgroup_next_path(const char **cursor, const char **path, size_t *len)
 {
@@ -335,8 +336,19 @@ bool ctr_from_cgroup_at(const char *root, const char *text, struct ctr_ref *out)
 	size_t cn = (size_t)(path - 1 - ctl);
 	if (cn >= 5 && !strncmp(ctl, "name=", 5))
 		ctl += 5, cn -= 5;
+	/* The unified hierarchy is at root itself, except on a hybrid host (v1 controllers at
+	 * root, cgroup2 at root/unified): there a parent looked for at root was not found, and a
+	 * user's delegated cgroup2 subtree named like a container was taken for one. */
 	char dir[4096];
-	int n = snprintf(dir, sizeof dir, "%s%s%.*s%.*s", root, cn ? "/" : "", (int)cn, ctl,
+	const char *uni = "";
+	if (!cn) {
+		snprintf(dir, sizeof dir, "%s/cgroup.controllers", root);
+		if (access(dir, F_OK) != 0) {
+			snprintf(dir, sizeof dir, "%s/unified/cgroup.controllers", root);
+			uni = access(dir, F_OK) == 0 ? "/unified" : "";
+		}
+	}
+	int n = snprintf(dir, sizeof dir, "%s%s%s%.*s%.*s", root, uni, cn ? "/" : "", (int)cn, ctl,
 			 (int)parent, path);
 	struct stat st;
 	/* the runtime made the container's cgroup in one of root's: a user's delegated subtree

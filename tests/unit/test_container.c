@@ -648,7 +648,7 @@ static void rootless_fair(void)
  * root's: a user's delegated subtree (their own directory) may hold any name. */
 static void delegated(void)
 {
-	char root[] = "/tmp/gpuctl-unit-cg.XXXXXX", d[128];
+	char root[] = "/tmp/gpuctl-unit-cg.XXXXXX", d[256];
 	CHECK(mkdtemp(root) != NULL);
 	uid_t other = getuid() ? getuid() : 65534;   /* not root's */
 	snprintf(d, sizeof d, "%s/usr", root);
@@ -688,6 +688,26 @@ static void delegated(void)
 	snprintf(text, sizeof text,
 		 "0::/../../user.slice/user-1000.slice/user@1000.service/usr/docker-%s.scope\n", id);
 	CHECK(ctr_from_cgroup_at(root, text, &r) && r.rootless && r.owner_uid == 1000);
+	/* A hybrid host: v1 at root, cgroup2 at root/unified (cgroup.controllers says which). The
+	 * user's cgroup is under root/unified: found there, refused; at root it was not found, and
+	 * so taken for the container. */
+	char uni[160], ctl[192];
+	snprintf(uni, sizeof uni, "%s/unified", root);
+	CHECK(mkdir(uni, 0755) == 0);
+	snprintf(ctl, sizeof ctl, "%s/cgroup.controllers", uni);
+	int cfd = open(ctl, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	CHECK(cfd >= 0);
+	if (cfd >= 0)
+		close(cfd);
+	snprintf(d, sizeof d, "%s/evil", uni);
+	CHECK(mkdir(d, 0755) == 0);
+	if (!getuid())
+		CHECK(chown(d, other, other) == 0);
+	snprintf(text, sizeof text, "0::/evil/docker-%s.scope\n", id);
+	CHECK(!ctr_from_cgroup_at(root, text, &r) && r.runtime == CTR_NONE);
+	rmdir(d);
+	unlink(ctl);
+	rmdir(uni);
 	snprintf(d, sizeof d, "%s/systemd/usr", root);
 	rmdir(d);
 	snprintf(d, sizeof d, "%s/systemd", root);
