@@ -5,7 +5,7 @@
 # down is waited for and reported, never bypassed.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 16
+plan 21
 quiet_machine "$TMP/m2" 2
 use_machine "$TMP/m2"
 use_state
@@ -54,6 +54,29 @@ if can_switch; then
 	GPUCTL_STATE_DIR=$TMP/theirs check_exit "and another user's directory" 1 "$GPUCTL" run -q -- true
 else
 	skip "and another user's directory" "needs root to make one"
+fi
+
+# No XDG_RUNTIME_DIR: /tmp/gpuctl-UID, which another user may make first (here root, for
+# nobody), and which then made every private lease fail (the user cannot remove it from a
+# sticky /tmp). Then ~/.gpuctl-private is used, and kept while it is there.
+sq=/tmp/gpuctl-65534
+if can_switch && [ ! -e "$sq" ]; then
+	mkdir -m 700 "$sq"
+	mkdir -m 700 "$TMP/nbhome" && chown nobody: "$TMP/nbhome"
+	chmod 755 "$TMP"
+	chmod 644 "$TMP/m2"
+	nb() {
+		setpriv --reuid=65534 --regid=65534 --clear-groups env -u XDG_RUNTIME_DIR -u GPUCTL_STATE_DIR \
+			-u XDG_CONFIG_HOME -u XDG_STATE_HOME HOME="$TMP/nbhome" GPUCTL_SOCKET="$TMP/nbhome/none.sock" "$@"
+	}
+	check_exit "/tmp/gpuctl-UID made by another user: private leases still work" 0 nb "$GPUCTL" run -q -n 1 -- true
+	check_grep "  with their state in ~/.gpuctl-private" "private state in $TMP/nbhome/.gpuctl-private" "$TMP/stderr"
+	rmdir "$sq"
+	check_exit "  kept once it is there, the squatter gone" 0 nb "$GPUCTL" leases --json
+	check_eq "  (the same private daemon: its leases listed as private)" true "$(jq .private "$TMP/stdout")"
+	check "  /tmp/gpuctl-UID was not made" test ! -e "$sq"
+else
+	skip "/tmp/gpuctl-UID made by another user" "needs root, and $sq not there" 5
 fi
 
 # A shared daemon installed but down (its socket is there): waited for, then exit 13.

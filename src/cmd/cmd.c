@@ -74,7 +74,8 @@ const struct cmd_env cmd_environment[] = {
 			    "~/.config/gpuctl/config)", false},
 	{"GPUCTL_SOCKET", "the shared daemon's socket, instead of /run/gpuctl/gpuctl.sock", false},
 	{"GPUCTL_STATE_DIR", "where your private daemon keeps its socket and state when no shared "
-			     "daemon is installed (else $XDG_RUNTIME_DIR/gpuctl, else /tmp/gpuctl-UID); "
+			     "daemon is installed (else $XDG_RUNTIME_DIR/gpuctl, else /tmp/gpuctl-UID, or "
+			     "~/.gpuctl-private where another user made that first); "
 			     "a directory that must be yours and private", false},
 	{"XDG_RUNTIME_DIR", "holds your private daemon's directory, gpuctl/ (see GPUCTL_STATE_DIR)",
 	 false},

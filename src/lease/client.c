@@ -3,7 +3,8 @@
  *
  * Which daemon: the shared one at $GPUCTL_SOCKET or /run/gpuctl/gpuctl.sock. Only when no socket
  * exists there and the shared daemon is not installed (shared_installed) does gpuctl fall back
- * to a private daemon (state in $GPUCTL_STATE_DIR, $XDG_RUNTIME_DIR/gpuctl, or /tmp/gpuctl-UID,
+ * to a private daemon (state in $GPUCTL_STATE_DIR, $XDG_RUNTIME_DIR/gpuctl, or /tmp/gpuctl-UID
+ * (~/.gpuctl-private where another user took that),
  * a directory that must be the user's own and private), and it says so, once per session:
  * private leases coordinate one user's jobs, not other users'. An installed daemon that is down
  * (its socket refuses or is gone: restarting, crashed) is waited for, never bypassed: leasing
@@ -71,12 +72,28 @@ static bool own_dir(const char *dir, struct gpu_error *err)
 	return true;
 }
 
-/* Where this user's private daemon lives, made or not (caller frees). */
+/* Where this user's private daemon lives, made or not (caller frees). Without XDG_RUNTIME_DIR
+ * it is /tmp/gpuctl-UID, unless another user made that first (a sticky /tmp: the user cannot
+ * remove it, and every private lease failed): then ~/.gpuctl-private, which is kept from then
+ * on while it is there, so that every command finds the same daemon. */
 static char *private_dir_path(void)
 {
 	const char *s = getenv("GPUCTL_STATE_DIR"), *x = getenv("XDG_RUNTIME_DIR");
-	return s && *s ? xstrdup(s) : x && *x == '/' ? xasprintf("%s/gpuctl", x)
-	       : xasprintf("/tmp/gpuctl-%u", (unsigned)geteuid());
+	if (s && *s)
+		return xstrdup(s);
+	if (x && *x == '/')
+		return xasprintf("%s/gpuctl", x);
+	const char *home = getenv("HOME");
+	char *alt = home && *home == '/' ? xasprintf("%s/.gpuctl-private", home) : NULL;
+	char *tmp = xasprintf("/tmp/gpuctl-%u", (unsigned)geteuid());
+	struct stat st;
+	bool taken = lstat(tmp, &st) == 0 && (!S_ISDIR(st.st_mode) || st.st_uid != geteuid());
+	if (alt && (taken || (lstat(alt, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid()))) {
+		free(tmp);
+		return alt;
+	}
+	free(alt);
+	return tmp;
 }
 
 
