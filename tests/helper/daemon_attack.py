@@ -23,7 +23,7 @@ directly (SOCK_SEQPACKET). Prints ok/not ok lines for tests/t2003-daemon-attacks
   shares N   (review) N+1 memory shares of 1 MiB taken and held on one connection: the first N
              are granted, the next refused naming the cap (a user's shares are bounded)
 """
-import array, os, resource, select, socket, sys, time
+import array, os, resource, select, signal, socket, sys, time
 
 mode, path = sys.argv[1], sys.argv[2]
 
@@ -269,7 +269,8 @@ elif mode == "manyunread":
                 pass
             except OSError:
                 sent[i] = m
-        time.sleep(0.005)
+        # until one of those still sending has room again (the daemon read some)
+        select.select([], [s for i, s in enumerate(socks) if sent[i] < m], [], 1)
     held = 0
     for s in socks:
         try:
@@ -279,7 +280,7 @@ elif mode == "manyunread":
         except OSError:
             pass
     print("held %d" % held, flush=True)
-    time.sleep(120)
+    signal.pause()  # held until the test kills it
 elif mode == "noread":
     s = conn()
     s.setblocking(False)
