@@ -142,7 +142,6 @@ static bool confirm(size_t n, int sig)
 enum { O_PID = 'p', O_USER = 'u', O_MINE = 'm', O_SIGNAL = 's', O_GRACE = 'G', O_DRY = 'n',
        O_YES = 'y' };
 
-
 /* What became of a target, in words (the dry run's "leave ... (why)" too). */
 static const char *outcome(enum kill_state st)
 {

@@ -106,7 +106,7 @@ void conn_accept(struct daemon *d)
 /* ---- output ---- */
 
 /* Replies queued unread, per connection (MAX_OUT_BYTES) and for all of a user's connections
- * together: past USER_OUT_BYTES the connection that queues more is closed. A user's 1,024
+ * together: past USER_OUT_BYTES the user's connection with the most unread is closed. A user's 1,024
  * connections that sent pings and read none of the pongs held 1 MiB each (17 counted by bytes
  * alone): 2.6 GB of the daemon from 150 of them. `list` and `snapshot` bound their own answers
  * per user lower than this (4 MiB each), so what a user reads slowly is never refused here. */

@@ -144,6 +144,7 @@ struct lease {
 	pid_t pid, bound;
 	unsigned long long start; /* pid's start time (clock ticks since boot); 0: unknown */
 	unsigned long long bound_start; /* bound's, read at commit (0: unknown, /proc hidden) */
+	int bound_fd;             /* a pidfd on bound, readable once it exited (-1: none) */
 	char kind[8];
 	time_t since;
 	uint64_t seq;             /* the request it granted: that request's queue entry is stale */
@@ -317,9 +318,11 @@ bool lease_lock_held(struct daemon *d, const struct slot *s);
 void lease_retire_locks(struct daemon *d, uint64_t mask);
 void share_retire_locks(struct daemon *d, const struct lease *l); /* a share's or MIG lease's own locks */
 unsigned long long lease_proc_start(pid_t pid);
-/* The process the lease is bound to while it is still the one named at commit (its start
- * time): 0 once it exited, whoever has its pid now. */
+/* The process the lease is bound to while it is still the one named at commit (its pidfd,
+ * else its start time): 0 once it exited, whoever has its pid now. */
 pid_t lease_bound_now(const struct lease *l);
+/* Binds l to pid, which started at start (0: unknown), pinned by a pidfd. */
+void lease_bind(struct lease *l, pid_t pid, unsigned long long start);
 /* Time limits (issue 24): l is granted limit seconds (until_ns 0: from now), or ends at until_ns
  * (limit 0: read back from a record). */
 void lease_set_limit(struct daemon *d, struct lease *l, double limit, uint64_t until_ns);

@@ -27,6 +27,8 @@ void lease_free(struct lease *l)
 {
 	if (!l)
 		return;
+	if (l->bound_fd >= 0)
+		close(l->bound_fd);
 	free(l->name);
 	free(l->command);
 	free(l->used);
@@ -154,6 +156,7 @@ struct lease *lease_grant(struct daemon *d, struct request *r, int *fds, size_t 
 	}
 	struct lease *l = xcalloc(1, sizeof *l);
 	l->ev = EV_LEASE;
+	l->bound_fd = -1;
 	lease_random_hex(l->id, 8);
 	lease_random_hex(l->token, 16);
 	l->uid = r->uid;
@@ -235,8 +238,23 @@ unsigned long long lease_proc_start(pid_t pid)
 
 pid_t lease_bound_now(const struct lease *l)
 {
-	return l->bound > 0 && (!l->bound_start || lease_proc_start(l->bound) == l->bound_start)
+	/* A poll of its pidfd, not a read of /proc: `list`'s fingerprint asks at every answer. */
+	struct pollfd p = {.fd = l->bound_fd, .events = POLLIN};
+	if (l->bound <= 0 || (l->bound_fd >= 0 && poll(&p, 1, 0) != 0))
+		return 0;
+	return l->bound_fd >= 0 || !l->bound_start || lease_proc_start(l->bound) == l->bound_start
 	       ? l->bound : 0;
+}
+
+void lease_bind(struct lease *l, pid_t pid, unsigned long long start)
+{
+	if (l->bound_fd >= 0)
+		close(l->bound_fd);
+	l->bound = pid;
+	l->bound_start = start;
+	l->bound_fd = pid > 0 ? pid_open((unsigned)pid, start) : -1;
+	if (l->bound_fd < 0 && errno == ESRCH)
+		l->bound = 0; /* gone already, or its pid another's now */
 }
 
 /* review 2: whether a process that started at start (clock ticks after boot; 0: unknown, never
@@ -337,8 +355,7 @@ void lease_commit(struct daemon *d, struct conn *c, const struct msg *m)
 			conn_log(d, "uid %u: lease %s bound to pid %llu, another user's, which started "
 				 "before the lease: not named", (unsigned)c->p.uid, l->id, (unsigned long long)v);
 		} else {
-			l->bound = (pid_t)v;
-			l->bound_start = bs;
+			lease_bind(l, (pid_t)v, bs);
 		}
 	}
 	lease_record_save(d, l);

@@ -113,13 +113,14 @@ static uint64_t recover_one(struct daemon *d, const char *file, bool by_position
 	    msg_get(&m, "id") && strlen(msg_get(&m, "id")) == 16 && msg_get(&m, "token")) {
 		l = xcalloc(1, sizeof *l);
 		l->ev = EV_LEASE;
+		l->bound_fd = -1;
 		snprintf(l->id, sizeof l->id, "%s", msg_get(&m, "id"));
 		snprintf(l->token, sizeof l->token, "%s", msg_get(&m, "token"));
 		uint64_t v;
 		l->uid = msg_get_u64(&m, "uid", UINT32_MAX, &v) ? (uid_t)v : (uid_t)-1;
 		l->pid = msg_get_u64(&m, "pid", INT32_MAX, &v) ? (pid_t)v : 0;
-		l->bound = msg_get_u64(&m, "bound", INT32_MAX, &v) ? (pid_t)v : 0;
-		l->bound_start = msg_get_u64(&m, "bound_start", UINT64_MAX, &v) ? v : 0;
+		pid_t bound = msg_get_u64(&m, "bound", INT32_MAX, &v) ? (pid_t)v : 0;
+		lease_bind(l, bound, msg_get_u64(&m, "bound_start", UINT64_MAX, &v) ? v : 0);
 		l->start = msg_get_u64(&m, "start", UINT64_MAX, &v) ? v : 0;
 		l->since = msg_get_u64(&m, "since", INT64_MAX, &v) ? (time_t)v : 0;
 		l->seq = msg_get_u64(&m, "seq", UINT64_MAX, &v) ? v : 0;
@@ -253,6 +254,7 @@ static bool found_lease(struct daemon *d, size_t i, bool locked)
 	struct lease *l = xcalloc(1, sizeof *l);
 	l->ev = EV_LEASE;
 	l->fifo = -1;
+	l->bound_fd = -1;
 	l->found = true;
 	l->uid = (uid_t)-1;
 	bool named = locked && lock_says(d, &d->slots[i], l);

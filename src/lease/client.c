@@ -96,7 +96,6 @@ static char *private_dir_path(void)
 	return tmp;
 }
 
-
 /* Closes every descriptor from lowest up, so that nothing of the caller's passes to a server it
  * starts (a lease's descriptors would keep the lease past its holder). close_range is Linux
  * 5.9, and an old container runtime's seccomp profile refuses it: then the descriptors

@@ -96,7 +96,7 @@ bool pid_runs_as(unsigned pid, uid_t uid) { (void)pid, (void)uid; return false; 
 bool pid_signal(int pidfd, int sig) { (void)pidfd, (void)sig; return false; }
 bool pid_stat(unsigned pid, struct pid_stat *st) { (void)pid, (void)st; return false; }
 bool pid_owner_is(unsigned pid, uid_t uid) { (void)pid, (void)uid; return false; }
-pid_t lease_bound_now(const struct lease *l) { return l->bound; } /* (no /proc to look at) */
+pid_t lease_bound_now(const struct lease *l) { return l->bound; } /* (no process to look at) */
 
 /* ---- the target ---- */
 
