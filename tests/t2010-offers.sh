@@ -42,8 +42,15 @@ for i in 1 2 3 4 5; do
 	codes="$codes$? "
 done
 check_eq "root's run -n 1 (no --wait) succeeds every time beside the hoarder" "0 0 0 0 0 " "$codes"
-timeout 120 "${THIRD[@]}" "$GPUCTL" run -q -n 4 --ignore-usage -- true 2>>"$TMP/errors"
-check_eq "a third user's run -n 4 gets every GPU, the hoarder's open offer withdrawn" 0 $?
+# The hoarder's one offer may have just lapsed when the request comes (a loaded machine): the
+# request is made again, up to 3 times, until one finds an offer open to withdraw.
+codes=""
+for i in 1 2 3; do
+	timeout 120 "${THIRD[@]}" "$GPUCTL" run -q -n 4 --ignore-usage -- true 2>>"$TMP/errors"
+	codes="$codes$? "
+	grep -q 'offer withdrawn for another user' "$DLOG" && break
+done
+check_eq "a third user's run -n 4 gets every GPU, the hoarder's open offer withdrawn" "" "${codes//0 /}"
 check_eq "neither saw an error" "" "$(head -3 "$TMP/errors")"
 check_grep "the daemon says it withdrew the hoarder's offer" 'offer withdrawn for another user' \
 	"$DLOG"
