@@ -191,7 +191,7 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 	struct sigaction sa = {.sa_handler = on_stop};
 	sigemptyset(&sa.sa_mask);
 	if (o->loop) {
-		gpu_set_watch_exits(set); /* issue 22: no stat per process and refresh */
+		gpu_set_watch_exits(set, 2); /* issue 22: no stat per process and refresh */
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
 		snapshot_stop_flag(&stop_requested); /* a wait for the daemon ends at once */

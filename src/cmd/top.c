@@ -261,7 +261,7 @@ static int top(struct cmd *c)
 	if (rc != EXIT_OK)
 		return rc;
 	t.set = c->set;
-	gpu_set_watch_exits(t.set); /* issue 22: no stat per process and refresh */
+	gpu_set_watch_exits(t.set, 2); /* issue 22: no stat per process and refresh */
 	if (args_has(a, O_GRAPHS))
 		for (size_t i = 0; i < t.set->ngpus && i < 64; i++)
 			t.v.graphs |= 1ULL << i;

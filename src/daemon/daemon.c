@@ -382,6 +382,8 @@ static void serve(struct daemon *d)
 	}
 }
 
+#define WATCH_MIN_NOFILE 8192   /* descriptors allowed, for the exit watch (take_slots) */
+
 static void raise_nofile(void)
 {
 	struct rlimit rl;
@@ -427,6 +429,13 @@ static bool take_slots(struct daemon *d, struct gpu_error *err)
 {
 	if (!(d->set = gpu_set_open(err)))
 		return false;
+	/* Its views are refreshed again and again (snapshot.c): the processes are watched for
+	 * their exit, not stat'd each time (issue 22), with a quarter of the descriptors, the rest
+	 * the connections', and only where the limit (raise_nofile) leaves thousands: under a
+	 * low hard limit every descriptor is the connections' and the state's. */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur >= WATCH_MIN_NOFILE)
+		gpu_set_watch_exits(d->set, 4);
 	if (d->set->ngpus > GPU_MAX) {
 		err->code = EXIT_FAIL;
 		snprintf(err->msg, sizeof err->msg, "this machine has %zu GPUs; the daemon handles %d",

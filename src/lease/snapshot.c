@@ -359,11 +359,14 @@ static void go_direct(struct gpu_set *set, unsigned what, const struct gpu_error
 			if (!strcmp(set->gpus[k].uuid, g->uuid))
 				g->selected = set->gpus[k].selected;
 	}
+	unsigned watch = set->watch_parts;   /* a loop's: it watches exits on its own reads too */
 	snapshot_close(set);
 	free_gpus(set);
 	proc_cache_free(set->pc);
 	*set = *direct;
 	free(direct);
+	if (watch)
+		gpu_set_watch_exits(set, watch);
 	set->backend->refresh(set, what);
 }
 

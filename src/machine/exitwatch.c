@@ -10,11 +10,12 @@
  * new process, or gone). The order matters: opened after the stat, a pidfd could belong to a
  * process that took the pid in between.
  *
- * Bounded: at most `max` descriptors (by default half of what RLIMIT_NOFILE leaves), each
+ * Bounded: at most `max` descriptors (a share of what RLIMIT_NOFILE leaves: half for status -l
+ * and top, a quarter for the exporter and the daemon, whose connections need the rest), each
  * close-on-exec as every pidfd is; a pid over the budget, a kernel without pidfd_open
  * (before 5.3) or a thread that is not a process leader is simply not watched: stat'd each
- * refresh as before. Only loops ask for it (proc_cache_watch_exits): a one-shot would pay an
- * open per process for nothing. */
+ * refresh as before. Only loops ask for it (proc_cache_watch_exits: status -l, top, the
+ * exporter, the daemon): a one-shot would pay an open per process for nothing. */
 #include "machine/exitwatch.h"
 #include "machine/pid.h"
 #include "base/util.h"
@@ -71,13 +72,16 @@ static long find(const struct exit_watch *w, unsigned pid)
 	return -1;
 }
 
-struct exit_watch *exit_watch_new(void)
+struct exit_watch *exit_watch_new(unsigned parts)
 {
-	/* Half the descriptors the limit leaves: the rest stay the command's (top's terminal,
-	 * the daemon's socket, the runtimes' sockets). */
+	/* A share of the descriptors the limit leaves: the rest stay the command's (top's
+	 * terminal, the daemon's socket, the runtimes' sockets; the exporter's and the daemon's
+	 * connections, which take a bigger share). */
 	struct rlimit rl;
+	if (parts < 2)
+		parts = 2;
 	size_t max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
-			     ? (rl.rlim_cur > 256 ? (size_t)(rl.rlim_cur - 128) / 2 : 0) : 65536;
+			     ? (rl.rlim_cur > 256 ? (size_t)(rl.rlim_cur - 128) / parts : 0) : 65536 / parts;
 	return exit_watch_new_max(max);
 }
 

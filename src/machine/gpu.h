@@ -171,6 +171,8 @@ struct gpu_set {
 	size_t procs_listed, procs_unmapped; /* the last refresh's: NVML's, and those not in /proc */
 	bool ctr_ids;             /* issue 22: the procs' ctr were filled unnamed by the backend
 				   * (a snapshot's REFRESH_CONTAINER_IDS): name them, read nothing */
+	unsigned watch_parts;     /* gpu_set_watch_exits's (0: not asked), kept for a set that
+				   * replaces this one (a snapshot's fallback to reading the GPUs) */
 };
 
 /* What a refresh reads besides the base (memory, utilisation, temperature, power and enforced
@@ -296,9 +298,11 @@ struct gpu_set *gpu_set_open(struct gpu_error *err);
 void gpu_open_lean(bool on);
 void gpu_set_refresh(struct gpu_set *set, unsigned what);
 void gpu_set_free(struct gpu_set *set);
-/* issue 22 (loops): a set refreshed again and again (status -l, top) watches its processes'
- * exits instead of a stat of each at each refresh (proc.h: proc_cache_watch_exits). */
-void gpu_set_watch_exits(struct gpu_set *set);
+/* issue 22 (loops): a set refreshed again and again (status -l, top, the exporter, the daemon)
+ * watches its processes' exits instead of a stat of each at each refresh (proc.h:
+ * proc_cache_watch_exits), with at most 1/parts of the descriptors the limit leaves (2: half; a
+ * server whose connections need descriptors gives less). */
+void gpu_set_watch_exits(struct gpu_set *set, unsigned parts);
 
 /* gpu.c: the model's helpers (they stand on base/ only, so backends and slurm.c may use them). */
 void gpu_mark_lost(struct gpu *g, const char *why);

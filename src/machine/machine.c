@@ -135,10 +135,13 @@ void gpu_set_refresh(struct gpu_set *set, unsigned what)
 	proc_cache_end(set->pc);
 }
 
-void gpu_set_watch_exits(struct gpu_set *set)
+void gpu_set_watch_exits(struct gpu_set *set, unsigned parts)
 {
-	if (set && set->pc)
-		proc_cache_watch_exits(set->pc);
+	if (!set)
+		return;
+	set->watch_parts = parts;
+	if (set->pc)
+		proc_cache_watch_exits(set->pc, parts);
 }
 
 void gpu_set_free(struct gpu_set *set)

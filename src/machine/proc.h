@@ -53,8 +53,9 @@ void proc_cache_want_containers(struct proc_cache *pc, bool on);
 void proc_cache_want_owner(struct proc_cache *pc, bool on);
 /* A loop's cache (issue 22): each process is watched for its exit (exitwatch.c), and one that
  * has not exited keeps the owner and command line read, without a stat, until its command line
- * is due to be read again (every 2 to 6 s), when its owner is stat'd anew. */
-void proc_cache_watch_exits(struct proc_cache *pc);
+ * is due to be read again (every 2 to 6 s), when its owner is stat'd anew. At most 1/parts of
+ * the descriptors RLIMIT_NOFILE leaves are pidfds (exitwatch.h). */
+void proc_cache_watch_exits(struct proc_cache *pc, unsigned parts);
 void proc_cache_end(struct proc_cache *pc);
 /* Stats /proc/PID once per pid and refresh; reads its command line when it is new, another
  * process than before, or its command line is due to be read again; with stats on, reads

@@ -57,7 +57,7 @@ static pid_t start_sleep(void)
 static void test_watched(void)
 {
 	struct proc_cache *pc = proc_cache_new();
-	proc_cache_watch_exits(pc);
+	proc_cache_watch_exits(pc, 2);
 	struct proc_info kid, again;
 	pid_t p = start_sleep();
 	for (int i = 0; i < 3; i++) {
