@@ -272,6 +272,8 @@ static int run(const struct cmd_entry *e, int argc, char **argv)
 		rc = e->exec(&c);
 		break;
 	}
+	if (c.set)
+		c.set->at_exit = true;   /* main returns rc: no nvmlShutdown before the exit */
 	gpu_set_free(c.set);
 	args_free(&c.args);
 	return rc;

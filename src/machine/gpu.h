@@ -173,6 +173,9 @@ struct gpu_set {
 				   * (a snapshot's REFRESH_CONTAINER_IDS): name them, read nothing */
 	unsigned watch_parts;     /* gpu_set_watch_exits's (0: not asked), kept for a set that
 				   * replaces this one (a snapshot's fallback to reading the GPUs) */
+	bool at_exit;             /* freed by a command about to exit: the backend frees gpuctl's
+				   * memory but leaves the driver's library be (issue 22: the
+				   * process's exit releases all that nvmlShutdown would) */
 };
 
 /* What a refresh reads besides the base (memory, utilisation, temperature, power and enforced

@@ -440,7 +440,10 @@ static void nvml_close(struct gpu_set *set)
 	free(nvml.procbuf);
 	nvml.procbuf = NULL;
 	nvml.procbuf_cap = 0;
-	if (nvml.dl)
+	/* A command about to exit makes no nvmlShutdown (issue 22): the exit closes the driver's
+	 * descriptors and frees its memory anyway, and the shutdown was a one-shot's work that
+	 * showed nothing. */
+	if (nvml.dl && !set->at_exit)
 		nvml.shutdown();
 }
 

@@ -8,7 +8,8 @@
  * _v3 process entries of drivers 535.43-535.86 and lacks nvmlDeviceGetRunningProcessDetailList.
  *
  * FAKENVML_PROC_DIR: every file in it adds [process] sections (the test workload's).
- * FAKENVML_STATS: at the last nvmlShutdown, append call counts to this file.
+ * FAKENVML_STATS: at the last nvmlShutdown (or the exit, where none came), append call counts
+ * to this file.
  * FAKENVML_DEV_DIR: the simulated device nodes (the device guard's tests, issue 25): nvmlInit
  * answers NO_PERMISSION when DIR/nvidiactl cannot be opened read-write by the caller, and a
  * GPU's handle (by index, UUID or bus id) when DIR/nvidia<minor> cannot; the plain
@@ -67,6 +68,12 @@ static void write_stats(void)
 	for (size_t i = 0; i < sizeof stats / sizeof stats[0] && stats[i].fn; i++)
 		fprintf(f, "%s %lu\n", stats[i].fn, stats[i].n);
 	fclose(f);
+}
+
+static void stats_at_exit(void)
+{
+	if (refcount > 0)
+		write_stats();
 }
 
 /* The workloads' processes: every file of FAKENVML_PROC_DIR adds [process] sections. */
@@ -290,6 +297,11 @@ static nvmlReturn_t do_init(const char *fn)
 			fm_free(&M);
 			return denied;
 		}
+		/* A process that exits without nvmlShutdown (gpuctl's commands: the exit releases
+		 * all) has its counts written at its exit. */
+		static bool hooked;
+		if (!hooked && getenv("FAKENVML_STATS"))
+			hooked = atexit(stats_at_exit) == 0;
 		memset(dev_calls, 0, sizeof dev_calls);
 		memset(reads, 0, sizeof reads);
 		t_init_us = now_us();
