@@ -14,6 +14,7 @@
 #include "lease/client.h"
 #include "lease/view.h"
 #include "machine/proc.h"
+#include "machine/runtime.h"
 #include "machine/snap.h"
 
 #include <stdio.h>
@@ -363,6 +364,7 @@ static void go_direct(struct gpu_set *set, unsigned what, const struct gpu_error
 	snapshot_close(set);
 	free_gpus(set);
 	proc_cache_free(set->pc);
+	ctr_names_free(set->cn);   /* the containers' names the view's refreshes made */
 	*set = *direct;
 	free(direct);
 	if (watch)
