@@ -260,8 +260,10 @@ static unsigned guard_max(void)
 		getrlimit(RLIMIT_NOFILE, &rl);
 	}
 	rlim_t n = rl.rlim_cur == RLIM_INFINITY ? 65536 : rl.rlim_cur;
-	/* Half of what is left beside the quarter the refresh's exit watch may hold (main). */
-	n = n > 256 ? (n - 64 - (n - 128) / 4) / 2 : n > 128 ? (n - 64) / 2 : 32;
+	/* Half of what is left beside what the refresh's exit watch may hold (main: a quarter of
+	 * the limit past 128, exitwatch.c's share). */
+	rlim_t watch = n > 256 ? (n - 128) / 4 : 0;
+	n = n > 128 ? (n - 64 - watch) / 2 : 32;
 	return n < CONN_MAX ? (unsigned)n : CONN_MAX;
 }
 

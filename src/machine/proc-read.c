@@ -256,12 +256,12 @@ void proc_cache_watch_exits(struct proc_cache *pc, unsigned parts)
 	/* A pidfd names a pid of this process's PID namespace, a stat of /proc/PID one of the
 	 * namespace /proc was mounted in: where they differ (a container given the host's /proc)
 	 * the two could be different processes, so nothing is watched there. */
+	if (pc->ew)
+		return;
 	char self[32], want[32];
 	ssize_t n = readlink("/proc/self", self, sizeof self - 1);
 	snprintf(want, sizeof want, "%d", (int)getpid());
-	if (n <= 0 || (self[n] = '\0', strcmp(self, want)))
-		return;
-	if (!pc->ew)
+	if (n > 0 && (self[n] = '\0', !strcmp(self, want)))
 		pc->ew = exit_watch_new(parts);
 }
 
