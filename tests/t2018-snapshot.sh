@@ -261,11 +261,12 @@ else
 fi
 if command -v strace >/dev/null; then
 	strace -f -e trace=connect,sendmsg,recvmsg,openat,newfstatat,stat -s 200 -o "$TMP/strace" env GPUCTL_NVML_LIBRARY=$NONVML "$GPUCTL" status -l 0.3 -c 4 >/dev/null 2>&1
-	# The lease's holder named, and the clock of its grant shown, at every refresh: from names
-	# kept (user_name) and the zone read once, not /etc/passwd opened and /etc/localtime looked
-	# at again each time. (One holder here; with holders of four uids in turn, 16 "found"
-	# leases, a 4-refresh loop opened /etc/passwd 64 times before user_name kept names, 4 now.)
-	check_eq "and the names and the time zone are read once, not at each refresh (/etc/passwd, /etc/localtime)" "1 1" \
+	# The lease's holder named, and the clock of its grant shown, at every refresh: the name as
+	# the daemon's view names the holder's processes (user_name_seed: no lookup here at all),
+	# and the zone read once, not /etc/passwd opened and /etc/localtime looked at again each
+	# time. (With holders of four uids in turn, 16 "found" leases, a 4-refresh loop opened
+	# /etc/passwd 64 times before user_name kept names, 4 before the view's names were used.)
+	check_eq "and the names come with the view and the time zone is read once, not at each refresh (/etc/passwd, /etc/localtime)" "0 1" \
 		"$(grep -c 'openat(.*"/etc/passwd"' "$TMP/strace") $(grep -cE '(stat|openat)\(.*"/etc/localtime"' "$TMP/strace")"
 	check_eq "a loop keeps one connection across its refreshes (4 refreshes)" 1 "$(grep -c "connect(.*$GPUCTL_SOCKET" "$TMP/strace")"
 	check_eq "and a refresh is one round trip on it (4 asks, the leases in each answer)" 4 "$(grep -c 'sendmsg(.*"snapshot\\n' "$TMP/strace")"

@@ -446,6 +446,12 @@ static void places_answer(struct daemon *d, struct conn *c, uint64_t id)
 	free(w);
 }
 
+void list_warm(struct daemon *d, uid_t uid)
+{
+	leases_reap(d);
+	answer(d, uid);
+}
+
 void list_answer(struct daemon *d, struct conn *c, uint64_t id)
 {
 	struct asker *a = asker_of(d, c->p.uid);

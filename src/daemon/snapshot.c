@@ -188,6 +188,10 @@ void snap_pump(struct daemon *d, struct conn *c)
 		return;
 	struct strbuf sb = {0};
 	while (!c->p.dead && st->next < st->p->nparts && c->p.out_bytes < SNAP_QUEUE) {
+		/* the list after the view made before the view's last part goes: the asker, woken
+		 * by that part, finds the list already there (one wake-up a refresh, not two) */
+		if (st->leases && st->next + 1 == st->p->nparts)
+			list_warm(d, c->p.uid);
 		msg_begin(&sb, "snapshot");
 		msg_add_u64(&sb, "id", st->id);
 		if (st->next == 0)

@@ -13,6 +13,7 @@
 #include "lease/snapshot.h"
 #include "lease/client.h"
 #include "lease/view.h"
+#include "machine/pid.h"
 #include "machine/proc.h"
 #include "machine/runtime.h"
 #include "machine/snap.h"
@@ -160,15 +161,37 @@ void snapshot_stop_flag(volatile sig_atomic_t *flag)
 	stop_flag = flag;
 }
 
+/* The owners' names the view carries, for the leases that follow it (pid.h's user_name_seed):
+ * a holder is named as the view names its processes, with no lookup here. A run of processes of
+ * one owner is one name; at most 64 names (the cache's room). */
+static void seed_names(const struct gpu_set *set)
+{
+	uid_t last = 0;
+	bool any = false;
+	unsigned seeded = 0;
+	for (size_t i = 0; i < set->ngpus && seeded < 64; i++)
+		for (size_t k = 0; k < set->gpus[i].nprocs && seeded < 64; k++) {
+			const struct gpu_proc *p = &set->gpus[i].procs[k];
+			if (!p->uid_valid || !p->user || (any && p->uid == last))
+				continue;
+			user_name_seed(p->uid, p->user);
+			last = p->uid;
+			any = true;
+			seeded++;
+		}
+}
+
 static bool fetch(struct dclient *dc, struct gpu_set *tmp, struct snap_store **store, unsigned what,
 		  double max_age, bool leases, struct carried *lv, const struct snap_base *have,
-		  struct snap_base *got, struct snap_store *held, double *made, struct gpu_error *err)
+		  struct snap_base *got, struct snap_store *held, double *made, uint64_t *same,
+		  struct gpu_error *err)
 {
 	/* held: the held view's store, to decode into (snap_decode_adopt); never freed here, since
 	 * the view held points into it until the caller replaces it (*store is held where it was
 	 * adopted). got: a base whose arrays are reused (snap_base_retake), serial 0 unless it is
-	 * taken. */
+	 * taken. same: set to the view's serial where its processes are have's (no copy). */
 	got->serial = got->n = 0;
+	*same = 0;
 	*lv = (struct carried){.state = -1};
 	bool reused = dc->fd >= 0;
 	if (!reused && !snap_connect(dc, err))
@@ -234,8 +257,10 @@ static bool fetch(struct dclient *dc, struct gpu_set *tmp, struct snap_store **s
 			continue;
 		if (dx.done) {   /* the view is whole: what follows is the leases' */
 			if (r == 1) {
-				if (!lv_begun)
+				if (!lv_begun) {
+					seed_names(tmp);
 					lv->v = (struct leaseview){0};
+				}
 				lv_begun = true;
 				lv_done = take_leases(lv, &m, dc->daemon_pid);
 				msg_free(&m);
@@ -295,7 +320,9 @@ static bool fetch(struct dclient *dc, struct gpu_set *tmp, struct snap_store **s
 		ok = false;
 	}
 	*store = dx.store;
-	if (ok && dx.serial)
+	if (ok && dx.serial && snap_decode_same_procs(&dx))
+		*same = dx.serial;   /* have stands for this view: got stays untaken */
+	else if (ok && dx.serial)
 		snap_base_retake(got, tmp, dx.serial);
 	return ok;
 }
@@ -320,8 +347,9 @@ struct gpu_set *snapshot_open(unsigned what, double max_age, bool leases, bool p
 	struct source *src = xcalloc(1, sizeof *src);
 	src->want_leases = leases;
 	src->dc = (struct dclient){.fd = -1};
+	uint64_t same;
 	if (!fetch(&src->dc, set, &src->store, what, max_age, leases, &src->lv, NULL, &src->base, NULL,
-		   &src->made, err)) {
+		   &src->made, &same, err)) {
 		dclient_close(&src->dc);
 		carried_free(&src->lv);
 		snap_base_free(&src->base);
@@ -423,8 +451,9 @@ static void snapshot_refresh(struct gpu_set *set, unsigned what)
 	 * itself at each refresh */
 	unsigned ask = need | (what & REFRESH_CONTAINERS);
 	double made = 0;
+	uint64_t same = 0;
 	bool ok = fetch(&src->dc, &tmp, &store, ask, age > 0 ? age : 0, src->want_leases, &lv,
-			&src->base, &base, held, &made, &err);
+			&src->base, &base, held, &made, &same, &err);
 	if (ok && tmp.ngpus != set->ngpus) {
 		snprintf(err.msg, sizeof err.msg, "the daemon's GPUs changed");
 		ok = false;
@@ -451,8 +480,13 @@ static void snapshot_refresh(struct gpu_set *set, unsigned what)
 	}
 	src->lv = lv;
 	src->made = made;
-	src->spare = src->base;   /* the next delta's: this answer's, in its store (below) */
-	src->base = base;
+	if (same) {   /* the held base is this view's processes too: only its number moves */
+		src->base.serial = same;
+		src->spare = base;
+	} else {
+		src->spare = src->base;   /* the next delta's: this answer's, in its store (below) */
+		src->base = base;
+	}
 	for (size_t i = 0; i < set->ngpus; i++) {
 		struct gpu *g = &set->gpus[i];
 		bool sel = g->selected;

@@ -234,6 +234,24 @@ const char *user_name(uid_t uid, char *buf, size_t len)
 	return buf;
 }
 
+void user_name_seed(uid_t uid, const char *name)
+{
+	size_t n = strlen(name);
+	if (!n || n >= sizeof names[0].name)
+		return;
+	double now = now_mono();
+	pthread_mutex_lock(&names_lock);
+	struct name_slot *slot = NULL;
+	for (size_t i = 0; i < NAME_SLOTS && !slot; i++)
+		if (names[i].at > 0 && names[i].uid == uid)
+			slot = &names[i];
+	if (!slot)
+		slot = &names[name_next++ % NAME_SLOTS];
+	*slot = (struct name_slot){.uid = uid, .at = now};
+	memcpy(slot->name, name, n + 1);
+	pthread_mutex_unlock(&names_lock);
+}
+
 bool user_uid(const char *name, uid_t *uid)
 {
 	char pwbuf[4096];

@@ -99,11 +99,17 @@ struct snap_decoder {
 	uint64_t serial;          /* the view's ("serial" line; 0: not said) */
 	const struct snap_base *base; /* the held view a delta copies from (NULL: none) */
 	bool adopted;             /* the store is the held view's (snap_decode_adopt) */
+	bool fresh;               /* a process came in a "p" line, not a "k" */
+	bool in_order;            /* every "k" so far went on from where the last one ended */
 };
 /* Starts decoding into set, which must have no GPUs yet. */
 void snap_decode_begin(struct snap_decoder *dx, struct gpu_set *set);
 /* One part (m's lines after its first). false with why on anything malformed. */
 bool snap_decode_part(struct snap_decoder *dx, const struct msg *m, char *why, size_t whylen);
+/* Whether a whole delta's processes are its base's, byte for byte and in order (every one kept,
+ * none new, none gone, strings in the adopted store): the base then stands for this view too,
+ * with no copy (a loop on a machine whose processes stay: most refreshes). */
+bool snap_decode_same_procs(const struct snap_decoder *dx);
 void snap_store_free(struct snap_store *s);
 /* Deltas: decode into the held view's own store (held, whose blocks the base's strings are
  * in; it becomes the decoder's store, and the caller, whose view still points into it, frees it

@@ -84,6 +84,64 @@ void test_proto(void)
 	CHECK(!decodes(lines.buf));                          /* too many lines */
 	sb_free(&lines);
 
+	/* Long words are scanned eight bytes at a time (issue 22): every byte that ends or escapes
+	 * a run is found at each of the 24 places in and around those eight, and any bytes the
+	 * encoder wrote (UTF-8 and 0x80-0xff among them) come back intact, at every length. */
+	{
+		static const char stops[] = {' ', '\n', '%', '\t', '\r', 0x01, 0x1f, 0x7f};
+		bool all = true;
+		for (size_t k = 0; k < sizeof stops; k++)
+			for (size_t at = 0; at < 24; at++) {
+				char text[64] = "ping\nname ";
+				size_t h = strlen(text);
+				memset(text + h, 'a', 30);
+				text[h + 30] = '\0';
+				text[h + at] = stops[k];
+				const char *wnt = NULL;   /* the word expected, or NULL: refused */
+				char word[40];
+				if (stops[k] == ' ' || stops[k] == '\n') {
+					/* a word ends there: "aaa" then another (or "aaa" then a line "aaa...") */
+					snprintf(word, sizeof word, "%.*s", (int)at, text + h);
+					wnt = at ? word : NULL;   /* at 0: an empty word, refused */
+				} else if (stops[k] == '%') {
+					text[h + at + 1] = '4', text[h + at + 2] = '1';   /* "%41": 'A' */
+					snprintf(word, sizeof word, "%.*sA%s", (int)at, text + h, text + h + at + 3);
+					wnt = word;
+				}
+				struct msg mm;
+				bool ok = msg_decode(&mm, text, strlen(text), why, sizeof why);
+				bool good = wnt ? ok && mm.nlines >= 2 && !strcmp(mm.lines[1].w[1], wnt) : !ok;
+				if (!good) {
+					all = false;
+					printf("# stop 0x%02x at %zu: %s\n", (unsigned)(unsigned char)stops[k], at,
+					       ok ? mm.lines[1].w[1] : why);
+				}
+				msg_free(&mm);
+			}
+		CHECK(all);
+		unsigned seed = 22;
+		bool round = true;
+		for (int t = 0; t < 400 && round; t++) {
+			char w[200];
+			size_t n = (size_t)t % 150;
+			for (size_t i = 0; i < n; i++) {
+				seed = seed * 1103515245u + 12345u;
+				unsigned char c = (unsigned char)(seed >> 16);
+				w[i] = c ? (char)c : 'z';
+			}
+			w[n] = '\0';
+			struct strbuf e = {0};
+			msg_begin(&e, "v");
+			msg_add(&e, "w", w, w, NULL);
+			struct msg mm;
+			round = msg_decode(&mm, e.buf, e.len, why, sizeof why) &&
+				!strcmp(msg_get(&mm, "w"), w) && !strcmp(msg_line(&mm, "w")->w[2], w);
+			msg_free(&mm);
+			sb_free(&e);
+		}
+		CHECK(round);
+	}
+
 	CHECK_STR(escaped("plain text"), "plain text");
 	CHECK_STR(escaped("caf\xc3\xa9 \xe2\x9c\x93"), "caf\xc3\xa9 \xe2\x9c\x93");
 	CHECK_STR(escaped("a\x1b]0;pwned\x07z"), "a\\e]0;pwned\\az");

@@ -167,6 +167,7 @@ static void test_delta(void)
 			sb_free(&sb);
 		}
 		CHECK(ok && yd.done && yd.adopted && hd->gpus[0].nprocs == 2);
+		CHECK(!snap_decode_same_procs(&yd));   /* one process came anew: the base is not it */
 		if (ok && hd->gpus[0].nprocs == 2) {
 			CHECK(hd->gpus[0].procs[0].cmdline == ha->gpus[0].procs[0].cmdline); /* not copied */
 			CHECK(hd->gpus[0].procs[1].used_mem == 2 << 20);
@@ -187,8 +188,54 @@ static void test_delta(void)
 		if (hs->ngpus == 2)
 			CHECK(hs->gpus[0].nprocs == 2 && hs->gpus[0].procs_from == 2 && hs->gpus[0].view == 2 &&
 			      !hs->gpus[1].procs_from);   /* no processes there: nothing kept */
+		CHECK(!snap_decode_same_procs(&ys));   /* not adopted: the strings are copies */
 		snap_store_free(ys.store);
 		model_free(hs);
+	}
+	{   /* the same view again, decoded into the held view's store: the base stands for it (a
+	     * loop copies no base, issue 22); a "k" that skips a process, or one process gone, not */
+		struct gpu_set *hv = xcalloc(1, sizeof *hv), *ov = xcalloc(1, sizeof *ov);
+		struct snap_decoder yh, yo;
+		CHECK(decode(&pb, hv, &yh));
+		struct snap_base hb;
+		snap_base_take(&hb, hv, yh.serial);
+		snap_decode_begin(&yo, ov);
+		yo.base = &hb;
+		snap_decode_adopt(&yo, yh.store);
+		const char *const texts[] = {"", "k 1 1\nk 0 1\n", "k 0 1\n"};
+		for (size_t t = 0; t < 3; t++) {
+			/* t 0: ps as it is; 1: the two kept in the wrong order; 2: the second gone */
+			struct strbuf sb = {0};
+			msg_begin(&sb, "snapshot");
+			const char *body = ps.parts[0].buf, *k = strstr(body, "\nk 0 2\n");
+			if (t && k) {
+				sb_add(&sb, body, (size_t)(k - body) + 1);
+				sb_adds(&sb, texts[t]);
+				sb_adds(&sb, k + strlen("\nk 0 2\n"));
+			} else {
+				sb_add(&sb, body, ps.parts[0].len);
+			}
+			struct msg m;
+			char why[160];
+			bool ok = msg_decode(&m, sb.buf, sb.len, why, sizeof why) &&
+				  snap_decode_part(&yo, &m, why, sizeof why);
+			if (m.lines)
+				msg_free(&m);
+			sb_free(&sb);
+			CHECK(k && ok && yo.done);
+			CHECK(snap_decode_same_procs(&yo) == (t == 0));
+			/* the next, decoded afresh into a new set against the same base and store */
+			struct snap_store *st = yo.store;
+			model_free(ov);
+			ov = xcalloc(1, sizeof *ov);
+			snap_decode_begin(&yo, ov);
+			yo.base = &hb;
+			snap_decode_adopt(&yo, st);
+		}
+		snap_base_free(&hb);
+		snap_store_free(yo.store);
+		model_free(hv);
+		model_free(ov);
 	}
 	{   /* the first process gone: the rest kept ("k 1 1") is not the held list whole, so a
 	     * loop's table does not copy the rows (a frame cut to one row showed the gone one) */
