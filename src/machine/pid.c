@@ -195,6 +195,21 @@ static struct name_slot {
 static size_t name_next;
 static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* name (shorter than a slot's room) kept as uid's from now: in uid's slot, else the next in turn */
+static void name_keep(uid_t uid, const char *name, double now)
+{
+	pthread_mutex_lock(&names_lock);
+	struct name_slot *slot = NULL;
+	for (size_t i = 0; i < NAME_SLOTS && !slot; i++)
+		if (names[i].at > 0 && names[i].uid == uid)
+			slot = &names[i];
+	if (!slot)
+		slot = &names[name_next++ % NAME_SLOTS];
+	*slot = (struct name_slot){.uid = uid, .at = now};
+	memcpy(slot->name, name, strlen(name) + 1);
+	pthread_mutex_unlock(&names_lock);
+}
+
 const char *user_name(uid_t uid, char *buf, size_t len)
 {
 	double now = now_mono();
@@ -218,18 +233,8 @@ const char *user_name(uid_t uid, char *buf, size_t len)
 		snprintf(name, sizeof name, "%u", (unsigned)uid);
 	/* a name too long for a slot is not kept (a cut name would be a wrong one) */
 	bool keep = !res || strlen(res->pw_name) < sizeof name;
-	if (keep) {
-		pthread_mutex_lock(&names_lock);
-		struct name_slot *slot = NULL;
-		for (size_t i = 0; i < NAME_SLOTS && !slot; i++)
-			if (names[i].at > 0 && names[i].uid == uid)
-				slot = &names[i];
-		if (!slot)
-			slot = &names[name_next++ % NAME_SLOTS];
-		*slot = (struct name_slot){.uid = uid, .at = now};
-		memcpy(slot->name, name, sizeof name);
-		pthread_mutex_unlock(&names_lock);
-	}
+	if (keep)
+		name_keep(uid, name, now);
 	snprintf(buf, len, "%s", keep ? name : res->pw_name);
 	return buf;
 }
@@ -237,19 +242,8 @@ const char *user_name(uid_t uid, char *buf, size_t len)
 void user_name_seed(uid_t uid, const char *name)
 {
 	size_t n = strlen(name);
-	if (!n || n >= sizeof names[0].name)
-		return;
-	double now = now_mono();
-	pthread_mutex_lock(&names_lock);
-	struct name_slot *slot = NULL;
-	for (size_t i = 0; i < NAME_SLOTS && !slot; i++)
-		if (names[i].at > 0 && names[i].uid == uid)
-			slot = &names[i];
-	if (!slot)
-		slot = &names[name_next++ % NAME_SLOTS];
-	*slot = (struct name_slot){.uid = uid, .at = now};
-	memcpy(slot->name, name, n + 1);
-	pthread_mutex_unlock(&names_lock);
+	if (n && n < sizeof names[0].name)   /* as user_name: a cut name would be a wrong one */
+		name_keep(uid, name, now_mono());
 }
 
 bool user_uid(const char *name, uid_t *uid)

@@ -102,6 +102,22 @@ static struct gpu_set *decode_held(const struct snap_parts *delta, const struct 
 	return out;
 }
 
+/* Decodes full into a new *held, takes its base into hb, and begins dx on a new set (returned)
+ * against that base, decoding into the held view's store (adopted, as a loop's refresh does). */
+static struct gpu_set *begin_adopted(const struct snap_parts *full, struct gpu_set **held,
+				     struct snap_base *hb, struct snap_decoder *dx)
+{
+	struct snap_decoder yh;
+	*held = xcalloc(1, sizeof **held);
+	CHECK(decode(full, *held, &yh));
+	snap_base_take(hb, *held, yh.serial);
+	struct gpu_set *out = xcalloc(1, sizeof *out);
+	snap_decode_begin(dx, out);
+	dx->base = hb;
+	snap_decode_adopt(dx, yh.store);   /* dx owns it now */
+	return out;
+}
+
 static void test_delta(void)
 {
 	struct gpu_set *a = model(), *b = model();
@@ -146,14 +162,10 @@ static void test_delta(void)
 	model_free(dn);
 	/* decoded into the held view's own store (adopted): the same processes, nothing copied */
 	{
-		struct gpu_set *ha = xcalloc(1, sizeof *ha), *hd = xcalloc(1, sizeof *hd);
-		struct snap_decoder ya, yd;
-		CHECK(decode(&pa, ha, &ya));
+		struct gpu_set *ha;
+		struct snap_decoder yd;
 		struct snap_base hb;
-		snap_base_take(&hb, ha, ya.serial);
-		snap_decode_begin(&yd, hd);
-		yd.base = &hb;
-		snap_decode_adopt(&yd, ya.store);   /* yd owns it now */
+		struct gpu_set *hd = begin_adopted(&pa, &ha, &hb, &yd);
 		bool ok = true;
 		for (size_t i = 0; ok && i < pd.nparts; i++) {
 			struct strbuf sb = {0};
@@ -194,14 +206,10 @@ static void test_delta(void)
 	}
 	{   /* the same view again, decoded into the held view's store: the base stands for it (a
 	     * loop copies no base, issue 22); a "k" that skips a process, or one process gone, not */
-		struct gpu_set *hv = xcalloc(1, sizeof *hv), *ov = xcalloc(1, sizeof *ov);
-		struct snap_decoder yh, yo;
-		CHECK(decode(&pb, hv, &yh));
+		struct gpu_set *hv;
+		struct snap_decoder yo;
 		struct snap_base hb;
-		snap_base_take(&hb, hv, yh.serial);
-		snap_decode_begin(&yo, ov);
-		yo.base = &hb;
-		snap_decode_adopt(&yo, yh.store);
+		struct gpu_set *ov = begin_adopted(&pb, &hv, &hb, &yo);
 		const char *const texts[] = {"", "k 1 1\nk 0 1\n", "k 0 1\n"};
 		for (size_t t = 0; t < 3; t++) {
 			/* t 0: ps as it is; 1: the two kept in the wrong order; 2: the second gone */
