@@ -363,7 +363,7 @@ void list_answer(struct daemon *d, struct conn *c, uint64_t id);
 /* The answer list_answer would send uid, made now (and kept, as list_answer keeps it) but not
  * sent: a sender of something before it (snapshot.c) makes it first, so its own last message
  * and the list leave back to back, and the asker wakes once for both, not once for each. */
-void list_warm(struct daemon *d, uid_t uid);
+void list_warm(struct daemon *d, const struct conn *c);
 void queue_job_ids(struct daemon *d, struct conn *c, const struct msg *m);
 void list_state_free(struct list_state *ls);
 /* Continuation lines of a record: `KEY uuid uuid ...` for the slots in mask; how many lines. */

@@ -446,10 +446,21 @@ static void places_answer(struct daemon *d, struct conn *c, uint64_t id)
 	free(w);
 }
 
-void list_warm(struct daemon *d, uid_t uid)
+void list_warm(struct daemon *d, const struct conn *c)
 {
+	/* only where list_answer will send it: a token left (not taken here), the user's unread
+	 * answers under their bound; else a render nobody gets would cost the daemon */
+	const struct asker *a = asker_of(d, c->p.uid);
+	if (a->tokens + (d->now - a->at) * LIST_RATE < 1)
+		return;
+	size_t unread = 0;
+	for (size_t i = 0; i < d->nconns; i++)
+		if (d->conns[i]->p.uid == c->p.uid)
+			unread += d->conns[i]->p.out_bytes;
+	if (unread > LIST_USER_UNREAD)
+		return;
 	leases_reap(d);
-	answer(d, uid);
+	answer(d, c->p.uid);
 }
 
 void list_answer(struct daemon *d, struct conn *c, uint64_t id)

@@ -191,7 +191,7 @@ void snap_pump(struct daemon *d, struct conn *c)
 		/* the list after the view made before the view's last part goes: the asker, woken
 		 * by that part, finds the list already there (one wake-up a refresh, not two) */
 		if (st->leases && st->next + 1 == st->p->nparts)
-			list_warm(d, c->p.uid);
+			list_warm(d, c);
 		msg_begin(&sb, "snapshot");
 		msg_add_u64(&sb, "id", st->id);
 		if (st->next == 0)

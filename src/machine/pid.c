@@ -195,16 +195,30 @@ static struct name_slot {
 static size_t name_next;
 static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* name (shorter than a slot's room) kept as uid's from now: in uid's slot, else the next in turn */
-static void name_keep(uid_t uid, const char *name, double now)
+/* name (shorter than a slot's room) kept as uid's from now: in uid's slot, else the next in turn.
+ * A seed (user_name_seed) only fills a gap: never over a name still kept (the caller's own
+ * lookup stands for its NAME_TTL), nor in a slot another uid's kept name holds (more owners
+ * than slots would otherwise push out every name at each refresh). */
+static void name_keep(uid_t uid, const char *name, double now, bool seed)
 {
 	pthread_mutex_lock(&names_lock);
 	struct name_slot *slot = NULL;
 	for (size_t i = 0; i < NAME_SLOTS && !slot; i++)
 		if (names[i].at > 0 && names[i].uid == uid)
 			slot = &names[i];
-	if (!slot)
+	if (slot && seed && now - slot->at < NAME_TTL) {
+		slot = NULL;
+	} else if (!slot && seed) {
+		for (size_t i = 0; i < NAME_SLOTS && !slot; i++)
+			if (names[i].at <= 0 || now - names[i].at >= NAME_TTL)
+				slot = &names[i];
+	} else if (!slot) {
 		slot = &names[name_next++ % NAME_SLOTS];
+	}
+	if (!slot) {
+		pthread_mutex_unlock(&names_lock);
+		return;
+	}
 	*slot = (struct name_slot){.uid = uid, .at = now};
 	memcpy(slot->name, name, strlen(name) + 1);
 	pthread_mutex_unlock(&names_lock);
@@ -234,7 +248,7 @@ const char *user_name(uid_t uid, char *buf, size_t len)
 	/* a name too long for a slot is not kept (a cut name would be a wrong one) */
 	bool keep = !res || strlen(res->pw_name) < sizeof name;
 	if (keep)
-		name_keep(uid, name, now);
+		name_keep(uid, name, now, false);
 	snprintf(buf, len, "%s", keep ? name : res->pw_name);
 	return buf;
 }
@@ -243,7 +257,7 @@ void user_name_seed(uid_t uid, const char *name)
 {
 	size_t n = strlen(name);
 	if (n && n < sizeof names[0].name)   /* as user_name: a cut name would be a wrong one */
-		name_keep(uid, name, now_mono());
+		name_keep(uid, name, now_mono(), true);
 }
 
 bool user_uid(const char *name, uid_t *uid)

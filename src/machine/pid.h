@@ -63,7 +63,8 @@ const char *user_name(uid_t uid, char *buf, size_t len);
 /* What the daemon's view named uid (the owner of a process in it): user_name answers it for
  * NAME_TTL, as if it had looked it up. A client shown the daemon's view names a lease's holder
  * as the view names the holder's processes, and makes no directory lookup of its own (for a uid
- * not in /etc/passwd, systemd's NSS module alone was 200 system calls of a first view). */
+ * not in /etc/passwd, systemd's NSS module alone was 200 system calls of a first view). Only
+ * where no name is kept: one this process looked up itself stands for its NAME_TTL. */
 void user_name_seed(uid_t uid, const char *name);
 /* A user by name, or by number; false when there is no such user. */
 bool user_uid(const char *name, uid_t *uid);

@@ -258,11 +258,12 @@ static bool line(struct snap_decoder *dx, const struct msg_line *l, char *why, s
 	struct gpu *g = cur_gpu(dx);
 	struct gpu_proc *p = g && g->nprocs ? &g->procs[g->nprocs - 1] : NULL;
 	bool ok = true;
-	if (g && k[0] == 'p')   /* a process line ("p", "pi", "pc", "ps"): the list is not the held one */
+	if (g && k[0] == 'p') {   /* a process line ("p", "pi", "pc", "ps"): the list is not the held one */
 		g->procs_from = 0;
+		dx->fresh = true;     /* nor is the base (snap_decode_same_procs): a kept one rewritten */
+	}
 	/* Process lines first: nearly all lines are theirs. */
 	if (g && k[0] == 'p' && !strcmp(k, "p") && n == NPROCFIELDS + 1) {
-		dx->fresh = true;
 		if (++dx->procs > SNAP_MAX_PROCS) {
 			snprintf(why, whylen, "over %u processes", SNAP_MAX_PROCS);
 			return false;

@@ -210,9 +210,11 @@ static void test_delta(void)
 		struct snap_decoder yo;
 		struct snap_base hb;
 		struct gpu_set *ov = begin_adopted(&pb, &hv, &hb, &yo);
-		const char *const texts[] = {"", "k 1 1\nk 0 1\n", "k 0 1\n"};
-		for (size_t t = 0; t < 3; t++) {
-			/* t 0: ps as it is; 1: the two kept in the wrong order; 2: the second gone */
+		const char *const texts[] = {"", "k 1 1\nk 0 1\n", "k 0 1\n",
+					     "k 0 2\npi =evil =evilcmd =evilname\n"};
+		for (size_t t = 0; t < ARRAY_SIZE(texts); t++) {
+			/* t 0: ps as it is; 1: the two kept in the wrong order; 2: the second gone;
+			 * 3: a kept one's facts said again (no daemon sends it; a decoder trusts none) */
 			struct strbuf sb = {0};
 			msg_begin(&sb, "snapshot");
 			const char *body = ps.parts[0].buf, *k = strstr(body, "\nk 0 2\n");
