@@ -97,6 +97,9 @@ unread=$!
 await_line '^held' "$TMP/unread" 120
 check "40 connections that read none of 12,000 pongs each: peak RSS $(hwm) KiB (before: $hwm0)" \
 	test "$(hwm)" -lt $((hwm0 + 49152))
+# (the helper has sent them all when it says "held"; the daemon may still be reading them: on a
+# loaded machine the bound is passed, and logged, a moment later)
+await_line 'uid 65534 .*its connections leave over 16 MiB of replies unread' "$DLOG" 120 || true
 check_grep "  the user's connections are closed past the bound, and logged" \
 	'uid 65534 .*its connections leave over 16 MiB of replies unread; the one with the most \(pid [0-9]+\) is closed' "$DLOG"
 check_exit "  another user is served meanwhile" 0 timeout 30 "$GPUCTL" leases
