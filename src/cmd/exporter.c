@@ -8,6 +8,7 @@
  * when full, which lets a slowloris keep every scraper out, and its timeout is an idle one that a
  * byte every few seconds resets. */
 #include "base/dl.h"
+#include "machine/exitwatch.h"
 #include "machine/gpu.h"
 #include "cmd/cmd.h"
 #include "lease/snapshot.h"
@@ -260,9 +261,8 @@ static unsigned guard_max(void)
 		getrlimit(RLIMIT_NOFILE, &rl);
 	}
 	rlim_t n = rl.rlim_cur == RLIM_INFINITY ? 65536 : rl.rlim_cur;
-	/* Half of what is left beside what the refresh's exit watch may hold (main: a quarter of
-	 * the limit past 128, exitwatch.c's share). */
-	rlim_t watch = n > 256 ? (n - 128) / 4 : 0;
+	/* Half of what is left beside what the refresh's exit watch may hold (main: a quarter) */
+	rlim_t watch = exit_watch_budget(4);
 	n = n > 128 ? (n - 64 - watch) / 2 : 32;
 	return n < CONN_MAX ? (unsigned)n : CONN_MAX;
 }

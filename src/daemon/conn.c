@@ -128,6 +128,12 @@ static size_t queued_of(const struct daemon *d, uid_t uid, struct conn **most)
 	return n;
 }
 
+size_t conn_user_unread(const struct daemon *d, uid_t uid)
+{
+	struct conn *most;
+	return queued_of(d, uid, &most);
+}
+
 void conn_send(struct daemon *d, struct conn *c, struct strbuf *msg, const int *fds, size_t nfds)
 {
 	enum peer_sent r = peer_send(&c->p, msg, fds, nfds, d->now);

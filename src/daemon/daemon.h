@@ -287,6 +287,8 @@ void conn_accept(struct daemon *d);
 void conn_send(struct daemon *d, struct conn *c, struct strbuf *msg, const int *fds, size_t nfds);
 void conn_error(struct daemon *d, struct conn *c, uint64_t id, int code, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
+/* What uid's live connections hold unread, in all (the per-user bounds of list and snapshot). */
+size_t conn_user_unread(const struct daemon *d, uid_t uid);
 /* Log lines about clients are rate-limited: 10,000 bad clients must not flood the journal. */
 void conn_log(struct daemon *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -453,11 +453,7 @@ void list_warm(struct daemon *d, const struct conn *c)
 	const struct asker *a = asker_of(d, c->p.uid);
 	if (a->tokens + (d->now - a->at) * LIST_RATE < 1)
 		return;
-	size_t unread = 0;
-	for (size_t i = 0; i < d->nconns; i++)
-		if (d->conns[i]->p.uid == c->p.uid)
-			unread += d->conns[i]->p.out_bytes;
-	if (unread > LIST_USER_UNREAD)
+	if (conn_user_unread(d, c->p.uid) > LIST_USER_UNREAD)
 		return;
 	leases_reap(d);
 	answer(d, c->p.uid);
@@ -475,10 +471,7 @@ void list_answer(struct daemon *d, struct conn *c, uint64_t id)
 	const struct list_cache *e = answer(d, c->p.uid);
 	/* What this user's connections have not read, in all: many connections that ask and never
 	 * read would otherwise each hold an answer (MAX_OUT_BYTES apiece) in the daemon. */
-	size_t unread = 0, bytes = 0;
-	for (size_t i = 0; i < d->nconns; i++)
-		if (d->conns[i]->p.uid == c->p.uid)
-			unread += d->conns[i]->p.out_bytes;
+	size_t unread = conn_user_unread(d, c->p.uid), bytes = 0;
 	for (size_t i = 0; i < e->nparts; i++)
 		bytes += e->parts[i].len;
 	if (unread && unread + bytes > LIST_USER_UNREAD) {

@@ -287,10 +287,7 @@ void queue_snapshot(struct daemon *d, struct conn *c, const struct msg *m)
 			   "%d at once); read the machine yourself", SNAP_RATE, SNAP_STREAMS);
 		return;
 	}
-	size_t unread = 0;
-	for (size_t i = 0; i < d->nconns; i++)
-		if (d->conns[i]->p.uid == c->p.uid)
-			unread += d->conns[i]->p.out_bytes;
+	size_t unread = conn_user_unread(d, c->p.uid);
 	if (unread > SNAP_USER_UNREAD) {
 		conn_error(d, c, id, EXIT_BUSY, "snapshot: %zu KiB of answers to your user's connections "
 			   "are unread", unread >> 10);

@@ -72,7 +72,7 @@ static long find(const struct exit_watch *w, unsigned pid)
 	return -1;
 }
 
-struct exit_watch *exit_watch_new(unsigned parts)
+size_t exit_watch_budget(unsigned parts)
 {
 	/* A share of the descriptors the limit leaves: the rest stay the command's (top's
 	 * terminal, the daemon's socket, the runtimes' sockets; the exporter's and the daemon's
@@ -80,9 +80,13 @@ struct exit_watch *exit_watch_new(unsigned parts)
 	struct rlimit rl;
 	if (parts < 2)
 		parts = 2;
-	size_t max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
-			     ? (rl.rlim_cur > 256 ? (size_t)(rl.rlim_cur - 128) / parts : 0) : 65536 / parts;
-	return exit_watch_new_max(max);
+	return getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+		       ? (rl.rlim_cur > 256 ? (size_t)(rl.rlim_cur - 128) / parts : 0) : 65536 / parts;
+}
+
+struct exit_watch *exit_watch_new(unsigned parts)
+{
+	return exit_watch_new_max(exit_watch_budget(parts));
 }
 
 struct exit_watch *exit_watch_new_max(size_t max)

@@ -10,6 +10,8 @@ struct exit_watch;
 /* At most 1/parts (2 or more) of the descriptors RLIMIT_NOFILE leaves open at once; _max: at
  * most max. */
 struct exit_watch *exit_watch_new(unsigned parts);
+/* That share: how many descriptors exit_watch_new(parts) may hold under the limit now. */
+size_t exit_watch_budget(unsigned parts);
 struct exit_watch *exit_watch_new_max(size_t max);
 void exit_watch_free(struct exit_watch *w);
 /* A refresh begins: the pids that exited since the last one, and those it did not ask about,

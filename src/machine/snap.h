@@ -99,7 +99,7 @@ struct snap_decoder {
 	uint64_t serial;          /* the view's ("serial" line; 0: not said) */
 	const struct snap_base *base; /* the held view a delta copies from (NULL: none) */
 	bool adopted;             /* the store is the held view's (snap_decode_adopt) */
-	bool fresh;               /* a process came in a "p" line, not a "k" */
+	bool fresh;               /* a process line ("p", "pi", "pc", "ps") came, not only "k" */
 	bool in_order;            /* every "k" so far went on from where the last one ended */
 };
 /* Starts decoding into set, which must have no GPUs yet. */
