@@ -4,7 +4,7 @@
 # time, what a refresh asks NVML for, MiB rounded as nvidia-smi does, a GPU lost mid-refresh, the
 # MIG UUID of `map --json`, and the stand-in's exported symbols.
 . "$(dirname "$0")/lib/lib.sh"
-plan 68
+plan 73
 GOLD=$ROOT/tests/golden
 export FAKENVML_STATS=$TMP/stats
 
@@ -146,6 +146,21 @@ rm -f "$TMP/stats"
 check_eq "static facts are read once per GPU, not per refresh" "nvmlDeviceGetMaxClockInfo 32 nvmlDeviceGetSerial 8" "$(grep -E '^nvmlDevice(GetSerial|GetMaxClockInfo) ' "$TMP/stats" | sort | tr '\n' ' ' | sed 's/ $//')"
 check_eq "and nothing else extra" "" "$(grep -E '^nvmlDevice(GetPcieThroughput|GetEncoderUtilization|GetFanSpeed|ProcessesUtilization) ' "$TMP/stats")"
 rm -f "$TMP/stats"
+# --query-compute-apps shows compute processes only, as nvidia-smi: the graphics lists are not
+# read (a call a GPU), a process in both lists is listed once with its compute memory, and a GPU
+# whose graphics list fails still lists its compute processes (status --json cannot: null).
+"$GPUCTL" status --query-compute-apps=pid,used_memory --format=csv,noheader >"$TMP/got"
+check_eq "compute-apps reads no graphics list" "" "$(grep '^nvmlDeviceGetGraphicsRunningProcesses' "$TMP/stats")"
+check_grep "  the compute lists" '^nvmlDeviceGetComputeRunningProcesses_v3 [0-9]+$' "$TMP/stats"
+check_grep "  the compute+graphics process, once" '^4000106, 1000 MiB$' "$TMP/got"
+rm -f "$TMP/stats"
+awk '{print} /^\[gpu\]/ && ++g == 7 {print "fail.nvmlDeviceGetGraphicsRunningProcesses = UNKNOWN"}' "$MACHINES/h100x8.machine" >"$TMP/gfail"
+use_machine "$TMP/gfail"
+"$GPUCTL" status --query-compute-apps=pid --format=csv,noheader >"$TMP/got" 2>/dev/null
+check_grep "a failing graphics list: its GPU's compute processes still listed" '^4000106$' "$TMP/got"
+"$GPUCTL" status --json >"$TMP/out" 2>/dev/null
+check_eq "  status --json, which shows every process, says it cannot list them" null "$(jqv '.gpus[6].processes')"
+use_machine "$MACHINES/h100x8.machine"
 
 # ---- a GPU lost mid-refresh keeps nothing: every output agrees ----
 awk '/^\[gpu\]/{g++} {print} /^\[gpu\]/ && g==3 {print "fail.nvmlDeviceGetMemoryInfo = GPU_IS_LOST"}' "$MACHINES/h100x8.machine" >"$TMP/lost"

@@ -201,7 +201,7 @@ enum {
 	REFRESH_PROC_STATS = 1 << 16,     /* host CPU, RSS, start and parent of each process (top) */
 	/* One refresh that shows only the compute processes' names (--query-compute-apps without
 	 * -l): no owner, so no stat of /proc/PID (which also tells a later refresh whether it is
-	 * the process read before: a loop keeps it), nothing read for a graphics-only one, and
+	 * the process read before: a loop keeps it), no graphics list (nvml/backend.c), and
 	 * of the base's NVML calls only memory (it tells a lost GPU), not utilisation, temperature,
 	 * power or compute mode. */
 	REFRESH_COMPUTE_NAMES = 1 << 17,

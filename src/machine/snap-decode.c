@@ -425,6 +425,17 @@ bool snap_decode_part(struct snap_decoder *dx, const struct msg *m, char *why, s
 			snprintf(why, whylen, "lines after its end");
 			return false;
 		}
+		/* A GPU's process list sized once for this part's "p" lines, not doubled as they
+		 * come: a first view's memory is most of its cost (issue 22; fresh pages) */
+		struct gpu *g = cur_gpu(dx);
+		if (g && k[0] == 'p' && !k[1] && g->nprocs == g->procs_cap) {
+			size_t more = 0;
+			for (size_t j = i; j < m->nlines && m->lines[j].w[0][0] != 'g'; j++)
+				more += m->lines[j].w[0][0] == 'p' && !m->lines[j].w[0][1];
+			if (dx->procs + more <= SNAP_MAX_PROCS)
+				g->procs = grow_array(g->procs, &g->procs_cap, g->nprocs + more,
+						      sizeof *g->procs);
+		}
 		if (!line(dx, &m->lines[i], why, whylen))
 			return false;
 	}

@@ -381,13 +381,29 @@ static void proc_rows(struct strbuf *sb, const struct table_opts *o, const struc
 		sb_add(sb, e->text.buf, e->text.len);
 		return;
 	}
-	sb_reset(&e->text);
-	for (size_t i = 0; i < count; i++)
-		table_proc(&e->text, o, lay, &g->procs[i]);
 	e->view = ctr ? 0 : g->view, e->slurm = o->slurm, e->width = lay->width;
 	e->user_w = lay->user_w, e->count = count;
-	if (e->text.len)
+	if (sb->sink) {   /* (a loop's frame has none: it is written whole) */
+		sb_reset(&e->text);
+		for (size_t i = 0; i < count; i++)
+			table_proc(&e->text, o, lay, &g->procs[i]);
 		sb_add(sb, e->text.buf, e->text.len);
+		return;
+	}
+	/* Made in the frame, then kept in a block of their size: grown by doubling as they were
+	 * made, 16 GPUs' rows took twice their bytes in fresh pages (issue 22: a first view's
+	 * memory is most of its cost). */
+	size_t from = sb->len;
+	for (size_t i = 0; i < count; i++)
+		table_proc(sb, o, lay, &g->procs[i]);
+	size_t n = sb->len - from;
+	if (e->text.cap < n + 1) {
+		free(e->text.buf);
+		e->text.cap = n + n / 8 + 1;   /* room for a few more processes next time */
+		e->text.buf = xmalloc(e->text.cap);
+	}
+	memcpy(e->text.buf, sb->buf + from, n + 1);
+	e->text.len = n;
 }
 
 static void table_procs(struct strbuf *sb, const struct table_opts *o, struct layout *lay,
@@ -523,6 +539,28 @@ static size_t layout_rows(struct layout *lay, const struct table_opts *o,
 	return ngpus;
 }
 
+/* A loop's first frame, its size foretold within a few percent: grown by doubling, a 200 KiB
+ * frame took blocks of 32 to 256 KiB, each on fresh pages (issue 22: a first view's memory is
+ * most of its cost). Each process row: its fixed columns and its command (cut to the width);
+ * each GPU: its lines. A hostile name's escapes only make the buffer grow as before. */
+static size_t frame_size(const struct table_opts *o, const struct layout *lay,
+			 const struct gpu_set *set)
+{
+	size_t n = 1024, row = (size_t)PROC_LINE_FIXED + 8 + (size_t)lay->user_w + (o->slurm ? 13 : 0);
+	for (size_t i = 0; i < set->ngpus; i++) {
+		const struct gpu *g = &set->gpus[i];
+		if (!g->selected)
+			continue;
+		n += 320 + g->nmigs * 128;
+		for (size_t j = 0; !o->no_procs && gpu_has(g, GF_PROCESSES) && j < g->nprocs; j++) {
+			const char *c = g->procs[j].cmdline;
+			size_t w = c ? strlen(c) : 48;
+			n += row + (lay->width && w > (size_t)lay->width ? (size_t)lay->width : w);
+		}
+	}
+	return n + n / 32;
+}
+
 void table_render(struct strbuf *sb, const struct table_opts *o, const struct gpu_set *set)
 {
 	char when[16];
@@ -532,6 +570,8 @@ void table_render(struct strbuf *sb, const struct table_opts *o, const struct gp
 	struct layout lay;
 	layout_columns(&lay, o, set);
 	size_t fit = layout_rows(&lay, o, set);
+	if (o->cache && !sb->sink && !sb->cap)
+		sb_reserve(sb, frame_size(o, &lay, set));
 	char head[160];
 	int n = snprintf(head, sizeof head, "driver %s  CUDA ",
 			 set->has_driver_version ? set->driver_version : "N/A");
@@ -608,6 +648,7 @@ void table_render(struct strbuf *sb, const struct table_opts *o, const struct gp
 void table_fit_frame(struct strbuf *sb, int width)
 {
 	struct strbuf out = {0};
+	sb_reserve(&out, sb->len + sb->len / 4 + 64);   /* at most 8 bytes a line more: one block */
 	for (char *p = sb->buf, *nl; p && (nl = strchr(p, '\n')); p = nl + 1) {
 		const char *q = p;
 		for (int cols = 0; q < nl; q++) {

@@ -305,6 +305,47 @@ static bool frames_same(const struct table_opts *o, const struct gpu_set *s, boo
 	return same;
 }
 
+/* Thousands of processes on one GPU, and some on the next: the answer comes in several parts,
+ * the GPU's list goes on from one part to the next (its array sized per part, for the "p"
+ * lines the part holds), and every process comes back, in order, with its command. */
+static void test_many_procs(void)
+{
+	enum { N = 3000, M = 5 };
+	struct gpu_set *s = model();
+	s->gpus[1].lost = false;
+	free(s->gpus[0].procs);
+	s->gpus[0].procs = xcalloc(N, sizeof *s->gpus[0].procs);
+	s->gpus[0].nprocs = s->gpus[0].procs_cap = N;
+	s->gpus[1].procs = xcalloc(M, sizeof *s->gpus[1].procs);
+	s->gpus[1].nprocs = s->gpus[1].procs_cap = M;
+	static char cmd[N + M][32];
+	for (unsigned i = 0; i < N + M; i++) {
+		snprintf(cmd[i], sizeof cmd[i], "python train.py --seed %u", i);
+		s->gpus[i < N ? 0 : 1].procs[i < N ? i : i - N] = (struct gpu_proc){.pid = 1000 + i,
+			.type = PROC_COMPUTE, .gi = NO_INSTANCE, .ci = NO_INSTANCE, .user = "u",
+			.cmdline = cmd[i]};
+	}
+	s->gpus[0].valid |= 1ULL << GF_PROCESSES;
+	s->gpus[1].valid |= 1ULL << GF_PROCESSES;
+	struct snap_parts p = {0};
+	snap_encode(s, REFRESH_PROCS, 1, &p);
+	CHECK(p.nparts > 2);
+	struct gpu_set *d = xcalloc(1, sizeof *d);
+	struct snap_decoder dx;
+	CHECK(decode(&p, d, &dx));
+	CHECK(d->ngpus == 2 && d->gpus[0].nprocs == N && d->gpus[1].nprocs == M);
+	bool same = d->ngpus == 2 && d->gpus[0].nprocs == N && d->gpus[1].nprocs == M;
+	for (unsigned i = 0; same && i < N + M; i++) {
+		const struct gpu_proc *q = &d->gpus[i < N ? 0 : 1].procs[i < N ? i : i - N];
+		same = q->pid == 1000 + i && q->cmdline && !strcmp(q->cmdline, cmd[i]);
+	}
+	CHECK(same);
+	snap_store_free(dx.store);
+	model_free(d);
+	snap_parts_free(&p);
+	model_free(s);
+}
+
 static void test_table_cache(void)
 {
 	struct gpu_set *s = model();
@@ -373,6 +414,23 @@ static void test_table_cache(void)
 	s->gpus[1].procs_from = s->gpus[1].view, s->gpus[1].view = serial, s->gpus[0].view = serial;
 	s->gpus[0].procs_from = 0;
 	CHECK(frames_same(&o, s, NULL));
+	/* rows made again that outgrow the block they were kept in (a command three times as
+	 * long), then copied from the new block: the cut-free width shows all of it */
+	o.width = 0;
+	s->gpus[1].procs[2].cmdline = "python train.py --epochs 100 --lr 0.001 --data /datasets/"
+				      "imagenet/train --workers 16 --batch-size 256 --seed 7";
+	serial++;
+	s->gpus[0].procs_from = s->gpus[0].view, s->gpus[0].view = serial;
+	s->gpus[1].procs_from = 0, s->gpus[1].view = serial;
+	CHECK(frames_same(&o, s, NULL));
+	NEXT();
+	CHECK(frames_same(&o, s, NULL));
+	{
+		struct strbuf t = {0};
+		table_render(&t, &o, s);
+		CHECK(strstr(t.buf, "--batch-size 256 --seed 7\n") != NULL);
+		sb_free(&t);
+	}
 #undef NEXT
 	table_cache_free(o.cache);
 	model_free(s);
@@ -439,4 +497,5 @@ void test_snap(void)
 	snap_parts_free(&p);
 	model_free(s);
 	test_delta();
+	test_many_procs();
 }

@@ -257,13 +257,16 @@ static void add_procs(struct gpu *g, int k, unsigned n, const struct mig_dev *m,
 static void refresh_base(struct gpu *g, struct nvml_dev *d);
 
 /* The list is valid only when every list that exists was read: a compute list that failed next
- * to a graphics list that worked would pass a partial list off as complete. */
-static void refresh_procs(struct gpu *g, struct nvml_dev *d)
+ * to a graphics list that worked would pass a partial list off as complete. A query of compute
+ * processes (REFRESH_COMPUTE_NAMES) reads the compute and MPS lists only, as nvidia-smi's
+ * --query-compute-apps does: a graphics-only process is not one it shows, and a call a GPU
+ * (issue 22: the floor makes none). */
+static void refresh_procs(struct gpu *g, struct nvml_dev *d, unsigned what)
 {
 	bool complete = true;
 	g->nprocs = 0;
 	for (int k = 0; k < PK_N && !g->lost; k++) {
-		if (!nvml.procs[k])
+		if (!nvml.procs[k] || (k == PK_GRAPHICS && (what & REFRESH_COMPUTE_NAMES)))
 			continue;
 		bool merge = g->nprocs > 0;
 		unsigned n;
@@ -383,7 +386,7 @@ static void refresh_gpu(struct gpu *g, struct nvml_dev *d, unsigned what)
 		refresh_migs(g, d);
 	if (what & REFRESH_PROCS) {
 		if (!g->lost)
-			refresh_procs(g, d);
+			refresh_procs(g, d, what);
 		if (what & REFRESH_PROC_UTIL)
 			nvml_refresh_proc_util(g, d);
 	}
