@@ -10,7 +10,7 @@
 # snapshot's own round trip (one connection a refresh), each user's `list` answer byte for byte.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 68
+plan 70
 use_state
 daemon_setup
 NONVML=$TMP/no-such-libnvidia-ml.so.1
@@ -40,6 +40,18 @@ for m in h100x8 a100-mig workstation-mixed h200-mig; do
 	done
 	daemon_stop
 done
+
+# A GPU whose graphics list fails: the daemon's view (which reads every list) cannot list its
+# processes, so a query of compute processes through it says so on stderr (never a silent "none
+# running"); read directly, the query reads the compute lists alone and lists them.
+awk '{print} /^\[gpu\]/ && ++g == 7 {print "fail.nvmlDeviceGetGraphicsRunningProcesses = UNKNOWN"}' "$MACHINES/h100x8.machine" >"$TMP/gfail.machine"
+use_machine "$TMP/gfail.machine"
+daemon_start
+viasnap status --query-compute-apps=pid --format=csv,noheader >"$TMP/snap" 2>"$TMP/snap.err"
+check_grep "a GPU whose processes the view lacks: said, through the snapshot" '^gpuctl status: GPU 6: its processes could not be listed \(Unknown Error\); it has no rows here$' "$TMP/snap.err"
+direct status --query-compute-apps=pid --format=csv,noheader >"$TMP/direct" 2>"$TMP/direct.err"
+check_eq "  read directly: its compute processes listed, nothing to say" "1:0" "$(grep -c '^4000106$' "$TMP/direct"):$(grep -c . "$TMP/direct.err")"
+daemon_stop
 
 # The exporter: the same exposition, but for its own refresh counter and timings.
 use_machine "$MACHINES/a100-mig.machine"

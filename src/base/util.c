@@ -215,6 +215,14 @@ void sb_reserve(struct strbuf *sb, size_t extra)
 	sb->buf = grow_array(sb->buf, &sb->cap, sb->len + extra + 1, 1);
 }
 
+void sb_reserve_exact(struct strbuf *sb, size_t extra)
+{
+	if (sb->len + extra + 1 > sb->cap) {
+		sb->cap = sb->len + extra + 1;
+		sb->buf = xrealloc(sb->buf, sb->cap);
+	}
+}
+
 void sb_addf(struct strbuf *sb, const char *fmt, ...)
 {
 	va_list ap;

@@ -140,6 +140,9 @@ struct strbuf {
 };
 /* Room for extra more bytes and the NUL (for the sink, see above). */
 void sb_reserve(struct strbuf *sb, size_t extra);
+/* The same in a block of just that room, not a power of two: for a big buffer whose size is
+ * foretold (a loop's first frame: doubled past its need, its pages were populated for nothing). */
+void sb_reserve_exact(struct strbuf *sb, size_t extra);
 /* The appends are inline: output is built from thousands of short pieces (keys, numbers,
  * separators), and inlined, a literal's strlen and a short memcpy become a few stores instead
  * of two calls each. */

@@ -10,6 +10,7 @@
 #include "view/query.h"
 #include "view/table.h"
 #include "view/status-json.h"
+#include "base/escape.h"
 #include "base/term.h"
 #include "base/util.h"
 
@@ -143,10 +144,17 @@ static void guard_mark(struct gpu_set *set, const struct leaseview *lv)
 	}
 }
 
-static void report_lost(const struct gpu_set *set)
+/* At the end, on stderr, what the output could not show: GPUs lost or that could not be opened,
+ * and for a query of compute processes (procs) a GPU whose processes could not be listed: it
+ * has no rows, which would otherwise read as "nothing running there". */
+static void report_lost(const struct gpu_set *set, bool procs)
 {
 	for (size_t i = 0; i < set->ngpus; i++) {
 		const struct gpu *g = &set->gpus[i];
+		if (procs && g->selected && !g->lost && !g->inaccessible && !gpu_has(g, GF_PROCESSES))
+			fprintf(stderr, "gpuctl status: GPU %u: its processes could not be listed (%s); "
+				"it has no rows here\n", g->index,
+				esc_str(g->why[GF_PROCESSES] ? g->why[GF_PROCESSES] : "no reason given", 0));
 		if (g->selected && g->lost)
 			fprintf(stderr, "gpuctl: GPU %u (%s) is lost: %s. The other GPUs were shown; "
 					"check `dmesg` for Xid errors, a GPU reset or reboot may be needed\n",
@@ -255,7 +263,7 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 	sb_free(&sb);
 	table_cache_free(o->cache);
 	o->cache = NULL;
-	report_lost(set);
+	report_lost(set, o->mode == M_CSV && (what & REFRESH_PROCS));
 	for (size_t i = 0; i < set->ngpus; i++)
 		if (set->gpus[i].selected && (set->gpus[i].lost ||
 					      (set->gpus[i].inaccessible && !set->gpus[i].guarded)))

@@ -539,26 +539,32 @@ static size_t layout_rows(struct layout *lay, const struct table_opts *o,
 	return ngpus;
 }
 
-/* A loop's first frame, its size foretold within a few percent: grown by doubling, a 200 KiB
- * frame took blocks of 32 to 256 KiB, each on fresh pages (issue 22: a first view's memory is
- * most of its cost). Each process row: its fixed columns and its command (cut to the width);
- * each GPU: its lines. A hostile name's escapes only make the buffer grow as before. */
+/* A piped loop's first frame, its size foretold within a few percent, over rather than under:
+ * grown by doubling, a 200 KiB frame took blocks of 32 to 256 KiB, each on fresh pages (issue 22:
+ * a first view's memory is most of its cost). Each process row: its fixed columns, its user's,
+ * the optional ones it shows, its command (cut to the width). A hostile name's escapes only make
+ * the buffer grow as before. (A loop on a terminal draws a frame cut to the screen: small.) */
 static size_t frame_size(const struct table_opts *o, const struct layout *lay,
 			 const struct gpu_set *set)
 {
-	size_t n = 1024, row = (size_t)PROC_LINE_FIXED + 8 + (size_t)lay->user_w + (o->slurm ? 13 : 0);
+	static const char gone[] = "(not in /proc: exited, or another PID namespace)";
+	size_t n = 1024, row = (size_t)PROC_LINE_FIXED + 1 + (size_t)lay->user_w + (o->slurm ? 13 : 0);
 	for (size_t i = 0; i < set->ngpus; i++) {
 		const struct gpu *g = &set->gpus[i];
 		if (!g->selected)
 			continue;
 		n += 320 + g->nmigs * 128;
 		for (size_t j = 0; !o->no_procs && gpu_has(g, GF_PROCESSES) && j < g->nprocs; j++) {
-			const char *c = g->procs[j].cmdline;
-			size_t w = c ? strlen(c) : 48;
-			n += row + (lay->width && w > (size_t)lay->width ? (size_t)lay->width : w);
+			const struct gpu_proc *p = &g->procs[j];
+			size_t w = p->cmdline ? strlen(p->cmdline) : sizeof gone - 1;
+			if (lay->width && w > (size_t)lay->width)
+				w = (size_t)lay->width;
+			n += row + w + (p->gi != NO_INSTANCE ? 12 : 0) + (p->type & PROC_GRAPHICS ? 4 : 0) +
+			     (p->util_valid && (p->enc_util || p->dec_util) ? 20 : 0) +
+			     (p->ctr ? 16 + strlen(p->ctr->name) + strlen(p->ctr->pod) + strlen(p->ctr->ns) : 0);
 		}
 	}
-	return n + n / 32;
+	return n + n / 64;
 }
 
 void table_render(struct strbuf *sb, const struct table_opts *o, const struct gpu_set *set)
@@ -570,8 +576,8 @@ void table_render(struct strbuf *sb, const struct table_opts *o, const struct gp
 	struct layout lay;
 	layout_columns(&lay, o, set);
 	size_t fit = layout_rows(&lay, o, set);
-	if (o->cache && !sb->sink && !sb->cap)
-		sb_reserve(sb, frame_size(o, &lay, set));
+	if (o->cache && !sb->sink && !sb->cap)   /* a piped loop's first frame */
+		sb_reserve_exact(sb, frame_size(o, &lay, set));
 	char head[160];
 	int n = snprintf(head, sizeof head, "driver %s  CUDA ",
 			 set->has_driver_version ? set->driver_version : "N/A");

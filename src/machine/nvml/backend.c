@@ -259,8 +259,8 @@ static void refresh_base(struct gpu *g, struct nvml_dev *d);
 /* The list is valid only when every list that exists was read: a compute list that failed next
  * to a graphics list that worked would pass a partial list off as complete. A query of compute
  * processes (REFRESH_COMPUTE_NAMES) reads the compute and MPS lists only, as nvidia-smi's
- * --query-compute-apps does: a graphics-only process is not one it shows, and a call a GPU
- * (issue 22: the floor makes none). */
+ * --query-compute-apps does: a graphics-only process is not one it shows, and the list is one
+ * NVML call a GPU that the floor does not make (issue 22). */
 static void refresh_procs(struct gpu *g, struct nvml_dev *d, unsigned what)
 {
 	bool complete = true;
