@@ -10,7 +10,7 @@
 # snapshot's own round trip (one connection a refresh), each user's `list` answer byte for byte.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 70
+plan 72
 use_state
 daemon_setup
 NONVML=$TMP/no-such-libnvidia-ml.so.1
@@ -52,6 +52,44 @@ check_grep "a GPU whose processes the view lacks: said, through the snapshot" '^
 direct status --query-compute-apps=pid --format=csv,noheader >"$TMP/direct" 2>"$TMP/direct.err"
 check_eq "  read directly: its compute processes listed, nothing to say" "1:0" "$(grep -c '^4000106$' "$TMP/direct"):$(grep -c . "$TMP/direct.err")"
 daemon_stop
+
+# A GPU process of a uid the directory does not name when the daemon first sees it (a daemon
+# started at boot before LDAP answered): its number, then its name once the directory has it,
+# without a restart (the daemon kept its first answer for good). The daemon runs in a mount
+# namespace of its own whose /etc/passwd is a copy this script adds to (as root, with unshare).
+NUID=2021
+if can_switch && ! getent passwd $NUID >/dev/null && unshare -m true 2>/dev/null; then
+	cp /etc/passwd "$TMP/passwd"
+	chmod 644 "$TMP/passwd"
+	setpriv --reuid=$NUID --regid=$NUID --clear-groups "$B/sleeper" &
+	NAMED=$!
+	await_line "^$NAMED\$" "$SLEEPER_READY"
+	{ sed '/^\[process\]/,$d' "$MACHINES/h200-idle.machine"
+	  printf '[process]\ngpu = 0\npid = %s\nused_memory_mib = 100\n' "$NAMED"; } >"$TMP/named.machine"
+	use_machine "$TMP/named.machine"
+	n=$(count_lines "$DLOG" 'serving')
+	unshare -m sh -c 'mount --bind "$0" /etc/passwd && exec "$@"' "$TMP/passwd" \
+		setpriv --reuid="$DUSER" --regid="$DUSER" --clear-groups "$GPUCTL" daemon \
+		--socket "$GPUCTL_SOCKET" --state-dir "$DRUN/state" --config "$TMP/daemon.conf" >>"$DLOG" 2>&1 &
+	DAEMON=$!
+	await_count 'serving' "$DLOG" $((n + 1)) 20
+	owner() { viasnap status --json 2>/dev/null | jq -r '.gpus[0].processes[0].user'; }
+	check_eq "a process of a uid the directory does not name: its number, in the daemon's view" $NUID "$(owner)"
+	echo "gpuctl-t2018:x:$NUID:$NUID::/nonexistent:/usr/sbin/nologin" >>"$TMP/passwd"
+	# the directory asked again 20 s after its miss (pid.h NAME_TTL_MISS), the view refreshed
+	# for the asker: a deadline of 200 s only catches a name never shown
+	named=
+	for ((t = 0; t < 1000; t++)); do
+		named=$(owner)
+		[ "$named" = gpuctl-t2018 ] && break
+		sleep 0.2
+	done
+	check_eq "  named once the directory names it, the daemon not restarted" gpuctl-t2018 "$named"
+	daemon_stop
+	{ kill -KILL $NAMED && wait $NAMED; } 2>/dev/null   # (no "Killed" notice in the output)
+else
+	skip "a uid named after the daemon's start" "needs root, setpriv, unshare -m and uid $NUID unnamed" 2
+fi
 
 # The exporter: the same exposition, but for its own refresh counter and timings.
 use_machine "$MACHINES/a100-mig.machine"

@@ -183,34 +183,40 @@ bool pid_signal(int pidfd, int sig)
 
 /* The names of the uids asked for lately, for NAME_TTL seconds: a watch loop or top named the
  * holder of each lease again at every refresh, and each getpwuid_r opened /etc/passwd and asked
- * systemd's and LDAP's modules (over half a loop's CPU, issue 22). A user renamed or added shows
- * within NAME_TTL. Locked: the exporter's threads ask too. */
+ * systemd's and LDAP's modules (over half a loop's CPU, issue 22). A user renamed shows within
+ * NAME_TTL; a uid the directory did not name (its number stands in) is asked again after
+ * NAME_TTL_MISS (pid.h). Locked: the exporter's threads ask too. */
 #define NAME_SLOTS 64
-#define NAME_TTL 60.0
 static struct name_slot {
 	uid_t uid;
 	double at;              /* now_mono() when looked up; 0: empty */
+	bool miss;              /* the directory had no name: the number stands in */
 	char name[64];
 } names[NAME_SLOTS];
 static size_t name_next;
 static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static bool name_live(const struct name_slot *n, double now)
+{
+	return n->at > 0 && now - n->at < (n->miss ? NAME_TTL_MISS : NAME_TTL);
+}
+
 /* name (shorter than a slot's room) kept as uid's from now: in uid's slot, else the next in turn.
  * A seed (user_name_seed) only fills a gap: never over a name still kept (the caller's own
  * lookup stands for its NAME_TTL), nor in a slot another uid's kept name holds (more owners
  * than slots would otherwise push out every name at each refresh). */
-static void name_keep(uid_t uid, const char *name, double now, bool seed)
+static void name_keep(uid_t uid, const char *name, bool miss, double now, bool seed)
 {
 	pthread_mutex_lock(&names_lock);
 	struct name_slot *slot = NULL;
 	for (size_t i = 0; i < NAME_SLOTS && !slot; i++)
 		if (names[i].at > 0 && names[i].uid == uid)
 			slot = &names[i];
-	if (slot && seed && now - slot->at < NAME_TTL) {
+	if (slot && seed && name_live(slot, now)) {
 		slot = NULL;
 	} else if (!slot && seed) {
 		for (size_t i = 0; i < NAME_SLOTS && !slot; i++)
-			if (names[i].at <= 0 || now - names[i].at >= NAME_TTL)
+			if (!name_live(&names[i], now))
 				slot = &names[i];
 	} else if (!slot) {
 		slot = &names[name_next++ % NAME_SLOTS];
@@ -219,7 +225,7 @@ static void name_keep(uid_t uid, const char *name, double now, bool seed)
 		pthread_mutex_unlock(&names_lock);
 		return;
 	}
-	*slot = (struct name_slot){.uid = uid, .at = now};
+	*slot = (struct name_slot){.uid = uid, .at = now, .miss = miss};
 	memcpy(slot->name, name, strlen(name) + 1);
 	pthread_mutex_unlock(&names_lock);
 }
@@ -230,7 +236,7 @@ const char *user_name(uid_t uid, char *buf, size_t len)
 	bool hit = false;
 	pthread_mutex_lock(&names_lock);
 	for (size_t i = 0; i < NAME_SLOTS && !hit; i++)
-		if (names[i].at > 0 && names[i].uid == uid && now - names[i].at < NAME_TTL) {
+		if (names[i].uid == uid && name_live(&names[i], now)) {
 			snprintf(buf, len, "%s", names[i].name);
 			hit = true;
 		}
@@ -248,16 +254,23 @@ const char *user_name(uid_t uid, char *buf, size_t len)
 	/* a name too long for a slot is not kept (a cut name would be a wrong one) */
 	bool keep = !res || strlen(res->pw_name) < sizeof name;
 	if (keep)
-		name_keep(uid, name, now, false);
+		name_keep(uid, name, !res, now, false);
 	snprintf(buf, len, "%s", keep ? name : res->pw_name);
 	return buf;
+}
+
+bool user_name_missed(uid_t uid, const char *name)
+{
+	char num[16];
+	snprintf(num, sizeof num, "%u", (unsigned)uid);
+	return !strcmp(name, num);
 }
 
 void user_name_seed(uid_t uid, const char *name)
 {
 	size_t n = strlen(name);
 	if (n && n < sizeof names[0].name)   /* as user_name: a cut name would be a wrong one */
-		name_keep(uid, name, now_mono(), true);
+		name_keep(uid, name, user_name_missed(uid, name), now_mono(), true);
 }
 
 bool user_uid(const char *name, uid_t *uid)

@@ -57,11 +57,19 @@ bool pid_runs_as(unsigned pid, uid_t uid);
 /* Signal through a pidfd: false with errno set (ESRCH: it has ended). */
 bool pid_signal(int pidfd, int sig);
 
-/* The user's name, or the uid as a number when it has none; written into buf. Kept for a minute
- * (pid.c): a loop asks for the same few at every refresh. */
+/* How long a user's name is kept before the directory is asked again (pid.c, and the /proc
+ * cache's names, proc.c): a name a minute, so a rename shows; a uid the directory did not name
+ * (its number shown) 20 s, as nscd keeps a miss (a daemon started before LDAP answered names
+ * its users soon after it does), not less: each miss is a question to the directory server. */
+#define NAME_TTL 60.0
+#define NAME_TTL_MISS 20.0
+/* The user's name, or the uid as a number when it has none; written into buf. Kept NAME_TTL
+ * (NAME_TTL_MISS): a loop asks for the same few at every refresh. */
 const char *user_name(uid_t uid, char *buf, size_t len);
+/* Whether name is uid's number: what user_name says for a uid the directory did not name. */
+bool user_name_missed(uid_t uid, const char *name);
 /* What the daemon's view named uid (the owner of a process in it): user_name answers it for
- * NAME_TTL, as if it had looked it up. A client shown the daemon's view names a lease's holder
+ * NAME_TTL (its number: NAME_TTL_MISS), as if it had looked it up. A client shown the daemon's view names a lease's holder
  * as the view names the holder's processes, and makes no directory lookup of its own (for a uid
  * not in /etc/passwd, systemd's NSS module alone was 200 system calls of a first view). Only
  * where no name is kept: one this process looked up itself stands for its NAME_TTL. */

@@ -22,7 +22,14 @@ struct exit_watch;
 
 struct user_ent {
 	uid_t uid;
+	bool miss;              /* name is the uid's number: the directory did not name it */
+	uint32_t at_ms;         /* the refresh's now_ms when pid.c was asked for it */
 	char *name;
+};
+
+struct old_name {            /* a name replaced (a user renamed, or named at last) */
+	char *name;
+	unsigned gen;           /* the refresh that replaced it: freed two refreshes on */
 };
 
 struct proc_ent {            /* 40 bytes */
@@ -69,6 +76,8 @@ struct proc_cache {
 	size_t scratch_cap;
 	struct user_ent *users;
 	size_t nusers, users_cap;
+	struct old_name *old_names;
+	size_t nold, old_cap;
 	bool stats;             /* this refresh reads /proc/PID/stat */
 	struct stat_ent *st;    /* beside ents, once any refresh wanted stats */
 	size_t st_cap;

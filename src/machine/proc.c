@@ -70,19 +70,54 @@ void proc_cache_free(struct proc_cache *pc)
 	for (size_t i = 0; i < pc->nusers; i++)
 		free(pc->users[i].name);
 	free(pc->users);
+	for (size_t i = 0; i < pc->nold; i++)
+		free(pc->old_names[i].name);
+	free(pc->old_names);
 	free(pc);
 }
 
+/* uid's name as pid.c gives it (the one lookup), asked again once it is NAME_TTL old (a number
+ * that stood in for a name: NAME_TTL_MISS, pid.h): a daemon's cache lives for weeks, and kept its
+ * first answer for good (a daemon started before LDAP answered showed numbers until restarted).
+ * A name replaced stays valid, as the processes' texts do, until two refreshes on. */
 static const char *proc_user_name(struct proc_cache *pc, uid_t uid)
 {
-	for (size_t i = 0; i < pc->nusers; i++)
-		if (pc->users[i].uid == uid)
-			return pc->users[i].name;
 	char buf[256];
-	char *name = xstrdup(user_name(uid, buf, sizeof buf)); /* pid.c: the one lookup */
+	for (size_t i = 0; i < pc->nusers; i++) {
+		struct user_ent *u = &pc->users[i];
+		if (u->uid != uid)
+			continue;
+		if (pc->now_ms - u->at_ms >= (u->miss ? NAME_TTL_MISS : NAME_TTL) * 1000) {
+			const char *now = user_name(uid, buf, sizeof buf);
+			u->at_ms = pc->now_ms;
+			u->miss = user_name_missed(uid, now);
+			if (strcmp(now, u->name)) {
+				pc->old_names = grow_array(pc->old_names, &pc->old_cap, pc->nold + 1,
+							   sizeof *pc->old_names);
+				pc->old_names[pc->nold++] = (struct old_name){u->name, pc->gen};
+				u->name = xstrdup(now);
+			}
+		}
+		return u->name;
+	}
+	const char *now = user_name(uid, buf, sizeof buf);
 	pc->users = grow_array(pc->users, &pc->users_cap, pc->nusers + 1, sizeof *pc->users);
-	pc->users[pc->nusers++] = (struct user_ent){uid, name};
-	return name;
+	pc->users[pc->nusers++] = (struct user_ent){.uid = uid, .miss = user_name_missed(uid, now),
+						    .at_ms = pc->now_ms, .name = xstrdup(now)};
+	return pc->users[pc->nusers - 1].name;
+}
+
+/* The names replaced two refreshes ago or more: nothing a refresh since handed out points there. */
+static void old_names_free(struct proc_cache *pc)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < pc->nold; i++) {
+		if (pc->gen - pc->old_names[i].gen >= 2)
+			free(pc->old_names[i].name);
+		else
+			pc->old_names[k++] = pc->old_names[i];
+	}
+	pc->nold = k;
 }
 
 /* ---- the table ---- */
@@ -116,6 +151,8 @@ void proc_cache_begin(struct proc_cache *pc)
 	if (pc->ew)
 		exit_watch_begin(pc->ew);
 	pc->gen++;
+	if (pc->nold)
+		old_names_free(pc);
 	pc->nseen = 0;
 	pc->now_ms = (uint32_t)((now_mono() - pc->start) * 1000);
 	if (pc->stats || pc->st)     /* pc->st: proc_lookup_stats may read some */
