@@ -58,7 +58,9 @@ daemon_stop
 # without a restart (the daemon kept its first answer for good). The daemon runs in a mount
 # namespace of its own whose /etc/passwd is a copy this script adds to (as root, with unshare).
 NUID=2021
-if can_switch && ! getent passwd $NUID >/dev/null && unshare -m true 2>/dev/null; then
+# (nscd would answer for the directory, from outside the daemon's namespace)
+if can_switch && ! getent passwd $NUID >/dev/null && [ ! -S /var/run/nscd/socket ] &&
+	unshare -m --propagation private true 2>/dev/null; then
 	cp /etc/passwd "$TMP/passwd"
 	chmod 644 "$TMP/passwd"
 	setpriv --reuid=$NUID --regid=$NUID --clear-groups "$B/sleeper" &
@@ -68,18 +70,18 @@ if can_switch && ! getent passwd $NUID >/dev/null && unshare -m true 2>/dev/null
 	  printf '[process]\ngpu = 0\npid = %s\nused_memory_mib = 100\n' "$NAMED"; } >"$TMP/named.machine"
 	use_machine "$TMP/named.machine"
 	n=$(count_lines "$DLOG" 'serving')
-	unshare -m sh -c 'mount --bind "$0" /etc/passwd && exec "$@"' "$TMP/passwd" \
+	unshare -m --propagation private sh -c 'mount --bind "$0" /etc/passwd && exec "$@"' "$TMP/passwd" \
 		setpriv --reuid="$DUSER" --regid="$DUSER" --clear-groups "$GPUCTL" daemon \
 		--socket "$GPUCTL_SOCKET" --state-dir "$DRUN/state" --config "$TMP/daemon.conf" >>"$DLOG" 2>&1 &
 	DAEMON=$!
-	await_count 'serving' "$DLOG" $((n + 1)) 20
+	await_count 'serving' "$DLOG" $((n + 1)) 20 || sed 's/^/#   /' "$DLOG"
 	owner() { viasnap status --json 2>/dev/null | jq -r '.gpus[0].processes[0].user'; }
 	check_eq "a process of a uid the directory does not name: its number, in the daemon's view" $NUID "$(owner)"
 	echo "gpuctl-t2018:x:$NUID:$NUID::/nonexistent:/usr/sbin/nologin" >>"$TMP/passwd"
 	# the directory asked again 20 s after its miss (pid.h NAME_TTL_MISS), the view refreshed
 	# for the asker: a deadline of 200 s only catches a name never shown
-	named=
-	for ((t = 0; t < 1000; t++)); do
+	named= end=$((SECONDS + 200))
+	while kill -0 "$DAEMON" 2>/dev/null && [ $SECONDS -lt $end ]; do
 		named=$(owner)
 		[ "$named" = gpuctl-t2018 ] && break
 		sleep 0.2

@@ -190,7 +190,8 @@ bool pid_signal(int pidfd, int sig)
 static struct name_slot {
 	uid_t uid;
 	double at;              /* now_mono() when looked up; 0: empty */
-	bool miss;              /* the directory had no name: the number stands in */
+	bool miss;              /* no name had (its number stands in), or the directory failed:
+				 * kept NAME_TTL_MISS */
 	char name[64];
 } names[NAME_SLOTS];
 static size_t name_next;
@@ -230,6 +231,53 @@ static void name_keep(uid_t uid, const char *name, bool miss, double now, bool s
 	pthread_mutex_unlock(&names_lock);
 }
 
+bool user_name_missed(uid_t uid, const char *name)
+{
+	char num[16];
+	snprintf(num, sizeof num, "%u", (unsigned)uid);
+	return !strcmp(name, num);
+}
+
+/* The name kept last for uid, however old (not its number, which stood in): true and in buf. */
+static bool last_name(uid_t uid, char *buf, size_t len)
+{
+	bool got = false;
+	pthread_mutex_lock(&names_lock);
+	for (size_t i = 0; i < NAME_SLOTS && !got; i++)
+		if (names[i].at > 0 && names[i].uid == uid && !user_name_missed(uid, names[i].name)) {
+			snprintf(buf, len, "%s", names[i].name);
+			got = true;
+		}
+	pthread_mutex_unlock(&names_lock);
+	return got;
+}
+
+/* The directory asked now, unlocked (a slow directory service holds up only this caller), and
+ * its answer kept: 1 named; 0 not named (the number in buf); -1 the directory failed: the name
+ * kept last stands, or the number, kept as a miss so that it is asked again soon (an LDAP blip
+ * is no rename: the exporter's user labels and the daemon's view stay as they were). */
+static int ask_directory(uid_t uid, char *buf, size_t len, double now)
+{
+	char pwbuf[4096];
+	struct passwd pw, *res = NULL;
+	int rc = getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &res);
+	if (rc == 0 && res) {
+		/* a name too long for a slot is not kept (a cut name would be a wrong one) */
+		if (strlen(res->pw_name) < sizeof names[0].name)
+			name_keep(uid, res->pw_name, false, now, false);
+		snprintf(buf, len, "%s", res->pw_name);
+		return 1;
+	}
+	/* getpwuid_r(3): no such user is 0 and no result, or one of these from some modules */
+	bool none = rc == 0 || rc == ENOENT || rc == ESRCH || rc == EBADF || rc == EPERM;
+	char name[64];
+	if (none || !last_name(uid, name, sizeof name))
+		snprintf(name, sizeof name, "%u", (unsigned)uid);
+	name_keep(uid, name, true, now, false);
+	snprintf(buf, len, "%s", name);
+	return none ? 0 : -1;
+}
+
 const char *user_name(uid_t uid, char *buf, size_t len)
 {
 	double now = now_mono();
@@ -243,28 +291,15 @@ const char *user_name(uid_t uid, char *buf, size_t len)
 	pthread_mutex_unlock(&names_lock);
 	if (hit)
 		return buf;
-	/* Looked up unlocked: a slow directory service holds up only this caller. */
-	char pwbuf[4096];
-	struct passwd pw, *res = NULL;
-	char name[64];
-	if (getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &res) == 0 && res)
-		snprintf(name, sizeof name, "%s", res->pw_name);
-	else
-		snprintf(name, sizeof name, "%u", (unsigned)uid);
-	/* a name too long for a slot is not kept (a cut name would be a wrong one) */
-	bool keep = !res || strlen(res->pw_name) < sizeof name;
-	if (keep)
-		name_keep(uid, name, !res, now, false);
-	snprintf(buf, len, "%s", keep ? name : res->pw_name);
+	ask_directory(uid, buf, len, now);
 	return buf;
 }
 
-bool user_name_missed(uid_t uid, const char *name)
+int user_name_ask(uid_t uid, char *buf, size_t len)
 {
-	char num[16];
-	snprintf(num, sizeof num, "%u", (unsigned)uid);
-	return !strcmp(name, num);
+	return ask_directory(uid, buf, len, now_mono());
 }
+
 
 void user_name_seed(uid_t uid, const char *name)
 {

@@ -59,20 +59,27 @@ bool pid_signal(int pidfd, int sig);
 
 /* How long a user's name is kept before the directory is asked again (pid.c, and the /proc
  * cache's names, proc.c): a name a minute, so a rename shows; a uid the directory did not name
- * (its number shown) 20 s, as nscd keeps a miss (a daemon started before LDAP answered names
- * its users soon after it does), not less: each miss is a question to the directory server. */
+ * (its number shown), or a failed ask, 20 s, as nscd keeps a miss (a daemon started before
+ * LDAP answered names its users soon after it does), not less: each is a question to the
+ * directory server. */
 #define NAME_TTL 60.0
 #define NAME_TTL_MISS 20.0
 /* The user's name, or the uid as a number when it has none; written into buf. Kept NAME_TTL
  * (NAME_TTL_MISS): a loop asks for the same few at every refresh. */
 const char *user_name(uid_t uid, char *buf, size_t len);
+/* The directory asked now, past the names kept (what NAME_TTL bounds: a caller with names of
+ * its own asks this once they are that old), the answer kept: 1 named; 0 not named (the number
+ * in buf); -1 the directory failed (the name kept last in buf, else the number: a failure is no
+ * rename). */
+int user_name_ask(uid_t uid, char *buf, size_t len);
 /* Whether name is uid's number: what user_name says for a uid the directory did not name. */
 bool user_name_missed(uid_t uid, const char *name);
 /* What the daemon's view named uid (the owner of a process in it): user_name answers it for
- * NAME_TTL (its number: NAME_TTL_MISS), as if it had looked it up. A client shown the daemon's view names a lease's holder
- * as the view names the holder's processes, and makes no directory lookup of its own (for a uid
- * not in /etc/passwd, systemd's NSS module alone was 200 system calls of a first view). Only
- * where no name is kept: one this process looked up itself stands for its NAME_TTL. */
+ * NAME_TTL (its number: NAME_TTL_MISS), as if it had looked it up. A client shown the daemon's
+ * view names a lease's holder as the view names the holder's processes, and makes no directory
+ * lookup of its own (for a uid not in /etc/passwd, systemd's NSS module alone was 200 system
+ * calls of a first view). Only where no name is kept: one this process looked up itself stands
+ * for its NAME_TTL. */
 void user_name_seed(uid_t uid, const char *name);
 /* A user by name, or by number; false when there is no such user. */
 bool user_uid(const char *name, uid_t *uid);

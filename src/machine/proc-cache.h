@@ -20,10 +20,14 @@ struct exit_watch;
 #define CHUNK (64 * 1024)
 #define JOB_UNREAD 0xFFFFFFFFU
 
+/* The directory asked again at most this many times a refresh (the rest next time): a refresh
+ * of a daemon's view, in its event loop, is not held up by a slow LDAP for every uid at once. */
+#define NAME_ASKS 8
+
 struct user_ent {
 	uid_t uid;
-	bool miss;              /* name is the uid's number: the directory did not name it */
-	uint32_t at_ms;         /* the refresh's now_ms when pid.c was asked for it */
+	bool retry;             /* its number stood in, or the ask failed: asked after NAME_TTL_MISS */
+	uint32_t at_ms;         /* the refresh's now_ms when the directory was asked */
 	char *name;
 };
 
@@ -78,6 +82,7 @@ struct proc_cache {
 	size_t nusers, users_cap;
 	struct old_name *old_names;
 	size_t nold, old_cap;
+	unsigned asked;         /* names asked again in this refresh (NAME_ASKS) */
 	bool stats;             /* this refresh reads /proc/PID/stat */
 	struct stat_ent *st;    /* beside ents, once any refresh wanted stats */
 	size_t st_cap;

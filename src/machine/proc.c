@@ -1,6 +1,6 @@
 /* proc.c: owner and command line of GPU processes from /proc, read once per pid per refresh
- * (a process on eight GPUs costs one read, not eight), with user names cached for the run since
- * getpwuid can be slow under LDAP.
+ * (a process on eight GPUs costs one read, not eight), with user names kept and asked again
+ * only once a minute (proc_user_name) since getpwuid can be slow under LDAP.
  *
  * Across refreshes (status -l, the exporter) a process that is still the same keeps its command
  * line: each refresh stats /proc/PID, which it needs anyway for the owner (a process may change
@@ -76,10 +76,11 @@ void proc_cache_free(struct proc_cache *pc)
 	free(pc);
 }
 
-/* uid's name as pid.c gives it (the one lookup), asked again once it is NAME_TTL old (a number
- * that stood in for a name: NAME_TTL_MISS, pid.h): a daemon's cache lives for weeks, and kept its
- * first answer for good (a daemon started before LDAP answered showed numbers until restarted).
- * A name replaced stays valid, as the processes' texts do, until two refreshes on. */
+/* uid's name as pid.c gives it (the one lookup), asked of the directory again once it is
+ * NAME_TTL old (a number that stood in, or a failed ask: NAME_TTL_MISS; pid.h), at most NAME_ASKS
+ * a refresh: a daemon's cache lives for weeks, and kept its first answer for good (a daemon
+ * started before LDAP answered showed numbers until restarted). A failed ask leaves the name as
+ * it was. A name replaced stays valid, as the processes' texts do, until two refreshes on. */
 static const char *proc_user_name(struct proc_cache *pc, uid_t uid)
 {
 	char buf[256];
@@ -87,22 +88,24 @@ static const char *proc_user_name(struct proc_cache *pc, uid_t uid)
 		struct user_ent *u = &pc->users[i];
 		if (u->uid != uid)
 			continue;
-		if (pc->now_ms - u->at_ms >= (u->miss ? NAME_TTL_MISS : NAME_TTL) * 1000) {
-			const char *now = user_name(uid, buf, sizeof buf);
+		if (pc->now_ms - u->at_ms >= (u->retry ? NAME_TTL_MISS : NAME_TTL) * 1000 &&
+		    pc->asked < NAME_ASKS) {
+			pc->asked++;
+			int r = user_name_ask(uid, buf, sizeof buf);
 			u->at_ms = pc->now_ms;
-			u->miss = user_name_missed(uid, now);
-			if (strcmp(now, u->name)) {
+			u->retry = r != 1;
+			if (r >= 0 && strcmp(buf, u->name)) {
 				pc->old_names = grow_array(pc->old_names, &pc->old_cap, pc->nold + 1,
 							   sizeof *pc->old_names);
 				pc->old_names[pc->nold++] = (struct old_name){u->name, pc->gen};
-				u->name = xstrdup(now);
+				u->name = xstrdup(buf);
 			}
 		}
 		return u->name;
 	}
 	const char *now = user_name(uid, buf, sizeof buf);
 	pc->users = grow_array(pc->users, &pc->users_cap, pc->nusers + 1, sizeof *pc->users);
-	pc->users[pc->nusers++] = (struct user_ent){.uid = uid, .miss = user_name_missed(uid, now),
+	pc->users[pc->nusers++] = (struct user_ent){.uid = uid, .retry = user_name_missed(uid, now),
 						    .at_ms = pc->now_ms, .name = xstrdup(now)};
 	return pc->users[pc->nusers - 1].name;
 }
@@ -153,8 +156,11 @@ void proc_cache_begin(struct proc_cache *pc)
 	pc->gen++;
 	if (pc->nold)
 		old_names_free(pc);
+	pc->asked = 0;
 	pc->nseen = 0;
-	pc->now_ms = (uint32_t)((now_mono() - pc->start) * 1000);
+	/* through 64 bits: after 49.7 days the milliseconds pass UINT32_MAX, and a double cast
+	 * to uint32_t straight saturates on aarch64 (wraps on x86): the differences wrap right */
+	pc->now_ms = (uint32_t)(uint64_t)((now_mono() - pc->start) * 1000);
 	if (pc->stats || pc->st)     /* pc->st: proc_lookup_stats may read some */
 		boot_clock(pc);
 }
@@ -295,6 +301,6 @@ void proc_lookup_stats(struct proc_cache *pc, unsigned pid, struct proc_info *ou
 		return;
 	/* Read now, perhaps well after the refresh began (a row scrolled into view): CPU use is
 	 * reckoned from this moment. */
-	proc_read_stats(pc, e, (uint32_t)((now_mono() - pc->start) * 1000));
+	proc_read_stats(pc, e, (uint32_t)(uint64_t)((now_mono() - pc->start) * 1000));
 	stats_out(pc, e, out);
 }
