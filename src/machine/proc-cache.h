@@ -28,6 +28,7 @@ struct user_ent {
 	uid_t uid;
 	bool retry;             /* its number stood in, or the ask failed: asked after NAME_TTL_MISS */
 	uint32_t at_ms;         /* the refresh's now_ms when the directory was asked */
+	unsigned used;          /* the refresh that last asked for it (pruned 64 refreshes on) */
 	char *name;
 };
 

@@ -76,6 +76,13 @@ void proc_cache_free(struct proc_cache *pc)
 	free(pc);
 }
 
+/* A name replaced (or forgotten) in this refresh: freed two refreshes on. */
+static void name_retire(struct proc_cache *pc, char *name)
+{
+	pc->old_names = grow_array(pc->old_names, &pc->old_cap, pc->nold + 1, sizeof *pc->old_names);
+	pc->old_names[pc->nold++] = (struct old_name){name, pc->gen};
+}
+
 /* uid's name as pid.c gives it (the one lookup), asked of the directory again once it is
  * NAME_TTL old (a number that stood in, or a failed ask: NAME_TTL_MISS; pid.h), at most NAME_ASKS
  * a refresh: a daemon's cache lives for weeks, and kept its first answer for good (a daemon
@@ -88,6 +95,7 @@ static const char *proc_user_name(struct proc_cache *pc, uid_t uid)
 		struct user_ent *u = &pc->users[i];
 		if (u->uid != uid)
 			continue;
+		u->used = pc->gen;
 		if (pc->now_ms - u->at_ms >= (u->retry ? NAME_TTL_MISS : NAME_TTL) * 1000 &&
 		    pc->asked < NAME_ASKS) {
 			pc->asked++;
@@ -95,9 +103,7 @@ static const char *proc_user_name(struct proc_cache *pc, uid_t uid)
 			u->at_ms = pc->now_ms;
 			u->retry = r != 1;
 			if (r >= 0 && strcmp(buf, u->name)) {
-				pc->old_names = grow_array(pc->old_names, &pc->old_cap, pc->nold + 1,
-							   sizeof *pc->old_names);
-				pc->old_names[pc->nold++] = (struct old_name){u->name, pc->gen};
+				name_retire(pc, u->name);
 				u->name = xstrdup(buf);
 			}
 		}
@@ -106,8 +112,24 @@ static const char *proc_user_name(struct proc_cache *pc, uid_t uid)
 	const char *now = user_name(uid, buf, sizeof buf);
 	pc->users = grow_array(pc->users, &pc->users_cap, pc->nusers + 1, sizeof *pc->users);
 	pc->users[pc->nusers++] = (struct user_ent){.uid = uid, .retry = user_name_missed(uid, now),
-						    .at_ms = pc->now_ms, .name = xstrdup(now)};
+						    .at_ms = pc->now_ms, .used = pc->gen,
+						    .name = xstrdup(now)};
 	return pc->users[pc->nusers - 1].name;
+}
+
+/* Every 64 refreshes, the uids no refresh asked for in the last 64 are forgotten: the users kept
+ * are those on the GPUs lately, not every uid a long-lived daemon ever saw (a user's rootless
+ * containers may cycle through thousands of subordinate uids, each scanned at every lookup). */
+static void users_prune(struct proc_cache *pc)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < pc->nusers; i++) {
+		if (pc->gen - pc->users[i].used > 64)
+			name_retire(pc, pc->users[i].name);
+		else
+			pc->users[k++] = pc->users[i];
+	}
+	pc->nusers = k;
 }
 
 /* The names replaced two refreshes ago or more: nothing a refresh since handed out points there. */
@@ -156,6 +178,8 @@ void proc_cache_begin(struct proc_cache *pc)
 	pc->gen++;
 	if (pc->nold)
 		old_names_free(pc);
+	if (pc->gen % 64 == 0)
+		users_prune(pc);
 	pc->asked = 0;
 	pc->nseen = 0;
 	/* through 64 bits: after 49.7 days the milliseconds pass UINT32_MAX, and a double cast

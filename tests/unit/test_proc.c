@@ -4,6 +4,7 @@
  * exited process gone at the next refresh, as the stat did. */
 #include "machine/proc.h"
 #include "machine/exitwatch.h"
+#include "machine/proc-cache.h"
 #include "tap.h"
 #include "base/util.h"
 
@@ -99,9 +100,39 @@ static void test_watched(void)
 	exit_watch_free(w);
 }
 
+/* The names a long-lived cache keeps: a uid no refresh asked for in 64 is forgotten (its name
+ * freed two refreshes later: ASan sees a use after), and named anew when it comes back. */
+static void test_names_kept(void)
+{
+	struct proc_cache *pc = proc_cache_new();
+	struct proc_info a, b;
+	proc_cache_begin(pc);
+	proc_lookup(pc, (unsigned)getpid(), &a);
+	proc_cache_end(pc);
+	char *first = a.user ? xstrdup(a.user) : NULL;
+	CHECK(a.found && first && pc->nusers == 1);
+	for (int i = 0; i < 64; i++) {   /* a.user stays valid while asked for: until pruned */
+		proc_cache_begin(pc);
+		proc_cache_end(pc);
+	}
+	CHECK(pc->nusers == 1 && a.user && first && !strcmp(a.user, first));
+	for (int i = 0; i < 130; i++) {
+		proc_cache_begin(pc);
+		proc_cache_end(pc);
+	}
+	CHECK(pc->nusers == 0 && pc->nold == 0);
+	proc_cache_begin(pc);
+	proc_lookup(pc, (unsigned)getpid(), &b);
+	proc_cache_end(pc);
+	CHECK(pc->nusers == 1 && b.user && first && !strcmp(b.user, first));
+	free(first);
+	proc_cache_free(pc);
+}
+
 void test_proc(void)
 {
 	test_watched();
+	test_names_kept();
 	struct proc_cache *pc = proc_cache_new();
 	struct proc_info me, none, kid, again;
 	char *argv0 = NULL, *want = joined_cmdline(getpid(), &argv0);

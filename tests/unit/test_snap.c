@@ -346,6 +346,16 @@ static void test_many_procs(void)
 	model_free(s);
 }
 
+/* Whether a frame drawn now holds text. */
+static bool frame_has(const struct table_opts *o, const struct gpu_set *s, const char *text)
+{
+	struct strbuf t = {0};
+	table_render(&t, o, s);
+	bool has = t.buf && strstr(t.buf, text);
+	sb_free(&t);
+	return has;
+}
+
 static void test_table_cache(void)
 {
 	struct gpu_set *s = model();
@@ -387,12 +397,7 @@ static void test_table_cache(void)
 	s->gpus[1].procs[0].ctr = &ci;            /* a runtime found since: the record is kept */
 	NEXT();
 	CHECK(frames_same(&o, s, NULL));
-	{
-		struct strbuf t = {0};
-		table_render(&t, &o, s);
-		CHECK(strstr(t.buf, "[trainer] python train.py") != NULL);
-		sb_free(&t);
-	}
+	CHECK(frame_has(&o, s, "[trainer] python train.py"));
 	s->gpus[1].procs[0].ctr = NULL;
 	NEXT();
 	CHECK(frames_same(&o, s, NULL));
@@ -425,12 +430,7 @@ static void test_table_cache(void)
 	CHECK(frames_same(&o, s, NULL));
 	NEXT();
 	CHECK(frames_same(&o, s, NULL));
-	{
-		struct strbuf t = {0};
-		table_render(&t, &o, s);
-		CHECK(strstr(t.buf, "--batch-size 256 --seed 7\n") != NULL);
-		sb_free(&t);
-	}
+	CHECK(frame_has(&o, s, "--batch-size 256 --seed 7\n"));
 #undef NEXT
 	table_cache_free(o.cache);
 	model_free(s);
