@@ -60,7 +60,7 @@ daemon_stop
 NUID=2021
 # (nscd would answer for the directory, from outside the daemon's namespace)
 if can_switch && ! getent passwd $NUID >/dev/null && [ ! -S /var/run/nscd/socket ] &&
-	unshare -m --propagation private true 2>/dev/null; then
+	unshare -m --propagation private mount --bind /etc/passwd /etc/passwd 2>/dev/null; then
 	cp /etc/passwd "$TMP/passwd"
 	chmod 644 "$TMP/passwd"
 	setpriv --reuid=$NUID --regid=$NUID --clear-groups "$B/sleeper" &
@@ -90,7 +90,7 @@ if can_switch && ! getent passwd $NUID >/dev/null && [ ! -S /var/run/nscd/socket
 	daemon_stop
 	{ kill -KILL $NAMED && wait $NAMED; } 2>/dev/null   # (no "Killed" notice in the output)
 else
-	skip "a uid named after the daemon's start" "needs root, setpriv, unshare -m and uid $NUID unnamed" 2
+	skip "a uid named after the daemon's start" "needs root, setpriv, a bind mount in unshare -m, no nscd and uid $NUID unnamed" 2
 fi
 
 # The exporter: the same exposition, but for its own refresh counter and timings.
