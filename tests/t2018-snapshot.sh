@@ -58,11 +58,15 @@ daemon_stop
 # without a restart (the daemon kept its first answer for good). The daemon runs in a mount
 # namespace of its own whose /etc/passwd is a copy this script adds to (as root, with unshare).
 NUID=2021
-# (nscd would answer for the directory, from outside the daemon's namespace)
-if can_switch && ! getent passwd $NUID >/dev/null && [ ! -S /var/run/nscd/socket ] &&
-	unshare -m --propagation private mount --bind /etc/passwd /etc/passwd 2>/dev/null; then
-	cp /etc/passwd "$TMP/passwd"
-	chmod 644 "$TMP/passwd"
+NLINE="gpuctl-t2018:x:$NUID:$NUID::/nonexistent:/usr/sbin/nologin"
+cp /etc/passwd "$TMP/passwd"
+chmod 644 "$TMP/passwd"
+{ cat /etc/passwd; echo "$NLINE"; } >"$TMP/passwd.probe"
+# The probe does what the check needs: a namespace of its own where a line added to the bound
+# copy names the uid (not where nscd, sssd or LDAP alone answer for passwd).
+if can_switch && ! getent passwd $NUID >/dev/null &&
+	unshare -m --propagation private sh -c 'mount --bind "$0" /etc/passwd && getent passwd '$NUID \
+		"$TMP/passwd.probe" >/dev/null 2>&1; then
 	setpriv --reuid=$NUID --regid=$NUID --clear-groups "$B/sleeper" &
 	NAMED=$!
 	await_line "^$NAMED\$" "$SLEEPER_READY"
@@ -77,7 +81,7 @@ if can_switch && ! getent passwd $NUID >/dev/null && [ ! -S /var/run/nscd/socket
 	await_count 'serving' "$DLOG" $((n + 1)) 20 || sed 's/^/#   /' "$DLOG"
 	owner() { viasnap status --json 2>/dev/null | jq -r '.gpus[0].processes[0].user'; }
 	check_eq "a process of a uid the directory does not name: its number, in the daemon's view" $NUID "$(owner)"
-	echo "gpuctl-t2018:x:$NUID:$NUID::/nonexistent:/usr/sbin/nologin" >>"$TMP/passwd"
+	echo "$NLINE" >>"$TMP/passwd"
 	# the directory asked again 20 s after its miss (pid.h NAME_TTL_MISS), the view refreshed
 	# for the asker: a deadline of 200 s only catches a name never shown
 	named= end=$((SECONDS + 200))
@@ -90,7 +94,7 @@ if can_switch && ! getent passwd $NUID >/dev/null && [ ! -S /var/run/nscd/socket
 	daemon_stop
 	{ kill -KILL $NAMED && wait $NAMED; } 2>/dev/null   # (no "Killed" notice in the output)
 else
-	skip "a uid named after the daemon's start" "needs root, setpriv, a bind mount in unshare -m, no nscd and uid $NUID unnamed" 2
+	skip "a uid named after the daemon's start" "needs root, setpriv, unshare -m, and /etc/passwd answering for uid $NUID (files)" 2
 fi
 
 # The exporter: the same exposition, but for its own refresh counter and timings.

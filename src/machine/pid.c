@@ -258,24 +258,40 @@ static bool last_name(uid_t uid, char *buf, size_t len)
  * is no rename: the exporter's user labels and the daemon's view stay as they were). */
 static int ask_directory(uid_t uid, char *buf, size_t len, double now)
 {
-	char pwbuf[4096];
+	static int failing;   /* said once an outage, again after an answer (threads: atomic) */
+	char small[4096], *pwbuf = small, *big = NULL;
+	size_t cap = sizeof small;
 	struct passwd pw, *res = NULL;
-	int rc = getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &res);
+	int rc;
+	/* ERANGE: an entry longer than the buffer (many groups' worth of gecos): a bigger one */
+	while ((rc = getpwuid_r(uid, &pw, pwbuf, cap, &res)) == ERANGE && cap < (1u << 20)) {
+		cap *= 4;
+		free(big);
+		pwbuf = big = xmalloc(cap);
+	}
+	int got;
+	char name[64];
 	if (rc == 0 && res) {
+		__atomic_store_n(&failing, 0, __ATOMIC_RELAXED);
 		/* a name too long for a slot is not kept (a cut name would be a wrong one) */
 		if (strlen(res->pw_name) < sizeof names[0].name)
 			name_keep(uid, res->pw_name, false, now, false);
 		snprintf(buf, len, "%s", res->pw_name);
+		free(big);
 		return 1;
 	}
-	/* getpwuid_r(3): no such user is 0 and no result, or one of these from some modules */
-	bool none = rc == 0 || rc == ENOENT || rc == ESRCH || rc == EBADF || rc == EPERM;
-	char name[64];
-	if (none || !last_name(uid, name, sizeof name))
+	/* glibc: no such user is 0 and no result; anything else is the directory failing (nslcd
+	 * unreachable says ENOENT): the name kept last stands */
+	if (rc == 0 || !last_name(uid, name, sizeof name))
 		snprintf(name, sizeof name, "%u", (unsigned)uid);
+	if (rc != 0 && !__atomic_exchange_n(&failing, 1, __ATOMIC_RELAXED))
+		warn("the user directory (NSS) failed for uid %u: %s; users are named as last known, "
+		     "or by number, until it answers", (unsigned)uid, strerror(rc));
+	got = rc == 0 ? 0 : -1;
 	name_keep(uid, name, true, now, false);
 	snprintf(buf, len, "%s", name);
-	return none ? 0 : -1;
+	free(big);
+	return got;
 }
 
 const char *user_name(uid_t uid, char *buf, size_t len)
@@ -299,7 +315,6 @@ int user_name_ask(uid_t uid, char *buf, size_t len)
 {
 	return ask_directory(uid, buf, len, now_mono());
 }
-
 
 void user_name_seed(uid_t uid, const char *name)
 {

@@ -20,15 +20,17 @@ struct exit_watch;
 #define CHUNK (64 * 1024)
 #define JOB_UNREAD 0xFFFFFFFFU
 
-/* The directory asked again at most this many times a refresh (the rest next time): a refresh
- * of a daemon's view, in its event loop, is not held up by a slow LDAP for every uid at once. */
+/* The directory asked again for at most this many uids a refresh, the longest overdue first (the
+ * rest next time): a refresh of a daemon's view, in its event loop, is not held up by a slow
+ * LDAP for every uid at once, and no uid waits for good behind others. */
 #define NAME_ASKS 8
 
 struct user_ent {
 	uid_t uid;
 	bool retry;             /* its number stood in, or the ask failed: asked after NAME_TTL_MISS */
+	bool ask;               /* due, and among this refresh's NAME_ASKS (users_due) */
 	uint32_t at_ms;         /* the refresh's now_ms when the directory was asked */
-	unsigned used;          /* the refresh that last asked for it (pruned 64 refreshes on) */
+	unsigned used;          /* the refresh that last asked for it (pruned 65-128 refreshes on) */
 	char *name;
 };
 
@@ -83,7 +85,6 @@ struct proc_cache {
 	size_t nusers, users_cap;
 	struct old_name *old_names;
 	size_t nold, old_cap;
-	unsigned asked;         /* names asked again in this refresh (NAME_ASKS) */
 	bool stats;             /* this refresh reads /proc/PID/stat */
 	struct stat_ent *st;    /* beside ents, once any refresh wanted stats */
 	size_t st_cap;

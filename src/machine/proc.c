@@ -85,7 +85,7 @@ static void name_retire(struct proc_cache *pc, char *name)
 
 /* uid's name as pid.c gives it (the one lookup), asked of the directory again once it is
  * NAME_TTL old (a number that stood in, or a failed ask: NAME_TTL_MISS; pid.h), at most NAME_ASKS
- * a refresh: a daemon's cache lives for weeks, and kept its first answer for good (a daemon
+ * a refresh (users_due): a daemon's cache lives for weeks, and kept its first answer for good (a daemon
  * started before LDAP answered showed numbers until restarted). A failed ask leaves the name as
  * it was. A name replaced stays valid, as the processes' texts do, until two refreshes on. */
 static const char *proc_user_name(struct proc_cache *pc, uid_t uid)
@@ -96,9 +96,8 @@ static const char *proc_user_name(struct proc_cache *pc, uid_t uid)
 		if (u->uid != uid)
 			continue;
 		u->used = pc->gen;
-		if (pc->now_ms - u->at_ms >= (u->retry ? NAME_TTL_MISS : NAME_TTL) * 1000 &&
-		    pc->asked < NAME_ASKS) {
-			pc->asked++;
+		if (u->ask) {
+			u->ask = false;
 			int r = user_name_ask(uid, buf, sizeof buf);
 			u->at_ms = pc->now_ms;
 			u->retry = r != 1;
@@ -117,9 +116,35 @@ static const char *proc_user_name(struct proc_cache *pc, uid_t uid)
 	return pc->users[pc->nusers - 1].name;
 }
 
-/* Every 64 refreshes, the uids no refresh asked for in the last 64 are forgotten: the users kept
- * are those on the GPUs lately, not every uid a long-lived daemon ever saw (a user's rootless
- * containers may cycle through thousands of subordinate uids, each scanned at every lookup). */
+/* The uids whose names are due, the longest overdue first, NAME_ASKS at most: asked at their
+ * first lookup in this refresh. Taken in lookup order instead, the first due took the budget at
+ * every refresh and the rest waited for good. */
+static void users_due(struct proc_cache *pc)
+{
+	for (size_t i = 0; i < pc->nusers; i++)
+		pc->users[i].ask = false;
+	for (unsigned k = 0; k < NAME_ASKS; k++) {
+		struct user_ent *late = NULL;
+		uint32_t most = 0;
+		for (size_t i = 0; i < pc->nusers; i++) {
+			struct user_ent *u = &pc->users[i];
+			uint32_t age = pc->now_ms - u->at_ms;
+			uint32_t ttl = (uint32_t)((u->retry ? NAME_TTL_MISS : NAME_TTL) * 1000);
+			if (!u->ask && age >= ttl && (!late || age - ttl > most)) {
+				late = u;
+				most = age - ttl;
+			}
+		}
+		if (!late)
+			break;
+		late->ask = true;
+	}
+}
+
+/* Every 64 refreshes, the uids no refresh asked for in the last 64 or more are forgotten (65 to
+ * 128 refreshes after their last): the users kept are those on the GPUs lately, not every uid a
+ * long-lived daemon ever saw (a user's rootless containers may cycle through thousands of
+ * subordinate uids, each scanned at every lookup). */
 static void users_prune(struct proc_cache *pc)
 {
 	size_t k = 0;
@@ -180,11 +205,12 @@ void proc_cache_begin(struct proc_cache *pc)
 		old_names_free(pc);
 	if (pc->gen % 64 == 0)
 		users_prune(pc);
-	pc->asked = 0;
 	pc->nseen = 0;
 	/* through 64 bits: after 49.7 days the milliseconds pass UINT32_MAX, and a double cast
 	 * to uint32_t straight saturates on aarch64 (wraps on x86): the differences wrap right */
 	pc->now_ms = (uint32_t)(uint64_t)((now_mono() - pc->start) * 1000);
+	if (pc->nusers)
+		users_due(pc);
 	if (pc->stats || pc->st)     /* pc->st: proc_lookup_stats may read some */
 		boot_clock(pc);
 }
@@ -258,7 +284,16 @@ static void stats_out(const struct proc_cache *pc, const struct proc_ent *e, str
 	}
 }
 
+static void lookup(struct proc_cache *pc, unsigned pid, struct proc_info *out, bool named);
+
 void proc_lookup(struct proc_cache *pc, unsigned pid, struct proc_info *out)
+{
+	lookup(pc, pid, out, true);
+}
+
+/* named: the owner's name wanted (user); without, no directory is asked for it (top's stats
+ * of rows whose names the daemon's view gave). */
+static void lookup(struct proc_cache *pc, unsigned pid, struct proc_info *out, bool named)
 {
 	if (4 * (pc->n + 1) > 3 * pc->nslots) /* at most 3/4 full */
 		rehash(pc, pc->nslots ? 2 * pc->nslots : 256);
@@ -304,7 +339,7 @@ void proc_lookup(struct proc_cache *pc, unsigned pid, struct proc_info *out)
 		ctr = pc->want_ctrs ? pc->ctrs[e - pc->ents] : NULL;
 	}
 	*out = (struct proc_info){.pid = pid, .found = found, .uid = e->uid, .slurm_job = job, .ctr = ctr,
-				  .user = found && !pc->no_owner ? proc_user_name(pc, e->uid) : NULL,
+				  .user = found && named && !pc->no_owner ? proc_user_name(pc, e->uid) : NULL,
 				  .cmdline = e->text, .name = e->text ? e->text + e->name_off : NULL};
 	stats_out(pc, e, out);
 }
@@ -319,7 +354,7 @@ void proc_lookup_stats(struct proc_cache *pc, unsigned pid, struct proc_info *ou
 		 * time of top's first frame was 0:00 (now minus a start, clamped). */
 		boot_clock(pc);
 	}
-	proc_lookup(pc, pid, out);
+	lookup(pc, pid, out, false);
 	struct proc_ent *e = find_ent(pc, pid);
 	if (!e || !out->found || pc->st[e - pc->ents].gen == pc->gen)
 		return;

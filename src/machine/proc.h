@@ -64,7 +64,8 @@ void proc_cache_end(struct proc_cache *pc);
 void proc_lookup(struct proc_cache *pc, unsigned pid, struct proc_info *out);
 /* proc_lookup, and /proc/PID/stat read now if this refresh has not read it: for a refresh with
  * stats off, where only some processes' stats are shown (top reads the rows on screen only).
- * CPU use is then since the last reading of the same process, whichever refresh made it. */
+ * CPU use is then since the last reading of the same process, whichever refresh made it. The
+ * owner is not named (user NULL): its rows have their names, and no directory is asked. */
 void proc_lookup_stats(struct proc_cache *pc, unsigned pid, struct proc_info *out);
 
 #endif

@@ -4,6 +4,7 @@
  * exited process gone at the next refresh, as the stat did. */
 #include "machine/proc.h"
 #include "machine/exitwatch.h"
+#include "machine/pid.h"
 #include "machine/proc-cache.h"
 #include "tap.h"
 #include "base/util.h"
@@ -100,8 +101,9 @@ static void test_watched(void)
 	exit_watch_free(w);
 }
 
-/* The names a long-lived cache keeps: a uid no refresh asked for in 64 is forgotten (its name
- * freed two refreshes later: ASan sees a use after), and named anew when it comes back. */
+/* The names a long-lived cache keeps: a uid no refresh asked for in 64 or more is forgotten
+ * (its name freed two refreshes later: ASan sees a use after), and named anew when it comes
+ * back. */
 static void test_names_kept(void)
 {
 	struct proc_cache *pc = proc_cache_new();
@@ -129,10 +131,68 @@ static void test_names_kept(void)
 	proc_cache_free(pc);
 }
 
+/* A name grown old is asked of the directory again: one that changed replaces the kept one (the
+ * old stays readable for two refreshes); past NAME_ASKS due at once, the longest overdue go first. */
+static void test_names_asked(void)
+{
+	struct proc_cache *pc = proc_cache_new();
+	struct proc_info a, b;
+	proc_cache_begin(pc);
+	proc_lookup(pc, (unsigned)getpid(), &a);
+	proc_cache_end(pc);
+	char *real = a.user ? xstrdup(a.user) : NULL;
+	CHECK(real && pc->nusers == 1);
+	if (!real || pc->nusers != 1) {
+		free(real);
+		proc_cache_free(pc);
+		return;
+	}
+	/* as if the directory had said another name a minute ago */
+	free(pc->users[0].name);
+	pc->users[0].name = xstrdup("renamed-since");
+	pc->users[0].at_ms = pc->now_ms - (uint32_t)(NAME_TTL * 1000) - 1000;
+	pc->users[0].retry = false;
+	/* and twenty other uids due, overdue by 1..20 s: uid 3000000000+i by i s */
+	for (unsigned i = 1; i <= 20; i++) {
+		pc->users = grow_array(pc->users, &pc->users_cap, pc->nusers + 1, sizeof *pc->users);
+		pc->users[pc->nusers++] = (struct user_ent){.uid = 3000000000u + i, .used = pc->gen,
+			.at_ms = pc->now_ms - (uint32_t)(NAME_TTL * 1000) - i * 1000,
+			.name = xstrdup("x")};
+	}
+	const char *old = pc->users[0].name;
+	proc_cache_begin(pc);
+	unsigned asked = 0, oldest = 0;
+	for (size_t i = 1; i < pc->nusers; i++)
+		if (pc->users[i].ask) {
+			asked++;
+			oldest += pc->users[i].uid - 3000000000u > 20 - NAME_ASKS;
+		}
+	CHECK(asked == NAME_ASKS && oldest == NAME_ASKS);   /* the 8 most overdue */
+	CHECK(!pc->users[0].ask);                          /* ours, 1 s over, waits */
+	proc_cache_end(pc);
+	/* the others asked since: ours is asked at its next lookup, and the new name replaces */
+	for (size_t i = 1; i < pc->nusers; i++)
+		pc->users[i].at_ms = pc->now_ms;
+	proc_cache_begin(pc);
+	CHECK(pc->users[0].ask);
+	proc_lookup(pc, (unsigned)getpid(), &b);
+	proc_cache_end(pc);
+	CHECK_STR(b.user, real);
+	CHECK(!strcmp(old, "renamed-since"));       /* the replaced name, still readable */
+	proc_cache_begin(pc);
+	proc_cache_end(pc);
+	proc_cache_begin(pc);
+	proc_cache_end(pc);
+	CHECK(pc->nold == 0);                       /* and freed since */
+	free(real);
+	proc_cache_free(pc);
+}
+
 void test_proc(void)
 {
 	test_watched();
 	test_names_kept();
+	test_names_asked();
 	struct proc_cache *pc = proc_cache_new();
 	struct proc_info me, none, kid, again;
 	char *argv0 = NULL, *want = joined_cmdline(getpid(), &argv0);
