@@ -85,9 +85,10 @@ static void name_retire(struct proc_cache *pc, char *name)
 
 /* uid's name as pid.c gives it (the one lookup), asked of the directory again once it is
  * NAME_TTL old (a number that stood in, or a failed ask: NAME_TTL_MISS; pid.h), at most NAME_ASKS
- * a refresh (users_due): a daemon's cache lives for weeks, and kept its first answer for good (a daemon
- * started before LDAP answered showed numbers until restarted). A failed ask leaves the name as
- * it was. A name replaced stays valid, as the processes' texts do, until two refreshes on. */
+ * a refresh (users_due): a daemon's cache lives for weeks, and kept its first answer for good
+ * (a daemon started before LDAP answered showed numbers until restarted). A failed ask leaves
+ * the name as it was. A name replaced stays valid, as the processes' texts do, until two
+ * refreshes on. */
 static const char *proc_user_name(struct proc_cache *pc, uid_t uid)
 {
 	char buf[256];

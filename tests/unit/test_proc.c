@@ -101,6 +101,22 @@ static void test_watched(void)
 	exit_watch_free(w);
 }
 
+/* A refresh that looks up this process (out), or n that look up nothing. */
+static void refresh_me(struct proc_cache *pc, struct proc_info *out)
+{
+	proc_cache_begin(pc);
+	proc_lookup(pc, (unsigned)getpid(), out);
+	proc_cache_end(pc);
+}
+
+static void refreshes(struct proc_cache *pc, int n)
+{
+	for (int i = 0; i < n; i++) {
+		proc_cache_begin(pc);
+		proc_cache_end(pc);
+	}
+}
+
 /* The names a long-lived cache keeps: a uid no refresh asked for in 64 or more is forgotten
  * (its name freed two refreshes later: ASan sees a use after), and named anew when it comes
  * back. */
@@ -108,38 +124,27 @@ static void test_names_kept(void)
 {
 	struct proc_cache *pc = proc_cache_new();
 	struct proc_info a, b;
-	proc_cache_begin(pc);
-	proc_lookup(pc, (unsigned)getpid(), &a);
-	proc_cache_end(pc);
+	refresh_me(pc, &a);
 	char *first = a.user ? xstrdup(a.user) : NULL;
 	CHECK(a.found && first && pc->nusers == 1);
-	for (int i = 0; i < 64; i++) {   /* a.user stays valid while asked for: until pruned */
-		proc_cache_begin(pc);
-		proc_cache_end(pc);
-	}
+	refreshes(pc, 64);   /* a.user stays valid while asked for: until pruned */
 	CHECK(pc->nusers == 1 && a.user && first && !strcmp(a.user, first));
-	for (int i = 0; i < 130; i++) {
-		proc_cache_begin(pc);
-		proc_cache_end(pc);
-	}
+	refreshes(pc, 130);
 	CHECK(pc->nusers == 0 && pc->nold == 0);
-	proc_cache_begin(pc);
-	proc_lookup(pc, (unsigned)getpid(), &b);
-	proc_cache_end(pc);
+	refresh_me(pc, &b);
 	CHECK(pc->nusers == 1 && b.user && first && !strcmp(b.user, first));
 	free(first);
 	proc_cache_free(pc);
 }
 
-/* A name grown old is asked of the directory again: one that changed replaces the kept one (the
- * old stays readable for two refreshes); past NAME_ASKS due at once, the longest overdue go first. */
+/* A name grown old is asked of the directory again: one that changed replaces the kept one
+ * (the old stays readable for two refreshes); past NAME_ASKS due at once, the longest overdue
+ * go first. */
 static void test_names_asked(void)
 {
 	struct proc_cache *pc = proc_cache_new();
 	struct proc_info a, b;
-	proc_cache_begin(pc);
-	proc_lookup(pc, (unsigned)getpid(), &a);
-	proc_cache_end(pc);
+	refresh_me(pc, &a);
 	char *real = a.user ? xstrdup(a.user) : NULL;
 	CHECK(real && pc->nusers == 1);
 	if (!real || pc->nusers != 1) {
@@ -179,10 +184,7 @@ static void test_names_asked(void)
 	proc_cache_end(pc);
 	CHECK_STR(b.user, real);
 	CHECK(!strcmp(old, "renamed-since"));       /* the replaced name, still readable */
-	proc_cache_begin(pc);
-	proc_cache_end(pc);
-	proc_cache_begin(pc);
-	proc_cache_end(pc);
+	refreshes(pc, 2);
 	CHECK(pc->nold == 0);                       /* and freed since */
 	free(real);
 	proc_cache_free(pc);
