@@ -269,7 +269,6 @@ static int ask_directory(uid_t uid, char *buf, size_t len, double now)
 		free(big);
 		pwbuf = big = xmalloc(cap);
 	}
-	int got;
 	char name[64];
 	if (rc == 0 && res) {
 		__atomic_store_n(&failing, 0, __ATOMIC_RELAXED);
@@ -287,11 +286,10 @@ static int ask_directory(uid_t uid, char *buf, size_t len, double now)
 	if (rc != 0 && !__atomic_exchange_n(&failing, 1, __ATOMIC_RELAXED))
 		warn("the user directory (NSS) failed for uid %u: %s; users are named as last known, "
 		     "or by number, until it answers", (unsigned)uid, strerror(rc));
-	got = rc == 0 ? 0 : -1;
 	name_keep(uid, name, true, now, false);
 	snprintf(buf, len, "%s", name);
 	free(big);
-	return got;
+	return rc == 0 ? 0 : -1;
 }
 
 const char *user_name(uid_t uid, char *buf, size_t len)

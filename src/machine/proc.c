@@ -194,6 +194,14 @@ static void boot_clock(struct proc_cache *pc)
 	pc->boot_now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Milliseconds since the cache began, through 64 bits: after 49.7 days they pass UINT32_MAX,
+ * and a double cast to uint32_t straight saturates on aarch64 (wraps on x86): differences wrap
+ * right. */
+static uint32_t cache_ms(const struct proc_cache *pc)
+{
+	return (uint32_t)(uint64_t)((now_mono() - pc->start) * 1000);
+}
+
 void proc_cache_begin(struct proc_cache *pc)
 {
 	if (pc->procfd == -2)
@@ -207,9 +215,7 @@ void proc_cache_begin(struct proc_cache *pc)
 	if (pc->gen % 64 == 0)
 		users_prune(pc);
 	pc->nseen = 0;
-	/* through 64 bits: after 49.7 days the milliseconds pass UINT32_MAX, and a double cast
-	 * to uint32_t straight saturates on aarch64 (wraps on x86): the differences wrap right */
-	pc->now_ms = (uint32_t)(uint64_t)((now_mono() - pc->start) * 1000);
+	pc->now_ms = cache_ms(pc);
 	if (pc->nusers)
 		users_due(pc);
 	if (pc->stats || pc->st)     /* pc->st: proc_lookup_stats may read some */
@@ -285,13 +291,6 @@ static void stats_out(const struct proc_cache *pc, const struct proc_ent *e, str
 	}
 }
 
-static void lookup(struct proc_cache *pc, unsigned pid, struct proc_info *out, bool named);
-
-void proc_lookup(struct proc_cache *pc, unsigned pid, struct proc_info *out)
-{
-	lookup(pc, pid, out, true);
-}
-
 /* named: the owner's name wanted (user); without, no directory is asked for it (top's stats
  * of rows whose names the daemon's view gave). */
 static void lookup(struct proc_cache *pc, unsigned pid, struct proc_info *out, bool named)
@@ -345,6 +344,11 @@ static void lookup(struct proc_cache *pc, unsigned pid, struct proc_info *out, b
 	stats_out(pc, e, out);
 }
 
+void proc_lookup(struct proc_cache *pc, unsigned pid, struct proc_info *out)
+{
+	lookup(pc, pid, out, true);
+}
+
 void proc_lookup_stats(struct proc_cache *pc, unsigned pid, struct proc_info *out)
 {
 	if (!pc->st) {
@@ -361,6 +365,6 @@ void proc_lookup_stats(struct proc_cache *pc, unsigned pid, struct proc_info *ou
 		return;
 	/* Read now, perhaps well after the refresh began (a row scrolled into view): CPU use is
 	 * reckoned from this moment. */
-	proc_read_stats(pc, e, (uint32_t)(uint64_t)((now_mono() - pc->start) * 1000));
+	proc_read_stats(pc, e, cache_ms(pc));
 	stats_out(pc, e, out);
 }

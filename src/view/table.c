@@ -261,6 +261,9 @@ static size_t sub_lines(const struct table_opts *o, const struct gpu *g)
 	return g->nmigs + (o->no_procs ? 0 : gpu_has(g, GF_PROCESSES) ? g->nprocs : 1);
 }
 
+/* What a process row says for a command line /proc did not give. */
+static const char not_in_proc[] = "(not in /proc: exited, or another PID namespace)";
+
 static void table_proc(struct strbuf *sb, const struct table_opts *o, const struct layout *lay,
 		       const struct gpu_proc *p)
 {
@@ -312,8 +315,7 @@ static void table_proc(struct strbuf *sb, const struct table_opts *o, const stru
 		sb_adds(sb, "] ");
 		room = room < 0 ? -1 : room - w - 3;
 	}
-	esc_fit(sb, p->cmdline ? p->cmdline : "(not in /proc: exited, or another PID namespace)", room,
-		false);
+	esc_fit(sb, p->cmdline ? p->cmdline : not_in_proc, room, false);
 	sb_addc(sb, '\n');
 }
 
@@ -363,7 +365,7 @@ static void proc_rows(struct strbuf *sb, const struct table_opts *o, const struc
 		      const struct gpu *g, size_t idx, size_t count)
 {
 	struct table_cache *c = o->cache;
-	if (!c || !g->view) {
+	if (!c || !g->view || sb->sink) {   /* (a loop's frame, the one with a cache, has no sink) */
 		for (size_t i = 0; i < count; i++)
 			table_proc(sb, o, lay, &g->procs[i]);
 		return;
@@ -383,13 +385,6 @@ static void proc_rows(struct strbuf *sb, const struct table_opts *o, const struc
 	}
 	e->view = ctr ? 0 : g->view, e->slurm = o->slurm, e->width = lay->width;
 	e->user_w = lay->user_w, e->count = count;
-	if (sb->sink) {   /* (a loop's frame has none: it is written whole) */
-		sb_reset(&e->text);
-		for (size_t i = 0; i < count; i++)
-			table_proc(&e->text, o, lay, &g->procs[i]);
-		sb_add(sb, e->text.buf, e->text.len);
-		return;
-	}
 	/* Made in the frame, then kept in a block of their size: grown by doubling as they were
 	 * made, 16 GPUs' rows took twice their bytes in fresh pages (issue 22: a first view's
 	 * memory is most of its cost). */
@@ -397,13 +392,10 @@ static void proc_rows(struct strbuf *sb, const struct table_opts *o, const struc
 	for (size_t i = 0; i < count; i++)
 		table_proc(sb, o, lay, &g->procs[i]);
 	size_t n = sb->len - from;
-	if (e->text.cap < n + 1) {
-		free(e->text.buf);
-		e->text.cap = n + n / 8 + 1;   /* room for a few more processes next time */
-		e->text.buf = xmalloc(e->text.cap);
-	}
-	memcpy(e->text.buf, sb->buf + from, n + 1);
-	e->text.len = n;
+	sb_reset(&e->text);
+	if (e->text.cap < n + 1)
+		sb_reserve_exact(&e->text, n + n / 8);   /* room for a few more processes next time */
+	sb_add(&e->text, sb->buf + from, n);
 }
 
 static void table_procs(struct strbuf *sb, const struct table_opts *o, struct layout *lay,
@@ -547,7 +539,6 @@ static size_t layout_rows(struct layout *lay, const struct table_opts *o,
 static size_t frame_size(const struct table_opts *o, const struct layout *lay,
 			 const struct gpu_set *set)
 {
-	static const char gone[] = "(not in /proc: exited, or another PID namespace)";
 	size_t n = 1024, row = (size_t)PROC_LINE_FIXED + 1 + (size_t)lay->user_w + (o->slurm ? 13 : 0);
 	for (size_t i = 0; i < set->ngpus; i++) {
 		const struct gpu *g = &set->gpus[i];
@@ -556,7 +547,7 @@ static size_t frame_size(const struct table_opts *o, const struct layout *lay,
 		n += 320 + g->nmigs * 128;
 		for (size_t j = 0; !o->no_procs && gpu_has(g, GF_PROCESSES) && j < g->nprocs; j++) {
 			const struct gpu_proc *p = &g->procs[j];
-			size_t w = p->cmdline ? strlen(p->cmdline) : sizeof gone - 1;
+			size_t w = p->cmdline ? strlen(p->cmdline) : sizeof not_in_proc - 1;
 			if (lay->width && w > (size_t)lay->width)
 				w = (size_t)lay->width;
 			n += row + w + (p->gi != NO_INSTANCE ? 12 : 0) + (p->type & PROC_GRAPHICS ? 4 : 0) +
