@@ -4,7 +4,7 @@
 # survives concurrency, slow and malformed clients, 10,000 scrapes and a GPU lost while serving.
 # A real Prometheus server scraping it: t5003.
 . "$(dirname "$0")/lib/lib.sh"
-plan 38
+plan 39
 use_state
 sample() { grep -E "^$1\{$2" "$TMP/metrics" | awk '{print $NF}'; }
 
@@ -97,6 +97,19 @@ PY
 read -r fresh refreshes scrapes <"$TMP/shared"
 check_eq "uncached: every scrape gets a refresh begun after it was asked for" newer "$fresh"
 check "uncached: $scrapes concurrent scrapes shared $refreshes refreshes" test "$refreshes" -lt "$scrapes"
+stop_exporter
+
+# A refresh that outlasts the request deadline (a slow driver) holds the serving threads: the
+# requests that came meanwhile wait unread, on the exporter, not on their clients, and are
+# answered, not dropped as a slowloris's would be.
+use_machine "$MACHINES/a100-mig.machine"
+FAKENVML_PROCS_DELAY_MS=1500 start_exporter --cache-ms 0 --timeout 1s
+python3 "$ROOT/tests/helper/exporter_robust.py" --crowd "$PORT" 40 >"$TMP/crowd"
+read -r crowd_served crowd_rest <"$TMP/crowd"
+name="a refresh outlasting the 1 s request timeout: the 40 requests that came meanwhile answered"
+if [ "$crowd_served" = 40 ]; then ok "$name"; else
+	not_ok "$name" "served $crowd_served, then $crowd_rest" "$(grep dropped "$TMP/exporter.log")"
+fi
 stop_exporter
 
 # A GPU lost while serving: reported as lost, the others still served.

@@ -3,14 +3,17 @@
  * commands do not pay for it at every start. NVML stays open for the life of the exporter, and
  * so do the command lines of processes that are still the same (proc.c). One cached response is
  * shared by every scrape within the cache period, so a crowd of scrapers costs one refresh; the
- * response is reference counted by libmicrohttpd, so serving it copies nothing.
- * Connections are bounded (the guard below): libmicrohttpd's own limits refuse a new connection
+ * response is reference counted by libmicrohttpd, so serving it copies nothing. Refreshes run on
+ * a thread of their own, never on a serving thread: a scrape waiting for one is suspended, and
+ * the serving threads go on reading and answering the others.
+ * Connections are bounded (exporter-guard.h): libmicrohttpd's own limits refuse a new connection
  * when full, which lets a slowloris keep every scraper out, and its timeout is an idle one that a
  * byte every few seconds resets. */
 #include "base/dl.h"
 #include "machine/exitwatch.h"
 #include "machine/gpu.h"
 #include "cmd/cmd.h"
+#include "cmd/exporter-guard.h"
 #include "lease/snapshot.h"
 #include "lease/view.h"
 #include "view/metrics.h"
@@ -46,6 +49,8 @@ static struct {
 	const union MHD_DaemonInfo *(*get_daemon_info)(struct MHD_Daemon *, enum MHD_DaemonInfoType, ...);
 	const union MHD_ConnectionInfo *(*get_connection_info)(struct MHD_Connection *,
 							       enum MHD_ConnectionInfoType, ...);
+	void (*suspend_connection)(struct MHD_Connection *);
+	void (*resume_connection)(struct MHD_Connection *);
 } H;
 
 static bool load_mhd(void)
@@ -59,6 +64,8 @@ static bool load_mhd(void)
 		{&H.destroy_response, {"MHD_destroy_response"}},
 		{&H.get_daemon_info, {"MHD_get_daemon_info"}},
 		{&H.get_connection_info, {"MHD_get_connection_info"}},
+		{&H.suspend_connection, {"MHD_suspend_connection"}},
+		{&H.resume_connection, {"MHD_resume_connection"}},
 	};
 	const char *const sonames[] = {"libmicrohttpd.so.12", NULL};
 	char err[1024];
@@ -69,181 +76,26 @@ static bool load_mhd(void)
 	return false;
 }
 
-/* The connection guard. Every connection is in one table, with its client's address and since
- * when it has been waiting for a request (since it was accepted, or since its last answer). A
- * request not wholly received within --timeout of that is dropped, however slowly its bytes
- * trickle in (a header deadline: libmicrohttpd's timeout is reset by every byte). At most
- * CONN_PER_ADDR connections per client address and guard.max in all (CONN_MAX, or half the
- * open-file limit where that is lower); a new connection past either bound is not refused but
- * takes the place of the longest connected one still waiting (of its own address at the
- * per-address bound): one that never completed a request first, then an idle keep-alive one. A scraper sends its
- * request at once, so what is dropped is what holds a place without asking: a slowloris churns its
- * own connections and scrapers get in. A connection being answered is never dropped here.
- * Dropping is shutdown(2) of the socket, which libmicrohttpd's thread then closes: it tells the
- * guard first (NOTIFY_CLOSED, under the guard's lock), so the guard never touches a descriptor
- * that is no longer the connection's. */
-enum { CONN_MAX = 1024, CONN_PER_ADDR = 256 };
-
-struct conn {
-	struct conn *prev, *next;
-	int fd;
-	int family;
-	unsigned char addr[16];         /* the client's address, without the port */
-	double since;                   /* monotonic: waiting for a request since then */
-	bool busy;                      /* its request is being answered */
-	bool served;                    /* it has had an answer (an idle keep-alive connection) */
-	bool dropped;                   /* shut down, not yet closed: no longer counted */
-};
-
-struct guard {
-	pthread_mutex_t lock;
-	struct conn *head;              /* in the order they connected */
-	struct conn *tail;
-	unsigned live;                  /* connections not dropped */
-	unsigned max;
-	double deadline;                /* seconds a request may take to arrive */
-	unsigned long long evicted, expired;   /* for the log */
-	double logged;                  /* when the log last said so */
-};
-
-static void conn_address(struct conn *k, const struct sockaddr *sa)
-{
-	k->family = sa ? sa->sa_family : AF_UNSPEC;
-	if (k->family == AF_INET)
-		memcpy(k->addr, &((const struct sockaddr_in *)sa)->sin_addr, 4);
-	else if (k->family == AF_INET6)
-		memcpy(k->addr, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
-}
-
-static bool same_address(const struct conn *a, const struct conn *b)
-{
-	return a->family == b->family && !memcmp(a->addr, b->addr, sizeof a->addr);
-}
-
-/* The connection to drop for newcomer k: the longest connected waiting one (of k's address when
- * same_addr), one that never had an answer before an idle keep-alive one; NULL when every other
- * is being answered (then k itself is dropped: refused). */
-static struct conn *guard_victim(struct guard *gd, const struct conn *k, bool same_addr)
-{
-	struct conn *fresh = NULL, *idle = NULL;
-	for (struct conn *c = gd->head; c && !fresh; c = c->next) {
-		if (c == k || c->busy || c->dropped || (same_addr && !same_address(c, k)))
-			continue;
-		if (!c->served)
-			fresh = c;
-		else if (!idle)
-			idle = c;
-	}
-	return fresh ? fresh : idle;
-}
-
-static void guard_drop(struct guard *gd, struct conn *c)
-{
-	shutdown(c->fd, SHUT_RDWR);
-	c->dropped = true;
-	gd->live--;
-}
-
-/* Says, at most once a minute (or now, when the exporter stops), how many connections the guard
- * dropped and why. */
-static void guard_log(struct guard *gd, double now, bool stopping)
-{
-	if ((!gd->evicted && !gd->expired) || (now - gd->logged < 60 && !stopping))
-		return;
-	char expired[96] = "", evicted[160] = "";
-	if (gd->expired)
-		snprintf(expired, sizeof expired, "%llu whose request was not in within the %g s "
-			 "timeout%s", gd->expired, gd->deadline, gd->evicted ? ", " : "");
-	if (gd->evicted)
-		snprintf(evicted, sizeof evicted, "%llu waiting ones to make room for newer (at most %u "
-			 "connections, %u per client address)", gd->evicted, gd->max, (unsigned)CONN_PER_ADDR);
-	fprintf(stderr, "gpuctl exporter: dropped connections: %s%s\n", expired, evicted);
-	gd->expired = gd->evicted = 0;
-	gd->logged = now;
-}
-
+/* The guard's side of libmicrohttpd's connection notices: a connection in its table from when
+ * it starts until it closes. */
 static void on_connection(void *cls, struct MHD_Connection *mc, void **ctx,
 			  enum MHD_ConnectionNotificationCode what)
 {
-	struct guard *gd = cls;
-	pthread_mutex_lock(&gd->lock);
+	struct http_guard *gd = cls;
 	if (what == MHD_CONNECTION_NOTIFY_STARTED) {
 		const union MHD_ConnectionInfo *fd = H.get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
 		const union MHD_ConnectionInfo *ad = H.get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-		struct conn *k = xcalloc(1, sizeof *k);
-		k->fd = fd ? fd->connect_fd : -1;
-		conn_address(k, ad ? ad->client_addr : NULL);
-		k->since = now_mono();
-		k->prev = gd->tail;
-		if (gd->tail)
-			gd->tail->next = k;
-		else
-			gd->head = k;
-		gd->tail = k;
-		gd->live++;
-		*ctx = k;
-		unsigned same = 0;
-		for (struct conn *c = gd->head; c; c = c->next)
-			same += !c->dropped && same_address(c, k);
-		if (same > CONN_PER_ADDR || gd->live > gd->max) {
-			struct conn *v = guard_victim(gd, k, same > CONN_PER_ADDR);
-			guard_drop(gd, v ? v : k);
-			gd->evicted++;
-		}
-		guard_log(gd, k->since, false);
+		*ctx = http_guard_open(gd, fd ? fd->connect_fd : -1, ad ? ad->client_addr : NULL, now_mono());
 	} else if (*ctx) {
-		struct conn *k = *ctx;
-		if (!k->dropped)
-			gd->live--;
-		if (k->prev)
-			k->prev->next = k->next;
-		else
-			gd->head = k->next;
-		if (k->next)
-			k->next->prev = k->prev;
-		else
-			gd->tail = k->prev;
-		free(k);
+		http_guard_close(gd, *ctx);
 		*ctx = NULL;
 	}
-	pthread_mutex_unlock(&gd->lock);
 }
 
-/* busy: its request is wholly in, being answered; !busy: answered, waiting for the next. */
-static void conn_busy(struct guard *gd, struct MHD_Connection *mc, bool busy)
+static struct http_conn *conn_of(struct MHD_Connection *mc)
 {
 	const union MHD_ConnectionInfo *i = H.get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	struct conn *k = i ? i->socket_context : NULL;
-	if (!k)
-		return;
-	pthread_mutex_lock(&gd->lock);
-	k->busy = busy;
-	if (!busy) {
-		k->served = true;
-		k->since = now_mono();
-	}
-	pthread_mutex_unlock(&gd->lock);
-}
-
-static void on_completed(void *cls, struct MHD_Connection *mc, void **state,
-			 enum MHD_RequestTerminationCode why)
-{
-	(void)state, (void)why;
-	conn_busy(cls, mc, false);
-}
-
-/* The header deadline: drops every connection that has waited past it for its request. */
-static void guard_sweep(struct guard *gd)
-{
-	pthread_mutex_lock(&gd->lock);
-	double now = now_mono();
-	for (struct conn *c = gd->head; c; c = c->next)
-		if (!c->busy && !c->dropped && now - c->since > gd->deadline) {
-			guard_drop(gd, c);
-			gd->expired++;
-		}
-	guard_log(gd, now, false);
-	pthread_mutex_unlock(&gd->lock);
+	return i ? i->socket_context : NULL;
 }
 
 /* Room for the connections: the soft open-file limit raised to the hard one (systemd's soft
@@ -264,22 +116,33 @@ static unsigned guard_max(void)
 	/* Half of what is left beside what the refresh's exit watch may hold (main: a quarter) */
 	rlim_t watch = exit_watch_budget(4);
 	n = n > 128 ? (n - 64 - watch) / 2 : 32;
-	return n < CONN_MAX ? (unsigned)n : CONN_MAX;
+	return n < HTTP_GUARD_MAX ? (unsigned)n : HTTP_GUARD_MAX;
 }
 
-/* The cached page, and the one refresh that may be under way. A refresh runs outside the lock,
- * on the thread of the scrape that found the page too old; the scrapes that arrive meanwhile
- * wait for it (or, when it began before they arrived and cache-ms is 0, for the one after it,
- * which they then share), so concurrent scrapes cost one refresh between them, not one each. */
+/* A scrape's request, from the first call of its handler to its end (the request's state in
+ * libmicrohttpd): when it asked for the page, and its place among the scrapes waiting for one. */
+struct scrape {
+	struct scrape *next;            /* the next one waiting */
+	struct MHD_Connection *c;
+	double asked;                   /* monotonic; 0: it has not asked yet */
+	bool waiting;                   /* in the list, its connection suspended */
+};
+
+/* The cached page, and the scrapes waiting for a newer one. Refreshes run on a thread of their
+ * own (refresher): a scrape that finds the page too old is suspended and the serving thread goes
+ * on with its other connections, so a slow driver holds up no request but those that need the
+ * new page. The refresher makes one refresh for all the scrapes waiting when it begins, so a
+ * crowd of scrapers costs one refresh, not one each. */
 struct exporter {
 	pthread_mutex_t lock;
-	pthread_cond_t done;            /* a refresh finished */
-	bool refreshing;
+	pthread_cond_t wake;            /* a scrape waits, or the exporter stops */
+	struct scrape *waiting;
+	bool stopping;                  /* no scrape is suspended any more */
 	struct MHD_Response *metrics;   /* the cached page */
 	double page_time;               /* monotonic seconds when its refresh began */
 	double cache_s;
-	struct guard guard;
-	/* Used only by the refreshing thread. */
+	struct http_guard guard;
+	/* Used only by the refresher (and by the first refresh, before there is one). */
 	struct gpu_set *set;
 	struct metrics_opts mo;
 	size_t page_size;               /* the last page's, to size the next one's buffer */
@@ -292,7 +155,7 @@ static const char index_html[] =
 	"<!DOCTYPE html><html><head><title>gpuctl exporter</title></head><body>"
 	"<h1>gpuctl exporter</h1><p><a href=\"/metrics\">Metrics</a></p></body></html>\n";
 
-/* A new page from a new refresh. Called by one thread at a time (x->refreshing), without the
+/* A new page from a new refresh. Called by one thread at a time (the refresher), without the
  * lock. */
 static struct MHD_Response *refresh(struct exporter *x)
 {
@@ -334,18 +197,67 @@ static struct MHD_Response *refresh(struct exporter *x)
 	return r;
 }
 
-/* Queues the page for a scrape that arrived at time t: one no older than the cache period, or
- * for cache-ms 0 one whose refresh began after t. */
-static enum MHD_Result serve_metrics(struct exporter *x, struct MHD_Connection *c)
+/* Whether the page is new enough for sc: its refresh began no earlier than the cache period
+ * before sc asked (for cache-ms 0, after it asked). Under the lock. */
+static bool page_serves(const struct exporter *x, const struct scrape *sc)
 {
+	return x->page_time >= sc->asked - x->cache_s;
+}
+
+/* Queues the page for sc when it is new enough. Otherwise sc's connection is suspended until the
+ * refresher has a page for it, and resumed then: libmicrohttpd calls the handler again, and this
+ * queues that page. */
+static enum MHD_Result serve_metrics(struct exporter *x, struct MHD_Connection *c, struct scrape *sc)
+{
+	enum MHD_Result ret = MHD_YES;
 	pthread_mutex_lock(&x->lock);
-	double t = now_mono();
-	while (!x->metrics || x->page_time < t - x->cache_s) {
-		if (x->refreshing) {
-			pthread_cond_wait(&x->done, &x->lock);
-			continue;
+	if (!sc->asked)
+		sc->asked = now_mono();
+	if (page_serves(x, sc)) {
+		/* Under the lock: queueing takes the page's reference before a refresh drops ours. */
+		ret = x->metrics ? H.queue_response(c, MHD_HTTP_OK, x->metrics) : MHD_NO;
+	} else if (x->stopping) {
+		ret = MHD_NO;   /* closed unanswered: the exporter stops */
+	} else {
+		sc->c = c;
+		sc->next = x->waiting;
+		sc->waiting = true;
+		x->waiting = sc;
+		H.suspend_connection(c);
+		pthread_cond_signal(&x->wake);
+	}
+	pthread_mutex_unlock(&x->lock);
+	return ret;
+}
+
+/* Under the lock: resumes the waiting scrapes that the page serves (all of them when the
+ * exporter stops: libmicrohttpd must not be stopped with a connection suspended). */
+static void resume_waiting(struct exporter *x, bool all)
+{
+	for (struct scrape **p = &x->waiting; *p;) {
+		struct scrape *sc = *p;
+		if (all || page_serves(x, sc)) {
+			*p = sc->next;
+			sc->waiting = false;
+			H.resume_connection(sc->c);
+		} else {
+			p = &sc->next;
 		}
-		x->refreshing = true;
+	}
+}
+
+/* The refresher thread: a refresh whenever a scrape waits, then the scrapes that the new page
+ * serves resumed. Those that asked more than the cache period after it began wait for the
+ * next, which begins at once. */
+static void *refresher(void *arg)
+{
+	struct exporter *x = arg;
+	pthread_mutex_lock(&x->lock);
+	for (;;) {
+		while (!x->waiting && !x->stopping)
+			pthread_cond_wait(&x->wake, &x->lock);
+		if (x->stopping)
+			break;
 		double began = now_mono();
 		pthread_mutex_unlock(&x->lock);
 		struct MHD_Response *r = refresh(x);
@@ -354,13 +266,34 @@ static enum MHD_Result serve_metrics(struct exporter *x, struct MHD_Connection *
 			H.destroy_response(x->metrics); /* freed once the scrapes still sending it finish */
 		x->metrics = r;
 		x->page_time = began;
-		x->refreshing = false;
-		pthread_cond_broadcast(&x->done);
+		resume_waiting(x, false);
 	}
-	/* Under the lock: queueing takes the page's reference before a refresh can drop ours. */
-	enum MHD_Result ret = H.queue_response(c, MHD_HTTP_OK, x->metrics);
+	resume_waiting(x, true);
 	pthread_mutex_unlock(&x->lock);
-	return ret;
+	return NULL;
+}
+
+/* A request ends: its connection waits on its client again (the guard's deadline), and its
+ * state is freed. A suspended one is never ended by libmicrohttpd; it leaves the list all the
+ * same, should a version of it end one. */
+static void on_completed(void *cls, struct MHD_Connection *mc, void **state,
+			 enum MHD_RequestTerminationCode why)
+{
+	struct exporter *x = cls;
+	struct scrape *sc = *state;
+	(void)why;
+	struct http_conn *k = conn_of(mc);
+	if (k)
+		http_guard_busy(&x->guard, k, false, now_mono());
+	pthread_mutex_lock(&x->lock);
+	for (struct scrape **p = &x->waiting; sc && sc->waiting && *p; p = &(*p)->next)
+		if (*p == sc) {
+			*p = sc->next;
+			break;
+		}
+	pthread_mutex_unlock(&x->lock);
+	free(sc);
+	*state = NULL;
 }
 
 static enum MHD_Result send_static(struct MHD_Connection *c, unsigned code, const char *type,
@@ -380,21 +313,24 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	struct exporter *x = cls;
 	(void)version, (void)upload;
 	if (!*state) {          /* first call: headers only; answer on the next */
-		*state = (void *)1;
+		*state = xcalloc(1, sizeof(struct scrape));
 		return MHD_YES;
 	}
 	if (*upload_size) {     /* a body we do not want */
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	conn_busy(&x->guard, c, true); /* the request is wholly in: no longer subject to the guard */
+	/* The request is wholly in: no longer subject to the guard, unless it has dropped it. */
+	struct http_conn *k = conn_of(c);
+	if (k && !http_guard_busy(&x->guard, k, true, now_mono()))
+		return MHD_NO;
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return send_static(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "only GET and HEAD\n");
 	if (!strcmp(url, "/"))
 		return send_static(c, MHD_HTTP_OK, "text/html; charset=utf-8", index_html);
 	if (strcmp(url, "/metrics"))
 		return send_static(c, MHD_HTTP_NOT_FOUND, "text/plain", "not found: try /metrics\n");
-	return serve_metrics(x, c);
+	return serve_metrics(x, c, *state);
 }
 
 /* libmicrohttpd's messages, at most LOG_BURST a minute: it writes one per connection that ends
@@ -491,12 +427,11 @@ static int exporter(struct cmd *c)
 	int rc = cmd_open(c);
 	if (rc != EXIT_OK)
 		return rc;
-	struct exporter x = {.lock = PTHREAD_MUTEX_INITIALIZER, .done = PTHREAD_COND_INITIALIZER,
-			     .cache_s = cache_ms / 1000.0, .set = c->set,
-			     .guard = {.lock = PTHREAD_MUTEX_INITIALIZER, .max = guard_max(),
-				       .deadline = timeout, .logged = -60}};
+	struct exporter x = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,
+			     .cache_s = cache_ms / 1000.0, .set = c->set};
+	http_guard_init(&x.guard, guard_max(), timeout);
 #ifdef M_ARENA_MAX
-	/* Refreshes run on whichever serving thread needs one: with an arena per thread, each
+	/* The refresher and the serving threads each allocate: with an arena per thread, each
 	 * would keep its own free pages and the RSS would creep up over a day of scrapes. */
 	mallopt(M_ARENA_MAX, 1);
 #endif
@@ -519,10 +454,18 @@ static int exporter(struct cmd *c)
 	sigaddset(&stop, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &stop, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	pthread_t refresh_thread;
+	int err = pthread_create(&refresh_thread, NULL, refresher, &x);
+	if (err) {
+		fprintf(stderr, "gpuctl exporter: cannot start its refresh thread: %s\n", strerror(err));
+		H.destroy_response(x.metrics);
+		return EXIT_FAIL;
+	}
 	unsigned idle_s = (unsigned)timeout; /* MHD counts whole seconds: a fraction rounds up */
 	idle_s += timeout > idle_s;
 	struct MHD_Daemon *d = H.start_daemon(
-		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0), 0, NULL, NULL,
+		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME |
+		(v6 ? MHD_USE_IPv6 : 0), 0, NULL, NULL,
 		handle, &x,
 		MHD_OPTION_EXTERNAL_LOGGER, log_error, NULL, /* first, or MHD logs its own way */
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
@@ -532,7 +475,7 @@ static int exporter(struct cmd *c)
 		MHD_OPTION_CONNECTION_LIMIT, 2 * x.guard.max + 16,
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT, 0U,
 		MHD_OPTION_NOTIFY_CONNECTION, on_connection, &x.guard,
-		MHD_OPTION_NOTIFY_COMPLETED, on_completed, &x.guard,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, &x,
 		MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024U,
 		MHD_OPTION_STRICT_FOR_CLIENT, 1, /* malformed requests get 400, not a silent close */
 		MHD_OPTION_END);
@@ -552,10 +495,18 @@ static int exporter(struct cmd *c)
 		int sig;
 		while ((sig = sigtimedwait(&stop, NULL, &tick)) < 0)
 			if (errno == EAGAIN)
-				guard_sweep(&x.guard);
+				http_guard_sweep(&x.guard, now_mono());
 		fprintf(stderr, "gpuctl exporter: stopping (signal %d)\n", sig);
+	}
+	/* The refresher resumes the waiting scrapes as it ends, and none is suspended after. */
+	pthread_mutex_lock(&x.lock);
+	x.stopping = true;
+	pthread_cond_signal(&x.wake);
+	pthread_mutex_unlock(&x.lock);
+	pthread_join(refresh_thread, NULL);
+	if (d) {
 		H.stop_daemon(d);
-		guard_log(&x.guard, now_mono(), true); /* its threads are gone: no lock needed */
+		http_guard_log(&x.guard, now_mono(), true); /* its threads are gone: no lock needed */
 		log_window(now_mono(), true);
 	}
 	if (x.metrics)

@@ -57,6 +57,7 @@ int main(void)
 	test_snap();
 	test_lease();
 	test_place();   /* issue 26 */
+	test_httpguard();
 	/* The plan comes last (TAP allows it): a run that dies early has none, and fails. */
 	printf("1..%d\n", tap_count);
 	return tap_failed;

@@ -45,5 +45,6 @@ void test_snap(void);      /* issue 22: the shared snapshot's words */
 void test_lease(void);
 void test_client(void); /* lease/client.c: send, receive (issue 22) */
 void test_place(void);   /* issue 26 */
+void test_httpguard(void); /* the exporter's connection guard */
 
 #endif

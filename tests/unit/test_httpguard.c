@@ -1,0 +1,141 @@
+/* test_httpguard.c: the exporter's connection guard (cmd/exporter-guard.c), on socket pairs with
+ * a clock of the test's own: the header deadline spares a connection whose bytes wait unread (it
+ * waits on the exporter, not on its client), and a connection past the bound takes the place of
+ * one that waits on its client before one whose request is in. */
+#include "cmd/exporter-guard.h"
+#include "tap.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+struct end {
+	int ours, theirs;               /* the exporter's side, the client's */
+	struct http_conn *k;
+};
+
+/* A connection from 127.0.0.1 (or from 10.0.0.2 when other) accepted at t; its client has sent
+ * a request's first bytes when sent. */
+static void connect_at(struct http_guard *g, struct end *e, double t, bool sent, bool other)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {
+		e->ours = e->theirs = -1;
+		e->k = NULL;
+		return;
+	}
+	e->ours = sv[0];
+	e->theirs = sv[1];
+	if (sent)
+		CHECK(write(e->theirs, "GET /met", 8) == 8);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(other ? 0x0a000002 : 0x7f000001)};
+	e->k = http_guard_open(g, e->ours, (struct sockaddr *)&sa, t);
+}
+
+/* Whether the guard has dropped the connection: its client reads the end. */
+static bool hung_up(const struct end *e)
+{
+	char c;
+	return e->k->dropped && read(e->theirs, &c, 1) == 0;
+}
+
+static void hang_up(struct http_guard *g, struct end *e)
+{
+	if (e->k)
+		http_guard_close(g, e->k);
+	close(e->ours);
+	close(e->theirs);
+}
+
+static void test_deadline(void)
+{
+	struct http_guard g;
+	http_guard_init(&g, 16, 1.0);
+	g.logged = 0;   /* nothing said on stderr within the test's minute */
+	struct end idle, in, busy, served;
+	connect_at(&g, &idle, 0, false, false);
+	connect_at(&g, &in, 0, true, false);
+	connect_at(&g, &busy, 0, true, false);
+	connect_at(&g, &served, 0, false, false);
+	CHECK(idle.k && in.k && busy.k && served.k);
+	if (!idle.k || !in.k || !busy.k || !served.k)
+		return;
+	CHECK(http_guard_busy(&g, busy.k, true, 0.5));
+	CHECK(http_guard_busy(&g, served.k, true, 0.2));
+	CHECK(http_guard_busy(&g, served.k, false, 0.8));       /* answered at 0.8: waits again */
+	CHECK(g.live == 4);
+	http_guard_sweep(&g, 0.9);
+	CHECK(g.expired == 0);                                /* none waited past 1 s */
+	http_guard_sweep(&g, 1.5);
+	CHECK(hung_up(&idle));                                /* nothing in after 1.5 s */
+	CHECK(!in.k->dropped);                                /* its bytes wait on us */
+	CHECK(!busy.k->dropped);                              /* being answered */
+	CHECK(!served.k->dropped);                            /* waits since its answer at 0.8 */
+	CHECK(g.expired == 1 && g.live == 3);
+	char buf[8];
+	CHECK(read(in.ours, buf, sizeof buf) == 8);           /* read, the request still not whole */
+	http_guard_sweep(&g, 1.6);
+	CHECK(hung_up(&in));                                  /* now it waits on its client */
+	http_guard_sweep(&g, 1.9);
+	CHECK(hung_up(&served));
+	CHECK(!busy.k->dropped);
+	CHECK(!http_guard_busy(&g, idle.k, true, 2.0));        /* a dropped one is not answered */
+	CHECK(g.expired == 3 && g.live == 1);
+	/* Bytes always unread (a body streamed as fast as it is read): one more deadline, no more. */
+	struct end stream;
+	connect_at(&g, &stream, 3.0, true, false);
+	http_guard_sweep(&g, 4.9);
+	CHECK(stream.k && !stream.k->dropped);
+	CHECK(write(stream.theirs, "rics", 4) == 4);
+	http_guard_sweep(&g, 5.1);
+	CHECK(stream.k && hung_up(&stream));
+	CHECK(!busy.k->dropped && g.expired == 4);
+	hang_up(&g, &idle);
+	hang_up(&g, &in);
+	hang_up(&g, &busy);
+	hang_up(&g, &served);
+	hang_up(&g, &stream);
+	CHECK(g.head == NULL && g.tail == NULL && g.live == 0);
+}
+
+static void test_evict(void)
+{
+	struct http_guard g;
+	http_guard_init(&g, 3, 60);
+	g.logged = 0;
+	struct end in, keep, fresh, n1, n2, n3;
+	connect_at(&g, &in, 0, true, false);       /* the oldest, its request in and unread */
+	connect_at(&g, &keep, 1, false, false);    /* an idle keep-alive connection */
+	CHECK(keep.k && http_guard_busy(&g, keep.k, true, 1) && http_guard_busy(&g, keep.k, false, 1));
+	connect_at(&g, &fresh, 2, false, false);   /* never asked */
+	CHECK(g.live == 3 && g.evicted == 0);
+	connect_at(&g, &n1, 3, true, false);
+	CHECK(fresh.k && hung_up(&fresh));         /* the one that never asked goes first */
+	CHECK(!in.k->dropped && !keep.k->dropped && !n1.k->dropped);
+	connect_at(&g, &n2, 4, true, false);
+	CHECK(hung_up(&keep));                     /* then the idle one */
+	CHECK(!in.k->dropped && !n1.k->dropped && !n2.k->dropped);
+	connect_at(&g, &n3, 5, true, false);
+	CHECK(hung_up(&in));                       /* only then the longest connected request */
+	CHECK(!n1.k->dropped && !n2.k->dropped && !n3.k->dropped);
+	CHECK(g.evicted == 3 && g.live == 3);
+	struct end *all[] = {&in, &keep, &fresh, &n1, &n2, &n3};
+	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+		hang_up(&g, all[i]);
+	/* Every other one being answered: the newcomer itself is refused. */
+	http_guard_init(&g, 1, 60);
+	g.logged = 0;
+	struct end a, b;
+	connect_at(&g, &a, 0, true, true);
+	CHECK(a.k && http_guard_busy(&g, a.k, true, 0));
+	connect_at(&g, &b, 1, true, false);
+	CHECK(b.k && hung_up(&b) && !a.k->dropped && g.live == 1);
+	hang_up(&g, &a);
+	hang_up(&g, &b);
+}
+
+void test_httpguard(void)
+{
+	test_deadline();
+	test_evict();
+}
