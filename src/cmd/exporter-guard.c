@@ -3,6 +3,7 @@
 #include "base/util.h"
 
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,31 @@ static bool conn_unread(const struct http_conn *c)
 {
 	int n = 0;
 	return c->fd >= 0 && ioctl(c->fd, FIONREAD, &n) == 0 && n > 0;
+}
+
+/* Whether its client has closed its end: the connection holds no client's place, only an
+ * answer libmicrohttpd has sent and not yet finished (it does that in a later pass over its
+ * connections, by which time a crowd of scrapers has reconnected). */
+static bool conn_gone(const struct http_conn *c)
+{
+	struct pollfd p = {.fd = c->fd, .events = POLLRDHUP};
+	return c->fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+/* The connections that count against a bound (those of k's address when same_addr): neither
+ * dropped nor, where the count passes limit, left by their clients (a poll each, only then). */
+static unsigned live_count(const struct http_guard *gd, const struct http_conn *k, bool same_addr,
+			   unsigned limit)
+{
+	unsigned n = 0;
+	for (const struct http_conn *c = gd->head; c; c = c->next)
+		n += !c->dropped && (!same_addr || same_address(c, k));
+	if (n <= limit)
+		return n;
+	n = 0;
+	for (const struct http_conn *c = gd->head; c; c = c->next)
+		n += !c->dropped && (!same_addr || same_address(c, k)) && (c == k || !conn_gone(c));
+	return n;
 }
 
 /* The connection to drop for newcomer k: the longest connected one waiting on its client (of k's
@@ -96,11 +122,9 @@ struct http_conn *http_guard_open(struct http_guard *gd, int fd, const struct so
 		gd->head = k;
 	gd->tail = k;
 	gd->live++;
-	unsigned same = 0;
-	for (struct http_conn *c = gd->head; c; c = c->next)
-		same += !c->dropped && same_address(c, k);
-	if (same > HTTP_GUARD_PER_ADDR || gd->live > gd->max) {
-		struct http_conn *v = http_guard_victim(gd, k, same > HTTP_GUARD_PER_ADDR);
+	bool addr_full = live_count(gd, k, true, HTTP_GUARD_PER_ADDR) > HTTP_GUARD_PER_ADDR;
+	if (addr_full || (gd->live > gd->max && live_count(gd, k, false, gd->max) > gd->max)) {
+		struct http_conn *v = http_guard_victim(gd, k, addr_full);
 		http_guard_drop(gd, v ? v : k);
 		gd->evicted++;
 	}

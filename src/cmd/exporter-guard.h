@@ -11,6 +11,11 @@
  * first, then an idle keep-alive one. A scraper sends its request at once, so what is dropped is
  * what holds a place without asking: a slowloris churns its own connections and scrapers get in.
  *
+ * A connection whose client has closed its end counts against neither bound: libmicrohttpd
+ * finishes such a one (its answer sent) only in a later pass over its connections, and a crowd
+ * of scrapers that got their pages and reconnected at once counted twice, past the per-address
+ * bound, which then dropped a newcomer whose request was in.
+ *
  * Never dropped: a connection being answered (busy). Given one more deadline: one whose bytes
  * wait in the kernel unread, since it waits on the exporter, not the exporter on it (once, every
  * serving thread held by a slow refresh dropped a crowd of scrapers whose requests were all in).

@@ -26,8 +26,9 @@ static void connect_at(struct http_guard *g, struct end *e, double t, bool sent,
 	}
 	e->ours = sv[0];
 	e->theirs = sv[1];
-	if (sent)
-		CHECK(write(e->theirs, "GET /met", 8) == 8);
+	e->k = NULL;
+	if (sent && write(e->theirs, "GET /met", 8) != 8)
+		return;         /* (k NULL: the caller's checks fail) */
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(other ? 0x0a000002 : 0x7f000001)};
 	e->k = http_guard_open(g, e->ours, (struct sockaddr *)&sa, t);
 }
@@ -134,8 +135,55 @@ static void test_evict(void)
 	hang_up(&g, &b);
 }
 
+/* A crowd that got its pages and reconnected at once: the old connections, their clients gone,
+ * are still being finished, and count against no bound. */
+static void test_gone(void)
+{
+	enum { N = HTTP_GUARD_PER_ADDR };
+	static struct end old[N];
+	struct http_guard g;
+	http_guard_init(&g, HTTP_GUARD_MAX, 60);
+	g.logged = 0;
+	size_t made = 0;
+	for (; made < N; made++) {
+		connect_at(&g, &old[made], 0, true, false);
+		if (!old[made].k || !http_guard_busy(&g, old[made].k, true, 0))
+			break;
+	}
+	CHECK(made == N);
+	for (size_t i = 0; i < 200 && i < made; i++) {       /* answered, their clients gone */
+		close(old[i].theirs);
+		old[i].theirs = -1;
+	}
+	struct end fresh;
+	connect_at(&g, &fresh, 1, true, false);
+	CHECK(fresh.k && !fresh.k->dropped);                  /* 57 of the address's, not 257 */
+	CHECK(g.evicted == 0);
+	/* Where the clients are all still there, the bound holds: the newcomer is refused. */
+	for (size_t i = 200; i < made; i++)
+		hang_up(&g, &old[i]);
+	for (size_t i = 0; i < 200 && i < made; i++) {
+		http_guard_close(&g, old[i].k);
+		close(old[i].ours);
+	}
+	hang_up(&g, &fresh);
+	for (made = 0; made < N; made++) {
+		connect_at(&g, &old[made], 2, true, false);
+		if (!old[made].k || !http_guard_busy(&g, old[made].k, true, 2))
+			break;
+	}
+	struct end late;
+	connect_at(&g, &late, 3, true, false);
+	CHECK(made == N && late.k && late.k->dropped && g.evicted == 1);
+	for (size_t i = 0; i < made; i++)
+		hang_up(&g, &old[i]);
+	hang_up(&g, &late);
+	CHECK(g.head == NULL && g.live == 0);
+}
+
 void test_httpguard(void)
 {
 	test_deadline();
 	test_evict();
+	test_gone();
 }
