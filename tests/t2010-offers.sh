@@ -42,10 +42,12 @@ for i in 1 2 3 4 5; do
 	codes="$codes$? "
 done
 check_eq "root's run -n 1 (no --wait) succeeds every time beside the hoarder" "0 0 0 0 0 " "$codes"
-# The hoarder's one offer may have just lapsed when the request comes (a loaded machine): the
-# request is made again, up to 3 times, until one finds an offer open to withdraw.
+# The hoarder's one offer may have just lapsed when the request comes (a loaded machine), or it
+# may be between offers: each request is made just after the hoarder says it has a new one (or
+# after 10 s without), up to 6 times, until one finds an offer open to withdraw.
 codes=""
-for i in 1 2 3; do
+for i in 1 2 3 4 5 6; do
+	await_count '^offer [0-9]' "$TMP/hoard.out" $(($(grep -c '^offer [0-9]' "$TMP/hoard.out") + 1)) 10
 	timeout 120 "${THIRD[@]}" "$GPUCTL" run -q -n 4 --ignore-usage -- true 2>>"$TMP/errors"
 	codes="$codes$? "
 	grep -q 'offer withdrawn for another user' "$DLOG" && break

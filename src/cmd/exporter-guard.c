@@ -63,26 +63,23 @@ static unsigned live_count(const struct http_guard *gd, const struct http_conn *
 	return n;
 }
 
-/* The connection to drop for newcomer k: the longest connected one waiting on its client (of k's
- * address when same_addr), one that never had an answer before an idle keep-alive one, and only
- * then the longest connected one whose bytes are unread; NULL when every other is being answered
- * (then k itself is dropped: refused). */
+/* The connection to drop for newcomer k: the longest connected waiting one (of k's address when
+ * same_addr), one that never had an answer before an idle keep-alive one; NULL when every other
+ * is being answered (then k itself is dropped: refused). Whether its bytes wait unread does not
+ * matter here: a slowloris's trickled byte waits unread as often as a scraper's request (on a
+ * starved machine, always), and a scraper is the youngest, its request answered at once. */
 static struct http_conn *http_guard_victim(struct http_guard *gd, const struct http_conn *k, bool same_addr)
 {
-	struct http_conn *fresh = NULL, *idle = NULL, *unread = NULL;
+	struct http_conn *fresh = NULL, *idle = NULL;
 	for (struct http_conn *c = gd->head; c && !fresh; c = c->next) {
 		if (c == k || c->busy || c->dropped || (same_addr && !same_address(c, k)))
 			continue;
-		if (conn_unread(c)) {
-			if (!unread)
-				unread = c;
-		} else if (!c->served) {
+		if (!c->served)
 			fresh = c;
-		} else if (!idle) {
+		else if (!idle)
 			idle = c;
-		}
 	}
-	return fresh ? fresh : idle ? idle : unread;
+	return fresh ? fresh : idle;
 }
 
 static void http_guard_drop(struct http_guard *gd, struct http_conn *c)

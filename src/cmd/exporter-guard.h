@@ -6,10 +6,10 @@
  * received within the deadline (--timeout) of that is dropped, however slowly its bytes trickle
  * in (a header deadline: libmicrohttpd's own timeout is reset by every byte). At most
  * HTTP_GUARD_PER_ADDR connections per client address and max in all; a new connection past either
- * bound is not refused but takes the place of the longest connected one still waiting on its
- * client (of its own address at the per-address bound): one that never completed a request
- * first, then an idle keep-alive one. A scraper sends its request at once, so what is dropped is
- * what holds a place without asking: a slowloris churns its own connections and scrapers get in.
+ * bound is not refused but takes the place of the longest connected one still waiting (of its
+ * own address at the per-address bound): one that never completed a request first, then an idle
+ * keep-alive one. A scraper sends its request at once, so what is dropped is what holds a place
+ * without asking: a slowloris churns its own connections and scrapers get in.
  *
  * A connection whose client has closed its end counts against neither bound: libmicrohttpd
  * finishes such a one (its answer sent) only in a later pass over its connections, and a crowd
@@ -20,11 +20,10 @@
  * wait in the kernel unread, since it waits on the exporter, not the exporter on it (once, every
  * serving thread held by a slow refresh dropped a crowd of scrapers whose requests were all in).
  * Only one more: a client that streams a body as fast as it is read always has bytes unread.
- * For the same reason it is evicted only when no connection waits on its client.
  *
  * Dropping is shutdown(2) of the socket, which libmicrohttpd's thread then closes: it tells the
- * guard first (http_guard_close, under the guard's lock), so the guard never touches a descriptor that
- * is no longer the connection's. The guard knows sockets, not libmicrohttpd: the unit tests
+ * guard first (http_guard_close, under the guard's lock), so the guard never touches a descriptor
+ * that is no longer the connection's. The guard knows sockets, not libmicrohttpd: the unit tests
  * drive it with socket pairs and a clock of their own. */
 #ifndef GPUCTL_CMD_EXPORTER_GUARD_H
 #define GPUCTL_CMD_EXPORTER_GUARD_H

@@ -2,8 +2,8 @@
 """hoard.py SOCKET SECONDS: a hostile client of gpuctl's daemon that asks for GPUs and never takes
 them (tests/t2010-offers.sh): an `acquire` of one GPU, not waiting, every 50 ms for SECONDS,
 never a `take`. Prints "offered" at its first offer, "holding 4" once 4 are open (none lapsed
-yet; else "lapsed before holding 4"), then, at the end, how many offers, busy
-answers and errors it got, and the first error's text."""
+yet; else "lapsed before holding 4"), "offer N" at each (the Nth), then, at the end, how many
+offers, busy answers and errors it got, and the first error's text."""
 import select, socket, sys, time, urllib.parse
 
 path, seconds = sys.argv[1], float(sys.argv[2])
@@ -46,6 +46,8 @@ while time.monotonic() < end:
         counts[verb] += 1
     if verb == "offer" and counts["offer"] == 1:
         print("offered", flush=True)
+    if verb == "offer":
+        print("offer %d" % counts["offer"], flush=True)
     if verb == "offer" and counts["offer"] == 4 and not counts["error"]:
         print("holding 4", flush=True)
     if verb == "error" and counts["error"] == 1 and counts["offer"] < 4:

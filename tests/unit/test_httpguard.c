@@ -1,7 +1,8 @@
 /* test_httpguard.c: the exporter's connection guard (cmd/exporter-guard.c), on socket pairs with
- * a clock of the test's own: the header deadline spares a connection whose bytes wait unread (it
- * waits on the exporter, not on its client), and a connection past the bound takes the place of
- * one that waits on its client before one whose request is in. */
+ * a clock of the test's own: the header deadline gives a connection whose bytes wait unread (it
+ * waits on the exporter, not on its client) one more deadline; a connection past a bound takes
+ * the place of the longest waiting one, never of one being answered; a connection whose client
+ * has gone counts against no bound. */
 #include "cmd/exporter-guard.h"
 #include "tap.h"
 
@@ -104,23 +105,25 @@ static void test_evict(void)
 	struct http_guard g;
 	http_guard_init(&g, 3, 60);
 	g.logged = 0;
-	struct end in, keep, fresh, n1, n2, n3;
-	connect_at(&g, &in, 0, true, false);       /* the oldest, its request in and unread */
+	struct end in, keep, fresh, n1, n2, n3, n4;
+	connect_at(&g, &in, 0, true, false);       /* the oldest, its bytes in and unread */
 	connect_at(&g, &keep, 1, false, false);    /* an idle keep-alive connection */
 	CHECK(keep.k && http_guard_busy(&g, keep.k, true, 1) && http_guard_busy(&g, keep.k, false, 1));
 	connect_at(&g, &fresh, 2, false, false);   /* never asked */
-	CHECK(g.live == 3 && g.evicted == 0);
+	CHECK(in.k && fresh.k && g.live == 3 && g.evicted == 0);
 	connect_at(&g, &n1, 3, true, false);
-	CHECK(fresh.k && hung_up(&fresh));         /* the one that never asked goes first */
-	CHECK(!in.k->dropped && !keep.k->dropped && !n1.k->dropped);
+	CHECK(hung_up(&in));                       /* the longest waiting, unread bytes or not */
+	CHECK(!keep.k->dropped && !fresh.k->dropped && n1.k && !n1.k->dropped);
 	connect_at(&g, &n2, 4, true, false);
-	CHECK(hung_up(&keep));                     /* then the idle one */
-	CHECK(!in.k->dropped && !n1.k->dropped && !n2.k->dropped);
+	CHECK(hung_up(&fresh));                    /* the next one that never had an answer */
+	CHECK(n2.k && http_guard_busy(&g, n1.k, true, 4) && http_guard_busy(&g, n2.k, true, 4));
 	connect_at(&g, &n3, 5, true, false);
-	CHECK(hung_up(&in));                       /* only then the longest connected request */
-	CHECK(!n1.k->dropped && !n2.k->dropped && !n3.k->dropped);
-	CHECK(g.evicted == 3 && g.live == 3);
-	struct end *all[] = {&in, &keep, &fresh, &n1, &n2, &n3};
+	CHECK(hung_up(&keep));                     /* then the idle one; never those being answered */
+	CHECK(!n1.k->dropped && !n2.k->dropped && n3.k && !n3.k->dropped);
+	connect_at(&g, &n4, 6, true, false);
+	CHECK(hung_up(&n3) && n4.k && !n4.k->dropped);
+	CHECK(g.evicted == 4 && g.live == 3);
+	struct end *all[] = {&in, &keep, &fresh, &n1, &n2, &n3, &n4};
 	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
 		hang_up(&g, all[i]);
 	/* Every other one being answered: the newcomer itself is refused. */
