@@ -25,7 +25,7 @@ check_eq "every family has HELP and TYPE" "$(grep -c '^# HELP' "$TMP/metrics")" 
 check_eq "/ is an HTML page linking to /metrics" 1 "$(curl -sf "http://127.0.0.1:$PORT/" | grep -c 'href="/metrics"')"
 check_eq "anything else is 404" 404 "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/nope")"
 check_eq "POST is refused" 405 "$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$PORT/metrics")"
-python3 "$ROOT/tests/helper/exporter_robust.py" "$PORT" "$EXP" 2 200
+python3 "$ROOT/tests/helper/exporter_robust.py" "$PORT" "$EXP" 2 200 "$TMP/exporter.log"
 stop_exporter
 check_eq "stops cleanly on SIGTERM" 0 $?
 

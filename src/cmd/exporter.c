@@ -461,8 +461,12 @@ static int exporter(struct cmd *c)
 		H.destroy_response(x.metrics);
 		return EXIT_FAIL;
 	}
-	unsigned idle_s = (unsigned)timeout; /* MHD counts whole seconds: a fraction rounds up */
-	idle_s += timeout > idle_s;
+	/* libmicrohttpd's own idle timeout is the last resort, for an answer whose client does not
+	 * read it: the guard keeps the header deadline. Twice --timeout, the guard's allowance for
+	 * bytes that wait unread: at --timeout, libmicrohttpd closed connections whose requests
+	 * were in but not yet read on a starved machine. Whole seconds: a fraction rounds up. */
+	unsigned idle_s = (unsigned)(2 * timeout);
+	idle_s += 2 * timeout > idle_s;
 	struct MHD_Daemon *d = H.start_daemon(
 		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME |
 		(v6 ? MHD_USE_IPv6 : 0), 0, NULL, NULL,

@@ -14,6 +14,15 @@ if crowd:
     port, n_crowd = int(sys.argv[2]), int(sys.argv[3])
 else:
     port, pid, timeout, cache_ms = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+    log = sys.argv[5] if len(sys.argv) > 5 else None   # the exporter's stderr, for a failure's detail
+
+def dropped():
+    """What the exporter's log says it dropped, and libmicrohttpd's complaints (a failure's why)."""
+    try:
+        with open(log) as f:
+            return [l.strip() for l in f if "dropped" in l or "libmicrohttpd" in l][-3:]
+    except (OSError, TypeError):
+        return []
 
 def check(name, cond, detail=""):
     print(("ok - " if cond else "not ok - ") + name)
@@ -106,7 +115,7 @@ results = scrape_many(200)
 elapsed = time.monotonic() - t0
 ok200 = served(results)
 check("200 concurrent scrapers all served (%d of 200)" % ok200, ok200 == 200,
-      [b[:80] for s, b in results if s != 200][:3])
+      ([b[:80] for s, b in results if s != 200][:3], "%.2f s" % elapsed, dropped()))
 r1 = refreshes()
 allowed = int(elapsed / (cache_ms / 1000.0)) + 2
 check("NVML refreshed %d times for 201 scrapes in %.2fs (cache %d ms: at most %d)" % (r1 - r0, elapsed, cache_ms, allowed),
