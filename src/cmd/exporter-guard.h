@@ -9,7 +9,9 @@
  * bound is not refused but takes the place of the longest connected one still waiting (of its
  * own address at the per-address bound): one that never completed a request first, then an idle
  * keep-alive one. A scraper sends its request at once, so what is dropped is what holds a place
- * without asking: a slowloris churns its own connections and scrapers get in.
+ * without asking: a slowloris churns its own connections and scrapers get in. Never the victim:
+ * one whose whole request header waits unread in the kernel (peeked): on a starved machine a
+ * scraper's request can wait there while a slowloris reconnects past the bound a thousand times.
  *
  * A connection whose client has closed its end counts against neither bound: libmicrohttpd
  * finishes such a one (its answer sent) only in a later pass over its connections, and a crowd

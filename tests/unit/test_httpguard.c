@@ -138,6 +138,30 @@ static void test_evict(void)
 	hang_up(&g, &b);
 }
 
+/* A scraper's whole request waiting unread (a starved serving thread) is never the victim, however
+ * long it has waited: the half-open one behind it is (t5006: scrapers from an attacker's address
+ * were dropped so, their requests unread, while the slowloris reconnected). */
+static void test_asked(void)
+{
+	struct http_guard g;
+	http_guard_init(&g, 2, 60);
+	g.logged = 0;
+	struct end asked, half, n1, n2;
+	connect_at(&g, &asked, 0, true, false);
+	CHECK(asked.k && write(asked.theirs, "rics HTTP/1.1\r\nHost: x\r\n\r\n", 27) == 27);
+	connect_at(&g, &half, 1, true, false);     /* "GET /met", never finished */
+	connect_at(&g, &n1, 2, true, false);
+	CHECK(half.k && hung_up(&half));           /* younger, but it has not asked */
+	CHECK(!asked.k->dropped && n1.k && !n1.k->dropped);
+	CHECK(n1.k && http_guard_busy(&g, n1.k, true, 2));
+	connect_at(&g, &n2, 3, true, false);       /* the others asked or being answered: refused */
+	CHECK(n2.k && hung_up(&n2) && !asked.k->dropped && g.evicted == 2 && g.live == 2);
+	struct end *all[] = {&asked, &half, &n1, &n2};
+	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+		hang_up(&g, all[i]);
+	CHECK(g.head == NULL && g.live == 0);
+}
+
 /* A crowd that got its pages and reconnected at once: the old connections, their clients gone,
  * are still being finished, and count against no bound. */
 static void test_gone(void)
@@ -188,5 +212,6 @@ void test_httpguard(void)
 {
 	test_deadline();
 	test_evict();
+	test_asked();
 	test_gone();
 }
