@@ -10,7 +10,7 @@
 # snapshot's own round trip (one connection a refresh), each user's `list` answer byte for byte.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 72
+plan 74
 use_state
 daemon_setup
 NONVML=$TMP/no-such-libnvidia-ml.so.1
@@ -160,6 +160,31 @@ await_line '^78$' "$TMP/loop" 60
 check_eq "a loop of 0.2 s sees the next (its bound: its period)" 0 $?
 kill $loop 2>/dev/null; wait $loop 2>/dev/null
 check "the first reading was the old one ($t0)" test "$t0" != 77
+# The exporter's page is as old as the daemon's view it shows, not as the refresh that fetched
+# it: a view made a second before the exporter started is not served once it is past the cache
+# period (1.5 s) old. Dated from the fetch, the page was served until 2.5 s after the view was
+# made. The two sleeps are the ages under test, not waits for an event; on a slow machine the
+# exporter's first fetch may already find a newer view (and the check passes either way).
+if "$GPUCTL" exporter --help >/dev/null 2>&1 && curl --version >/dev/null 2>&1; then
+	etemp() { grep -E '^gpuctl_gpu_temperature_celsius\{gpu="0"' "$TMP/metrics" | awk '{print $NF}'; }
+	sed -i 's/^temperature = 78/temperature = 76/' "$TMP/f.machine"
+	touch -d '+3 seconds' "$TMP/f.machine"
+	# The view, made now for an exporter (one with every group the exporter asks for)
+	GPUCTL_NVML_LIBRARY=$NONVML start_exporter --cache-ms 0
+	curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics"
+	stop_exporter
+	check_eq "exporter: a view made now (76)" 76 "$(etemp)"
+	sed -i 's/^temperature = 76/temperature = 75/' "$TMP/f.machine"
+	touch -d '+4 seconds' "$TMP/f.machine"
+	sleep 1
+	GPUCTL_NVML_LIBRARY=$NONVML start_exporter --cache-ms 1500
+	sleep 0.7
+	curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics"
+	check_eq "exporter: 1.7 s after the view was made, past --cache-ms 1500: a newer view (75)" 75 "$(etemp)"
+	stop_exporter
+else
+	skip "the exporter's page dated from its view" "no exporter (libmicrohttpd) or curl" 2
+fi
 
 # Bad requests get a usage error, not a view.
 python3 "$ROOT/tests/helper/snap_flood.py" bad "$GPUCTL_SOCKET" >"$TMP/bad"

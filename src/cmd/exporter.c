@@ -126,6 +126,7 @@ struct scrape {
 	struct MHD_Connection *c;
 	double asked;                   /* monotonic; 0: it has not asked yet */
 	bool waiting;                   /* in the list, its connection suspended */
+	bool take;                      /* resumed by the refresh made for it: its page serves it */
 };
 
 /* The cached page, and the scrapes waiting for a newer one. Refreshes run on a thread of their
@@ -139,7 +140,7 @@ struct exporter {
 	struct scrape *waiting;
 	bool stopping;                  /* no scrape is suspended any more */
 	struct MHD_Response *metrics;   /* the cached page */
-	double page_time;               /* monotonic seconds when its refresh began */
+	double page_time;               /* monotonic seconds: when the view it shows was made */
 	double cache_s;
 	struct http_guard guard;
 	/* Used only by the refresher (and by the first refresh, before there is one). */
@@ -155,12 +156,16 @@ static const char index_html[] =
 	"<!DOCTYPE html><html><head><title>gpuctl exporter</title></head><body>"
 	"<h1>gpuctl exporter</h1><p><a href=\"/metrics\">Metrics</a></p></body></html>\n";
 
-/* A new page from a new refresh. Called by one thread at a time (the refresher), without the
- * lock. */
-static struct MHD_Response *refresh(struct exporter *x)
+/* A new page from a new refresh, and in *made when the view it shows was made: when the refresh
+ * began, or, from the daemon's snapshot, when the daemon made the view it served (up to the
+ * cache period before: dated from the refresh, a page could be served twice the cache period
+ * after its view was made). Called by one thread at a time (the refresher), without the lock. */
+static struct MHD_Response *refresh(struct exporter *x, double *made)
 {
 	double t0 = now_mono();
 	gpu_set_refresh(x->set, EXPORTER_REFRESH);
+	double view = snapshot_made(x->set);   /* 0: read here, during this refresh */
+	*made = view > 0 && view < t0 ? view : t0;
 	x->mo.slurm = x->set->slurm;
 	struct leaseview lv;
 	struct gpu_error err = {0};
@@ -197,11 +202,13 @@ static struct MHD_Response *refresh(struct exporter *x)
 	return r;
 }
 
-/* Whether the page is new enough for sc: its refresh began no earlier than the cache period
- * before sc asked (for cache-ms 0, after it asked). Under the lock. */
+/* Whether the page is new enough for sc: its view was made no earlier than the cache period
+ * before sc asked (for cache-ms 0, after it asked), or its refresh was made for sc (began after
+ * sc asked: the daemon's view is then as fresh as it gives, and its age within its own bound).
+ * Under the lock. */
 static bool page_serves(const struct exporter *x, const struct scrape *sc)
 {
-	return x->page_time >= sc->asked - x->cache_s;
+	return sc->take || x->page_time >= sc->asked - x->cache_s;
 }
 
 /* Queues the page for sc when it is new enough. Otherwise sc's connection is suspended until the
@@ -230,12 +237,14 @@ static enum MHD_Result serve_metrics(struct exporter *x, struct MHD_Connection *
 	return ret;
 }
 
-/* Under the lock: resumes the waiting scrapes that the page serves (all of them when the
- * exporter stops: libmicrohttpd must not be stopped with a connection suspended). */
-static void resume_waiting(struct exporter *x, bool all)
+/* Under the lock: resumes the waiting scrapes that the page serves, those that asked before its
+ * refresh began (at began) among them (all of them when the exporter stops: libmicrohttpd must
+ * not be stopped with a connection suspended). */
+static void resume_waiting(struct exporter *x, bool all, double began)
 {
 	for (struct scrape **p = &x->waiting; *p;) {
 		struct scrape *sc = *p;
+		sc->take = !all && sc->asked <= began;
 		if (all || page_serves(x, sc)) {
 			*p = sc->next;
 			sc->waiting = false;
@@ -258,17 +267,17 @@ static void *refresher(void *arg)
 			pthread_cond_wait(&x->wake, &x->lock);
 		if (x->stopping)
 			break;
-		double began = now_mono();
+		double began = now_mono(), made;
 		pthread_mutex_unlock(&x->lock);
-		struct MHD_Response *r = refresh(x);
+		struct MHD_Response *r = refresh(x, &made);
 		pthread_mutex_lock(&x->lock);
 		if (x->metrics)
 			H.destroy_response(x->metrics); /* freed once the scrapes still sending it finish */
 		x->metrics = r;
-		x->page_time = began;
-		resume_waiting(x, false);
+		x->page_time = made;
+		resume_waiting(x, false, began);
 	}
-	resume_waiting(x, true);
+	resume_waiting(x, true, 0);
 	pthread_mutex_unlock(&x->lock);
 	return NULL;
 }
@@ -445,8 +454,7 @@ static int exporter(struct cmd *c)
 	 * quarter of the descriptors, after guard_max raised the limit and left that quarter out
 	 * of the connections' share. */
 	gpu_set_watch_exits(x.set, 4);
-	x.page_time = now_mono();
-	x.metrics = refresh(&x);
+	x.metrics = refresh(&x, &x.page_time);
 	/* Block the stop signals before libmicrohttpd starts its threads: only sigwait sees them. */
 	sigset_t stop;
 	sigemptyset(&stop);

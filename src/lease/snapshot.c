@@ -99,6 +99,11 @@ bool snapshot_serves(const struct gpu_set *set)
 	return set && set->backend == &snapshot_backend;
 }
 
+double snapshot_made(const struct gpu_set *set)
+{
+	return snapshot_serves(set) ? ((const struct source *)set->priv)->made : 0;
+}
+
 /* After the view, the leases the fetch asked for: m is a message of list's answer (or its
  * error); true when they are whole (lv->state set). */
 static bool take_leases(struct carried *lv, const struct msg *m, pid_t daemon)

@@ -44,5 +44,10 @@ struct leaseview;
 int snapshot_leases(struct gpu_set *set, struct leaseview *out, struct gpu_error *err);
 /* Whether set is (still) served by the daemon's snapshot. */
 bool snapshot_serves(const struct gpu_set *set);
+/* When the view the last refresh showed was made (monotonic seconds, now_mono's clock), as its
+ * answer said; 0 where set is not served by the daemon (a refresh reads the machine as it goes:
+ * the caller's clock says when). A cache of what the view shows is as old as this, not as old as
+ * the refresh that fetched it. */
+double snapshot_made(const struct gpu_set *set);
 
 #endif
