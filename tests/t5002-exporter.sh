@@ -4,7 +4,7 @@
 # survives concurrency, slow and malformed clients, 10,000 scrapes and a GPU lost while serving.
 # A real Prometheus server scraping it: t5003.
 . "$(dirname "$0")/lib/lib.sh"
-plan 39
+plan 41
 use_state
 sample() { grep -E "^$1\{$2" "$TMP/metrics" | awk '{print $NF}'; }
 
@@ -111,6 +111,26 @@ if [ "$crowd_served" = 40 ]; then ok "$name"; else
 	not_ok "$name" "served $crowd_served, then $crowd_rest" "$(grep dropped "$TMP/exporter.log")"
 fi
 stop_exporter
+
+# A refresh stuck in the driver (a GPU fallen off the bus: the call never returns) does not hang
+# the stop: the exporter waits for it 5 s, says so, closes the scrape it was for, and ends with
+# exit 1 (not 0: something is wrong). The stand-in hangs while the file exists.
+use_machine "$MACHINES/h100x8.machine"
+HANG=$TMP/hang
+FAKENVML_PROCS_HANG_FILE=$HANG start_exporter --cache-ms 0
+touch "$HANG"
+curl -s -m 120 "http://127.0.0.1:$PORT/metrics" >"$TMP/hung.page" 2>&1 &
+hung_curl=$!
+await_line '^hung$' "$HANG.hung"
+kill -TERM "$EXP"
+if "$AWAIT_EXIT" 60 "$EXP"; then wait "$EXP"; rc=$?; else
+	kill -KILL "$EXP"; wait "$EXP"; rc="still running 60 s after SIGTERM"
+fi
+check_eq "a refresh stuck in the driver: the stop ends without it, exit 1" 1 "$rc"
+rm -f "$HANG"
+wait "$hung_curl"
+check_eq "  said so in the log, and the scrape it was for closed unanswered" "1:0" \
+	"$(grep -c 'the refresh under way has not returned in 5 s' "$TMP/exporter.log"):$(grep -c gpuctl_ "$TMP/hung.page")"
 
 # A GPU lost while serving: reported as lost, the others still served.
 awk '/^\[gpu\]/{g++} {print} /^\[gpu\]/ && g==2 {print "lost_after = 40"}' "$TMP/m4" >"$TMP/m4lost"

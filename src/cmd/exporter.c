@@ -282,6 +282,31 @@ static void *refresher(void *arg)
 	return NULL;
 }
 
+/* The stop's wait for the refresher (stopping set): the refresh under way, at most
+ * STOP_WAIT_S. A driver stuck on a GPU that fell off the bus may never return from a call, and
+ * a stop must not hang on it (systemd would kill the exporter only after its own stop timeout).
+ * False when it is still in its refresh: the waiting scrapes are then resumed here, to be
+ * closed unanswered, so that libmicrohttpd may stop (never with a connection suspended). */
+#define STOP_WAIT_S 5
+static bool stop_refresher(struct exporter *x, pthread_t t)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += STOP_WAIT_S;
+	int err;
+	while ((err = pthread_clockjoin_np(t, NULL, CLOCK_MONOTONIC, &until)) == EINTR)
+		;
+	if (!err)
+		return true;
+	fprintf(stderr, "gpuctl exporter: the refresh under way has not returned in %d s (the driver "
+		"does not answer: a GPU fallen off the bus? see `dmesg` for Xid errors); stopping "
+		"without it\n", STOP_WAIT_S);
+	pthread_mutex_lock(&x->lock);
+	resume_waiting(x, true, 0);
+	pthread_mutex_unlock(&x->lock);
+	return false;
+}
+
 /* A request ends: its connection waits on its client again (the guard's deadline), and its
  * state is freed. A suspended one is never ended by libmicrohttpd; it leaves the list all the
  * same, should a version of it end one. */
@@ -515,7 +540,15 @@ static int exporter(struct cmd *c)
 	x.stopping = true;
 	pthread_cond_signal(&x.wake);
 	pthread_mutex_unlock(&x.lock);
-	pthread_join(refresh_thread, NULL);
+	if (!stop_refresher(&x, refresh_thread)) {
+		/* A refresh stuck in the driver: the scrapes it was for are closed, and the exporter
+		 * ends without it. Its thread still holds x (on this stack) and the driver's
+		 * state: the process ends here, with nothing run at exit beneath it. */
+		if (d)
+			H.stop_daemon(d);
+		fflush(NULL);
+		_exit(EXIT_FAIL);
+	}
 	if (d) {
 		H.stop_daemon(d);
 		http_guard_log(&x.guard, now_mono(), true); /* its threads are gone: no lock needed */

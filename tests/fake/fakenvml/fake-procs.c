@@ -10,9 +10,12 @@
  * those newer than lastSeenTimeStamp, oldest first, or NOT_FOUND when there are none. */
 #include "fake.h"
 
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define RING 256   /* periods remembered in `read` mode */
 
@@ -77,6 +80,22 @@ static nvmlReturn_t list_procs(nvmlDevice_t h, unsigned *count, void *buf, unsig
 		struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 		while (ms > 0 && nanosleep(&ts, &ts) != 0)
 			;
+	}
+	/* FAKENVML_PROCS_HANG_FILE: while that file exists, the same query hangs (a driver stuck on a
+	 * GPU that fell off the bus); it makes FILE.hung when it begins, for a test to wait on. */
+	const char *hang = getenv("FAKENVML_PROCS_HANG_FILE");
+	if (hang && kind == FP_COMPUTE && d.idx == 0 && !d.mg && access(hang, F_OK) == 0) {
+		char mark[4096];
+		snprintf(mark, sizeof mark, "%s.hung", hang);
+		int fd = open(mark, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			if (write(fd, "hung\n", 5) != 5) { /* the test then waits in vain, and says so */ }
+			close(fd);
+		}
+		while (access(hang, F_OK) == 0) {
+			struct timespec ts = {0, 20 * 1000000L};
+			nanosleep(&ts, NULL);
+		}
 	}
 	bool mig = mig_on(d.g);
 	/* Only privileged callers get a MIG parent's aggregate list. */
