@@ -10,7 +10,7 @@
 # snapshot's own round trip (one connection a refresh), each user's `list` answer byte for byte.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 74
+plan 76
 use_state
 daemon_setup
 NONVML=$TMP/no-such-libnvidia-ml.so.1
@@ -182,8 +182,40 @@ if "$GPUCTL" exporter --help >/dev/null 2>&1 && curl --version >/dev/null 2>&1; 
 	curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics"
 	check_eq "exporter: 1.7 s after the view was made, past --cache-ms 1500: a newer view (75)" 75 "$(etemp)"
 	stop_exporter
+	# A daemon whose refreshes are slow (300 ms) serves a view older than --cache-ms (it
+	# refreshes at most every four refreshes' lengths): that page is the freshest there is, and
+	# serves the cache period. Dated from its view, it was out of date at once: every scrape
+	# asked the daemon again for the same view (hundreds a second), until the daemon's bound
+	# per user refused and the exporter read the machine itself (here, without NVML: every GPU
+	# lost). Scrapes from 4 clients for 3 s: at most two refreshes a second.
+	daemon_stop
+	FAKENVML_PROCS_DELAY_MS=300 daemon_start
+	GPUCTL_NVML_LIBRARY=$NONVML start_exporter --cache-ms 1000
+	began=$SECONDS
+	python3 - "$PORT" <<'PY'
+import http.client, sys, threading, time
+port, end = int(sys.argv[1]), time.monotonic() + 3
+def client():
+    while time.monotonic() < end:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        c.request("GET", "/metrics")
+        c.getresponse().read()
+        c.close()
+ts = [threading.Thread(target=client) for _ in range(4)]
+for t in ts: t.start()
+for t in ts: t.join()
+PY
+	secs=$((SECONDS - began + 1))
+	curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics"
+	stop_exporter
+	refreshes=$(grep -E '^gpuctl_exporter_refreshes_total' "$TMP/metrics" | awk '{print $NF}')
+	check "exporter beside a slow daemon: at most two refreshes a second ($refreshes in about $secs s)" \
+		test "${refreshes:-9999}" -le $((2 * secs + 3))
+	check_eq "  every GPU still served from the daemon's view" 0 "$(grep -cE '^gpuctl_gpu_lost\{.* 1$' "$TMP/metrics")"
+	daemon_stop
+	daemon_start
 else
-	skip "the exporter's page dated from its view" "no exporter (libmicrohttpd) or curl" 2
+	skip "the exporter's page dated from its view" "no exporter (libmicrohttpd) or curl" 4
 fi
 
 # Bad requests get a usage error, not a view.

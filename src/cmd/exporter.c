@@ -159,13 +159,17 @@ static const char index_html[] =
 /* A new page from a new refresh, and in *made when the view it shows was made: when the refresh
  * began, or, from the daemon's snapshot, when the daemon made the view it served (up to the
  * cache period before: dated from the refresh, a page could be served twice the cache period
- * after its view was made). Called by one thread at a time (the refresher), without the lock. */
+ * after its view was made). A view older than that is the freshest the daemon gives now (it
+ * refreshes at most every few refreshes' lengths: src/daemon/snapshot.c), and is dated from the
+ * refresh: dated from the view, the page would be out of date at once, and every scrape would
+ * ask for the same view again, until the daemon's bound per user refused. Called by one thread
+ * at a time (the refresher), without the lock. */
 static struct MHD_Response *refresh(struct exporter *x, double *made)
 {
 	double t0 = now_mono();
 	gpu_set_refresh(x->set, EXPORTER_REFRESH);
 	double view = snapshot_made(x->set);   /* 0: read here, during this refresh */
-	*made = view > 0 && view < t0 ? view : t0;
+	*made = view > 0 && view < t0 && view >= t0 - x->cache_s ? view : t0;
 	x->mo.slurm = x->set->slurm;
 	struct leaseview lv;
 	struct gpu_error err = {0};
@@ -544,8 +548,11 @@ static int exporter(struct cmd *c)
 		/* A refresh stuck in the driver: the scrapes it was for are closed, and the exporter
 		 * ends without it. Its thread still holds x (on this stack) and the driver's
 		 * state: the process ends here, with nothing run at exit beneath it. */
-		if (d)
+		if (d) {
 			H.stop_daemon(d);
+			http_guard_log(&x.guard, now_mono(), true);
+			log_window(now_mono(), true);
+		}
 		fflush(NULL);
 		_exit(EXIT_FAIL);
 	}
