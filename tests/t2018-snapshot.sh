@@ -10,7 +10,7 @@
 # snapshot's own round trip (one connection a refresh), each user's `list` answer byte for byte.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 76
+plan 77
 use_state
 daemon_setup
 NONVML=$TMP/no-such-libnvidia-ml.so.1
@@ -213,9 +213,20 @@ PY
 		test "${refreshes:-9999}" -le $((2 * secs + 3))
 	check_eq "  every GPU still served from the daemon's view" 0 "$(grep -cE '^gpuctl_gpu_lost\{.* 1$' "$TMP/metrics")"
 	daemon_stop
+	# The daemon gone: the exporter (NVML of its own here) reads the GPUs itself from then on,
+	# and says so once, with why, not silently.
+	daemon_start
+	start_exporter --cache-ms 0
+	curl -sf -o /dev/null "http://127.0.0.1:$PORT/metrics"
+	daemon_stop
+	curl -sf -o /dev/null "http://127.0.0.1:$PORT/metrics"
+	curl -sf "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics"
+	stop_exporter
+	check_eq "exporter: the daemon gone, the GPUs read here (a temperature), said once in its log" \
+		"75:1" "$(etemp):$(grep -c "the gpuctl daemon's view failed (.*): the GPUs are read here from now on" "$TMP/exporter.log")"
 	daemon_start
 else
-	skip "the exporter's page dated from its view" "no exporter (libmicrohttpd) or curl" 4
+	skip "the exporter's page dated from its view" "no exporter (libmicrohttpd) or curl" 5
 fi
 
 # Bad requests get a usage error, not a view.

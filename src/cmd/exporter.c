@@ -167,7 +167,12 @@ static const char index_html[] =
 static struct MHD_Response *refresh(struct exporter *x, double *made)
 {
 	double t0 = now_mono();
+	bool via_daemon = snapshot_serves(x->set);
 	gpu_set_refresh(x->set, EXPORTER_REFRESH);
+	if (via_daemon && !snapshot_serves(x->set))   /* for the rest of its life: said once */
+		fprintf(stderr, "gpuctl exporter: the gpuctl daemon's view failed (%s): the GPUs are read "
+			"here from now on (restart the exporter to use the daemon's view again)\n",
+			snapshot_left_why());
 	double view = snapshot_made(x->set);   /* 0: read here, during this refresh */
 	*made = view > 0 && view < t0 && view >= t0 - x->cache_s ? view : t0;
 	x->mo.slurm = x->set->slurm;

@@ -99,6 +99,13 @@ bool snapshot_serves(const struct gpu_set *set)
 	return set && set->backend == &snapshot_backend;
 }
 
+static char direct_why[512];   /* why the last set left the daemon (go_direct) */
+
+const char *snapshot_left_why(void)
+{
+	return direct_why;
+}
+
 double snapshot_made(const struct gpu_set *set)
 {
 	return snapshot_serves(set) ? ((const struct source *)set->priv)->made : 0;
@@ -376,6 +383,7 @@ struct gpu_set *snapshot_open(unsigned what, double max_age, bool leases, bool p
 /* The daemon no longer serves: the machine read here from now on, the selection kept. */
 static void go_direct(struct gpu_set *set, unsigned what, const struct gpu_error *why)
 {
+	snprintf(direct_why, sizeof direct_why, "%.500s", why->msg[0] ? why->msg : "no reason given");
 	struct gpu_error e = {0};
 	struct gpu_set *direct = gpu_set_open(&e);
 	if (!direct) {

@@ -49,5 +49,8 @@ bool snapshot_serves(const struct gpu_set *set);
  * the caller's clock says when). A cache of what the view shows is as old as this, not as old as
  * the refresh that fetched it. */
 double snapshot_made(const struct gpu_set *set);
+/* Why a set stopped being served by the daemon (the last time one did, in this process): its
+ * refresh then read the machine itself, as every later one does. "" where none has. */
+const char *snapshot_left_why(void);
 
 #endif
