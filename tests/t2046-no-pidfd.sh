@@ -59,13 +59,31 @@ daemon_stop
 
 # A private daemon (no shared one) started under the filter: close_range is refused too, and
 # still none of the caller's descriptors passes to it (one here, open on a file of its own).
+# Its job holds the lease (it waits on a FIFO) while the processes are looked at: a private
+# daemon with nothing to do exits after 2 s, and over thousands of processes on a loaded machine
+# the look took longer than that once the job had ended. The caller itself (run, and the job
+# under it) holds the descriptor; no other process may, the daemon above all.
 mkdir -m 700 "$TMP/rt"
 : >"$TMP/marker"
+mkfifo "$TMP/go"
 exec 7<"$TMP/marker"
-check_exit "run with no shared daemon under the filter works" 0 env -u GPUCTL_STATE_DIR GPUCTL_SOCKET="$TMP/none/gpuctl.sock" \
-	XDG_RUNTIME_DIR="$TMP/rt" "$NP" "$GPUCTL" run -q -n 1 -- true
+env -u GPUCTL_STATE_DIR GPUCTL_SOCKET="$TMP/none/gpuctl.sock" XDG_RUNTIME_DIR="$TMP/rt" \
+	"$NP" "$GPUCTL" run -q -n 1 -- sh -c 'echo started; read -r x <"$0"' "$TMP/go" >"$TMP/prun.out" 2>&1 &
+prun=$!
 exec 7<&-
+await_line '^started$' "$TMP/prun.out"
 pd=$(pgrep -f "gpuctl daemon .*$TMP/rt" || true)
-held=$(for f in /proc/[0-9]*/fd/*; do [ "$(readlink "$f" 2>/dev/null)" = "$TMP/marker" ] && echo "$f"; done)
+held=$(for f in /proc/[0-9]*/fd/*; do
+	[ "$(readlink "$f" 2>/dev/null)" = "$TMP/marker" ] || continue
+	p=${f#/proc/} p=${p%%/*} q=${f#/proc/} q=${q%%/*}
+	# run's own and its job's (descendants of run), unless it is the daemon's
+	while [ -n "$q" ] && [ "$q" != "$prun" ] && [ "$q" != "$pd" ] && [ "$q" -gt 1 ]; do
+		q=$(awk '/^PPid:/ {print $2}' "/proc/$q/status" 2>/dev/null)
+	done
+	[ "$q" = "$prun" ] && [ "$p" != "$pd" ] || echo "$f"
+done)
+timeout 60 sh -c 'echo go >"$0"' "$TMP/go"
+wait $prun
+check_eq "run with no shared daemon under the filter works (its job held the lease meanwhile)" 0 "$?"
 check "  a private daemon was started (and still runs)" test -n "$pd"
 check_eq "  and no process holds the caller's descriptor (private daemon: ${pd:-none})" "" "$held"
