@@ -126,7 +126,6 @@ struct scrape {
 	struct MHD_Connection *c;
 	double asked;                   /* monotonic; 0: it has not asked yet */
 	bool waiting;                   /* in the list, its connection suspended */
-	bool take;                      /* resumed by the refresh made for it: its page serves it */
 };
 
 /* The cached page, and the scrapes waiting for a newer one. Refreshes run on a thread of their
@@ -141,6 +140,7 @@ struct exporter {
 	bool stopping;                  /* no scrape is suspended any more */
 	struct MHD_Response *metrics;   /* the cached page */
 	double page_time;               /* monotonic seconds: when the view it shows was made */
+	double page_began;              /* when its refresh began (0: the first, before any scrape) */
 	double cache_s;
 	struct http_guard guard;
 	/* Used only by the refresher (and by the first refresh, before there is one). */
@@ -211,13 +211,13 @@ static struct MHD_Response *refresh(struct exporter *x, double *made)
 	return r;
 }
 
-/* Whether the page is new enough for sc: its view was made no earlier than the cache period
- * before sc asked (for cache-ms 0, after it asked), or its refresh was made for sc (began after
- * sc asked: the daemon's view is then as fresh as it gives, and its age within its own bound).
- * Under the lock. */
+/* Whether the page is new enough for sc: its refresh was made for sc (began after sc asked: a
+ * view from the daemon is then as fresh as it gives, its age within the daemon's own bound), or
+ * its view was made no earlier than the cache period before sc asked (for cache-ms 0, after it
+ * asked). Under the lock. */
 static bool page_serves(const struct exporter *x, const struct scrape *sc)
 {
-	return sc->take || x->page_time >= sc->asked - x->cache_s;
+	return sc->asked <= x->page_began || x->page_time >= sc->asked - x->cache_s;
 }
 
 /* Queues the page for sc when it is new enough. Otherwise sc's connection is suspended until the
@@ -246,14 +246,12 @@ static enum MHD_Result serve_metrics(struct exporter *x, struct MHD_Connection *
 	return ret;
 }
 
-/* Under the lock: resumes the waiting scrapes that the page serves, those that asked before its
- * refresh began (at began) among them (all of them when the exporter stops: libmicrohttpd must
- * not be stopped with a connection suspended). */
-static void resume_waiting(struct exporter *x, bool all, double began)
+/* Under the lock: resumes the waiting scrapes that the page serves (all of them when the
+ * exporter stops: libmicrohttpd must not be stopped with a connection suspended). */
+static void resume_waiting(struct exporter *x, bool all)
 {
 	for (struct scrape **p = &x->waiting; *p;) {
 		struct scrape *sc = *p;
-		sc->take = !all && sc->asked <= began;
 		if (all || page_serves(x, sc)) {
 			*p = sc->next;
 			sc->waiting = false;
@@ -284,9 +282,10 @@ static void *refresher(void *arg)
 			H.destroy_response(x->metrics); /* freed once the scrapes still sending it finish */
 		x->metrics = r;
 		x->page_time = made;
-		resume_waiting(x, false, began);
+		x->page_began = began;
+		resume_waiting(x, false);
 	}
-	resume_waiting(x, true, 0);
+	resume_waiting(x, true);
 	pthread_mutex_unlock(&x->lock);
 	return NULL;
 }
@@ -302,16 +301,13 @@ static bool stop_refresher(struct exporter *x, pthread_t t)
 	struct timespec until;
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += STOP_WAIT_S;
-	int err;
-	while ((err = pthread_clockjoin_np(t, NULL, CLOCK_MONOTONIC, &until)) == EINTR)
-		;
-	if (!err)
+	if (!pthread_clockjoin_np(t, NULL, CLOCK_MONOTONIC, &until))
 		return true;
 	fprintf(stderr, "gpuctl exporter: the refresh under way has not returned in %d s (the driver "
 		"does not answer: a GPU fallen off the bus? see `dmesg` for Xid errors); stopping "
 		"without it\n", STOP_WAIT_S);
 	pthread_mutex_lock(&x->lock);
-	resume_waiting(x, true, 0);
+	resume_waiting(x, true);
 	pthread_mutex_unlock(&x->lock);
 	return false;
 }
@@ -549,22 +545,18 @@ static int exporter(struct cmd *c)
 	x.stopping = true;
 	pthread_cond_signal(&x.wake);
 	pthread_mutex_unlock(&x.lock);
-	if (!stop_refresher(&x, refresh_thread)) {
-		/* A refresh stuck in the driver: the scrapes it was for are closed, and the exporter
-		 * ends without it. Its thread still holds x (on this stack) and the driver's
-		 * state: the process ends here, with nothing run at exit beneath it. */
-		if (d) {
-			H.stop_daemon(d);
-			http_guard_log(&x.guard, now_mono(), true);
-			log_window(now_mono(), true);
-		}
-		fflush(NULL);
-		_exit(EXIT_FAIL);
-	}
+	bool joined = stop_refresher(&x, refresh_thread);
 	if (d) {
 		H.stop_daemon(d);
 		http_guard_log(&x.guard, now_mono(), true); /* its threads are gone: no lock needed */
 		log_window(now_mono(), true);
+	}
+	if (!joined) {
+		/* A refresh stuck in the driver: the scrapes it was for were closed, and the exporter
+		 * ends without it. Its thread still holds x (on this stack) and the driver's state:
+		 * the process ends here, with nothing run at exit beneath it. */
+		fflush(NULL);
+		_exit(EXIT_FAIL);
 	}
 	if (x.metrics)
 		H.destroy_response(x.metrics);

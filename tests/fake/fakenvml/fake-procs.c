@@ -82,7 +82,8 @@ static nvmlReturn_t list_procs(nvmlDevice_t h, unsigned *count, void *buf, unsig
 			;
 	}
 	/* FAKENVML_PROCS_HANG_FILE: while that file exists, the same query hangs (a driver stuck on a
-	 * GPU that fell off the bus); it makes FILE.hung when it begins, for a test to wait on. */
+	 * GPU that fell off the bus); it adds a line "hung" to FILE.hung as it begins, for a test to
+	 * wait on. */
 	const char *hang = getenv("FAKENVML_PROCS_HANG_FILE");
 	if (hang && kind == FP_COMPUTE && d.idx == 0 && !d.mg && access(hang, F_OK) == 0) {
 		char mark[4096];
