@@ -10,7 +10,7 @@
 # snapshot's own round trip (one connection a refresh), each user's `list` answer byte for byte.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 77
+plan 107
 use_state
 daemon_setup
 NONVML=$TMP/no-such-libnvidia-ml.so.1
@@ -39,6 +39,40 @@ for m in h100x8 a100-mig workstation-mixed h200-mig; do
 		fi
 	done
 	daemon_stop
+done
+
+# Table loops (issue 22): their frames laid out by the daemon (machine/snap.h), each what the loop
+# lays out reading the machine itself, byte for byte but for the clocks: piped, as wide as
+# COLUMNS says, coloured, without processes. The daemon's log counts the frames it laid out;
+# with a GPU lost it lays out none (the loop reports it, and exits 14), and the loop lays out
+# the view itself, the same as ever.
+awk '/^\[gpu\]/{g++} {print} /^\[gpu\]/ && g==3 {print "fail.nvmlDeviceGetMemoryInfo = GPU_IS_LOST"}' "$MACHINES/h100x8.machine" >"$TMP/lost.machine"
+loops=("status -l 0.2 -c 2" "72 status -l 0.2 -c 2" "100 status -l 0.2 -c 2 --color=always"
+	"status -l 0.2 -c 2 --no-processes")
+for m in h100x8 a100-mig workstation-mixed h200-mig lost; do
+	use_machine "$( [ $m = lost ] && echo "$TMP/lost.machine" || echo "$MACHINES/$m.machine")"
+	daemon_start
+	for f in "${loops[@]}"; do
+		cols=
+		case $f in [0-9]*) cols=${f%% *} f=${f#* } ;; esac
+		env ${cols:+COLUMNS=$cols} GPUCTL_SNAPSHOT=0 "$GPUCTL" $f >"$TMP/direct" 2>"$TMP/direct.err"; drc=$?
+		env ${cols:+COLUMNS=$cols} GPUCTL_NVML_LIBRARY=$NONVML "$GPUCTL" $f >"$TMP/snap" 2>"$TMP/snap.err"; src=$?
+		sed -Ei 's/ [0-9]{2}:[0-9]{2}:[0-9]{2}$//' "$TMP/direct" "$TMP/snap"
+		if [ "$drc" = "$src" ] && [ -s "$TMP/snap" ] && cmp -s "$TMP/direct" "$TMP/snap" &&
+			cmp -s "$TMP/direct.err" "$TMP/snap.err"; then
+			ok "$m: gpuctl $f${cols:+ (COLUMNS=$cols)} via the daemon's frames is the direct output (exit $drc)"
+		else
+			not_ok "$m: gpuctl $f${cols:+ (COLUMNS=$cols)} via the daemon's frames" "exit $drc / $src" \
+				"$(diff "$TMP/direct" "$TMP/snap" | head -8)" "$(head -3 "$TMP/snap.err")"
+		fi
+	done
+	daemon_stop
+	frames=$(grep -o '[0-9]* frames laid out' "$DLOG" | tail -n 1 | cut -d' ' -f1)
+	if [ $m = lost ]; then
+		check_eq "$m: a GPU lost: no frame laid out, the loops laid out the view" 0 "${frames:-none}"
+	else
+		check "$m: the daemon laid out the loops' frames ($frames)" test "${frames:-0}" -ge 4
+	fi
 done
 
 # A GPU whose graphics list fails: the daemon's view (which reads every list) cannot list its
@@ -231,8 +265,8 @@ fi
 
 # Bad requests get a usage error, not a view.
 python3 "$ROOT/tests/helper/snap_flood.py" bad "$GPUCTL_SOCKET" >"$TMP/bad"
-check_eq "an age past 60 s, a want that is no number: usage errors" \
-	"bad-age error 2 bad-want error 2" "$(tr '\n' ' ' <"$TMP/bad" | sed 's/ $//')"
+check_eq "an age past 60 s, a want that is no number, a frame of 3 words: usage errors" \
+	"bad-age error 2 bad-want error 2 bad-frame error 2" "$(tr '\n' ' ' <"$TMP/bad" | sed 's/ $//')"
 
 # A stopped daemon (SIGSTOP): the client reads the machine itself after its short wait.
 direct status --query-gpu=$QGPU --format=csv >"$TMP/direct"
@@ -362,11 +396,11 @@ lhold=$!
 await_line '^start hold' "$TMP/llog"
 same_out() { # LABEL RUNNER...: the direct and the snapshot's output of status and status --json
 	local label=$1 f; shift
-	for f in "status" "status --json"; do
+	for f in "status" "status -l 0.2 -c 2" "status --json"; do
 		"$@" env GPUCTL_SNAPSHOT=0 "$GPUCTL" $f >"$TMP/direct" 2>&1
 		"$@" env GPUCTL_NVML_LIBRARY=$NONVML "$GPUCTL" $f >"$TMP/snap" 2>&1
 		# (the clock in the header and a lease's idle seconds move between the two reads)
-		sed -Ei -e '1s/ [0-9]{2}:[0-9]{2}:[0-9]{2}$//' -e 's/("idle_seconds": )[0-9]+/\1N/' \
+		sed -Ei -e 's/ [0-9]{2}:[0-9]{2}:[0-9]{2}$//' -e 's/("idle_seconds": )[0-9]+/\1N/' \
 			"$TMP/direct" "$TMP/snap"
 		if grep -q 'hold' "$TMP/snap" && cmp -s "$TMP/direct" "$TMP/snap"; then
 			ok "$label: gpuctl $f with a lease via the snapshot is the direct output"
@@ -381,7 +415,7 @@ if can_switch; then
 	chmod 755 "$TMP"
 	same_out "a second user" as_nobody
 else
-	skip "a second user's leases via the snapshot" "needs root and setpriv" 2
+	skip "a second user's leases via the snapshot" "needs root and setpriv" 3
 fi
 if command -v strace >/dev/null; then
 	strace -f -e trace=connect,sendmsg,recvmsg,openat,newfstatat,stat -s 200 -o "$TMP/strace" env GPUCTL_NVML_LIBRARY=$NONVML "$GPUCTL" status -l 0.3 -c 4 >/dev/null 2>&1
@@ -394,6 +428,7 @@ if command -v strace >/dev/null; then
 		"$(grep -c 'openat(.*"/etc/passwd"' "$TMP/strace") $(grep -cE '(stat|openat)\(.*"/etc/localtime"' "$TMP/strace")"
 	check_eq "a loop keeps one connection across its refreshes (4 refreshes)" 1 "$(grep -c "connect(.*$GPUCTL_SOCKET" "$TMP/strace")"
 	check_eq "and a refresh is one round trip on it (4 asks, the leases in each answer)" 4 "$(grep -c 'sendmsg(.*"snapshot\\n' "$TMP/strace")"
+	check_eq "and each answer a frame laid out by the daemon, with the lease in it (4)" 4 "$(grep -c 'recvmsg(.*"frame\\n' "$TMP/strace")"
 	# Each period asks for a view made since the last: its bound under the held view's age, not
 	# the period itself (asked at the period, every other frame was the view before). Whether the
 	# daemon then makes one is its own duty limit's call (a refresh at most every 4x its cost: on
@@ -406,7 +441,7 @@ if command -v strace >/dev/null; then
 	check_eq "and the views come in order, newer ones among them (serials: $serials)" "yes" \
 		"$(awk '{ ok = NF >= 2 && $NF > $1; for (i = 2; i <= NF; i++) if ($i < $(i - 1)) ok = 0; print ok ? "yes" : "no" }' <<<"$serials")"
 else
-	skip "one connection a loop, one round trip a refresh, bounds and views, names" "no strace" 5
+	skip "one connection a loop, one round trip a refresh, bounds and views, names" "no strace" 6
 fi
 echo go >"$TMP/lgo"
 wait $lhold
@@ -418,6 +453,16 @@ if can_switch; then
 	use_machine "$TMP/big.machine"
 	daemon_start
 	viasnap status --json >/dev/null 2>&1 # warm
+	# Frames (before the flood: it spends the user's share of the daemon's time, which layouts
+	# are charged to as well): a user's layouts of one view are bounded (4), each a sealed memfd of the size
+	# said; past them refused (the loop then lays out the view itself); another user's layout
+	# of the same view is laid out all the same.
+	as_nobody python3 "$ROOT/tests/helper/snap_flood.py" frames "$GPUCTL_SOCKET" 80 81 82 83 84 85 >"$TMP/frames" 2>&1
+	check_eq "a second user's layouts of a view: four laid out, sealed; then refused (busy)" \
+		"sealed sealed sealed sealed error:10 error:10" \
+		"$(awk '{print $2 == "frame" ? $3 : $2 ":" $3}' "$TMP/frames" | tr '\n' ' ' | sed 's/ $//')"
+	python3 "$ROOT/tests/helper/snap_flood.py" frames "$GPUCTL_SOCKET" 86 >"$TMP/frames" 2>&1
+	check_grep "and root's layout of the same view is laid out" '^86 frame sealed [0-9]+$' "$TMP/frames"
 	direct status --query-compute-apps=$QAPPS --format=csv >"$TMP/direct"
 	mkfifo "$TMP/hold" "$TMP/hold2"
 	as_nobody python3 "$ROOT/tests/helper/snap_flood.py" flood "$GPUCTL_SOCKET" 8 <"$TMP/hold" >"$TMP/flood" 2>&1 &
@@ -451,5 +496,5 @@ if can_switch; then
 	daemon_stop
 	check_eq "the daemon stopped cleanly" 0 "$(grep -c 'AddressSanitizer\|runtime error' "$DLOG")"
 else
-	skip "a second user's flood and half-read" "needs root and setpriv to act as a second user" 8
+	skip "a second user's flood and half-read" "needs root and setpriv to act as a second user" 10
 fi

@@ -4,6 +4,7 @@
 #include "lease/client.h"
 #include "daemon/daemon.h"
 #include "cmd/cmd.h"
+#include "view/frame.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,8 @@ static int daemon_cmd(struct cmd *c)
 	/* A user's private daemon honours the environment's choice to skip /etc (tests do). */
 	if (priv && !config && getenv("GPUCTL_CONFIG_NOSYSTEM"))
 		config = "/dev/null";
+	/* a table loop's frames (issue 22): laid out with the view layer's table */
+	snap_frame_renderer(frame_render);
 	return daemon_main(sock, state, config, priv, dev, proc);
 }
 

@@ -5,11 +5,13 @@
 #include "config/config.h"
 #include "machine/gpu.h"
 #include "cmd/cmd.h"
+#include "lease/frame.h"
 #include "lease/snapshot.h"
 #include "lease/view.h"
 #include "view/query.h"
 #include "view/table.h"
 #include "view/status-json.h"
+#include "machine/container.h"
 #include "base/escape.h"
 #include "base/term.h"
 #include "base/util.h"
@@ -44,17 +46,6 @@ struct status_opts {
 	bool slurm;                  /* a process in a Slurm job: the table has a JOB column */
 	struct table_cache *cache;   /* a table loop's rows from frame to frame (table.h) */
 };
-
-/* The JOB column only where it says something: on a Slurm node whose GPUs run a job's process
- * (a login node, or one whose GPUs serve no job now, keeps the plain table). */
-static bool any_slurm_job(const struct gpu_set *set)
-{
-	for (size_t i = 0; i < set->ngpus; i++)
-		for (size_t j = 0; j < set->gpus[i].nprocs; j++)
-			if (set->gpus[i].procs[j].slurm_job)
-				return true;
-	return false;
-}
 
 static volatile sig_atomic_t stop_requested;
 
@@ -109,6 +100,29 @@ static void render(struct strbuf *sb, const struct status_opts *o, const struct 
 			query_header(sb, o->query);
 		query_rows(sb, o->query, set, o->qflags, ts);
 		break;
+	}
+}
+
+/* A frame the daemon laid out (lease/frame.h), as render would have made it: the same prefix,
+ * the clock in the first line's last 8 columns this process's own. A piped loop's frame is
+ * written from the mapping after its first line (sb holds the prefix and that line: *rest); a
+ * frame redrawn in place is copied whole, to be fitted. */
+static void render_frame(struct strbuf *sb, const struct status_opts *o, const struct frame *f,
+			 unsigned long iter, const char *when, struct frame *rest)
+{
+	if (o->tty)
+		sb_adds(sb, iter == 0 ? "\033[?25l\033[H\033[2J" : "\033[H");
+	else if (iter)
+		sb_addc(sb, '\n');
+	const char *nl = memchr(f->bytes, '\n', f->len);   /* the daemon saw to it: 8 columns */
+	size_t head = (size_t)(nl - f->bytes) - 8;
+	sb_add(sb, f->bytes, head);
+	sb_add(sb, when, 8);
+	*rest = (struct frame){.bytes = nl, .len = f->len - (size_t)(nl - f->bytes)};
+	if (o->tty) {
+		sb_add(sb, rest->bytes, rest->len);
+		rest->len = 0;
+		table_fit_frame(sb, o->width);
 	}
 }
 
@@ -189,8 +203,33 @@ static bool stopping(void)
 	return stop_requested;
 }
 
-static int run_status(struct status_opts *o, struct gpu_set *set)
+/* A table loop's frame from the daemon (lease/frame.h): 1 with *f, 0 none (the view is laid
+ * out here from now on), -1 the loop was stopped while it waited. */
+static int fetch_frame(struct status_opts *o, struct frame_source *fs, unsigned what,
+		       double max_age, struct frame *f, char *when)
 {
+	if (o->tty) {   /* the terminal may have been resized */
+		o->width = term_width(STDOUT_FILENO);
+		o->rows = term_rows(STDOUT_FILENO);
+	}
+	struct snap_frame_ask a = {.what = what, .width = (unsigned)o->width, .rows = (unsigned)o->rows,
+				   .flags = (o->color ? SNAP_FRAME_COLOR : 0) |
+					    (o->no_procs ? SNAP_FRAME_NO_PROCS : 0) |
+					    (ctr_host_has_runtime() ? SNAP_FRAME_RUNTIME : 0)};
+	if (o->width > SNAP_FRAME_MAX_COLS || o->rows > SNAP_FRAME_MAX_COLS || o->width < 0 || o->rows < 0)
+		return 0;
+	snap_frame_zone(&a.tzoff, a.tzname, sizeof a.tzname);
+	struct gpu_error err = {0};
+	int r = frame_fetch(fs, &a, max_age, f, &err);
+	time_t t = time(NULL);
+	struct tm tm;
+	strftime(when, 9, "%H:%M:%S", localtime_r(&t, &tm));
+	return r;
+}
+
+static int run_status(struct status_opts *o, struct cmd *c, struct frame_source *fs)
+{
+	struct gpu_set *set = c->set;
 	unsigned what = status_what(o);
 	/* A loop's frame is built whole and written in one write (a frame redrawn in place must
 	 * be; a piped loop's costs one syscall a refresh, not one per 32 KiB: issue 22); a
@@ -199,7 +238,8 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 	struct sigaction sa = {.sa_handler = on_stop};
 	sigemptyset(&sa.sa_mask);
 	if (o->loop) {
-		gpu_set_watch_exits(set, 2); /* issue 22: no stat per process and refresh */
+		if (set)
+			gpu_set_watch_exits(set, 2); /* issue 22: no stat per process and refresh */
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
 		snapshot_stop_flag(&stop_requested); /* a wait for the daemon ends at once */
@@ -208,11 +248,30 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 		o->cache = table_cache_new();
 	struct timespec next;
 	clock_gettime(CLOCK_MONOTONIC, &next);
+	int rc = EXIT_OK;
 	for (unsigned long iter = 0;; iter++) {
-		if (o->mode != M_LIST)   /* -L shows what opening the GPUs read */
+		struct frame f = {0}, rest = {0};
+		char when[9];
+		int framed = fs ? fetch_frame(o, fs, what, c->snap_age, &f, when) : 0;
+		if (framed < 0)
+			break;   /* stopped while it waited: the frame before stays */
+		if (fs && !framed) {   /* the view laid out here from now on */
+			frame_source_free(fs);
+			fs = NULL;
+			if ((rc = cmd_open(c)) != EXIT_OK)
+				break;
+			set = c->set;
+			gpu_set_watch_exits(set, 2);
+		}
+		if (framed) {
+			sb_reset(&sb);
+			render_frame(&sb, o, &f, iter, when, &rest);
+		} else if (o->mode != M_LIST) {   /* -L shows what opening the GPUs read */
 			gpu_set_refresh(set, what);
-		o->slurm = set->slurm && any_slurm_job(set);
-		if (o->mode != M_CSV && o->mode != M_LIST) {
+		}
+		if (!framed)
+			o->slurm = table_job_column(set);
+		if (!framed && o->mode != M_CSV && o->mode != M_LIST) {
 			struct gpu_error lerr = {0};
 			leaseview_free(&o->leases);
 			/* Leases are extra: without the daemon's answer the GPUs still show, after a
@@ -230,15 +289,19 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 				o->lease_warned = true;
 			}
 		}
-		if (o->mode == M_TABLE && o->loop && o->tty) { /* the terminal may have been resized */
+		if (!framed && o->mode == M_TABLE && o->loop && o->tty) { /* resized? */
 			o->width = term_width(STDOUT_FILENO);
 			o->rows = term_rows(STDOUT_FILENO);
 		}
-		sb_reset(&sb);
-		render(&sb, o, set, iter);
+		if (!framed) {
+			sb_reset(&sb);
+			render(&sb, o, set, iter);
+		}
 		bool wrote = o->loop ? fflush(stdout) == 0 &&
-				       write_all_until(STDOUT_FILENO, sb.buf, sb.len, stopping)
+				       write_all_until(STDOUT_FILENO, sb.buf, sb.len, stopping) &&
+				       write_all_until(STDOUT_FILENO, rest.bytes, rest.len, stopping)
 				     : fwrite(sb.buf, 1, sb.len, stdout) == sb.len && fflush(stdout) == 0;
+		frame_release(&f);
 		if (!wrote || ferror(stdout))
 			break; /* reader went away (a closed pipe): stop quietly */
 		if (!o->loop || stop_requested || (o->count && iter + 1 >= o->count))
@@ -263,12 +326,15 @@ static int run_status(struct status_opts *o, struct gpu_set *set)
 	sb_free(&sb);
 	table_cache_free(o->cache);
 	o->cache = NULL;
+	frame_source_free(fs);
+	if (!set)   /* every frame the daemon's: no GPU was lost (it lays out none then) */
+		return rc;
 	report_lost(set, o->mode == M_CSV && (what & REFRESH_PROCS));
 	for (size_t i = 0; i < set->ngpus; i++)
 		if (set->gpus[i].selected && (set->gpus[i].lost ||
 					      (set->gpus[i].inaccessible && !set->gpus[i].guarded)))
 			return EXIT_GPU_LOST;
-	return EXIT_OK;
+	return rc;
 }
 
 enum { O_JSON = 256, O_QGPU, O_QAPPS, O_FORMAT, O_NOPROC, O_COLOR, O_HQGPU, O_HQAPPS, O_LMS,
@@ -393,10 +459,17 @@ static int status(struct cmd *c)
 	 * compute_cap field): the GPUs are opened without those three calls each */
 	gpu_open_lean(!(o.query && query_needs_cc(o.query)));
 	c->snap_leases = o.mode != M_CSV && o.mode != M_LIST; /* issue 22: one round trip a refresh */
-	if (rc == EXIT_OK)
+	/* A table loop asks the daemon for its frames laid out (lease/frame.h), the GPUs opened
+	 * only if it will not; not for some GPUs (-g). */
+	struct frame_source *fs = NULL;
+	if (rc == EXIT_OK && o.mode == M_TABLE && o.loop && c->snap && !ids && snapshot_wanted())
+		fs = frame_source_new();
+	if (rc == EXIT_OK && !fs)
 		rc = cmd_open(c);
 	if (rc == EXIT_OK)
-		rc = run_status(&o, c->set);
+		rc = run_status(&o, c, fs);
+	else
+		frame_source_free(fs);
 	query_free(o.query);
 	leaseview_free(&o.leases);
 	return rc;

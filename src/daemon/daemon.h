@@ -366,6 +366,10 @@ void list_answer(struct daemon *d, struct conn *c, uint64_t id);
  * sent: a sender of something before it (snapshot.c) makes it first, so its own last message
  * and the list leave back to back, and the asker wakes once for both, not once for each. */
 void list_warm(struct daemon *d, const struct conn *c);
+/* `list`'s answer as it is sent to anyone with no waiter (what every user is shown: the leases
+ * of a table's frame, snapshot.c), its parts without their first line, and its fingerprint
+ * (the same answer while it holds). */
+const struct strbuf *list_public(struct daemon *d, size_t *nparts, uint64_t *fp);
 void queue_job_ids(struct daemon *d, struct conn *c, const struct msg *m);
 void list_state_free(struct list_state *ls);
 /* Continuation lines of a record: `KEY uuid uuid ...` for the slots in mask; how many lines. */
@@ -380,6 +384,17 @@ void queue_snapshot(struct daemon *d, struct conn *c, const struct msg *m);
 void snap_pump(struct daemon *d, struct conn *c);
 void snap_drop_conn(struct daemon *d, struct conn *c);
 void snap_state_free(struct snap_state *s);
+/* Frames (machine/snap.h): the table laid out of a view, by the program's renderer (the table
+ * is the view layer's, above this one: cmd/daemon.c sets it; none set, no frames). view: a full
+ * encoding; list: list_public's parts. *timed: it shows times counted to now (a lease's idle
+ * time), so it holds for this second only. false with why: no frame (the client lays out the
+ * view itself). */
+struct snap_parts;
+struct snap_frame_ask;
+typedef bool (*snap_frame_fn)(const struct snap_parts *view, const struct strbuf *list,
+			      size_t nlist, const struct snap_frame_ask *a, struct strbuf *out,
+			      bool *timed, char *why, size_t whylen);
+void snap_frame_renderer(snap_frame_fn fn);
 
 /* order.c: the queue's order (fair or fifo) and the positions it gives. */
 /* Sets rq[i].user for reqs[0..n) (users as indices from 0), *held (xmalloc'd): the GPUs each

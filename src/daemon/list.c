@@ -378,6 +378,16 @@ static const struct list_cache *answer(struct daemon *d, uid_t uid)
 	return e;
 }
 
+const struct strbuf *list_public(struct daemon *d, size_t *nparts, uint64_t *fp)
+{
+	leases_reap(d);
+	/* no user waits as uid -1: only what everyone is shown of the queue */
+	const struct list_cache *e = answer(d, (uid_t)-1);
+	*nparts = e->nparts;
+	*fp = e->fp;
+	return e->parts;
+}
+
 static void places_answer(struct daemon *d, struct conn *c, uint64_t id);
 
 void queue_list(struct daemon *d, struct conn *c, const struct msg *m)

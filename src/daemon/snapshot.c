@@ -10,7 +10,12 @@
  * `leases 1`, `list`'s answer to the asker follows (its messages, or its error), sent as `list`
  * sends it once the view is read: one round trip serves a `status` refresh. With `have`, the
  * view the asker decoded last: where that is the current view or the one before, the answer is
- * a delta against it (machine/snap.h), made once and shared by every such asker.
+ * a delta against it (machine/snap.h), made once and shared by every such asker. With `frame`
+ * (a table loop's layout, machine/snap.h), the answer is one message, "frame / id / age / serial
+ * / bytes", with the table laid out by the program's renderer as a sealed memfd: kept on the
+ * view per layout and shared by every asker of it, bounded per user (SNAP_FRAMES_USER layouts
+ * of a view, the time charged as a forced refresh's); a refusal is an `error` that sends the
+ * asker to lay out the view itself.
  *
  * One current view is kept, encoded once (snap_encode) and shared by every answer that streams
  * it: a connection holds a reference and the next part, and gets more parts only while its
@@ -29,9 +34,12 @@
 #include "machine/snap.h"
 #include "machine/container.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define SNAP_QUEUE (256u << 10)     /* a stream's parts are queued up to this much at a time */
@@ -48,6 +56,7 @@
 #define SNAP_USER_UNREAD (4u << 20) /* bytes queued unread to one user's connections, in all */
 #define SNAP_KEEP_WANT 10.0         /* s: groups asked for this recently are refreshed for all */
 #define HIDEPID_RECHECK 60.0        /* s between looks at how /proc is mounted */
+#define SNAP_FRAMES_USER 4          /* layouts of one view a user's asks may make (frames) */
 
 /* The groups an asker may want (the others are the asker's to narrow: snap_narrow). */
 #define SNAP_WANTS (REFRESH_PROCS | REFRESH_EXTRA | REFRESH_PERF | REFRESH_PCIE | \
@@ -55,8 +64,22 @@
 		    REFRESH_POWER_MGMT | REFRESH_STATIC | REFRESH_SLURM | REFRESH_PROC_STATS | \
 		    REFRESH_CONTAINER_IDS)
 
+/* A frame (machine/snap.h): a layout of its view, as a sealed memfd every asker of the same
+ * layout is sent (fd -1: the renderer's refusal, kept too, with why: asked again, the same). */
+struct snap_frame {
+	struct snap_frame_ask ask;
+	uint64_t list_fp;         /* list_public's answer it shows */
+	long long sec;            /* timed: the second of the wall clock it holds for; else -1 */
+	uid_t uid;                /* whose ask made it (SNAP_FRAMES_USER) */
+	int fd;
+	size_t len;
+	char why[200];
+};
+
 struct snap_view {
 	unsigned refs;
+	struct snap_frame *frames;
+	size_t nframes, frames_cap;
 	struct snap_parts p;
 	double at;                /* monotonic: when refreshed */
 	unsigned what;
@@ -91,12 +114,17 @@ struct snap_state {
 	bool hidepid;
 	double hidepid_at;        /* when last looked at; 0: never */
 	unsigned refreshes;       /* made, for the log and the tests */
+	unsigned frames;          /* frames laid out (not refused) */
 	uint64_t serial;          /* the last view's: see refresh */
 };
 
 static void view_unref(struct snap_view *v)
 {
 	if (v && !--v->refs) {
+		for (size_t i = 0; i < v->nframes; i++)
+			if (v->frames[i].fd >= 0)
+				close(v->frames[i].fd);
+		free(v->frames);
 		snap_parts_free(&v->p);
 		snap_parts_free(&v->delta);
 		snap_parts_free(&v->same);
@@ -108,6 +136,9 @@ void snap_state_free(struct snap_state *s)
 {
 	if (!s)
 		return;
+	/* for whoever reads the log (and the tests: the frames a loop was sent) */
+	fprintf(stderr, "gpuctl daemon: the shared view: %u refreshes, %u frames laid out\n",
+		s->refreshes, s->frames);
 	view_unref(s->cur);
 	free(s->users);
 	free(s);
@@ -255,16 +286,135 @@ static void refresh(struct daemon *d, struct snap_state *s, unsigned want)
 	s->refreshes++;
 }
 
+static snap_frame_fn renderer;
+
+void snap_frame_renderer(snap_frame_fn fn)
+{
+	renderer = fn;
+}
+
+/* The frame's bytes as a sealed memfd (no write, no resize: each asker maps or sends it as it
+ * is); -1 where the kernel would not make one. */
+static int frame_fd(const struct strbuf *sb)
+{
+	int fd = memfd_create("gpuctl-frame", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -1;
+	if (!write_all(fd, sb->buf, sb->len) ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static bool same_ask(const struct snap_frame_ask *a, const struct snap_frame_ask *b)
+{
+	return a->what == b->what && a->width == b->width && a->rows == b->rows &&
+	       a->flags == b->flags && a->tzoff == b->tzoff && !strcmp(a->tzname, b->tzname);
+}
+
+/* The frame of view v for ask a: one laid out before for the same layout, the same leases and
+ * (timed) this second; else laid out now, where the user may (SNAP_FRAMES_USER layouts of a
+ * view; its time charged as a forced refresh's). NULL with why: the client lays it out. */
+static const struct snap_frame *frame_of(struct daemon *d, struct snap_view *v, struct snap_user *u,
+					 const struct snap_frame_ask *a, char *why, size_t len)
+{
+	if (!renderer) {
+		snprintf(why, len, "this daemon lays out no frames");
+		return NULL;
+	}
+	size_t nlist;
+	uint64_t fp;
+	const struct strbuf *list = list_public(d, &nlist, &fp);
+	long long sec = (long long)(queue_realtime_ns() / 1000000000ULL);
+	unsigned mine = 0;
+	struct snap_frame *f = NULL;
+	for (size_t i = 0; i < v->nframes; i++) {
+		struct snap_frame *e = &v->frames[i];
+		mine += e->uid == u->uid;
+		if (!same_ask(&e->ask, a) || e->list_fp != fp)
+			continue;
+		if (e->sec < 0 || e->sec == sec)
+			return e;
+		f = e;   /* this layout, timed, of a second gone: laid out again in its place */
+	}
+	if (!f && mine >= SNAP_FRAMES_USER) {
+		snprintf(why, len, "your user's loops asked for %d layouts of this view already",
+			 SNAP_FRAMES_USER);
+		return NULL;
+	}
+	double now = now_mono();
+	u->cpu += (now - u->cpu_at) * SNAP_CPU_RATE;
+	u->cpu_at = now;
+	if (u->cpu > SNAP_CPU_BURST)
+		u->cpu = SNAP_CPU_BURST;
+	if (u->cpu <= 0) {
+		snprintf(why, len, "your user's asks took %.0f%% of the daemon's time", SNAP_CPU_RATE * 100);
+		return NULL;
+	}
+	if (!f) {
+		v->frames = grow_array(v->frames, &v->frames_cap, v->nframes + 1, sizeof *v->frames);
+		f = &v->frames[v->nframes++];
+	} else if (f->fd >= 0) {
+		close(f->fd);
+	}
+	*f = (struct snap_frame){.ask = *a, .list_fp = fp, .sec = -1, .uid = u->uid, .fd = -1};
+	struct strbuf sb = {0};
+	bool timed = false;
+	if (renderer(&v->p, list, nlist, a, &sb, &timed, f->why, sizeof f->why)) {
+		f->fd = frame_fd(&sb);
+		f->len = sb.len;
+		if (f->fd < 0)
+			snprintf(f->why, sizeof f->why, "no memory for it: %s", strerror(errno));
+		else
+			sstate(d)->frames++;
+	}
+	f->sec = timed ? sec : -1;
+	sb_free(&sb);
+	d->now = now_mono();
+	u->cpu -= d->now - now;
+	return f;
+}
+
+/* A frame for c's ask, or the refusal that sends it to lay out the view itself. */
+static void frame_answer(struct daemon *d, struct conn *c, struct snap_view *v,
+			 struct snap_user *u, const struct snap_frame_ask *a, uint64_t id)
+{
+	char why[256];
+	const struct snap_frame *f = frame_of(d, v, u, a, why, sizeof why);
+	if (f && f->fd < 0)
+		snprintf(why, sizeof why, "%s", f->why);
+	int fd = f && f->fd >= 0 ? fcntl(f->fd, F_DUPFD_CLOEXEC, 0) : -1;
+	if (f && f->fd >= 0 && fd < 0)
+		snprintf(why, sizeof why, "%s", strerror(errno));
+	if (fd < 0) {
+		conn_error(d, c, id, EXIT_BUSY, "snapshot: no frame: %s", why);
+		return;
+	}
+	struct strbuf sb = {0};
+	msg_begin(&sb, "frame");
+	msg_add_u64(&sb, "id", id);
+	msg_add_u64(&sb, "age", (uint64_t)((d->now - v->at) * 1000));
+	msg_add_u64(&sb, "serial", v->serial);
+	msg_add_u64(&sb, "bytes", f->len);
+	conn_send(d, c, &sb, &fd, 1);
+	sb_free(&sb);
+}
+
 void queue_snapshot(struct daemon *d, struct conn *c, const struct msg *m)
 {
 	uint64_t id = 0, age = 1000, want = 0, leases = 0, have = 0;
 	msg_get_u64(m, "id", UINT64_MAX, &id);
+	struct snap_frame_ask fa;
+	bool framed = snap_frame_ask_read(m, &fa);
 	if ((msg_line(m, "age") && !msg_get_u64(m, "age", SNAP_AGE_MAX, &age)) ||
 	    (msg_line(m, "want") && !msg_get_u64(m, "want", UINT32_MAX, &want)) ||
 	    (msg_line(m, "leases") && !msg_get_u64(m, "leases", 1, &leases)) ||
-	    (msg_line(m, "have") && !msg_get_u64(m, "have", UINT64_MAX, &have))) {
-		conn_error(d, c, id, EXIT_USAGE, "snapshot: age is 0-%d ms, want a number, leases 0 or 1",
-			   SNAP_AGE_MAX);
+	    (msg_line(m, "have") && !msg_get_u64(m, "have", UINT64_MAX, &have)) ||
+	    (msg_line(m, "frame") && !framed)) {
+		conn_error(d, c, id, EXIT_USAGE, "snapshot: age is 0-%d ms, want a number, leases 0 or 1, "
+			   "frame 7 words (machine/snap.h)", SNAP_AGE_MAX);
 		return;
 	}
 	struct snap_state *s = sstate(d);
@@ -320,6 +470,10 @@ void queue_snapshot(struct daemon *d, struct conn *c, const struct msg *m)
 		refresh(d, s, (unsigned)want);
 		v = s->cur;
 		u->cpu -= s->last_cost;
+	}
+	if (framed) {
+		frame_answer(d, c, v, u, &fa, id);
+		return;
 	}
 	c->snap = xcalloc(1, sizeof *c->snap);
 	/* A delta for an asker holding this view or the one before (machine/snap.h) */

@@ -136,8 +136,7 @@ static bool take_leases(struct carried *lv, const struct msg *m, pid_t daemon)
 	return true;
 }
 
-/* A connection to the shared daemon into dc (fd -1 before), or false with err. */
-static bool snap_connect(struct dclient *dc, struct gpu_error *err)
+bool snapshot_connect(struct dclient *dc, struct gpu_error *err)
 {
 	const char *path = client_socket_path();
 	int e = client_connect(dc, path);
@@ -173,10 +172,15 @@ void snapshot_stop_flag(volatile sig_atomic_t *flag)
 	stop_flag = flag;
 }
 
+bool snapshot_stop_asked(void)
+{
+	return stop_flag && *stop_flag;
+}
+
 /* The owners' names the view carries, for the leases that follow it (pid.h's user_name_seed):
  * a holder is named as the view names its processes, with no lookup here. A run of processes of
  * one owner is one name; at most 64 names (the cache's room). */
-static void seed_names(const struct gpu_set *set)
+void snapshot_seed_names(const struct gpu_set *set)
 {
 	uid_t last = 0;
 	bool any = false;
@@ -206,7 +210,7 @@ static bool fetch(struct dclient *dc, struct gpu_set *tmp, struct snap_store **s
 	*same = 0;
 	*lv = (struct carried){.state = -1};
 	bool reused = dc->fd >= 0;
-	if (!reused && !snap_connect(dc, err))
+	if (!reused && !snapshot_connect(dc, err))
 		return false;
 	if (prefault_heap)   /* a daemon answers: its view is decoded here (base/util.h) */
 		heap_prefault_growth();
@@ -231,7 +235,7 @@ static bool fetch(struct dclient *dc, struct gpu_set *tmp, struct snap_store **s
 	if (!ok && reused) {   /* the daemon closed the kept connection: once more, anew */
 		dclient_close(dc);
 		reused = false;
-		ok = snap_connect(dc, err) && dclient_send(dc, &req, err);
+		ok = snapshot_connect(dc, err) && dclient_send(dc, &req, err);
 	}
 	double until = now_mono() + SNAPSHOT_TIMEOUT;
 	char why[160];
@@ -255,7 +259,7 @@ static bool fetch(struct dclient *dc, struct gpu_set *tmp, struct snap_store **s
 		if (r < 0 && reused && !got_any) {   /* closed before answering: once more, anew */
 			dclient_close(dc);
 			reused = false;
-			if (!snap_connect(dc, err) || !dclient_send(dc, &req, err)) {
+			if (!snapshot_connect(dc, err) || !dclient_send(dc, &req, err)) {
 				ok = false;
 				break;
 			}
@@ -270,7 +274,7 @@ static bool fetch(struct dclient *dc, struct gpu_set *tmp, struct snap_store **s
 		if (dx.done) {   /* the view is whole: what follows is the leases' */
 			if (r == 1) {
 				if (!lv_begun) {
-					seed_names(tmp);
+					snapshot_seed_names(tmp);
 					lv->v = (struct leaseview){0};
 				}
 				lv_begun = true;

@@ -25,6 +25,13 @@
 /* A loop's flag that its SIGINT/SIGTERM handler sets: a wait for the daemon's view ends at once
  * when it is set (a refresh then keeps the view held), not at SNAPSHOT_TIMEOUT. */
 void snapshot_stop_flag(volatile sig_atomic_t *flag);
+/* Whether that flag is set. */
+bool snapshot_stop_asked(void);
+/* A connection to the shared daemon into dc (fd -1 before), or false with err: only the shared
+ * daemon's socket, a connect that does not wait, SNAPSHOT_TIMEOUT for answers; none in another
+ * PID namespace (its pids are not this one's). */
+struct dclient;
+bool snapshot_connect(struct dclient *dc, struct gpu_error *err);
 /* Whether the snapshot may be asked for: not where GPUCTL_SNAPSHOT is 0, off or no. */
 bool snapshot_wanted(void);
 /* The freshness bound: GPUCTL_SNAPSHOT_AGE (seconds, 0-60) when set, else def. */
@@ -42,6 +49,9 @@ struct gpu_set *snapshot_open(unsigned what, double max_age, bool leases, bool p
  * `list` itself). Each answer's leases are taken once. */
 struct leaseview;
 int snapshot_leases(struct gpu_set *set, struct leaseview *out, struct gpu_error *err);
+/* The owners' names a view carries, seeded for the lookups of its leases' holders (pid.h's
+ * user_name_seed): a holder is named as the view names its processes. */
+void snapshot_seed_names(const struct gpu_set *set);
 /* Whether set is (still) served by the daemon's snapshot. */
 bool snapshot_serves(const struct gpu_set *set);
 /* When the view the last refresh showed was made (monotonic seconds, now_mono's clock), as its

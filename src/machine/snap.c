@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- encoding ---- */
 
@@ -284,3 +285,45 @@ void snap_narrow(struct gpu_set *set, unsigned what, bool statics)
 	}
 }
 #undef B
+
+/* ---- frames' asks ---- */
+
+void snap_frame_ask_add(struct strbuf *sb, const struct snap_frame_ask *a)
+{
+	msg_key(sb, "frame");
+	msg_word_u64(sb, a->what);
+	msg_word_u64(sb, a->width);
+	msg_word_u64(sb, a->rows);
+	msg_word_u64(sb, a->flags);
+	msg_word_u64(sb, (uint64_t)(a->tzoff + 86400));   /* a word is unsigned: offset by a day */
+	msg_word(sb, a->tzname[0] ? a->tzname : "-");
+}
+
+bool snap_frame_ask_read(const struct msg *m, struct snap_frame_ask *a)
+{
+	const struct msg_line *l = msg_line(m, "frame");
+	uint64_t v[5];
+	static const uint64_t max[5] = {UINT32_MAX, SNAP_FRAME_MAX_COLS, SNAP_FRAME_MAX_COLS,
+					SNAP_FRAME_COLOR | SNAP_FRAME_NO_PROCS | SNAP_FRAME_RUNTIME, 2 * 86400};
+	if (!l || l->nwords != 7)
+		return false;
+	for (size_t i = 0; i < 5; i++)
+		if (!word_u64(l->w[1 + i], max[i], &v[i]))
+			return false;
+	if (strlen(l->w[6]) >= sizeof a->tzname)
+		return false;
+	*a = (struct snap_frame_ask){.what = (unsigned)v[0], .width = (unsigned)v[1],
+				     .rows = (unsigned)v[2], .flags = (unsigned)v[3],
+				     .tzoff = (long)v[4] - 86400};
+	snprintf(a->tzname, sizeof a->tzname, "%s", strcmp(l->w[6], "-") ? l->w[6] : "");
+	return true;
+}
+
+void snap_frame_zone(long *tzoff, char *name, size_t len)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	localtime_r(&t, &tm);
+	*tzoff = tm.tm_gmtoff;
+	snprintf(name, len, "%s", tm.tm_zone ? tm.tm_zone : "");
+}

@@ -60,6 +60,30 @@ struct snap_parts {
 void snap_encode(const struct gpu_set *set, unsigned what, uint64_t serial, struct snap_parts *out);
 void snap_parts_free(struct snap_parts *p);
 
+/* ---- frames (issue 22) ----
+ * A table loop's refresh may ask the daemon for its frame laid out (the line "frame WHAT WIDTH
+ * ROWS FLAGS TZOFF TZNAME" in the snapshot request): the daemon renders the view as the client
+ * would (the same decoding, the same table), once for every asker of the same layout, and
+ * passes it as a sealed memfd; ten users' watch loops then cost one decoding and one layout,
+ * not ten. Where it does not (the request refused, a GPU lost, the device guard on, containers,
+ * another zone), it says why and the client lays out the view itself. */
+#define SNAP_FRAME_COLOR 1u
+#define SNAP_FRAME_NO_PROCS 2u
+#define SNAP_FRAME_RUNTIME 4u      /* the asker sees a container runtime (machine/container.h) */
+#define SNAP_FRAME_MAX_COLS 4096   /* the widest terminal, and the most rows, a frame is laid out for */
+struct snap_frame_ask {
+	unsigned what;            /* what the client narrows the view to (snap_narrow) */
+	unsigned width, rows;     /* table_opts' (0: no limit) */
+	unsigned flags;           /* SNAP_FRAME_* */
+	long tzoff;               /* the client's zone now: seconds east of UTC, and its name */
+	char tzname[16];
+};
+/* The ask's line into a request; read back (false: absent or malformed). */
+void snap_frame_ask_add(struct strbuf *sb, const struct snap_frame_ask *a);
+bool snap_frame_ask_read(const struct msg *m, struct snap_frame_ask *a);
+/* This process's zone now, as a frame's ask states it. */
+void snap_frame_zone(long *tzoff, char *name, size_t len);
+
 /* ---- deltas (issue 22; snap-delta.c) ----
  * A loop's client keeps the view it decoded last (its serial); the daemon answers one that
  * holds it with a delta: the same records, but each run of processes whose record is byte for

@@ -558,6 +558,17 @@ static size_t frame_size(const struct table_opts *o, const struct layout *lay,
 	return n + n / 64;
 }
 
+bool table_job_column(const struct gpu_set *set)
+{
+	if (!set->slurm)
+		return false;
+	for (size_t i = 0; i < set->ngpus; i++)
+		for (size_t j = 0; j < set->gpus[i].nprocs; j++)
+			if (set->gpus[i].procs[j].slurm_job)
+				return true;
+	return false;
+}
+
 void table_render(struct strbuf *sb, const struct table_opts *o, const struct gpu_set *set)
 {
 	char when[16];

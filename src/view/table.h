@@ -22,6 +22,9 @@ struct table_opts {
 struct table_cache *table_cache_new(void);
 void table_cache_free(struct table_cache *c);
 
+/* Whether the table has a JOB column: on a Slurm node whose GPUs run a job's process (a login
+ * node, or one whose GPUs serve no job now, keeps the plain table). */
+bool table_job_column(const struct gpu_set *set);
 /* The table, header first. Cuts are marked with an ellipsis; names and command lines escaped. */
 void table_render(struct strbuf *sb, const struct table_opts *o, const struct gpu_set *set);
 /* For a frame redrawn in place: each line cut to width columns and cleared to its end, the rest

@@ -9,8 +9,11 @@ tests/t2018-snapshot.sh. Prints "KEY value" lines the script reads.
   halfread        asks once for a view and reads only its first part; prints "holding PARTS"
                   (1 when the answer was one part), holds the connection until stdin closes
   bad             malformed requests; prints each answer's verb and code: "bad-age error 2"
+  frames W...     on one connection, a table frame (machine/snap.h) of the view there is (age
+                  60 s) laid out W columns wide for each W; prints "W frame SEALED BYTES" (SEALED:
+                  "sealed" where the memfd refuses writes and is the size said) or "W error CODE"
 """
-import socket, sys, threading
+import array, os, socket, sys, threading, time
 
 mode, path = sys.argv[1], sys.argv[2]
 
@@ -88,7 +91,8 @@ elif mode == "halfread":
     sys.stdin.read()
 elif mode == "bad":
     for name, req in (("bad-age", b"snapshot\nid 1\nage 99999999\nwant 1"),
-                      ("bad-want", b"snapshot\nid 2\nage 0\nwant x")):
+                      ("bad-want", b"snapshot\nid 2\nage 0\nwant x"),
+                      ("bad-frame", b"snapshot\nid 3\nage 0\nwant 1\nframe 1 80 0")):
         s = conn()
         s.send(req)
         s.settimeout(60)
@@ -96,3 +100,29 @@ elif mode == "bad":
         code = [l.split(b" ")[1].decode() for l in m if l.startswith(b"code ")]
         print("%s %s %s" % (name, m[0].decode(), code[0] if code else "-"), flush=True)
         s.close()
+elif mode == "frames":
+    s = conn()
+    s.settimeout(60)
+    tm = time.localtime()
+    for i, w in enumerate(sys.argv[3:]):
+        s.send(b"snapshot\nid %d\nage 60000\nwant 1\nframe 1 %s 0 0 %d %s" %
+               (i + 1, w.encode(), tm.tm_gmtoff + 86400, (tm.tm_zone or "-").encode()))
+        fds = array.array("i")
+        m, anc, _, _ = s.recvmsg(70000, socket.CMSG_SPACE(4 * fds.itemsize))
+        for level, kind, data in anc:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds.frombytes(data[:len(data) - len(data) % fds.itemsize])
+        lines = m.split(b"\n")
+        if lines[0] == b"frame" and len(fds) == 1:
+            size = [int(l.split(b" ")[1]) for l in lines if l.startswith(b"bytes ")][0]
+            try:
+                os.write(fds[0], b"x")
+                sealed = "writable"
+            except OSError:
+                sealed = "sealed" if os.fstat(fds[0]).st_size == size else "resized"
+            print("%s frame %s %d" % (w, sealed, size), flush=True)
+        else:
+            code = [l.split(b" ")[1].decode() for l in lines if l.startswith(b"code ")]
+            print("%s %s %s" % (w, lines[0].decode(), code[0] if code else "-"), flush=True)
+        for fd in fds:
+            os.close(fd)

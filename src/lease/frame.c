@@ -1,0 +1,155 @@
+/* frame.c: the client of the daemon's frames (frame.h). One connection kept across a loop's
+ * refreshes, as the snapshot's; an answer is one message with the frame's sealed memfd, which is
+ * checked (its size as said, its seals against writes and shrinking) and mapped. Anything else
+ * is no frame, and the caller lays out the view itself. */
+#include "lease/frame.h"
+#include "lease/client.h"
+#include "lease/snapshot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define FRAME_MAX_BYTES (1ULL << 30)   /* more is no frame of ours */
+
+struct frame_source {
+	struct dclient dc;
+	double made;              /* monotonic: when the last frame's view was made (0: none yet) */
+};
+
+struct frame_source *frame_source_new(void)
+{
+	struct frame_source *fs = xcalloc(1, sizeof *fs);
+	fs->dc = (struct dclient){.fd = -1};
+	return fs;
+}
+
+void frame_source_free(struct frame_source *fs)
+{
+	if (!fs)
+		return;
+	dclient_close(&fs->dc);
+	free(fs);
+}
+
+void frame_release(struct frame *f)
+{
+	if (f->bytes && f->len)
+		munmap((void *)f->bytes, f->len);
+	*f = (struct frame){0};
+}
+
+/* The answer m (with nfds descriptors) as a frame. */
+static bool take(const struct msg *m, const int *fds, size_t nfds, struct frame *f,
+		 double *made, struct gpu_error *err)
+{
+	uint64_t bytes, age, serial;
+	err->code = EXIT_DAEMON;
+	if (!strcmp(msg_verb(m), "error")) {
+		msg_error_read(m, "the gpuctl daemon refused a frame", err);
+		return false;
+	}
+	if (strcmp(msg_verb(m), "frame") || nfds != 1 ||
+	    !msg_get_u64(m, "bytes", FRAME_MAX_BYTES, &bytes) || !bytes ||
+	    !msg_get_u64(m, "age", UINT32_MAX, &age) || !msg_get_u64(m, "serial", UINT64_MAX, &serial)) {
+		snprintf(err->msg, sizeof err->msg, "the gpuctl daemon's answer to a frame is not one "
+			 "this gpuctl reads ('%.40s')", msg_verb(m));
+		return false;
+	}
+	struct stat st;
+	int seals = fcntl(fds[0], F_GET_SEALS);
+	int need = F_SEAL_SHRINK | F_SEAL_WRITE;
+	if (fstat(fds[0], &st) || seals < 0 || (seals & need) != need || (uint64_t)st.st_size != bytes) {
+		snprintf(err->msg, sizeof err->msg, "the gpuctl daemon's frame is not sealed at its size");
+		return false;
+	}
+	void *p = mmap(NULL, bytes, PROT_READ, MAP_SHARED, fds[0], 0);
+	if (p == MAP_FAILED) {
+		snprintf(err->msg, sizeof err->msg, "the frame could not be mapped: %s", strerror(errno));
+		return false;
+	}
+	/* the first line ends in the clock's 8 columns, which the caller writes over */
+	const char *nl = memchr(p, '\n', bytes);
+	if (!nl || nl - (const char *)p < 8) {
+		munmap(p, bytes);
+		snprintf(err->msg, sizeof err->msg, "the gpuctl daemon's frame has no clock");
+		return false;
+	}
+	*f = (struct frame){.bytes = p, .len = bytes, .serial = serial};
+	*made = now_mono() - (double)age / 1000;
+	return true;
+}
+
+int frame_fetch(struct frame_source *fs, const struct snap_frame_ask *a, double max_age,
+		struct frame *f, struct gpu_error *err)
+{
+	*f = (struct frame){0};
+	bool reused = fs->dc.fd >= 0;
+	if (!reused && !snapshot_connect(&fs->dc, err))
+		return 0;
+	/* under the held view's age, as a snapshot's refresh asks (lease/snapshot.c) */
+	double age = max_age < 60 ? max_age : 60, since = now_mono() - fs->made - 0.002;
+	if (fs->made > 0 && since < age)
+		age = since > 0 ? since : 0;
+	unsigned want = a->what & ~(unsigned)(REFRESH_COMPUTE_NAMES | REFRESH_NO_PROC_INFO);
+	if (want & REFRESH_CONTAINERS)   /* the daemon's are ids (snapshot.c) */
+		want = (want & ~(unsigned)REFRESH_CONTAINERS) | REFRESH_CONTAINER_IDS;
+	struct strbuf req = {0};
+	msg_begin(&req, "snapshot");
+	msg_add_u64(&req, "id", 1);
+	msg_add_u64(&req, "age", (uint64_t)(age * 1000));
+	msg_add_u64(&req, "want", want);
+	snap_frame_ask_add(&req, a);
+	bool ok = dclient_send(&fs->dc, &req, err);
+	if (!ok && reused) {   /* the daemon closed the kept connection: once more, anew */
+		dclient_close(&fs->dc);
+		reused = false;
+		ok = snapshot_connect(&fs->dc, err) && dclient_send(&fs->dc, &req, err);
+	}
+	double until = now_mono() + SNAPSHOT_TIMEOUT;
+	int got = 0;
+	while (ok && !got) {
+		struct msg m;
+		int fds[PROTO_MAX_FDS];
+		size_t nfds = 0;
+		if (snapshot_stop_asked()) {
+			sb_free(&req);
+			return -1;
+		}
+		double left = until - now_mono();
+		int r = left > 0 ? dclient_recv(&fs->dc, &m, fds, &nfds, (int)(left * 1000) + 1, NULL, err)
+				 : 0;
+		if (r == 0 && (snapshot_stop_asked() || now_mono() < until))
+			continue;
+		if (r < 0 && reused) {   /* closed before answering: once more, anew */
+			dclient_close(&fs->dc);
+			reused = false;
+			ok = snapshot_connect(&fs->dc, err) && dclient_send(&fs->dc, &req, err);
+			until = now_mono() + SNAPSHOT_TIMEOUT;
+			continue;
+		}
+		if (r == 0) {
+			err->code = EXIT_DAEMON;
+			snprintf(err->msg, sizeof err->msg, "the gpuctl daemon (pid %d) sent no frame "
+				 "within %.1f s", (int)fs->dc.daemon_pid, SNAPSHOT_TIMEOUT);
+			ok = false;
+		} else if (r < 0) {
+			ok = false;
+		} else {
+			ok = take(&m, fds, nfds, f, &fs->made, err);
+			got = ok;
+			for (size_t i = 0; i < nfds; i++)
+				close(fds[i]);
+			msg_free(&m);
+		}
+	}
+	sb_free(&req);
+	if (!ok)
+		dclient_close(&fs->dc);
+	return got;
+}

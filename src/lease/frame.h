@@ -1,0 +1,28 @@
+/* frame.h: a table loop's frames laid out by the daemon (issue 22; the ask: machine/snap.h).
+ * Ten users' `status -l` loops then cost the daemon one decoding and one layout a view, and
+ * each loop a request, a mapped memfd and a write: not the decoding and layout of the whole
+ * view each. Where the daemon does not lay one out (it refuses, says why, or does not answer),
+ * the loop lays out the view itself from then on, as without frames (lease/snapshot.h). */
+#ifndef GPUCTL_LEASE_FRAME_H
+#define GPUCTL_LEASE_FRAME_H
+
+#include "machine/snap.h"
+
+struct frame {
+	const char *bytes;        /* the frame, mapped read-only (sealed: it cannot change) */
+	size_t len;
+	uint64_t serial;          /* its view's */
+};
+
+struct frame_source;
+/* A source on the shared daemon's socket (connected at the first fetch). */
+struct frame_source *frame_source_new(void);
+void frame_source_free(struct frame_source *fs);
+/* The frame of a view at most max_age old (under the age of the last frame's view, so each
+ * period shows a view made since): 1 (f: frame_release it), 0 (none: err says why; lay out the
+ * view yourself), -1 (the loop's stop flag was set while waiting: snapshot_stop_flag). */
+int frame_fetch(struct frame_source *fs, const struct snap_frame_ask *a, double max_age,
+		struct frame *f, struct gpu_error *err);
+void frame_release(struct frame *f);
+
+#endif
