@@ -10,7 +10,7 @@
 # snapshot's own round trip (one connection a refresh), each user's `list` answer byte for byte.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 107
+plan 108
 use_state
 daemon_setup
 NONVML=$TMP/no-such-libnvidia-ml.so.1
@@ -461,6 +461,11 @@ if can_switch; then
 	check_eq "a second user's layouts of a view: four laid out, sealed; then refused (busy)" \
 		"sealed sealed sealed sealed error:10 error:10" \
 		"$(awk '{print $2 == "frame" ? $3 : $2 ":" $3}' "$TMP/frames" | tr '\n' ' ' | sed 's/ $//')"
+	# Frames sent and not read: their descriptors in flight count against the daemon's own
+	# limit (past it no descriptor is sent to anyone: lease grants neither), so a connection
+	# has one unread at most: the next ask must say the last answer's token.
+	as_nobody python3 "$ROOT/tests/helper/snap_flood.py" unread "$GPUCTL_SOCKET" 4 >"$TMP/unread" 2>&1
+	check_eq "frames asked for and left unread: one a connection, then refused" "frames 1 refused 3" "$(cat "$TMP/unread")"
 	python3 "$ROOT/tests/helper/snap_flood.py" frames "$GPUCTL_SOCKET" 86 >"$TMP/frames" 2>&1
 	check_grep "and root's layout of the same view is laid out" '^86 frame sealed [0-9]+$' "$TMP/frames"
 	direct status --query-compute-apps=$QAPPS --format=csv >"$TMP/direct"
@@ -496,5 +501,5 @@ if can_switch; then
 	daemon_stop
 	check_eq "the daemon stopped cleanly" 0 "$(grep -c 'AddressSanitizer\|runtime error' "$DLOG")"
 else
-	skip "a second user's flood and half-read" "needs root and setpriv to act as a second user" 10
+	skip "a second user's flood and half-read" "needs root and setpriv to act as a second user" 11
 fi

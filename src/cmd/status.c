@@ -104,11 +104,9 @@ static void render(struct strbuf *sb, const struct status_opts *o, const struct 
 }
 
 /* A frame the daemon laid out (lease/frame.h), as render would have made it: the same prefix,
- * the clock in the first line's last 8 columns this process's own. A piped loop's frame is
- * written from the mapping after its first line (sb holds the prefix and that line: *rest); a
- * frame redrawn in place is copied whole, to be fitted. */
+ * the clock in the first line's last 8 columns this process's own. */
 static void render_frame(struct strbuf *sb, const struct status_opts *o, const struct frame *f,
-			 unsigned long iter, const char *when, struct frame *rest)
+			 unsigned long iter, const char *when)
 {
 	if (o->tty)
 		sb_adds(sb, iter == 0 ? "\033[?25l\033[H\033[2J" : "\033[H");
@@ -118,12 +116,9 @@ static void render_frame(struct strbuf *sb, const struct status_opts *o, const s
 	size_t head = (size_t)(nl - f->bytes) - 8;
 	sb_add(sb, f->bytes, head);
 	sb_add(sb, when, 8);
-	*rest = (struct frame){.bytes = nl, .len = f->len - (size_t)(nl - f->bytes)};
-	if (o->tty) {
-		sb_add(sb, rest->bytes, rest->len);
-		rest->len = 0;
+	sb_add(sb, nl, f->len - (size_t)(nl - f->bytes));   /* one write a frame, as render's */
+	if (o->tty)
 		table_fit_frame(sb, o->width);
-	}
 }
 
 /* The device guard (issue 25): a GPU this user may not open because the daemon's guard gives it
@@ -250,7 +245,7 @@ static int run_status(struct status_opts *o, struct cmd *c, struct frame_source 
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	int rc = EXIT_OK;
 	for (unsigned long iter = 0;; iter++) {
-		struct frame f = {0}, rest = {0};
+		struct frame f = {0};
 		char when[9];
 		int framed = fs ? fetch_frame(o, fs, what, c->snap_age, &f, when) : 0;
 		if (framed < 0)
@@ -265,7 +260,7 @@ static int run_status(struct status_opts *o, struct cmd *c, struct frame_source 
 		}
 		if (framed) {
 			sb_reset(&sb);
-			render_frame(&sb, o, &f, iter, when, &rest);
+			render_frame(&sb, o, &f, iter, when);
 		} else if (o->mode != M_LIST) {   /* -L shows what opening the GPUs read */
 			gpu_set_refresh(set, what);
 		}
@@ -298,8 +293,7 @@ static int run_status(struct status_opts *o, struct cmd *c, struct frame_source 
 			render(&sb, o, set, iter);
 		}
 		bool wrote = o->loop ? fflush(stdout) == 0 &&
-				       write_all_until(STDOUT_FILENO, sb.buf, sb.len, stopping) &&
-				       write_all_until(STDOUT_FILENO, rest.bytes, rest.len, stopping)
+				       write_all_until(STDOUT_FILENO, sb.buf, sb.len, stopping)
 				     : fwrite(sb.buf, 1, sb.len, stdout) == sb.len && fflush(stdout) == 0;
 		frame_release(&f);
 		if (!wrote || ferror(stdout))

@@ -83,6 +83,7 @@ struct conn {
 	unsigned nreqs;           /* requests of this connection in the queue */
 	unsigned nwatch;          /* leases it watches (idle.c): kept open like a waiter's */
 	struct snap_stream *snap; /* the shared snapshot being streamed to it (snapshot.c) */
+	uint64_t frame_token;     /* the last frame's (snapshot.c): the next ask must say it */
 	/* The sender of the message being handled, as the kernel attests it (SCM_CREDENTIALS: the
 	 * daemon sets SO_PASSCRED on its socket): the process that sent it, which may be another
 	 * than the one that connected (a job started by the client, before its exec). pid 0: the

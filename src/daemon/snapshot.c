@@ -332,7 +332,7 @@ static const struct snap_frame *frame_of(struct daemon *d, struct snap_view *v, 
 	struct snap_frame *f = NULL;
 	for (size_t i = 0; i < v->nframes; i++) {
 		struct snap_frame *e = &v->frames[i];
-		mine += e->uid == u->uid;
+		mine += e->uid == u->uid && e->list_fp == fp;   /* older leases' layouts: gone */
 		if (!same_ask(&e->ask, a) || e->list_fp != fp)
 			continue;
 		if (e->sec < 0 || e->sec == sec)
@@ -379,9 +379,17 @@ static const struct snap_frame *frame_of(struct daemon *d, struct snap_view *v, 
 
 /* A frame for c's ask, or the refusal that sends it to lay out the view itself. */
 static void frame_answer(struct daemon *d, struct conn *c, struct snap_view *v,
-			 struct snap_user *u, const struct snap_frame_ask *a, uint64_t id)
+			 struct snap_user *u, const struct snap_frame_ask *a, uint64_t id, uint64_t token)
 {
 	char why[256];
+	/* One frame in flight a connection: descriptors in flight count against the daemon's own
+	 * limit (past it no descriptor goes to anyone, lease grants neither), so the next ask must
+	 * say the last answer's token, which only reading it (and its descriptor) tells. */
+	if (c->frame_token && token != c->frame_token) {
+		conn_error(d, c, id, EXIT_BUSY, "snapshot: no frame: read the last one first (its token)");
+		return;
+	}
+	c->frame_token = 0;
 	const struct snap_frame *f = frame_of(d, v, u, a, why, sizeof why);
 	if (f && f->fd < 0)
 		snprintf(why, sizeof why, "%s", f->why);
@@ -398,13 +406,15 @@ static void frame_answer(struct daemon *d, struct conn *c, struct snap_view *v,
 	msg_add_u64(&sb, "age", (uint64_t)((d->now - v->at) * 1000));
 	msg_add_u64(&sb, "serial", v->serial);
 	msg_add_u64(&sb, "bytes", f->len);
+	c->frame_token = ((uint64_t)arc4random() << 32 | arc4random()) | 1;
+	msg_add_u64(&sb, "token", c->frame_token);
 	conn_send(d, c, &sb, &fd, 1);
 	sb_free(&sb);
 }
 
 void queue_snapshot(struct daemon *d, struct conn *c, const struct msg *m)
 {
-	uint64_t id = 0, age = 1000, want = 0, leases = 0, have = 0;
+	uint64_t id = 0, age = 1000, want = 0, leases = 0, have = 0, token = 0;
 	msg_get_u64(m, "id", UINT64_MAX, &id);
 	struct snap_frame_ask fa;
 	bool framed = snap_frame_ask_read(m, &fa);
@@ -412,7 +422,8 @@ void queue_snapshot(struct daemon *d, struct conn *c, const struct msg *m)
 	    (msg_line(m, "want") && !msg_get_u64(m, "want", UINT32_MAX, &want)) ||
 	    (msg_line(m, "leases") && !msg_get_u64(m, "leases", 1, &leases)) ||
 	    (msg_line(m, "have") && !msg_get_u64(m, "have", UINT64_MAX, &have)) ||
-	    (msg_line(m, "frame") && !framed)) {
+	    (msg_line(m, "frame") && !framed) ||
+	    (msg_line(m, "token") && !msg_get_u64(m, "token", UINT64_MAX, &token))) {
 		conn_error(d, c, id, EXIT_USAGE, "snapshot: age is 0-%d ms, want a number, leases 0 or 1, "
 			   "frame 7 words (machine/snap.h)", SNAP_AGE_MAX);
 		return;
@@ -472,7 +483,7 @@ void queue_snapshot(struct daemon *d, struct conn *c, const struct msg *m)
 		u->cpu -= s->last_cost;
 	}
 	if (framed) {
-		frame_answer(d, c, v, u, &fa, id);
+		frame_answer(d, c, v, u, &fa, id, token);
 		return;
 	}
 	c->snap = xcalloc(1, sizeof *c->snap);

@@ -20,6 +20,7 @@
 struct frame_source {
 	struct dclient dc;
 	double made;              /* monotonic: when the last frame's view was made (0: none yet) */
+	uint64_t token;           /* the last frame's, said in the next ask (0: none) */
 };
 
 struct frame_source *frame_source_new(void)
@@ -46,9 +47,11 @@ void frame_release(struct frame *f)
 
 /* The answer m (with nfds descriptors) as a frame. */
 static bool take(const struct msg *m, const int *fds, size_t nfds, struct frame *f,
-		 double *made, struct gpu_error *err)
+		 double *made, uint64_t *token, struct gpu_error *err)
 {
 	uint64_t bytes, age, serial;
+	*token = 0;
+	msg_get_u64(m, "token", UINT64_MAX, token);
 	err->code = EXIT_DAEMON;
 	if (!strcmp(msg_verb(m), "error")) {
 		msg_error_read(m, "the gpuctl daemon refused a frame", err);
@@ -105,10 +108,15 @@ int frame_fetch(struct frame_source *fs, const struct snap_frame_ask *a, double 
 	msg_add_u64(&req, "age", (uint64_t)(age * 1000));
 	msg_add_u64(&req, "want", want);
 	snap_frame_ask_add(&req, a);
+	size_t bare = req.len;
+	if (reused && fs->token)   /* the last frame read: the daemon's token says so */
+		msg_add_u64(&req, "token", fs->token);
 	bool ok = dclient_send(&fs->dc, &req, err);
 	if (!ok && reused) {   /* the daemon closed the kept connection: once more, anew */
 		dclient_close(&fs->dc);
 		reused = false;
+		req.len = bare;
+		req.buf[bare] = '\0';
 		ok = snapshot_connect(&fs->dc, err) && dclient_send(&fs->dc, &req, err);
 	}
 	double until = now_mono() + SNAPSHOT_TIMEOUT;
@@ -129,6 +137,8 @@ int frame_fetch(struct frame_source *fs, const struct snap_frame_ask *a, double 
 		if (r < 0 && reused) {   /* closed before answering: once more, anew */
 			dclient_close(&fs->dc);
 			reused = false;
+			req.len = bare;
+			req.buf[bare] = '\0';
 			ok = snapshot_connect(&fs->dc, err) && dclient_send(&fs->dc, &req, err);
 			until = now_mono() + SNAPSHOT_TIMEOUT;
 			continue;
@@ -141,7 +151,7 @@ int frame_fetch(struct frame_source *fs, const struct snap_frame_ask *a, double 
 		} else if (r < 0) {
 			ok = false;
 		} else {
-			ok = take(&m, fds, nfds, f, &fs->made, err);
+			ok = take(&m, fds, nfds, f, &fs->made, &fs->token, err);
 			got = ok;
 			for (size_t i = 0; i < nfds; i++)
 				close(fds[i]);
@@ -149,7 +159,9 @@ int frame_fetch(struct frame_source *fs, const struct snap_frame_ask *a, double 
 		}
 	}
 	sb_free(&req);
-	if (!ok)
+	if (!ok) {
 		dclient_close(&fs->dc);
+		fs->token = 0;   /* a new connection has had no frame */
+	}
 	return got;
 }

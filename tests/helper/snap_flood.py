@@ -12,6 +12,8 @@ tests/t2018-snapshot.sh. Prints "KEY value" lines the script reads.
   frames W...     on one connection, a table frame (machine/snap.h) of the view there is (age
                   60 s) laid out W columns wide for each W; prints "W frame SEALED BYTES" (SEALED:
                   "sealed" where the memfd refuses writes and is the size said) or "W error CODE"
+  unread K        one connection asks K times for a frame (80 columns) before it reads; then
+                  prints "frames N refused M" (refused: "read the last one first")
 """
 import array, os, socket, sys, threading, time
 
@@ -104,15 +106,17 @@ elif mode == "frames":
     s = conn()
     s.settimeout(60)
     tm = time.localtime()
+    token = b""
     for i, w in enumerate(sys.argv[3:]):
-        s.send(b"snapshot\nid %d\nage 60000\nwant 1\nframe 1 %s 0 0 %d %s" %
-               (i + 1, w.encode(), tm.tm_gmtoff + 86400, (tm.tm_zone or "-").encode()))
+        s.send(b"snapshot\nid %d\nage 60000\nwant 1\nframe 1 %s 0 0 %d %s%s" %
+               (i + 1, w.encode(), tm.tm_gmtoff + 86400, (tm.tm_zone or "-").encode(), token))
         fds = array.array("i")
         m, anc, _, _ = s.recvmsg(70000, socket.CMSG_SPACE(4 * fds.itemsize))
         for level, kind, data in anc:
             if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
                 fds.frombytes(data[:len(data) - len(data) % fds.itemsize])
         lines = m.split(b"\n")
+        token = b"".join(b"\n" + l for l in lines if l.startswith(b"token ")) or token
         if lines[0] == b"frame" and len(fds) == 1:
             size = [int(l.split(b" ")[1]) for l in lines if l.startswith(b"bytes ")][0]
             try:
@@ -126,3 +130,21 @@ elif mode == "frames":
             print("%s %s %s" % (w, lines[0].decode(), code[0] if code else "-"), flush=True)
         for fd in fds:
             os.close(fd)
+elif mode == "unread":
+    tm = time.localtime()
+    s = conn()
+    k = int(sys.argv[3])
+    for i in range(k):
+        s.send(b"snapshot\nid %d\nage 60000\nwant 1\nframe 1 80 0 0 %d %s" %
+               (i + 1, tm.tm_gmtoff + 86400, (tm.tm_zone or "-").encode()))
+    frames = refused = 0
+    s.settimeout(60)
+    for i in range(k):
+        m, anc, _, _ = s.recvmsg(70000, socket.CMSG_SPACE(4 * 4))
+        for level, kind, data in anc:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                for j in range(len(data) // 4):
+                    os.close(int.from_bytes(data[4 * j:4 * j + 4], sys.byteorder))
+        frames += m.startswith(b"frame\n")
+        refused += m.startswith(b"error") and b"read%20the%20last%20one%20first" in m
+    print("frames %d refused %d" % (frames, refused), flush=True)
