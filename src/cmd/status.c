@@ -106,8 +106,12 @@ static void render(struct strbuf *sb, const struct status_opts *o, const struct 
 /* A frame the daemon laid out (lease/frame.h), as render would have made it: the same prefix,
  * the clock in the first line's last 8 columns this process's own. */
 static void render_frame(struct strbuf *sb, const struct status_opts *o, const struct frame *f,
-			 unsigned long iter, const char *when)
+			 unsigned long iter)
 {
+	char when[16];
+	time_t t = time(NULL);
+	struct tm tm;
+	strftime(when, sizeof when, "%H:%M:%S", localtime_r(&t, &tm));
 	if (o->tty)
 		sb_adds(sb, iter == 0 ? "\033[?25l\033[H\033[2J" : "\033[H");
 	else if (iter)
@@ -200,13 +204,9 @@ static bool stopping(void)
 
 /* A table loop's frame from the daemon (lease/frame.h): 1 with *f, 0 none (the view is laid
  * out here from now on), -1 the loop was stopped while it waited. */
-static int fetch_frame(struct status_opts *o, struct frame_source *fs, unsigned what,
-		       double max_age, struct frame *f, char *when)
+static int fetch_frame(const struct status_opts *o, struct frame_source *fs, unsigned what,
+		       double max_age, struct frame *f)
 {
-	if (o->tty) {   /* the terminal may have been resized */
-		o->width = term_width(STDOUT_FILENO);
-		o->rows = term_rows(STDOUT_FILENO);
-	}
 	struct snap_frame_ask a = {.what = what, .width = (unsigned)o->width, .rows = (unsigned)o->rows,
 				   .flags = (o->color ? SNAP_FRAME_COLOR : 0) |
 					    (o->no_procs ? SNAP_FRAME_NO_PROCS : 0) |
@@ -215,11 +215,32 @@ static int fetch_frame(struct status_opts *o, struct frame_source *fs, unsigned 
 		return 0;
 	snap_frame_zone(&a.tzoff, a.tzname, sizeof a.tzname);
 	struct gpu_error err = {0};
-	int r = frame_fetch(fs, &a, max_age, f, &err);
-	time_t t = time(NULL);
-	struct tm tm;
-	strftime(when, 9, "%H:%M:%S", localtime_r(&t, &tm));
-	return r;
+	return frame_fetch(fs, &a, max_age, f, &err);
+}
+
+/* A refresh laid out here: the GPUs, and for the table and JSON their leases. */
+static void refresh_view(struct status_opts *o, struct gpu_set *set, unsigned what)
+{
+	if (o->mode != M_LIST)   /* -L shows what opening the GPUs read */
+		gpu_set_refresh(set, what);
+	o->slurm = table_job_column(set);
+	if (o->mode == M_CSV || o->mode == M_LIST)
+		return;
+	struct gpu_error lerr = {0};
+	leaseview_free(&o->leases);
+	/* Leases are extra: without the daemon's answer the GPUs still show, after a short wait of
+	 * their own (a stopped daemon must not hold up the GPUs' view), and the table says they
+	 * are missing. The daemon's snapshot carries them (issue 22): the same answer as `list`'s,
+	 * in the refresh's own round trip; else a `list` of our own. */
+	int carried = snapshot_leases(set, &o->leases, &lerr);
+	bool had = carried < 0 ? leaseview_load_within(&o->leases, STATUS_LEASE_SECONDS, &lerr)
+			       : carried == 1;
+	guard_mark(set, &o->leases);
+	snprintf(o->lease_missing, sizeof o->lease_missing, "%.511s", had ? "" : lerr.msg);
+	if (!had && !o->lease_warned) {
+		fprintf(stderr, "gpuctl status: leases not shown: %s\n", lerr.msg);
+		o->lease_warned = true;
+	}
 }
 
 static int run_status(struct status_opts *o, struct cmd *c, struct frame_source *fs)
@@ -245,9 +266,12 @@ static int run_status(struct status_opts *o, struct cmd *c, struct frame_source 
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	int rc = EXIT_OK;
 	for (unsigned long iter = 0;; iter++) {
+		if (o->mode == M_TABLE && o->loop && o->tty) { /* the terminal may have been resized */
+			o->width = term_width(STDOUT_FILENO);
+			o->rows = term_rows(STDOUT_FILENO);
+		}
 		struct frame f = {0};
-		char when[9];
-		int framed = fs ? fetch_frame(o, fs, what, c->snap_age, &f, when) : 0;
+		int framed = fs ? fetch_frame(o, fs, what, c->snap_age, &f) : 0;
 		if (framed < 0)
 			break;   /* stopped while it waited: the frame before stays */
 		if (fs && !framed) {   /* the view laid out here from now on */
@@ -258,44 +282,17 @@ static int run_status(struct status_opts *o, struct cmd *c, struct frame_source 
 			set = c->set;
 			gpu_set_watch_exits(set, 2);
 		}
+		sb_reset(&sb);
 		if (framed) {
-			sb_reset(&sb);
-			render_frame(&sb, o, &f, iter, when);
-		} else if (o->mode != M_LIST) {   /* -L shows what opening the GPUs read */
-			gpu_set_refresh(set, what);
-		}
-		if (!framed)
-			o->slurm = table_job_column(set);
-		if (!framed && o->mode != M_CSV && o->mode != M_LIST) {
-			struct gpu_error lerr = {0};
-			leaseview_free(&o->leases);
-			/* Leases are extra: without the daemon's answer the GPUs still show, after a
-			 * short wait of their own (a stopped daemon must not hold up the GPUs' view),
-			 * and the table says they are missing. */
-			/* The daemon's snapshot carries them (issue 22): the same answer as `list`'s,
-			 * in the refresh's own round trip; else a `list` of our own. */
-			int carried = snapshot_leases(set, &o->leases, &lerr);
-			bool had = carried < 0 ? leaseview_load_within(&o->leases, STATUS_LEASE_SECONDS, &lerr)
-					       : carried == 1;
-			guard_mark(set, &o->leases);
-			snprintf(o->lease_missing, sizeof o->lease_missing, "%.511s", had ? "" : lerr.msg);
-			if (!had && !o->lease_warned) {
-				fprintf(stderr, "gpuctl status: leases not shown: %s\n", lerr.msg);
-				o->lease_warned = true;
-			}
-		}
-		if (!framed && o->mode == M_TABLE && o->loop && o->tty) { /* resized? */
-			o->width = term_width(STDOUT_FILENO);
-			o->rows = term_rows(STDOUT_FILENO);
-		}
-		if (!framed) {
-			sb_reset(&sb);
+			render_frame(&sb, o, &f, iter);
+			frame_release(&f);
+		} else {
+			refresh_view(o, set, what);
 			render(&sb, o, set, iter);
 		}
 		bool wrote = o->loop ? fflush(stdout) == 0 &&
 				       write_all_until(STDOUT_FILENO, sb.buf, sb.len, stopping)
 				     : fwrite(sb.buf, 1, sb.len, stdout) == sb.len && fflush(stdout) == 0;
-		frame_release(&f);
 		if (!wrote || ferror(stdout))
 			break; /* reader went away (a closed pipe): stop quietly */
 		if (!o->loop || stop_requested || (o->count && iter + 1 >= o->count))

@@ -12,10 +12,11 @@
  * view the asker decoded last: where that is the current view or the one before, the answer is
  * a delta against it (machine/snap.h), made once and shared by every such asker. With `frame`
  * (a table loop's layout, machine/snap.h), the answer is one message, "frame / id / age / serial
- * / bytes", with the table laid out by the program's renderer as a sealed memfd: kept on the
- * view per layout and shared by every asker of it, bounded per user (SNAP_FRAMES_USER layouts
- * of a view, the time charged as a forced refresh's); a refusal is an `error` that sends the
- * asker to lay out the view itself.
+ * / bytes / token", with the table laid out by the program's renderer as a sealed memfd: kept
+ * on the view per layout and shared by every asker of it, bounded per user (SNAP_FRAMES_USER
+ * layouts of a view, the time charged as a forced refresh's) and per connection (one in flight:
+ * the next frame ask says the last one's token); a refusal is an `error` that sends the asker
+ * to lay out the view itself.
  *
  * One current view is kept, encoded once (snap_encode) and shared by every answer that streams
  * it: a connection holds a reference and the next part, and gets more parts only while its
@@ -162,6 +163,17 @@ static struct snap_user *user_of(struct snap_state *s, uid_t uid, double now)
 				.refresh = SNAP_REFRESH_BURST, .refresh_at = now,
 				.cpu = SNAP_CPU_BURST, .cpu_at = now};
 	return u;
+}
+
+/* Whether u's share of the daemon's time (SNAP_CPU_*: forced refreshes, frames laid out) has
+ * some left, refilled to now. */
+static bool cpu_left(struct snap_user *u, double now)
+{
+	u->cpu += (now - u->cpu_at) * SNAP_CPU_RATE;
+	u->cpu_at = now;
+	if (u->cpu > SNAP_CPU_BURST)
+		u->cpu = SNAP_CPU_BURST;
+	return u->cpu > 0;
 }
 
 static bool take(double *tokens, double *at, double now, double rate, double burst)
@@ -345,11 +357,7 @@ static const struct snap_frame *frame_of(struct daemon *d, struct snap_view *v, 
 		return NULL;
 	}
 	double now = now_mono();
-	u->cpu += (now - u->cpu_at) * SNAP_CPU_RATE;
-	u->cpu_at = now;
-	if (u->cpu > SNAP_CPU_BURST)
-		u->cpu = SNAP_CPU_BURST;
-	if (u->cpu <= 0) {
+	if (!cpu_left(u, now)) {
 		snprintf(why, len, "your user's asks took %.0f%% of the daemon's time", SNAP_CPU_RATE * 100);
 		return NULL;
 	}
@@ -467,11 +475,7 @@ void queue_snapshot(struct daemon *d, struct conn *c, const struct msg *m)
 	if (!covers || ((now - v->at) * 1000 > (double)age && now - v->at >= SNAP_DUTY * s->last_cost)) {
 		/* The daemon's time is everyone's: a user's forced refreshes are bounded in number
 		 * and in the time they take. */
-		u->cpu += (now - u->cpu_at) * SNAP_CPU_RATE;
-		u->cpu_at = now;
-		if (u->cpu > SNAP_CPU_BURST)
-			u->cpu = SNAP_CPU_BURST;
-		if (u->cpu <= 0 || !take(&u->refresh, &u->refresh_at, d->now, SNAP_REFRESH_RATE,
+		if (!cpu_left(u, now) || !take(&u->refresh, &u->refresh_at, d->now, SNAP_REFRESH_RATE,
 					 SNAP_REFRESH_BURST)) {
 			conn_error(d, c, id, EXIT_BUSY, "snapshot: your user asked for over %.0f fresh "
 				   "views a second (or %.0f%% of the daemon's time); read the machine "

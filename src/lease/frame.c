@@ -49,7 +49,7 @@ void frame_release(struct frame *f)
 static bool take(const struct msg *m, const int *fds, size_t nfds, struct frame *f,
 		 double *made, uint64_t *token, struct gpu_error *err)
 {
-	uint64_t bytes, age, serial;
+	uint64_t bytes, age;
 	*token = 0;
 	msg_get_u64(m, "token", UINT64_MAX, token);
 	err->code = EXIT_DAEMON;
@@ -59,7 +59,7 @@ static bool take(const struct msg *m, const int *fds, size_t nfds, struct frame 
 	}
 	if (strcmp(msg_verb(m), "frame") || nfds != 1 ||
 	    !msg_get_u64(m, "bytes", FRAME_MAX_BYTES, &bytes) || !bytes ||
-	    !msg_get_u64(m, "age", UINT32_MAX, &age) || !msg_get_u64(m, "serial", UINT64_MAX, &serial)) {
+	    !msg_get_u64(m, "age", UINT32_MAX, &age)) {
 		snprintf(err->msg, sizeof err->msg, "the gpuctl daemon's answer to a frame is not one "
 			 "this gpuctl reads ('%.40s')", msg_verb(m));
 		return false;
@@ -83,7 +83,7 @@ static bool take(const struct msg *m, const int *fds, size_t nfds, struct frame 
 		snprintf(err->msg, sizeof err->msg, "the gpuctl daemon's frame has no clock");
 		return false;
 	}
-	*f = (struct frame){.bytes = p, .len = bytes, .serial = serial};
+	*f = (struct frame){.bytes = p, .len = bytes};
 	*made = now_mono() - (double)age / 1000;
 	return true;
 }
@@ -108,15 +108,13 @@ int frame_fetch(struct frame_source *fs, const struct snap_frame_ask *a, double 
 	msg_add_u64(&req, "age", (uint64_t)(age * 1000));
 	msg_add_u64(&req, "want", want);
 	snap_frame_ask_add(&req, a);
-	size_t bare = req.len;
-	if (reused && fs->token)   /* the last frame read: the daemon's token says so */
+	/* the last frame read: its token says so (a new connection's daemon asks none: harmless) */
+	if (fs->token)
 		msg_add_u64(&req, "token", fs->token);
 	bool ok = dclient_send(&fs->dc, &req, err);
 	if (!ok && reused) {   /* the daemon closed the kept connection: once more, anew */
 		dclient_close(&fs->dc);
 		reused = false;
-		req.len = bare;
-		req.buf[bare] = '\0';
 		ok = snapshot_connect(&fs->dc, err) && dclient_send(&fs->dc, &req, err);
 	}
 	double until = now_mono() + SNAPSHOT_TIMEOUT;
@@ -137,8 +135,6 @@ int frame_fetch(struct frame_source *fs, const struct snap_frame_ask *a, double 
 		if (r < 0 && reused) {   /* closed before answering: once more, anew */
 			dclient_close(&fs->dc);
 			reused = false;
-			req.len = bare;
-			req.buf[bare] = '\0';
 			ok = snapshot_connect(&fs->dc, err) && dclient_send(&fs->dc, &req, err);
 			until = now_mono() + SNAPSHOT_TIMEOUT;
 			continue;
@@ -159,9 +155,7 @@ int frame_fetch(struct frame_source *fs, const struct snap_frame_ask *a, double 
 		}
 	}
 	sb_free(&req);
-	if (!ok) {
+	if (!ok)
 		dclient_close(&fs->dc);
-		fs->token = 0;   /* a new connection has had no frame */
-	}
 	return got;
 }

@@ -11,7 +11,6 @@
 struct frame {
 	const char *bytes;        /* the frame, mapped read-only (sealed: it cannot change) */
 	size_t len;
-	uint64_t serial;          /* its view's */
 };
 
 struct frame_source;

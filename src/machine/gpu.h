@@ -300,6 +300,12 @@ struct gpu_set *gpu_set_open(struct gpu_error *err);
  * (status) does not make. */
 void gpu_open_lean(bool on);
 void gpu_set_refresh(struct gpu_set *set, unsigned what);
+/* What gpu_set_refresh leaves to the caller after a backend that fills the processes (the
+ * daemon's snapshot): each listed process of a selected GPU counted (procs_listed, and those
+ * without /proc facts: procs_unmapped), and, where what asks for containers and runtime (the
+ * caller sees a container runtime), their containers named by the caller; else none. The
+ * daemon's frames (view/frame.c) do the same for their asker, with no runtime. */
+void gpu_set_snapshot_procs(struct gpu_set *set, unsigned what, bool runtime);
 void gpu_set_free(struct gpu_set *set);
 /* issue 22 (loops): a set refreshed again and again (status -l, top, the exporter, the daemon)
  * watches its processes' exits instead of a stat of each at each refresh (proc.h:

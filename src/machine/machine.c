@@ -32,10 +32,10 @@ struct gpu_set *gpu_set_open(struct gpu_error *err)
  * command lines but not their containers (the snapshot carries none: a name is for whoever
  * may ask the runtime, and the daemon is root). Here each listed process's cgroup is read by
  * this caller and the names asked with its own rights, as a direct refresh does. */
-static void snapshot_containers(struct gpu_set *set, unsigned what)
+void gpu_set_snapshot_procs(struct gpu_set *set, unsigned what, bool runtime)
 {
 	set->procs_listed = set->procs_unmapped = 0;
-	bool ctrs = (what & REFRESH_CONTAINERS) && ctr_host_has_runtime();
+	bool ctrs = (what & REFRESH_CONTAINERS) && runtime;
 	if (ctrs && !set->cn)
 		set->cn = ctr_names_new();
 	if (ctrs)
@@ -70,7 +70,7 @@ void gpu_set_refresh(struct gpu_set *set, unsigned what)
 	/* Read after the call: a backend may have handed the set over to another (a snapshot
 	 * whose daemon stopped answering reads the machine itself from then on). */
 	if (set->backend->fills_procs && (what & REFRESH_PROCS) && !(what & REFRESH_NO_PROC_INFO))
-		snapshot_containers(set, what);
+		gpu_set_snapshot_procs(set, what, ctr_host_has_runtime());
 	if (set->backend->fills_procs || !(what & REFRESH_PROCS) || (what & REFRESH_NO_PROC_INFO))
 		return;
 	proc_cache_stats(set->pc, what & REFRESH_PROC_STATS);

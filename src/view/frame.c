@@ -33,32 +33,23 @@ static bool refuse(char *why, size_t len, const char *text)
 	return false;
 }
 
-/* What gpu_set_refresh does after a snapshot's refresh (machine.c, snapshot_containers): the
- * processes counted (the note of another PID namespace), and containers named where the asker
- * sees a runtime, by the asker: a frame only where that names none (the daemon's ids say no
- * process runs in one), refused where the asker would read cgroups itself (no ids). */
+/* What gpu_set_refresh does after a snapshot's refresh (gpu_set_snapshot_procs), for the asker:
+ * a frame only where it names no container (the daemon's ids say no process runs in one),
+ * refused where the asker would read cgroups itself (the daemon sent no ids). */
 static bool procs_seen(struct gpu_set *set, const struct snap_frame_ask *a, char *why, size_t len)
 {
 	if (!(a->what & REFRESH_PROCS) || (a->what & REFRESH_NO_PROC_INFO))
 		return true;
-	bool ctrs = (a->what & REFRESH_CONTAINERS) && (a->flags & SNAP_FRAME_RUNTIME);
-	if (ctrs && !set->ctr_ids)
-		return refuse(why, len, "the asker sees a container runtime the daemon does not");
-	set->procs_listed = set->procs_unmapped = 0;
-	for (size_t i = 0; i < set->ngpus; i++) {
-		struct gpu *g = &set->gpus[i];
-		for (size_t j = 0; j < g->nprocs; j++) {
-			struct gpu_proc *p = &g->procs[j];
-			if (ctrs && p->ctr && p->cmdline)
-				return refuse(why, len, "a process runs in a container: its name is each "
-					      "asker's to look up");
-			p->ctr = NULL;
-			if (!g->selected)
-				continue;
-			set->procs_listed++;
-			set->procs_unmapped += !p->cmdline;
-		}
+	if ((a->what & REFRESH_CONTAINERS) && (a->flags & SNAP_FRAME_RUNTIME)) {
+		if (!set->ctr_ids)
+			return refuse(why, len, "the asker sees a container runtime the daemon does not");
+		for (size_t i = 0; i < set->ngpus; i++)
+			for (size_t j = 0; j < set->gpus[i].nprocs; j++)
+				if (set->gpus[i].procs[j].ctr && set->gpus[i].procs[j].cmdline)
+					return refuse(why, len, "a process runs in a container: its name "
+						      "is each asker's to look up");
 	}
+	gpu_set_snapshot_procs(set, a->what, false);
 	return true;
 }
 
