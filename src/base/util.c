@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -167,17 +168,34 @@ bool write_all(int fd, const void *buf, size_t n)
 
 bool write_all_until(int fd, const void *buf, size_t n, bool (*stop)(void))
 {
-	const char *b = buf;
-	while (n) {
+	return write2_all_until(fd, buf, n, NULL, 0, stop);
+}
+
+bool write2_all_until(int fd, const void *a, size_t na, const void *b, size_t nb,
+		      bool (*stop)(void))
+{
+	struct iovec iov[2] = {{(void *)a, na}, {(void *)b, nb}};
+	size_t first = 0;   /* the piece not yet all out */
+	while (first < 2) {
+		if (!iov[first].iov_len) {
+			first++;
+			continue;
+		}
 		if (stop && stop())
 			return false;
-		ssize_t r = write(fd, b, n);
+		ssize_t r = writev(fd, iov + first, (int)(2 - first));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			return false;
-		b += r;
-		n -= (size_t)r;
+		for (size_t k = (size_t)r; k && first < 2;) {   /* past what went out */
+			size_t t = k < iov[first].iov_len ? k : iov[first].iov_len;
+			iov[first].iov_base = (char *)iov[first].iov_base + t;
+			iov[first].iov_len -= t;
+			k -= t;
+			if (!iov[first].iov_len)
+				first++;
+		}
 	}
 	return true;
 }

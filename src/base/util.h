@@ -110,6 +110,10 @@ bool write_all(int fd, const void *buf, size_t n);
 /* The same, but false once stop() says so (asked before each write: a signal handler's flag
  * ends a write blocked on a terminal, whether the signal cut the write short or interrupted it). */
 bool write_all_until(int fd, const void *buf, size_t n, bool (*stop)(void));
+/* The same for two pieces in one writev (a frame's head and a mapping's rest: one write, no
+ * copy); b may be empty. */
+bool write2_all_until(int fd, const void *a, size_t na, const void *b, size_t nb,
+		      bool (*stop)(void));
 
 /* A big fresh buffer about to be filled (a thousand job records decoded into an array, a file
  * read into one): the kernel maps its whole pages in one call, not a fault each as they are

@@ -104,9 +104,11 @@ static void render(struct strbuf *sb, const struct status_opts *o, const struct 
 }
 
 /* A frame the daemon laid out (lease/frame.h), as render would have made it: the same prefix,
- * the clock in the first line's last 8 columns this process's own. */
+ * the clock in the first line's last 8 columns this process's own. Piped, sb has the prefix and
+ * the first line, and *rest the mapping's bytes after it (written with it, not copied); on a
+ * terminal sb has it all, fitted. */
 static void render_frame(struct strbuf *sb, const struct status_opts *o, const struct frame *f,
-			 unsigned long iter)
+			 unsigned long iter, struct frame *rest)
 {
 	char when[16];
 	time_t t = time(NULL);
@@ -120,9 +122,12 @@ static void render_frame(struct strbuf *sb, const struct status_opts *o, const s
 	size_t head = (size_t)(nl - f->bytes) - 8;
 	sb_add(sb, f->bytes, head);
 	sb_add(sb, when, 8);
-	sb_add(sb, nl, f->len - (size_t)(nl - f->bytes));   /* one write a frame, as render's */
-	if (o->tty)
+	*rest = (struct frame){.bytes = nl, .len = f->len - (size_t)(nl - f->bytes)};
+	if (o->tty) {
+		sb_add(sb, rest->bytes, rest->len);
+		rest->len = 0;
 		table_fit_frame(sb, o->width);
+	}
 }
 
 /* The device guard (issue 25): a GPU this user may not open because the daemon's guard gives it
@@ -270,7 +275,7 @@ static int run_status(struct status_opts *o, struct cmd *c, struct frame_source 
 			o->width = term_width(STDOUT_FILENO);
 			o->rows = term_rows(STDOUT_FILENO);
 		}
-		struct frame f = {0};
+		struct frame f = {0}, rest = {0};
 		int framed = fs ? fetch_frame(o, fs, what, c->snap_age, &f) : 0;
 		if (framed < 0)
 			break;   /* stopped while it waited: the frame before stays */
@@ -284,15 +289,17 @@ static int run_status(struct status_opts *o, struct cmd *c, struct frame_source 
 		}
 		sb_reset(&sb);
 		if (framed) {
-			render_frame(&sb, o, &f, iter);
-			frame_release(&f);
+			render_frame(&sb, o, &f, iter, &rest);
 		} else {
 			refresh_view(o, set, what);
 			render(&sb, o, set, iter);
 		}
+		/* one write a frame (a piped frame from the daemon: its head and the mapping's rest) */
 		bool wrote = o->loop ? fflush(stdout) == 0 &&
-				       write_all_until(STDOUT_FILENO, sb.buf, sb.len, stopping)
+				       write2_all_until(STDOUT_FILENO, sb.buf, sb.len, rest.bytes,
+							rest.len, stopping)
 				     : fwrite(sb.buf, 1, sb.len, stdout) == sb.len && fflush(stdout) == 0;
+		frame_release(&f);
 		if (!wrote || ferror(stdout))
 			break; /* reader went away (a closed pipe): stop quietly */
 		if (!o->loop || stop_requested || (o->count && iter + 1 >= o->count))

@@ -26,6 +26,7 @@ void tap_check_str(const char *got, const char *want, const char *what, const ch
 int main(void)
 {
 	test_util();
+	test_write2();
 	test_heap();
 	test_duration();
 	test_json();

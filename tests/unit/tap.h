@@ -18,6 +18,7 @@ void test_json(void);
 void test_pci(void);
 void test_query(void);
 void test_util(void);
+void test_write2(void);
 void test_heap(void);
 void test_duration(void);
 void test_find(void);

@@ -9,7 +9,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <signal.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +26,58 @@ void test_util(void)
 		bool ok = parse_uint(u[i].in, &v);
 		CHECK(ok == u[i].ok && (!ok || v == u[i].v));
 	}
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+static bool stop_now(void)
+{
+	return true;
+}
+
+/* write2_all_until: two pieces through a pipe whose reader takes them 1,000 bytes at a time,
+ * while a 1 ms timer's signal (no SA_RESTART) cuts the blocked writev short again and again:
+ * every byte arrives once, in order. And a stop that says so writes nothing. */
+void test_write2(void)
+{
+	size_t na = 3000001, nb = 5000003;
+	char *a = xmalloc(na), *b = xmalloc(nb);
+	for (size_t i = 0; i < na + nb; i++)
+		*(i < na ? &a[i] : &b[i - na]) = (char)(i * 7 % 251);
+	int p[2];
+	CHECK(pipe(p) == 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(p[1]);
+		char buf[1000];
+		size_t at = 0;
+		bool same = true;
+		for (ssize_t r; (r = read(p[0], buf, sizeof buf)) != 0;) {
+			if (r < 0)
+				_exit(2);
+			for (ssize_t k = 0; k < r; k++, at++)
+				same &= buf[k] == (char)(at * 7 % 251);
+		}
+		_exit(same && at == na + nb ? 0 : 1);
+	}
+	close(p[0]);
+	struct sigaction sa = {.sa_handler = on_alarm}, old;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, &old);
+	struct itimerval tv = {{0, 1000}, {0, 1000}}, off = {{0, 0}, {0, 0}};
+	setitimer(ITIMER_REAL, &tv, NULL);
+	CHECK(write2_all_until(p[1], a, na, b, nb, NULL));
+	setitimer(ITIMER_REAL, &off, NULL);
+	sigaction(SIGALRM, &old, NULL);
+	CHECK(!write2_all_until(p[1], a, 1, NULL, 0, stop_now));
+	close(p[1]);
+	int st;
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	free(a);
+	free(b);
 }
 
 /* A sanitizer's allocator never grows the heap by brk: the prefaulting does nothing there. */
