@@ -10,7 +10,7 @@
 # snapshot's own round trip (one connection a refresh), each user's `list` answer byte for byte.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 108
+plan 112
 use_state
 daemon_setup
 NONVML=$TMP/no-such-libnvidia-ml.so.1
@@ -446,6 +446,40 @@ fi
 echo go >"$TMP/lgo"
 wait $lhold
 daemon_stop
+
+# A loop refused its frames (here: no daemon to ask, as after a restart) lays out the view itself
+# and asks again every 5 s (FRAME_RETRY_SECONDS, lease/frame.h): a daemon started meanwhile lays
+# out its frames from then on. One that did not answer is not asked again: each ask would hold
+# the loop up for the whole wait.
+use_machine "$MACHINES/h100x8.machine"
+"$GPUCTL" status -l 0.1 >"$TMP/rloop" 2>"$TMP/rloop.err" &
+rloop=$!
+await_line '^driver' "$TMP/rloop"
+daemon_start
+n=$(count_lines "$TMP/rloop" '^driver')
+await_count '^driver' "$TMP/rloop" $((n + 70)) 300   # 7 s at least: an ask past the next retry
+kill -TERM $rloop
+wait $rloop
+rc=$?
+daemon_stop
+frames=$(grep -o '[0-9]* frames laid out' "$DLOG" | tail -n 1 | cut -d' ' -f1)
+check "a loop without frames asks again: a daemon started meanwhile laid out its frames ($frames)" \
+	test "${frames:-0}" -ge 1
+check_eq "  the loop ended cleanly on TERM; on stderr only that the leases were not shown" "0:1:0" \
+	"$rc:$(grep -c '^gpuctl status: leases not shown: cannot reach the gpuctl daemon' "$TMP/rloop.err"):$(grep -vc '^gpuctl status: leases not shown' "$TMP/rloop.err")"
+if command -v strace >/dev/null; then
+	daemon_start
+	kill -STOP "$DAEMON"
+	strace -f -e trace=sendmsg -s 400 -o "$TMP/strace.hung" "$GPUCTL" status -l 0.25 -c 30 \
+		>"$TMP/hloop" 2>"$TMP/hloop.err"
+	kill -CONT "$DAEMON"
+	check_eq "a daemon that did not answer a frame is not asked for one again (30 refreshes, 7 s)" \
+		1 "$(grep -c 'sendmsg(.*\\nframe ' "$TMP/strace.hung")"
+	check_eq "  and the loop laid out its 30 refreshes itself" 30 "$(grep -c '^driver' "$TMP/hloop")"
+	daemon_stop
+else
+	skip "a loop does not ask a daemon that did not answer again" "no strace" 2
+fi
 
 # A second user (hostile): a flood of fresh-view requests, and an answer read by half.
 if can_switch; then

@@ -17,6 +17,7 @@
 #include "base/util.h"
 
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -269,23 +270,26 @@ static int run_status(struct status_opts *o, struct cmd *c, struct frame_source 
 		o->cache = table_cache_new();
 	struct timespec next;
 	clock_gettime(CLOCK_MONOTONIC, &next);
-	int rc = EXIT_OK;
+	int rc = EXIT_OK, framed = 0;
+	double frames_again = 0;   /* a refused loop asks for frames again from then (monotonic) */
 	for (unsigned long iter = 0;; iter++) {
 		if (o->mode == M_TABLE && o->loop && o->tty) { /* the terminal may have been resized */
 			o->width = term_width(STDOUT_FILENO);
 			o->rows = term_rows(STDOUT_FILENO);
 		}
 		struct frame f = {0}, rest = {0};
-		int framed = fs ? fetch_frame(o, fs, what, c->snap_age, &f) : 0;
+		framed = fs && now_mono() >= frames_again ? fetch_frame(o, fs, what, c->snap_age, &f) : 0;
 		if (framed < 0)
 			break;   /* stopped while it waited: the frame before stays */
-		if (fs && !framed) {   /* the view laid out here from now on */
-			frame_source_free(fs);
-			fs = NULL;
-			if ((rc = cmd_open(c)) != EXIT_OK)
-				break;
-			set = c->set;
-			gpu_set_watch_exits(set, 2);
+		if (fs && !framed) {   /* laid out here; the daemon asked again a while later */
+			frames_again = frame_source_settled(fs) ? INFINITY
+								: now_mono() + FRAME_RETRY_SECONDS;
+			if (!set) {
+				if ((rc = cmd_open(c)) != EXIT_OK)
+					break;
+				set = c->set;
+				gpu_set_watch_exits(set, 2);
+			}
 		}
 		sb_reset(&sb);
 		if (framed) {
@@ -325,7 +329,7 @@ static int run_status(struct status_opts *o, struct cmd *c, struct frame_source 
 	table_cache_free(o->cache);
 	o->cache = NULL;
 	frame_source_free(fs);
-	if (!set)   /* every frame the daemon's: no GPU was lost (it lays out none then) */
+	if (!set || framed > 0)   /* the last frame the daemon's: no GPU lost (it lays out none then) */
 		return rc;
 	report_lost(set, o->mode == M_CSV && (what & REFRESH_PROCS));
 	for (size_t i = 0; i < set->ngpus; i++)

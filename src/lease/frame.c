@@ -1,7 +1,8 @@
 /* frame.c: the client of the daemon's frames (frame.h). One connection kept across a loop's
  * refreshes, as the snapshot's; an answer is one message with the frame's sealed memfd, which is
  * checked (its size as said, its seals against writes and shrinking) and mapped. Anything else
- * is no frame, and the caller lays out the view itself. */
+ * is no frame, and the caller lays out the view itself: for a while after a refusal (the
+ * daemon's answer, or no daemon to connect to), for good after no answer or one not read. */
 #include "lease/frame.h"
 #include "lease/client.h"
 #include "lease/snapshot.h"
@@ -21,6 +22,7 @@ struct frame_source {
 	struct dclient dc;
 	double made;              /* monotonic: when the last frame's view was made (0: none yet) */
 	uint64_t token;           /* the last frame's, said in the next ask (0: none) */
+	bool settled;             /* no frame to ask again for: see frame_source_settled */
 };
 
 struct frame_source *frame_source_new(void)
@@ -36,6 +38,11 @@ void frame_source_free(struct frame_source *fs)
 		return;
 	dclient_close(&fs->dc);
 	free(fs);
+}
+
+bool frame_source_settled(const struct frame_source *fs)
+{
+	return fs->settled;
 }
 
 void frame_release(struct frame *f)
@@ -144,11 +151,13 @@ int frame_fetch(struct frame_source *fs, const struct snap_frame_ask *a, double 
 			snprintf(err->msg, sizeof err->msg, "the gpuctl daemon (pid %d) sent no frame "
 				 "within %.1f s", (int)fs->dc.daemon_pid, SNAPSHOT_TIMEOUT);
 			ok = false;
+			fs->settled = true;
 		} else if (r < 0) {
 			ok = false;
 		} else {
 			ok = take(&m, fds, nfds, f, &fs->made, &fs->token, err);
 			got = ok;
+			fs->settled = !ok && strcmp(msg_verb(&m), "error");
 			for (size_t i = 0; i < nfds; i++)
 				close(fds[i]);
 			msg_free(&m);

@@ -2,7 +2,10 @@
  * Ten users' `status -l` loops then cost the daemon one decoding and one layout a view, and
  * each loop a request, a mapped memfd and a write: not the decoding and layout of the whole
  * view each. Where the daemon does not lay one out (it refuses, says why, or does not answer),
- * the loop lays out the view itself from then on, as without frames (lease/snapshot.h). */
+ * the loop lays out the view itself, as without frames (lease/snapshot.h); after a refusal it
+ * asks again every FRAME_RETRY_SECONDS (a lost GPU, a user's share of the daemon's CPU spent,
+ * a daemon restarted: each passes), after no answer or one it does not read never again (a
+ * hung daemon would hold up each such ask for SNAPSHOT_TIMEOUT). */
 #ifndef GPUCTL_LEASE_FRAME_H
 #define GPUCTL_LEASE_FRAME_H
 
@@ -23,5 +26,9 @@ void frame_source_free(struct frame_source *fs);
 int frame_fetch(struct frame_source *fs, const struct snap_frame_ask *a, double max_age,
 		struct frame *f, struct gpu_error *err);
 void frame_release(struct frame *f);
+/* Whether a refused loop stops asking: the last fetch had no answer, or one not read. */
+bool frame_source_settled(const struct frame_source *fs);
+
+#define FRAME_RETRY_SECONDS 5.0
 
 #endif
