@@ -3,7 +3,8 @@
 # 1,000 processes are real live processes (bench/spawn.c), a daemon serving it.
 # - A one-shot `status --json` served a fresh view (one the daemon already made: the bound,
 #   GPUCTL_SNAPSHOT_AGE, is 60 s here), against bench/floor.c's status floor, interleaved rounds,
-#   the median of the per-round CPU ratios (target: at most 0.5). Beside it: the same with the
+#   the median of the per-round CPU ratios (target: at most 0.5); the table, its frame laid out
+#   by the daemon (lease/frame.h), beside it. And the same with the
 #   one-shot's own bound (a refresh made for it, the daemon's CPU not counted: what the user
 #   waits for and pays) and the daemon's CPU per such refresh.
 # - Ten `status -l 1` loops of one user each at once, started at random moments of a second (as
@@ -32,12 +33,13 @@ dcpu() { awk '{ printf "%.3f", $1 / 1e6 }' "/proc/$daemon/schedstat"; }   # ms o
 
 # ---- one-shot, a fresh view ----
 GPUCTL_SNAPSHOT_AGE=60 "$B/gpuctl" status --json >/dev/null   # the view, made once
-GPUCTL_SNAPSHOT_AGE=60 measure -n "${ROUNDS:-21}" -r snap:floor -r direct:floor \
+GPUCTL_SNAPSHOT_AGE=60 measure -n "${ROUNDS:-21}" -r snap:floor -r direct:floor -r table:floor \
 	floor "$B/bench-floor" status -- snap "$B/gpuctl" status --json \
-	-- direct env GPUCTL_SNAPSHOT=0 "$B/gpuctl" status --json
+	-- direct env GPUCTL_SNAPSHOT=0 "$B/gpuctl" status --json -- table "$B/gpuctl" status
 echo "16 GPUs x 1,000 live processes, a daemon serving; floor CPU (wall) ms: ${M_cpu[floor]} (${M_wall[floor]})"
 row "status --json, a fresh view: CPU / floor" "${R_cpu[snap]} (${M_cpu[snap]} ms; wall ${R_wall[snap]})" "<= 0.5" "$(le "${R_cpu[snap]}" 0.5)"
 row "  the same reading the machine itself" "${R_cpu[direct]} (${M_cpu[direct]} ms, env included)" "" -
+row "status (the table), the daemon's frame: CPU / floor" "${R_cpu[table]} (${M_cpu[table]} ms; wall ${R_wall[table]})" "" -
 d0=$(dcpu)
 measure -n "${ROUNDS:-21}" -r own:floor floor "$B/bench-floor" status -- own "$B/gpuctl" status --json
 d1=$(dcpu)

@@ -10,7 +10,7 @@
 # snapshot's own round trip (one connection a refresh), each user's `list` answer byte for byte.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 112
+plan 120
 use_state
 daemon_setup
 NONVML=$TMP/no-such-libnvidia-ml.so.1
@@ -38,7 +38,25 @@ for m in h100x8 a100-mig workstation-mixed h200-mig; do
 				"$(diff "$TMP/direct" "$TMP/snap" | head -8)" "$(head -3 "$TMP/snap.err")"
 		fi
 	done
+	# The table one-shot on a terminal (a pty 90 columns wide): not redrawn nor cut to the
+	# terminal's rows as a loop's, the same as read directly.
+	for how in direct frame; do
+		env=GPUCTL_SNAPSHOT=0
+		[ $how = frame ] && env=GPUCTL_NVML_LIBRARY=$NONVML
+		SHELL=/bin/sh timeout 60 script -qec "stty cols 90 rows 12; env $env $GPUCTL status" /dev/null >"$TMP/pty.$how" 2>&1
+		sed -Ei '1s/ [0-9]{2}:[0-9]{2}:[0-9]{2}\r?$//' "$TMP/pty.$how"
+	done
+	if [ -s "$TMP/pty.frame" ] && cmp -s "$TMP/pty.direct" "$TMP/pty.frame"; then
+		ok "$m: gpuctl status on a terminal via the daemon's frame is the direct output"
+	else
+		not_ok "$m: gpuctl status on a terminal via the daemon's frame is the direct output" \
+			"$(diff "$TMP/pty.direct" "$TMP/pty.frame" | head -6 | cat -A)"
+	fi
 	daemon_stop
+	# the table's one-shots were the daemon's frames (the other forms decode the view)
+	frames=$(grep -o '[0-9]* frames laid out' "$DLOG" | tail -n 1 | cut -d' ' -f1)
+	check "$m: the daemon laid out the one-shot tables, piped and on the terminal ($frames)" \
+		test "${frames:-0}" -ge 2
 done
 
 # Table loops (issue 22): their frames laid out by the daemon (machine/snap.h), each what the loop

@@ -105,9 +105,9 @@ static void render(struct strbuf *sb, const struct status_opts *o, const struct 
 }
 
 /* A frame the daemon laid out (lease/frame.h), as render would have made it: the same prefix,
- * the clock in the first line's last 8 columns this process's own. Piped, sb has the prefix and
- * the first line, and *rest the mapping's bytes after it (written with it, not copied); on a
- * terminal sb has it all, fitted. */
+ * the clock in the first line's last 8 columns this process's own. sb has the prefix and the
+ * first line, and *rest the mapping's bytes after it (written with it, not copied); for a loop
+ * on a terminal sb has it all, fitted. */
 static void render_frame(struct strbuf *sb, const struct status_opts *o, const struct frame *f,
 			 unsigned long iter, struct frame *rest)
 {
@@ -115,7 +115,8 @@ static void render_frame(struct strbuf *sb, const struct status_opts *o, const s
 	time_t t = time(NULL);
 	struct tm tm;
 	strftime(when, sizeof when, "%H:%M:%S", localtime_r(&t, &tm));
-	if (o->tty)
+	bool redraw = o->loop && o->tty;   /* a loop on a terminal: redrawn in place, fitted */
+	if (redraw)
 		sb_adds(sb, iter == 0 ? "\033[?25l\033[H\033[2J" : "\033[H");
 	else if (iter)
 		sb_addc(sb, '\n');
@@ -124,7 +125,7 @@ static void render_frame(struct strbuf *sb, const struct status_opts *o, const s
 	sb_add(sb, f->bytes, head);
 	sb_add(sb, when, 8);
 	*rest = (struct frame){.bytes = nl, .len = f->len - (size_t)(nl - f->bytes)};
-	if (o->tty) {
+	if (redraw) {
 		sb_add(sb, rest->bytes, rest->len);
 		rest->len = 0;
 		table_fit_frame(sb, o->width);
@@ -208,8 +209,8 @@ static bool stopping(void)
 	return stop_requested;
 }
 
-/* A table loop's frame from the daemon (lease/frame.h): 1 with *f, 0 none (the view is laid
- * out here from now on), -1 the loop was stopped while it waited. */
+/* The table's frame from the daemon (lease/frame.h): 1 with *f, 0 none (the view is laid
+ * out here: a loop asks again later), -1 the loop was stopped while it waited. */
 static int fetch_frame(const struct status_opts *o, struct frame_source *fs, unsigned what,
 		       double max_age, struct frame *f)
 {
@@ -299,7 +300,7 @@ static int run_status(struct status_opts *o, struct cmd *c, struct frame_source 
 			render(&sb, o, set, iter);
 		}
 		/* one write a frame (a piped frame from the daemon: its head and the mapping's rest) */
-		bool wrote = o->loop ? fflush(stdout) == 0 &&
+		bool wrote = o->loop || rest.len ? fflush(stdout) == 0 &&
 				       write2_all_until(STDOUT_FILENO, sb.buf, sb.len, rest.bytes,
 							rest.len, stopping)
 				     : fwrite(sb.buf, 1, sb.len, stdout) == sb.len && fflush(stdout) == 0;
@@ -461,10 +462,11 @@ static int status(struct cmd *c)
 	 * compute_cap field): the GPUs are opened without those three calls each */
 	gpu_open_lean(!(o.query && query_needs_cc(o.query)));
 	c->snap_leases = o.mode != M_CSV && o.mode != M_LIST; /* issue 22: one round trip a refresh */
-	/* A table loop asks the daemon for its frames laid out (lease/frame.h), the GPUs opened
-	 * only if it will not; not for some GPUs (-g). */
+	/* The table asks the daemon for its frame laid out (lease/frame.h), a loop for each: the
+	 * GPUs opened only if it will not; not for some GPUs (-g). Ten users' `watch gpuctl status`
+	 * or `status -l` then cost one layout a view. */
 	struct frame_source *fs = NULL;
-	if (rc == EXIT_OK && o.mode == M_TABLE && o.loop && c->snap && !ids && snapshot_wanted())
+	if (rc == EXIT_OK && o.mode == M_TABLE && c->snap && !ids && snapshot_wanted())
 		fs = frame_source_new();
 	if (rc == EXIT_OK && !fs)
 		rc = cmd_open(c);

@@ -1,11 +1,12 @@
-/* frame.h: a table loop's frames laid out by the daemon (issue 22; the ask: machine/snap.h).
- * Ten users' `status -l` loops then cost the daemon one decoding and one layout a view, and
- * each loop a request, a mapped memfd and a write: not the decoding and layout of the whole
- * view each. Where the daemon does not lay one out (it refuses, says why, or does not answer),
- * the loop lays out the view itself, as without frames (lease/snapshot.h); after a refusal it
- * asks again every FRAME_RETRY_SECONDS (a lost GPU, a user's share of the daemon's CPU spent,
- * a daemon restarted: each passes), after no answer or one it does not read never again (a
- * hung daemon would hold up each such ask for SNAPSHOT_TIMEOUT). */
+/* frame.h: the table laid out by the daemon, a one-shot's and each refresh of a loop's (issue 22;
+ * the ask: machine/snap.h). Ten users' `status -l` loops or `watch gpuctl status` then cost the
+ * daemon one decoding and one layout a view, and each command a request, a mapped memfd and a
+ * write: not the decoding and layout of the whole view each. Where the daemon does not lay one
+ * out (it refuses, says why, or does not answer), the command lays out the view itself, as
+ * without frames (lease/snapshot.h); a loop asks again every FRAME_RETRY_SECONDS after a refusal
+ * (a lost GPU, a user's share of the daemon's CPU spent, a daemon restarted: each passes), after
+ * no answer or one it does not read never again (a hung daemon would hold up each such ask for
+ * SNAPSHOT_TIMEOUT). */
 #ifndef GPUCTL_LEASE_FRAME_H
 #define GPUCTL_LEASE_FRAME_H
 
