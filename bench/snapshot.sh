@@ -15,7 +15,8 @@
 #   loop reading the machine itself (no daemon's view), for scale. And the steady state: the
 #   same loops run for twice the refreshes, the difference per refresh (start-up and first view
 #   cancel out, and the harness with them): what ten users' loops that run for minutes cost.
-# ROUNDS (default 21) and ROUNDS_LOOPS (default 3) override the numbers of rounds.
+# ROUNDS (default 21) and ROUNDS_LOOPS (default 5: a round of ten loops moves by a tenth and
+# more with the daemon's refreshes, and a median of three with it) override the numbers of rounds.
 . "$(dirname "$0")/lib.sh"
 
 echo "== gpuctl snapshot bench: $(machine_line); load average $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -72,7 +73,7 @@ loops() {
 	echo "${M_cpu[run]} $(calc "$d1 - $d0")"
 }
 ratios=() ones=() tens=() directs=() steadies=()
-for ((r = 0; r < ${ROUNDS_LOOPS:-3}; r++)); do
+for ((r = 0; r < ${ROUNDS_LOOPS:-5}; r++)); do
 	read -r c1 dd1 < <(loops 1)
 	read -r h1 _ < <(loops 1 empty)
 	read -r c10 dd10 < <(loops 10)
