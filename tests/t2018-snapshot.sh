@@ -10,11 +10,14 @@
 # snapshot's own round trip (one connection a refresh), each user's `list` answer byte for byte.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 120
+plan 129
 use_state
 daemon_setup
 NONVML=$TMP/no-such-libnvidia-ml.so.1
 direct() { GPUCTL_SNAPSHOT=0 "$GPUCTL" "$@"; }
+# frames_since LINE: the frames laid out by the daemon that stopped after line LINE of its log
+# (a daemon never asked for a view logs no count: none, not an earlier daemon's)
+frames_since() { tail -n +$(($1 + 1)) "$DLOG" | grep -o '[0-9]* frames laid out' | tail -n 1 | cut -d' ' -f1; }
 viasnap() { GPUCTL_NVML_LIBRARY=$NONVML "$GPUCTL" "$@"; }
 QGPU=index,name,uuid,pci.bus_id,serial,vbios_version,memory.total,memory.used,memory.reserved,utilization.gpu,temperature.gpu,power.draw,power.limit,fan.speed,clocks.sm,clocks.mem,pstate,compute_mode,persistence_mode,ecc.mode.current,ecc.errors.uncorrected.volatile.total,mig.mode.current,pcie.link.gen.current,clocks_event_reasons.active
 QAPPS=pid,process_name,used_memory,gpu_uuid,gpu_bus_id
@@ -25,6 +28,7 @@ forms=("status" "status --json" "status --json --details" "status -L"
 # Each stand-in machine: every form through the snapshot is the direct output, byte for byte.
 for m in h100x8 a100-mig workstation-mixed h200-mig; do
 	use_machine "$MACHINES/$m.machine"
+	from=$(wc -l <"$DLOG")
 	daemon_start
 	for f in "${forms[@]}"; do
 		direct $f >"$TMP/direct" 2>"$TMP/direct.err"; drc=$?
@@ -54,7 +58,7 @@ for m in h100x8 a100-mig workstation-mixed h200-mig; do
 	fi
 	daemon_stop
 	# the table's one-shots were the daemon's frames (the other forms decode the view)
-	frames=$(grep -o '[0-9]* frames laid out' "$DLOG" | tail -n 1 | cut -d' ' -f1)
+	frames=$(frames_since "$from")
 	check "$m: the daemon laid out the one-shot tables, piped and on the terminal ($frames)" \
 		test "${frames:-0}" -ge 2
 done
@@ -62,13 +66,14 @@ done
 # Table loops (issue 22): their frames laid out by the daemon (machine/snap.h), each what the loop
 # lays out reading the machine itself, byte for byte but for the clocks: piped, as wide as
 # COLUMNS says, coloured, without processes. The daemon's log counts the frames it laid out;
-# with a GPU lost it lays out none (the loop reports it, and exits 14), and the loop lays out
-# the view itself, the same as ever.
+# with a GPU lost it lays out none (the loop reports it, and exits 5), and the loop lays out
+# the view itself, the same as ever. A one-shot's table likewise.
 awk '/^\[gpu\]/{g++} {print} /^\[gpu\]/ && g==3 {print "fail.nvmlDeviceGetMemoryInfo = GPU_IS_LOST"}' "$MACHINES/h100x8.machine" >"$TMP/lost.machine"
 loops=("status -l 0.2 -c 2" "72 status -l 0.2 -c 2" "100 status -l 0.2 -c 2 --color=always"
-	"status -l 0.2 -c 2 --no-processes")
+	"status -l 0.2 -c 2 --no-processes" "status")
 for m in h100x8 a100-mig workstation-mixed h200-mig lost; do
 	use_machine "$( [ $m = lost ] && echo "$TMP/lost.machine" || echo "$MACHINES/$m.machine")"
+	from=$(wc -l <"$DLOG")
 	daemon_start
 	for f in "${loops[@]}"; do
 		cols=
@@ -85,7 +90,7 @@ for m in h100x8 a100-mig workstation-mixed h200-mig lost; do
 		fi
 	done
 	daemon_stop
-	frames=$(grep -o '[0-9]* frames laid out' "$DLOG" | tail -n 1 | cut -d' ' -f1)
+	frames=$(frames_since "$from")
 	if [ $m = lost ]; then
 		check_eq "$m: a GPU lost: no frame laid out, the loops laid out the view" 0 "${frames:-none}"
 	else
@@ -473,6 +478,7 @@ use_machine "$MACHINES/h100x8.machine"
 "$GPUCTL" status -l 0.1 >"$TMP/rloop" 2>"$TMP/rloop.err" &
 rloop=$!
 await_line '^driver' "$TMP/rloop"
+from=$(wc -l <"$DLOG")
 daemon_start
 n=$(count_lines "$TMP/rloop" '^driver')
 await_count '^driver' "$TMP/rloop" $((n + 70)) 300   # 7 s at least: an ask past the next retry
@@ -480,7 +486,7 @@ kill -TERM $rloop
 wait $rloop
 rc=$?
 daemon_stop
-frames=$(grep -o '[0-9]* frames laid out' "$DLOG" | tail -n 1 | cut -d' ' -f1)
+frames=$(frames_since "$from")
 check "a loop without frames asks again: a daemon started meanwhile laid out its frames ($frames)" \
 	test "${frames:-0}" -ge 1
 check_eq "  the loop ended cleanly on TERM; on stderr only that the leases were not shown" "0:1:0" \
@@ -494,10 +500,36 @@ if command -v strace >/dev/null; then
 	check_eq "a daemon that did not answer a frame is not asked for one again (30 refreshes, 7 s)" \
 		1 "$(grep -c 'sendmsg(.*\\nframe ' "$TMP/strace.hung")"
 	check_eq "  and the loop laid out its 30 refreshes itself" 30 "$(grep -c '^driver' "$TMP/hloop")"
+	kill -STOP "$DAEMON"
+	strace -f -e trace=sendmsg -s 400 -o "$TMP/strace.hung1" "$GPUCTL" status >"$TMP/hone" 2>"$TMP/hone.err"
+	rc=$?
+	kill -CONT "$DAEMON"
+	check_eq "a one-shot whose frame had no answer reads the machine at once: one view asked for, exit 0" \
+		"1:0" "$(grep -c 'sendmsg(.*"snapshot\\n' "$TMP/strace.hung1"):$rc"
 	daemon_stop
+	# A one-shot without a daemon (its frame refused: none to ask) watches no process's exit
+	# with a pidfd: that is a loop's way to know a command line read before is still good.
+	strace -f -e trace=pidfd_open -o "$TMP/strace.pidfd" "$GPUCTL" status >/dev/null 2>&1
+	check_eq "a one-shot laying out the view itself opens no pidfd (a loop's exit watch)" 0 \
+		"$(grep -c '^[0-9]* *pidfd_open(' "$TMP/strace.pidfd")"
 else
-	skip "a loop does not ask a daemon that did not answer again" "no strace" 2
+	skip "a loop does not ask a daemon that did not answer again" "no strace" 4
 fi
+
+# In another time zone the daemon lays out no frame (the clock's zone is the asker's): the table
+# laid out here is the direct one all the same.
+daemon_start
+TZ=Asia/Kolkata direct status >"$TMP/direct" 2>"$TMP/direct.err"; drc=$?
+TZ=Asia/Kolkata viasnap status >"$TMP/snap" 2>"$TMP/snap.err"; src=$?
+sed -Ei '1s/ [0-9]{2}:[0-9]{2}:[0-9]{2}$//' "$TMP/direct" "$TMP/snap"
+if [ "$drc" = "$src" ] && [ -s "$TMP/snap" ] && cmp -s "$TMP/direct" "$TMP/snap" &&
+	cmp -s "$TMP/direct.err" "$TMP/snap.err"; then
+	ok "another time zone: the one-shot table (its frame refused) is the direct output (exit $drc)"
+else
+	not_ok "another time zone: the one-shot table (its frame refused) is the direct output" \
+		"exit $drc / $src" "$(diff "$TMP/direct" "$TMP/snap" | head -8)"
+fi
+daemon_stop
 
 # A second user (hostile): a flood of fresh-view requests, and an answer read by half.
 if can_switch; then
@@ -520,6 +552,14 @@ if can_switch; then
 	check_eq "frames asked for and left unread: one a connection, then refused" "frames 1 refused 3" "$(cat "$TMP/unread")"
 	python3 "$ROOT/tests/helper/snap_flood.py" frames "$GPUCTL_SOCKET" 86 >"$TMP/frames" 2>&1
 	check_grep "and root's layout of the same view is laid out" '^86 frame sealed [0-9]+$' "$TMP/frames"
+	# Layouts made for leases gone are closed: a user asking 4 layouts under each of 10 leases
+	# in turn (each lease another list, so 4 new layouts) leaves the daemon 4 open, not 40.
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		as_nobody "$GPUCTL" run -q -n 1 --ignore-usage -- python3 "$ROOT/tests/helper/snap_flood.py" \
+			frames "$GPUCTL_SOCKET" 70 71 72 73 >>"$TMP/relay" 2>&1
+	done
+	check_eq "layouts of leases gone are closed: the daemon holds the last 4 (40 laid out)" \
+		"40:4" "$(grep -c ' frame sealed ' "$TMP/relay"):$(ls -l /proc/"$DAEMON"/fd | grep -c 'memfd:gpuctl-frame')"
 	direct status --query-compute-apps=$QAPPS --format=csv >"$TMP/direct"
 	mkfifo "$TMP/hold" "$TMP/hold2"
 	as_nobody python3 "$ROOT/tests/helper/snap_flood.py" flood "$GPUCTL_SOCKET" 8 <"$TMP/hold" >"$TMP/flood" 2>&1 &
@@ -553,5 +593,5 @@ if can_switch; then
 	daemon_stop
 	check_eq "the daemon stopped cleanly" 0 "$(grep -c 'AddressSanitizer\|runtime error' "$DLOG")"
 else
-	skip "a second user's flood and half-read" "needs root and setpriv to act as a second user" 11
+	skip "a second user's flood and half-read" "needs root and setpriv to act as a second user" 12
 fi

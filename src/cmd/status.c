@@ -279,18 +279,23 @@ static int run_status(struct status_opts *o, struct cmd *c, struct frame_source 
 			o->rows = term_rows(STDOUT_FILENO);
 		}
 		struct frame f = {0}, rest = {0};
-		framed = fs && now_mono() >= frames_again ? fetch_frame(o, fs, what, c->snap_age, &f) : 0;
+		bool asked = fs && now_mono() >= frames_again;
+		framed = asked ? fetch_frame(o, fs, what, c->snap_age, &f) : 0;
 		if (framed < 0)
 			break;   /* stopped while it waited: the frame before stays */
-		if (fs && !framed) {   /* laid out here; the daemon asked again a while later */
+		if (asked && !framed)   /* laid out here; the daemon asked again a while later */
 			frames_again = frame_source_settled(fs) ? INFINITY
 								: now_mono() + FRAME_RETRY_SECONDS;
-			if (!set) {
-				if ((rc = cmd_open(c)) != EXIT_OK)
-					break;
-				set = c->set;
+		if (fs && !framed && !set) {
+			/* a daemon that did not answer the frame in time would not answer the view's
+			 * ask either: the machine read here at once, not after a second wait */
+			if (frame_source_hung(fs))
+				c->snap = false;
+			if ((rc = cmd_open(c)) != EXIT_OK)
+				break;
+			set = c->set;
+			if (o->loop)
 				gpu_set_watch_exits(set, 2);
-			}
 		}
 		sb_reset(&sb);
 		if (framed) {

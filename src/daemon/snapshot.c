@@ -340,12 +340,22 @@ static const struct snap_frame *frame_of(struct daemon *d, struct snap_view *v, 
 	uint64_t fp;
 	const struct strbuf *list = list_public(d, &nlist, &fp);
 	long long sec = (long long)(queue_realtime_ns() / 1000000000ULL);
+	/* Older leases' layouts are never sent again: closed here, or a user changing the leases
+	 * (a lease a second) between asks would keep a memfd open in the daemon for each. */
+	size_t kept = 0;
+	for (size_t i = 0; i < v->nframes; i++) {
+		if (v->frames[i].list_fp == fp)
+			v->frames[kept++] = v->frames[i];
+		else if (v->frames[i].fd >= 0)
+			close(v->frames[i].fd);
+	}
+	v->nframes = kept;
 	unsigned mine = 0;
 	struct snap_frame *f = NULL;
 	for (size_t i = 0; i < v->nframes; i++) {
 		struct snap_frame *e = &v->frames[i];
-		mine += e->uid == u->uid && e->list_fp == fp;   /* older leases' layouts: gone */
-		if (!same_ask(&e->ask, a) || e->list_fp != fp)
+		mine += e->uid == u->uid;
+		if (!same_ask(&e->ask, a))
 			continue;
 		if (e->sec < 0 || e->sec == sec)
 			return e;

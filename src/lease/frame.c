@@ -23,6 +23,7 @@ struct frame_source {
 	double made;              /* monotonic: when the last frame's view was made (0: none yet) */
 	uint64_t token;           /* the last frame's, said in the next ask (0: none) */
 	bool settled;             /* no frame to ask again for: see frame_source_settled */
+	bool hung;                /* the last ask had no answer in time */
 };
 
 struct frame_source *frame_source_new(void)
@@ -43,6 +44,11 @@ void frame_source_free(struct frame_source *fs)
 bool frame_source_settled(const struct frame_source *fs)
 {
 	return fs->settled;
+}
+
+bool frame_source_hung(const struct frame_source *fs)
+{
+	return fs->hung;
 }
 
 void frame_release(struct frame *f)
@@ -99,6 +105,7 @@ int frame_fetch(struct frame_source *fs, const struct snap_frame_ask *a, double 
 		struct frame *f, struct gpu_error *err)
 {
 	*f = (struct frame){0};
+	fs->hung = false;
 	bool reused = fs->dc.fd >= 0;
 	if (!reused && !snapshot_connect(&fs->dc, err))
 		return 0;
@@ -151,7 +158,7 @@ int frame_fetch(struct frame_source *fs, const struct snap_frame_ask *a, double 
 			snprintf(err->msg, sizeof err->msg, "the gpuctl daemon (pid %d) sent no frame "
 				 "within %.1f s", (int)fs->dc.daemon_pid, SNAPSHOT_TIMEOUT);
 			ok = false;
-			fs->settled = true;
+			fs->settled = fs->hung = true;
 		} else if (r < 0) {
 			ok = false;
 		} else {

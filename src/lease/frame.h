@@ -29,6 +29,8 @@ int frame_fetch(struct frame_source *fs, const struct snap_frame_ask *a, double 
 void frame_release(struct frame *f);
 /* Whether a refused loop stops asking: the last fetch had no answer, or one not read. */
 bool frame_source_settled(const struct frame_source *fs);
+/* Whether the daemon did not answer the last ask in time (SNAPSHOT_TIMEOUT): read the machine. */
+bool frame_source_hung(const struct frame_source *fs);
 
 #define FRAME_RETRY_SECONDS 5.0
 
