@@ -10,7 +10,7 @@
 # snapshot's own round trip (one connection a refresh), each user's `list` answer byte for byte.
 . "$(dirname "$0")/lib/lib.sh"
 . "$ROOT/tests/lib/daemon.sh"
-plan 129
+plan 130
 use_state
 daemon_setup
 NONVML=$TMP/no-such-libnvidia-ml.so.1
@@ -520,6 +520,7 @@ fi
 
 # In another time zone the daemon lays out no frame (the clock's zone is the asker's): the table
 # laid out here is the direct one all the same.
+from=$(wc -l <"$DLOG")
 daemon_start
 TZ=Asia/Kolkata direct status >"$TMP/direct" 2>"$TMP/direct.err"; drc=$?
 TZ=Asia/Kolkata viasnap status >"$TMP/snap" 2>"$TMP/snap.err"; src=$?
@@ -532,6 +533,7 @@ else
 		"exit $drc / $src" "$(diff "$TMP/direct" "$TMP/snap" | head -8)"
 fi
 daemon_stop
+check_eq "  and the daemon laid out no frame for it" 0 "$(frames_since "$from")"
 
 # A second user (hostile): a flood of fresh-view requests, and an answer read by half.
 if can_switch; then

@@ -287,9 +287,11 @@ static int run_status(struct status_opts *o, struct cmd *c, struct frame_source 
 			frames_again = frame_source_settled(fs) ? INFINITY
 								: now_mono() + FRAME_RETRY_SECONDS;
 		if (fs && !framed && !set) {
-			/* a daemon that did not answer the frame in time would not answer the view's
-			 * ask either: the machine read here at once, not after a second wait */
-			if (frame_source_hung(fs))
+			/* A one-shot whose frame had no answer in time reads the machine at once, as it
+			 * did when its view's ask had none (one wait, not two). A loop asks for the view:
+			 * a daemon busy for a moment serves it again, where reading the machine here
+			 * would be for the rest of the loop (and fail where the client has no NVML). */
+			if (frame_source_hung(fs) && !o->loop)
 				c->snap = false;
 			if ((rc = cmd_open(c)) != EXIT_OK)
 				break;
