@@ -109,28 +109,14 @@ int frame_fetch(struct frame_source *fs, const struct snap_frame_ask *a, double 
 	bool reused = fs->dc.fd >= 0;
 	if (!reused && !snapshot_connect(&fs->dc, err))
 		return 0;
-	/* under the held view's age, as a snapshot's refresh asks (lease/snapshot.c) */
-	double age = max_age < 60 ? max_age : 60, since = now_mono() - fs->made - 0.002;
-	if (fs->made > 0 && since < age)
-		age = since > 0 ? since : 0;
-	unsigned want = a->what & ~(unsigned)(REFRESH_COMPUTE_NAMES | REFRESH_NO_PROC_INFO);
-	if (want & REFRESH_CONTAINERS)   /* the daemon's are ids (snapshot.c) */
-		want = (want & ~(unsigned)REFRESH_CONTAINERS) | REFRESH_CONTAINER_IDS;
 	struct strbuf req = {0};
-	msg_begin(&req, "snapshot");
-	msg_add_u64(&req, "id", 1);
-	msg_add_u64(&req, "age", (uint64_t)(age * 1000));
-	msg_add_u64(&req, "want", want);
+	snapshot_ask_begin(&req, a->what & ~(unsigned)(REFRESH_COMPUTE_NAMES | REFRESH_NO_PROC_INFO),
+			   snapshot_ask_age(max_age, fs->made));
 	snap_frame_ask_add(&req, a);
 	/* the last frame read: its token says so (a new connection's daemon asks none: harmless) */
 	if (fs->token)
 		msg_add_u64(&req, "token", fs->token);
-	bool ok = dclient_send(&fs->dc, &req, err);
-	if (!ok && reused) {   /* the daemon closed the kept connection: once more, anew */
-		dclient_close(&fs->dc);
-		reused = false;
-		ok = snapshot_connect(&fs->dc, err) && dclient_send(&fs->dc, &req, err);
-	}
+	bool ok = snapshot_send(&fs->dc, &reused, &req, err);
 	double until = now_mono() + SNAPSHOT_TIMEOUT;
 	int got = 0;
 	while (ok && !got) {

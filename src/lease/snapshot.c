@@ -157,6 +157,42 @@ bool snapshot_connect(struct dclient *dc, struct gpu_error *err)
 	return true;
 }
 
+double snapshot_ask_age(double max_age, double made)
+{
+	/* Under the age the held view has now (its answer said how old it was), so the daemon
+	 * serves a newer one or makes one, and each period shows a view made since the last.
+	 * Asked at the period itself, the view made during the last ask (a refresh it forced) was
+	 * a little younger than the period at the next, and served again: the same view every
+	 * other period. */
+	double age = max_age, since = now_mono() - made - 0.002;
+	if (made > 0 && since < age)
+		age = since;
+	return age > 0 ? age : 0;
+}
+
+void snapshot_ask_begin(struct strbuf *req, unsigned what, double age)
+{
+	msg_begin(req, "snapshot");
+	msg_add_u64(req, "id", 1);
+	msg_add_u64(req, "age", (uint64_t)((age < 60 ? age : 60) * 1000));
+	/* containers (issue 28): their ids the daemon's (read once per process), their names
+	 * this caller's own (machine.c); issue 22 */
+	if (what & REFRESH_CONTAINERS)
+		what = (what & ~(unsigned)REFRESH_CONTAINERS) | REFRESH_CONTAINER_IDS;
+	msg_add_u64(req, "want", what);
+}
+
+bool snapshot_send(struct dclient *dc, bool *reused, const struct strbuf *req, struct gpu_error *err)
+{
+	if (dclient_send(dc, req, err))
+		return true;
+	if (!*reused)
+		return false;
+	dclient_close(dc);   /* the daemon closed the kept connection: once more, anew */
+	*reused = false;
+	return snapshot_connect(dc, err) && dclient_send(dc, req, err);
+}
+
 /* One answer from the daemon into tmp (a set with no GPUs yet), and with leases `list`'s answer
  * after it into lv (lv->state -1 where none came whole), on dc (kept open where the answer was
  * read whole, for the next fetch; made again once where the daemon closed it). */
@@ -215,14 +251,7 @@ static bool fetch(struct dclient *dc, struct gpu_set *tmp, struct snap_store **s
 	if (prefault_heap)   /* a daemon answers: its view is decoded here (base/util.h) */
 		heap_prefault_growth();
 	struct strbuf req = {0};
-	msg_begin(&req, "snapshot");
-	msg_add_u64(&req, "id", 1);
-	msg_add_u64(&req, "age", (uint64_t)((max_age < 60 ? max_age : 60) * 1000));
-	/* containers (issue 28): their ids the daemon's (read once per process), their names
-	 * this caller's own (machine.c); issue 22 */
-	if (what & REFRESH_CONTAINERS)
-		what = (what & ~(unsigned)REFRESH_CONTAINERS) | REFRESH_CONTAINER_IDS;
-	msg_add_u64(&req, "want", what);
+	snapshot_ask_begin(&req, what, max_age);
 	if (leases)
 		msg_add_u64(&req, "leases", 1);
 	if (have && have->serial)   /* a delta against it, where the daemon still has it */
@@ -231,12 +260,7 @@ static bool fetch(struct dclient *dc, struct gpu_set *tmp, struct snap_store **s
 	snap_decode_begin(&dx, tmp);
 	dx.base = have;
 	snap_decode_adopt(&dx, have && have->serial ? held : NULL);
-	bool ok = dclient_send(dc, &req, err);
-	if (!ok && reused) {   /* the daemon closed the kept connection: once more, anew */
-		dclient_close(dc);
-		reused = false;
-		ok = snapshot_connect(dc, err) && dclient_send(dc, &req, err);
-	}
+	bool ok = snapshot_send(dc, &reused, &req, err);
 	double until = now_mono() + SNAPSHOT_TIMEOUT;
 	char why[160];
 	bool lv_done = !leases, lv_begun = false, whole = true, got_any = false, got_view = false;
@@ -454,14 +478,8 @@ static void snapshot_refresh(struct gpu_set *set, unsigned what)
 	} else {
 		src->adopts = 0;
 	}
-	/* The bound asked: the loop's period, or less: under the age the held view has now (its
-	 * answer said how old it was), so the daemon serves a newer one or makes one, and each
-	 * period shows a view made since the last. Asked at the period itself, the view made during
-	 * the last ask (a refresh it forced) was a little younger than the period at the next, and
-	 * served again: the same view every other period. */
-	double age = src->max_age, since = now_mono() - src->made - 0.002;
-	if (src->made > 0 && since < age)
-		age = since;
+	/* The bound asked: the loop's period, or under the held view's age (snapshot_ask_age) */
+	double age = snapshot_ask_age(src->max_age, src->made);
 	/* containers' ids asked for at each refresh, not only the first (fetch asks the daemon's
 	 * ids for REFRESH_CONTAINERS): a loop that stopped asking was sent views without them once
 	 * the daemon's memory of the ask ran out (SNAP_KEEP_WANT), and read every process's cgroup
@@ -469,7 +487,7 @@ static void snapshot_refresh(struct gpu_set *set, unsigned what)
 	unsigned ask = need | (what & REFRESH_CONTAINERS);
 	double made = 0;
 	uint64_t same = 0;
-	bool ok = fetch(&src->dc, &tmp, &store, ask, age > 0 ? age : 0, src->want_leases, &lv,
+	bool ok = fetch(&src->dc, &tmp, &store, ask, age, src->want_leases, &lv,
 			&src->base, &base, held, &made, &same, &err);
 	if (ok && tmp.ngpus != set->ngpus) {
 		snprintf(err.msg, sizeof err.msg, "the daemon's GPUs changed");

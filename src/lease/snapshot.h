@@ -32,6 +32,16 @@ bool snapshot_stop_asked(void);
  * PID namespace (its pids are not this one's). */
 struct dclient;
 bool snapshot_connect(struct dclient *dc, struct gpu_error *err);
+/* The bound a loop's ask states: max_age, or under the age the view it holds has now (made:
+ * when that was made, monotonic; 0: none), so each period shows a view made since the last. */
+double snapshot_ask_age(double max_age, double made);
+/* A snapshot request begun into req: its bound (age, at most 60 s) and what it wants (the
+ * containers' ids where it wants containers: their names are the asker's own). */
+struct strbuf;
+void snapshot_ask_begin(struct strbuf *req, unsigned what, double age);
+/* req sent on dc, connected; reused: the connection was kept from an earlier ask, and if the
+ * daemon closed it since, req goes once more on a new one (then *reused is false). */
+bool snapshot_send(struct dclient *dc, bool *reused, const struct strbuf *req, struct gpu_error *err);
 /* Whether the snapshot may be asked for: not where GPUCTL_SNAPSHOT is 0, off or no. */
 bool snapshot_wanted(void);
 /* The freshness bound: GPUCTL_SNAPSHOT_AGE (seconds, 0-60) when set, else def. */
