@@ -119,7 +119,7 @@ demo: all $(B)/fakenvml/libnvidia-ml.so.1 $(B)/sleeper
 
 # Every benchmark runs to its end, even when one fails; each figure is printed beside its target.
 BENCH_BINS = $(B)/bench-floor $(B)/bench-measure $(B)/bench-spawn $(B)/bench-scrape $(B)/bench-empty \
-	$(B)/bench-sched
+	$(B)/bench-sched $(B)/bench-pace
 bench: all $(B)/fakenvml/libnvidia-ml.so.1 $(BENCH_BINS) $(B)/workload $(B)/sleeper
 	@rc=0; for s in run run-lease exporter daemon jobs snapshot; do B=$(B) bench/$$s.sh || rc=1; done; \
 		$(B)/bench-sched || rc=1; exit $$rc
@@ -138,7 +138,7 @@ $(B)/bench-scrape: bench/scrape.c
 $(B)/bench-sched: bench/sched.c $(LIBOBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ bench/sched.c $(LIBOBJ) $(LDLIBS)
 $(B)/bench-%: bench/%.c
-	$(CC) $(WARN) -O2 -o $@ $<
+	$(CC) $(WARN) -O2 -o $@ $< -lm
 
 # `make install` (PREFIX, DESTDIR): the binary; the manual pages; the completions for bash, zsh
 # and fish; the daemon's systemd unit, its user (run `systemd-sysusers` once, as root) and its

@@ -41,14 +41,15 @@ stop_live() {
 
 # measure [bench-measure options] NAME CMD... [-- NAME CMD...]: fills M_wall[NAME], M_cpu[NAME],
 # M_rss[NAME], M_flt[NAME], M_exit[NAME] with medians, and for each -r NAME:BASE R_cpu[NAME],
-# R_wall[NAME], R_rss[NAME] with the medians of the per-round ratios to BASE.
-declare -A M_wall M_cpu M_rss M_flt M_exit R_cpu R_wall R_rss
+# R_wall[NAME], R_rss[NAME] with the medians of the per-round ratios to BASE, and R_ci[NAME] the
+# CPU ratio's 95% bounds ("LOW-HIGH", bench/measure.c).
+declare -A M_wall M_cpu M_rss M_flt M_exit R_cpu R_wall R_rss R_ci
 measure() {
-	local name wall cpu rss flt rc
-	while read -r name wall cpu rss flt rc; do
+	local name wall cpu rss flt rc lo hi
+	while read -r name wall cpu rss flt rc lo hi; do
 		if [ "$name" = ratio ]; then
-			# "ratio NAME BASE cpu wall rss"
-			R_cpu[$wall]=$rss R_wall[$wall]=$flt R_rss[$wall]=$rc
+			# "ratio NAME BASE cpu wall rss cpu_low cpu_high"
+			R_cpu[$wall]=$rss R_wall[$wall]=$flt R_rss[$wall]=$rc R_ci[$wall]="$lo-$hi"
 			continue
 		fi
 		M_wall[$name]=$wall M_cpu[$name]=$cpu M_rss[$name]=$rss M_flt[$name]=$flt M_exit[$name]=$rc

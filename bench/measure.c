@@ -15,17 +15,22 @@
  * minor faults from wait4), exit the last run's status. Standard output goes to /dev/null,
  * standard error is kept. For each -r NAME:BASE it then prints
  *
- *   ratio NAME BASE cpu wall rss
+ *   ratio NAME BASE cpu wall rss cpu_low cpu_high
  *
  * the medians of the per-round ratios NAME / BASE (both ran in the same round, seconds apart):
  * a slow minute of the machine (another session's build) moves both and cancels out, which a
- * ratio of two medians taken over the whole run does not promise. Bench code only.
+ * ratio of two medians taken over the whole run does not promise. cpu_low and cpu_high bound
+ * the CPU ratio's median at 95% confidence (the order statistics that do for any distribution):
+ * on a shared 2-core VM one run of a command can take a third more than the next, and a median
+ * of 21 rounds then moves by a few hundredths between runs; the bounds say by how much, so a
+ * figure just over or under its target is read as what it is. Bench code only.
  *
  * Compare CPU times: on a virtual machine the wall time of a command that reads other processes'
  * memory also holds milliseconds of waiting for the host to wake the other, idle, virtual CPU
  * after a pause, which is the host's noise and not the command's cost. */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,12 +105,23 @@ static int find(const struct cmd *cmds, int n, const char *name, size_t len)
 	return -1;
 }
 
-/* The median over the rounds of a[r] / b[r]. */
-static double ratio(const double *a, const double *b, int runs, double *tmp)
+/* The median over the rounds of a[r] / b[r]; with lo and hi, the 95% confidence bounds of that
+ * median: the j-th and k-th smallest of the n ratios, j = (n - 1.96 sqrt n) / 2 rounded down and
+ * k = 1 + (n + 1.96 sqrt n) / 2 rounded up (counted from 1, kept within 1..n). */
+static double ratio(const double *a, const double *b, int runs, double *tmp, double *lo, double *hi)
 {
 	for (int r = 0; r < runs; r++)
 		tmp[r] = b[r] > 0 ? a[r] / b[r] : 0;
-	return median(tmp, runs);
+	double m = median(tmp, runs);   /* sorts tmp */
+	if (lo && hi) {
+		double w = 1.96 * sqrt((double)runs);
+		int j = (int)floor((runs - w) / 2), k = (int)ceil(1 + (runs + w) / 2);
+		j = j < 1 ? 1 : j > runs ? runs : j;
+		k = k < 1 ? 1 : k > runs ? runs : k;
+		*lo = tmp[j - 1];
+		*hi = tmp[k - 1];
+	}
+	return m;
 }
 
 int main(int argc, char **argv)
@@ -185,9 +201,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "bench-measure: -r %s: no such command\n", ratios[k]);
 			return 2;
 		}
-		printf("ratio %s %s %.4f %.4f %.4f\n", cmds[a].name, cmds[b].name,
-		       ratio(cmds[a].cpu, cmds[b].cpu, runs, tmp), ratio(cmds[a].wall, cmds[b].wall, runs, tmp),
-		       ratio(cmds[a].rss, cmds[b].rss, runs, tmp));
+		double lo, hi, cpu = ratio(cmds[a].cpu, cmds[b].cpu, runs, tmp, &lo, &hi);
+		printf("ratio %s %s %.4f %.4f %.4f %.4f %.4f\n", cmds[a].name, cmds[b].name, cpu,
+		       ratio(cmds[a].wall, cmds[b].wall, runs, tmp, NULL, NULL),
+		       ratio(cmds[a].rss, cmds[b].rss, runs, tmp, NULL, NULL), lo, hi);
 	}
 	for (int i = 0; i < n; i++) {
 		struct cmd *c = &cmds[i];
