@@ -111,6 +111,42 @@ static const char *proc_path(const struct proc_cache *pc, char *buf, unsigned pi
 	return buf;
 }
 
+/* Closing a /proc file read is a syscall of its own, the file's release; a close_range() over
+ * a run of them is one syscall for the run (about 0.3 us a file less on the development VM, 10%
+ * of what opening, reading and closing a command line costs there). Only this cache's own
+ * descriptors are closed: a run is consecutive numbers all in the batch, so a descriptor opened
+ * elsewhere in between (NSS's /etc/passwd, a pidfd) ends a run and is never in one. */
+void proc_close_flush(struct proc_cache *pc)
+{
+	int *fd = pc->closing;
+	unsigned n = pc->nclosing;
+	pc->nclosing = 0;
+	for (unsigned i = 1; i < n; i++) { /* nearly sorted already: openat gives the lowest free */
+		int v = fd[i];
+		unsigned j = i;
+		for (; j && fd[j - 1] > v; j--)
+			fd[j] = fd[j - 1];
+		fd[j] = v;
+	}
+	for (unsigned i = 0; i < n;) {
+		unsigned k = i + 1;
+		while (k < n && fd[k] == fd[k - 1] + 1)
+			k++;
+		/* (close_range fails only on a kernel before 5.9: each closed then) */
+		if (k - i == 1 || close_range((unsigned)fd[i], (unsigned)fd[k - 1], 0) != 0)
+			for (unsigned m = i; m < k; m++)
+				close(fd[m]);
+		i = k;
+	}
+}
+
+static void proc_close(struct proc_cache *pc, int fd)
+{
+	if (pc->nclosing == PROC_CLOSE_BATCH)
+		proc_close_flush(pc);
+	pc->closing[pc->nclosing++] = fd;
+}
+
 /* The whole file into pc->scratch (NUL added); -1 when it cannot be read. One read() where the
  * answer fits: a read of these /proc files that returns less than it asked for has reached the
  * end (cmdline copies the argument area until the count or its end; comm, cgroup and stat are
@@ -125,7 +161,12 @@ static ssize_t read_scratch(struct proc_cache *pc, const char *path)
 /* As read_scratch, at most max bytes (more may be read: a whole buffer's). */
 static ssize_t read_scratch_max(struct proc_cache *pc, const char *path, size_t max)
 {
-	int fd = openat(pc->procfd >= 0 ? pc->procfd : AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	int dir = pc->procfd >= 0 ? pc->procfd : AT_FDCWD;
+	int fd = openat(dir, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == EMFILE && pc->nclosing) { /* the batch held the last descriptors */
+		proc_close_flush(pc);
+		fd = openat(dir, path, O_RDONLY | O_CLOEXEC);
+	}
 	if (fd < 0)
 		return -1;
 	size_t len = 0;
@@ -139,14 +180,14 @@ static ssize_t read_scratch_max(struct proc_cache *pc, const char *path, size_t 
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			close(fd);
+			proc_close(pc, fd);
 			return -1;
 		}
 		len += (size_t)r;
 		if ((size_t)r < want || len >= max)
 			break;
 	}
-	close(fd);
+	proc_close(pc, fd);
 	pc->scratch[len] = '\0';
 	return (ssize_t)len;
 }

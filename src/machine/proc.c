@@ -55,6 +55,7 @@ void proc_cache_free(struct proc_cache *pc)
 {
 	if (!pc)
 		return;
+	proc_close_flush(pc);
 	if (pc->procfd >= 0)
 		close(pc->procfd);
 	free(pc->ents);
@@ -238,6 +239,7 @@ void proc_cache_expect(struct proc_cache *pc, size_t n)
  * texts stay where they are until the next proc_cache_begin. */
 void proc_cache_end(struct proc_cache *pc)
 {
+	proc_close_flush(pc);
 	if (pc->nseen == pc->n)
 		return;
 	size_t k = 0;
