@@ -107,13 +107,16 @@ static int find(const struct cmd *cmds, int n, const char *name, size_t len)
 
 /* The median over the rounds of a[r] / b[r]; with lo and hi, the 95% confidence bounds of that
  * median: the j-th and k-th smallest of the n ratios, j = (n - 1.96 sqrt n) / 2 rounded down and
- * k = 1 + (n + 1.96 sqrt n) / 2 rounded up (counted from 1, kept within 1..n). */
+ * k = 1 + (n + 1.96 sqrt n) / 2 rounded up (counted from 1, kept within 1..n; they cover 97-99%
+ * from 6 rounds on, and nothing does below: NaN then). */
 static double ratio(const double *a, const double *b, int runs, double *tmp, double *lo, double *hi)
 {
 	for (int r = 0; r < runs; r++)
 		tmp[r] = b[r] > 0 ? a[r] / b[r] : 0;
 	double m = median(tmp, runs);   /* sorts tmp */
-	if (lo && hi) {
+	if (lo && hi && runs < 6) { /* below 6 rounds no two order statistics bound it at 95% */
+		*lo = *hi = NAN;
+	} else if (lo && hi) {
 		double w = 1.96 * sqrt((double)runs);
 		int j = (int)floor((runs - w) / 2), k = (int)ceil(1 + (runs + w) / 2);
 		j = j < 1 ? 1 : j > runs ? runs : j;

@@ -142,6 +142,10 @@ void proc_close_flush(struct proc_cache *pc)
 
 static void proc_close(struct proc_cache *pc, int fd)
 {
+	if (!pc->batch_closes) {
+		close(fd);
+		return;
+	}
 	if (pc->nclosing == PROC_CLOSE_BATCH)
 		proc_close_flush(pc);
 	pc->closing[pc->nclosing++] = fd;

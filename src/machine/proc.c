@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -100,6 +101,7 @@ static const char *proc_user_name(struct proc_cache *pc, uid_t uid)
 		u->used = pc->gen;
 		if (u->ask) {
 			u->ask = false;
+			proc_close_flush(pc); /* NSS opens files of its own: the batch's are closed */
 			int r = user_name_ask(uid, buf, sizeof buf);
 			u->at_ms = pc->now_ms;
 			u->retry = r != 1;
@@ -110,6 +112,7 @@ static const char *proc_user_name(struct proc_cache *pc, uid_t uid)
 		}
 		return u->name;
 	}
+	proc_close_flush(pc);
 	const char *now = user_name(uid, buf, sizeof buf);
 	pc->users = grow_array(pc->users, &pc->users_cap, pc->nusers + 1, sizeof *pc->users);
 	pc->users[pc->nusers++] = (struct user_ent){.uid = uid, .retry = user_name_missed(uid, now),
@@ -207,6 +210,11 @@ void proc_cache_begin(struct proc_cache *pc)
 {
 	if (pc->procfd == -2)
 		pc->procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/* The batch of files to close holds up to 32 descriptors: only where the limit leaves
+	 * room for them (a `ulimit -n 8` would otherwise leave NSS none for the owners' names). */
+	struct rlimit rl;
+	pc->batch_closes = getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+			   (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= PROC_CLOSE_MIN_NOFILE);
 	proc_text_compact(pc);
 	if (pc->ew)
 		exit_watch_begin(pc->ew);
