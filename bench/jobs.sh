@@ -43,8 +43,6 @@ until grep -qs serving "$tmp/daemon.log"; do sleep 0.05; done
 sched() { awk '{ print $1, $3 }' "/proc/$1/schedstat"; }
 ms() { calc "($1) / 1e6"; }
 
-# median NUMBER...: printed with 2 decimals.
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {printf "%.2f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
 # rounds_of NAME... -- the bench-measure commands: ROUNDS interleaved rounds, one line each
 # (wall, and CPU in brackets, per command), then the medians in W[NAME], C[NAME].
@@ -64,8 +62,8 @@ rounds_of() {
 		printf '    round %2d:%s\n' "$r" "$line"
 	done
 	for name in "${names[@]}"; do
-		W[$name]=$(median ${all_w[$name]})
-		C[$name]=$(median ${all_c[$name]})
+		W[$name]=$(median -d 2 ${all_w[$name]})
+		C[$name]=$(median -d 2 ${all_c[$name]})
 	done
 }
 

@@ -65,6 +65,14 @@ row() {
 }
 # calc EXPR: floating point arithmetic (awk), printed with up to 3 decimals.
 calc() { awk "BEGIN { printf \"%.3f\", $1 }"; }
+# median [-d DECIMALS] NUMBER...: their median (3 decimals unless said), "nan"s left out; n/a
+# when none is left.
+median() {
+	local d=3
+	if [ "$1" = -d ]; then d=$2; shift 2; fi
+	printf '%s\n' "$@" | grep -v nan | sort -g | awk -v d="$d" '{v[NR] = $1}
+		END {if (!NR) {printf "n/a"; exit} printf "%." d "f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
 # le A B: 1 when A <= B.
 le() { awk "BEGIN { print ($1 <= $2) ? 1 : 0 }"; }
 

@@ -79,7 +79,7 @@ loop() {
 		paces+=("$("$B/bench-pace" "driver " "$B/gpuctl" status -l 0.1 -c "$n" | awk '{ print $3 }')")
 	done
 	local pace
-	pace=$(printf '%s\n' "${paces[@]}" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+	pace=$(median "${paces[@]}")
 	row "$label: status -l 0.1, rate kept" "$pace Hz (runs: ${paces[*]}; whole run $rate Hz; $cpu ms CPU per refresh)" \
 		">= 9.9 Hz" "$(le 9.9 "$pace")"
 }

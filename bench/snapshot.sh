@@ -93,7 +93,6 @@ for ((r = 0; r < ${ROUNDS_LOOPS:-5}; r++)); do
 	printf '    round %d: one loop %s ms, ten loops %s ms, one loop direct %s ms (harness %s / %s ms taken off): ratio %s; steady state per refresh: one %s ms, ten %s ms: ratio %s\n' \
 		"$((r + 1))" "${ones[-1]}" "${tens[-1]}" "$cd" "$h1" "$h10" "${ratios[-1]}" "$one2" "$ten2" "${steadies[-1]}"
 done
-median() { printf '%s\n' "$@" | grep -v nan | sort -g | awk '{v[NR] = $1} END {if (!NR) {printf "n/a"; exit} printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 # The target is on the loops' running cost, per refresh once they run (what ten users' watch
 # loops, left for minutes, cost); their whole runs of 8 and 16 refreshes, each loop's start (a
 # process start, its connection, its first frame) included, are given beside it: the start of

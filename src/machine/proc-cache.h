@@ -123,8 +123,8 @@ extern struct ctr_ref proc_ctr_unread;   /* a container not yet read: compared b
 void proc_ctr_drop(struct ctr_ref **r);
 void proc_texts_free(struct chunk *c);
 void proc_text_drop(struct proc_cache *pc, struct proc_ent *e);
-/* Closes the files read and not yet closed: at a refresh's end, when the batch is full, and
- * before the cache is freed. */
+/* Closes the files read and not yet closed: at a refresh's end, when the batch is full, when
+ * an open fails with EMFILE, before NSS is asked for a name, and before the cache is freed. */
 void proc_close_flush(struct proc_cache *pc);
 /* Between refreshes, when no caller holds a text: moves the live ones together. */
 void proc_text_compact(struct proc_cache *pc);
